@@ -1,0 +1,108 @@
+/*
+ * context.c — prompt embeddings.
+ *
+ * Contexts arrive as one-dimensional real[] or float8[] (pgvector's vector
+ * casts to real[]).  They are checked strictly: dimension, NULL elements,
+ * NaN and infinities each raise their own error.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "catalog/pg_type.h"
+#include "utils/array.h"
+#include "utils/lsyscache.h"
+
+#include "context.h"
+#include "prng.h"
+
+/* A palloc'd copy of the array as doubles, validated against dim. */
+double *
+context_from_array(ArrayType *arr, int32 dim)
+{
+	Oid			elemtype = ARR_ELEMTYPE(arr);
+	int			nelems;
+	double	   *x;
+
+	if (elemtype != FLOAT8OID && elemtype != FLOAT4OID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("context must be real[] or double precision[]")));
+	if (ARR_NDIM(arr) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("context must be a one-dimensional array, not %d-dimensional",
+						ARR_NDIM(arr))));
+	nelems = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
+	if (nelems != dim)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("context has %d dimensions, selector expects %d", nelems, dim)));
+	if (array_contains_nulls(arr))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("context must not contain NULL elements")));
+
+	x = palloc(sizeof(double) * dim);
+	for (int i = 0; i < dim; i++)
+	{
+		x[i] = elemtype == FLOAT8OID ? ((float8 *) ARR_DATA_PTR(arr))[i]
+			: (double) ((float4 *) ARR_DATA_PTR(arr))[i];
+		if (isnan(x[i]))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_EXCEPTION),
+					 errmsg("context element %d is NaN", i + 1)));
+		if (isinf(x[i]))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_EXCEPTION),
+					 errmsg("context element %d is infinite", i + 1)));
+	}
+	return x;
+}
+
+/* Apply the selector's input transformation (L2 normalisation) in place. */
+void
+context_prepare(const SelectorConfig *cfg, double *x)
+{
+	double		norm = 0.0;
+
+	if (!cfg->normalize || !policy_uses_context(cfg->policy))
+		return;
+	for (int i = 0; i < cfg->dim; i++)
+		norm += x[i] * x[i];
+	norm = sqrt(norm);
+	if (!(norm > 0.0) || !isfinite(norm))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("cannot normalise a context with norm %g", norm),
+				 errhint("Pass a non-zero embedding, or set \"normalize\": false.")));
+	for (int i = 0; i < cfg->dim; i++)
+		x[i] /= norm;
+}
+
+/* Reproducible hash of a context's bits, for tie-breaking and `random`. */
+uint64
+context_hash(const double *x, int32 dim, uint64 seed)
+{
+	uint64		h = mix64(seed ^ UINT64_C(0x6d6f64656c5f7365));
+
+	for (int i = 0; i < dim; i++)
+	{
+		uint64		bits;
+		double		v = x[i] == 0.0 ? 0.0 : x[i];	/* -0 hashes as 0 */
+
+		memcpy(&bits, &v, sizeof(bits));
+		h = mix64(h ^ bits);
+	}
+	return h;
+}
+
+ArrayType *
+context_to_array(const double *x, int32 dim)
+{
+	Datum	   *elems = palloc(sizeof(Datum) * dim);
+
+	for (int i = 0; i < dim; i++)
+		elems[i] = Float8GetDatum(x[i]);
+	return construct_array(elems, dim, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
+}

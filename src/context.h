@@ -1,0 +1,17 @@
+/*
+ * context.h — prompt embeddings: validation and conversion of real[]/float8[].
+ */
+#ifndef MODEL_SELECT_CONTEXT_H
+#define MODEL_SELECT_CONTEXT_H
+
+#include "postgres.h"
+#include "utils/array.h"
+
+#include "settings.h"
+
+extern double *context_from_array(ArrayType *arr, int32 dim);
+extern void context_prepare(const SelectorConfig *cfg, double *x);
+extern uint64 context_hash(const double *x, int32 dim, uint64 seed);
+extern ArrayType *context_to_array(const double *x, int32 dim);
+
+#endif

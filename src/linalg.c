@@ -1,0 +1,97 @@
+/*
+ * linalg.c — Cholesky factorisation, row append, rank-1 update and
+ * triangular solves on packed factors (see linalg.h), through CBLAS and
+ * LAPACKE.  No explicit inverses anywhere.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include <cblas.h>
+#include <lapacke.h>
+
+#include "linalg.h"
+
+/* Replace a packed symmetric matrix (lower, by rows) by its Cholesky factor. */
+void
+chol_factor_packed(int n, double *ap)
+{
+	lapack_int	info;
+
+	if (n == 0)
+		return;
+	info = LAPACKE_dpptrf(LAPACK_COL_MAJOR, 'U', n, ap);
+	if (info != 0)
+		elog(ERROR, "Cholesky factorisation failed (LAPACK info %d)", (int) info);
+}
+
+/*
+ * Append row n to the factor of an n×n matrix, for a new last row/column
+ * (b, c) of the matrix: lp must have room for PACKED_SIZE(n + 1) entries.
+ * The new diagonal is sqrt(c - |L⁻¹b|²); in exact arithmetic the Schur
+ * complement is at least the ridge term, so it is clamped to `floor` against
+ * rounding.  Returns the Schur complement used.
+ */
+double
+chol_append_row(int n, double *lp, const double *b, double c, double floor)
+{
+	double	   *row = lp + PACKED_ROW(n);
+	double		schur;
+
+	memcpy(row, b, sizeof(double) * n);
+	if (n > 0)
+		cblas_dtpsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, n, lp, row, 1);
+	schur = c - (n > 0 ? cblas_ddot(n, row, 1, row, 1) : 0.0);
+	if (schur < floor)
+		schur = floor;
+	row[n] = sqrt(schur);
+	return schur;
+}
+
+/*
+ * L Lᵀ + x xᵀ = L' L'ᵀ in O(n²) by Givens-style rotations; x is destroyed.
+ */
+void
+chol_rank1_update(int n, double *lp, double *x)
+{
+	for (int k = 0; k < n; k++)
+	{
+		double	   *lkk = &lp[PACKED_ROW(k) + k];
+		double		r = hypot(*lkk, x[k]);
+		double		c = r / *lkk;
+		double		s = x[k] / *lkk;
+
+		*lkk = r;
+		for (int i = k + 1; i < n; i++)
+		{
+			double	   *lik = &lp[PACKED_ROW(i) + k];
+
+			*lik = (*lik + s * x[i]) / c;
+			x[i] = c * x[i] - s * *lik;
+		}
+	}
+}
+
+/* x <- L⁻¹ x */
+void
+chol_forward(int n, const double *lp, double *x)
+{
+	if (n > 0)
+		cblas_dtpsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, n, lp, x, 1);
+}
+
+/* x <- (L Lᵀ)⁻¹ x by two triangular solves */
+void
+chol_solve(int n, const double *lp, double *x)
+{
+	if (n == 0)
+		return;
+	cblas_dtpsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, n, lp, x, 1);
+	cblas_dtpsv(CblasRowMajor, CblasLower, CblasTrans, CblasNonUnit, n, lp, x, 1);
+}
+
+double
+dot(int n, const double *x, const double *y)
+{
+	return n > 0 ? cblas_ddot(n, x, 1, y, 1) : 0.0;
+}

@@ -1,0 +1,233 @@
+/*
+ * select.c — SQL entry points that score arms: select_model(), route() and
+ * scores().
+ *
+ * An arm without rewards scores +Infinity, so every arm is tried once.  Ties
+ * are broken by a hash of (selector seed, context, arm ordinal): reproducible
+ * on every backend and replica, and uniform over contexts.  The `random`
+ * policy picks by that hash alone.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "utils/builtins.h"
+#include "utils/float.h"
+#include "utils/snapmgr.h"
+
+#include "catalog.h"
+#include "context.h"
+#include "prng.h"
+
+PG_FUNCTION_INFO_V1(model_select_select_model);
+PG_FUNCTION_INFO_V1(model_select_route);
+PG_FUNCTION_INFO_V1(model_select_scores);
+
+typedef struct ArmScore
+{
+	double		mean;
+	double		width;
+	double		ucb;
+} ArmScore;
+
+/*
+ * select_model()'s per-statement cache in fn_extra: the selector as loaded
+ * under one snapshot.  Tables cannot change under the same snapshot and
+ * command id, so the selector is reloaded only when those change (e.g. a
+ * PL/pgSQL loop that inserts rewards between calls) or the model cache
+ * dropped one of its models.
+ */
+typedef struct StatementCache
+{
+	Selector   *sel;
+	CommandId	curcid;
+	uint64		completion_count;
+	TransactionId xmin;
+	TransactionId xmax;
+} StatementCache;
+
+static bool
+snapshot_matches(const StatementCache *sc, Snapshot snap)
+{
+	return snap != NULL && snap->snapXactCompletionCount != 0 &&
+		sc->completion_count == snap->snapXactCompletionCount &&
+		sc->curcid == snap->curcid && sc->xmin == snap->xmin && sc->xmax == snap->xmax;
+}
+
+static Selector *
+selector_for_statement(FunctionCallInfo fcinfo, const char *name)
+{
+	StatementCache *sc = fcinfo->flinfo->fn_extra;
+	Snapshot	snap = ActiveSnapshotSet() ? GetActiveSnapshot() : NULL;
+	MemoryContext old;
+
+	if (sc != NULL && strcmp(sc->sel->name, name) == 0 && snapshot_matches(sc, snap) &&
+		selector_models_current(sc->sel))
+		return sc->sel;
+
+	old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+	if (sc == NULL)
+		sc = fcinfo->flinfo->fn_extra = palloc0(sizeof(StatementCache));
+	else if (sc->sel != NULL)
+		pfree(sc->sel);			/* arm names and array stay until fn_mcxt goes */
+	sc->sel = NULL;
+	sc->sel = selector_load(name);
+	MemoryContextSwitchTo(old);
+	if (snap != NULL)
+	{
+		sc->curcid = snap->curcid;
+		sc->completion_count = snap->snapXactCompletionCount;
+		sc->xmin = snap->xmin;
+		sc->xmax = snap->xmax;
+	}
+	else
+		sc->completion_count = 0;
+	return sc->sel;
+}
+
+static void
+score_arms(const Selector *sel, const double *x, ArmScore *out)
+{
+	const PolicyOps *ops = policy_ops(sel->cfg.policy);
+
+	for (int i = 0; i < sel->narms; i++)
+	{
+		const ArmInfo *arm = &sel->arms[i];
+		ArmScore   *s = &out[i];
+
+		if (arm->model == NULL)
+		{
+			s->mean = s->width = s->ucb = get_float8_infinity();
+			continue;
+		}
+		ops->score(&sel->cfg, arm->model, x, &s->mean, &s->width);
+		s->ucb = sel->cfg.policy == POLICY_PAK_UCB || sel->cfg.policy == POLICY_LIN_UCB
+			? s->mean + sel->cfg.eta * s->width : s->mean;
+	}
+}
+
+/* Index of the chosen active arm; raw_x is the context as given. */
+static int
+choose_arm(const Selector *sel, const ArmScore *scores, const double *raw_x)
+{
+	uint64		h = context_hash(raw_x, sel->cfg.dim, sel->cfg.seed);
+	int			best = -1;
+	uint64		best_key = 0;
+
+	for (int i = 0; i < sel->narms; i++)
+	{
+		uint64		key = mix64(h ^ ((uint64) sel->arms[i].ordinal * UINT64_C(0x9E3779B97F4A7C15)));
+		bool		better;
+
+		if (!sel->arms[i].active)
+			continue;
+		if (best < 0)
+			better = true;
+		else if (sel->cfg.policy == POLICY_RANDOM || scores[i].ucb == scores[best].ucb)
+			better = key > best_key;
+		else
+			better = scores[i].ucb > scores[best].ucb;
+		if (better)
+		{
+			best = i;
+			best_key = key;
+		}
+	}
+	if (best < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("selector \"%s\" has no active arm", sel->name),
+				 errhint("Add one with model_select.add_arm().")));
+	return best;
+}
+
+/* Score and choose: returns the arm index; scores[] gets every arm's score. */
+static int
+decide(const Selector *sel, ArrayType *context, ArmScore *scores, double **raw_out)
+{
+	double	   *raw = context_from_array(context, sel->cfg.dim);
+	double	   *x = palloc(sizeof(double) * sel->cfg.dim);
+
+	memcpy(x, raw, sizeof(double) * sel->cfg.dim);
+	context_prepare(&sel->cfg, x);
+	score_arms(sel, x, scores);
+	if (raw_out)
+		*raw_out = raw;
+	return choose_arm(sel, scores, raw);
+}
+
+Datum
+model_select_select_model(PG_FUNCTION_ARGS)
+{
+	Selector   *sel = selector_for_statement(fcinfo, text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	ArmScore   *scores = palloc(sizeof(ArmScore) * Max(sel->narms, 1));
+	int			chosen = decide(sel, PG_GETARG_ARRAYTYPE_P(1), scores, NULL);
+
+	PG_RETURN_TEXT_P(cstring_to_text(sel->arms[chosen].name));
+}
+
+Datum
+model_select_route(PG_FUNCTION_ARGS)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			argtypes[4] = {INT4OID, INT4OID, FLOAT8ARRAYOID, FLOAT8OID};
+	Selector   *sel = selector_load(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	ArmScore   *scores = palloc(sizeof(ArmScore) * Max(sel->narms, 1));
+	double	   *raw;
+	int			chosen = decide(sel, PG_GETARG_ARRAYTYPE_P(1), scores, &raw);
+	Datum		args[4];
+	bool		isnull;
+	TupleDesc	tupdesc;
+	Datum		values[3];
+	bool		nulls[3] = {false, false, false};
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "route() must return a composite type");
+
+	args[0] = Int32GetDatum(sel->cfg.selector_id);
+	args[1] = Int32GetDatum(sel->arms[chosen].arm_id);
+	args[2] = PointerGetDatum(context_to_array(raw, sel->cfg.dim));
+	args[3] = Float8GetDatum(scores[chosen].ucb);
+	SPI_connect();
+	if (SPI_execute_plan(spi_plan(&plan,
+								  "INSERT INTO model_select.decisions(selector_id, arm_id, context, score)"
+								  " VALUES ($1, $2, $3, $4) RETURNING decision_id",
+								  4, argtypes), args, NULL, false, 1) != SPI_OK_INSERT_RETURNING)
+		elog(ERROR, "could not log the decision");
+	values[0] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	SPI_finish();
+
+	values[1] = CStringGetTextDatum(sel->arms[chosen].name);
+	values[2] = Float8GetDatum(scores[chosen].ucb);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
+}
+
+Datum
+model_select_scores(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Selector   *sel = selector_load(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	ArmScore   *scores = palloc(sizeof(ArmScore) * Max(sel->narms, 1));
+
+	decide(sel, PG_GETARG_ARRAYTYPE_P(1), scores, NULL);
+	InitMaterializedSRF(fcinfo, 0);
+	for (int i = 0; i < sel->narms; i++)
+	{
+		Datum		values[6];
+		bool		nulls[6] = {false};
+
+		values[0] = CStringGetTextDatum(sel->arms[i].name);
+		values[1] = BoolGetDatum(sel->arms[i].active);
+		values[2] = Int64GetDatum(sel->arms[i].n);
+		values[3] = Float8GetDatum(scores[i].mean);
+		values[4] = Float8GetDatum(scores[i].width);
+		values[5] = Float8GetDatum(scores[i].ucb);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}

@@ -1,0 +1,321 @@
+/*
+ * settings.c — strict validation of a selector's jsonb settings.
+ *
+ * Every key is described once in setting_defs: its type, range, default and
+ * the policies/kernels it applies to.  Unknown keys, keys that do not apply to
+ * the selector's policy or kernel, wrong JSON types and out-of-range values
+ * are all rejected with SQLSTATE 22023 and a message naming the valid keys.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "lib/stringinfo.h"
+#include "utils/builtins.h"
+#include "utils/float.h"
+#include "utils/fmgrprotos.h"
+#include "fmgr.h"
+#include "utils/jsonb.h"
+#include "utils/numeric.h"
+
+#include "settings.h"
+
+typedef enum SettingType
+{
+	SETTING_NUMBER,
+	SETTING_INTEGER,
+	SETTING_BOOLEAN
+} SettingType;
+
+/* Which selectors a setting applies to. */
+#define FOR_ALL			0x01
+#define FOR_REGRESSION	0x02	/* pak_ucb and lin_ucb */
+#define FOR_PAK			0x04
+#define FOR_RBF			0x08
+#define FOR_POLY		0x10
+
+typedef struct SettingDef
+{
+	const char *name;
+	SettingType type;
+	size_t		field;			/* offsetof in SelectorConfig */
+	double		default_value;
+	double		min;
+	bool		min_exclusive;
+	double		max;
+	int			applies;
+} SettingDef;
+
+static const SettingDef setting_defs[] = {
+	{"alpha", SETTING_NUMBER, offsetof(SelectorConfig, alpha), 1.0, 0, true, 1e12, FOR_REGRESSION},
+	{"eta", SETTING_NUMBER, offsetof(SelectorConfig, eta), 0.5, 0, false, 1e6, FOR_REGRESSION},
+	{"intercept", SETTING_NUMBER, offsetof(SelectorConfig, intercept), 1.0, 0, false, 1e6, FOR_REGRESSION},
+	{"normalize", SETTING_BOOLEAN, offsetof(SelectorConfig, normalize), 1, 0, false, 1, FOR_REGRESSION},
+	{"cap", SETTING_INTEGER, offsetof(SelectorConfig, cap), 2000, 1, false, 20000, FOR_PAK},
+	{"bandwidth", SETTING_NUMBER, offsetof(SelectorConfig, bandwidth), 1.0, 0, true, 1e6, FOR_RBF},
+	{"gamma", SETTING_NUMBER, offsetof(SelectorConfig, gamma), 1.0, 0, true, 1e6, FOR_POLY},
+	{"degree", SETTING_INTEGER, offsetof(SelectorConfig, degree), 3, 1, false, 10, FOR_POLY},
+	{"offset", SETTING_NUMBER, offsetof(SelectorConfig, offset), 1.0, 0, false, 1e6, FOR_POLY},
+	{"reward_min", SETTING_NUMBER, offsetof(SelectorConfig, reward_min), 0.0, -1e15, false, 1e15, FOR_ALL},
+	{"reward_max", SETTING_NUMBER, offsetof(SelectorConfig, reward_max), 1.0, -1e15, false, 1e15, FOR_ALL},
+};
+
+#define N_SETTINGS lengthof(setting_defs)
+
+static const char *const policy_names[POLICY_COUNT] = {"pak_ucb", "lin_ucb", "greedy", "random"};
+static const char *const kernel_names[KERNEL_COUNT] = {"none", "rbf", "poly", "linear"};
+
+PolicyKind
+policy_from_name(const char *name)
+{
+	for (int i = 0; i < POLICY_COUNT; i++)
+		if (strcmp(name, policy_names[i]) == 0)
+			return (PolicyKind) i;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("unknown policy \"%s\"", name),
+			 errhint("Valid policies are pak_ucb, lin_ucb, greedy and random.")));
+	pg_unreachable();
+}
+
+const char *
+policy_name(PolicyKind policy)
+{
+	return policy_names[policy];
+}
+
+bool
+policy_uses_context(PolicyKind policy)
+{
+	return policy == POLICY_PAK_UCB || policy == POLICY_LIN_UCB;
+}
+
+/* NULL name means the policy's default kernel. */
+KernelKind
+kernel_from_name(PolicyKind policy, const char *name)
+{
+	if (policy != POLICY_PAK_UCB)
+	{
+		if (name != NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("policy %s does not take a kernel", policy_names[policy]),
+					 errhint("Pass kernel => NULL; only pak_ucb is kernelised.")));
+		return KERNEL_NONE;
+	}
+	if (name == NULL)
+		return KERNEL_RBF;
+	for (int i = KERNEL_RBF; i < KERNEL_COUNT; i++)
+		if (strcmp(name, kernel_names[i]) == 0)
+			return (KernelKind) i;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("unknown kernel \"%s\"", name),
+			 errhint("Valid kernels are rbf, poly and linear.")));
+	pg_unreachable();
+}
+
+const char *
+kernel_name(KernelKind kernel)
+{
+	return kernel == KERNEL_NONE ? NULL : kernel_names[kernel];
+}
+
+static bool
+setting_applies(const SettingDef *def, const SelectorConfig *cfg)
+{
+	switch (def->applies)
+	{
+		case FOR_ALL:
+			return true;
+		case FOR_REGRESSION:
+			return policy_uses_context(cfg->policy);
+		case FOR_PAK:
+			return cfg->policy == POLICY_PAK_UCB;
+		case FOR_RBF:
+			return cfg->kernel == KERNEL_RBF;
+		case FOR_POLY:
+			return cfg->kernel == KERNEL_POLY;
+	}
+	return false;
+}
+
+static char *
+valid_keys(const SelectorConfig *cfg)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	for (int i = 0; i < (int) N_SETTINGS; i++)
+		if (setting_applies(&setting_defs[i], cfg))
+			appendStringInfo(&buf, "%s%s", buf.len ? ", " : "", setting_defs[i].name);
+	return buf.data;
+}
+
+static void
+settings_error(const SelectorConfig *cfg, const char *key, const char *problem)
+{
+	const char *kernel = kernel_name(cfg->kernel);
+
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("invalid setting \"%s\": %s", key, problem),
+			 errdetail("Valid keys for policy %s%s%s are: %s.",
+					   policy_names[cfg->policy],
+					   kernel ? " with kernel " : "", kernel ? kernel : "",
+					   valid_keys(cfg))));
+}
+
+static void
+set_field(SelectorConfig *cfg, const SettingDef *def, double value)
+{
+	char	   *field = (char *) cfg + def->field;
+
+	switch (def->type)
+	{
+		case SETTING_NUMBER:
+			*(double *) field = value;
+			break;
+		case SETTING_INTEGER:
+			*(int32 *) field = (int32) value;
+			break;
+		case SETTING_BOOLEAN:
+			*(bool *) field = value != 0;
+			break;
+	}
+}
+
+static double
+get_field(const SelectorConfig *cfg, const SettingDef *def)
+{
+	const char *field = (const char *) cfg + def->field;
+
+	switch (def->type)
+	{
+		case SETTING_NUMBER:
+			return *(const double *) field;
+		case SETTING_INTEGER:
+			return *(const int32 *) field;
+		case SETTING_BOOLEAN:
+			return *(const bool *) field;
+	}
+	return 0;
+}
+
+/* Validate one JSON value against its definition; returns it as a double. */
+static double
+setting_value(const SelectorConfig *cfg, const SettingDef *def, JsonbValue *v)
+{
+	double		value;
+
+	if (def->type == SETTING_BOOLEAN)
+	{
+		if (v->type != jbvBool)
+			settings_error(cfg, def->name, "expected true or false");
+		return v->val.boolean ? 1 : 0;
+	}
+	if (v->type != jbvNumeric)
+		settings_error(cfg, def->name, "expected a number");
+	value = DatumGetFloat8(DirectFunctionCall1(numeric_float8,
+											   NumericGetDatum(v->val.numeric)));
+	if (def->type == SETTING_INTEGER && value != floor(value))
+		settings_error(cfg, def->name, "expected an integer");
+	if (isnan(value) || value < def->min || (def->min_exclusive && value == def->min) ||
+		value > def->max)
+		settings_error(cfg, def->name,
+					   psprintf("%g is out of range (%s %g .. %g)", value,
+								def->min_exclusive ? "above" : "from", def->min, def->max));
+	return value;
+}
+
+/*
+ * Fill cfg's settings from jsonb (may be NULL), with defaults for absent
+ * keys.  cfg->policy and cfg->kernel must already be set.
+ */
+void
+settings_resolve(SelectorConfig *cfg, Jsonb *settings)
+{
+	for (int i = 0; i < (int) N_SETTINGS; i++)
+		set_field(cfg, &setting_defs[i], setting_defs[i].default_value);
+
+	if (settings != NULL)
+	{
+		JsonbIterator *it;
+		JsonbValue	v;
+		JsonbIteratorToken tok;
+
+		if (!JB_ROOT_IS_OBJECT(settings) || JB_ROOT_IS_SCALAR(settings))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("settings must be a JSON object"),
+					 errdetail("Valid keys are: %s.", valid_keys(cfg))));
+		it = JsonbIteratorInit(&settings->root);
+		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+		{
+			char	   *key;
+			int			i;
+
+			if (tok != WJB_KEY)
+				continue;
+			key = pnstrdup(v.val.string.val, v.val.string.len);
+			for (i = 0; i < (int) N_SETTINGS; i++)
+				if (strcmp(key, setting_defs[i].name) == 0)
+					break;
+			if (i == (int) N_SETTINGS)
+				settings_error(cfg, key, "unknown key");
+			if (!setting_applies(&setting_defs[i], cfg))
+				settings_error(cfg, key, "does not apply to this policy and kernel");
+			tok = JsonbIteratorNext(&it, &v, true);
+			Assert(tok == WJB_VALUE);
+			set_field(cfg, &setting_defs[i], setting_value(cfg, &setting_defs[i], &v));
+		}
+	}
+	if (!(cfg->reward_min < cfg->reward_max))
+		settings_error(cfg, "reward_max", "must be greater than reward_min");
+}
+
+/* The resolved settings (every applicable key) as jsonb, for the catalog. */
+Jsonb *
+settings_to_jsonb(const SelectorConfig *cfg)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfoChar(&buf, '{');
+	for (int i = 0; i < (int) N_SETTINGS; i++)
+	{
+		const SettingDef *def = &setting_defs[i];
+		double		value;
+
+		if (!setting_applies(def, cfg))
+			continue;
+		value = get_field(cfg, def);
+		if (buf.len > 1)
+			appendStringInfoString(&buf, ", ");
+		if (def->type == SETTING_BOOLEAN)
+			appendStringInfo(&buf, "\"%s\": %s", def->name, value != 0 ? "true" : "false");
+		else
+			appendStringInfo(&buf, "\"%s\": %s", def->name, float8out_internal(value));
+	}
+	appendStringInfoChar(&buf, '}');
+	return DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data)));
+}
+
+PG_FUNCTION_INFO_V1(model_select_resolve_settings);
+
+/* SQL: resolve_settings(policy, kernel, settings) → validated settings with defaults. */
+Datum
+model_select_resolve_settings(PG_FUNCTION_ARGS)
+{
+	SelectorConfig cfg;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("policy must not be NULL")));
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.policy = policy_from_name(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	cfg.kernel = kernel_from_name(cfg.policy, PG_ARGISNULL(1) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(1)));
+	settings_resolve(&cfg, PG_ARGISNULL(2) ? NULL : PG_GETARG_JSONB_P(2));
+	PG_RETURN_JSONB_P(settings_to_jsonb(&cfg));
+}

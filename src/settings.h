@@ -1,0 +1,57 @@
+/*
+ * settings.h — a selector's resolved configuration and its jsonb settings.
+ */
+#ifndef MODEL_SELECT_SETTINGS_H
+#define MODEL_SELECT_SETTINGS_H
+
+#include "postgres.h"
+#include "utils/jsonb.h"
+
+typedef enum PolicyKind
+{
+	POLICY_PAK_UCB,
+	POLICY_LIN_UCB,
+	POLICY_GREEDY,
+	POLICY_RANDOM,
+	POLICY_COUNT
+} PolicyKind;
+
+typedef enum KernelKind
+{
+	KERNEL_NONE,
+	KERNEL_RBF,
+	KERNEL_POLY,
+	KERNEL_LINEAR,
+	KERNEL_COUNT
+} KernelKind;
+
+typedef struct SelectorConfig
+{
+	int32		selector_id;
+	int32		dim;
+	PolicyKind	policy;
+	KernelKind	kernel;
+	uint64		seed;
+	/* settings; see settings.c for meaning, ranges and defaults */
+	double		alpha;
+	double		eta;
+	double		intercept;
+	double		bandwidth;
+	double		gamma;
+	double		offset;
+	int32		degree;
+	int32		cap;
+	bool		normalize;
+	double		reward_min;
+	double		reward_max;
+} SelectorConfig;
+
+extern PolicyKind policy_from_name(const char *name);
+extern const char *policy_name(PolicyKind policy);
+extern KernelKind kernel_from_name(PolicyKind policy, const char *name);
+extern const char *kernel_name(KernelKind kernel);
+extern void settings_resolve(SelectorConfig *cfg, Jsonb *settings);
+extern Jsonb *settings_to_jsonb(const SelectorConfig *cfg);
+extern bool policy_uses_context(PolicyKind policy);
+
+#endif

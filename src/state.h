@@ -1,0 +1,70 @@
+/*
+ * state.h — the binary layout of an arm's learned state and the interface
+ * every policy implements.
+ *
+ * An arm's state is one bytea in model_select.arm_state.state:
+ *
+ *   StateHeader (24 bytes, including the varlena header)
+ *   policy body: float8 values, 8-byte aligned after the header
+ *
+ *   pak_ucb: X[n][dim] contexts as used (normalised), v[n] rewards,
+ *            L[n(n+1)/2] Cholesky factor of K' + alpha I, packed by rows
+ *   lin_ucb: L[p(p+1)/2] Cholesky factor of alpha I + sum z zᵀ, b[p] = sum r z,
+ *            with p = dim + 1 and z = [x ; sqrt(intercept)]
+ *   greedy, random: sum of rewards (1 value)
+ *
+ * `format` is STATE_FORMAT_VERSION when written; readers reject other
+ * versions, so a later release can convert old states or rebuild them from
+ * the reward log (the log is the source of truth).
+ */
+#ifndef MODEL_SELECT_STATE_H
+#define MODEL_SELECT_STATE_H
+
+#include "postgres.h"
+
+#include "settings.h"
+
+#define STATE_MAGIC 0x4d53454cU	/* "MSEL" */
+#define STATE_FORMAT_VERSION 1
+
+typedef struct StateHeader
+{
+	int32		vl_len_;
+	uint32		magic;
+	uint16		format;
+	uint16		policy;
+	int32		dim;
+	int32		n;
+	int32		reserved;
+} StateHeader;
+
+StaticAssertDecl(sizeof(StateHeader) % 8 == 0, "state body must be 8-byte aligned");
+
+#define STATE_BODY(st) ((double *) ((char *) (st) + sizeof(StateHeader)))
+
+/* A decoded model ready for scoring; policy-specific, opaque to callers. */
+typedef struct ArmModel ArmModel;
+
+typedef struct PolicyOps
+{
+	/* State from scratch for n rewards (rows of X already prepared). */
+	StateHeader *(*build) (const SelectorConfig *cfg, int n, const double *X, const double *r);
+	/* New state = old state (NULL: empty) plus one reward; O(state size). */
+	StateHeader *(*append) (const SelectorConfig *cfg, const StateHeader *old,
+							const double *x, double r);
+	/* Decode for scoring, in the current memory context; may precompute. */
+	ArmModel   *(*decode) (const SelectorConfig *cfg, const StateHeader *st);
+	void		(*score) (const SelectorConfig *cfg, const ArmModel *model,
+						  const double *x, double *mean, double *width);
+} PolicyOps;
+
+extern const PolicyOps pak_ucb_ops;
+extern const PolicyOps lin_ucb_ops;
+extern const PolicyOps mean_ops;
+
+extern const PolicyOps *policy_ops(PolicyKind policy);
+extern StateHeader *state_alloc(const SelectorConfig *cfg, int32 n, Size body_doubles);
+extern StateHeader *state_check(const SelectorConfig *cfg, bytea *raw);
+extern Size state_body_doubles(const StateHeader *st);
+
+#endif

@@ -1,0 +1,138 @@
+/*
+ * synthetic.c — seeded synthetic routing streams for tests, demos and
+ * benchmarks (spec/000.md §7.3, Setup 1 shape).
+ *
+ * synthetic_clusters(rounds, dim, arms, clusters, seed, noise): prompts come
+ * from `clusters` clusters, context = normalise(0.8·shared + 0.8·centre_c +
+ * 0.2·N(0, I/dim)).  Arm a's expected reward on cluster c is
+ *   0.5 + 0.25·[a = c mod arms] − 0.02·a
+ * so the best arm depends on the cluster and arm 1 is best on average; the
+ * observed reward adds N(0, noise²) and is clipped to [0, 1].  Arms are
+ * numbered from 1 in the output, as SQL arrays are.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "utils/array.h"
+
+#include "prng.h"
+
+PG_FUNCTION_INFO_V1(model_select_synthetic_clusters);
+
+#define EXPERT_BONUS 0.25
+#define ARM_STEP 0.02
+
+static void
+normalise(double *x, int dim)
+{
+	double		norm = 0.0;
+
+	for (int i = 0; i < dim; i++)
+		norm += x[i] * x[i];
+	norm = sqrt(norm);
+	for (int i = 0; i < dim; i++)
+		x[i] /= norm;
+}
+
+static void
+random_unit(Prng *rng, double *x, int dim)
+{
+	for (int i = 0; i < dim; i++)
+		x[i] = prng_normal(rng);
+	normalise(x, dim);
+}
+
+static ArrayType *
+float8_array(const double *x, int n)
+{
+	Datum	   *elems = palloc(sizeof(Datum) * n);
+
+	for (int i = 0; i < n; i++)
+		elems[i] = Float8GetDatum(x[i]);
+	return construct_array(elems, n, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
+}
+
+static void
+check_arg(bool ok, const char *what)
+{
+	if (!ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("synthetic_clusters: %s", what)));
+}
+
+Datum
+model_select_synthetic_clusters(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	int			rounds,
+				dim,
+				arms,
+				clusters;
+	uint64		seed;
+	double		noise;
+	Prng		rng;
+	double	   *shared,
+			   *centres,
+			   *x,
+			   *expected,
+			   *observed;
+
+	for (int i = 0; i < 6; i++)
+		if (i != 3 && PG_ARGISNULL(i))
+			check_arg(false, "only clusters may be NULL");
+	rounds = PG_GETARG_INT32(0);
+	dim = PG_GETARG_INT32(1);
+	arms = PG_GETARG_INT32(2);
+	clusters = PG_ARGISNULL(3) ? arms : PG_GETARG_INT32(3);
+	seed = (uint64) PG_GETARG_INT64(4);
+	noise = PG_GETARG_FLOAT8(5);
+	check_arg(rounds >= 0 && rounds <= 10000000, "rounds must be between 0 and 10000000");
+	check_arg(dim >= 2 && dim <= 16000, "dim must be between 2 and 16000");
+	check_arg(arms >= 1 && arms <= 1000, "arms must be between 1 and 1000");
+	check_arg(clusters >= 1 && clusters <= 1000, "clusters must be between 1 and 1000");
+	check_arg(noise >= 0 && isfinite(noise), "noise must be finite and not negative");
+
+	InitMaterializedSRF(fcinfo, 0);
+	prng_seed(&rng, seed);
+	shared = palloc(sizeof(double) * dim);
+	centres = palloc(sizeof(double) * dim * clusters);
+	x = palloc(sizeof(double) * dim);
+	expected = palloc(sizeof(double) * arms);
+	observed = palloc(sizeof(double) * arms);
+	random_unit(&rng, shared, dim);
+	for (int c = 0; c < clusters; c++)
+		random_unit(&rng, centres + (Size) c * dim, dim);
+
+	for (int t = 1; t <= rounds; t++)
+	{
+		int			c = (int) (prng_uniform(&rng) * clusters);
+		int			best = 0;
+		Datum		values[6];
+		bool		nulls[6] = {false};
+
+		for (int i = 0; i < dim; i++)
+			x[i] = 0.8 * shared[i] + 0.8 * centres[(Size) c * dim + i] +
+				0.2 * prng_normal(&rng) / sqrt((double) dim);
+		normalise(x, dim);
+		for (int a = 0; a < arms; a++)
+		{
+			expected[a] = 0.5 + (a == c % arms ? EXPERT_BONUS : 0.0) - ARM_STEP * a;
+			observed[a] = Min(1.0, Max(0.0, expected[a] + noise * prng_normal(&rng)));
+			if (expected[a] > expected[best])
+				best = a;
+		}
+		values[0] = Int32GetDatum(t);
+		values[1] = Int32GetDatum(c + 1);
+		values[2] = PointerGetDatum(float8_array(x, dim));
+		values[3] = PointerGetDatum(float8_array(expected, arms));
+		values[4] = PointerGetDatum(float8_array(observed, arms));
+		values[5] = Int32GetDatum(best + 1);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}

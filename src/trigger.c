@@ -1,0 +1,319 @@
+/*
+ * trigger.c — the reward log and the learned state.
+ *
+ * rewards_resolve (BEFORE INSERT) completes and validates a reward row:
+ * either it references a decision (selector, arm and context come from it) or
+ * it names selector, arm and context.  rewards_apply (AFTER INSERT) folds the
+ * reward into its arm's state under the arm_state row lock, so concurrent
+ * rewards on one arm serialise and none is lost; a rolled back insert rolls
+ * back its state change with it.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
+#include "commands/trigger.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/rel.h"
+
+#include "catalog.h"
+#include "context.h"
+
+PG_FUNCTION_INFO_V1(model_select_rewards_resolve);
+PG_FUNCTION_INFO_V1(model_select_rewards_apply);
+
+/* Columns of model_select.rewards that the triggers read or fill. */
+typedef struct RewardColumns
+{
+	int			selector;
+	int			arm;
+	int			decision_id;
+	int			context;
+	int			reward;
+	int			cost;
+	int			selector_id;
+	int			arm_id;
+} RewardColumns;
+
+static void
+reward_columns(TupleDesc desc, RewardColumns *c)
+{
+	c->selector = SPI_fnumber(desc, "selector");
+	c->arm = SPI_fnumber(desc, "arm");
+	c->decision_id = SPI_fnumber(desc, "decision_id");
+	c->context = SPI_fnumber(desc, "context");
+	c->reward = SPI_fnumber(desc, "reward");
+	c->cost = SPI_fnumber(desc, "cost");
+	c->selector_id = SPI_fnumber(desc, "selector_id");
+	c->arm_id = SPI_fnumber(desc, "arm_id");
+	if (c->selector <= 0 || c->arm <= 0 || c->decision_id <= 0 || c->context <= 0 ||
+		c->reward <= 0 || c->cost <= 0 || c->selector_id <= 0 || c->arm_id <= 0)
+		elog(ERROR, "model_select reward triggers fired on a table without the rewards columns");
+}
+
+static TriggerData *
+trigger_data(FunctionCallInfo fcinfo, bool before)
+{
+	TriggerData *td = (TriggerData *) fcinfo->context;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BY_INSERT(td->tg_event) ||
+		!TRIGGER_FIRED_FOR_ROW(td->tg_event) ||
+		(before ? !TRIGGER_FIRED_BEFORE(td->tg_event) : !TRIGGER_FIRED_AFTER(td->tg_event)))
+		elog(ERROR, "model_select reward triggers must fire %s INSERT FOR EACH ROW",
+			 before ? "BEFORE" : "AFTER");
+	return td;
+}
+
+/* Resolved identity of the reward's arm. */
+typedef struct RewardTarget
+{
+	int32		selector_id;
+	int32		arm_id;
+	char	   *selector;
+	char	   *arm;
+	bool		active;
+	Datum		context;		/* from the decision, or (Datum) 0 */
+} RewardTarget;
+
+static void
+target_from_decision(int64 decision_id, RewardTarget *t)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			argtypes[1] = {INT8OID};
+	Datum		args[1] = {Int64GetDatum(decision_id)};
+	HeapTuple	row;
+	TupleDesc	desc;
+	bool		isnull;
+
+	if (SPI_execute_plan(spi_plan(&plan,
+								  "SELECT d.selector_id, d.arm_id, s.name, a.name, a.active, d.context"
+								  " FROM model_select.decisions d"
+								  " JOIN model_select.selectors s USING (selector_id)"
+								  " JOIN model_select.arms a USING (arm_id)"
+								  " WHERE d.decision_id = $1",
+								  1, argtypes), args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read decision " INT64_FORMAT, decision_id);
+	if (SPI_processed != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("decision " INT64_FORMAT " does not exist", decision_id)));
+	row = SPI_tuptable->vals[0];
+	desc = SPI_tuptable->tupdesc;
+	t->selector_id = DatumGetInt32(SPI_getbinval(row, desc, 1, &isnull));
+	t->arm_id = DatumGetInt32(SPI_getbinval(row, desc, 2, &isnull));
+	t->selector = SPI_getvalue(row, desc, 3);
+	t->arm = SPI_getvalue(row, desc, 4);
+	t->active = DatumGetBool(SPI_getbinval(row, desc, 5, &isnull));
+	t->context = SPI_getbinval(row, desc, 6, &isnull);
+}
+
+static void
+target_from_names(const char *selector, const char *arm, RewardTarget *t)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			argtypes[2] = {TEXTOID, TEXTOID};
+	Datum		args[2] = {CStringGetTextDatum(selector), CStringGetTextDatum(arm)};
+	HeapTuple	row;
+	TupleDesc	desc;
+	bool		isnull;
+
+	if (SPI_execute_plan(spi_plan(&plan,
+								  "SELECT s.selector_id, a.arm_id, a.active"
+								  " FROM model_select.selectors s"
+								  " LEFT JOIN model_select.arms a ON a.selector_id = s.selector_id AND a.name = $2"
+								  " WHERE s.name = $1",
+								  2, argtypes), args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not resolve selector \"%s\"", selector);
+	if (SPI_processed != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("selector \"%s\" does not exist", selector)));
+	row = SPI_tuptable->vals[0];
+	desc = SPI_tuptable->tupdesc;
+	t->selector_id = DatumGetInt32(SPI_getbinval(row, desc, 1, &isnull));
+	t->arm_id = DatumGetInt32(SPI_getbinval(row, desc, 2, &isnull));
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("selector \"%s\" has no arm \"%s\"", selector, arm)));
+	t->active = DatumGetBool(SPI_getbinval(row, desc, 3, &isnull));
+	t->selector = pstrdup(selector);
+	t->arm = pstrdup(arm);
+	t->context = (Datum) 0;
+}
+
+static char *
+text_column(HeapTuple tuple, TupleDesc desc, int col)
+{
+	bool		isnull;
+	Datum		d = SPI_getbinval(tuple, desc, col, &isnull);
+
+	return isnull ? NULL : TextDatumGetCString(d);
+}
+
+static void
+check_value(const SelectorConfig *cfg, const char *what, double value, double lo, double hi)
+{
+	if (!isfinite(value) || value < lo || value > hi)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("%s %g is outside the selector's range [%g, %g]", what, value, lo, hi),
+				 errhint("The range is set by the reward_min and reward_max settings.")));
+}
+
+Datum
+model_select_rewards_resolve(PG_FUNCTION_ARGS)
+{
+	TriggerData *td = trigger_data(fcinfo, true);
+	HeapTuple	tuple = td->tg_trigtuple;
+	TupleDesc	desc = RelationGetDescr(td->tg_relation);
+	RewardColumns c;
+	RewardTarget t;
+	SelectorConfig cfg;
+	bool		isnull;
+	Datum		decision,
+				context,
+				value;
+	char	   *selector,
+			   *arm;
+	int			cols[5];
+	Datum		values[5];
+	bool		nulls[5] = {false};
+	HeapTuple	result;
+
+	reward_columns(desc, &c);
+	selector = text_column(tuple, desc, c.selector);
+	arm = text_column(tuple, desc, c.arm);
+	decision = SPI_getbinval(tuple, desc, c.decision_id, &isnull);
+	context = SPI_getbinval(tuple, desc, c.context, &nulls[2]);
+
+	SPI_connect();
+	if (!isnull)
+	{
+		target_from_decision(DatumGetInt64(decision), &t);
+		if (!nulls[2])
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("a reward for a decision takes its context from the decision"),
+					 errhint("Leave context NULL when decision_id is given.")));
+		if ((selector && strcmp(selector, t.selector) != 0) || (arm && strcmp(arm, t.arm) != 0))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("decision " INT64_FORMAT " was made by selector \"%s\" for arm \"%s\"",
+							DatumGetInt64(decision), t.selector, t.arm)));
+		context = t.context;
+	}
+	else
+	{
+		if (selector == NULL || arm == NULL || nulls[2])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("a reward needs either decision_id or all of selector, arm and context")));
+		target_from_names(selector, arm, &t);
+	}
+	if (!t.active)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("arm \"%s\" of selector \"%s\" is retired", t.arm, t.selector),
+				 errhint("Re-activate it with model_select.add_arm().")));
+	config_load(t.selector_id, &cfg);
+
+	/* the context must be valid for the selector, and stored as float8[] */
+	context = PointerGetDatum(context_to_array(context_from_array(DatumGetArrayTypeP(context), cfg.dim),
+											   cfg.dim));
+	value = SPI_getbinval(tuple, desc, c.reward, &isnull);
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("reward must not be NULL")));
+	check_value(&cfg, "reward", DatumGetFloat8(value), cfg.reward_min, cfg.reward_max);
+	value = SPI_getbinval(tuple, desc, c.cost, &isnull);
+	if (!isnull && !(isfinite(DatumGetFloat8(value)) && DatumGetFloat8(value) >= 0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("cost %g must be finite and not negative", DatumGetFloat8(value))));
+
+	cols[0] = c.selector;
+	values[0] = CStringGetTextDatum(t.selector);
+	cols[1] = c.arm;
+	values[1] = CStringGetTextDatum(t.arm);
+	cols[2] = c.context;
+	values[2] = context;
+	nulls[2] = false;
+	cols[3] = c.selector_id;
+	values[3] = Int32GetDatum(t.selector_id);
+	cols[4] = c.arm_id;
+	values[4] = Int32GetDatum(t.arm_id);
+	/* the modified tuple must outlive SPI_finish */
+	result = heap_modify_tuple_by_cols(tuple, desc, 5, cols, values, nulls);
+	result = SPI_copytuple(result);
+	SPI_finish();
+	return PointerGetDatum(result);
+}
+
+Datum
+model_select_rewards_apply(PG_FUNCTION_ARGS)
+{
+	static SPIPlanPtr lock_plan = NULL;
+	static SPIPlanPtr update_plan = NULL;
+	TriggerData *td = trigger_data(fcinfo, false);
+	HeapTuple	tuple = td->tg_trigtuple;
+	TupleDesc	desc = RelationGetDescr(td->tg_relation);
+	RewardColumns c;
+	SelectorConfig cfg;
+	bool		isnull,
+				cost_null,
+				state_null;
+	int32		arm_id;
+	double		reward;
+	Datum		cost;
+	double	   *x;
+	StateHeader *old = NULL;
+	StateHeader *st;
+	Oid			lock_types[1] = {INT4OID};
+	Oid			update_types[4] = {INT4OID, BYTEAOID, FLOAT8OID, FLOAT8OID};
+	Datum		args[4];
+	char		arg_nulls[4] = {' ', ' ', ' ', ' '};
+	Datum		state;
+
+	reward_columns(desc, &c);
+	arm_id = DatumGetInt32(SPI_getbinval(tuple, desc, c.arm_id, &isnull));
+	reward = DatumGetFloat8(SPI_getbinval(tuple, desc, c.reward, &isnull));
+	cost = SPI_getbinval(tuple, desc, c.cost, &cost_null);
+
+	SPI_connect();
+	config_load(DatumGetInt32(SPI_getbinval(tuple, desc, c.selector_id, &isnull)), &cfg);
+	x = context_from_array(DatumGetArrayTypeP(SPI_getbinval(tuple, desc, c.context, &isnull)), cfg.dim);
+	context_prepare(&cfg, x);
+
+	args[0] = Int32GetDatum(arm_id);
+	if (SPI_execute_plan(spi_plan(&lock_plan,
+								  "SELECT state FROM model_select.arm_state WHERE arm_id = $1 FOR UPDATE",
+								  1, lock_types), args, NULL, false, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "arm %d has no state row", arm_id);
+	state = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &state_null);
+	if (!state_null)
+		old = state_check(&cfg, (bytea *) PG_DETOAST_DATUM_COPY(state));
+	st = policy_ops(cfg.policy)->append(&cfg, old, x, reward);
+
+	args[1] = PointerGetDatum(st);
+	args[2] = Float8GetDatum(reward);
+	args[3] = cost;
+	arg_nulls[3] = cost_null ? 'n' : ' ';
+	if (SPI_execute_plan(spi_plan(&update_plan,
+								  "UPDATE model_select.arm_state SET state = $2, n = n + 1,"
+								  " version = version + 1, reward_sum = reward_sum + $3,"
+								  " cost_sum = cost_sum + coalesce($4, 0),"
+								  " cost_n = cost_n + ($4 IS NOT NULL)::int, updated_at = now()"
+								  " WHERE arm_id = $1",
+								  4, update_types), args, arg_nulls, false, 1) != SPI_OK_UPDATE)
+		elog(ERROR, "could not update the state of arm %d", arm_id);
+	SPI_finish();
+	return PointerGetDatum(NULL);
+}
