@@ -42,7 +42,7 @@ if [ ${#tap_files[@]} -eq 0 ]; then
     echo "no test/*.sql files"
 else
     if psql -X -q -v ON_ERROR_STOP=1 -d postgres \
-            -c 'DROP DATABASE IF EXISTS ms_tap' -c 'CREATE DATABASE ms_tap' &&
+            -c 'SET client_min_messages = warning' -c 'DROP DATABASE IF EXISTS ms_tap' -c 'CREATE DATABASE ms_tap' &&
        psql -X -q -v ON_ERROR_STOP=1 -d ms_tap -c 'CREATE EXTENSION pgtap'; then
         pg_prove --failures -d ms_tap "${tap_files[@]}" || failed+=("pgTAP")
     else

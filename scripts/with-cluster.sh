@@ -62,8 +62,10 @@ chmod 700 "$CLUSTER_DIR"
 
 # A port nothing listens on over TCP.  (The server itself only listens on a
 # socket in $CLUSTER_DIR, so a clash could not break anything anyway.)
+# Also skip ports used by other clusters of this script running concurrently.
 port_in_use() {
-    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null ||
+        compgen -G "${TMPDIR:-/tmp}/model_select_pg.*/.s.PGSQL.$1" >/dev/null
 }
 PORT=${MS_TEST_PORT:-54329}
 while port_in_use "$PORT"; do

@@ -43,6 +43,8 @@ CREATE TABLE model_select.arm_state (
     updated_at  timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX ON model_select.arm_state (selector_id);
+-- States are float8 arrays that pglz cannot shrink: skip the compression try.
+ALTER TABLE model_select.arm_state ALTER COLUMN state SET STORAGE EXTERNAL;
 
 CREATE TABLE model_select.decisions (
     decision_id bigserial PRIMARY KEY,
@@ -192,6 +194,10 @@ CREATE FUNCTION model_select.scores(selector text, context real[])
 
 CREATE FUNCTION model_select.rebuild_state(selector text) RETURNS bigint
     AS 'MODULE_PATHNAME', 'model_select_rebuild_state' LANGUAGE C VOLATILE STRICT;
+
+-- This backend's cache of decoded arm models: entries, decodes, hits.
+CREATE FUNCTION model_select.cache_stats(OUT entries int, OUT decodes bigint, OUT hits bigint)
+    AS 'MODULE_PATHNAME', 'model_select_cache_stats' LANGUAGE C VOLATILE;
 
 -- Seeded synthetic stream: prompts in clusters whose best arm differs.
 CREATE FUNCTION model_select.synthetic_clusters(

@@ -11,7 +11,10 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "access/htup_details.h"
 #include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/jsonb.h"
@@ -31,6 +34,10 @@ typedef struct ModelCacheEntry
 } ModelCacheEntry;
 
 static HTAB *model_cache = NULL;
+
+/* Counters for model_select.cache_stats(): how often states were decoded. */
+static int64 cache_decodes = 0;
+static int64 cache_hits = 0;
 
 /* Prepare a statement once per backend and keep it. */
 SPIPlanPtr
@@ -139,7 +146,11 @@ model_cache_get(const SelectorConfig *cfg, const ArmInfo *arm, Datum state)
 	MemoryContext old;
 
 	if (entry)
+	{
+		cache_hits++;
 		return entry->model;
+	}
+	cache_decodes++;
 	if (model_cache == NULL)
 		model_cache_init();
 	else if (hash_get_num_entries(model_cache) >= MODEL_CACHE_MAX_ARMS)
@@ -151,7 +162,6 @@ model_cache_get(const SelectorConfig *cfg, const ArmInfo *arm, Datum state)
 	if (found)
 		MemoryContextDelete(entry->cxt);
 	/* an error below must not leave a half-built entry behind */
-	entry->cxt = NULL;
 	entry->version = -1;
 	entry->cxt = AllocSetContextCreate(CacheMemoryContext, "model_select arm model",
 									   ALLOCSET_DEFAULT_SIZES);
@@ -256,4 +266,22 @@ selector_models_current(Selector *sel)
 			return false;
 	}
 	return true;
+}
+
+PG_FUNCTION_INFO_V1(model_select_cache_stats);
+
+/* SQL: cache_stats() → this backend's model cache counters. */
+Datum
+model_select_cache_stats(PG_FUNCTION_ARGS)
+{
+	TupleDesc	tupdesc;
+	Datum		values[3];
+	bool		nulls[3] = {false, false, false};
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "cache_stats() must return a composite type");
+	values[0] = Int32GetDatum(model_cache ? (int32) hash_get_num_entries(model_cache) : 0);
+	values[1] = Int64GetDatum(cache_decodes);
+	values[2] = Int64GetDatum(cache_hits);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
 }

@@ -40,23 +40,44 @@ typedef struct ArmScore
  * under one snapshot.  Tables cannot change under the same snapshot and
  * command id, so the selector is reloaded only when those change (e.g. a
  * PL/pgSQL loop that inserts rewards between calls) or the model cache
- * dropped one of its models.
+ * dropped one of its models.  Within a transaction, equal xmin, xmax,
+ * in-progress counts and command id mean equal snapshot contents: a
+ * transaction that starts later gets an xid >= xmax, so the in-progress
+ * lists can only shrink unless xmax moves.
  */
 typedef struct StatementCache
 {
 	Selector   *sel;
-	CommandId	curcid;
-	uint64		completion_count;
 	TransactionId xmin;
 	TransactionId xmax;
+	uint32		xcnt;
+	int32		subxcnt;
+	bool		suboverflowed;
+	CommandId	curcid;
+	bool		valid;
 } StatementCache;
+
+static void
+snapshot_remember(StatementCache *sc, Snapshot snap)
+{
+	sc->valid = snap != NULL && snap->snapshot_type == SNAPSHOT_MVCC;
+	if (!sc->valid)
+		return;
+	sc->xmin = snap->xmin;
+	sc->xmax = snap->xmax;
+	sc->xcnt = snap->xcnt;
+	sc->subxcnt = snap->subxcnt;
+	sc->suboverflowed = snap->suboverflowed;
+	sc->curcid = snap->curcid;
+}
 
 static bool
 snapshot_matches(const StatementCache *sc, Snapshot snap)
 {
-	return snap != NULL && snap->snapXactCompletionCount != 0 &&
-		sc->completion_count == snap->snapXactCompletionCount &&
-		sc->curcid == snap->curcid && sc->xmin == snap->xmin && sc->xmax == snap->xmax;
+	return sc->valid && snap != NULL && snap->snapshot_type == SNAPSHOT_MVCC &&
+		sc->xmin == snap->xmin && sc->xmax == snap->xmax && sc->xcnt == snap->xcnt &&
+		sc->subxcnt == snap->subxcnt && sc->suboverflowed == snap->suboverflowed &&
+		sc->curcid == snap->curcid;
 }
 
 static Selector *
@@ -75,18 +96,10 @@ selector_for_statement(FunctionCallInfo fcinfo, const char *name)
 		sc = fcinfo->flinfo->fn_extra = palloc0(sizeof(StatementCache));
 	else if (sc->sel != NULL)
 		pfree(sc->sel);			/* arm names and array stay until fn_mcxt goes */
-	sc->sel = NULL;
+	sc->valid = false;
 	sc->sel = selector_load(name);
 	MemoryContextSwitchTo(old);
-	if (snap != NULL)
-	{
-		sc->curcid = snap->curcid;
-		sc->completion_count = snap->snapXactCompletionCount;
-		sc->xmin = snap->xmin;
-		sc->xmax = snap->xmax;
-	}
-	else
-		sc->completion_count = 0;
+	snapshot_remember(sc, snap);
 	return sc->sel;
 }
 

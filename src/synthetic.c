@@ -121,8 +121,12 @@ model_select_synthetic_clusters(PG_FUNCTION_ARGS)
 		normalise(x, dim);
 		for (int a = 0; a < arms; a++)
 		{
+			double		y;
+
 			expected[a] = 0.5 + (a == c % arms ? EXPERT_BONUS : 0.0) - ARM_STEP * a;
-			observed[a] = Min(1.0, Max(0.0, expected[a] + noise * prng_normal(&rng)));
+			y = expected[a] + noise * prng_normal(&rng);
+
+			observed[a] = y < 0.0 ? 0.0 : (y > 1.0 ? 1.0 : y);
 			if (expected[a] > expected[best])
 				best = a;
 		}

@@ -101,6 +101,8 @@ check "arm_state.reward_sum equals sum(reward) of the log (1e-9)" \
                JOIN model_select.selectors s ON s.selector_id = a.selector_id
               WHERE s.name = 'conc' AND a.name = 'a'"
 
+stats_before=$(q -c "SELECT * FROM model_select.arm_stats ORDER BY 1, 2" 2>&1 || true)
+
 # Scores before and after rebuild_state agree (relative 1e-9; equal values,
 # including 'Infinity' for the unplayed arm, compare as equal).
 rebuild_sql="
@@ -127,8 +129,12 @@ check "rebuild_state applies $TOTAL rewards and scores are unchanged (rel 1e-9)"
     is_true "$rebuild_sql"
 
 if [ "$failed" -ne 0 ]; then
-    echo "# arm_stats:"
-    q -c "SELECT * FROM model_select.arm_stats" 2>&1 | sed 's/^/#   /' || true
+    echo "# arm_stats before rebuild_state:"
+    printf '%s\n' "$stats_before" | sed 's/^/#   /'
+    echo "# arm_stats now:"
+    q -c "SELECT * FROM model_select.arm_stats ORDER BY 1, 2" 2>&1 | sed 's/^/#   /' || true
+    echo "# scores now:"
+    q -c "SELECT * FROM model_select.scores('conc', $PROBE)" 2>&1 | sed 's/^/#   /' || true
 fi
 
 finish
