@@ -195,6 +195,18 @@ CREATE FUNCTION model_select.scores(selector text, context real[])
 CREATE FUNCTION model_select.rebuild_state(selector text) RETURNS bigint
     AS 'MODULE_PATHNAME', 'model_select_rebuild_state' LANGUAGE C VOLATILE STRICT;
 
+-- Offline evaluation: the online loop over (context, rewards[, costs]) rows
+-- of a query, in memory; no selector or table is touched.
+CREATE FUNCTION model_select.replay(
+    source text, policy text DEFAULT 'pak_ucb', kernel text DEFAULT NULL,
+    settings jsonb DEFAULT '{}', seed bigint DEFAULT 0, cost_weight float8 DEFAULT 0,
+    rounds int DEFAULT NULL, passes int DEFAULT 1, checkpoint int DEFAULT NULL,
+    shuffle boolean DEFAULT true)
+    RETURNS TABLE (round int, cum_reward float8, cum_cost float8, cum_utility float8,
+                   regret_best_arm float8, regret_oracle float8, opr float8,
+                   opr_window float8, otb float8, picks bigint[])
+    AS 'MODULE_PATHNAME', 'model_select_replay' LANGUAGE C VOLATILE;
+
 -- This backend's cache of decoded arm models: entries, decodes, hits.
 CREATE FUNCTION model_select.cache_stats(OUT entries int, OUT decodes bigint, OUT hits bigint)
     AS 'MODULE_PATHNAME', 'model_select_cache_stats' LANGUAGE C VOLATILE;

@@ -16,47 +16,60 @@
 #include "context.h"
 #include "prng.h"
 
-/* A palloc'd copy of the array as doubles, validated against dim. */
+/*
+ * A palloc'd copy of a one-dimensional real[]/float8[] as doubles, with no
+ * NULL, NaN or infinite element; *n gets its length.  `what` names the
+ * array in error messages.
+ */
 double *
-context_from_array(ArrayType *arr, int32 dim)
+float_array(ArrayType *arr, int *n, const char *what)
 {
 	Oid			elemtype = ARR_ELEMTYPE(arr);
-	int			nelems;
 	double	   *x;
 
 	if (elemtype != FLOAT8OID && elemtype != FLOAT4OID)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("context must be real[] or double precision[]")));
+				 errmsg("%s must be real[] or double precision[]", what)));
 	if (ARR_NDIM(arr) > 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
-				 errmsg("context must be a one-dimensional array, not %d-dimensional",
-						ARR_NDIM(arr))));
-	nelems = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
-	if (nelems != dim)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_EXCEPTION),
-				 errmsg("context has %d dimensions, selector expects %d", nelems, dim)));
+				 errmsg("%s must be a one-dimensional array, not %d-dimensional",
+						what, ARR_NDIM(arr))));
+	*n = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
 	if (array_contains_nulls(arr))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("context must not contain NULL elements")));
+				 errmsg("%s must not contain NULL elements", what)));
 
-	x = palloc(sizeof(double) * dim);
-	for (int i = 0; i < dim; i++)
+	x = palloc(sizeof(double) * Max(*n, 1));
+	for (int i = 0; i < *n; i++)
 	{
 		x[i] = elemtype == FLOAT8OID ? ((float8 *) ARR_DATA_PTR(arr))[i]
 			: (double) ((float4 *) ARR_DATA_PTR(arr))[i];
 		if (isnan(x[i]))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_EXCEPTION),
-					 errmsg("context element %d is NaN", i + 1)));
+					 errmsg("%s element %d is NaN", what, i + 1)));
 		if (isinf(x[i]))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_EXCEPTION),
-					 errmsg("context element %d is infinite", i + 1)));
+					 errmsg("%s element %d is infinite", what, i + 1)));
 	}
+	return x;
+}
+
+/* A palloc'd copy of a context as doubles, validated against dim. */
+double *
+context_from_array(ArrayType *arr, int32 dim)
+{
+	int			n;
+	double	   *x = float_array(arr, &n, "context");
+
+	if (n != dim)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("context has %d dimensions, selector expects %d", n, dim)));
 	return x;
 }
 

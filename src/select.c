@@ -1,11 +1,6 @@
 /*
  * select.c — SQL entry points that score arms: select_model(), route() and
- * scores().
- *
- * An arm without rewards scores +Infinity, so every arm is tried once.  Ties
- * are broken by a hash of (selector seed, context, arm ordinal): reproducible
- * on every backend and replica, and uniform over contexts.  The `random`
- * policy picks by that hash alone.
+ * scores().  The decision rule itself is in decide.c.
  */
 #include "postgres.h"
 
@@ -17,23 +12,15 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "utils/builtins.h"
-#include "utils/float.h"
 #include "utils/snapmgr.h"
 
 #include "catalog.h"
 #include "context.h"
-#include "prng.h"
+#include "decide.h"
 
 PG_FUNCTION_INFO_V1(model_select_select_model);
 PG_FUNCTION_INFO_V1(model_select_route);
 PG_FUNCTION_INFO_V1(model_select_scores);
-
-typedef struct ArmScore
-{
-	double		mean;
-	double		width;
-	double		ucb;
-} ArmScore;
 
 /*
  * select_model()'s per-statement cache in fn_extra: the selector as loaded
@@ -103,75 +90,15 @@ selector_for_statement(FunctionCallInfo fcinfo, const char *name)
 	return sc->sel;
 }
 
-static void
-score_arms(const Selector *sel, const double *x, ArmScore *out)
-{
-	const PolicyOps *ops = policy_ops(sel->cfg.policy);
-
-	for (int i = 0; i < sel->narms; i++)
-	{
-		const ArmInfo *arm = &sel->arms[i];
-		ArmScore   *s = &out[i];
-
-		if (arm->model == NULL)
-		{
-			s->mean = s->width = s->ucb = get_float8_infinity();
-			continue;
-		}
-		ops->score(&sel->cfg, arm->model, x, &s->mean, &s->width);
-		s->ucb = sel->cfg.policy == POLICY_PAK_UCB || sel->cfg.policy == POLICY_LIN_UCB
-			? s->mean + sel->cfg.eta * s->width : s->mean;
-	}
-}
-
-/* Index of the chosen active arm; raw_x is the context as given. */
+/* Validate the context argument and decide; raw_out gets the context as given. */
 static int
-choose_arm(const Selector *sel, const ArmScore *scores, const double *raw_x)
-{
-	uint64		h = context_hash(raw_x, sel->cfg.dim, sel->cfg.seed);
-	int			best = -1;
-	uint64		best_key = 0;
-
-	for (int i = 0; i < sel->narms; i++)
-	{
-		uint64		key = mix64(h ^ ((uint64) sel->arms[i].ordinal * UINT64_C(0x9E3779B97F4A7C15)));
-		bool		better;
-
-		if (!sel->arms[i].active)
-			continue;
-		if (best < 0)
-			better = true;
-		else if (sel->cfg.policy == POLICY_RANDOM || scores[i].ucb == scores[best].ucb)
-			better = key > best_key;
-		else
-			better = scores[i].ucb > scores[best].ucb;
-		if (better)
-		{
-			best = i;
-			best_key = key;
-		}
-	}
-	if (best < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("selector \"%s\" has no active arm", sel->name),
-				 errhint("Add one with model_select.add_arm().")));
-	return best;
-}
-
-/* Score and choose: returns the arm index; scores[] gets every arm's score. */
-static int
-decide(const Selector *sel, ArrayType *context, ArmScore *scores, double **raw_out)
+decide_arg(const Selector *sel, ArrayType *context, ArmScore *scores, double **raw_out)
 {
 	double	   *raw = context_from_array(context, sel->cfg.dim);
-	double	   *x = palloc(sizeof(double) * sel->cfg.dim);
 
-	memcpy(x, raw, sizeof(double) * sel->cfg.dim);
-	context_prepare(&sel->cfg, x);
-	score_arms(sel, x, scores);
 	if (raw_out)
 		*raw_out = raw;
-	return choose_arm(sel, scores, raw);
+	return decide(sel, raw, scores);
 }
 
 Datum
@@ -179,7 +106,7 @@ model_select_select_model(PG_FUNCTION_ARGS)
 {
 	Selector   *sel = selector_for_statement(fcinfo, text_to_cstring(PG_GETARG_TEXT_PP(0)));
 	ArmScore   *scores = palloc(sizeof(ArmScore) * Max(sel->narms, 1));
-	int			chosen = decide(sel, PG_GETARG_ARRAYTYPE_P(1), scores, NULL);
+	int			chosen = decide_arg(sel, PG_GETARG_ARRAYTYPE_P(1), scores, NULL);
 
 	PG_RETURN_TEXT_P(cstring_to_text(sel->arms[chosen].name));
 }
@@ -192,7 +119,7 @@ model_select_route(PG_FUNCTION_ARGS)
 	Selector   *sel = selector_load(text_to_cstring(PG_GETARG_TEXT_PP(0)));
 	ArmScore   *scores = palloc(sizeof(ArmScore) * Max(sel->narms, 1));
 	double	   *raw;
-	int			chosen = decide(sel, PG_GETARG_ARRAYTYPE_P(1), scores, &raw);
+	int			chosen = decide_arg(sel, PG_GETARG_ARRAYTYPE_P(1), scores, &raw);
 	Datum		args[4];
 	bool		isnull;
 	TupleDesc	tupdesc;
@@ -227,7 +154,7 @@ model_select_scores(PG_FUNCTION_ARGS)
 	Selector   *sel = selector_load(text_to_cstring(PG_GETARG_TEXT_PP(0)));
 	ArmScore   *scores = palloc(sizeof(ArmScore) * Max(sel->narms, 1));
 
-	decide(sel, PG_GETARG_ARRAYTYPE_P(1), scores, NULL);
+	decide_arg(sel, PG_GETARG_ARRAYTYPE_P(1), scores, NULL);
 	InitMaterializedSRF(fcinfo, 0);
 	for (int i = 0; i < sel->narms; i++)
 	{

@@ -1,0 +1,18 @@
+/*
+ * decide.h — scoring all arms of a selector and choosing one.
+ */
+#ifndef MODEL_SELECT_DECIDE_H
+#define MODEL_SELECT_DECIDE_H
+
+#include "catalog.h"
+
+typedef struct ArmScore
+{
+	double		mean;
+	double		width;
+	double		ucb;
+} ArmScore;
+
+extern int	decide(const Selector *sel, const double *raw_x, ArmScore *scores);
+
+#endif
