@@ -211,10 +211,12 @@ CREATE FUNCTION model_select.replay(
 CREATE FUNCTION model_select.cache_stats(OUT entries int, OUT decodes bigint, OUT hits bigint)
     AS 'MODULE_PATHNAME', 'model_select_cache_stats' LANGUAGE C VOLATILE;
 
--- Seeded synthetic stream: prompts in clusters whose best arm differs.
+-- Seeded synthetic stream: prompts in clusters whose best arm differs, with
+-- optional changing worlds (see src/synthetic.c).
 CREATE FUNCTION model_select.synthetic_clusters(
     rounds int, dim int, arms int, clusters int DEFAULT NULL, seed bigint DEFAULT 0,
-    noise float8 DEFAULT 0.1,
+    noise float8 DEFAULT 0.1, new_arm_at int DEFAULT NULL, switch_every int DEFAULT NULL,
+    new_cluster_every int DEFAULT NULL,
     OUT round int, OUT cluster int, OUT context float8[], OUT expected float8[],
     OUT reward float8[], OUT best_arm int)
     RETURNS SETOF record

@@ -18,11 +18,12 @@
 
 /*
  * A palloc'd copy of a one-dimensional real[]/float8[] as doubles, with no
- * NULL, NaN or infinite element; *n gets its length.  `what` names the
- * array in error messages.
+ * NaN or infinite element; *n gets its length.  NULL elements are an error,
+ * unless `nulls` is given: then it gets a palloc'd mask and they read as 0.
+ * `what` names the array in error messages.
  */
 double *
-float_array(ArrayType *arr, int *n, const char *what)
+float_array(ArrayType *arr, int *n, const char *what, bool **nulls)
 {
 	Oid			elemtype = ARR_ELEMTYPE(arr);
 	double	   *x;
@@ -37,16 +38,27 @@ float_array(ArrayType *arr, int *n, const char *what)
 				 errmsg("%s must be a one-dimensional array, not %d-dimensional",
 						what, ARR_NDIM(arr))));
 	*n = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
-	if (array_contains_nulls(arr))
+	if (nulls == NULL && array_contains_nulls(arr))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("%s must not contain NULL elements", what)));
 
-	x = palloc(sizeof(double) * Max(*n, 1));
-	for (int i = 0; i < *n; i++)
+	x = palloc0(sizeof(double) * Max(*n, 1));
+	if (nulls != NULL)
+		*nulls = palloc0(sizeof(bool) * Max(*n, 1));
+	for (int i = 0, k = 0; i < *n; i++)
 	{
-		x[i] = elemtype == FLOAT8OID ? ((float8 *) ARR_DATA_PTR(arr))[i]
-			: (double) ((float4 *) ARR_DATA_PTR(arr))[i];
+		bits8	   *bitmap = ARR_NULLBITMAP(arr);
+
+		if (bitmap != NULL && !(bitmap[i / 8] & (1 << (i % 8))))
+		{
+			(*nulls)[i] = true;
+			continue;
+		}
+		/* elements are stored densely, skipping NULLs */
+		x[i] = elemtype == FLOAT8OID ? ((float8 *) ARR_DATA_PTR(arr))[k]
+			: (double) ((float4 *) ARR_DATA_PTR(arr))[k];
+		k++;
 		if (isnan(x[i]))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_EXCEPTION),
@@ -64,7 +76,7 @@ double *
 context_from_array(ArrayType *arr, int32 dim)
 {
 	int			n;
-	double	   *x = float_array(arr, &n, "context");
+	double	   *x = float_array(arr, &n, "context", NULL);
 
 	if (n != dim)
 		ereport(ERROR,

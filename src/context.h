@@ -9,7 +9,7 @@
 
 #include "settings.h"
 
-extern double *float_array(ArrayType *arr, int *n, const char *what);
+extern double *float_array(ArrayType *arr, int *n, const char *what, bool **nulls);
 extern double *context_from_array(ArrayType *arr, int32 dim);
 extern void context_prepare(const SelectorConfig *cfg, double *x);
 extern uint64 context_hash(const double *x, int32 dim, uint64 seed);

@@ -12,7 +12,8 @@
  * checkpoint) and outscore-the-best.  They judge picks by the utility of the
  * `expected` rewards when the source gives them (synthetic environments know
  * each arm's mean, so noise does not count as regret), else by the realised
- * rewards.
+ * rewards.  A NULL reward means the arm is not available on that row (it
+ * has not arrived yet, or was retired): it is neither picked nor counted.
  */
 #include "postgres.h"
 
@@ -43,6 +44,7 @@ typedef struct ReplayData
 	double	   *rewards;		/* nrows × narms */
 	double	   *costs;			/* nrows × narms, 0 where absent */
 	double	   *expected;		/* nrows × narms, or NULL: judge by rewards */
+	bool	   *available;		/* nrows × narms: reward not NULL */
 } ReplayData;
 
 /* Running totals; a copy is kept at every checkpoint. */
@@ -76,7 +78,8 @@ array_column(TupleDesc desc, int col, const char *what)
 }
 
 static double *
-row_array(HeapTuple row, TupleDesc desc, int col, int rowno, int *n, const char *what)
+row_array(HeapTuple row, TupleDesc desc, int col, int rowno, int *n, const char *what,
+		  bool **nulls)
 {
 	bool		isnull;
 	Datum		d = SPI_getbinval(row, desc, col, &isnull);
@@ -88,7 +91,7 @@ row_array(HeapTuple row, TupleDesc desc, int col, int rowno, int *n, const char 
 	}
 	PG_TRY();
 	{
-		d = PointerGetDatum(float_array(DatumGetArrayTypeP(d), n, what));
+		d = PointerGetDatum(float_array(DatumGetArrayTypeP(d), n, what, nulls));
 	}
 	PG_CATCH();
 	{
@@ -142,9 +145,10 @@ replay_load(const char *source, ReplayData *data)
 	{
 		HeapTuple	row = SPI_tuptable->vals[i];
 		int			n;
-		double	   *x = row_array(row, desc, 1, i + 1, &n, "context");
+		double	   *x = row_array(row, desc, 1, i + 1, &n, "context", NULL);
 		double	   *r;
 		double	   *c;
+		bool	   *missing;
 
 		if (x == NULL)
 			ereport(ERROR,
@@ -159,7 +163,7 @@ replay_load(const char *source, ReplayData *data)
 			row_error(i + 1, "context", n, data->dim);
 		memcpy(data->contexts + (Size) i * data->dim, x, sizeof(double) * n);
 
-		r = row_array(row, desc, 2, i + 1, &n, "rewards");
+		r = row_array(row, desc, 2, i + 1, &n, "rewards", &missing);
 		if (r == NULL)
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -171,14 +175,17 @@ replay_load(const char *source, ReplayData *data)
 			data->narms = n;
 			data->rewards = MemoryContextAlloc(caller, sizeof(double) * (Size) data->nrows * n);
 			data->costs = MemoryContextAllocZero(caller, sizeof(double) * (Size) data->nrows * n);
+			data->available = MemoryContextAlloc(caller, sizeof(bool) * (Size) data->nrows * n);
 			data->expected = has_expected
 				? MemoryContextAlloc(caller, sizeof(double) * (Size) data->nrows * n) : NULL;
 		}
 		else if (n != data->narms)
 			row_error(i + 1, "rewards", n, data->narms);
 		memcpy(data->rewards + (Size) i * data->narms, r, sizeof(double) * n);
+		for (int a = 0; a < n; a++)
+			data->available[(Size) i * n + a] = !missing[a];
 
-		c = has_costs ? row_array(row, desc, 3, i + 1, &n, "costs") : NULL;
+		c = has_costs ? row_array(row, desc, 3, i + 1, &n, "costs", NULL) : NULL;
 		if (c != NULL && n > 0)
 		{
 			if (n != data->narms)
@@ -187,7 +194,7 @@ replay_load(const char *source, ReplayData *data)
 		}
 		if (has_expected)
 		{
-			double	   *e = row_array(row, desc, 4, i + 1, &n, "expected");
+			double	   *e = row_array(row, desc, 4, i + 1, &n, "expected", &missing);
 
 			if (e == NULL)
 				ereport(ERROR,
@@ -362,6 +369,7 @@ model_select_replay(PG_FUNCTION_ARGS)
 				   *r,
 				   *c,
 				   *judge;
+		const bool *avail;
 		double		best = -get_float8_infinity(),
 					u,
 					judged;
@@ -380,11 +388,16 @@ model_select_replay(PG_FUNCTION_ARGS)
 		c = data.costs + (Size) row * data.narms;
 		judge = data.expected ? data.expected + (Size) row * data.narms : r;
 
+		avail = data.available + (Size) row * data.narms;
+		for (int a = 0; a < data.narms; a++)
+			sel->arms[a].active = avail[a];
 		chosen = decide(sel, x, scores);
 		for (int a = 0; a < data.narms; a++)
 		{
 			double		ua = judge[a] - lambda * c[a];
 
+			if (!avail[a])
+				continue;
 			tot.arm_utility[a] += ua;
 			best = Max(best, ua);
 		}

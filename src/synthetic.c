@@ -9,6 +9,14 @@
  * so the best arm depends on the cluster and arm 1 is best on average; the
  * observed reward adds N(0, noise²) and is clipped to [0, 1].  Arms are
  * numbered from 1 in the output, as SQL arrays are.
+ *
+ * Changing worlds (spec/000.md Setup 3, spec/002.md §4), each off by NULL:
+ *   new_arm_at        the last arm arrives at that round: before it, its
+ *                     reward and expected reward are NULL (not available);
+ *   switch_every      every that many rounds the experts rotate by one
+ *                     (an abrupt change of which arm is best per cluster);
+ *   new_cluster_every prompts come from the first cluster only, and one more
+ *                     cluster joins every that many rounds.
  */
 #include "postgres.h"
 
@@ -46,14 +54,33 @@ random_unit(Prng *rng, double *x, int dim)
 	normalise(x, dim);
 }
 
+/* float8[] of x, with NULL where missing[i] (missing may be NULL) */
 static ArrayType *
-float8_array(const double *x, int n)
+float8_array(const double *x, const bool *missing, int n)
 {
 	Datum	   *elems = palloc(sizeof(Datum) * n);
+	int			dims[1] = {n};
+	int			lbs[1] = {1};
 
 	for (int i = 0; i < n; i++)
 		elems[i] = Float8GetDatum(x[i]);
-	return construct_array(elems, n, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
+	return construct_md_array(elems, (bool *) missing, 1, dims, lbs, FLOAT8OID, sizeof(float8),
+							  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
+}
+
+static int
+optional_positive(FunctionCallInfo fcinfo, int argno, const char *what)
+{
+	int			value;
+
+	if (PG_ARGISNULL(argno))
+		return 0;
+	value = PG_GETARG_INT32(argno);
+	if (value < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("synthetic_clusters: %s must be at least 1 or NULL", what)));
+	return value;
 }
 
 static void
@@ -81,10 +108,14 @@ model_select_synthetic_clusters(PG_FUNCTION_ARGS)
 			   *x,
 			   *expected,
 			   *observed;
+	bool	   *missing;
+	int			new_arm_at,
+				switch_every,
+				new_cluster_every;
 
 	for (int i = 0; i < 6; i++)
 		if (i != 3 && PG_ARGISNULL(i))
-			check_arg(false, "only clusters may be NULL");
+			check_arg(false, "only clusters and the changing-world arguments may be NULL");
 	rounds = PG_GETARG_INT32(0);
 	dim = PG_GETARG_INT32(1);
 	arms = PG_GETARG_INT32(2);
@@ -96,6 +127,9 @@ model_select_synthetic_clusters(PG_FUNCTION_ARGS)
 	check_arg(arms >= 1 && arms <= 1000, "arms must be between 1 and 1000");
 	check_arg(clusters >= 1 && clusters <= 1000, "clusters must be between 1 and 1000");
 	check_arg(noise >= 0 && isfinite(noise), "noise must be finite and not negative");
+	new_arm_at = optional_positive(fcinfo, 6, "new_arm_at");
+	switch_every = optional_positive(fcinfo, 7, "switch_every");
+	new_cluster_every = optional_positive(fcinfo, 8, "new_cluster_every");
 
 	InitMaterializedSRF(fcinfo, 0);
 	prng_seed(&rng, seed);
@@ -104,14 +138,17 @@ model_select_synthetic_clusters(PG_FUNCTION_ARGS)
 	x = palloc(sizeof(double) * dim);
 	expected = palloc(sizeof(double) * arms);
 	observed = palloc(sizeof(double) * arms);
+	missing = palloc0(sizeof(bool) * arms);
 	random_unit(&rng, shared, dim);
 	for (int c = 0; c < clusters; c++)
 		random_unit(&rng, centres + (Size) c * dim, dim);
 
 	for (int t = 1; t <= rounds; t++)
 	{
-		int			c = (int) (prng_uniform(&rng) * clusters);
-		int			best = 0;
+		int			shown = new_cluster_every ? Min(clusters, 1 + (t - 1) / new_cluster_every) : clusters;
+		int			c = (int) (prng_uniform(&rng) * shown);
+		int			rotation = switch_every ? (t - 1) / switch_every : 0;
+		int			best = -1;
 		Datum		values[6];
 		bool		nulls[6] = {false};
 
@@ -123,18 +160,19 @@ model_select_synthetic_clusters(PG_FUNCTION_ARGS)
 		{
 			double		y;
 
-			expected[a] = 0.5 + (a == c % arms ? EXPERT_BONUS : 0.0) - ARM_STEP * a;
+			expected[a] = 0.5 + (a == (c + rotation) % arms ? EXPERT_BONUS : 0.0) - ARM_STEP * a;
 			y = expected[a] + noise * prng_normal(&rng);
 
 			observed[a] = y < 0.0 ? 0.0 : (y > 1.0 ? 1.0 : y);
-			if (expected[a] > expected[best])
+			missing[a] = new_arm_at && a == arms - 1 && t < new_arm_at;
+			if (!missing[a] && (best < 0 || expected[a] > expected[best]))
 				best = a;
 		}
 		values[0] = Int32GetDatum(t);
 		values[1] = Int32GetDatum(c + 1);
-		values[2] = PointerGetDatum(float8_array(x, dim));
-		values[3] = PointerGetDatum(float8_array(expected, arms));
-		values[4] = PointerGetDatum(float8_array(observed, arms));
+		values[2] = PointerGetDatum(float8_array(x, NULL, dim));
+		values[3] = PointerGetDatum(float8_array(expected, missing, arms));
+		values[4] = PointerGetDatum(float8_array(observed, missing, arms));
 		values[5] = Int32GetDatum(best + 1);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
