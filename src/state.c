@@ -29,7 +29,7 @@ policy_ops(PolicyKind policy)
 StateHeader *
 state_alloc(const SelectorConfig *cfg, int32 n, Size body_doubles)
 {
-	Size		size = sizeof(StateHeader) + body_doubles * sizeof(double);
+	Size		size = STATE_HEADER_SIZE + body_doubles * sizeof(double);
 	StateHeader *st;
 
 	if (!AllocSizeIsValid(size))
@@ -49,7 +49,7 @@ state_alloc(const SelectorConfig *cfg, int32 n, Size body_doubles)
 Size
 state_body_doubles(const StateHeader *st)
 {
-	return (VARSIZE(st) - sizeof(StateHeader)) / sizeof(double);
+	return (VARSIZE(st) - STATE_HEADER_SIZE) / sizeof(double);
 }
 
 /*
@@ -61,7 +61,7 @@ state_check(const SelectorConfig *cfg, bytea *raw)
 {
 	StateHeader *st = (StateHeader *) raw;
 
-	if (VARSIZE(raw) < sizeof(StateHeader) || st->magic != STATE_MAGIC)
+	if (VARSIZE(raw) < STATE_HEADER_SIZE || st->magic != STATE_MAGIC)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("arm state is not a model_select state"),

@@ -36,11 +36,13 @@ typedef struct StateHeader
 	int32		dim;
 	int32		n;
 	int32		reserved;
+	double		body[FLEXIBLE_ARRAY_MEMBER];
 } StateHeader;
 
-StaticAssertDecl(sizeof(StateHeader) % 8 == 0, "state body must be 8-byte aligned");
+#define STATE_HEADER_SIZE offsetof(StateHeader, body)
+StaticAssertDecl(offsetof(StateHeader, body) == 24, "state body starts at byte 24");
 
-#define STATE_BODY(st) ((double *) ((char *) (st) + sizeof(StateHeader)))
+#define STATE_BODY(st) ((st)->body)
 
 /* A decoded model ready for scoring; policy-specific, opaque to callers. */
 typedef struct ArmModel ArmModel;
