@@ -84,6 +84,19 @@ CREATE TRIGGER rewards_resolve BEFORE INSERT ON model_select.rewards
 CREATE TRIGGER rewards_apply AFTER INSERT ON model_select.rewards
     FOR EACH ROW EXECUTE FUNCTION model_select._rewards_apply();
 
+-- The log is append-only: an UPDATE or TRUNCATE would silently desynchronise
+-- the learned state.  (DELETE stays possible, e.g. for drop_selector's
+-- cascade; after deleting rewards by hand, run rebuild_state().)
+CREATE FUNCTION model_select._rewards_append_only() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RAISE EXCEPTION 'model_select.rewards is an append-only log: % is not allowed', TG_OP
+        USING ERRCODE = '55000',
+              HINT = 'Insert a new reward instead; after deleting rewards, run model_select.rebuild_state().';
+END $$;
+CREATE TRIGGER rewards_append_only BEFORE UPDATE OR TRUNCATE ON model_select.rewards
+    FOR EACH STATEMENT EXECUTE FUNCTION model_select._rewards_append_only();
+
 -- Validates settings for a policy/kernel and returns them with defaults.
 CREATE FUNCTION model_select.resolve_settings(policy text, kernel text, settings jsonb)
     RETURNS jsonb

@@ -85,22 +85,32 @@ context_from_array(ArrayType *arr, int32 dim)
 	return x;
 }
 
-/* Apply the selector's input transformation (L2 normalisation) in place. */
+/*
+ * Apply the selector's input transformation (L2 normalisation) in place.
+ * The norm is taken of x / max|x_i| so that neither huge nor tiny finite
+ * vectors overflow or underflow.
+ */
 void
 context_prepare(const SelectorConfig *cfg, double *x)
 {
-	double		norm = 0.0;
+	double		scale = 0.0,
+				norm = 0.0;
 
 	if (!cfg->normalize || !policy_uses_context(cfg->policy))
 		return;
 	for (int i = 0; i < cfg->dim; i++)
-		norm += x[i] * x[i];
-	norm = sqrt(norm);
-	if (!(norm > 0.0) || !isfinite(norm))
+		scale = Max(scale, fabs(x[i]));
+	if (scale == 0.0)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
-				 errmsg("cannot normalise a context with norm %g", norm),
+				 errmsg("cannot normalise a zero context"),
 				 errhint("Pass a non-zero embedding, or set \"normalize\": false.")));
+	for (int i = 0; i < cfg->dim; i++)
+	{
+		x[i] /= scale;
+		norm += x[i] * x[i];
+	}
+	norm = sqrt(norm);
 	for (int i = 0; i < cfg->dim; i++)
 		x[i] /= norm;
 }

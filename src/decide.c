@@ -15,7 +15,7 @@
 #include "prng.h"
 
 static void
-score_arms(const Selector *sel, const double *x, ArmScore *out)
+score_prepared(const Selector *sel, const double *x, ArmScore *out)
 {
 	const PolicyOps *ops = policy_ops(sel->cfg.policy);
 
@@ -71,20 +71,25 @@ choose_arm(const Selector *sel, const ArmScore *scores, const double *raw_x)
 }
 
 /*
- * Score every arm for a validated context as given (raw_x) and choose one:
- * returns the arm index; scores[] gets every arm's score.
+ * Score every arm for a validated context as given (raw_x) and choose an
+ * active one: returns the arm index; scores[] gets every arm's score.
  */
 int
 decide(const Selector *sel, const double *raw_x, ArmScore *scores)
 {
+	score_arms(sel, raw_x, scores);
+	return choose_arm(sel, scores, raw_x);
+}
+
+/* Score every arm (active or not) for a validated context as given. */
+void
+score_arms(const Selector *sel, const double *raw_x, ArmScore *scores)
+{
 	double	   *x = palloc(sizeof(double) * sel->cfg.dim);
-	int			chosen;
 
 	memcpy(x, raw_x, sizeof(double) * sel->cfg.dim);
 	context_prepare(&sel->cfg, x);
-	score_arms(sel, x, scores);
-	chosen = choose_arm(sel, scores, raw_x);
+	score_prepared(sel, x, scores);
 	pfree(x);
-	return chosen;
 }
 

@@ -14,5 +14,6 @@ typedef struct ArmScore
 } ArmScore;
 
 extern int	decide(const Selector *sel, const double *raw_x, ArmScore *scores);
+extern void score_arms(const Selector *sel, const double *raw_x, ArmScore *scores);
 
 #endif

@@ -154,7 +154,7 @@ model_select_scores(PG_FUNCTION_ARGS)
 	Selector   *sel = selector_load(text_to_cstring(PG_GETARG_TEXT_PP(0)));
 	ArmScore   *scores = palloc(sizeof(ArmScore) * Max(sel->narms, 1));
 
-	decide_arg(sel, PG_GETARG_ARRAYTYPE_P(1), scores, NULL);
+	score_arms(sel, context_from_array(PG_GETARG_ARRAYTYPE_P(1), sel->cfg.dim), scores);
 	InitMaterializedSRF(fcinfo, 0);
 	for (int i = 0; i < sel->narms; i++)
 	{

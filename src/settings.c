@@ -216,11 +216,12 @@ setting_value(const SelectorConfig *cfg, const SettingDef *def, JsonbValue *v)
 	}
 	if (v->type != jbvNumeric)
 		settings_error(cfg, def->name, "expected a number");
-	value = DatumGetFloat8(DirectFunctionCall1(numeric_float8,
+	/* beyond float8's range reads as ±Infinity or 0: then a range error */
+	value = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow,
 											   NumericGetDatum(v->val.numeric)));
 	if (def->type == SETTING_INTEGER && value != floor(value))
 		settings_error(cfg, def->name, "expected an integer");
-	if (isnan(value) || value < def->min || (def->min_exclusive && value == def->min) ||
+	if (!isfinite(value) || value < def->min || (def->min_exclusive && value == def->min) ||
 		value > def->max)
 		settings_error(cfg, def->name,
 					   psprintf("%g is out of range (%s %g .. %g)", value,
