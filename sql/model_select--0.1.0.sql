@@ -63,7 +63,7 @@ CREATE TABLE model_select.rewards (
     reward_id   bigserial PRIMARY KEY,
     selector    text,
     arm         text,
-    decision_id bigint UNIQUE REFERENCES model_select.decisions ON DELETE CASCADE,
+    decision_id bigint UNIQUE REFERENCES model_select.decisions,
     context     float8[],
     reward      float8 NOT NULL,
     cost        float8,
@@ -111,7 +111,7 @@ BEGIN
     IF arm IS NULL OR arm = '' THEN
         RAISE EXCEPTION 'arm name must not be NULL or empty' USING ERRCODE = '22004';
     END IF;
-    SELECT s.selector_id INTO sid FROM model_select.selectors s WHERE s.name = selector FOR UPDATE;
+    SELECT s.selector_id INTO sid FROM model_select.selectors s WHERE s.name = selector FOR NO KEY UPDATE;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'selector "%" does not exist', selector USING ERRCODE = '42704';
     END IF;
@@ -245,8 +245,16 @@ SELECT s.name AS selector, a.name AS arm, a.ordinal, a.active, st.n,
   JOIN model_select.arms a USING (selector_id)
   JOIN model_select.arm_state st USING (arm_id);
 
+-- pg_dump keeps the user data and the sequences.  arm_state is derived: it is
+-- dumped empty, and restoring the reward log re-learns it through the
+-- triggers (which create missing arm_state rows), so a restore can never
+-- apply a reward twice.
 SELECT pg_catalog.pg_extension_config_dump('model_select.selectors', '');
 SELECT pg_catalog.pg_extension_config_dump('model_select.arms', '');
-SELECT pg_catalog.pg_extension_config_dump('model_select.arm_state', '');
+SELECT pg_catalog.pg_extension_config_dump('model_select.arm_state', 'WHERE false');
 SELECT pg_catalog.pg_extension_config_dump('model_select.decisions', '');
 SELECT pg_catalog.pg_extension_config_dump('model_select.rewards', '');
+SELECT pg_catalog.pg_extension_config_dump('model_select.selectors_selector_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('model_select.arms_arm_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('model_select.decisions_decision_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('model_select.rewards_reward_id_seq', '');

@@ -40,7 +40,7 @@ pak_check_cap(const SelectorConfig *cfg, int n)
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("arm would hold %d rewards, more than the selector's cap of %d", n, cfg->cap),
 				 errdetail("pak_ucb keeps every reward of an arm; its state grows as n²."),
-				 errhint("Raise the \"cap\" setting (up to 20000), or use lin_ucb for unbounded streams.")));
+				 errhint("Raise the \"cap\" setting (up to 10000), or use lin_ucb for unbounded streams.")));
 }
 
 static StateHeader *

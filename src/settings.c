@@ -51,7 +51,7 @@ static const SettingDef setting_defs[] = {
 	{"eta", SETTING_NUMBER, offsetof(SelectorConfig, eta), 0.5, 0, false, 1e6, FOR_REGRESSION},
 	{"intercept", SETTING_NUMBER, offsetof(SelectorConfig, intercept), 1.0, 0, false, 1e6, FOR_REGRESSION},
 	{"normalize", SETTING_BOOLEAN, offsetof(SelectorConfig, normalize), 1, 0, false, 1, FOR_REGRESSION},
-	{"cap", SETTING_INTEGER, offsetof(SelectorConfig, cap), 2000, 1, false, 20000, FOR_PAK},
+	{"cap", SETTING_INTEGER, offsetof(SelectorConfig, cap), 2000, 1, false, 10000, FOR_PAK},
 	{"bandwidth", SETTING_NUMBER, offsetof(SelectorConfig, bandwidth), 1.0, 0, true, 1e6, FOR_RBF},
 	{"gamma", SETTING_NUMBER, offsetof(SelectorConfig, gamma), 1.0, 0, true, 1e6, FOR_POLY},
 	{"degree", SETTING_INTEGER, offsetof(SelectorConfig, degree), 3, 1, false, 10, FOR_POLY},

@@ -147,6 +147,17 @@ target_from_names(const char *selector, const char *arm, RewardTarget *t)
 	t->context = (Datum) 0;
 }
 
+static bool
+same_context(Datum a, Datum b)
+{
+	int			na,
+				nb;
+	double	   *xa = float_array(DatumGetArrayTypeP(a), &na, "context", NULL);
+	double	   *xb = float_array(DatumGetArrayTypeP(b), &nb, "context", NULL);
+
+	return na == nb && memcmp(xa, xb, sizeof(double) * na) == 0;
+}
+
 static char *
 text_column(HeapTuple tuple, TupleDesc desc, int col)
 {
@@ -196,7 +207,8 @@ model_select_rewards_resolve(PG_FUNCTION_ARGS)
 	if (!isnull)
 	{
 		target_from_decision(DatumGetInt64(decision), &t);
-		if (!nulls[2])
+		/* a context equal to the decision's is accepted: pg_dump's rows have it */
+		if (!nulls[2] && !same_context(context, t.context))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("a reward for a decision takes its context from the decision"),
@@ -261,6 +273,8 @@ model_select_rewards_apply(PG_FUNCTION_ARGS)
 {
 	static SPIPlanPtr lock_plan = NULL;
 	static SPIPlanPtr update_plan = NULL;
+	static SPIPlanPtr create_plan = NULL;
+	Oid			create_types[2] = {INT4OID, INT4OID};
 	TriggerData *td = trigger_data(fcinfo, false);
 	HeapTuple	tuple = td->tg_trigtuple;
 	TupleDesc	desc = RelationGetDescr(td->tg_relation);
@@ -292,11 +306,22 @@ model_select_rewards_apply(PG_FUNCTION_ARGS)
 	context_prepare(&cfg, x);
 
 	args[0] = Int32GetDatum(arm_id);
+	args[1] = Int32GetDatum(cfg.selector_id);
 	if (SPI_execute_plan(spi_plan(&lock_plan,
 								  "SELECT state FROM model_select.arm_state WHERE arm_id = $1 FOR UPDATE",
-								  1, lock_types), args, NULL, false, 1) != SPI_OK_SELECT ||
-		SPI_processed != 1)
-		elog(ERROR, "arm %d has no state row", arm_id);
+								  1, lock_types), args, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not lock the state of arm %d", arm_id);
+	if (SPI_processed == 0)
+	{
+		/* after a pg_dump restore arm_state is empty: learn again from the log */
+		if (SPI_execute_plan(spi_plan(&create_plan,
+									  "INSERT INTO model_select.arm_state(arm_id, selector_id) VALUES ($1, $2)"
+									  " ON CONFLICT (arm_id) DO NOTHING",
+									  2, create_types), args, NULL, false, 0) != SPI_OK_INSERT ||
+			SPI_execute_plan(lock_plan, args, NULL, false, 1) != SPI_OK_SELECT ||
+			SPI_processed != 1)
+			elog(ERROR, "could not create the state row of arm %d", arm_id);
+	}
 	state = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &state_null);
 	if (!state_null)
 		old = state_check(&cfg, (bytea *) PG_DETOAST_DATUM_COPY(state));
