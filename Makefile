@@ -65,7 +65,7 @@ endif
 # `make -n test` from actually running the test suite.)
 MS_MAKE = $(MAKE)
 
-.PHONY: test demo ms-setup
+.PHONY: test demo ms-setup bench-perf
 ms-setup:
 	scripts/ensure-deps.sh
 	$(MAKE) PG_CONFIG=$(PG_CONFIG)
@@ -78,3 +78,8 @@ demo:
 	@test -f demo/demo.sql || { echo "make demo: demo/demo.sql does not exist" >&2; exit 1; }
 	$(MAKE) ms-setup
 	scripts/with-cluster.sh sh -c 'psql -X -v ON_ERROR_STOP=1 -c "CREATE EXTENSION model_select" && psql -X -v ON_ERROR_STOP=1 -f demo/demo.sql'
+
+# Benchmarks are separate from `make test`: each prints ratios against a
+# baseline measured in the same session (see bench/README.md).
+bench-perf: ms-setup
+	bench/perf.sh
