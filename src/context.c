@@ -132,12 +132,16 @@ context_hash(const double *x, int32 dim, uint64 seed)
 	return h;
 }
 
+/* float8[] of x, with NULL where missing[i] (missing may be NULL). */
 ArrayType *
-context_to_array(const double *x, int32 dim)
+float8_array(const double *x, const bool *missing, int n)
 {
-	Datum	   *elems = palloc(sizeof(Datum) * dim);
+	Datum	   *elems = palloc(sizeof(Datum) * Max(n, 1));
+	int			dims[1] = {n};
+	int			lbs[1] = {1};
 
-	for (int i = 0; i < dim; i++)
+	for (int i = 0; i < n; i++)
 		elems[i] = Float8GetDatum(x[i]);
-	return construct_array(elems, dim, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
+	return construct_md_array(elems, (bool *) missing, 1, dims, lbs, FLOAT8OID, sizeof(float8),
+							  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
 }

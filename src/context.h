@@ -13,6 +13,6 @@ extern double *float_array(ArrayType *arr, int *n, const char *what, bool **null
 extern double *context_from_array(ArrayType *arr, int32 dim);
 extern void context_prepare(const SelectorConfig *cfg, double *x);
 extern uint64 context_hash(const double *x, int32 dim, uint64 seed);
-extern ArrayType *context_to_array(const double *x, int32 dim);
+extern ArrayType *float8_array(const double *x, const bool *missing, int n);
 
 #endif

@@ -131,7 +131,7 @@ model_select_route(PG_FUNCTION_ARGS)
 
 	args[0] = Int32GetDatum(sel->cfg.selector_id);
 	args[1] = Int32GetDatum(sel->arms[chosen].arm_id);
-	args[2] = PointerGetDatum(context_to_array(raw, sel->cfg.dim));
+	args[2] = PointerGetDatum(float8_array(raw, NULL, sel->cfg.dim));
 	args[3] = Float8GetDatum(scores[chosen].ucb);
 	SPI_connect();
 	if (SPI_execute_plan(spi_plan(&plan,

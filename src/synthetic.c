@@ -27,6 +27,7 @@
 #include "funcapi.h"
 #include "utils/array.h"
 
+#include "context.h"
 #include "prng.h"
 
 PG_FUNCTION_INFO_V1(model_select_synthetic_clusters);
@@ -52,20 +53,6 @@ random_unit(Prng *rng, double *x, int dim)
 	for (int i = 0; i < dim; i++)
 		x[i] = prng_normal(rng);
 	normalise(x, dim);
-}
-
-/* float8[] of x, with NULL where missing[i] (missing may be NULL) */
-static ArrayType *
-float8_array(const double *x, const bool *missing, int n)
-{
-	Datum	   *elems = palloc(sizeof(Datum) * n);
-	int			dims[1] = {n};
-	int			lbs[1] = {1};
-
-	for (int i = 0; i < n; i++)
-		elems[i] = Float8GetDatum(x[i]);
-	return construct_md_array(elems, (bool *) missing, 1, dims, lbs, FLOAT8OID, sizeof(float8),
-							  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
 }
 
 static int

@@ -236,8 +236,8 @@ model_select_rewards_resolve(PG_FUNCTION_ARGS)
 	config_load(t.selector_id, &cfg);
 
 	/* the context must be valid for the selector, and stored as float8[] */
-	context = PointerGetDatum(context_to_array(context_from_array(DatumGetArrayTypeP(context), cfg.dim),
-											   cfg.dim));
+	context = PointerGetDatum(float8_array(context_from_array(DatumGetArrayTypeP(context), cfg.dim),
+										   NULL, cfg.dim));
 	value = SPI_getbinval(tuple, desc, c.reward, &isnull);
 	if (isnull)
 		ereport(ERROR,
