@@ -39,6 +39,10 @@ BLAS_LIBS := $(shell pkg-config --libs openblas lapacke 2>/dev/null)
 PG_CPPFLAGS += $(BLAS_CFLAGS)
 SHLIB_LINK += $(BLAS_LIBS) -lm
 
+# PGXS does not track header dependencies: rebuild every object when any
+# header changes (struct layouts are shared between files).
+$(OBJS): $(wildcard src/*.h)
+
 EXTRA_CLEAN = results/ regression.diffs regression.out log/ tmp_check/
 
 ifneq ($(wildcard $(PG_CONFIG)),)

@@ -58,7 +58,8 @@ CREATE INDEX ON model_select.decisions (selector_id, created_at);
 
 -- The reward log: the source of truth for all learned state.  Insert either
 -- (decision_id, reward [, cost]) or (selector, arm, context, reward [, cost]);
--- the BEFORE trigger fills in the rest, the AFTER trigger learns from it.
+-- the BEFORE trigger fills in the rest, the AFTER trigger (once per
+-- statement, over all its rows) learns from it.
 CREATE TABLE model_select.rewards (
     reward_id   bigserial PRIMARY KEY,
     selector    text,
@@ -82,7 +83,8 @@ CREATE FUNCTION model_select._rewards_apply() RETURNS trigger
 CREATE TRIGGER rewards_resolve BEFORE INSERT ON model_select.rewards
     FOR EACH ROW EXECUTE FUNCTION model_select._rewards_resolve();
 CREATE TRIGGER rewards_apply AFTER INSERT ON model_select.rewards
-    FOR EACH ROW EXECUTE FUNCTION model_select._rewards_apply();
+    REFERENCING NEW TABLE AS new_rewards
+    FOR EACH STATEMENT EXECUTE FUNCTION model_select._rewards_apply();
 
 -- The log is append-only: an UPDATE or TRUNCATE would silently desynchronise
 -- the learned state.  (DELETE stays possible, e.g. for drop_selector's

@@ -30,8 +30,9 @@ score_prepared(const Selector *sel, const double *x, ArmScore *out)
 			continue;
 		}
 		ops->score(&sel->cfg, arm->model, x, &s->mean, &s->width);
-		s->ucb = sel->cfg.policy == POLICY_PAK_UCB || sel->cfg.policy == POLICY_LIN_UCB
-			? s->mean + sel->cfg.eta * s->width : s->mean;
+		s->ucb = policy_uses_context(sel->cfg.policy)
+			? s->mean + (ops->multiplier ? ops->multiplier(&sel->cfg, arm->model) : sel->cfg.eta) * s->width
+			: s->mean;
 	}
 }
 

@@ -26,6 +26,31 @@ chol_factor_packed(int n, double *ap)
 }
 
 /*
+ * lp (packed by rows, PACKED_SIZE(p)) = lower Cholesky factor of
+ * ridge·I + ZᵀZ for the n × p matrix Z (by rows): one BLAS-3 product and a
+ * blocked LAPACK factorisation in full storage, then packed.
+ */
+void
+chol_gram_packed(int n, int p, const double *Z, double ridge, double *lp)
+{
+	double	   *A = palloc0(sizeof(double) * (Size) p * p);
+	lapack_int	info;
+
+	for (int i = 0; i < p; i++)
+		A[(Size) i * p + i] = ridge;
+	/* Z by rows is Zᵀ by columns: A (lower, by columns) += Zᵀ Z */
+	if (n > 0)
+		cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, p, n, 1.0, Z, p, 1.0, A, p);
+	info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', p, A, p);
+	if (info != 0)
+		elog(ERROR, "Cholesky factorisation failed (LAPACK info %d)", (int) info);
+	for (int i = 0; i < p; i++)
+		for (int j = 0; j <= i; j++)
+			lp[PACKED_ROW(i) + j] = A[(Size) j * p + i];
+	pfree(A);
+}
+
+/*
  * Append row n to the factor of an n×n matrix, for a new last row/column
  * (b, c) of the matrix: lp must have room for PACKED_SIZE(n + 1) entries.
  * The new diagonal is sqrt(c - |L⁻¹b|²); in exact arithmetic the Schur

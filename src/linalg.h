@@ -16,6 +16,7 @@
 #define PACKED_ROW(i) ((Size) (i) * ((i) + 1) / 2)
 
 extern void chol_factor_packed(int n, double *ap);
+extern void chol_gram_packed(int n, int p, const double *Z, double ridge, double *lp);
 extern double chol_append_row(int n, double *lp, const double *b, double c, double floor);
 extern void chol_rank1_update(int n, double *lp, double *x);
 extern void chol_forward(int n, const double *lp, double *x);

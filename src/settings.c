@@ -28,11 +28,17 @@ typedef enum SettingType
 } SettingType;
 
 /* Which selectors a setting applies to. */
-#define FOR_ALL			0x01
-#define FOR_REGRESSION	0x02	/* pak_ucb and lin_ucb */
-#define FOR_PAK			0x04
-#define FOR_RBF			0x08
-#define FOR_POLY		0x10
+typedef enum SettingScope
+{
+	FOR_ALL,
+	FOR_CONTEXTUAL,				/* pak_ucb, lin_ucb, rff_ucb, bkb */
+	FOR_HISTORY,				/* policies that keep every context: pak_ucb, bkb */
+	FOR_BANDWIDTH,				/* rbf, laplacian and matern kernels */
+	FOR_POLY,
+	FOR_MATERN,
+	FOR_RFF,
+	FOR_BKB
+} SettingScope;
 
 typedef struct SettingDef
 {
@@ -43,16 +49,23 @@ typedef struct SettingDef
 	double		min;
 	bool		min_exclusive;
 	double		max;
-	int			applies;
+	SettingScope applies;
 } SettingDef;
 
 static const SettingDef setting_defs[] = {
-	{"alpha", SETTING_NUMBER, offsetof(SelectorConfig, alpha), 1.0, 0, true, 1e12, FOR_REGRESSION},
-	{"eta", SETTING_NUMBER, offsetof(SelectorConfig, eta), 0.5, 0, false, 1e6, FOR_REGRESSION},
-	{"intercept", SETTING_NUMBER, offsetof(SelectorConfig, intercept), 1.0, 0, false, 1e6, FOR_REGRESSION},
-	{"normalize", SETTING_BOOLEAN, offsetof(SelectorConfig, normalize), 1, 0, false, 1, FOR_REGRESSION},
-	{"cap", SETTING_INTEGER, offsetof(SelectorConfig, cap), 2000, 1, false, 10000, FOR_PAK},
-	{"bandwidth", SETTING_NUMBER, offsetof(SelectorConfig, bandwidth), 1.0, 0, true, 1e6, FOR_RBF},
+	{"alpha", SETTING_NUMBER, offsetof(SelectorConfig, alpha), 1.0, 0, true, 1e12, FOR_CONTEXTUAL},
+	{"eta", SETTING_NUMBER, offsetof(SelectorConfig, eta), 0.5, 0, false, 1e6, FOR_CONTEXTUAL},
+	{"intercept", SETTING_NUMBER, offsetof(SelectorConfig, intercept), 1.0, 0, false, 1e6, FOR_CONTEXTUAL},
+	{"normalize", SETTING_BOOLEAN, offsetof(SelectorConfig, normalize), 1, 0, false, 1, FOR_CONTEXTUAL},
+	{"cap", SETTING_INTEGER, offsetof(SelectorConfig, cap), 2000, 1, false, 10000, FOR_HISTORY},
+	{"bandwidth", SETTING_NUMBER, offsetof(SelectorConfig, bandwidth), 1.0, 0, true, 1e6, FOR_BANDWIDTH},
+	{"nu", SETTING_NUMBER, offsetof(SelectorConfig, nu), 1.5, 0.5, false, 2.5, FOR_MATERN},
+	{"features", SETTING_INTEGER, offsetof(SelectorConfig, features), 200, 1, false, 8192, FOR_RFF},
+	{"qbar", SETTING_NUMBER, offsetof(SelectorConfig, qbar), 2.0, 0, true, 1e6, FOR_BKB},
+	{"adaptive_beta", SETTING_BOOLEAN, offsetof(SelectorConfig, adaptive_beta), 0, 0, false, 1, FOR_BKB},
+	{"noise", SETTING_NUMBER, offsetof(SelectorConfig, noise), 0.1, 0, true, 1e6, FOR_BKB},
+	{"delta", SETTING_NUMBER, offsetof(SelectorConfig, delta), 0.05, 0, true, 1, FOR_BKB},
+	{"rkhs_bound", SETTING_NUMBER, offsetof(SelectorConfig, rkhs_bound), 1.0, 0, false, 1e6, FOR_BKB},
 	{"gamma", SETTING_NUMBER, offsetof(SelectorConfig, gamma), 1.0, 0, true, 1e6, FOR_POLY},
 	{"degree", SETTING_INTEGER, offsetof(SelectorConfig, degree), 3, 1, false, 10, FOR_POLY},
 	{"offset", SETTING_NUMBER, offsetof(SelectorConfig, offset), 1.0, 0, false, 1e6, FOR_POLY},
@@ -62,8 +75,10 @@ static const SettingDef setting_defs[] = {
 
 #define N_SETTINGS lengthof(setting_defs)
 
-static const char *const policy_names[POLICY_COUNT] = {"pak_ucb", "lin_ucb", "greedy", "random"};
-static const char *const kernel_names[KERNEL_COUNT] = {"none", "rbf", "poly", "linear"};
+static const char *const policy_names[POLICY_COUNT] = {"pak_ucb", "lin_ucb", "greedy", "random",
+"rff_ucb", "bkb"};
+static const char *const kernel_names[KERNEL_COUNT] = {"none", "rbf", "poly", "linear", "laplacian",
+"matern"};
 
 PolicyKind
 policy_from_name(const char *name)
@@ -74,7 +89,7 @@ policy_from_name(const char *name)
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("unknown policy \"%s\"", name),
-			 errhint("Valid policies are pak_ucb, lin_ucb, greedy and random.")));
+			 errhint("Valid policies are pak_ucb, rff_ucb, bkb, lin_ucb, greedy and random.")));
 	pg_unreachable();
 }
 
@@ -87,31 +102,41 @@ policy_name(PolicyKind policy)
 bool
 policy_uses_context(PolicyKind policy)
 {
-	return policy == POLICY_PAK_UCB || policy == POLICY_LIN_UCB;
+	return policy == POLICY_PAK_UCB || policy == POLICY_LIN_UCB ||
+		policy == POLICY_RFF_UCB || policy == POLICY_BKB;
 }
 
-/* NULL name means the policy's default kernel. */
+/*
+ * NULL name means the policy's default kernel (rbf).  rff_ucb needs a
+ * shift-invariant kernel with a known spectral density.
+ */
 KernelKind
 kernel_from_name(PolicyKind policy, const char *name)
 {
-	if (policy != POLICY_PAK_UCB)
+	bool		kernelised = policy == POLICY_PAK_UCB || policy == POLICY_BKB ||
+		policy == POLICY_RFF_UCB;
+	const char *valid = policy == POLICY_RFF_UCB ? "rbf, laplacian and matern"
+		: "rbf, poly, linear, laplacian and matern";
+
+	if (!kernelised)
 	{
 		if (name != NULL)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("policy %s does not take a kernel", policy_names[policy]),
-					 errhint("Pass kernel => NULL; only pak_ucb is kernelised.")));
+					 errhint("Pass kernel => NULL; only pak_ucb, rff_ucb and bkb are kernelised.")));
 		return KERNEL_NONE;
 	}
 	if (name == NULL)
 		return KERNEL_RBF;
 	for (int i = KERNEL_RBF; i < KERNEL_COUNT; i++)
-		if (strcmp(name, kernel_names[i]) == 0)
+		if (strcmp(name, kernel_names[i]) == 0 &&
+			!(policy == POLICY_RFF_UCB && (i == KERNEL_POLY || i == KERNEL_LINEAR)))
 			return (KernelKind) i;
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("unknown kernel \"%s\"", name),
-			 errhint("Valid kernels are rbf, poly and linear.")));
+			 errmsg("unknown kernel \"%s\" for policy %s", name, policy_names[policy]),
+			 errhint("Valid kernels are %s.", valid)));
 	pg_unreachable();
 }
 
@@ -128,14 +153,21 @@ setting_applies(const SettingDef *def, const SelectorConfig *cfg)
 	{
 		case FOR_ALL:
 			return true;
-		case FOR_REGRESSION:
+		case FOR_CONTEXTUAL:
 			return policy_uses_context(cfg->policy);
-		case FOR_PAK:
-			return cfg->policy == POLICY_PAK_UCB;
-		case FOR_RBF:
-			return cfg->kernel == KERNEL_RBF;
+		case FOR_HISTORY:
+			return cfg->policy == POLICY_PAK_UCB || cfg->policy == POLICY_BKB;
+		case FOR_BANDWIDTH:
+			return cfg->kernel == KERNEL_RBF || cfg->kernel == KERNEL_LAPLACIAN ||
+				cfg->kernel == KERNEL_MATERN;
 		case FOR_POLY:
 			return cfg->kernel == KERNEL_POLY;
+		case FOR_MATERN:
+			return cfg->kernel == KERNEL_MATERN;
+		case FOR_RFF:
+			return cfg->policy == POLICY_RFF_UCB;
+		case FOR_BKB:
+			return cfg->policy == POLICY_BKB;
 	}
 	return false;
 }
@@ -273,6 +305,8 @@ settings_resolve(SelectorConfig *cfg, Jsonb *settings)
 	}
 	if (!(cfg->reward_min < cfg->reward_max))
 		settings_error(cfg, "reward_max", "must be greater than reward_min");
+	if (cfg->kernel == KERNEL_MATERN && cfg->nu != 0.5 && cfg->nu != 1.5 && cfg->nu != 2.5)
+		settings_error(cfg, "nu", "must be 0.5, 1.5 or 2.5");
 }
 
 /* The resolved settings (every applicable key) as jsonb, for the catalog. */

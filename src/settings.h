@@ -13,6 +13,8 @@ typedef enum PolicyKind
 	POLICY_LIN_UCB,
 	POLICY_GREEDY,
 	POLICY_RANDOM,
+	POLICY_RFF_UCB,
+	POLICY_BKB,
 	POLICY_COUNT
 } PolicyKind;
 
@@ -22,6 +24,8 @@ typedef enum KernelKind
 	KERNEL_RBF,
 	KERNEL_POLY,
 	KERNEL_LINEAR,
+	KERNEL_LAPLACIAN,
+	KERNEL_MATERN,
 	KERNEL_COUNT
 } KernelKind;
 
@@ -44,6 +48,13 @@ typedef struct SelectorConfig
 	bool		normalize;
 	double		reward_min;
 	double		reward_max;
+	double		nu;				/* matern smoothness: 0.5, 1.5 or 2.5 */
+	int32		features;		/* rff_ucb: frequencies D (2D features) */
+	double		qbar;			/* bkb: oversampling of the dictionary */
+	bool		adaptive_beta;	/* bkb: width multiplier from spec/003 §2.4 */
+	double		noise;			/* bkb: noise scale xi for adaptive beta */
+	double		delta;			/* bkb: confidence for adaptive beta */
+	double		rkhs_bound;		/* bkb: F >= |f|_H for adaptive beta */
 } SelectorConfig;
 
 extern PolicyKind policy_from_name(const char *name);

@@ -20,6 +20,10 @@ policy_ops(PolicyKind policy)
 		case POLICY_GREEDY:
 		case POLICY_RANDOM:
 			return &mean_ops;
+		case POLICY_RFF_UCB:
+			return &rff_ucb_ops;
+		case POLICY_BKB:
+			return &bkb_ops;
 		default:
 			elog(ERROR, "unknown policy %d", (int) policy);
 	}

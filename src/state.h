@@ -58,11 +58,15 @@ typedef struct PolicyOps
 	ArmModel   *(*decode) (const SelectorConfig *cfg, const StateHeader *st);
 	void		(*score) (const SelectorConfig *cfg, const ArmModel *model,
 						  const double *x, double *mean, double *width);
+	/* Width multiplier of ucb = mean + multiplier·width; NULL: cfg->eta. */
+	double		(*multiplier) (const SelectorConfig *cfg, const ArmModel *model);
 } PolicyOps;
 
 extern const PolicyOps pak_ucb_ops;
 extern const PolicyOps lin_ucb_ops;
 extern const PolicyOps mean_ops;
+extern const PolicyOps rff_ucb_ops;
+extern const PolicyOps bkb_ops;
 
 extern const PolicyOps *policy_ops(PolicyKind policy);
 extern StateHeader *state_alloc(const SelectorConfig *cfg, int32 n, Size body_doubles);

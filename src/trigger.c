@@ -1,12 +1,8 @@
 /*
- * trigger.c — the reward log and the learned state.
- *
- * rewards_resolve (BEFORE INSERT) completes and validates a reward row:
- * either it references a decision (selector, arm and context come from it) or
- * it names selector, arm and context.  rewards_apply (AFTER INSERT) folds the
- * reward into its arm's state under the arm_state row lock, so concurrent
- * rewards on one arm serialise and none is lost; a rolled back insert rolls
- * back its state change with it.
+ * trigger.c — rewards_resolve (BEFORE INSERT, per row) completes and
+ * validates a reward row: either it references a decision (selector, arm and
+ * context come from it) or it names selector, arm and context.  Learning
+ * from the rows is apply.c's job.
  */
 #include "postgres.h"
 
@@ -25,7 +21,6 @@
 #include "context.h"
 
 PG_FUNCTION_INFO_V1(model_select_rewards_resolve);
-PG_FUNCTION_INFO_V1(model_select_rewards_apply);
 
 /* Columns of model_select.rewards that the triggers read or fill. */
 typedef struct RewardColumns
@@ -57,15 +52,13 @@ reward_columns(TupleDesc desc, RewardColumns *c)
 }
 
 static TriggerData *
-trigger_data(FunctionCallInfo fcinfo, bool before)
+trigger_data(FunctionCallInfo fcinfo)
 {
 	TriggerData *td = (TriggerData *) fcinfo->context;
 
 	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BY_INSERT(td->tg_event) ||
-		!TRIGGER_FIRED_FOR_ROW(td->tg_event) ||
-		(before ? !TRIGGER_FIRED_BEFORE(td->tg_event) : !TRIGGER_FIRED_AFTER(td->tg_event)))
-		elog(ERROR, "model_select reward triggers must fire %s INSERT FOR EACH ROW",
-			 before ? "BEFORE" : "AFTER");
+		!TRIGGER_FIRED_FOR_ROW(td->tg_event) || !TRIGGER_FIRED_BEFORE(td->tg_event))
+		elog(ERROR, "model_select._rewards_resolve must fire BEFORE INSERT FOR EACH ROW");
 	return td;
 }
 
@@ -180,7 +173,7 @@ check_value(const SelectorConfig *cfg, const char *what, double value, double lo
 Datum
 model_select_rewards_resolve(PG_FUNCTION_ARGS)
 {
-	TriggerData *td = trigger_data(fcinfo, true);
+	TriggerData *td = trigger_data(fcinfo);
 	HeapTuple	tuple = td->tg_trigtuple;
 	TupleDesc	desc = RelationGetDescr(td->tg_relation);
 	RewardColumns c;
@@ -266,79 +259,4 @@ model_select_rewards_resolve(PG_FUNCTION_ARGS)
 	result = SPI_copytuple(result);
 	SPI_finish();
 	return PointerGetDatum(result);
-}
-
-Datum
-model_select_rewards_apply(PG_FUNCTION_ARGS)
-{
-	static SPIPlanPtr lock_plan = NULL;
-	static SPIPlanPtr update_plan = NULL;
-	static SPIPlanPtr create_plan = NULL;
-	Oid			create_types[2] = {INT4OID, INT4OID};
-	TriggerData *td = trigger_data(fcinfo, false);
-	HeapTuple	tuple = td->tg_trigtuple;
-	TupleDesc	desc = RelationGetDescr(td->tg_relation);
-	RewardColumns c;
-	SelectorConfig cfg;
-	bool		isnull,
-				cost_null,
-				state_null;
-	int32		arm_id;
-	double		reward;
-	Datum		cost;
-	double	   *x;
-	StateHeader *old = NULL;
-	StateHeader *st;
-	Oid			lock_types[1] = {INT4OID};
-	Oid			update_types[4] = {INT4OID, BYTEAOID, FLOAT8OID, FLOAT8OID};
-	Datum		args[4];
-	char		arg_nulls[4] = {' ', ' ', ' ', ' '};
-	Datum		state;
-
-	reward_columns(desc, &c);
-	arm_id = DatumGetInt32(SPI_getbinval(tuple, desc, c.arm_id, &isnull));
-	reward = DatumGetFloat8(SPI_getbinval(tuple, desc, c.reward, &isnull));
-	cost = SPI_getbinval(tuple, desc, c.cost, &cost_null);
-
-	SPI_connect();
-	config_load(DatumGetInt32(SPI_getbinval(tuple, desc, c.selector_id, &isnull)), &cfg);
-	x = context_from_array(DatumGetArrayTypeP(SPI_getbinval(tuple, desc, c.context, &isnull)), cfg.dim);
-	context_prepare(&cfg, x);
-
-	args[0] = Int32GetDatum(arm_id);
-	args[1] = Int32GetDatum(cfg.selector_id);
-	if (SPI_execute_plan(spi_plan(&lock_plan,
-								  "SELECT state FROM model_select.arm_state WHERE arm_id = $1 FOR UPDATE",
-								  1, lock_types), args, NULL, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not lock the state of arm %d", arm_id);
-	if (SPI_processed == 0)
-	{
-		/* after a pg_dump restore arm_state is empty: learn again from the log */
-		if (SPI_execute_plan(spi_plan(&create_plan,
-									  "INSERT INTO model_select.arm_state(arm_id, selector_id) VALUES ($1, $2)"
-									  " ON CONFLICT (arm_id) DO NOTHING",
-									  2, create_types), args, NULL, false, 0) != SPI_OK_INSERT ||
-			SPI_execute_plan(lock_plan, args, NULL, false, 1) != SPI_OK_SELECT ||
-			SPI_processed != 1)
-			elog(ERROR, "could not create the state row of arm %d", arm_id);
-	}
-	state = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &state_null);
-	if (!state_null)
-		old = state_check(&cfg, (bytea *) PG_DETOAST_DATUM_COPY(state));
-	st = policy_ops(cfg.policy)->append(&cfg, old, x, reward);
-
-	args[1] = PointerGetDatum(st);
-	args[2] = Float8GetDatum(reward);
-	args[3] = cost;
-	arg_nulls[3] = cost_null ? 'n' : ' ';
-	if (SPI_execute_plan(spi_plan(&update_plan,
-								  "UPDATE model_select.arm_state SET state = $2, n = n + 1,"
-								  " version = version + 1, reward_sum = reward_sum + $3,"
-								  " cost_sum = cost_sum + coalesce($4, 0),"
-								  " cost_n = cost_n + ($4 IS NOT NULL)::int, updated_at = now()"
-								  " WHERE arm_id = $1",
-								  4, update_types), args, arg_nulls, false, 1) != SPI_OK_UPDATE)
-		elog(ERROR, "could not update the state of arm %d", arm_id);
-	SPI_finish();
-	return PointerGetDatum(NULL);
 }

@@ -319,7 +319,7 @@ SELECT * FROM pg_temp.bad($$INSERT INTO model_select.rewards(selector, arm, cont
                           '54000', 'reward insert: 4th reward with cap 3');
 SELECT is((SELECT array[n, version] FROM model_select.arm_state JOIN model_select.arms USING (arm_id)
             WHERE arms.selector_id = (SELECT selector_id FROM model_select.selectors WHERE name = 'b_cap')),
-          array[3, 3]::bigint[], 'cap: arm_state still has n = 3, version 3');
+          array[3, 1]::bigint[], 'cap: arm_state still has n = 3, version 1 (one INSERT of 3 rows)');
 SELECT is((SELECT n FROM model_select.scores('b_cap', ARRAY[1, 1, 1]::float8[])), 3::bigint, 'cap: scores() still shows n = 3');
 -- ------------------------------------------------------- append-only log
 SELECT * FROM pg_temp.bad($$UPDATE model_select.rewards SET reward = 'NaN'$$,
