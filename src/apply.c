@@ -87,10 +87,48 @@ write_arm_state(const ArmBatch *b, StateHeader *st)
 		elog(ERROR, "could not update the state of arm %d", b->arm_id);
 }
 
+static void
+batch_add(ArmBatch *b, double reward, bool cost_null, Datum cost)
+{
+	b->n++;
+	b->reward_sum += reward;
+	if (!cost_null)
+	{
+		b->cost_sum += DatumGetFloat8(cost);
+		b->cost_n++;
+	}
+}
+
+/* State from scratch for rows [first, last) of one arm (see rebuild.c). */
+static StateHeader *
+build_arm(SPITupleTable *tt, uint64 first, uint64 last, const SelectorConfig *cfg, ArmBatch *b)
+{
+	int			n = (int) (last - first);
+	double	   *X = palloc(sizeof(double) * (Size) n * cfg->dim);
+	double	   *r = palloc(sizeof(double) * n);
+
+	for (int i = 0; i < n; i++)
+	{
+		HeapTuple	row = tt->vals[first + i];
+		bool		isnull,
+					cost_null;
+		Datum		cost = SPI_getbinval(row, tt->tupdesc, 5, &cost_null);
+		double	   *x = context_from_array(DatumGetArrayTypeP(SPI_getbinval(row, tt->tupdesc, 3, &isnull)),
+										   cfg->dim);
+
+		context_prepare(cfg, x);
+		memcpy(X + (Size) i * cfg->dim, x, sizeof(double) * cfg->dim);
+		r[i] = DatumGetFloat8(SPI_getbinval(row, tt->tupdesc, 4, &isnull));
+		batch_add(b, r[i], cost_null, cost);
+	}
+	return policy_ops(cfg->policy)->build(cfg, n, X, r);
+}
+
 /*
  * Fold rows [first, last) of the transition query (one arm, log order) into
- * that arm's state.  Each appended state replaces the previous one in a
- * short-lived context, so memory stays at about two states.
+ * that arm's state.  Each append runs in a fresh context that replaces the
+ * previous state's context unless the state was updated in place, so memory
+ * stays at about two states.
  */
 static void
 apply_arm(SPITupleTable *tt, uint64 first, uint64 last, SelectorConfig *cfg)
@@ -109,7 +147,18 @@ apply_arm(SPITupleTable *tt, uint64 first, uint64 last, SelectorConfig *cfg)
 	if (cfg->selector_id != selector_id)
 		config_load(selector_id, cfg);
 	ops = policy_ops(cfg->policy);
+	old = MemoryContextSwitchTo(work);
 	st = lock_arm_state(cfg, b.arm_id);
+	if ((st == NULL || st->n == 0) && last - first > 1)
+	{
+		/* an empty arm learns a whole batch at once, from scratch */
+		st = build_arm(tt, first, last, cfg, &b);
+		MemoryContextSwitchTo(old);
+		write_arm_state(&b, st);
+		MemoryContextDelete(work);
+		return;
+	}
+	MemoryContextSwitchTo(old);
 
 	for (uint64 i = first; i < last; i++)
 	{
@@ -118,24 +167,24 @@ apply_arm(SPITupleTable *tt, uint64 first, uint64 last, SelectorConfig *cfg)
 		bool		cost_null;
 		Datum		cost = SPI_getbinval(row, desc, 5, &cost_null);
 		double	   *x;
+		StateHeader *appended;
 		MemoryContext next = AllocSetContextCreate(CurrentMemoryContext, "model_select apply",
 												   ALLOCSET_DEFAULT_SIZES);
 
 		old = MemoryContextSwitchTo(next);
 		x = context_from_array(DatumGetArrayTypeP(SPI_getbinval(row, desc, 3, &isnull)), cfg->dim);
 		context_prepare(cfg, x);
-		st = ops->append(cfg, st, x, reward);
+		appended = ops->append(cfg, st, x, reward);
 		MemoryContextSwitchTo(old);
-		MemoryContextDelete(work);
-		work = next;
-
-		b.n++;
-		b.reward_sum += reward;
-		if (!cost_null)
+		if (appended == st)
+			MemoryContextDelete(next);	/* updated in place: st stays in work */
+		else
 		{
-			b.cost_sum += DatumGetFloat8(cost);
-			b.cost_n++;
+			MemoryContextDelete(work);
+			work = next;
 		}
+		st = appended;
+		batch_add(&b, reward, cost_null, cost);
 	}
 	write_arm_state(&b, st);
 	MemoryContextDelete(work);

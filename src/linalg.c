@@ -74,27 +74,36 @@ chol_append_row(int n, double *lp, const double *b, double c, double floor)
 }
 
 /*
- * L Lᵀ + x xᵀ = L' L'ᵀ in O(n²) by Givens-style rotations; x is destroyed.
+ * L Lᵀ + x xᵀ = L' L'ᵀ in O(n²) by Givens rotations; x is destroyed.
+ * Row-oriented: row i applies the rotations of columns 0..i-1 (fixed when
+ * their diagonals were reached) in order, so the packed rows are read
+ * contiguously.
  */
 void
 chol_rank1_update(int n, double *lp, double *x)
 {
-	for (int k = 0; k < n; k++)
+	double	   *cs = palloc(sizeof(double) * 2 * Max(n, 1));
+
+	for (int i = 0; i < n; i++)
 	{
-		double	   *lkk = &lp[PACKED_ROW(k) + k];
-		double		r = hypot(*lkk, x[k]);
-		double		c = r / *lkk;
-		double		s = x[k] / *lkk;
+		double	   *row = lp + PACKED_ROW(i);
+		double		xi = x[i];
+		double		r;
 
-		*lkk = r;
-		for (int i = k + 1; i < n; i++)
+		for (int k = 0; k < i; k++)
 		{
-			double	   *lik = &lp[PACKED_ROW(i) + k];
+			double		c = cs[2 * k],
+						s = cs[2 * k + 1];
 
-			*lik = (*lik + s * x[i]) / c;
-			x[i] = c * x[i] - s * *lik;
+			row[k] = (row[k] + s * xi) / c;
+			xi = c * xi - s * row[k];
 		}
+		r = hypot(row[i], xi);
+		cs[2 * i] = r / row[i];
+		cs[2 * i + 1] = xi / row[i];
+		row[i] = r;
 	}
+	pfree(cs);
 }
 
 /* x <- L⁻¹ x */

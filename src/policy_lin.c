@@ -87,13 +87,8 @@ lin_append(const SelectorConfig *cfg, const StateHeader *old, const double *x, d
 	double	   *z = palloc(sizeof(double) * p);
 	double	   *b;
 
-	if (old == NULL)
-		st = lin_build(cfg, 0, NULL, NULL);
-	else
-	{
-		st = (StateHeader *) palloc(VARSIZE(old));
-		memcpy(st, old, VARSIZE(old));
-	}
+	/* the state's size does not depend on n: update in place */
+	st = old != NULL ? (StateHeader *) old : lin_build(cfg, 0, NULL, NULL);
 	st->n++;
 	features(cfg, x, z);
 	b = lin_rhs(st, p);

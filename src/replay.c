@@ -256,26 +256,44 @@ replay_selector(FunctionCallInfo fcinfo, const ReplayData *data)
 	return sel;
 }
 
-/* Feed utility u of context raw_x to arm a: new state, new decoded model. */
+/*
+ * Feed utility u of context raw_x to arm a: new state (in place, or in a
+ * fresh context that replaces the old state's), new decoded model.
+ */
 static void
-replay_learn(Selector *sel, StateHeader **states, MemoryContext *arm_cxt,
-			 int a, const double *raw_x, double u)
+replay_learn(Selector *sel, StateHeader **states, MemoryContext *state_cxt,
+			 MemoryContext *model_cxt, int a, const double *raw_x, double u)
 {
-	MemoryContext fresh = AllocSetContextCreate(CurrentMemoryContext, "replay arm",
+	MemoryContext fresh = AllocSetContextCreate(CurrentMemoryContext, "replay arm state",
 												ALLOCSET_DEFAULT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(fresh);
 	const PolicyOps *ops = policy_ops(sel->cfg.policy);
 	double	   *x = palloc(sizeof(double) * sel->cfg.dim);
+	StateHeader *appended;
 
 	memcpy(x, raw_x, sizeof(double) * sel->cfg.dim);
 	context_prepare(&sel->cfg, x);
-	states[a] = ops->append(&sel->cfg, states[a], x, u);
+	appended = ops->append(&sel->cfg, states[a], x, u);
+	MemoryContextSwitchTo(old);
+	if (appended == states[a])
+		MemoryContextDelete(fresh);
+	else
+	{
+		if (state_cxt[a] != NULL)
+			MemoryContextDelete(state_cxt[a]);
+		state_cxt[a] = fresh;
+	}
+	states[a] = appended;
+
+	if (model_cxt[a] == NULL)
+		model_cxt[a] = AllocSetContextCreate(CurrentMemoryContext, "replay arm model",
+											 ALLOCSET_DEFAULT_SIZES);
+	else
+		MemoryContextReset(model_cxt[a]);
+	MemoryContextSwitchTo(model_cxt[a]);
 	sel->arms[a].model = ops->decode(&sel->cfg, states[a]);
 	sel->arms[a].n++;
 	MemoryContextSwitchTo(old);
-	if (arm_cxt[a] != NULL)
-		MemoryContextDelete(arm_cxt[a]);
-	arm_cxt[a] = fresh;
 }
 
 static void
@@ -317,7 +335,8 @@ model_select_replay(PG_FUNCTION_ARGS)
 	int		   *order;
 	Prng		rng;
 	StateHeader **states;
-	MemoryContext *arm_cxt;
+	MemoryContext *state_cxt,
+			   *model_cxt;
 	ArmScore   *scores;
 	ReplayTotals tot = {0};
 	ReplayTotals *checkpoints;
@@ -355,7 +374,8 @@ model_select_replay(PG_FUNCTION_ARGS)
 	order = palloc(sizeof(int) * data.nrows);
 	prng_seed(&rng, mix64(sel->cfg.seed ^ UINT64_C(0x7265706c6179)));
 	states = palloc0(sizeof(StateHeader *) * data.narms);
-	arm_cxt = palloc0(sizeof(MemoryContext) * data.narms);
+	state_cxt = palloc0(sizeof(MemoryContext) * data.narms);
+	model_cxt = palloc0(sizeof(MemoryContext) * data.narms);
 	scores = palloc(sizeof(ArmScore) * data.narms);
 	tot.arm_utility = palloc0(sizeof(double) * data.narms);
 	tot.picks = palloc0(sizeof(int64) * data.narms);
@@ -413,7 +433,7 @@ model_select_replay(PG_FUNCTION_ARGS)
 		tot.window_optimal += judged >= best;
 		tot.window_rounds++;
 		tot.picks[chosen]++;
-		replay_learn(sel, states, arm_cxt, chosen, x, u);
+		replay_learn(sel, states, state_cxt, model_cxt, chosen, x, u);
 
 		if (tot.round % every == 0 || tot.round == rounds)
 		{

@@ -51,7 +51,11 @@ typedef struct PolicyOps
 {
 	/* State from scratch for n rewards (rows of X already prepared). */
 	StateHeader *(*build) (const SelectorConfig *cfg, int n, const double *X, const double *r);
-	/* New state = old state (NULL: empty) plus one reward; O(state size). */
+	/*
+	 * State with one more reward: old (NULL: empty) plus (x, r).  May update
+	 * old in place and return it (fixed-size states), or return a new state
+	 * allocated in the current memory context (old is then garbage).
+	 */
 	StateHeader *(*append) (const SelectorConfig *cfg, const StateHeader *old,
 							const double *x, double r);
 	/* Decode for scoring, in the current memory context; may precompute. */

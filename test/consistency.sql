@@ -180,15 +180,21 @@ SELECT pg_temp.stats_match(s, s || ': arm_stats still matches the reward log aft
 -- contexts near the data (spread 1.5e-3, where the model is most sensitive).
 SELECT isnt(model_select.create_selector('c_stress', 8, ARRAY['a1', 'a2'], 'pak_ucb', 'rbf',
                                          '{"alpha": 1e-3}', 17), NULL, 'c_stress: create_selector (alpha 1e-3)');
-SELECT lives_ok($$
+-- Two statements: the first reward makes the arm non-empty, so the other 299
+-- are folded in one by one (an empty arm would learn a batch from scratch).
+CREATE TEMP TABLE stress_feed AS
   WITH g AS (SELECT round, context, reward[1] AS reward
                FROM model_select.synthetic_clusters(300, 8, 3, 1, 18)),
        x0 AS (SELECT context AS c0 FROM g WHERE round = 1)
-  INSERT INTO model_select.rewards(selector, arm, context, reward)
-  SELECT 'c_stress', 'a1',
-         (SELECT array_agg(c0[i] + 1e-3 * (g.context[i] - c0[i]) ORDER BY i) FROM generate_subscripts(c0, 1) i),
+  SELECT g.round,
+         (SELECT array_agg(c0[i] + 1e-3 * (g.context[i] - c0[i]) ORDER BY i) FROM generate_subscripts(c0, 1) i) AS context,
          g.reward
-    FROM g, x0 ORDER BY g.round
+    FROM g, x0;
+SELECT lives_ok($$
+  INSERT INTO model_select.rewards(selector, arm, context, reward)
+  SELECT 'c_stress', 'a1', context, reward FROM stress_feed WHERE round = 1;
+  INSERT INTO model_select.rewards(selector, arm, context, reward)
+  SELECT 'c_stress', 'a1', context, reward FROM stress_feed WHERE round > 1 ORDER BY round
 $$, 'c_stress: 300 rewards on arm a1 with near-duplicate contexts');
 SELECT is((SELECT n FROM model_select.arm_stats WHERE selector = 'c_stress' AND arm = 'a1'), 300::bigint,
           'c_stress: arm a1 has n = 300');
