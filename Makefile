@@ -69,7 +69,7 @@ endif
 # `make -n test` from actually running the test suite.)
 MS_MAKE = $(MAKE)
 
-.PHONY: test demo ms-setup bench-perf
+.PHONY: test demo ms-setup bench-perf bench-scale
 ms-setup:
 	scripts/ensure-deps.sh
 	$(MAKE) PG_CONFIG=$(PG_CONFIG)
@@ -87,3 +87,6 @@ demo:
 # baseline measured in the same session (see bench/README.md).
 bench-perf: ms-setup
 	bench/perf.sh
+
+bench-scale: ms-setup
+	bench/scale.sh
