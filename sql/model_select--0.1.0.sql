@@ -210,6 +210,11 @@ CREATE FUNCTION model_select.scores(selector text, context real[])
 CREATE FUNCTION model_select.rebuild_state(selector text) RETURNS bigint
     AS 'MODULE_PATHNAME', 'model_select_rebuild_state' LANGUAGE C VOLATILE STRICT;
 
+-- bkb: resample every arm's dictionary now (spec/003.md §2.3); returns the
+-- number of arms resampled.  55000 unless the selector's policy is bkb.
+CREATE FUNCTION model_select.resample(selector text) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'model_select_resample' LANGUAGE C VOLATILE STRICT;
+
 -- Offline evaluation: the online loop over (context, rewards[, costs]) rows
 -- of a query, in memory; no selector or table is touched.
 CREATE FUNCTION model_select.replay(

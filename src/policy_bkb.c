@@ -26,13 +26,14 @@
  * (selector seed, n, the arm's first context), so live, replay and
  * rebuild_state() agree; build() is n appends.  model_select.resample()
  * (bkb_resample) forces a resample under the current model with another
- * salt; rebuild_state() replays the schedule only, so it does not reproduce
- * forced resamples.
+ * salt (so it is a deterministic function of the state); rebuild_state()
+ * replays the schedule only, so it does not reproduce forced resamples.
  *
  * Deviations from the design notes, and why:
  * - No stored σ̃² per point: σ̃² of every point is recomputed under the current
- *   model at each resample (§2.3 asks for σ̃_t, not stale values; stale ones
- *   only over-estimate, so m would grow).
+ *   model at each resample (§2.3 asks for σ̃_t, not stale values; with S
+ *   fixed σ̃² only decreases as data arrive, so stale values inflate m).  The
+ *   cost is the O(n·m²) pass §5.4 step 4 would spend after the resample.
  * - No jitter on K'_SS: L_S is built point by point and a candidate whose
  *   Schur complement is below BKB_DEPENDENT·k'(x,x) is dropped, as it lies
  *   numerically in the span of the earlier ones (duplicate contexts, §2.3
@@ -48,8 +49,10 @@
  *   L_S[m(m+1)/2]           Cholesky factor of K'_SS, packed by rows
  *   R[m(m+1)/2]             Cholesky factor of V, packed by rows
  *   b[m]                    Zᵀy
- * so octet_length(state) = 24 + 8·(1 + n·(dim + 1) + m² + 3m): O(n·dim + m²),
- * linear in n (capped by `cap`), quadratic only in m.
+ * so VARSIZE = 24 + 8·(1 + n·(dim + 1) + m² + 3m), i.e. octet_length(state)
+ * (= VARSIZE − 4) = 20 + 8·(1 + n·(dim + 1) + m² + 3m), and conversely
+ * m = (sqrt(9 + 4·((octet_length − 20)/8 − 1 − n·(dim + 1))) − 3)/2.
+ * O(n·dim + m²): linear in n (capped by `cap`), quadratic only in m.
  */
 #include "postgres.h"
 
