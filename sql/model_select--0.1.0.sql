@@ -155,13 +155,35 @@ BEGIN
         RAISE EXCEPTION 'selector "%" already exists', name USING ERRCODE = '42710';
     END IF;
     INSERT INTO model_select.selectors(name, dim, policy, kernel, settings, seed)
-    VALUES (name, dim, policy, CASE WHEN policy = 'pak_ucb' THEN coalesce(kernel, 'rbf') ELSE kernel END,
+    VALUES (name, dim, policy,
+            CASE WHEN policy IN ('pak_ucb', 'rff_ucb', 'bkb') THEN coalesce(kernel, 'rbf') ELSE kernel END,
             model_select.resolve_settings(policy, kernel, coalesce(settings, '{}')), seed)
     RETURNING selector_id INTO sid;
     FOREACH arm IN ARRAY arms LOOP
         PERFORM model_select.add_arm(name, arm);
     END LOOP;
     RETURN sid;
+END $$;
+
+-- Change settings after creation: merged into the current ones, validated,
+-- and every arm's state re-derived from the reward log (e.g. a new
+-- cost_weight, alpha or bandwidth).  Returns the rewards re-applied.
+CREATE FUNCTION model_select.alter_selector(name text, settings jsonb) RETURNS bigint
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    s model_select.selectors;
+BEGIN
+    IF settings IS NULL THEN
+        RAISE EXCEPTION 'settings must not be NULL' USING ERRCODE = '22004';
+    END IF;
+    SELECT * INTO s FROM model_select.selectors sel WHERE sel.name = alter_selector.name FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'selector "%" does not exist', name USING ERRCODE = '42704';
+    END IF;
+    UPDATE model_select.selectors sel
+       SET settings = model_select.resolve_settings(s.policy, s.kernel, s.settings || alter_selector.settings)
+     WHERE sel.selector_id = s.selector_id;
+    RETURN model_select.rebuild_state(name);
 END $$;
 
 CREATE FUNCTION model_select.drop_selector(name text) RETURNS void

@@ -120,6 +120,7 @@ build_arm(SPITupleTable *tt, uint64 first, uint64 last, const SelectorConfig *cf
 		memcpy(X + (Size) i * cfg->dim, x, sizeof(double) * cfg->dim);
 		r[i] = DatumGetFloat8(SPI_getbinval(row, tt->tupdesc, 4, &isnull));
 		batch_add(b, r[i], cost_null, cost);
+		r[i] = learned_value(cfg, r[i], cost_null, cost_null ? 0 : DatumGetFloat8(cost));
 	}
 	return policy_ops(cfg->policy)->build(cfg, n, X, r);
 }
@@ -174,7 +175,8 @@ apply_arm(SPITupleTable *tt, uint64 first, uint64 last, SelectorConfig *cfg)
 		old = MemoryContextSwitchTo(next);
 		x = context_from_array(DatumGetArrayTypeP(SPI_getbinval(row, desc, 3, &isnull)), cfg->dim);
 		context_prepare(cfg, x);
-		appended = ops->append(cfg, st, x, reward);
+		appended = ops->append(cfg, st, x,
+							   learned_value(cfg, reward, cost_null, cost_null ? 0 : DatumGetFloat8(cost)));
 		MemoryContextSwitchTo(old);
 		if (appended == st)
 			MemoryContextDelete(next);	/* updated in place: st stays in work */

@@ -69,6 +69,7 @@ rebuild_arm(const SelectorConfig *cfg, int32 arm_id, ArmTotals *totals)
 			totals->cost_sum += DatumGetFloat8(cost);
 			totals->cost_n++;
 		}
+		r[i] = learned_value(cfg, r[i], isnull, isnull ? 0 : DatumGetFloat8(cost));
 	}
 	totals->n = n;
 	SPI_freetuptable(SPI_tuptable);

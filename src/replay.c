@@ -360,6 +360,9 @@ model_select_replay(PG_FUNCTION_ARGS)
 
 	replay_load(text_to_cstring(PG_GETARG_TEXT_PP(0)), &data);
 	sel = replay_selector(fcinfo, &data);
+	/* the cost weight of the settings, unless the argument gives one */
+	if (lambda == 0)
+		lambda = sel->cfg.cost_weight;
 	rounds = PG_ARGISNULL(6) ? (int) Min((int64) data.nrows * passes, INT_MAX) : PG_GETARG_INT32(6);
 	if (rounds < 1)
 		ereport(ERROR,

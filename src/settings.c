@@ -69,6 +69,7 @@ static const SettingDef setting_defs[] = {
 	{"gamma", SETTING_NUMBER, offsetof(SelectorConfig, gamma), 1.0, 0, true, 1e6, FOR_POLY},
 	{"degree", SETTING_INTEGER, offsetof(SelectorConfig, degree), 3, 1, false, 10, FOR_POLY},
 	{"offset", SETTING_NUMBER, offsetof(SelectorConfig, offset), 1.0, 0, false, 1e6, FOR_POLY},
+	{"cost_weight", SETTING_NUMBER, offsetof(SelectorConfig, cost_weight), 0.0, 0, false, 1e12, FOR_ALL},
 	{"reward_min", SETTING_NUMBER, offsetof(SelectorConfig, reward_min), 0.0, -1e15, false, 1e15, FOR_ALL},
 	{"reward_max", SETTING_NUMBER, offsetof(SelectorConfig, reward_max), 1.0, -1e15, false, 1e15, FOR_ALL},
 };

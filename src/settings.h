@@ -48,6 +48,7 @@ typedef struct SelectorConfig
 	bool		normalize;
 	double		reward_min;
 	double		reward_max;
+	double		cost_weight;	/* λ: arms learn utility = reward − λ·cost */
 	double		nu;				/* matern smoothness: 0.5, 1.5 or 2.5 */
 	int32		features;		/* rff_ucb: frequencies D (2D features) */
 	double		qbar;			/* bkb: oversampling of the dictionary */
@@ -64,5 +65,12 @@ extern const char *kernel_name(KernelKind kernel);
 extern void settings_resolve(SelectorConfig *cfg, Jsonb *settings);
 extern Jsonb *settings_to_jsonb(const SelectorConfig *cfg);
 extern bool policy_uses_context(PolicyKind policy);
+
+/* What an arm learns from a reward: its utility reward − λ·cost (no cost: 0). */
+static inline double
+learned_value(const SelectorConfig *cfg, double reward, bool cost_null, double cost)
+{
+	return cost_null ? reward : reward - cfg->cost_weight * cost;
+}
 
 #endif
