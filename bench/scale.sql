@@ -13,9 +13,9 @@ SELECT round AS id, context, reward[1] AS reward
   FROM model_select.synthetic_clusters(4100, 384, 2, 4, 5, 0.1);
 CREATE TEMP TABLE scale (policy text, n int, update_ms float8, scores_ms float8, state_bytes bigint);
 
-CREATE FUNCTION pg_temp.measure(pol text, settings jsonb, n int) RETURNS void LANGUAGE plpgsql AS $$
+CREATE FUNCTION pg_temp.measure(pol text, settings jsonb, target int) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
-    sel text := format('s_%s_%s', pol, n);
+    sel text := format('s_%s_%s', pol, target);
     t0 timestamptz;
     upd float8;
     sc float8;
@@ -24,9 +24,9 @@ DECLARE
 BEGIN
     PERFORM model_select.create_selector(sel, 384, ARRAY['a'], pol, NULL, settings, 1);
     INSERT INTO model_select.rewards(selector, arm, context, reward)
-    SELECT sel, 'a', context, reward FROM stream WHERE id <= n - 10 ORDER BY id;
+    SELECT sel, 'a', context, reward FROM stream WHERE id <= target - 10 ORDER BY id;
     t0 := clock_timestamp();
-    FOR r IN SELECT * FROM stream WHERE id > n - 10 AND id <= n ORDER BY id LOOP
+    FOR r IN SELECT * FROM stream WHERE id > target - 10 AND id <= target ORDER BY id LOOP
         INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES (sel, 'a', r.context, r.reward);
     END LOOP;
     upd := extract(epoch FROM clock_timestamp() - t0) * 1000 / 10;
@@ -37,7 +37,7 @@ BEGIN
         SELECT * INTO s FROM model_select.scores(sel, r.context);
     END LOOP;
     sc := extract(epoch FROM clock_timestamp() - t0) * 1000 / 20;
-    INSERT INTO scale SELECT pol, n, upd, sc, state_bytes FROM model_select.arm_stats WHERE selector = sel;
+    INSERT INTO scale SELECT pol, target, upd, sc, state_bytes FROM model_select.arm_stats WHERE selector = sel;
     PERFORM model_select.drop_selector(sel);
 END $$;
 
