@@ -249,6 +249,15 @@ CREATE FUNCTION model_select.replay(
                    opr_window float8, otb float8, picks bigint[])
     AS 'MODULE_PATHNAME', 'model_select_replay' LANGUAGE C VOLATILE;
 
+-- Pandora's box (spec/004.md §2.1): Weitzman reservation index, the sigma
+-- solving E[(V - sigma)^+] = cost, for V ~ 'bernoulli' {p[, high]},
+-- 'uniform' {a, b}, 'gaussian' {mean, sd}, 'empirical' {v1, ..., vn} or
+-- 'discrete' {v1, p1, ..., vn, pn} (see src/reservation.c).  Not STRICT:
+-- a NULL argument is an error (22004), bad input 22023.
+CREATE FUNCTION model_select.reservation_index(distribution text, params float8[], cost float8)
+    RETURNS float8
+    AS 'MODULE_PATHNAME', 'model_select_reservation_index' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
 -- This backend's cache of decoded arm models: entries, decodes, hits.
 CREATE FUNCTION model_select.cache_stats(OUT entries int, OUT decodes bigint, OUT hits bigint)
     AS 'MODULE_PATHNAME', 'model_select_cache_stats' LANGUAGE C VOLATILE;
