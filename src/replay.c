@@ -319,25 +319,81 @@ emit_checkpoint(ReturnSetInfo *rsinfo, const ReplayTotals *ck, int narms, int be
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
 
+/* The learner of a replay: the in-memory selector and each arm's state. */
+typedef struct ReplayLearner
+{
+	Selector   *sel;
+	StateHeader **states;
+	MemoryContext *state_cxt;
+	MemoryContext *model_cxt;
+	ArmScore   *scores;
+} ReplayLearner;
+
+static void
+replay_error(const char *message)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("%s", message)));
+}
+
+/* One round on one row: decide, account, learn the chosen arm's utility. */
+static void
+replay_round(ReplayLearner *learner, const ReplayData *data, int row, double lambda,
+			 ReplayTotals *tot)
+{
+	Selector   *sel = learner->sel;
+	const double *x = data->contexts + (Size) row * data->dim;
+	const double *r = data->rewards + (Size) row * data->narms;
+	const double *c = data->costs + (Size) row * data->narms;
+	const double *judge = data->expected ? data->expected + (Size) row * data->narms : r;
+	const bool *avail = data->available + (Size) row * data->narms;
+	double		best = -get_float8_infinity(),
+				u,
+				judged;
+	int			chosen;
+
+	for (int a = 0; a < data->narms; a++)
+		sel->arms[a].active = avail[a];
+	chosen = decide(sel, x, learner->scores);
+	for (int a = 0; a < data->narms; a++)
+	{
+		double		ua = judge[a] - lambda * c[a];
+
+		if (!avail[a])
+			continue;
+		tot->arm_utility[a] += ua;
+		best = Max(best, ua);
+	}
+	u = r[chosen] - lambda * c[chosen];
+	judged = judge[chosen] - lambda * c[chosen];
+	tot->round++;
+	tot->reward += r[chosen];
+	tot->cost += c[chosen];
+	tot->utility += u;
+	tot->judged += judged;
+	tot->oracle += best;
+	tot->optimal += judged >= best;
+	tot->window_optimal += judged >= best;
+	tot->window_rounds++;
+	tot->picks[chosen]++;
+	replay_learn(sel, learner->states, learner->state_cxt, learner->model_cxt, chosen, x, u);
+}
+
 Datum
 model_select_replay(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	ReplayData	data;
-	Selector   *sel;
+	ReplayLearner learner;
 	double		lambda;
 	int			passes,
 				rounds,
 				every,
 				nck = 0,
 				best_arm = 0;
-	bool		shuffled;
 	int		   *order;
 	Prng		rng;
-	StateHeader **states;
-	MemoryContext *state_cxt,
-			   *model_cxt;
-	ArmScore   *scores;
 	ReplayTotals tot = {0};
 	ReplayTotals *checkpoints;
 
@@ -348,96 +404,45 @@ model_select_replay(PG_FUNCTION_ARGS)
 					 errmsg("replay: only kernel, settings, rounds and checkpoint may be NULL")));
 	lambda = PG_GETARG_FLOAT8(5);
 	passes = PG_GETARG_INT32(7);
-	shuffled = PG_GETARG_BOOL(9);
 	if (!(lambda >= 0 && isfinite(lambda)))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("cost_weight must be finite and not negative")));
+		replay_error("cost_weight must be finite and not negative");
 	if (passes < 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("passes must be at least 1")));
+		replay_error("passes must be at least 1");
 
 	replay_load(text_to_cstring(PG_GETARG_TEXT_PP(0)), &data);
-	sel = replay_selector(fcinfo, &data);
+	learner.sel = replay_selector(fcinfo, &data);
 	/* the cost weight of the settings, unless the argument gives one */
 	if (lambda == 0)
-		lambda = sel->cfg.cost_weight;
+		lambda = learner.sel->cfg.cost_weight;
 	rounds = PG_ARGISNULL(6) ? (int) Min((int64) data.nrows * passes, INT_MAX) : PG_GETARG_INT32(6);
 	if (rounds < 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("rounds must be at least 1")));
+		replay_error("rounds must be at least 1");
 	every = PG_ARGISNULL(8) ? Max(rounds / 10, 1) : PG_GETARG_INT32(8);
 	if (every < 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("checkpoint must be at least 1")));
+		replay_error("checkpoint must be at least 1");
 
 	order = palloc(sizeof(int) * data.nrows);
-	prng_seed(&rng, mix64(sel->cfg.seed ^ UINT64_C(0x7265706c6179)));
-	states = palloc0(sizeof(StateHeader *) * data.narms);
-	state_cxt = palloc0(sizeof(MemoryContext) * data.narms);
-	model_cxt = palloc0(sizeof(MemoryContext) * data.narms);
-	scores = palloc(sizeof(ArmScore) * data.narms);
+	prng_seed(&rng, mix64(learner.sel->cfg.seed ^ UINT64_C(0x7265706c6179)));
+	learner.states = palloc0(sizeof(StateHeader *) * data.narms);
+	learner.state_cxt = palloc0(sizeof(MemoryContext) * data.narms);
+	learner.model_cxt = palloc0(sizeof(MemoryContext) * data.narms);
+	learner.scores = palloc(sizeof(ArmScore) * data.narms);
 	tot.arm_utility = palloc0(sizeof(double) * data.narms);
 	tot.picks = palloc0(sizeof(int64) * data.narms);
 	checkpoints = palloc(sizeof(ReplayTotals) * (rounds / every + 1));
 
 	for (int t = 0; t < rounds; t++)
 	{
-		int			row,
-					chosen;
-		const double *x,
-				   *r,
-				   *c,
-				   *judge;
-		const bool *avail;
-		double		best = -get_float8_infinity(),
-					u,
-					judged;
-
 		CHECK_FOR_INTERRUPTS();
 		if (t % data.nrows == 0)
 		{
+			/* a new pass: rows in query order, or reshuffled */
 			for (int i = 0; i < data.nrows; i++)
 				order[i] = i;
-			if (shuffled)
+			if (PG_GETARG_BOOL(9))
 				shuffle(order, data.nrows, &rng);
 		}
-		row = order[t % data.nrows];
-		x = data.contexts + (Size) row * data.dim;
-		r = data.rewards + (Size) row * data.narms;
-		c = data.costs + (Size) row * data.narms;
-		judge = data.expected ? data.expected + (Size) row * data.narms : r;
-
-		avail = data.available + (Size) row * data.narms;
-		for (int a = 0; a < data.narms; a++)
-			sel->arms[a].active = avail[a];
-		chosen = decide(sel, x, scores);
-		for (int a = 0; a < data.narms; a++)
-		{
-			double		ua = judge[a] - lambda * c[a];
-
-			if (!avail[a])
-				continue;
-			tot.arm_utility[a] += ua;
-			best = Max(best, ua);
-		}
-		u = r[chosen] - lambda * c[chosen];
-		judged = judge[chosen] - lambda * c[chosen];
-		tot.round = t + 1;
-		tot.reward += r[chosen];
-		tot.cost += c[chosen];
-		tot.utility += u;
-		tot.judged += judged;
-		tot.oracle += best;
-		tot.optimal += judged >= best;
-		tot.window_optimal += judged >= best;
-		tot.window_rounds++;
-		tot.picks[chosen]++;
-		replay_learn(sel, states, state_cxt, model_cxt, chosen, x, u);
-
+		replay_round(&learner, &data, order[t % data.nrows], lambda, &tot);
 		if (tot.round % every == 0 || tot.round == rounds)
 		{
 			totals_copy(&checkpoints[nck++], &tot, data.narms);
