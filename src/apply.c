@@ -122,7 +122,11 @@ build_arm(SPITupleTable *tt, uint64 first, uint64 last, const SelectorConfig *cf
 		batch_add(b, r[i], cost_null, cost);
 		r[i] = learned_value(cfg, r[i], cost_null, cost_null ? 0 : DatumGetFloat8(cost));
 	}
-	return policy_ops(cfg->policy)->build(cfg, n, X, r);
+	{
+		int			keep = state_rows_to_build(cfg, n);
+
+		return policy_ops(cfg->policy)->build(cfg, keep, X + (Size) (n - keep) * cfg->dim, r + (n - keep));
+	}
 }
 
 /*
@@ -138,7 +142,6 @@ apply_arm(SPITupleTable *tt, uint64 first, uint64 last, SelectorConfig *cfg)
 	bool		isnull;
 	ArmBatch	b = {0};
 	int32		selector_id = DatumGetInt32(SPI_getbinval(tt->vals[first], desc, 2, &isnull));
-	const PolicyOps *ops;
 	StateHeader *st;
 	MemoryContext work = AllocSetContextCreate(CurrentMemoryContext, "model_select apply",
 											   ALLOCSET_DEFAULT_SIZES);
@@ -147,7 +150,6 @@ apply_arm(SPITupleTable *tt, uint64 first, uint64 last, SelectorConfig *cfg)
 	b.arm_id = DatumGetInt32(SPI_getbinval(tt->vals[first], desc, 1, &isnull));
 	if (cfg->selector_id != selector_id)
 		config_load(selector_id, cfg);
-	ops = policy_ops(cfg->policy);
 	old = MemoryContextSwitchTo(work);
 	st = lock_arm_state(cfg, b.arm_id);
 	if ((st == NULL || st->n == 0) && last - first > 1)
@@ -175,8 +177,8 @@ apply_arm(SPITupleTable *tt, uint64 first, uint64 last, SelectorConfig *cfg)
 		old = MemoryContextSwitchTo(next);
 		x = context_from_array(DatumGetArrayTypeP(SPI_getbinval(row, desc, 3, &isnull)), cfg->dim);
 		context_prepare(cfg, x);
-		appended = ops->append(cfg, st, x,
-							   learned_value(cfg, reward, cost_null, cost_null ? 0 : DatumGetFloat8(cost)));
+		appended = state_append(cfg, st, x,
+								learned_value(cfg, reward, cost_null, cost_null ? 0 : DatumGetFloat8(cost)));
 		MemoryContextSwitchTo(old);
 		if (appended == st)
 			MemoryContextDelete(next);	/* updated in place: st stays in work */

@@ -26,12 +26,12 @@ chol_factor_packed(int n, double *ap)
 }
 
 /*
- * lp (packed by rows, PACKED_SIZE(p)) = lower Cholesky factor of
- * ridge·I + ZᵀZ for the n × p matrix Z (by rows): one BLAS-3 product and a
- * blocked LAPACK factorisation in full storage, then packed.
+ * lp (packed by rows, PACKED_SIZE(p)) = ridge·I + ZᵀZ for the n × p matrix
+ * Z (by rows), or with `factor` its lower Cholesky factor: one BLAS-3
+ * product and a blocked LAPACK factorisation in full storage, then packed.
  */
 void
-chol_gram_packed(int n, int p, const double *Z, double ridge, double *lp)
+gram_packed(int n, int p, const double *Z, double ridge, bool factor, double *lp)
 {
 	double	   *A = palloc0(sizeof(double) * (Size) p * p);
 	lapack_int	info;
@@ -41,7 +41,7 @@ chol_gram_packed(int n, int p, const double *Z, double ridge, double *lp)
 	/* Z by rows is Zᵀ by columns: A (lower, by columns) += Zᵀ Z */
 	if (n > 0)
 		cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, p, n, 1.0, Z, p, 1.0, A, p);
-	info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', p, A, p);
+	info = factor ? LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', p, A, p) : 0;
 	if (info != 0)
 		elog(ERROR, "Cholesky factorisation failed (LAPACK info %d)", (int) info);
 	for (int i = 0; i < p; i++)
@@ -104,6 +104,66 @@ chol_rank1_update(int n, double *lp, double *x)
 		row[i] = r;
 	}
 	pfree(cs);
+}
+
+/*
+ * L Lᵀ − x xᵀ = L' L'ᵀ in O(n²) by hyperbolic rotations; x is destroyed.
+ * Returns false, leaving lp unusable, when the result is not numerically
+ * positive definite (the caller refactorises from its rows).
+ */
+bool
+chol_rank1_downdate(int n, double *lp, double *x)
+{
+	double	   *cs = palloc(sizeof(double) * 2 * Max(n, 1));
+	bool		ok = true;
+
+	for (int i = 0; i < n && ok; i++)
+	{
+		double	   *row = lp + PACKED_ROW(i);
+		double		xi = x[i];
+		double		r2;
+
+		for (int k = 0; k < i; k++)
+		{
+			double		c = cs[2 * k],
+						s = cs[2 * k + 1];
+
+			row[k] = (row[k] - s * xi) / c;
+			xi = c * xi - s * row[k];
+		}
+		r2 = (row[i] - xi) * (row[i] + xi);
+		if (!(r2 > 1e-12 * row[i] * row[i]))
+			ok = false;
+		else
+		{
+			double		r = sqrt(r2);
+
+			cs[2 * i] = r / row[i];
+			cs[2 * i + 1] = xi / row[i];
+			row[i] = r;
+		}
+	}
+	pfree(cs);
+	return ok;
+}
+
+/*
+ * out (PACKED_SIZE(n - 1)) = the factor of A without its first row and
+ * column, from lp = the factor of A: for L = [l11 0; l21 L22] that is the
+ * factor of L22 L22ᵀ + l21 l21ᵀ, a rank-1 update, O(n²).
+ */
+void
+chol_drop_first(int n, const double *lp, double *out)
+{
+	double	   *l21 = palloc(sizeof(double) * Max(n - 1, 1));
+
+	for (int i = 1; i < n; i++)
+	{
+		memcpy(out + PACKED_ROW(i - 1), lp + PACKED_ROW(i) + 1, sizeof(double) * i);
+		l21[i - 1] = lp[PACKED_ROW(i)];
+	}
+	chol_rank1_update(n - 1, out, l21);
+	pfree(l21);
 }
 
 /* x <- L⁻¹ x */

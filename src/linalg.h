@@ -16,9 +16,11 @@
 #define PACKED_ROW(i) ((Size) (i) * ((i) + 1) / 2)
 
 extern void chol_factor_packed(int n, double *ap);
-extern void chol_gram_packed(int n, int p, const double *Z, double ridge, double *lp);
+extern void gram_packed(int n, int p, const double *Z, double ridge, bool factor, double *lp);
 extern double chol_append_row(int n, double *lp, const double *b, double c, double floor);
 extern void chol_rank1_update(int n, double *lp, double *x);
+extern bool chol_rank1_downdate(int n, double *lp, double *x);
+extern void chol_drop_first(int n, const double *lp, double *out);
 extern void chol_forward(int n, const double *lp, double *x);
 extern void chol_solve(int n, const double *lp, double *x);
 extern double dot(int n, const double *x, const double *y);

@@ -310,7 +310,7 @@ fit_factors(const SelectorConfig *cfg, BkbView *v)
 	if (v->m == 0)
 		return;
 	Z = embed_rows(cfg, v, v->n, v->X);
-	chol_gram_packed(v->n, v->m, Z, cfg->alpha, v->R);
+	gram_packed(v->n, v->m, Z, cfg->alpha, true, v->R);
 	cblas_dgemv(CblasRowMajor, CblasTrans, v->n, v->m, 1.0, Z, v->m, v->y, 1, 0.0, v->b, 1);
 	pfree(Z);
 }

@@ -11,6 +11,10 @@
  * The state keeps the Cholesky factor L of A, updated by a rank-1 update in
  * O(p²) per reward: its size does not grow with the number of rewards.
  * build() forms A with one BLAS-3 product and factorises it with LAPACK.
+ * With a window the state also holds its last W rows, and a full window
+ * forgets the oldest by a rank-1 downdate; with a discount it keeps
+ * Σγ^age zzᵀ and b (O(p²) per reward) and factorises αI + Σγ^age zzᵀ when
+ * decoded (weighted ridge regression, spec/002 §5.3).
  */
 #include "postgres.h"
 
@@ -51,6 +55,7 @@ features(const SelectorConfig *cfg, const double *x, double *z)
 	z[p - 1] = sqrt(cfg->intercept);
 }
 
+/* The factor of A; with a discount, the weighted Gram sum Σγ^age zzᵀ instead. */
 static double *
 lin_factor(const StateHeader *st)
 {
@@ -63,20 +68,104 @@ lin_rhs(const StateHeader *st, int p)
 	return (double *) STATE_BODY(st) + PACKED_SIZE(p);
 }
 
+/* With a window: the held rows' contexts (n × dim) and rewards (n). */
+static double *
+lin_rows(const StateHeader *st, int p)
+{
+	return lin_rhs(st, p) + p;
+}
+
+static double *
+lin_row_rewards(const StateHeader *st, int p)
+{
+	return lin_rows(st, p) + (Size) st->n * st->dim;
+}
+
+static Size
+lin_body(const SelectorConfig *cfg, int n)
+{
+	return LIN_BODY(feature_count(cfg)) + (cfg->window > 0 ? (Size) n * (cfg->dim + 1) : 0);
+}
+
 static StateHeader *
 lin_build(const SelectorConfig *cfg, int n, const double *X, const double *r)
 {
 	int			p = feature_count(cfg);
-	StateHeader *st = state_alloc(cfg, n, LIN_BODY(p));
+	StateHeader *st = state_alloc(cfg, n, lin_body(cfg, n));
 	double	   *Z = palloc(sizeof(double) * (Size) Max(n, 1) * p);
+	double	   *w = palloc(sizeof(double) * Max(n, 1));
+	bool		discounted = cfg->discount < 1;
 
 	for (int t = 0; t < n; t++)
+	{
+		/* a row of weight w enters as √w·z: Σ w zzᵀ and Σ w r z */
+		double		sw = discounted ? pow(cfg->discount, 0.5 * (n - 1 - t)) : 1.0;
+
 		features(cfg, X + (Size) t * cfg->dim, Z + (Size) t * p);
-	chol_gram_packed(n, p, Z, cfg->alpha, lin_factor(st));
+		for (int i = 0; i < p; i++)
+			Z[(Size) t * p + i] *= sw;
+		w[t] = r[t] * sw;
+	}
+	gram_packed(n, p, Z, discounted ? 0.0 : cfg->alpha, !discounted, lin_factor(st));
 	if (n > 0)
-		cblas_dgemv(CblasRowMajor, CblasTrans, n, p, 1.0, Z, p, r, 1, 0.0, lin_rhs(st, p), 1);
+		cblas_dgemv(CblasRowMajor, CblasTrans, n, p, 1.0, Z, p, w, 1, 0.0, lin_rhs(st, p), 1);
+	if (cfg->window > 0)
+	{
+		memcpy(lin_rows(st, p), X, sizeof(double) * (Size) n * cfg->dim);
+		memcpy(lin_row_rewards(st, p), r, sizeof(double) * n);
+	}
 	pfree(Z);
+	pfree(w);
 	return st;
+}
+
+/* Windowed: the state with one more held row (a new allocation). */
+static StateHeader *
+lin_grow(const SelectorConfig *cfg, const StateHeader *old, const double *x, double r)
+{
+	int			p = feature_count(cfg);
+	int			n = old ? old->n : 0;
+	StateHeader *st = state_alloc(cfg, n + 1, lin_body(cfg, n + 1));
+
+	if (old == NULL)
+		old = lin_build(cfg, 0, NULL, NULL);
+	memcpy(STATE_BODY(st), STATE_BODY(old), sizeof(double) * LIN_BODY(p));
+	memcpy(lin_rows(st, p), lin_rows(old, p), sizeof(double) * (Size) n * cfg->dim);
+	memcpy(lin_rows(st, p) + (Size) n * cfg->dim, x, sizeof(double) * cfg->dim);
+	memcpy(lin_row_rewards(st, p), lin_row_rewards(old, p), sizeof(double) * n);
+	lin_row_rewards(st, p)[n] = r;
+	return st;
+}
+
+/*
+ * Windowed and full: forget the oldest held row in place (rank-1 downdate;
+ * if rounding makes it fail, refactorise the remaining rows) and make room
+ * for the new row at the end.
+ */
+static void
+lin_forget_oldest(const SelectorConfig *cfg, StateHeader *st, const double *x, double r)
+{
+	int			p = feature_count(cfg);
+	int			n = st->n;
+	double	   *rows = lin_rows(st, p);
+	double	   *rewards = lin_row_rewards(st, p);
+	double	   *z = palloc(sizeof(double) * p);
+	double	   *b = lin_rhs(st, p);
+
+	features(cfg, rows, z);
+	for (int i = 0; i < p; i++)
+		b[i] -= rewards[0] * z[i];
+	memmove(rows, rows + cfg->dim, sizeof(double) * (Size) (n - 1) * cfg->dim);
+	memmove(rewards, rewards + 1, sizeof(double) * (n - 1));
+	memcpy(rows + (Size) (n - 1) * cfg->dim, x, sizeof(double) * cfg->dim);
+	rewards[n - 1] = r;
+	if (!chol_rank1_downdate(p, lin_factor(st), z))
+	{
+		StateHeader *kept = lin_build(cfg, n - 1, rows, rewards);
+
+		memcpy(STATE_BODY(st), STATE_BODY(kept), sizeof(double) * LIN_BODY(p));
+	}
+	pfree(z);
 }
 
 static StateHeader *
@@ -87,14 +176,40 @@ lin_append(const SelectorConfig *cfg, const StateHeader *old, const double *x, d
 	double	   *z = palloc(sizeof(double) * p);
 	double	   *b;
 
-	/* the state's size does not depend on n: update in place */
-	st = old != NULL ? (StateHeader *) old : lin_build(cfg, 0, NULL, NULL);
-	st->n++;
+	if (cfg->window > 0 && old != NULL && old->n >= cfg->window)
+	{
+		/* a full window keeps its size: update in place */
+		st = (StateHeader *) old;
+		lin_forget_oldest(cfg, st, x, r);
+	}
+	else if (cfg->window > 0)
+		st = lin_grow(cfg, old, x, r);
+	else
+	{
+		/* the state's size does not depend on n: update in place */
+		st = old != NULL ? (StateHeader *) old : lin_build(cfg, 0, NULL, NULL);
+		st->n++;
+	}
 	features(cfg, x, z);
 	b = lin_rhs(st, p);
-	for (int i = 0; i < p; i++)
-		b[i] += r * z[i];
-	chol_rank1_update(p, lin_factor(st), z);
+	if (cfg->discount < 1)
+	{
+		/* Σγ^age zzᵀ and Σγ^age r z age by one step */
+		double	   *S = lin_factor(st);
+
+		for (int i = 0; i < p; i++)
+		{
+			for (int j = 0; j <= i; j++)
+				S[PACKED_ROW(i) + j] = cfg->discount * S[PACKED_ROW(i) + j] + z[i] * z[j];
+			b[i] = cfg->discount * b[i] + r * z[i];
+		}
+	}
+	else
+	{
+		for (int i = 0; i < p; i++)
+			b[i] += r * z[i];
+		chol_rank1_update(p, lin_factor(st), z);
+	}
 	pfree(z);
 	return st;
 }
@@ -105,12 +220,24 @@ lin_decode(const SelectorConfig *cfg, const StateHeader *st)
 	ArmModel   *m = palloc(sizeof(ArmModel));
 	int			p = feature_count(cfg);
 
-	if (state_body_doubles(st) != LIN_BODY(p))
+	if (state_body_doubles(st) != lin_body(cfg, st->n))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("%s state has the wrong size for %d features", policy_name(cfg->policy), p)));
 	m->p = p;
-	m->L = lin_factor(st);
+	if (cfg->discount < 1)
+	{
+		/* factorise αI + Σγ^age zzᵀ once per decoded state */
+		double	   *L = palloc(sizeof(double) * PACKED_SIZE(p));
+
+		memcpy(L, lin_factor(st), sizeof(double) * PACKED_SIZE(p));
+		for (int i = 0; i < p; i++)
+			L[PACKED_ROW(i) + i] += cfg->alpha;
+		chol_factor_packed(p, L);
+		m->L = L;
+	}
+	else
+		m->L = lin_factor(st);
 	m->theta = palloc(sizeof(double) * p);
 	memcpy(m->theta, lin_rhs(st, p), sizeof(double) * p);
 	chol_solve(p, m->L, m->theta);

@@ -43,12 +43,27 @@ pak_check_cap(const SelectorConfig *cfg, int n)
 				 errhint("Raise the \"cap\" setting (up to 10000), or use lin_ucb for unbounded streams.")));
 }
 
+/*
+ * The ridge term of row i of n: α, or with a discount α·γ^-(age) where the
+ * newest row has age 0 (weighted GP-UCB: a row of weight w is noise α/w).
+ */
+static double
+pak_ridge(const SelectorConfig *cfg, int i, int n)
+{
+	return cfg->discount < 1 ? cfg->alpha * pow(cfg->discount, -(double) (n - 1 - i)) : cfg->alpha;
+}
+
 static StateHeader *
 pak_build(const SelectorConfig *cfg, int n, const double *X, const double *r)
 {
 	StateHeader *st;
 	double	   *L;
+	int			skip = n - Min(n, discount_horizon(cfg));
 
+	/* with a discount, rows too old to matter are dropped */
+	X += (Size) skip * cfg->dim;
+	r += skip;
+	n -= skip;
 	pak_check_cap(cfg, n);
 	st = state_alloc(cfg, n, PAK_BODY(n, cfg->dim));
 	memcpy(PAK_X(st), X, sizeof(double) * n * cfg->dim);
@@ -59,19 +74,60 @@ pak_build(const SelectorConfig *cfg, int n, const double *X, const double *r)
 		double	   *row = L + PACKED_ROW(i);
 
 		kernel_vector(cfg, i + 1, X, NULL, X + (Size) i * cfg->dim, row);
-		row[i] += cfg->alpha;
+		row[i] += pak_ridge(cfg, i, n);
 	}
 	chol_factor_packed(n, L);
+	return st;
+}
+
+/* The state without its oldest row: a rank-1 update of the trailing factor. */
+static StateHeader *
+pak_drop_oldest(const SelectorConfig *cfg, const StateHeader *old)
+{
+	int			n = old->n;
+	StateHeader *st = state_alloc(cfg, n - 1, PAK_BODY(n - 1, cfg->dim));
+
+	memcpy(PAK_X(st), PAK_X(old) + cfg->dim, sizeof(double) * (n - 1) * cfg->dim);
+	memcpy(PAK_V(st), PAK_V(old) + 1, sizeof(double) * (n - 1));
+	chol_drop_first(n, PAK_L(old), PAK_L(st));
+	return st;
+}
+
+/* With a discount every weight changes: refactorise the kept rows and the new one. */
+static StateHeader *
+pak_append_discounted(const SelectorConfig *cfg, const StateHeader *old, const double *x, double r)
+{
+	int			n = old ? old->n : 0;
+	double	   *X = palloc(sizeof(double) * (Size) (n + 1) * cfg->dim);
+	double	   *v = palloc(sizeof(double) * (n + 1));
+	StateHeader *st;
+
+	if (n > 0)
+	{
+		memcpy(X, PAK_X(old), sizeof(double) * (Size) n * cfg->dim);
+		memcpy(v, PAK_V(old), sizeof(double) * n);
+	}
+	memcpy(X + (Size) n * cfg->dim, x, sizeof(double) * cfg->dim);
+	v[n] = r;
+	st = pak_build(cfg, n + 1, X, v);
+	pfree(X);
+	pfree(v);
 	return st;
 }
 
 static StateHeader *
 pak_append(const SelectorConfig *cfg, const StateHeader *old, const double *x, double r)
 {
-	int			n = old ? old->n : 0;
+	int			n;
 	StateHeader *st;
 	double	   *b;
 
+	if (cfg->discount < 1)
+		return pak_append_discounted(cfg, old, x, r);
+	/* a full window first forgets its oldest row (SW-GP-UCB, spec/002 §2.4) */
+	if (old != NULL && cfg->window > 0 && old->n >= cfg->window)
+		old = pak_drop_oldest(cfg, old);
+	n = old ? old->n : 0;
 	pak_check_cap(cfg, n + 1);
 	st = state_alloc(cfg, n + 1, PAK_BODY(n + 1, cfg->dim));
 	if (n > 0)

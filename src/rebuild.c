@@ -73,7 +73,11 @@ rebuild_arm(const SelectorConfig *cfg, int32 arm_id, ArmTotals *totals)
 	}
 	totals->n = n;
 	SPI_freetuptable(SPI_tuptable);
-	return policy_ops(cfg->policy)->build(cfg, n, X, r);
+	{
+		int			keep = state_rows_to_build(cfg, n);
+
+		return policy_ops(cfg->policy)->build(cfg, keep, X + (Size) (n - keep) * cfg->dim, r + (n - keep));
+	}
 }
 
 Datum

@@ -273,7 +273,7 @@ replay_learn(Selector *sel, StateHeader **states, MemoryContext *state_cxt,
 
 	memcpy(x, raw_x, sizeof(double) * sel->cfg.dim);
 	context_prepare(&sel->cfg, x);
-	appended = ops->append(&sel->cfg, states[a], x, u);
+	appended = state_append(&sel->cfg, states[a], x, u);
 	MemoryContextSwitchTo(old);
 	if (appended == states[a])
 		MemoryContextDelete(fresh);

@@ -37,7 +37,8 @@ typedef enum SettingScope
 	FOR_POLY,
 	FOR_MATERN,
 	FOR_RFF,
-	FOR_BKB
+	FOR_BKB,
+	FOR_FORGETTING				/* pak_ucb, lin_ucb, rff_ucb, greedy */
 } SettingScope;
 
 typedef struct SettingDef
@@ -69,6 +70,9 @@ static const SettingDef setting_defs[] = {
 	{"gamma", SETTING_NUMBER, offsetof(SelectorConfig, gamma), 1.0, 0, true, 1e6, FOR_POLY},
 	{"degree", SETTING_INTEGER, offsetof(SelectorConfig, degree), 3, 1, false, 10, FOR_POLY},
 	{"offset", SETTING_NUMBER, offsetof(SelectorConfig, offset), 1.0, 0, false, 1e6, FOR_POLY},
+	{"window", SETTING_INTEGER, offsetof(SelectorConfig, window), 0, 0, false, 100000, FOR_FORGETTING},
+	{"discount", SETTING_NUMBER, offsetof(SelectorConfig, discount), 1.0, 0, true, 1, FOR_FORGETTING},
+	{"restart_every", SETTING_INTEGER, offsetof(SelectorConfig, restart_every), 0, 0, false, 100000000, FOR_FORGETTING},
 	{"cost_weight", SETTING_NUMBER, offsetof(SelectorConfig, cost_weight), 0.0, 0, false, 1e12, FOR_ALL},
 	{"reward_min", SETTING_NUMBER, offsetof(SelectorConfig, reward_min), 0.0, -1e15, false, 1e15, FOR_ALL},
 	{"reward_max", SETTING_NUMBER, offsetof(SelectorConfig, reward_max), 1.0, -1e15, false, 1e15, FOR_ALL},
@@ -169,6 +173,9 @@ setting_applies(const SettingDef *def, const SelectorConfig *cfg)
 			return cfg->policy == POLICY_RFF_UCB;
 		case FOR_BKB:
 			return cfg->policy == POLICY_BKB;
+		case FOR_FORGETTING:
+			return cfg->policy == POLICY_PAK_UCB || cfg->policy == POLICY_LIN_UCB ||
+				cfg->policy == POLICY_RFF_UCB || cfg->policy == POLICY_GREEDY;
 	}
 	return false;
 }
@@ -306,6 +313,9 @@ settings_resolve(SelectorConfig *cfg, Jsonb *settings)
 	}
 	if (!(cfg->reward_min < cfg->reward_max))
 		settings_error(cfg, "reward_max", "must be greater than reward_min");
+	if ((cfg->window > 0) + (cfg->discount < 1) + (cfg->restart_every > 0) > 1)
+		settings_error(cfg, cfg->window > 0 ? "window" : "discount",
+					   "use one of window, discount and restart_every");
 	if (cfg->kernel == KERNEL_MATERN && cfg->nu != 0.5 && cfg->nu != 1.5 && cfg->nu != 2.5)
 		settings_error(cfg, "nu", "must be 0.5, 1.5 or 2.5");
 }

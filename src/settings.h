@@ -49,6 +49,9 @@ typedef struct SelectorConfig
 	double		reward_min;
 	double		reward_max;
 	double		cost_weight;	/* λ: arms learn utility = reward − λ·cost */
+	int32		window;			/* forget all but an arm's last W rewards (0: off) */
+	double		discount;		/* weight γ^age of a reward (1: off) */
+	int32		restart_every;	/* reset an arm every H rewards (0: off) */
 	double		nu;				/* matern smoothness: 0.5, 1.5 or 2.5 */
 	int32		features;		/* rff_ucb: frequencies D (2D features) */
 	double		qbar;			/* bkb: oversampling of the dictionary */

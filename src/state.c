@@ -4,6 +4,9 @@
  */
 #include "postgres.h"
 
+#include <limits.h>
+#include <math.h>
+
 #include "utils/memutils.h"
 
 #include "state.h"
@@ -30,6 +33,59 @@ policy_ops(PolicyKind policy)
 	pg_unreachable();
 }
 
+/* Which layout variant a selector's states use (see state.h). */
+int32
+state_forgetting(const SelectorConfig *cfg)
+{
+	if (cfg->window > 0)
+		return FORGET_WINDOW;
+	if (cfg->discount < 1)
+		return FORGET_DISCOUNT;
+	return FORGET_NONE;
+}
+
+/*
+ * Weights below this are dropped by policies that keep their rows
+ * (pak_ucb): a row of weight w acts as noise of variance α/w.
+ */
+#define DISCOUNT_FLOOR 1e-6
+
+/* How many of the newest rows a discounted arm that keeps rows holds. */
+int
+discount_horizon(const SelectorConfig *cfg)
+{
+	if (cfg->discount >= 1)
+		return INT_MAX;
+	return (int) Min(ceil(log(DISCOUNT_FLOOR) / log(cfg->discount)), (double) INT_MAX);
+}
+
+/*
+ * Fold one reward into a state, restarting the arm first when it has
+ * reached restart_every rewards (R-GP-UCB, spec/002 §2.3, per arm).
+ */
+StateHeader *
+state_append(const SelectorConfig *cfg, const StateHeader *old, const double *x, double r)
+{
+	if (old != NULL && cfg->restart_every > 0 && old->n >= cfg->restart_every)
+		old = NULL;
+	return policy_ops(cfg->policy)->append(cfg, old, x, r);
+}
+
+/*
+ * Of an arm's n rewards in log order, how many of the newest ones its state
+ * is built from: those since the last restart, or the last `window`.
+ * (Incremental windows and discounts are applied by the policies.)
+ */
+int
+state_rows_to_build(const SelectorConfig *cfg, int n)
+{
+	if (n > 0 && cfg->restart_every > 0)
+		return (n - 1) % cfg->restart_every + 1;
+	if (cfg->window > 0)
+		return Min(n, cfg->window);
+	return n;
+}
+
 StateHeader *
 state_alloc(const SelectorConfig *cfg, int32 n, Size body_doubles)
 {
@@ -47,6 +103,7 @@ state_alloc(const SelectorConfig *cfg, int32 n, Size body_doubles)
 	st->policy = (uint16) cfg->policy;
 	st->dim = cfg->dim;
 	st->n = n;
+	st->forgetting = state_forgetting(cfg);
 	return st;
 }
 
@@ -71,7 +128,7 @@ state_check(const SelectorConfig *cfg, bytea *raw)
 				 errmsg("arm state is not a model_select state"),
 				 errhint("Run model_select.rebuild_state() to recompute it from the reward log.")));
 	if (st->format != STATE_FORMAT_VERSION || st->policy != (uint16) cfg->policy ||
-		st->dim != cfg->dim || st->n < 0)
+		st->dim != cfg->dim || st->n < 0 || st->forgetting != state_forgetting(cfg))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("arm state has format %d, policy %d, dimension %d; expected format %d, policy %d, dimension %d",

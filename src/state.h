@@ -12,6 +12,14 @@
  *   lin_ucb: L[p(p+1)/2] Cholesky factor of alpha I + sum z zᵀ, b[p] = sum r z,
  *            with p = dim + 1 and z = [x ; sqrt(intercept)]
  *   greedy, random: sum of rewards (1 value)
+ *   rff_ucb: as lin_ucb with p = 2·features + 1; bkb: see policy_bkb.c
+ *
+ * With forgetting (header field `forgetting`): pak_ucb keeps only the rows
+ * it still uses (window: the last W; discount: weights above 1e-6) and
+ * factorises K' + α·diag(γ^-age); lin_ucb/rff_ucb with a window append the
+ * held rows X[n][dim], r[n] after b (n = rows held), with a discount keep
+ * the weighted sums Σγ^age zzᵀ (packed) and b instead of a factor; greedy
+ * with a window keeps the held rewards, with a discount (Σγ^age r, Σγ^age).
  *
  * `format` is STATE_FORMAT_VERSION when written; readers reject other
  * versions, so a later release can convert old states or rebuild them from
@@ -35,7 +43,7 @@ typedef struct StateHeader
 	uint16		policy;
 	int32		dim;
 	int32		n;
-	int32		reserved;
+	int32		forgetting;		/* FORGET_*: which body layout variant */
 	double		body[FLEXIBLE_ARRAY_MEMBER];
 } StateHeader;
 
@@ -43,6 +51,11 @@ typedef struct StateHeader
 StaticAssertDecl(offsetof(StateHeader, body) == 24, "state body starts at byte 24");
 
 #define STATE_BODY(st) ((st)->body)
+
+/* Body variants for the forgetting settings (restart_every needs none). */
+#define FORGET_NONE 0
+#define FORGET_WINDOW 1			/* the state keeps the rows it may drop */
+#define FORGET_DISCOUNT 2		/* weights γ^age */
 
 /* A decoded model ready for scoring; policy-specific, opaque to callers. */
 typedef struct ArmModel ArmModel;
@@ -73,6 +86,11 @@ extern const PolicyOps rff_ucb_ops;
 extern const PolicyOps bkb_ops;
 
 extern const PolicyOps *policy_ops(PolicyKind policy);
+extern StateHeader *state_append(const SelectorConfig *cfg, const StateHeader *old,
+								 const double *x, double r);
+extern int	state_rows_to_build(const SelectorConfig *cfg, int n);
+extern int	discount_horizon(const SelectorConfig *cfg);
+extern int32 state_forgetting(const SelectorConfig *cfg);
 extern StateHeader *state_alloc(const SelectorConfig *cfg, int32 n, Size body_doubles);
 extern StateHeader *state_check(const SelectorConfig *cfg, bytea *raw);
 extern Size state_body_doubles(const StateHeader *st);
