@@ -69,7 +69,7 @@ endif
 # `make -n test` from actually running the test suite.)
 MS_MAKE = $(MAKE)
 
-.PHONY: test demo ms-setup bench-perf bench-scale
+.PHONY: test demo ms-setup bench-perf bench-scale bench-quality
 ms-setup:
 	scripts/ensure-deps.sh
 	$(MAKE) PG_CONFIG=$(PG_CONFIG)
@@ -90,3 +90,6 @@ bench-perf: ms-setup
 
 bench-scale: ms-setup
 	bench/scale.sh
+
+bench-quality: ms-setup
+	bench/quality.sh
