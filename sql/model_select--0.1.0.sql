@@ -51,7 +51,8 @@ CREATE TABLE model_select.decisions (
     selector_id int NOT NULL REFERENCES model_select.selectors ON DELETE CASCADE,
     arm_id      int NOT NULL REFERENCES model_select.arms ON DELETE CASCADE,
     context     float8[] NOT NULL,
-    score       float8 NOT NULL,
+    score       float8 NOT NULL,            -- the chosen arm's ucb
+    mean        float8,                     -- its predicted reward (mean) at decision time
     created_at  timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX ON model_select.decisions (selector_id, created_at);
@@ -272,6 +273,29 @@ CREATE FUNCTION model_select.synthetic_clusters(
     OUT reward float8[], OUT best_arm int)
     RETURNS SETOF record
     AS 'MODULE_PATHNAME', 'model_select_synthetic_clusters' LANGUAGE C IMMUTABLE;
+
+-- Change detector: per arm, over its last `recent` rewarded decisions, the
+-- mean reward observed vs the mean the model predicted when it decided.  A
+-- gap many standard errors wide means the arm's world has moved: consider a
+-- window, a discount or restart_every (see README).
+CREATE FUNCTION model_select.drift(selector text, recent int DEFAULT 100)
+RETURNS TABLE (arm text, n bigint, observed float8, predicted float8, gap float8, z float8)
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT a.name, count(r.reward), avg(r.reward), avg(r.mean), avg(r.reward - r.mean),
+           avg(r.reward - r.mean) / nullif(stddev_samp(r.reward - r.mean) / sqrt(count(r.reward)), 0)
+      FROM model_select.selectors s
+      JOIN model_select.arms a ON a.selector_id = s.selector_id
+      LEFT JOIN LATERAL (
+            SELECT rw.reward, d.mean
+              FROM model_select.rewards rw
+              JOIN model_select.decisions d ON d.decision_id = rw.decision_id
+             WHERE rw.arm_id = a.arm_id AND d.mean > '-Infinity' AND d.mean < 'Infinity'
+             ORDER BY rw.reward_id DESC
+             LIMIT greatest(recent, 1)) r ON true
+     WHERE s.name = drift.selector
+     GROUP BY a.name, a.ordinal
+     ORDER BY a.ordinal
+$$;
 
 -- Per-arm introspection.
 CREATE VIEW model_select.arm_stats AS

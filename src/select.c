@@ -115,12 +115,12 @@ Datum
 model_select_route(PG_FUNCTION_ARGS)
 {
 	static SPIPlanPtr plan = NULL;
-	Oid			argtypes[4] = {INT4OID, INT4OID, FLOAT8ARRAYOID, FLOAT8OID};
+	Oid			argtypes[5] = {INT4OID, INT4OID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8OID};
 	Selector   *sel = selector_load(text_to_cstring(PG_GETARG_TEXT_PP(0)));
 	ArmScore   *scores = palloc(sizeof(ArmScore) * Max(sel->narms, 1));
 	double	   *raw;
 	int			chosen = decide_arg(sel, PG_GETARG_ARRAYTYPE_P(1), scores, &raw);
-	Datum		args[4];
+	Datum		args[5];
 	bool		isnull;
 	TupleDesc	tupdesc;
 	Datum		values[3];
@@ -133,11 +133,12 @@ model_select_route(PG_FUNCTION_ARGS)
 	args[1] = Int32GetDatum(sel->arms[chosen].arm_id);
 	args[2] = PointerGetDatum(float8_array(raw, NULL, sel->cfg.dim));
 	args[3] = Float8GetDatum(scores[chosen].ucb);
+	args[4] = Float8GetDatum(scores[chosen].mean);
 	SPI_connect();
 	if (SPI_execute_plan(spi_plan(&plan,
-								  "INSERT INTO model_select.decisions(selector_id, arm_id, context, score)"
-								  " VALUES ($1, $2, $3, $4) RETURNING decision_id",
-								  4, argtypes), args, NULL, false, 1) != SPI_OK_INSERT_RETURNING)
+								  "INSERT INTO model_select.decisions(selector_id, arm_id, context, score, mean)"
+								  " VALUES ($1, $2, $3, $4, $5) RETURNING decision_id",
+								  5, argtypes), args, NULL, false, 1) != SPI_OK_INSERT_RETURNING)
 		elog(ERROR, "could not log the decision");
 	values[0] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	SPI_finish();
