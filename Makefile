@@ -69,7 +69,7 @@ endif
 # `make -n test` from actually running the test suite.)
 MS_MAKE = $(MAKE)
 
-.PHONY: test demo ms-setup bench-perf bench-scale bench-quality
+.PHONY: test demo ms-setup bench-perf bench-scale bench-forgetting bench-quality
 ms-setup:
 	scripts/ensure-deps.sh
 	$(MAKE) PG_CONFIG=$(PG_CONFIG)
@@ -93,3 +93,6 @@ bench-scale: ms-setup
 
 bench-quality: ms-setup
 	bench/quality.sh
+
+bench-forgetting: ms-setup
+	bench/forgetting.sh
