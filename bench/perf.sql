@@ -105,7 +105,7 @@ BEGIN
         INSERT INTO model_select.rewards(selector, arm, context, reward)
         SELECT 'grow', 'a', embedding, reward[1] FROM prompts WHERE id > 10000 + target - 50 AND id <= 10000 + target;
         m := extract(epoch FROM clock_timestamp() - t0) * 1000 / 50;
-        INSERT INTO results VALUES ('pak_ucb update at n = ' || target, prev, m, 50,
+        INSERT INTO results VALUES ('pak_ucb, 50 rewards in one INSERT at n = ' || target, prev, m, 50,
                                     round((SELECT state_bytes FROM model_select.arm_stats WHERE selector = 'grow') / 1048576.0, 1) || ' MiB state');
         prev := m;
     END LOOP;
