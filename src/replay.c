@@ -329,6 +329,8 @@ typedef struct ReplayLearner
 	ArmScore   *scores;
 } ReplayLearner;
 
+static void replay_error(const char *message) pg_attribute_noreturn();
+
 static void
 replay_error(const char *message)
 {
