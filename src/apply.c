@@ -194,42 +194,25 @@ apply_arm(SPITupleTable *tt, uint64 first, uint64 last, SelectorConfig *cfg)
 	MemoryContextDelete(work);
 }
 
+/* for_each_arm_of_statement() callback: arg is the cached SelectorConfig. */
+static void
+apply_arm_rows(SPITupleTable *tt, uint64 first, uint64 last, void *arg)
+{
+	apply_arm(tt, first, last, (SelectorConfig *) arg);
+}
+
 Datum
 model_select_rewards_apply(PG_FUNCTION_ARGS)
 {
-	TriggerData *td = (TriggerData *) fcinfo->context;
-	SPITupleTable *tt;
 	SelectorConfig cfg = {0};
-	uint64		nrows,
-				first = 0;
 
-	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BY_INSERT(td->tg_event) ||
-		!TRIGGER_FIRED_FOR_STATEMENT(td->tg_event) || !TRIGGER_FIRED_AFTER(td->tg_event) ||
-		td->tg_newtable == NULL)
-		elog(ERROR, "model_select._rewards_apply must fire AFTER INSERT FOR EACH STATEMENT"
-			 " with a NEW TABLE transition relation");
-
-	SPI_connect();
-	if (SPI_register_trigger_data(td) != SPI_OK_TD_REGISTER)
-		elog(ERROR, "could not register the new rewards transition table");
-	if (SPI_execute("SELECT arm_id, selector_id, context, reward, cost FROM new_rewards"
-					" ORDER BY arm_id, reward_id", false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the new rewards");
-	tt = SPI_tuptable;
-	nrows = SPI_processed;
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		elog(ERROR, "model_select._rewards_apply must be called as a trigger");
 	cfg.selector_id = -1;
-	while (first < nrows)
-	{
-		bool		isnull;
-		int32		arm_id = DatumGetInt32(SPI_getbinval(tt->vals[first], tt->tupdesc, 1, &isnull));
-		uint64		last = first + 1;
-
-		while (last < nrows &&
-			   DatumGetInt32(SPI_getbinval(tt->vals[last], tt->tupdesc, 1, &isnull)) == arm_id)
-			last++;
-		apply_arm(tt, first, last, &cfg);
-		first = last;
-	}
+	SPI_connect();
+	for_each_arm_of_statement((TriggerData *) fcinfo->context,
+							  "SELECT arm_id, selector_id, context, reward, cost FROM new_rewards"
+							  " ORDER BY arm_id, reward_id", apply_arm_rows, &cfg);
 	SPI_finish();
 	return PointerGetDatum(NULL);
 }

@@ -107,45 +107,14 @@ from_cascade(int64 cascade_id, char **selector, bool context_given, Datum contex
 	return logged;
 }
 
-static char *
-text_column(HeapTuple tuple, TupleDesc desc, int col)
-{
-	bool		isnull;
-	Datum		d = SPI_getbinval(tuple, desc, col, &isnull);
-
-	return isnull ? NULL : TextDatumGetCString(d);
-}
-
 /* selector_id and arm_id of an active arm, by names. */
 static void
 resolve_arm(const char *selector, const char *arm, int32 *selector_id, int32 *arm_id)
 {
-	static SPIPlanPtr plan = NULL;
-	Oid			types[2] = {TEXTOID, TEXTOID};
-	Datum		args[2] = {CStringGetTextDatum(selector), CStringGetTextDatum(arm)};
-	HeapTuple	row;
-	TupleDesc	desc;
-	bool		isnull;
+	bool		active;
 
-	if (SPI_execute_plan(spi_plan(&plan,
-								  "SELECT s.selector_id, a.arm_id, a.active FROM model_select.selectors s"
-								  " LEFT JOIN model_select.arms a ON a.selector_id = s.selector_id AND a.name = $2"
-								  " WHERE s.name = $1",
-								  2, types), args, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not resolve selector \"%s\"", selector);
-	if (SPI_processed != 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("selector \"%s\" does not exist", selector)));
-	row = SPI_tuptable->vals[0];
-	desc = SPI_tuptable->tupdesc;
-	*selector_id = DatumGetInt32(SPI_getbinval(row, desc, 1, &isnull));
-	*arm_id = DatumGetInt32(SPI_getbinval(row, desc, 2, &isnull));
-	if (isnull)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("selector \"%s\" has no arm \"%s\"", selector, arm)));
-	if (!DatumGetBool(SPI_getbinval(row, desc, 3, &isnull)))
+	arm_lookup(selector, arm, selector_id, arm_id, &active);
+	if (!active)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("arm \"%s\" of selector \"%s\" is retired", arm, selector),
@@ -204,8 +173,8 @@ model_select_cascade_resolve(PG_FUNCTION_ARGS)
 	tuple = td->tg_trigtuple;
 	desc = RelationGetDescr(td->tg_relation);
 	obs_columns(desc, &c);
-	selector = text_column(tuple, desc, c.selector);
-	arm = text_column(tuple, desc, c.arm);
+	selector = spi_text_column(tuple, desc, c.selector);
+	arm = spi_text_column(tuple, desc, c.arm);
 	cid = SPI_getbinval(tuple, desc, c.cascade_id, &cid_null);
 	context = SPI_getbinval(tuple, desc, c.context, &ctx_null);
 
@@ -423,47 +392,31 @@ apply_arm(SPITupleTable *tt, uint64 first, uint64 last, SelectorConfig *cfg)
 	state_write(arm_id, &st);
 }
 
+/* for_each_arm_of_statement() callback, in a short-lived memory context. */
+static void
+apply_arm_rows(SPITupleTable *tt, uint64 first, uint64 last, void *arg)
+{
+	MemoryContext work = AllocSetContextCreate(CurrentMemoryContext, "model_select cascade",
+											   ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(work);
+
+	apply_arm(tt, first, last, (SelectorConfig *) arg);
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(work);
+}
+
 Datum
 model_select_cascade_apply(PG_FUNCTION_ARGS)
 {
-	TriggerData *td = (TriggerData *) fcinfo->context;
-	SPITupleTable *tt;
 	SelectorConfig cfg = {0};
-	uint64		nrows,
-				first = 0;
 
-	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BY_INSERT(td->tg_event) ||
-		!TRIGGER_FIRED_FOR_STATEMENT(td->tg_event) || !TRIGGER_FIRED_AFTER(td->tg_event) ||
-		td->tg_newtable == NULL)
-		elog(ERROR, "model_select._cascade_apply must fire AFTER INSERT FOR EACH STATEMENT"
-			 " with a NEW TABLE transition relation");
-
-	SPI_connect();
-	if (SPI_register_trigger_data(td) != SPI_OK_TD_REGISTER)
-		elog(ERROR, "could not register the new observations transition table");
-	if (SPI_execute("SELECT arm_id, selector_id, context FROM new_observations"
-					" ORDER BY arm_id, obs_id", false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the new cascade observations");
-	tt = SPI_tuptable;
-	nrows = SPI_processed;
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		elog(ERROR, "model_select._cascade_apply must be called as a trigger");
 	cfg.selector_id = -1;
-	while (first < nrows)
-	{
-		bool		isnull;
-		int32		arm_id = DatumGetInt32(SPI_getbinval(tt->vals[first], tt->tupdesc, 1, &isnull));
-		uint64		last = first + 1;
-		MemoryContext work = AllocSetContextCreate(CurrentMemoryContext, "model_select cascade",
-												   ALLOCSET_DEFAULT_SIZES);
-		MemoryContext old = MemoryContextSwitchTo(work);
-
-		while (last < nrows &&
-			   DatumGetInt32(SPI_getbinval(tt->vals[last], tt->tupdesc, 1, &isnull)) == arm_id)
-			last++;
-		apply_arm(tt, first, last, &cfg);
-		MemoryContextSwitchTo(old);
-		MemoryContextDelete(work);
-		first = last;
-	}
+	SPI_connect();
+	for_each_arm_of_statement((TriggerData *) fcinfo->context,
+							  "SELECT arm_id, selector_id, context FROM new_observations"
+							  " ORDER BY arm_id, obs_id", apply_arm_rows, &cfg);
 	SPI_finish();
 	return PointerGetDatum(NULL);
 }

@@ -11,6 +11,7 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "commands/trigger.h"
 #include "access/htup_details.h"
 #include "executor/spi.h"
 #include "fmgr.h"
@@ -59,6 +60,90 @@ static Datum
 column(HeapTuple row, TupleDesc desc, int col, bool *isnull)
 {
 	return SPI_getbinval(row, desc, col, isnull);
+}
+
+/* A text column of a tuple as a C string, or NULL. */
+char *
+spi_text_column(HeapTuple tuple, TupleDesc desc, int col)
+{
+	bool		isnull;
+	Datum		d = SPI_getbinval(tuple, desc, col, &isnull);
+
+	return isnull ? NULL : TextDatumGetCString(d);
+}
+
+/*
+ * Resolve an arm by selector and arm names (42704 if either is unknown);
+ * *active tells whether it may still learn.  The caller is connected to SPI.
+ */
+void
+arm_lookup(const char *selector, const char *arm, int32 *selector_id, int32 *arm_id, bool *active)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			types[2] = {TEXTOID, TEXTOID};
+	Datum		args[2] = {CStringGetTextDatum(selector), CStringGetTextDatum(arm)};
+	HeapTuple	row;
+	TupleDesc	desc;
+	bool		isnull;
+
+	if (SPI_execute_plan(spi_plan(&plan,
+								  "SELECT s.selector_id, a.arm_id, a.active FROM model_select.selectors s"
+								  " LEFT JOIN model_select.arms a ON a.selector_id = s.selector_id AND a.name = $2"
+								  " WHERE s.name = $1",
+								  2, types), args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not resolve selector \"%s\"", selector);
+	if (SPI_processed != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("selector \"%s\" does not exist", selector)));
+	row = SPI_tuptable->vals[0];
+	desc = SPI_tuptable->tupdesc;
+	*selector_id = DatumGetInt32(SPI_getbinval(row, desc, 1, &isnull));
+	*arm_id = DatumGetInt32(SPI_getbinval(row, desc, 2, &isnull));
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("selector \"%s\" has no arm \"%s\"", selector, arm)));
+	*active = DatumGetBool(SPI_getbinval(row, desc, 3, &isnull));
+}
+
+/*
+ * For an AFTER INSERT ... FOR EACH STATEMENT trigger with a transition
+ * table: run `query` over it (its first column an arm_id, rows ordered by
+ * arm) and call fn once per run of rows of one arm, [first, last).  The
+ * caller is connected to SPI.
+ */
+void
+for_each_arm_of_statement(TriggerData *td, const char *query,
+						  void (*fn) (SPITupleTable *tt, uint64 first, uint64 last, void *arg),
+						  void *arg)
+{
+	SPITupleTable *tt;
+	uint64		nrows,
+				first = 0;
+
+	if (!TRIGGER_FIRED_BY_INSERT(td->tg_event) || !TRIGGER_FIRED_FOR_STATEMENT(td->tg_event) ||
+		!TRIGGER_FIRED_AFTER(td->tg_event) || td->tg_newtable == NULL)
+		elog(ERROR, "trigger %s must fire AFTER INSERT FOR EACH STATEMENT with a NEW TABLE",
+			 td->tg_trigger->tgname);
+	if (SPI_register_trigger_data(td) != SPI_OK_TD_REGISTER)
+		elog(ERROR, "could not register the transition table of trigger %s", td->tg_trigger->tgname);
+	if (SPI_execute(query, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the rows of trigger %s", td->tg_trigger->tgname);
+	tt = SPI_tuptable;
+	nrows = SPI_processed;
+	while (first < nrows)
+	{
+		bool		isnull;
+		int32		arm_id = DatumGetInt32(SPI_getbinval(tt->vals[first], tt->tupdesc, 1, &isnull));
+		uint64		last = first + 1;
+
+		while (last < nrows &&
+			   DatumGetInt32(SPI_getbinval(tt->vals[last], tt->tupdesc, 1, &isnull)) == arm_id)
+			last++;
+		fn(tt, first, last, arg);
+		first = last;
+	}
 }
 
 /* Parse the CONFIG_COLUMNS of a selectors row, starting at first_col. */

@@ -108,33 +108,7 @@ target_from_decision(int64 decision_id, RewardTarget *t)
 static void
 target_from_names(const char *selector, const char *arm, RewardTarget *t)
 {
-	static SPIPlanPtr plan = NULL;
-	Oid			argtypes[2] = {TEXTOID, TEXTOID};
-	Datum		args[2] = {CStringGetTextDatum(selector), CStringGetTextDatum(arm)};
-	HeapTuple	row;
-	TupleDesc	desc;
-	bool		isnull;
-
-	if (SPI_execute_plan(spi_plan(&plan,
-								  "SELECT s.selector_id, a.arm_id, a.active"
-								  " FROM model_select.selectors s"
-								  " LEFT JOIN model_select.arms a ON a.selector_id = s.selector_id AND a.name = $2"
-								  " WHERE s.name = $1",
-								  2, argtypes), args, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not resolve selector \"%s\"", selector);
-	if (SPI_processed != 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("selector \"%s\" does not exist", selector)));
-	row = SPI_tuptable->vals[0];
-	desc = SPI_tuptable->tupdesc;
-	t->selector_id = DatumGetInt32(SPI_getbinval(row, desc, 1, &isnull));
-	t->arm_id = DatumGetInt32(SPI_getbinval(row, desc, 2, &isnull));
-	if (isnull)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("selector \"%s\" has no arm \"%s\"", selector, arm)));
-	t->active = DatumGetBool(SPI_getbinval(row, desc, 3, &isnull));
+	arm_lookup(selector, arm, &t->selector_id, &t->arm_id, &t->active);
 	t->selector = pstrdup(selector);
 	t->arm = pstrdup(arm);
 	t->context = (Datum) 0;
@@ -149,15 +123,6 @@ same_context(Datum a, Datum b)
 	double	   *xb = float_array(DatumGetArrayTypeP(b), &nb, "context", NULL);
 
 	return na == nb && memcmp(xa, xb, sizeof(double) * na) == 0;
-}
-
-static char *
-text_column(HeapTuple tuple, TupleDesc desc, int col)
-{
-	bool		isnull;
-	Datum		d = SPI_getbinval(tuple, desc, col, &isnull);
-
-	return isnull ? NULL : TextDatumGetCString(d);
 }
 
 static void
@@ -191,8 +156,8 @@ model_select_rewards_resolve(PG_FUNCTION_ARGS)
 	HeapTuple	result;
 
 	reward_columns(desc, &c);
-	selector = text_column(tuple, desc, c.selector);
-	arm = text_column(tuple, desc, c.arm);
+	selector = spi_text_column(tuple, desc, c.selector);
+	arm = spi_text_column(tuple, desc, c.arm);
 	decision = SPI_getbinval(tuple, desc, c.decision_id, &isnull);
 	context = SPI_getbinval(tuple, desc, c.context, &nulls[2]);
 
