@@ -150,25 +150,14 @@ typedef struct CascadeSelector
 static CascadeSelector *
 cascade_load(const char *name, bool with_state)
 {
-	static SPIPlanPtr sel_plan = NULL;
 	static SPIPlanPtr arms_plan = NULL;
-	Oid			text_type[1] = {TEXTOID};
 	Oid			types[2] = {INT4OID, BOOLOID};
 	Datum		args[2];
 	MemoryContext caller = CurrentMemoryContext;
 	CascadeSelector *sel = palloc0(sizeof(CascadeSelector));
 
 	SPI_connect();
-	args[0] = CStringGetTextDatum(name);
-	if (SPI_execute_plan(spi_plan(&sel_plan, "SELECT " CONFIG_COLUMNS
-								  " FROM model_select.selectors WHERE name = $1",
-								  1, text_type), args, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read selector \"%s\"", name);
-	if (SPI_processed != 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("selector \"%s\" does not exist", name)));
-	config_from_row(&sel->cfg, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	config_load_by_name(name, &sel->cfg);
 	sel->name = MemoryContextStrdup(caller, name);
 	sel->m = cascade_psi_dim(&sel->cfg);
 	args[0] = Int32GetDatum(sel->cfg.selector_id);

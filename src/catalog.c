@@ -271,6 +271,26 @@ model_cache_get(const SelectorConfig *cfg, const ArmInfo *arm, Datum state)
 	return entry->model;
 }
 
+/* Load a selector's configuration by name; the caller is connected to SPI. */
+void
+config_load_by_name(const char *name, SelectorConfig *cfg)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			types[1] = {TEXTOID};
+	Datum		args[1] = {CStringGetTextDatum(name)};
+
+	if (SPI_execute_plan(spi_plan(&plan, "SELECT " CONFIG_COLUMNS
+								  " FROM model_select.selectors WHERE name = $1",
+								  1, types), args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read selector \"%s\"", name);
+	if (SPI_processed != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("selector \"%s\" does not exist", name),
+				 errhint("Create it with model_select.create_selector().")));
+	config_from_row(cfg, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+}
+
 /*
  * Load a selector by name with every arm and its decoded model.  The result
  * is allocated in the caller's memory context.
@@ -278,29 +298,16 @@ model_cache_get(const SelectorConfig *cfg, const ArmInfo *arm, Datum state)
 Selector *
 selector_load(const char *name)
 {
-	static SPIPlanPtr sel_plan = NULL;
 	static SPIPlanPtr arms_plan = NULL;
-	Oid			text_type[1] = {TEXTOID};
 	Oid			int_type[1] = {INT4OID};
 	Datum		args[1];
 	MemoryContext caller = CurrentMemoryContext;
 	Selector   *sel;
 
 	SPI_connect();
-	args[0] = CStringGetTextDatum(name);
-	if (SPI_execute_plan(spi_plan(&sel_plan, "SELECT " CONFIG_COLUMNS
-								  " FROM model_select.selectors WHERE name = $1",
-								  1, text_type), args, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read selector \"%s\"", name);
-	if (SPI_processed != 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("selector \"%s\" does not exist", name),
-				 errhint("Create it with model_select.create_selector().")));
-
 	sel = MemoryContextAllocZero(caller, sizeof(Selector));
 	sel->name = MemoryContextStrdup(caller, name);
-	config_from_row(&sel->cfg, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	config_load_by_name(name, &sel->cfg);
 
 	args[0] = Int32GetDatum(sel->cfg.selector_id);
 	if (SPI_execute_plan(spi_plan(&arms_plan,
