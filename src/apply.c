@@ -122,11 +122,7 @@ build_arm(SPITupleTable *tt, uint64 first, uint64 last, const SelectorConfig *cf
 		batch_add(b, r[i], cost_null, cost);
 		r[i] = learned_value(cfg, r[i], cost_null, cost_null ? 0 : DatumGetFloat8(cost));
 	}
-	{
-		int			keep = state_rows_to_build(cfg, n);
-
-		return policy_ops(cfg->policy)->build(cfg, keep, X + (Size) (n - keep) * cfg->dim, r + (n - keep));
-	}
+	return state_build(cfg, n, X, r);
 }
 
 /*

@@ -73,11 +73,7 @@ rebuild_arm(const SelectorConfig *cfg, int32 arm_id, ArmTotals *totals)
 	}
 	totals->n = n;
 	SPI_freetuptable(SPI_tuptable);
-	{
-		int			keep = state_rows_to_build(cfg, n);
-
-		return policy_ops(cfg->policy)->build(cfg, keep, X + (Size) (n - keep) * cfg->dim, r + (n - keep));
-	}
+	return state_build(cfg, n, X, r);
 }
 
 Datum

@@ -72,18 +72,20 @@ state_append(const SelectorConfig *cfg, const StateHeader *old, const double *x,
 }
 
 /*
- * Of an arm's n rewards in log order, how many of the newest ones its state
- * is built from: those since the last restart, or the last `window`.
- * (Incremental windows and discounts are applied by the policies.)
+ * An arm's state from scratch for its n rewards in log order (X n × dim,
+ * prepared), built from the newest ones it keeps: those since the last
+ * restart, or the last `window`.  (Discounts are applied by the policies.)
  */
-int
-state_rows_to_build(const SelectorConfig *cfg, int n)
+StateHeader *
+state_build(const SelectorConfig *cfg, int n, const double *X, const double *r)
 {
+	int			keep = n;
+
 	if (n > 0 && cfg->restart_every > 0)
-		return (n - 1) % cfg->restart_every + 1;
-	if (cfg->window > 0)
-		return Min(n, cfg->window);
-	return n;
+		keep = (n - 1) % cfg->restart_every + 1;
+	else if (cfg->window > 0)
+		keep = Min(n, cfg->window);
+	return policy_ops(cfg->policy)->build(cfg, keep, X + (Size) (n - keep) * cfg->dim, r + (n - keep));
 }
 
 StateHeader *

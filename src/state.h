@@ -88,7 +88,7 @@ extern const PolicyOps bkb_ops;
 extern const PolicyOps *policy_ops(PolicyKind policy);
 extern StateHeader *state_append(const SelectorConfig *cfg, const StateHeader *old,
 								 const double *x, double r);
-extern int	state_rows_to_build(const SelectorConfig *cfg, int n);
+extern StateHeader *state_build(const SelectorConfig *cfg, int n, const double *X, const double *r);
 extern int	discount_horizon(const SelectorConfig *cfg);
 extern int32 state_forgetting(const SelectorConfig *cfg);
 extern StateHeader *state_alloc(const SelectorConfig *cfg, int32 n, Size body_doubles);
