@@ -224,10 +224,12 @@ CREATE FUNCTION model_select.route(selector text, context real[],
     AS 'MODULE_PATHNAME', 'model_select_route' LANGUAGE C VOLATILE STRICT;
 
 CREATE FUNCTION model_select.scores(selector text, context float8[])
-    RETURNS TABLE (arm text, active boolean, n bigint, mean float8, width float8, ucb float8)
+    RETURNS TABLE (arm text, active boolean, n bigint, mean float8, width float8, ucb float8,
+                   radius float8, alpha float8)
     AS 'MODULE_PATHNAME', 'model_select_scores' LANGUAGE C STABLE STRICT PARALLEL SAFE ROWS 8;
 CREATE FUNCTION model_select.scores(selector text, context real[])
-    RETURNS TABLE (arm text, active boolean, n bigint, mean float8, width float8, ucb float8)
+    RETURNS TABLE (arm text, active boolean, n bigint, mean float8, width float8, ucb float8,
+                   radius float8, alpha float8)
     AS 'MODULE_PATHNAME', 'model_select_scores' LANGUAGE C STABLE STRICT PARALLEL SAFE ROWS 8;
 
 CREATE FUNCTION model_select.rebuild_state(selector text) RETURNS bigint

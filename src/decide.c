@@ -27,12 +27,11 @@ score_prepared(const Selector *sel, const double *x, ArmScore *out)
 		if (arm->model == NULL)
 		{
 			s->mean = s->width = s->ucb = get_float8_infinity();
+			s->radius = s->alpha = get_float8_nan();
 			continue;
 		}
-		ops->score(&sel->cfg, arm->model, x, &s->mean, &s->width);
-		s->ucb = policy_uses_context(sel->cfg.policy)
-			? s->mean + (ops->multiplier ? ops->multiplier(&sel->cfg, arm->model) : sel->cfg.eta) * s->width
-			: s->mean;
+		ops->score(&sel->cfg, arm->model, x, s);
+		s->ucb = policy_uses_context(sel->cfg.policy) ? s->mean + s->radius * s->width : s->mean;
 	}
 }
 

@@ -6,13 +6,6 @@
 
 #include "catalog.h"
 
-typedef struct ArmScore
-{
-	double		mean;
-	double		width;
-	double		ucb;
-} ArmScore;
-
 extern int	decide(const Selector *sel, const double *raw_x, ArmScore *scores);
 extern void score_arms(const Selector *sel, const double *raw_x, ArmScore *scores);
 

@@ -489,25 +489,20 @@ bkb_decode(const SelectorConfig *cfg, const StateHeader *st)
 }
 
 static void
-bkb_score(const SelectorConfig *cfg, const ArmModel *model, const double *x,
-		  double *mean, double *width)
+bkb_score(const SelectorConfig *cfg, const ArmModel *model, const double *x, ArmScore *out)
 {
 	int			m = model->m;
 	double		resid;
 
 	kernel_vector(cfg, m, model->XS, model->sqS, x, model->z);
 	chol_forward(m, model->Ls, model->z);
-	*mean = dot(m, model->z, model->w);
+	out->mean = dot(m, model->z, model->w);
 	resid = kernel_self(cfg, x) - dot(m, model->z, model->z);
 	memcpy(model->t, model->z, sizeof(double) * m);
 	chol_forward(m, model->R, model->t);
-	*width = sqrt(Max(resid, 0.0) / cfg->alpha + dot(m, model->t, model->t));
-}
-
-static double
-bkb_multiplier(const SelectorConfig *cfg, const ArmModel *model)
-{
-	return model->multiplier;
+	out->width = sqrt(Max(resid, 0.0) / cfg->alpha + dot(m, model->t, model->t));
+	out->radius = model->multiplier;
+	out->alpha = cfg->alpha;
 }
 
 const PolicyOps bkb_ops = {
@@ -515,5 +510,4 @@ const PolicyOps bkb_ops = {
 	.append = bkb_append,
 	.decode = bkb_decode,
 	.score = bkb_score,
-	.multiplier = bkb_multiplier,
 };

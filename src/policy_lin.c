@@ -15,6 +15,12 @@
  * forgets the oldest by a rank-1 downdate; with a discount it keeps
  * Σγ^age zzᵀ and b (O(p²) per reward) and factorises αI + Σγ^age zzᵀ when
  * decoded (weighted ridge regression, spec/002 §5.3).
+ *
+ * With a confidence other than fixed the state also keeps yᵀy (after b) and,
+ * for dmm, the factor of α_f I + Σ zzᵀ for every other grid regulariser
+ * α_f, each updated by its own rank-1 update: the radii of confidence.c in
+ * their primal form, where ln det(I + K/α) = ln det(A_α) − p ln α and
+ * α yᵀ(K + αI)⁻¹y = yᵀy − bᵀA_α⁻¹b.
  */
 #include "postgres.h"
 
@@ -22,6 +28,7 @@
 
 #include <cblas.h>
 
+#include "confidence.h"
 #include "features.h"
 #include "linalg.h"
 #include "state.h"
@@ -29,8 +36,12 @@
 struct ArmModel
 {
 	int			p;
-	const double *L;
-	double	   *theta;			/* A⁻¹ b */
+	FactorSet	factors;
+	const double *L[MAX_GRID + 1];	/* factor of A_f = α_f I + Σ zzᵀ */
+	double	   *theta[MAX_GRID + 1];	/* A_f⁻¹ b */
+	ArmBounds	bounds;
+	Spectrum   *spectrum;		/* cmm */
+	double	   *z;				/* per context: its features */
 	double	   *scratch;
 };
 
@@ -81,10 +92,53 @@ lin_row_rewards(const StateHeader *st, int p)
 	return lin_rows(st, p) + (Size) st->n * st->dim;
 }
 
+/*
+ * With a confidence bound: yᵀy, then the factors of the other regularisers
+ * (settings_resolve() rules out a window then, so they follow b).
+ */
+static double *
+lin_yy(const StateHeader *st, int p)
+{
+	return lin_rhs(st, p) + p;
+}
+
+static double *
+lin_factor_at(const StateHeader *st, int p, int f)
+{
+	return f == 0 ? lin_factor(st) : lin_yy(st, p) + 1 + (Size) (f - 1) * PACKED_SIZE(p);
+}
+
 static Size
 lin_body(const SelectorConfig *cfg, int n)
 {
-	return LIN_BODY(feature_count(cfg)) + (cfg->window > 0 ? (Size) n * (cfg->dim + 1) : 0);
+	FactorSet	fs;
+	Size		extra = 0;
+
+	if (cfg->confidence != CONFIDENCE_FIXED)
+	{
+		confidence_factors(cfg, &fs);
+		extra = 1 + (Size) (fs.count - 1) * PACKED_SIZE(feature_count(cfg));
+	}
+	return LIN_BODY(feature_count(cfg)) + (cfg->window > 0 ? (Size) n * (cfg->dim + 1) : 0) + extra;
+}
+
+/* The factors of the regularisers other than the base, from G = Σ zzᵀ (packed). */
+static void
+lin_other_factors(const SelectorConfig *cfg, StateHeader *st, const double *G)
+{
+	int			p = feature_count(cfg);
+	FactorSet	fs;
+
+	confidence_factors(cfg, &fs);
+	for (int f = 1; f < fs.count; f++)
+	{
+		double	   *L = lin_factor_at(st, p, f);
+
+		memcpy(L, G, sizeof(double) * PACKED_SIZE(p));
+		for (int i = 0; i < p; i++)
+			L[PACKED_ROW(i) + i] += fs.alpha[f];
+		chol_factor_packed(p, L);
+	}
 }
 
 static StateHeader *
@@ -106,9 +160,18 @@ lin_build(const SelectorConfig *cfg, int n, const double *X, const double *r)
 			Z[(Size) t * p + i] *= sw;
 		w[t] = r[t] * sw;
 	}
-	gram_packed(n, p, Z, discounted ? 0.0 : cfg->alpha, !discounted, lin_factor(st));
+	gram_packed(n, p, Z, discounted ? 0.0 : confidence_base_alpha(cfg), !discounted, lin_factor(st));
 	if (n > 0)
 		cblas_dgemv(CblasRowMajor, CblasTrans, n, p, 1.0, Z, p, w, 1, 0.0, lin_rhs(st, p), 1);
+	if (cfg->confidence != CONFIDENCE_FIXED)
+	{
+		double	   *G = palloc(sizeof(double) * PACKED_SIZE(p));
+
+		*lin_yy(st, p) = n > 0 ? dot(n, r, r) : 0.0;
+		gram_packed(n, p, Z, 0.0, false, G);
+		lin_other_factors(cfg, st, G);
+		pfree(G);
+	}
 	if (cfg->window > 0)
 	{
 		memcpy(lin_rows(st, p), X, sizeof(double) * (Size) n * cfg->dim);
@@ -174,6 +237,7 @@ lin_append(const SelectorConfig *cfg, const StateHeader *old, const double *x, d
 	int			p = feature_count(cfg);
 	StateHeader *st;
 	double	   *z = palloc(sizeof(double) * p);
+	double	   *scratch = palloc(sizeof(double) * p);
 	double	   *b;
 
 	if (cfg->window > 0 && old != NULL && old->n >= cfg->window)
@@ -206,18 +270,64 @@ lin_append(const SelectorConfig *cfg, const StateHeader *old, const double *x, d
 	}
 	else
 	{
+		FactorSet	fs;
+
 		for (int i = 0; i < p; i++)
 			b[i] += r * z[i];
+		confidence_factors(cfg, &fs);
+		if (cfg->confidence != CONFIDENCE_FIXED)
+			*lin_yy(st, p) += r * r;
+		/* the update destroys its vector: the other factors get a copy */
+		for (int f = 1; f < fs.count; f++)
+		{
+			memcpy(scratch, z, sizeof(double) * p);
+			chol_rank1_update(p, lin_factor_at(st, p, f), scratch);
+		}
 		chol_rank1_update(p, lin_factor(st), z);
 	}
 	pfree(z);
+	pfree(scratch);
 	return st;
+}
+
+/* αI + Σγ^age zzᵀ factorised (discounted states keep the sum, not a factor). */
+static double *
+discounted_factor(const SelectorConfig *cfg, const StateHeader *st, int p)
+{
+	double	   *L = palloc(sizeof(double) * PACKED_SIZE(p));
+
+	memcpy(L, lin_factor(st), sizeof(double) * PACKED_SIZE(p));
+	for (int i = 0; i < p; i++)
+		L[PACKED_ROW(i) + i] += cfg->alpha;
+	chol_factor_packed(p, L);
+	return L;
+}
+
+/* The bounds of confidence.c in primal form. */
+static void
+lin_bounds(const SelectorConfig *cfg, const StateHeader *st, ArmModel *m)
+{
+	int			p = m->p;
+	double		yy = *lin_yy(st, p);
+	double		quad[MAX_GRID + 1];
+	double		ld = 0.0;
+
+	if (cfg->confidence == CONFIDENCE_CMM)
+	{
+		m->spectrum = spectrum_primal(cfg, st->n, p, m->L[0], lin_rhs(st, p), yy);
+		return;
+	}
+	for (int f = 0; f < m->factors.count; f++)
+		quad[f] = Max(yy - dot(p, lin_rhs(st, p), m->theta[f]), 0.0);
+	for (int i = 0; i < p; i++)
+		ld += 2.0 * log(m->L[0][PACKED_ROW(i) + i] / sqrt(m->factors.alpha[0]));
+	confidence_bounds(cfg, st->n, &m->factors, ld, quad, &m->bounds);
 }
 
 static ArmModel *
 lin_decode(const SelectorConfig *cfg, const StateHeader *st)
 {
-	ArmModel   *m = palloc(sizeof(ArmModel));
+	ArmModel   *m = palloc0(sizeof(ArmModel));
 	int			p = feature_count(cfg);
 
 	if (state_body_doubles(st) != lin_body(cfg, st->n))
@@ -225,36 +335,43 @@ lin_decode(const SelectorConfig *cfg, const StateHeader *st)
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("%s state has the wrong size for %d features", policy_name(cfg->policy), p)));
 	m->p = p;
-	if (cfg->discount < 1)
+	confidence_factors(cfg, &m->factors);
+	for (int f = 0; f < m->factors.count; f++)
 	{
-		/* factorise αI + Σγ^age zzᵀ once per decoded state */
-		double	   *L = palloc(sizeof(double) * PACKED_SIZE(p));
-
-		memcpy(L, lin_factor(st), sizeof(double) * PACKED_SIZE(p));
-		for (int i = 0; i < p; i++)
-			L[PACKED_ROW(i) + i] += cfg->alpha;
-		chol_factor_packed(p, L);
-		m->L = L;
+		m->L[f] = cfg->discount < 1 ? discounted_factor(cfg, st, p) : lin_factor_at(st, p, f);
+		m->theta[f] = palloc(sizeof(double) * p);
+		memcpy(m->theta[f], lin_rhs(st, p), sizeof(double) * p);
+		chol_solve(p, m->L[f], m->theta[f]);
 	}
+	if (cfg->confidence == CONFIDENCE_FIXED)
+		confidence_bounds(cfg, st->n, &m->factors, 0.0, NULL, &m->bounds);
 	else
-		m->L = lin_factor(st);
-	m->theta = palloc(sizeof(double) * p);
-	memcpy(m->theta, lin_rhs(st, p), sizeof(double) * p);
-	chol_solve(p, m->L, m->theta);
+		lin_bounds(cfg, st, m);
+	m->z = palloc(sizeof(double) * p);
 	m->scratch = palloc(sizeof(double) * p);
 	return m;
 }
 
+/* Mean and width of the context in model->z under factor f. */
 static void
-lin_score(const SelectorConfig *cfg, const ArmModel *m, const double *x,
-		  double *mean, double *width)
+lin_eval(const void *query, int f, double alpha, double *mean, double *width)
 {
-	double	   *z = m->scratch;
+	const ArmModel *m = query;
 
-	features(cfg, x, z);
-	*mean = dot(m->p, z, m->theta);
-	chol_forward(m->p, m->L, z);
-	*width = sqrt(dot(m->p, z, z));
+	*mean = dot(m->p, m->z, m->theta[f]);
+	memcpy(m->scratch, m->z, sizeof(double) * m->p);
+	chol_forward(m->p, m->L[f], m->scratch);
+	*width = sqrt(dot(m->p, m->scratch, m->scratch));
+}
+
+static void
+lin_score(const SelectorConfig *cfg, const ArmModel *m, const double *x, ArmScore *out)
+{
+	features(cfg, x, m->z);
+	if (m->spectrum != NULL)
+		spectrum_score(cfg, m->spectrum, m->z, 0.0, out);
+	else
+		confidence_pick(&m->bounds, lin_eval, m, out);
 }
 
 const PolicyOps lin_ucb_ops = {

@@ -10,6 +10,8 @@
 
 #include <math.h>
 
+#include "utils/float.h"
+
 #include "state.h"
 
 struct ArmModel
@@ -102,11 +104,12 @@ mean_decode(const SelectorConfig *cfg, const StateHeader *st)
 }
 
 static void
-mean_score(const SelectorConfig *cfg, const ArmModel *m, const double *x,
-		   double *mean, double *width)
+mean_score(const SelectorConfig *cfg, const ArmModel *m, const double *x, ArmScore *out)
 {
-	*mean = m->mean;
-	*width = 0.0;
+	out->mean = m->mean;
+	out->width = 0.0;
+	out->radius = 0.0;
+	out->alpha = get_float8_nan();
 }
 
 const PolicyOps mean_ops = {

@@ -8,11 +8,15 @@
  * The state keeps the Cholesky factor L of K' + αI; a reward appends one row
  * to it in O(n² + n·dim) and is never refactorised.  build() factorises the
  * whole matrix with LAPACK instead, so comparing the two checks the append.
+ * With confidence dmm the state keeps one factor per grid regulariser
+ * (confidence.c), each appended the same way; cmm decodes through an
+ * eigendecomposition (spectral.c).
  */
 #include "postgres.h"
 
 #include <math.h>
 
+#include "confidence.h"
 #include "kernel.h"
 #include "linalg.h"
 #include "state.h"
@@ -21,16 +25,36 @@ struct ArmModel
 {
 	int			n;
 	const double *X;
-	const double *L;
-	double	   *weights;		/* (K' + αI)⁻¹ v */
+	FactorSet	factors;
+	const double *L[MAX_GRID + 1];	/* factor of K' + α_f I */
+	double	   *weights[MAX_GRID + 1];	/* (K' + α_f I)⁻¹ v */
+	ArmBounds	bounds;
+	Spectrum   *spectrum;		/* cmm */
 	double	   *sqnorms;
+	double	   *k;				/* per context: k'(X, x) */
 	double	   *scratch;
 };
 
-#define PAK_BODY(n, dim) ((Size) (n) * (dim) + (n) + PACKED_SIZE(n))
+/* One context being scored: what pak_eval needs besides the factor. */
+typedef struct PakQuery
+{
+	const ArmModel *model;
+	double		kself;
+} PakQuery;
+
+#define PAK_BODY(n, dim, nf) ((Size) (n) * (dim) + (n) + (Size) (nf) * PACKED_SIZE(n))
 #define PAK_X(st) STATE_BODY(st)
 #define PAK_V(st) (PAK_X(st) + (Size) (st)->n * (st)->dim)
-#define PAK_L(st) (PAK_V(st) + (st)->n)
+#define PAK_L(st, f) (PAK_V(st) + (st)->n + (Size) (f) * PACKED_SIZE((st)->n))
+
+static int
+factor_count(const SelectorConfig *cfg)
+{
+	FactorSet	fs;
+
+	confidence_factors(cfg, &fs);
+	return fs.count;
+}
 
 static void
 pak_check_cap(const SelectorConfig *cfg, int n)
@@ -50,14 +74,16 @@ pak_check_cap(const SelectorConfig *cfg, int n)
 static double
 pak_ridge(const SelectorConfig *cfg, int i, int n)
 {
-	return cfg->discount < 1 ? cfg->alpha * pow(cfg->discount, -(double) (n - 1 - i)) : cfg->alpha;
+	double		alpha = confidence_base_alpha(cfg);
+
+	return cfg->discount < 1 ? alpha * pow(cfg->discount, -(double) (n - 1 - i)) : alpha;
 }
 
 static StateHeader *
 pak_build(const SelectorConfig *cfg, int n, const double *X, const double *r)
 {
 	StateHeader *st;
-	double	   *L;
+	FactorSet	fs;
 	int			skip = n - Min(n, discount_horizon(cfg));
 
 	/* with a discount, rows too old to matter are dropped */
@@ -65,18 +91,26 @@ pak_build(const SelectorConfig *cfg, int n, const double *X, const double *r)
 	r += skip;
 	n -= skip;
 	pak_check_cap(cfg, n);
-	st = state_alloc(cfg, n, PAK_BODY(n, cfg->dim));
+	confidence_factors(cfg, &fs);
+	st = state_alloc(cfg, n, PAK_BODY(n, cfg->dim, fs.count));
 	memcpy(PAK_X(st), X, sizeof(double) * n * cfg->dim);
 	memcpy(PAK_V(st), r, sizeof(double) * n);
-	L = PAK_L(st);
 	for (int i = 0; i < n; i++)
 	{
-		double	   *row = L + PACKED_ROW(i);
+		double	   *row = PAK_L(st, 0) + PACKED_ROW(i);
 
 		kernel_vector(cfg, i + 1, X, NULL, X + (Size) i * cfg->dim, row);
 		row[i] += pak_ridge(cfg, i, n);
 	}
-	chol_factor_packed(n, L);
+	/* the other factors differ by their ridge only */
+	for (int f = 1; f < fs.count; f++)
+	{
+		memcpy(PAK_L(st, f), PAK_L(st, 0), sizeof(double) * PACKED_SIZE(n));
+		for (int i = 0; i < n; i++)
+			PAK_L(st, f)[PACKED_ROW(i) + i] += fs.alpha[f] - fs.alpha[0];
+	}
+	for (int f = 0; f < fs.count; f++)
+		chol_factor_packed(n, PAK_L(st, f));
 	return st;
 }
 
@@ -85,11 +119,13 @@ static StateHeader *
 pak_drop_oldest(const SelectorConfig *cfg, const StateHeader *old)
 {
 	int			n = old->n;
-	StateHeader *st = state_alloc(cfg, n - 1, PAK_BODY(n - 1, cfg->dim));
+	int			nf = factor_count(cfg);
+	StateHeader *st = state_alloc(cfg, n - 1, PAK_BODY(n - 1, cfg->dim, nf));
 
 	memcpy(PAK_X(st), PAK_X(old) + cfg->dim, sizeof(double) * (n - 1) * cfg->dim);
 	memcpy(PAK_V(st), PAK_V(old) + 1, sizeof(double) * (n - 1));
-	chol_drop_first(n, PAK_L(old), PAK_L(st));
+	for (int f = 0; f < nf; f++)
+		chol_drop_first(n, PAK_L(old, f), PAK_L(st, f));
 	return st;
 }
 
@@ -120,7 +156,9 @@ pak_append(const SelectorConfig *cfg, const StateHeader *old, const double *x, d
 {
 	int			n;
 	StateHeader *st;
+	FactorSet	fs;
 	double	   *b;
+	double		kself = kernel_self(cfg, x);
 
 	if (cfg->discount < 1)
 		return pak_append_discounted(cfg, old, x, r);
@@ -129,57 +167,98 @@ pak_append(const SelectorConfig *cfg, const StateHeader *old, const double *x, d
 		old = pak_drop_oldest(cfg, old);
 	n = old ? old->n : 0;
 	pak_check_cap(cfg, n + 1);
-	st = state_alloc(cfg, n + 1, PAK_BODY(n + 1, cfg->dim));
+	confidence_factors(cfg, &fs);
+	st = state_alloc(cfg, n + 1, PAK_BODY(n + 1, cfg->dim, fs.count));
 	if (n > 0)
 	{
 		memcpy(PAK_X(st), PAK_X(old), sizeof(double) * n * cfg->dim);
 		memcpy(PAK_V(st), PAK_V(old), sizeof(double) * n);
-		memcpy(PAK_L(st), PAK_L(old), sizeof(double) * PACKED_SIZE(n));
 	}
 	memcpy(PAK_X(st) + (Size) n * cfg->dim, x, sizeof(double) * cfg->dim);
 	PAK_V(st)[n] = r;
 
 	b = palloc(sizeof(double) * Max(n, 1));
 	kernel_vector(cfg, n, PAK_X(st), NULL, x, b);
-	chol_append_row(n, PAK_L(st), b, kernel_self(cfg, x) + cfg->alpha, cfg->alpha);
+	for (int f = 0; f < fs.count; f++)
+	{
+		if (n > 0)
+			memcpy(PAK_L(st, f), PAK_L(old, f), sizeof(double) * PACKED_SIZE(n));
+		chol_append_row(n, PAK_L(st, f), b, kself + fs.alpha[f], fs.alpha[f]);
+	}
 	pfree(b);
 	return st;
+}
+
+/* ln det(I + K'/α) from the factor L of K' + αI. */
+static double
+log_det(int n, const double *L, double alpha)
+{
+	double		sum = 0.0;
+
+	for (int i = 0; i < n; i++)
+		sum += 2.0 * log(L[PACKED_ROW(i) + i] / sqrt(alpha));
+	return sum;
 }
 
 static ArmModel *
 pak_decode(const SelectorConfig *cfg, const StateHeader *st)
 {
-	ArmModel   *m = palloc(sizeof(ArmModel));
+	ArmModel   *m = palloc0(sizeof(ArmModel));
 	int			n = st->n;
+	double		quad[MAX_GRID + 1];
 
-	if (state_body_doubles(st) != PAK_BODY(n, cfg->dim))
+	confidence_factors(cfg, &m->factors);
+	if (state_body_doubles(st) != PAK_BODY(n, cfg->dim, m->factors.count))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("pak_ucb state has the wrong size for n = %d", n)));
 	m->n = n;
 	m->X = PAK_X(st);
-	m->L = PAK_L(st);
-	m->weights = palloc(sizeof(double) * Max(n, 1));
-	memcpy(m->weights, PAK_V(st), sizeof(double) * n);
-	chol_solve(n, m->L, m->weights);
+	for (int f = 0; f < m->factors.count; f++)
+	{
+		m->L[f] = PAK_L(st, f);
+		m->weights[f] = palloc(sizeof(double) * Max(n, 1));
+		memcpy(m->weights[f], PAK_V(st), sizeof(double) * n);
+		chol_solve(n, m->L[f], m->weights[f]);
+		quad[f] = m->factors.alpha[f] * dot(n, PAK_V(st), m->weights[f]);
+	}
+	if (cfg->confidence == CONFIDENCE_CMM)
+		m->spectrum = spectrum_kernel(cfg, n, m->X, PAK_V(st));
+	else
+		confidence_bounds(cfg, n, &m->factors, log_det(n, m->L[0], m->factors.alpha[0]), quad,
+						  &m->bounds);
 	m->sqnorms = palloc(sizeof(double) * Max(n, 1));
 	row_sqnorms(n, cfg->dim, m->X, m->sqnorms);
+	m->k = palloc(sizeof(double) * Max(n, 1));
 	m->scratch = palloc(sizeof(double) * Max(n, 1));
 	return m;
 }
 
+/* Mean and width of the context in q->model->k under factor f. */
 static void
-pak_score(const SelectorConfig *cfg, const ArmModel *m, const double *x,
-		  double *mean, double *width)
+pak_eval(const void *query, int f, double alpha, double *mean, double *width)
 {
-	double	   *k = m->scratch;
+	const PakQuery *q = query;
+	const ArmModel *m = q->model;
 	double		var;
 
-	kernel_vector(cfg, m->n, m->X, m->sqnorms, x, k);
-	*mean = dot(m->n, k, m->weights);
-	chol_forward(m->n, m->L, k);
-	var = (kernel_self(cfg, x) - dot(m->n, k, k)) / cfg->alpha;
+	*mean = dot(m->n, m->k, m->weights[f]);
+	memcpy(m->scratch, m->k, sizeof(double) * m->n);
+	chol_forward(m->n, m->L[f], m->scratch);
+	var = (q->kself - dot(m->n, m->scratch, m->scratch)) / alpha;
 	*width = sqrt(Max(var, 0.0));
+}
+
+static void
+pak_score(const SelectorConfig *cfg, const ArmModel *m, const double *x, ArmScore *out)
+{
+	PakQuery	q = {m, kernel_self(cfg, x)};
+
+	kernel_vector(cfg, m->n, m->X, m->sqnorms, x, m->k);
+	if (m->spectrum != NULL)
+		spectrum_score(cfg, m->spectrum, m->k, q.kself, out);
+	else
+		confidence_pick(&m->bounds, pak_eval, &q, out);
 }
 
 const PolicyOps pak_ucb_ops = {

@@ -159,8 +159,8 @@ model_select_scores(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	for (int i = 0; i < sel->narms; i++)
 	{
-		Datum		values[6];
-		bool		nulls[6] = {false};
+		Datum		values[8];
+		bool		nulls[8] = {false};
 
 		values[0] = CStringGetTextDatum(sel->arms[i].name);
 		values[1] = BoolGetDatum(sel->arms[i].active);
@@ -168,6 +168,10 @@ model_select_scores(PG_FUNCTION_ARGS)
 		values[3] = Float8GetDatum(scores[i].mean);
 		values[4] = Float8GetDatum(scores[i].width);
 		values[5] = Float8GetDatum(scores[i].ucb);
+		/* the radius and regulariser of the bound, where there is one */
+		values[6] = Float8GetDatum(scores[i].radius);
+		values[7] = Float8GetDatum(scores[i].alpha);
+		nulls[6] = nulls[7] = isnan(scores[i].alpha);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

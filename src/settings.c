@@ -24,7 +24,9 @@ typedef enum SettingType
 {
 	SETTING_NUMBER,
 	SETTING_INTEGER,
-	SETTING_BOOLEAN
+	SETTING_BOOLEAN,
+	SETTING_CHOICE,				/* a name from `choices`, stored as its index */
+	SETTING_GRID				/* an array of numbers: cfg->grid, cfg->ngrid */
 } SettingType;
 
 /* Which selectors a setting applies to. */
@@ -38,7 +40,13 @@ typedef enum SettingScope
 	FOR_MATERN,
 	FOR_RFF,
 	FOR_BKB,
-	FOR_FORGETTING				/* pak_ucb, lin_ucb, rff_ucb, greedy */
+	FOR_FORGETTING,				/* pak_ucb, lin_ucb, rff_ucb, greedy */
+	FOR_CONFIDENCE,				/* pak_ucb, lin_ucb, rff_ucb */
+	FOR_RIDGE,					/* contextual, unless confidence igp fixes the ridge */
+	FOR_FIXED_WIDTH,			/* contextual with confidence fixed, or bkb */
+	FOR_BOUNDS,					/* confidence other than fixed, or bkb */
+	FOR_GRID,					/* confidence dmm or cmm */
+	FOR_IGP						/* confidence igp */
 } SettingScope;
 
 typedef struct SettingDef
@@ -51,11 +59,18 @@ typedef struct SettingDef
 	bool		min_exclusive;
 	double		max;
 	SettingScope applies;
+	const char *const *choices; /* SETTING_CHOICE: the names, NULL-terminated */
 } SettingDef;
 
+static const char *const confidence_names[CONFIDENCE_COUNT + 1] = {"fixed", "ay", "igp", "amm", "dmm",
+"cmm", NULL};
+
+/* The DMM grid recommended by spec/001.md §6, as multiples of α₀ = alpha. */
+static const double default_grid[] = {0.1, 0.3, 1, 3, 10};
+
 static const SettingDef setting_defs[] = {
-	{"alpha", SETTING_NUMBER, offsetof(SelectorConfig, alpha), 1.0, 0, true, 1e12, FOR_CONTEXTUAL},
-	{"eta", SETTING_NUMBER, offsetof(SelectorConfig, eta), 0.5, 0, false, 1e6, FOR_CONTEXTUAL},
+	{"alpha", SETTING_NUMBER, offsetof(SelectorConfig, alpha), 1.0, 0, true, 1e12, FOR_RIDGE},
+	{"eta", SETTING_NUMBER, offsetof(SelectorConfig, eta), 0.5, 0, false, 1e6, FOR_FIXED_WIDTH},
 	{"intercept", SETTING_NUMBER, offsetof(SelectorConfig, intercept), 1.0, 0, false, 1e6, FOR_CONTEXTUAL},
 	{"normalize", SETTING_BOOLEAN, offsetof(SelectorConfig, normalize), 1, 0, false, 1, FOR_CONTEXTUAL},
 	{"cap", SETTING_INTEGER, offsetof(SelectorConfig, cap), 2000, 1, false, 10000, FOR_HISTORY},
@@ -64,9 +79,13 @@ static const SettingDef setting_defs[] = {
 	{"features", SETTING_INTEGER, offsetof(SelectorConfig, features), 200, 1, false, 8192, FOR_RFF},
 	{"qbar", SETTING_NUMBER, offsetof(SelectorConfig, qbar), 2.0, 0, true, 1e6, FOR_BKB},
 	{"adaptive_beta", SETTING_BOOLEAN, offsetof(SelectorConfig, adaptive_beta), 0, 0, false, 1, FOR_BKB},
-	{"noise", SETTING_NUMBER, offsetof(SelectorConfig, noise), 0.1, 0, true, 1e6, FOR_BKB},
-	{"delta", SETTING_NUMBER, offsetof(SelectorConfig, delta), 0.05, 0, true, 1, FOR_BKB},
-	{"rkhs_bound", SETTING_NUMBER, offsetof(SelectorConfig, rkhs_bound), 1.0, 0, false, 1e6, FOR_BKB},
+	{"confidence", SETTING_CHOICE, offsetof(SelectorConfig, confidence), CONFIDENCE_FIXED, 0, false, 0,
+	FOR_CONFIDENCE, confidence_names},
+	{"noise", SETTING_NUMBER, offsetof(SelectorConfig, noise), 0.5, 0, true, 1e6, FOR_BOUNDS},
+	{"delta", SETTING_NUMBER, offsetof(SelectorConfig, delta), 0.05, 0, true, 1, FOR_BOUNDS},
+	{"rkhs_bound", SETTING_NUMBER, offsetof(SelectorConfig, rkhs_bound), 1.0, 0, false, 1e6, FOR_BOUNDS},
+	{"grid", SETTING_GRID, offsetof(SelectorConfig, grid), 0, 1e-6, false, 1e6, FOR_GRID},
+	{"horizon", SETTING_INTEGER, offsetof(SelectorConfig, horizon), 1000, 1, false, 1e9, FOR_IGP},
 	{"gamma", SETTING_NUMBER, offsetof(SelectorConfig, gamma), 1.0, 0, true, 1e6, FOR_POLY},
 	{"degree", SETTING_INTEGER, offsetof(SelectorConfig, degree), 3, 1, false, 10, FOR_POLY},
 	{"offset", SETTING_NUMBER, offsetof(SelectorConfig, offset), 1.0, 0, false, 1e6, FOR_POLY},
@@ -146,6 +165,20 @@ kernel_from_name(PolicyKind policy, const char *name)
 }
 
 const char *
+confidence_name(ConfidenceKind confidence)
+{
+	return confidence_names[confidence];
+}
+
+/* pak_ucb, lin_ucb and rff_ucb take a confidence setting (bkb keeps its beta). */
+static bool
+has_confidence(const SelectorConfig *cfg)
+{
+	return cfg->policy == POLICY_PAK_UCB || cfg->policy == POLICY_LIN_UCB ||
+		cfg->policy == POLICY_RFF_UCB;
+}
+
+const char *
 kernel_name(KernelKind kernel)
 {
 	return kernel == KERNEL_NONE ? NULL : kernel_names[kernel];
@@ -176,6 +209,21 @@ setting_applies(const SettingDef *def, const SelectorConfig *cfg)
 		case FOR_FORGETTING:
 			return cfg->policy == POLICY_PAK_UCB || cfg->policy == POLICY_LIN_UCB ||
 				cfg->policy == POLICY_RFF_UCB || cfg->policy == POLICY_GREEDY;
+		case FOR_CONFIDENCE:
+			return has_confidence(cfg);
+		case FOR_RIDGE:
+			return policy_uses_context(cfg->policy) && cfg->confidence != CONFIDENCE_IGP;
+		case FOR_FIXED_WIDTH:
+			return cfg->policy == POLICY_BKB ||
+				(has_confidence(cfg) && cfg->confidence == CONFIDENCE_FIXED);
+		case FOR_BOUNDS:
+			return cfg->policy == POLICY_BKB ||
+				(has_confidence(cfg) && cfg->confidence != CONFIDENCE_FIXED);
+		case FOR_GRID:
+			return has_confidence(cfg) &&
+				(cfg->confidence == CONFIDENCE_DMM || cfg->confidence == CONFIDENCE_CMM);
+		case FOR_IGP:
+			return has_confidence(cfg) && cfg->confidence == CONFIDENCE_IGP;
 	}
 	return false;
 }
@@ -222,6 +270,12 @@ set_field(SelectorConfig *cfg, const SettingDef *def, double value)
 		case SETTING_BOOLEAN:
 			*(bool *) field = value != 0;
 			break;
+		case SETTING_CHOICE:
+			*(int32 *) field = (int32) value;
+			break;
+		case SETTING_GRID:
+			/* the grid is set whole by setting_grid() */
+			break;
 	}
 }
 
@@ -238,8 +292,58 @@ get_field(const SelectorConfig *cfg, const SettingDef *def)
 			return *(const int32 *) field;
 		case SETTING_BOOLEAN:
 			return *(const bool *) field;
+		case SETTING_CHOICE:
+			return *(const int32 *) field;
+		case SETTING_GRID:
+			break;
 	}
 	return 0;
+}
+
+static int
+compare_doubles(const void *a, const void *b)
+{
+	double		x = *(const double *) a;
+	double		y = *(const double *) b;
+
+	return (x > y) - (x < y);
+}
+
+/* A JSON array of numbers within def's range: sorted, distinct, into cfg->grid. */
+static void
+setting_grid(SelectorConfig *cfg, const SettingDef *def, JsonbValue *v)
+{
+	JsonbIterator *it;
+	JsonbValue	elem;
+	JsonbIteratorToken tok;
+	int			n = 0;
+	char	   *problem = psprintf("expected an array of 1 to %d numbers from %g to %g",
+								   MAX_GRID, def->min, def->max);
+
+	if (v->type != jbvBinary || !JsonContainerIsArray(v->val.binary.data))
+		settings_error(cfg, def->name, problem);
+	it = JsonbIteratorInit(v->val.binary.data);
+	while ((tok = JsonbIteratorNext(&it, &elem, true)) != WJB_DONE)
+	{
+		double		value;
+
+		if (tok != WJB_ELEM)
+			continue;
+		if (elem.type != jbvNumeric || n == MAX_GRID)
+			settings_error(cfg, def->name, problem);
+		value = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow,
+												   NumericGetDatum(elem.val.numeric)));
+		if (!isfinite(value) || value < def->min || value > def->max)
+			settings_error(cfg, def->name, problem);
+		cfg->grid[n++] = value;
+	}
+	if (n == 0)
+		settings_error(cfg, def->name, problem);
+	qsort(cfg->grid, n, sizeof(double), compare_doubles);
+	for (int i = 1; i < n; i++)
+		if (cfg->grid[i] == cfg->grid[i - 1])
+			settings_error(cfg, def->name, "values must be distinct");
+	cfg->ngrid = n;
 }
 
 /* Validate one JSON value against its definition; returns it as a double. */
@@ -248,6 +352,15 @@ setting_value(const SelectorConfig *cfg, const SettingDef *def, JsonbValue *v)
 {
 	double		value;
 
+	if (def->type == SETTING_CHOICE)
+	{
+		if (v->type == jbvString)
+			for (int i = 0; def->choices[i] != NULL; i++)
+				if (strlen(def->choices[i]) == v->val.string.len &&
+					strncmp(def->choices[i], v->val.string.val, v->val.string.len) == 0)
+					return i;
+		settings_error(cfg, def->name, "expected one of fixed, ay, igp, amm, dmm and cmm");
+	}
 	if (def->type == SETTING_BOOLEAN)
 	{
 		if (v->type != jbvBool)
@@ -270,52 +383,76 @@ setting_value(const SelectorConfig *cfg, const SettingDef *def, JsonbValue *v)
 }
 
 /*
+ * Read the keys of a jsonb object into cfg, checking names, types and ranges;
+ * given[i] tells which settings were present.
+ */
+static void
+read_settings(SelectorConfig *cfg, Jsonb *settings, bool *given)
+{
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+
+	if (!JB_ROOT_IS_OBJECT(settings) || JB_ROOT_IS_SCALAR(settings))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("settings must be a JSON object"),
+				 errdetail("Valid keys are: %s.", valid_keys(cfg))));
+	it = JsonbIteratorInit(&settings->root);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		char	   *key;
+		int			i;
+
+		if (tok != WJB_KEY)
+			continue;
+		key = pnstrdup(v.val.string.val, v.val.string.len);
+		for (i = 0; i < (int) N_SETTINGS; i++)
+			if (strcmp(key, setting_defs[i].name) == 0)
+				break;
+		if (i == (int) N_SETTINGS)
+			settings_error(cfg, key, "unknown key");
+		tok = JsonbIteratorNext(&it, &v, true);
+		Assert(tok == WJB_VALUE);
+		if (setting_defs[i].type == SETTING_GRID)
+			setting_grid(cfg, &setting_defs[i], &v);
+		else
+			set_field(cfg, &setting_defs[i], setting_value(cfg, &setting_defs[i], &v));
+		given[i] = true;
+	}
+}
+
+/*
  * Fill cfg's settings from jsonb (may be NULL), with defaults for absent
- * keys.  cfg->policy and cfg->kernel must already be set.
+ * keys.  cfg->policy and cfg->kernel must already be set.  Whether a key
+ * applies can depend on another (confidence), so that is checked once all
+ * are read.
  */
 void
 settings_resolve(SelectorConfig *cfg, Jsonb *settings)
 {
+	bool		given[N_SETTINGS] = {false};
+
 	for (int i = 0; i < (int) N_SETTINGS; i++)
 		set_field(cfg, &setting_defs[i], setting_defs[i].default_value);
+	memcpy(cfg->grid, default_grid, sizeof(default_grid));
+	cfg->ngrid = lengthof(default_grid);
 
 	if (settings != NULL)
-	{
-		JsonbIterator *it;
-		JsonbValue	v;
-		JsonbIteratorToken tok;
-
-		if (!JB_ROOT_IS_OBJECT(settings) || JB_ROOT_IS_SCALAR(settings))
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("settings must be a JSON object"),
-					 errdetail("Valid keys are: %s.", valid_keys(cfg))));
-		it = JsonbIteratorInit(&settings->root);
-		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
-		{
-			char	   *key;
-			int			i;
-
-			if (tok != WJB_KEY)
-				continue;
-			key = pnstrdup(v.val.string.val, v.val.string.len);
-			for (i = 0; i < (int) N_SETTINGS; i++)
-				if (strcmp(key, setting_defs[i].name) == 0)
-					break;
-			if (i == (int) N_SETTINGS)
-				settings_error(cfg, key, "unknown key");
-			if (!setting_applies(&setting_defs[i], cfg))
-				settings_error(cfg, key, "does not apply to this policy and kernel");
-			tok = JsonbIteratorNext(&it, &v, true);
-			Assert(tok == WJB_VALUE);
-			set_field(cfg, &setting_defs[i], setting_value(cfg, &setting_defs[i], &v));
-		}
-	}
+		read_settings(cfg, settings, given);
+	for (int i = 0; i < (int) N_SETTINGS; i++)
+		if (given[i] && !setting_applies(&setting_defs[i], cfg))
+			settings_error(cfg, setting_defs[i].name, "does not apply to this policy, kernel and confidence");
 	if (!(cfg->reward_min < cfg->reward_max))
 		settings_error(cfg, "reward_max", "must be greater than reward_min");
 	if ((cfg->window > 0) + (cfg->discount < 1) + (cfg->restart_every > 0) > 1)
 		settings_error(cfg, cfg->window > 0 ? "window" : "discount",
 					   "use one of window, discount and restart_every");
+	/* the bounds of spec/001 hold for an arm that keeps every reward */
+	if (cfg->confidence != CONFIDENCE_FIXED && (cfg->window > 0 || cfg->discount < 1))
+		settings_error(cfg, cfg->window > 0 ? "window" : "discount",
+					   psprintf("confidence %s needs every reward kept: use restart_every or confidence fixed",
+								confidence_names[cfg->confidence]));
 	if (cfg->kernel == KERNEL_MATERN && cfg->nu != 0.5 && cfg->nu != 1.5 && cfg->nu != 2.5)
 		settings_error(cfg, "nu", "must be 0.5, 1.5 or 2.5");
 }
@@ -340,6 +477,15 @@ settings_to_jsonb(const SelectorConfig *cfg)
 			appendStringInfoString(&buf, ", ");
 		if (def->type == SETTING_BOOLEAN)
 			appendStringInfo(&buf, "\"%s\": %s", def->name, value != 0 ? "true" : "false");
+		else if (def->type == SETTING_CHOICE)
+			appendStringInfo(&buf, "\"%s\": \"%s\"", def->name, def->choices[(int) value]);
+		else if (def->type == SETTING_GRID)
+		{
+			appendStringInfo(&buf, "\"%s\": [", def->name);
+			for (int j = 0; j < cfg->ngrid; j++)
+				appendStringInfo(&buf, "%s%s", j ? ", " : "", float8out_internal(cfg->grid[j]));
+			appendStringInfoChar(&buf, ']');
+		}
 		else
 			appendStringInfo(&buf, "\"%s\": %s", def->name, float8out_internal(value));
 	}

@@ -29,6 +29,21 @@ typedef enum KernelKind
 	KERNEL_COUNT
 } KernelKind;
 
+/* How wide an arm's confidence interval is (spec/001.md; see confidence.c). */
+typedef enum ConfidenceKind
+{
+	CONFIDENCE_FIXED,			/* ucb = mean + eta·width */
+	CONFIDENCE_AY,				/* Abbasi-Yadkori's radius at λ = alpha */
+	CONFIDENCE_IGP,				/* IGP-UCB (Chowdhury & Gopalan) at λ = 1 + 2/horizon */
+	CONFIDENCE_AMM,				/* analytic martingale-mixture radius at α₀ = alpha */
+	CONFIDENCE_DMM,				/* the smallest AMM-type bound over a grid of α */
+	CONFIDENCE_CMM,				/* the smallest over all α > 0 (1-D search) */
+	CONFIDENCE_COUNT
+} ConfidenceKind;
+
+/* Most regularisers a dmm/cmm grid may list. */
+#define MAX_GRID 16
+
 typedef struct SelectorConfig
 {
 	int32		selector_id;
@@ -56,9 +71,13 @@ typedef struct SelectorConfig
 	int32		features;		/* rff_ucb: frequencies D (2D features) */
 	double		qbar;			/* bkb: oversampling of the dictionary */
 	bool		adaptive_beta;	/* bkb: width multiplier from spec/003 §2.4 */
-	double		noise;			/* bkb: noise scale xi for adaptive beta */
-	double		delta;			/* bkb: confidence for adaptive beta */
-	double		rkhs_bound;		/* bkb: F >= |f|_H for adaptive beta */
+	double		noise;			/* σ: noise scale of the bounds and of bkb's beta */
+	double		delta;			/* δ: the bounds hold with probability 1 − δ */
+	double		rkhs_bound;		/* B >= |f|_H */
+	ConfidenceKind confidence;	/* pak_ucb, lin_ucb, rff_ucb */
+	int32		horizon;		/* igp: T, with η = 2/T */
+	int32		ngrid;			/* dmm, cmm: regularisers alpha·grid[i] */
+	double		grid[MAX_GRID];
 } SelectorConfig;
 
 extern PolicyKind policy_from_name(const char *name);
@@ -68,6 +87,7 @@ extern const char *kernel_name(KernelKind kernel);
 extern void settings_resolve(SelectorConfig *cfg, Jsonb *settings);
 extern Jsonb *settings_to_jsonb(const SelectorConfig *cfg);
 extern bool policy_uses_context(PolicyKind policy);
+extern const char *confidence_name(ConfidenceKind confidence);
 
 /* What an arm learns from a reward: its utility reward − λ·cost (no cost: 0). */
 static inline double

@@ -60,6 +60,20 @@ StaticAssertDecl(offsetof(StateHeader, body) == 24, "state body starts at byte 2
 /* A decoded model ready for scoring; policy-specific, opaque to callers. */
 typedef struct ArmModel ArmModel;
 
+/*
+ * An arm's score for one context: ucb = mean + radius·width, where width is
+ * ρ_α(x)/√α at the regulariser α used (for dmm and cmm the α that gives the
+ * smallest bound at this context) and radius the confidence radius.
+ */
+typedef struct ArmScore
+{
+	double		mean;
+	double		width;
+	double		radius;
+	double		alpha;
+	double		ucb;
+} ArmScore;
+
 typedef struct PolicyOps
 {
 	/* State from scratch for n rewards (rows of X already prepared). */
@@ -73,10 +87,9 @@ typedef struct PolicyOps
 							const double *x, double r);
 	/* Decode for scoring, in the current memory context; may precompute. */
 	ArmModel   *(*decode) (const SelectorConfig *cfg, const StateHeader *st);
+	/* Fill mean, width, radius and alpha (not ucb) of out for context x. */
 	void		(*score) (const SelectorConfig *cfg, const ArmModel *model,
-						  const double *x, double *mean, double *width);
-	/* Width multiplier of ucb = mean + multiplier·width; NULL: cfg->eta. */
-	double		(*multiplier) (const SelectorConfig *cfg, const ArmModel *model);
+						  const double *x, ArmScore *out);
 } PolicyOps;
 
 extern const PolicyOps pak_ucb_ops;

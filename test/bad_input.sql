@@ -10,7 +10,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(267);
+SELECT plan(325);
 
 -- md5 of each table's rows (as text), ordered by primary key.
 CREATE FUNCTION pg_temp.fingerprint() RETURNS TABLE (tbl text, nrows bigint, md5 text)
@@ -224,6 +224,36 @@ SELECT * FROM pg_temp.bad($$SELECT model_select.create_selector('x', 3, ARRAY['a
 SELECT * FROM pg_temp.bad($$SELECT model_select.create_selector('x', 3, ARRAY['a'], 'pak_ucb', NULL, '[1, 2]')$$, '22023', 'settings: an array, not an object');
 SELECT * FROM pg_temp.bad($$SELECT model_select.create_selector('x', 3, ARRAY['a'], 'pak_ucb', NULL, '"alpha"')$$, '22023', 'settings: a string, not an object');
 SELECT * FROM pg_temp.bad($$SELECT model_select.create_selector('x', 3, ARRAY['a'], 'pak_ucb', NULL, 'null')$$, '22023', 'settings: JSON null, not an object');
+-- confidence bounds (spec/001): names, grid arrays, keys that apply only to some bounds
+SELECT * FROM pg_temp.bad($$SELECT model_select.create_selector('x', 3, ARRAY['a'], 'pak_ucb', 'rbf', '{"confidence": "foo"}')$$, '22023', 'settings: confidence foo');
+SELECT * FROM pg_temp.bad($$SELECT model_select.create_selector('x', 3, ARRAY['a'], 'pak_ucb', 'rbf', '{"confidence": 1}')$$, '22023', 'settings: confidence as a number');
+SELECT * FROM pg_temp.bad($$SELECT model_select.create_selector('x', 3, ARRAY['a'], 'pak_ucb', 'rbf', '{"confidence": "DMM"}')$$, '22023', 'settings: confidence in other case');
+SELECT * FROM pg_temp.bad($$SELECT model_select.create_selector('x', 3, ARRAY['a'], 'greedy', NULL, '{"confidence": "amm"}')$$, '22023', 'settings: confidence with greedy');
+SELECT * FROM pg_temp.bad($$SELECT model_select.create_selector('x', 3, ARRAY['a'], 'bkb', 'rbf', '{"confidence": "amm"}')$$, '22023', 'settings: confidence with bkb');
+SELECT * FROM pg_temp.bad($$SELECT model_select.create_selector('x', 3, ARRAY['a'], 'pak_ucb', 'rbf', '{"confidence": "dmm", "grid": []}')$$, '22023', 'settings: empty grid');
+SELECT * FROM pg_temp.bad($$SELECT model_select.create_selector('x', 3, ARRAY['a'], 'pak_ucb', 'rbf', '{"confidence": "dmm", "grid": 1}')$$, '22023', 'settings: grid not an array');
+SELECT * FROM pg_temp.bad($$SELECT model_select.create_selector('x', 3, ARRAY['a'], 'pak_ucb', 'rbf', '{"confidence": "dmm", "grid": [1, "3"]}')$$, '22023', 'settings: grid with a string');
+SELECT * FROM pg_temp.bad($$SELECT model_select.create_selector('x', 3, ARRAY['a'], 'pak_ucb', 'rbf', '{"confidence": "dmm", "grid": [1, -3]}')$$, '22023', 'settings: grid with a negative value');
+SELECT * FROM pg_temp.bad($$SELECT model_select.create_selector('x', 3, ARRAY['a'], 'pak_ucb', 'rbf', '{"confidence": "dmm", "grid": [0, 1]}')$$, '22023', 'settings: grid with 0');
+SELECT * FROM pg_temp.bad($$SELECT model_select.create_selector('x', 3, ARRAY['a'], 'lin_ucb', NULL, '{"confidence": "dmm", "grid": [1, 1e7]}')$$, '22023', 'settings: grid value 1e7');
+SELECT * FROM pg_temp.bad($$SELECT model_select.create_selector('x', 3, ARRAY['a'], 'pak_ucb', 'rbf', '{"confidence": "dmm", "grid": [1, 3, 1]}')$$, '22023', 'settings: grid with a duplicate');
+SELECT * FROM pg_temp.bad($$SELECT model_select.create_selector('x', 3, ARRAY['a'], 'pak_ucb', 'rbf', '{"confidence": "dmm", "grid": [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17]}')$$, '22023', 'settings: grid of 17 values');
+SELECT * FROM pg_temp.bad($$SELECT model_select.create_selector('x', 3, ARRAY['a'], 'pak_ucb', 'rbf', '{"confidence": "dmm", "grid": [[1]]}')$$, '22023', 'settings: grid with a nested array');
+SELECT * FROM pg_temp.bad($$SELECT model_select.create_selector('x', 3, ARRAY['a'], 'pak_ucb', 'rbf', '{"confidence": "amm", "grid": [1, 3]}')$$, '22023', 'settings: grid with amm');
+SELECT * FROM pg_temp.bad($$SELECT model_select.create_selector('x', 3, ARRAY['a'], 'pak_ucb', 'rbf', '{"grid": [1, 3]}')$$, '22023', 'settings: grid with confidence fixed');
+SELECT * FROM pg_temp.bad($$SELECT model_select.create_selector('x', 3, ARRAY['a'], 'pak_ucb', 'rbf', '{"confidence": "dmm", "horizon": 100}')$$, '22023', 'settings: horizon with dmm');
+SELECT * FROM pg_temp.bad($$SELECT model_select.create_selector('x', 3, ARRAY['a'], 'pak_ucb', 'rbf', '{"confidence": "igp", "horizon": 0}')$$, '22023', 'settings: horizon 0');
+SELECT * FROM pg_temp.bad($$SELECT model_select.create_selector('x', 3, ARRAY['a'], 'pak_ucb', 'rbf', '{"confidence": "igp", "horizon": 2.5}')$$, '22023', 'settings: horizon 2.5');
+SELECT * FROM pg_temp.bad($$SELECT model_select.create_selector('x', 3, ARRAY['a'], 'pak_ucb', 'rbf', '{"confidence": "igp", "alpha": 0.5}')$$, '22023', 'settings: alpha with igp (igp fixes the ridge)');
+SELECT * FROM pg_temp.bad($$SELECT model_select.create_selector('x', 3, ARRAY['a'], 'rff_ucb', 'rbf', '{"confidence": "amm", "eta": 1}')$$, '22023', 'settings: eta with amm');
+SELECT * FROM pg_temp.bad($$SELECT model_select.create_selector('x', 3, ARRAY['a'], 'pak_ucb', 'rbf', '{"rkhs_bound": 2}')$$, '22023', 'settings: rkhs_bound with confidence fixed');
+SELECT * FROM pg_temp.bad($$SELECT model_select.create_selector('x', 3, ARRAY['a'], 'lin_ucb', NULL, '{"noise": 0.1}')$$, '22023', 'settings: noise with confidence fixed');
+SELECT * FROM pg_temp.bad($$SELECT model_select.create_selector('x', 3, ARRAY['a'], 'pak_ucb', 'rbf', '{"confidence": "amm", "noise": 0}')$$, '22023', 'settings: noise 0');
+SELECT * FROM pg_temp.bad($$SELECT model_select.create_selector('x', 3, ARRAY['a'], 'pak_ucb', 'rbf', '{"confidence": "amm", "delta": 0}')$$, '22023', 'settings: delta 0');
+SELECT * FROM pg_temp.bad($$SELECT model_select.create_selector('x', 3, ARRAY['a'], 'pak_ucb', 'rbf', '{"confidence": "amm", "delta": 1.5}')$$, '22023', 'settings: delta 1.5');
+SELECT * FROM pg_temp.bad($$SELECT model_select.create_selector('x', 3, ARRAY['a'], 'pak_ucb', 'rbf', '{"confidence": "cmm", "rkhs_bound": -1}')$$, '22023', 'settings: rkhs_bound -1');
+SELECT * FROM pg_temp.bad($$SELECT model_select.create_selector('x', 3, ARRAY['a'], 'pak_ucb', 'rbf', '{"confidence": "dmm", "window": 100}')$$, '22023', 'settings: window with dmm');
+SELECT * FROM pg_temp.bad($$SELECT model_select.create_selector('x', 3, ARRAY['a'], 'lin_ucb', NULL, '{"confidence": "ay", "discount": 0.99}')$$, '22023', 'settings: discount with ay');
 -- the same validation through resolve_settings()
 SELECT * FROM pg_temp.bad($$SELECT model_select.resolve_settings('pak_ucb', 'rbf', '{"alpha": 0}')$$, '22023', 'resolve_settings: alpha 0');
 SELECT * FROM pg_temp.bad($$SELECT model_select.resolve_settings('lin_ucb', NULL, '{"bandwidth": 1}')$$, '22023', 'resolve_settings: bandwidth with lin_ucb');
@@ -234,10 +264,10 @@ SELECT * FROM pg_temp.bad($$SELECT model_select.resolve_settings('lin_ucb', NULL
 SELECT throws_matching($$SELECT model_select.create_selector('x', 3, ARRAY['a'], 'pak_ucb', 'rbf', '{"foo": 1}')$$,
                        '"foo"', 'unknown key: the error message names the unknown key');
 SELECT matches(pg_temp.error_text($$SELECT model_select.create_selector('x', 3, ARRAY['a'], 'pak_ucb', 'rbf', '{"foo": 1}')$$),
-               '(?s)foo.*alpha, eta, intercept, normalize, cap, bandwidth, window, discount, restart_every, cost_weight, reward_min, reward_max',
+               '(?s)foo.*alpha, eta, intercept, normalize, cap, bandwidth, confidence, window, discount, restart_every, cost_weight, reward_min, reward_max',
                'unknown key (pak_ucb rbf): the error names the key and the valid keys');
 SELECT matches(pg_temp.error_text($$SELECT model_select.create_selector('x', 3, ARRAY['a'], 'pak_ucb', 'poly', '{"bandwidth": 1}')$$),
-               '(?s)bandwidth.*alpha, eta, intercept, normalize, cap, gamma, degree, offset, window, discount, restart_every, cost_weight, reward_min, reward_max',
+               '(?s)bandwidth.*alpha, eta, intercept, normalize, cap, confidence, gamma, degree, offset, window, discount, restart_every, cost_weight, reward_min, reward_max',
                'key not applicable (bandwidth with poly): the error names the valid keys');
 SELECT matches(pg_temp.error_text($$SELECT model_select.create_selector('x', 3, ARRAY['a'], 'greedy', NULL, '{"eta": 1}')$$),
                '(?s)eta.*reward_min, reward_max',

@@ -151,7 +151,7 @@ WITH arm_a AS (
     FROM model_select.rewards r, LATERAL model_select.scores('inc', r.context) s
    WHERE r.selector = 'inc' AND r.arm = 'a' AND s.arm = 'a'),
 beta AS (
-  SELECT 1.0 * 1.0 + sqrt(0.1 ^ 2 * (ln(greatest(exp(1.0), n)) * d + ln(1 / 0.05))) AS want FROM arm_a),
+  SELECT 1.0 * 1.0 + sqrt(0.5 ^ 2 * (ln(greatest(exp(1.0), n)) * d + ln(1 / 0.05))) AS want FROM arm_a),
 got AS (
   SELECT (s.ucb - s.mean) / s.width AS got FROM probes p, LATERAL model_select.scores('inc', p.x) s
    WHERE s.arm = 'a' AND p.g = 1)
