@@ -69,7 +69,7 @@ endif
 # `make -n test` from actually running the test suite.)
 MS_MAKE = $(MAKE)
 
-.PHONY: test demo ms-setup bench-perf bench-scale bench-forgetting bench-quality
+.PHONY: test demo ms-setup bench-perf bench-scale bench-forgetting bench-quality bench-confidence
 ms-setup:
 	scripts/ensure-deps.sh
 	$(MAKE) PG_CONFIG=$(PG_CONFIG)
@@ -96,3 +96,6 @@ bench-quality: ms-setup
 
 bench-forgetting: ms-setup
 	bench/forgetting.sh
+
+bench-confidence: ms-setup
+	bench/confidence.sh
