@@ -429,6 +429,18 @@ CREATE FUNCTION model_select.synthetic_clusters(
     RETURNS SETOF record
     AS 'MODULE_PATHNAME', 'model_select_synthetic_clusters' LANGUAGE C IMMUTABLE;
 
+-- Seeded synthetic stream of spec/001.md §4.1: per arm a reward function of
+-- RKHS norm exactly rkhs_norm (weights on kernels at random inducing points),
+-- contexts uniform in [0,1]^dim, Gaussian noise (see src/synthetic_rkhs.c).
+CREATE FUNCTION model_select.synthetic_rkhs(
+    rounds int, dim int, arms int, seed bigint DEFAULT 0,
+    kernel text DEFAULT 'rbf', bandwidth float8 DEFAULT 0.5, nu float8 DEFAULT 2.5,
+    rkhs_norm float8 DEFAULT 10, noise float8 DEFAULT 0.1, inducing int DEFAULT 20,
+    OUT round int, OUT context float8[], OUT expected float8[], OUT reward float8[],
+    OUT best_arm int)
+    RETURNS SETOF record
+    AS 'MODULE_PATHNAME', 'model_select_synthetic_rkhs' LANGUAGE C IMMUTABLE;
+
 -- Change detector: per arm, over its last `recent` rewarded decisions, the
 -- mean reward observed vs the mean the model predicted when it decided.  A
 -- gap many standard errors wide means the arm's world has moved: consider a

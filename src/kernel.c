@@ -23,8 +23,8 @@ row_sqnorms(int n, int dim, const double *X, double *out)
 }
 
 /* Matérn kernel of smoothness nu at scaled distance r = |x - y| / bandwidth. */
-static double
-matern(double nu, double r)
+double
+kernel_matern(double nu, double r)
 {
 	if (nu == 0.5)
 		return exp(-r);
@@ -47,7 +47,7 @@ kernel_of_inner(const SelectorConfig *cfg, double inner, double sq_x, double sq_
 		case KERNEL_LINEAR:
 			return inner;
 		case KERNEL_MATERN:
-			return matern(cfg->nu, sqrt(dist2) / cfg->bandwidth);
+			return kernel_matern(cfg->nu, sqrt(dist2) / cfg->bandwidth);
 		default:
 			elog(ERROR, "kernel %d is not a kernel of inner products", (int) cfg->kernel);
 	}

@@ -11,5 +11,6 @@ extern void kernel_vector(const SelectorConfig *cfg, int n, const double *X,
 						  const double *sqnorms, const double *y, double *out);
 extern double kernel_self(const SelectorConfig *cfg, const double *y);
 extern void row_sqnorms(int n, int dim, const double *X, double *out);
+extern double kernel_matern(double nu, double r);
 
 #endif
