@@ -40,3 +40,5 @@ SELECT model_select.alter_selector('tight', '{"confidence": "cmm", "alpha": 0.01
          "rkhs_bound": 0.01, "bandwidth": 0.5, "intercept": 0, "normalize": false}') IS NOT NULL AS altered;
 SELECT round(ucb::numeric, 6) AS ucb, ucb < 'Infinity' AS finite
   FROM model_select.scores('tight', '{0.1,0.21}'::float8[]);
+
+DROP EXTENSION model_select;

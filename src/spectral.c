@@ -14,7 +14,8 @@
  *     quad(α) = yᵀy − Σ q_i²/(l_i + α)
  *
  * The search scans a lattice of step 0.5 over ln α plus the dmm grid,
- * then refines the best point by golden section.  Any α gives a valid bound,
+ * then refines the best point by golden section; the limit α → ∞,
+ * B·√k'(x,x), is a candidate too (reported as alpha = Infinity).  Any α gives a valid bound,
  * so an imperfect search is only looser, and the grid points make cmm never
  * looser than dmm.  The decode costs O(m³): cmm suits arms of up to a few
  * thousand rewards (README, limits).
@@ -227,7 +228,8 @@ refine(const SelectorConfig *cfg, const Spectrum *s, double kself, double lo, do
 
 /*
  * cmm's bound for one context: vec is the kernel vector k'(X, x) (kernel)
- * or the feature vector z (primal); kself = k'(x, x) (kernel only).
+ * or the feature vector z (primal); kself = k'(x, x) (kernel only: in
+ * primal form it is |z|², the squared norm of the projection).
  */
 void
 spectrum_score(const SelectorConfig *cfg, const Spectrum *s, const double *vec, double kself,
@@ -258,6 +260,20 @@ spectrum_score(const SelectorConfig *cfg, const Spectrum *s, const double *vec, 
 	c = refine(cfg, s, kself, u_best - LATTICE_STEP, u_best + LATTICE_STEP);
 	if (c.ucb < best.ucb)
 		best = c;
+	/*
+	 * As α → ∞ the bound tends to B·√k'(x,x) (|f(x)| ≤ ‖f‖·√k'(x,x)); far
+	 * from the data it is approached from above, so the limit itself is a
+	 * candidate: mean 0, width the prior sd, radius B.
+	 */
+	if (s->primal)
+		kself = dot(s->m, s->p, s->p);
+	if (cfg->rkhs_bound * sqrt(Max(kself, 0.0)) < best.ucb)
+	{
+		best.mean = 0.0;
+		best.width = sqrt(Max(kself, 0.0));
+		best.radius = cfg->rkhs_bound;
+		best.alpha = get_float8_infinity();
+	}
 	out->mean = best.mean;
 	out->width = best.width;
 	out->radius = best.radius;

@@ -136,7 +136,7 @@ UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM model_select.scores('cg_a_ay'
 
 -- cg_a_igp: confidence igp
 SELECT isnt(model_select.create_selector('cg_a_igp', 2, ARRAY['a','e'], 'pak_ucb', 'rbf',
-            '{"alpha": 0.01, "bandwidth": 0.5, "intercept": 0, "normalize": false, "reward_min": -1, "reward_max": 1, "confidence": "igp", "noise": 0.1, "rkhs_bound": 3, "delta": 0.01, "horizon": 1000}'::jsonb, 0), NULL, 'cg_a_igp: create_selector');
+            '{"bandwidth": 0.5, "intercept": 0, "normalize": false, "reward_min": -1, "reward_max": 1, "confidence": "igp", "noise": 0.1, "rkhs_bound": 3, "delta": 0.01, "horizon": 1000}'::jsonb, 0), NULL, 'cg_a_igp: create_selector');
 SELECT lives_ok($$
 INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES
   ('cg_a_igp', 'a', ARRAY[0.1, 0.2]::float8[], 0.3),
@@ -400,7 +400,7 @@ UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM model_select.scores('cg_b_ay'
 
 -- cg_b_igp: confidence igp
 SELECT isnt(model_select.create_selector('cg_b_igp', 3, ARRAY['a','e'], 'lin_ucb', NULL::text,
-            '{"alpha": 0.04, "intercept": 0.5, "normalize": false, "reward_min": -10, "reward_max": 10, "confidence": "igp", "noise": 0.2, "rkhs_bound": 2, "delta": 0.05, "horizon": 500}'::jsonb, 0), NULL, 'cg_b_igp: create_selector');
+            '{"intercept": 0.5, "normalize": false, "reward_min": -10, "reward_max": 10, "confidence": "igp", "noise": 0.2, "rkhs_bound": 2, "delta": 0.05, "horizon": 500}'::jsonb, 0), NULL, 'cg_b_igp: create_selector');
 SELECT lives_ok($$
 INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES
   ('cg_b_igp', 'a', ARRAY[-0.06, 0.17, -0.32]::float8[], 0.12),
@@ -683,7 +683,7 @@ UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM model_select.scores('cg_c_ay'
 
 -- cg_c_igp: confidence igp
 SELECT isnt(model_select.create_selector('cg_c_igp', 3, ARRAY['a','e'], 'pak_ucb', 'linear',
-            '{"alpha": 0.04, "intercept": 0.5, "normalize": false, "reward_min": -10, "reward_max": 10, "confidence": "igp", "noise": 0.2, "rkhs_bound": 2, "delta": 0.05, "horizon": 500}'::jsonb, 0), NULL, 'cg_c_igp: create_selector');
+            '{"intercept": 0.5, "normalize": false, "reward_min": -10, "reward_max": 10, "confidence": "igp", "noise": 0.2, "rkhs_bound": 2, "delta": 0.05, "horizon": 500}'::jsonb, 0), NULL, 'cg_c_igp: create_selector');
 SELECT lives_ok($$
 INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES
   ('cg_c_igp', 'a', ARRAY[-0.06, 0.17, -0.32]::float8[], 0.12),

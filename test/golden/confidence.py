@@ -714,8 +714,11 @@ def settings_for(case, conf):
         return s
     s['confidence'] = conf
     s.update(case['conf'])
-    if conf == 'igp' and case['horizon'] is not None:
-        s['horizon'] = case['horizon']
+    if conf == 'igp':
+        # igp fixes its ridge at 1 + 2/horizon: alpha does not apply
+        s.pop('alpha', None)
+        if case['horizon'] is not None:
+            s['horizon'] = case['horizon']
     if conf in ('dmm', 'cmm') and case['grid'] is not None:
         s['grid'] = case['grid']
     return s
