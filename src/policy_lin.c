@@ -344,7 +344,12 @@ lin_decode(const SelectorConfig *cfg, const StateHeader *st)
 		chol_solve(p, m->L[f], m->theta[f]);
 	}
 	if (cfg->confidence == CONFIDENCE_FIXED)
-		confidence_bounds(cfg, st->n, &m->factors, 0.0, NULL, &m->bounds);
+	{
+		/* eta needs neither the log-determinant nor the quadratic forms */
+		double		unused[MAX_GRID + 1] = {0};
+
+		confidence_bounds(cfg, st->n, &m->factors, 0.0, unused, &m->bounds);
+	}
 	else
 		lin_bounds(cfg, st, m);
 	m->z = palloc(sizeof(double) * p);
