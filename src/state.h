@@ -14,6 +14,10 @@
  *   greedy, random: sum of rewards (1 value)
  *   rff_ucb: as lin_ucb with p = 2·features + 1; bkb: see policy_bkb.c
  *
+ * With a confidence bound (confidence.c): pak_ucb with dmm appends a factor
+ * of K' + α_f I per other grid regulariser; lin_ucb/rff_ucb append yᵀy and,
+ * with dmm, the factors of α_f I + Σ zzᵀ.  igp's base factor is at 1 + 2/T.
+ *
  * With forgetting (header field `forgetting`): pak_ucb keeps only the rows
  * it still uses (window: the last W; discount: weights above 1e-6) and
  * factorises K' + α·diag(γ^-age); lin_ucb/rff_ucb with a window append the
