@@ -4,23 +4,26 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(17);
+SELECT plan(20);
 
 CREATE TEMP TABLE stream AS
 SELECT * FROM model_select.synthetic_clusters(300, 8, 3, NULL, 21, 0.1);
 
 -- Live: route + reward insert per round, recording the chosen arm (1-based).
-CREATE FUNCTION pg_temp.live_picks(pol text, kern text) RETURNS int[] LANGUAGE plpgsql AS $$
+-- settings NULL: eta 0.7 where it applies.
+CREATE FUNCTION pg_temp.live_picks(pol text, kern text, settings jsonb DEFAULT NULL) RETURNS int[]
+LANGUAGE plpgsql AS $$
 DECLARE
     r record;
     d record;
     k int;
     picks int[] := '{}';
+    sel text := 'live_' || pol || coalesce(settings->>'confidence', '');
 BEGIN
-    PERFORM model_select.create_selector('live_' || pol, 8, ARRAY['arm1','arm2','arm3'], pol, kern,
-                                         '{"eta": 0.7}'::jsonb - CASE WHEN pol IN ('greedy', 'random') THEN 'eta' ELSE '' END, 5);
+    PERFORM model_select.create_selector(sel, 8, ARRAY['arm1','arm2','arm3'], pol, kern,
+                                         coalesce(settings, '{"eta": 0.7}'::jsonb - CASE WHEN pol IN ('greedy', 'random') THEN 'eta' ELSE '' END), 5);
     FOR r IN SELECT * FROM stream ORDER BY round LOOP
-        SELECT * INTO d FROM model_select.route('live_' || pol, r.context);
+        SELECT * INTO d FROM model_select.route(sel, r.context);
         k := substr(d.arm, 4)::int;
         INSERT INTO model_select.rewards(decision_id, reward) VALUES (d.decision_id, r.reward[k]);
         picks := picks || k;
@@ -29,11 +32,12 @@ BEGIN
 END $$;
 
 -- Replay with checkpoint => 1: the arm whose pick count grew in each round.
-CREATE FUNCTION pg_temp.replay_picks(pol text, kern text) RETURNS int[] LANGUAGE sql AS $$
+CREATE FUNCTION pg_temp.replay_picks(pol text, kern text, settings jsonb DEFAULT NULL) RETURNS int[]
+LANGUAGE sql AS $$
     WITH ck AS (
         SELECT round, picks, lag(picks, 1, '{0,0,0}') OVER (ORDER BY round) AS before
           FROM model_select.replay('SELECT context, reward FROM stream ORDER BY round', pol, kern,
-                                   '{"eta": 0.7}'::jsonb - CASE WHEN pol IN ('greedy', 'random') THEN 'eta' ELSE '' END,
+                                   coalesce(settings, '{"eta": 0.7}'::jsonb - CASE WHEN pol IN ('greedy', 'random') THEN 'eta' ELSE '' END),
                                    seed => 5, checkpoint => 1, shuffle => false))
     SELECT array_agg((SELECT a FROM generate_subscripts(picks, 1) a WHERE picks[a] <> before[a])
                      ORDER BY round)
@@ -50,6 +54,16 @@ SELECT is(pg_temp.replay_picks('random', NULL), pg_temp.live_picks('random', NUL
           'random: replay makes the same choices as the live selector');
 SELECT isnt(pg_temp.replay_picks('pak_ucb', 'rbf'), pg_temp.replay_picks('random', NULL),
             'the comparison can tell policies apart');
+-- replay takes the confidence setting like a live selector
+SELECT is(pg_temp.replay_picks('pak_ucb', 'rbf', '{"confidence": "dmm", "rkhs_bound": 0.5, "alpha": 0.25}'),
+          pg_temp.live_picks('pak_ucb', 'rbf', '{"confidence": "dmm", "rkhs_bound": 0.5, "alpha": 0.25}'),
+          'pak_ucb with confidence dmm: replay makes the same choices as the live selector');
+SELECT is(pg_temp.replay_picks('lin_ucb', NULL, '{"confidence": "cmm", "rkhs_bound": 0.5, "alpha": 0.25}'),
+          pg_temp.live_picks('lin_ucb', NULL, '{"confidence": "cmm", "rkhs_bound": 0.5, "alpha": 0.25}'),
+          'lin_ucb with confidence cmm: replay makes the same choices as the live selector');
+SELECT isnt(pg_temp.replay_picks('pak_ucb', 'rbf', '{"confidence": "dmm", "rkhs_bound": 0.5, "alpha": 0.25}'),
+            pg_temp.replay_picks('pak_ucb', 'rbf'),
+            'the confidence setting changes the choices (dmm vs fixed eta 0.7)');
 
 -- Learning on the two-cluster stream, judged by the arms' expected rewards.
 CREATE TEMP TABLE two AS
