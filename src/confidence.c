@@ -55,7 +55,7 @@ confidence_rt2(const SelectorConfig *cfg, double ld0, double quad0)
 {
 	double		sigma2 = cfg->noise * cfg->noise;
 
-	return quad0 + sigma2 * ld0 + 2.0 * sigma2 * log(1.0 / cfg->delta);
+	return quad0 + sigma2 * ld0 - 2.0 * sigma2 * log(cfg->delta);
 }
 
 void
@@ -121,7 +121,7 @@ confidence_bounds(const SelectorConfig *cfg, int n, const FactorSet *fs,
 {
 	double		sigma = cfg->noise;
 	double		B = cfg->rkhs_bound;
-	double		log_delta = 2.0 * log(1.0 / cfg->delta);
+	double		log_delta = -2.0 * log(cfg->delta);	/* 2 ln(1/δ), finite for any δ > 0 */
 	double		alpha = fs->alpha[0];
 
 	switch (cfg->confidence)

@@ -465,7 +465,7 @@ adaptive_beta(const SelectorConfig *cfg, const BkbView *v)
 	d = (sum_k - (tr_v - cfg->alpha * v->m)) / cfg->alpha + v->m - cfg->alpha * tr_vinv;
 	d = Max(d, 0.0);
 	return sqrt(cfg->alpha) * cfg->rkhs_bound +
-		sqrt(cfg->noise * cfg->noise * (log(Max(M_E, (double) v->n)) * d + log(1.0 / cfg->delta)));
+		sqrt(cfg->noise * cfg->noise * (log(Max(M_E, (double) v->n)) * d - log(cfg->delta)));
 }
 
 static ArmModel *

@@ -69,7 +69,7 @@ static const char *const confidence_names[CONFIDENCE_COUNT + 1] = {"fixed", "ay"
 static const double default_grid[] = {0.1, 0.3, 1, 3, 10};
 
 static const SettingDef setting_defs[] = {
-	{"alpha", SETTING_NUMBER, offsetof(SelectorConfig, alpha), 1.0, 0, true, 1e12, FOR_RIDGE},
+	{"alpha", SETTING_NUMBER, offsetof(SelectorConfig, alpha), 1.0, 1e-9, false, 1e12, FOR_RIDGE},
 	{"eta", SETTING_NUMBER, offsetof(SelectorConfig, eta), 0.5, 0, false, 1e6, FOR_FIXED_WIDTH},
 	{"intercept", SETTING_NUMBER, offsetof(SelectorConfig, intercept), 1.0, 0, false, 1e6, FOR_CONTEXTUAL},
 	{"normalize", SETTING_BOOLEAN, offsetof(SelectorConfig, normalize), 1, 0, false, 1, FOR_CONTEXTUAL},

@@ -191,6 +191,9 @@ evaluate(const SelectorConfig *cfg, const Spectrum *s, double kself, double u)
 	c.width = sqrt(Max(var, 0.0));
 	c.radius = sqrt(Max(r2, 0.0));
 	c.ucb = r2 < 0 ? get_float8_infinity() : c.mean + c.radius * c.width;
+	/* an α so small that 1/(l + α) overflows is no candidate */
+	if (isnan(c.ucb))
+		c.ucb = get_float8_infinity();
 	return c;
 }
 

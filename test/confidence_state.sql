@@ -16,7 +16,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(97);
+SELECT plan(99);
 
 CREATE TEMP TABLE feed AS
   SELECT round, context, reward[1] AS reward FROM model_select.synthetic_clusters(200, 8, 3, NULL, 77);
@@ -102,6 +102,32 @@ SELECT is((SELECT count(*) FROM snap d JOIN snap g USING (probe)
             WHERE d.sel = 'p_dmm' AND g.sel IN ('p_g01', 'p_g03', 'p_g3')
               AND d.ucb <= g.ucb * (1 + 1e-12)), 60::bigint,
           'p_dmm: the five-value grid''s bound is <= each one-value grid''s bound at every probe');
+
+-- Extreme but valid settings never give a NaN or an infinite score: the
+-- smallest alpha, delta and noise, the largest B, a grid spanning 1e-6..1e6,
+-- for every bound on pak_ucb (rbf) and lin_ucb, on 30 rewards of one arm.
+CREATE TEMP TABLE extreme AS
+SELECT p.pol, c, format('x_%s_%s', p.pol, c) AS sel,
+       jsonb_build_object('confidence', c, 'delta', 5e-324, 'noise', 1e-300, 'rkhs_bound', 1e6,
+                          'intercept', 0, 'normalize', false, 'reward_min', -1e6, 'reward_max', 1e6)
+       || CASE WHEN c = 'igp' THEN '{}'::jsonb ELSE '{"alpha": 1e-9}' END
+       || CASE WHEN c IN ('dmm', 'cmm') THEN '{"grid": [1e-6, 1, 1e6]}'::jsonb ELSE '{}' END AS settings
+  FROM (VALUES ('pak_ucb', 'rbf'), ('lin_ucb', NULL)) p(pol, kern),
+       unnest(ARRAY['ay', 'igp', 'amm', 'dmm', 'cmm']) c;
+SET LOCAL client_min_messages = error;
+SELECT model_select.create_selector(sel, 8, ARRAY['a'], pol, CASE WHEN pol = 'pak_ucb' THEN 'rbf' END, settings)
+  FROM extreme;
+INSERT INTO model_select.rewards(selector, arm, context, reward)
+SELECT e.sel, 'a', f.context, 1e3 * f.reward FROM extreme e, feed f WHERE f.round <= 30;
+SELECT is((SELECT count(*) FROM extreme e, probes p, LATERAL model_select.scores(e.sel, p.context) s
+            WHERE s.ucb::text NOT IN ('NaN', 'Infinity', '-Infinity')
+              AND s.mean::text NOT IN ('NaN', 'Infinity', '-Infinity')
+              AND s.width::text NOT IN ('NaN', 'Infinity') AND s.radius::text NOT IN ('NaN', 'Infinity')
+              AND s.alpha > 0), 200::bigint,
+          'extreme settings (alpha 1e-9, delta 5e-324, noise 1e-300, B 1e6, grid 1e-6..1e6): 10 selectors x 20 probes, every score finite');
+RESET client_min_messages;
+SELECT throws_ok($$SELECT model_select.create_selector('y', 3, ARRAY['a'], 'pak_ucb', NULL, '{"alpha": 1e-10}')$$,
+                 '22023', NULL, 'alpha below 1e-9 is out of range (22023)');
 
 SELECT * FROM finish();
 ROLLBACK;
