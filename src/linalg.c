@@ -26,6 +26,30 @@ chol_factor_packed(int n, double *ap)
 }
 
 /*
+ * out = the Cholesky factor of ap + shift·I, for a packed symmetric ap
+ * (ap itself is left as it is).
+ */
+void
+chol_factor_shifted(int n, const double *ap, double shift, double *out)
+{
+	memcpy(out, ap, sizeof(double) * PACKED_SIZE(n));
+	for (int i = 0; i < n; i++)
+		out[PACKED_ROW(i) + i] += shift;
+	chol_factor_packed(n, out);
+}
+
+/* ln det(L Lᵀ / scale) for a packed factor L: 2·Σ ln(L_ii / √scale). */
+double
+chol_log_det_scaled(int n, const double *lp, double scale)
+{
+	double		sum = 0.0;
+
+	for (int i = 0; i < n; i++)
+		sum += 2.0 * log(lp[PACKED_ROW(i) + i] / sqrt(scale));
+	return sum;
+}
+
+/*
  * lp (packed by rows, PACKED_SIZE(p)) = ridge·I + ZᵀZ for the n × p matrix
  * Z (by rows), or with `factor` its lower Cholesky factor: one BLAS-3
  * product and a blocked LAPACK factorisation in full storage, then packed.

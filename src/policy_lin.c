@@ -131,14 +131,7 @@ lin_other_factors(const SelectorConfig *cfg, StateHeader *st, const double *G)
 
 	confidence_factors(cfg, &fs);
 	for (int f = 1; f < fs.count; f++)
-	{
-		double	   *L = lin_factor_at(st, p, f);
-
-		memcpy(L, G, sizeof(double) * PACKED_SIZE(p));
-		for (int i = 0; i < p; i++)
-			L[PACKED_ROW(i) + i] += fs.alpha[f];
-		chol_factor_packed(p, L);
-	}
+		chol_factor_shifted(p, G, fs.alpha[f], lin_factor_at(st, p, f));
 }
 
 static StateHeader *
@@ -296,31 +289,28 @@ discounted_factor(const SelectorConfig *cfg, const StateHeader *st, int p)
 {
 	double	   *L = palloc(sizeof(double) * PACKED_SIZE(p));
 
-	memcpy(L, lin_factor(st), sizeof(double) * PACKED_SIZE(p));
-	for (int i = 0; i < p; i++)
-		L[PACKED_ROW(i) + i] += cfg->alpha;
-	chol_factor_packed(p, L);
+	chol_factor_shifted(p, lin_factor(st), cfg->alpha, L);
 	return L;
 }
 
-/* The bounds of confidence.c in primal form. */
+/*
+ * The bounds of confidence.c in primal form, from the factors and A_f⁻¹b:
+ * ld(α₀) = ln det(A_α₀/α₀), quad(α) = yᵀy − bᵀA_α⁻¹b.  (fixed needs
+ * neither, and its state has no yᵀy.)
+ */
 static void
 lin_bounds(const SelectorConfig *cfg, const StateHeader *st, ArmModel *m)
 {
 	int			p = m->p;
-	double		yy = *lin_yy(st, p);
-	double		quad[MAX_GRID + 1];
+	double		quad[MAX_GRID + 1] = {0};
 	double		ld = 0.0;
 
-	if (cfg->confidence == CONFIDENCE_CMM)
+	if (cfg->confidence != CONFIDENCE_FIXED)
 	{
-		m->spectrum = spectrum_primal(cfg, st->n, p, m->L[0], lin_rhs(st, p), yy);
-		return;
+		for (int f = 0; f < m->factors.count; f++)
+			quad[f] = Max(*lin_yy(st, p) - dot(p, lin_rhs(st, p), m->theta[f]), 0.0);
+		ld = chol_log_det_scaled(p, m->L[0], m->factors.alpha[0]);
 	}
-	for (int f = 0; f < m->factors.count; f++)
-		quad[f] = Max(yy - dot(p, lin_rhs(st, p), m->theta[f]), 0.0);
-	for (int i = 0; i < p; i++)
-		ld += 2.0 * log(m->L[0][PACKED_ROW(i) + i] / sqrt(m->factors.alpha[0]));
 	confidence_bounds(cfg, st->n, &m->factors, ld, quad, &m->bounds);
 }
 
@@ -337,21 +327,19 @@ lin_decode(const SelectorConfig *cfg, const StateHeader *st)
 	m->p = p;
 	confidence_factors(cfg, &m->factors);
 	for (int f = 0; f < m->factors.count; f++)
-	{
 		m->L[f] = cfg->discount < 1 ? discounted_factor(cfg, st, p) : lin_factor_at(st, p, f);
-		m->theta[f] = palloc(sizeof(double) * p);
-		memcpy(m->theta[f], lin_rhs(st, p), sizeof(double) * p);
-		chol_solve(p, m->L[f], m->theta[f]);
-	}
-	if (cfg->confidence == CONFIDENCE_FIXED)
-	{
-		/* eta needs neither the log-determinant nor the quadratic forms */
-		double		unused[MAX_GRID + 1] = {0};
-
-		confidence_bounds(cfg, st->n, &m->factors, 0.0, unused, &m->bounds);
-	}
+	if (cfg->confidence == CONFIDENCE_CMM)
+		m->spectrum = spectrum_primal(cfg, st->n, p, m->L[0], lin_rhs(st, p), *lin_yy(st, p));
 	else
+	{
+		for (int f = 0; f < m->factors.count; f++)
+		{
+			m->theta[f] = palloc(sizeof(double) * p);
+			memcpy(m->theta[f], lin_rhs(st, p), sizeof(double) * p);
+			chol_solve(p, m->L[f], m->theta[f]);
+		}
 		lin_bounds(cfg, st, m);
+	}
 	m->z = palloc(sizeof(double) * p);
 	m->scratch = palloc(sizeof(double) * p);
 	return m;

@@ -104,13 +104,8 @@ pak_build(const SelectorConfig *cfg, int n, const double *X, const double *r)
 	}
 	/* the other factors differ by their ridge only */
 	for (int f = 1; f < fs.count; f++)
-	{
-		memcpy(PAK_L(st, f), PAK_L(st, 0), sizeof(double) * PACKED_SIZE(n));
-		for (int i = 0; i < n; i++)
-			PAK_L(st, f)[PACKED_ROW(i) + i] += fs.alpha[f] - fs.alpha[0];
-	}
-	for (int f = 0; f < fs.count; f++)
-		chol_factor_packed(n, PAK_L(st, f));
+		chol_factor_shifted(n, PAK_L(st, 0), fs.alpha[f] - fs.alpha[0], PAK_L(st, f));
+	chol_factor_packed(n, PAK_L(st, 0));
 	return st;
 }
 
@@ -158,7 +153,7 @@ pak_append(const SelectorConfig *cfg, const StateHeader *old, const double *x, d
 	StateHeader *st;
 	FactorSet	fs;
 	double	   *b;
-	double		kself = kernel_self(cfg, x);
+	double		kself;
 
 	if (cfg->discount < 1)
 		return pak_append_discounted(cfg, old, x, r);
@@ -179,6 +174,7 @@ pak_append(const SelectorConfig *cfg, const StateHeader *old, const double *x, d
 
 	b = palloc(sizeof(double) * Max(n, 1));
 	kernel_vector(cfg, n, PAK_X(st), NULL, x, b);
+	kself = kernel_self(cfg, x);
 	for (int f = 0; f < fs.count; f++)
 	{
 		if (n > 0)
@@ -189,23 +185,11 @@ pak_append(const SelectorConfig *cfg, const StateHeader *old, const double *x, d
 	return st;
 }
 
-/* ln det(I + K'/α) from the factor L of K' + αI. */
-static double
-log_det(int n, const double *L, double alpha)
-{
-	double		sum = 0.0;
-
-	for (int i = 0; i < n; i++)
-		sum += 2.0 * log(L[PACKED_ROW(i) + i] / sqrt(alpha));
-	return sum;
-}
-
 static ArmModel *
 pak_decode(const SelectorConfig *cfg, const StateHeader *st)
 {
 	ArmModel   *m = palloc0(sizeof(ArmModel));
 	int			n = st->n;
-	double		quad[MAX_GRID + 1];
 
 	confidence_factors(cfg, &m->factors);
 	if (state_body_doubles(st) != PAK_BODY(n, cfg->dim, m->factors.count))
@@ -214,19 +198,24 @@ pak_decode(const SelectorConfig *cfg, const StateHeader *st)
 				 errmsg("pak_ucb state has the wrong size for n = %d", n)));
 	m->n = n;
 	m->X = PAK_X(st);
-	for (int f = 0; f < m->factors.count; f++)
-	{
-		m->L[f] = PAK_L(st, f);
-		m->weights[f] = palloc(sizeof(double) * Max(n, 1));
-		memcpy(m->weights[f], PAK_V(st), sizeof(double) * n);
-		chol_solve(n, m->L[f], m->weights[f]);
-		quad[f] = m->factors.alpha[f] * dot(n, PAK_V(st), m->weights[f]);
-	}
 	if (cfg->confidence == CONFIDENCE_CMM)
 		m->spectrum = spectrum_kernel(cfg, n, m->X, PAK_V(st));
 	else
-		confidence_bounds(cfg, n, &m->factors, log_det(n, m->L[0], m->factors.alpha[0]), quad,
-						  &m->bounds);
+	{
+		double		quad[MAX_GRID + 1];
+
+		for (int f = 0; f < m->factors.count; f++)
+		{
+			m->L[f] = PAK_L(st, f);
+			m->weights[f] = palloc(sizeof(double) * Max(n, 1));
+			memcpy(m->weights[f], PAK_V(st), sizeof(double) * n);
+			chol_solve(n, m->L[f], m->weights[f]);
+			quad[f] = m->factors.alpha[f] * dot(n, PAK_V(st), m->weights[f]);
+		}
+		/* ln det(I + K'/α) = ln det((K' + αI)/α) */
+		confidence_bounds(cfg, n, &m->factors,
+						  chol_log_det_scaled(n, m->L[0], m->factors.alpha[0]), quad, &m->bounds);
+	}
 	m->sqnorms = palloc(sizeof(double) * Max(n, 1));
 	row_sqnorms(n, cfg->dim, m->X, m->sqnorms);
 	m->k = palloc(sizeof(double) * Max(n, 1));
