@@ -74,6 +74,8 @@ import sys
 
 import numpy as np
 
+from sqlgen import Out, arr, f8, jsonb, q
+
 REL_TOL = 1e-6          # golden values in the generated SQL (relative)
 CMM_ALPHA_TOL = 1e-3    # alpha* of cmm: the objective is flat at its minimum
 IDENT_TOL = 1e-9        # ucb = mean + radius*width, order relations
@@ -918,44 +920,8 @@ def order_simulation(report, n_arms=100, seed=1):
 # --------------------------------------------------------------------------
 # SQL generation
 # --------------------------------------------------------------------------
-def f8(x):
-    """A float8 literal that parses to exactly the same double."""
-    if math.isinf(x):
-        return "'Infinity'::float8" if x > 0 else "'-Infinity'::float8"
-    r = repr(float(x))
-    assert float(r) == x
-    return "'%s'::float8" % r
-
-
-def arr(v):
-    return 'ARRAY[%s]::float8[]' % ', '.join(repr(float(t)) for t in v)
-
-
-def q(s):
-    return "'" + s.replace("'", "''") + "'"
-
-
-def jsonb(settings):
-    return q(json.dumps(settings, separators=(', ', ': '))) + '::jsonb'
-
-
 def g(x):
     return '%g' % x
-
-
-class Out:
-    def __init__(self):
-        self.lines = []
-        self.ntests = 0
-
-    def sql(self, text, ntests=0):
-        self.lines.append(text)
-        self.ntests += ntests
-
-    def comment(self, text):
-        self.lines.append('')
-        for t in text.splitlines():
-            self.lines.append('-- ' + t)
 
 
 def emit_selector(out, case, conf, P, res):

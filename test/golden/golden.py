@@ -38,6 +38,8 @@ import sys
 
 import numpy as np
 
+from sqlgen import Out, arr, f8, jsonb, q
+
 REL_TOL = 1e-9          # tolerance used in the generated SQL
 SELF_TOL = 1e-12        # tolerance for the script's own cross-checks
 
@@ -241,42 +243,6 @@ def closed_form(kind, s, x, y):
 # --------------------------------------------------------------------------
 # SQL generation
 # --------------------------------------------------------------------------
-def f8(x):
-    """A float8 literal that parses to exactly the same double."""
-    if math.isinf(x):
-        return "'Infinity'::float8" if x > 0 else "'-Infinity'::float8"
-    r = repr(float(x))
-    assert float(r) == x
-    return "'%s'::float8" % r
-
-
-def arr(v):
-    return 'ARRAY[%s]::float8[]' % ', '.join(repr(float(t)) for t in v)
-
-
-def q(s):
-    return "'" + s.replace("'", "''") + "'"
-
-
-def jsonb(settings):
-    return q(json.dumps(settings, separators=(', ', ': '))) + '::jsonb'
-
-
-class Out:
-    def __init__(self):
-        self.lines = []
-        self.ntests = 0
-
-    def sql(self, text, ntests=0):
-        self.lines.append(text)
-        self.ntests += ntests
-
-    def comment(self, text):
-        self.lines.append('')
-        for t in text.splitlines():
-            self.lines.append('-- ' + t)
-
-
 def create_selector(out, name, policy, kind, settings):
     kern = q(kind) if kind else 'NULL::text'
     out.sql("SELECT isnt(model_select.create_selector(%s, %d, ARRAY['a','b'], %s, %s,\n"
