@@ -16,7 +16,10 @@
 PG_CONFIG ?= /usr/lib/postgresql/15/bin/pg_config
 
 MODULE_big = model_select
-OBJS := $(patsubst %.c,%.o,$(wildcard src/*.c))
+# C sources: src/model_select.c plus one folder per subsystem (src/*/).
+SOURCES := $(wildcard src/*.c src/*/*.c)
+HEADERS := $(wildcard src/*/*.h)
+OBJS := $(patsubst %.c,%.o,$(SOURCES))
 EXTENSION = model_select
 DATA := $(wildcard sql/model_select--*.sql)
 
@@ -36,12 +39,13 @@ PG_CFLAGS += -Wall -Wextra -Werror -Wno-unused-parameter -Wno-sign-compare \
 	-Wno-missing-field-initializers
 BLAS_CFLAGS := $(shell pkg-config --cflags openblas lapacke 2>/dev/null)
 BLAS_LIBS := $(shell pkg-config --libs openblas lapacke 2>/dev/null)
-PG_CPPFLAGS += $(BLAS_CFLAGS)
+# Headers are included by their path below src/ ("core/state.h").
+PG_CPPFLAGS += -Isrc $(BLAS_CFLAGS)
 SHLIB_LINK += $(BLAS_LIBS) -lm
 
 # PGXS does not track header dependencies: rebuild every object when any
 # header changes (struct layouts are shared between files).
-$(OBJS): $(wildcard src/*.h)
+$(OBJS): $(HEADERS)
 
 EXTRA_CLEAN = results/ regression.diffs regression.out log/ tmp_check/
 

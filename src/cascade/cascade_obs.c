@@ -1,0 +1,497 @@
+/*
+ * cascade_obs.c — model_select.cascade_observations: the BEFORE INSERT row
+ * trigger that resolves and validates an observation, the AFTER INSERT
+ * statement trigger that folds a statement's observations into each arm's
+ * cascade_state (one rank-1 update of the design factor per observation,
+ * a refit of rho when cascade_refit_due() says so, one write per arm, arms
+ * locked in arm_id order), and cascade_refit().
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
+#include "commands/trigger.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "cascade/cascade.h"
+#include "core/catalog.h"
+#include "core/context.h"
+#include "math/linalg.h"
+
+PG_FUNCTION_INFO_V1(model_select_cascade_resolve);
+PG_FUNCTION_INFO_V1(model_select_cascade_apply);
+PG_FUNCTION_INFO_V1(model_select_cascade_refit);
+
+/* ---------------------------------------------------------------- */
+/* cascade_observations: BEFORE INSERT FOR EACH ROW                  */
+/* ---------------------------------------------------------------- */
+
+typedef struct ObsColumns
+{
+	int			selector;
+	int			arm;
+	int			cascade_id;
+	int			context;
+	int			value;
+	int			cost;
+	int			selector_id;
+	int			arm_id;
+} ObsColumns;
+
+static void
+obs_columns(TupleDesc desc, ObsColumns *c)
+{
+	c->selector = SPI_fnumber(desc, "selector");
+	c->arm = SPI_fnumber(desc, "arm");
+	c->cascade_id = SPI_fnumber(desc, "cascade_id");
+	c->context = SPI_fnumber(desc, "context");
+	c->value = SPI_fnumber(desc, "value");
+	c->cost = SPI_fnumber(desc, "cost");
+	c->selector_id = SPI_fnumber(desc, "selector_id");
+	c->arm_id = SPI_fnumber(desc, "arm_id");
+	if (c->selector <= 0 || c->arm <= 0 || c->cascade_id <= 0 || c->context <= 0 ||
+		c->value <= 0 || c->cost <= 0 || c->selector_id <= 0 || c->arm_id <= 0)
+		elog(ERROR, "model_select cascade triggers fired on a table without the cascade_observations columns");
+}
+
+/* The selector name and context of a logged cascade; selector/context given must match. */
+static Datum
+from_cascade(int64 cascade_id, char **selector, bool context_given, Datum context)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			types[1] = {INT8OID};
+	Datum		args[1] = {Int64GetDatum(cascade_id)};
+	bool		isnull;
+	char	   *name;
+	Datum		logged;
+	int			na,
+				nb;
+	double	   *xa,
+			   *xb;
+
+	if (SPI_execute_plan(spi_plan(&plan,
+								  "SELECT s.name, d.context FROM model_select.cascade_decisions d"
+								  " JOIN model_select.selectors s USING (selector_id) WHERE d.cascade_id = $1",
+								  1, types), args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read cascade " INT64_FORMAT, cascade_id);
+	if (SPI_processed != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("cascade " INT64_FORMAT " does not exist", cascade_id)));
+	name = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	logged = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+	if (*selector != NULL && strcmp(*selector, name) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cascade " INT64_FORMAT " belongs to selector \"%s\", not \"%s\"",
+						cascade_id, name, *selector)));
+	/* a context equal to the logged one is accepted: pg_dump's rows have it */
+	if (context_given)
+	{
+		xa = float_array(DatumGetArrayTypeP(context), &na, "context", NULL);
+		xb = float_array(DatumGetArrayTypeP(logged), &nb, "context", NULL);
+		if (na != nb || memcmp(xa, xb, sizeof(double) * na) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("an observation of a cascade takes its context from the cascade"),
+					 errhint("Leave context NULL when cascade_id is given.")));
+	}
+	*selector = name;
+	return logged;
+}
+
+/* selector_id and arm_id of an active arm, by names. */
+static void
+resolve_arm(const char *selector, const char *arm, int32 *selector_id, int32 *arm_id)
+{
+	bool		active;
+
+	arm_lookup(selector, arm, selector_id, arm_id, &active);
+	if (!active)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("arm \"%s\" of selector \"%s\" is retired", arm, selector),
+				 errhint("Re-activate it with model_select.add_arm().")));
+}
+
+/* value within [reward_min, reward_max], cost finite and >= 0, neither NULL */
+static void
+check_value_cost(const SelectorConfig *cfg, HeapTuple tuple, TupleDesc desc, const ObsColumns *c)
+{
+	bool		value_null,
+				cost_null;
+	double		value = DatumGetFloat8(SPI_getbinval(tuple, desc, c->value, &value_null));
+	double		cost = DatumGetFloat8(SPI_getbinval(tuple, desc, c->cost, &cost_null));
+
+	if (value_null || cost_null)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("an observation needs a value and a cost")));
+	if (!isfinite(value) || value < cfg->reward_min || value > cfg->reward_max)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("value %g is outside the selector's range [%g, %g]", value,
+						cfg->reward_min, cfg->reward_max),
+				 errhint("The range is set by the reward_min and reward_max settings.")));
+	if (!isfinite(cost) || cost < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("cost %g must be finite and not negative", cost)));
+}
+
+Datum
+model_select_cascade_resolve(PG_FUNCTION_ARGS)
+{
+	TriggerData *td = (TriggerData *) fcinfo->context;
+	HeapTuple	tuple;
+	TupleDesc	desc;
+	ObsColumns	c;
+	SelectorConfig cfg;
+	char	   *selector,
+			   *arm;
+	bool		cid_null,
+				ctx_null;
+	Datum		cid,
+				context;
+	int			cols[5];
+	Datum		values[5];
+	bool		nulls[5] = {false};
+	int32		selector_id,
+				arm_id;
+	HeapTuple	result;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BY_INSERT(td->tg_event) ||
+		!TRIGGER_FIRED_FOR_ROW(td->tg_event) || !TRIGGER_FIRED_BEFORE(td->tg_event))
+		elog(ERROR, "model_select._cascade_resolve must fire BEFORE INSERT FOR EACH ROW");
+	tuple = td->tg_trigtuple;
+	desc = RelationGetDescr(td->tg_relation);
+	obs_columns(desc, &c);
+	selector = spi_text_column(tuple, desc, c.selector);
+	arm = spi_text_column(tuple, desc, c.arm);
+	cid = SPI_getbinval(tuple, desc, c.cascade_id, &cid_null);
+	context = SPI_getbinval(tuple, desc, c.context, &ctx_null);
+
+	SPI_connect();
+	if (!cid_null)
+		context = from_cascade(DatumGetInt64(cid), &selector, !ctx_null, context);
+	else if (selector == NULL || ctx_null)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("an observation needs either cascade_id or both selector and context")));
+	if (arm == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("an observation needs the arm that was queried")));
+	resolve_arm(selector, arm, &selector_id, &arm_id);
+	config_load(selector_id, &cfg);
+	check_value_cost(&cfg, tuple, desc, &c);
+
+	cols[0] = c.selector;
+	values[0] = CStringGetTextDatum(selector);
+	cols[1] = c.arm;
+	values[1] = CStringGetTextDatum(arm);
+	cols[2] = c.context;		/* validated, stored as float8[] */
+	values[2] = PointerGetDatum(float8_array(context_from_array(DatumGetArrayTypeP(context), cfg.dim),
+											 NULL, cfg.dim));
+	cols[3] = c.selector_id;
+	values[3] = Int32GetDatum(selector_id);
+	cols[4] = c.arm_id;
+	values[4] = Int32GetDatum(arm_id);
+	result = SPI_copytuple(heap_modify_tuple_by_cols(tuple, desc, 5, cols, values, nulls));
+	SPI_finish();
+	return PointerGetDatum(result);
+}
+
+/* ---------------------------------------------------------------- */
+/* Learning: AFTER INSERT FOR EACH STATEMENT, and cascade_refit()    */
+/* ---------------------------------------------------------------- */
+
+/*
+ * Every observation of an arm, in log order, as the fit uses it.  Not
+ * read-only: the AFTER trigger must see its own statement's rows.
+ */
+static CascadeSamples *
+samples_load(const SelectorConfig *cfg, int32 arm_id, int m)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			types[1] = {INT4OID};
+	Datum		args[1] = {Int32GetDatum(arm_id)};
+	CascadeSamples *s = palloc0(sizeof(CascadeSamples));
+	double		lo = cfg->reward_min,
+				R = cascade_range(cfg);
+
+	if (SPI_execute_plan(spi_plan(&plan,
+								  "SELECT context, value, cost FROM model_select.cascade_observations"
+								  " WHERE arm_id = $1 ORDER BY obs_id",
+								  1, types), args, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the cascade observations of arm %d", arm_id);
+	if ((double) (SPI_processed + 1) * m * sizeof(double) >= (double) MaxAllocSize)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("arm %d has too many cascade observations to fit in memory (%lu of %d features)",
+						arm_id, (unsigned long) SPI_processed, m)));
+	s->n = (int) SPI_processed;
+	s->m = m;
+	s->psi = palloc(sizeof(double) * (Size) Max(s->n, 1) * m);
+	s->mu = palloc(sizeof(double) * Max(s->n, 1));
+	s->c = palloc(sizeof(double) * Max(s->n, 1));
+	for (int i = 0; i < s->n; i++)
+	{
+		HeapTuple	row = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		isnull;
+		double	   *x = context_from_array(DatumGetArrayTypeP(SPI_getbinval(row, desc, 1, &isnull)),
+										   cfg->dim);
+		double		v = DatumGetFloat8(SPI_getbinval(row, desc, 2, &isnull));
+
+		cascade_psi(cfg, x, s->psi + (Size) i * m);
+		s->mu[i] = Max(0.0, Min(1.0, (v - lo) / R));
+		s->c[i] = DatumGetFloat8(SPI_getbinval(row, desc, 3, &isnull)) / R;
+		pfree(x);
+	}
+	return s;
+}
+
+/*
+ * Lock an arm's cascade_state row (creating it if missing) and read it.
+ * Returns whether the stored state matches m features (an empty state does).
+ */
+static bool
+state_lock(int32 arm_id, int32 selector_id, int m, CascadeState *st)
+{
+	static SPIPlanPtr lock_plan = NULL;
+	static SPIPlanPtr create_plan = NULL;
+	Oid			types[2] = {INT4OID, INT4OID};
+	Datum		args[2] = {Int32GetDatum(arm_id), Int32GetDatum(selector_id)};
+	HeapTuple	row;
+	TupleDesc	desc;
+	bool		isnull,
+				rho_null,
+				design_null;
+	Datum		rho,
+				design;
+
+	if (SPI_execute_plan(spi_plan(&lock_plan,
+								  "SELECT n, fit_n, rho, design FROM model_select.cascade_state"
+								  " WHERE arm_id = $1 FOR UPDATE",
+								  1, types), args, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not lock the cascade state of arm %d", arm_id);
+	if (SPI_processed == 0)
+	{
+		if (SPI_execute_plan(spi_plan(&create_plan,
+									  "INSERT INTO model_select.cascade_state(arm_id, selector_id) VALUES ($1, $2)"
+									  " ON CONFLICT (arm_id) DO NOTHING",
+									  2, types), args, NULL, false, 0) != SPI_OK_INSERT ||
+			SPI_execute_plan(lock_plan, args, NULL, false, 1) != SPI_OK_SELECT ||
+			SPI_processed != 1)
+			elog(ERROR, "could not create the cascade state of arm %d", arm_id);
+	}
+	row = SPI_tuptable->vals[0];
+	desc = SPI_tuptable->tupdesc;
+	st->arm_id = arm_id;
+	st->n = DatumGetInt64(SPI_getbinval(row, desc, 1, &isnull));
+	st->fit_n = DatumGetInt64(SPI_getbinval(row, desc, 2, &isnull));
+	rho = SPI_getbinval(row, desc, 3, &rho_null);
+	design = SPI_getbinval(row, desc, 4, &design_null);
+	cascade_state_decode(st, m, rho_null, rho, design_null, design);
+	return st->m == m;
+}
+
+static void
+state_write(int32 arm_id, const CascadeState *st)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			types[5] = {INT4OID, INT8OID, INT8OID, FLOAT8ARRAYOID, BYTEAOID};
+	Datum		args[5] = {0};
+	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
+
+	args[0] = Int32GetDatum(arm_id);
+	args[1] = Int64GetDatum(st->n);
+	args[2] = Int64GetDatum(st->fit_n);
+	if (st->rho == NULL)
+		nulls[3] = nulls[4] = 'n';
+	else
+	{
+		Size		bytes = sizeof(double) * PACKED_SIZE(st->m);
+		bytea	   *design = palloc(VARHDRSZ + bytes);
+
+		SET_VARSIZE(design, VARHDRSZ + bytes);
+		memcpy(VARDATA(design), st->L, bytes);
+		args[3] = PointerGetDatum(float8_array(st->rho, NULL, st->m));
+		args[4] = PointerGetDatum(design);
+	}
+	if (SPI_execute_plan(spi_plan(&plan,
+								  "UPDATE model_select.cascade_state SET n = $2, fit_n = $3, rho = $4,"
+								  " design = $5, version = version + 1, updated_at = now()"
+								  " WHERE arm_id = $1",
+								  5, types), args, nulls, false, 1) != SPI_OK_UPDATE)
+		elog(ERROR, "could not update the cascade state of arm %d", arm_id);
+}
+
+static void
+state_mismatch(int32 arm_id, int stored, int m)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("cascade state of arm %d has %d features, its selector now has %d", arm_id, stored, m),
+			 errhint("Run model_select.cascade_refit() after changing the selector's settings.")));
+}
+
+/* An empty state for m features: V = eta1·I, rho = 0. */
+static void
+state_init(CascadeState *st, int m)
+{
+	st->m = m;
+	st->rho = palloc0(sizeof(double) * m);
+	st->L = palloc0(sizeof(double) * PACKED_SIZE(m));
+	for (int j = 0; j < m; j++)
+		st->L[PACKED_ROW(j) + j] = sqrt(CASCADE_DESIGN_RIDGE);
+}
+
+/* Fold rows [first, last) of the transition query (one arm) into its state. */
+static void
+apply_arm(SPITupleTable *tt, uint64 first, uint64 last, SelectorConfig *cfg)
+{
+	bool		isnull;
+	int32		arm_id = DatumGetInt32(SPI_getbinval(tt->vals[first], tt->tupdesc, 1, &isnull));
+	int32		selector_id = DatumGetInt32(SPI_getbinval(tt->vals[first], tt->tupdesc, 2, &isnull));
+	CascadeState st;
+	int			m;
+	double	   *psi;
+
+	if (cfg->selector_id != selector_id)
+		config_load(selector_id, cfg);
+	m = cascade_psi_dim(cfg);
+	if (!state_lock(arm_id, selector_id, m, &st))
+		state_mismatch(arm_id, st.m, m);
+	if (st.rho == NULL)
+		state_init(&st, m);
+	psi = palloc(sizeof(double) * m);
+	for (uint64 i = first; i < last; i++)
+	{
+		double	   *x = context_from_array(DatumGetArrayTypeP(SPI_getbinval(tt->vals[i], tt->tupdesc, 3, &isnull)),
+										   cfg->dim);
+
+		cascade_psi(cfg, x, psi);
+		chol_rank1_update(m, st.L, psi);
+		st.n++;
+		pfree(x);
+	}
+	if (cascade_refit_due(st.n, st.fit_n))
+	{
+		cascade_fit(samples_load(cfg, arm_id, m), st.rho);
+		st.fit_n = st.n;
+	}
+	state_write(arm_id, &st);
+}
+
+/* for_each_arm_of_statement() callback, in a short-lived memory context. */
+static void
+apply_arm_rows(SPITupleTable *tt, uint64 first, uint64 last, void *arg)
+{
+	MemoryContext work = AllocSetContextCreate(CurrentMemoryContext, "model_select cascade",
+											   ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(work);
+
+	apply_arm(tt, first, last, (SelectorConfig *) arg);
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(work);
+}
+
+Datum
+model_select_cascade_apply(PG_FUNCTION_ARGS)
+{
+	SelectorConfig cfg = {0};
+
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		elog(ERROR, "model_select._cascade_apply must be called as a trigger");
+	cfg.selector_id = -1;
+	SPI_connect();
+	for_each_arm_of_statement((TriggerData *) fcinfo->context,
+							  "SELECT arm_id, selector_id, context FROM new_observations"
+							  " ORDER BY arm_id, obs_id", apply_arm_rows, &cfg);
+	SPI_finish();
+	return PointerGetDatum(NULL);
+}
+
+/* Refit one arm from all its observations; returns their number. */
+static int64
+refit_arm(const SelectorConfig *cfg, int32 arm_id, bool from_scratch)
+{
+	int			m = cascade_psi_dim(cfg);
+	CascadeState st;
+	CascadeSamples *s;
+	bool		warm = state_lock(arm_id, cfg->selector_id, m, &st) && st.rho != NULL && !from_scratch;
+
+	s = samples_load(cfg, arm_id, m);
+	if (s->n == 0)
+	{
+		st.rho = st.L = NULL;
+		st.n = st.fit_n = 0;
+		state_write(arm_id, &st);
+		return 0;
+	}
+	if (!warm)
+		state_init(&st, m);
+	gram_packed(s->n, m, s->psi, CASCADE_DESIGN_RIDGE, true, st.L);
+	cascade_fit(s, st.rho);
+	st.n = st.fit_n = s->n;
+	state_write(arm_id, &st);
+	return s->n;
+}
+
+/* SQL: cascade_refit(selector, from_scratch) → observations refit. */
+Datum
+model_select_cascade_refit(PG_FUNCTION_ARGS)
+{
+	static SPIPlanPtr sel_plan = NULL;
+	static SPIPlanPtr arms_plan = NULL;
+	Oid			types[1] = {TEXTOID};
+	Oid			int_type[1] = {INT4OID};
+	Datum		args[1] = {PointerGetDatum(PG_GETARG_TEXT_PP(0))};
+	bool		from_scratch = PG_GETARG_BOOL(1);
+	SelectorConfig cfg;
+	int			narms;
+	int32	   *arm_ids;
+	int64		total = 0;
+	bool		isnull;
+
+	SPI_connect();
+	if (SPI_execute_plan(spi_plan(&sel_plan, "SELECT selector_id FROM model_select.selectors WHERE name = $1",
+								  1, types), args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the selector");
+	if (SPI_processed != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("selector \"%s\" does not exist", text_to_cstring(PG_GETARG_TEXT_PP(0)))));
+	config_load(DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)),
+				&cfg);
+	args[0] = Int32GetDatum(cfg.selector_id);
+	if (SPI_execute_plan(spi_plan(&arms_plan,
+								  "SELECT arm_id FROM model_select.arms WHERE selector_id = $1 ORDER BY arm_id",
+								  1, int_type), args, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the arms of selector %d", cfg.selector_id);
+	narms = (int) SPI_processed;
+	arm_ids = palloc(sizeof(int32) * Max(narms, 1));
+	for (int i = 0; i < narms; i++)
+		arm_ids[i] = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+	for (int i = 0; i < narms; i++)
+	{
+		MemoryContext work = AllocSetContextCreate(CurrentMemoryContext, "model_select cascade refit",
+												   ALLOCSET_DEFAULT_SIZES);
+		MemoryContext old = MemoryContextSwitchTo(work);
+
+		total += refit_arm(&cfg, arm_ids[i], from_scratch);
+		MemoryContextSwitchTo(old);
+		MemoryContextDelete(work);
+	}
+	SPI_finish();
+	PG_RETURN_INT64(total);
+}

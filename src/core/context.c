@@ -1,0 +1,147 @@
+/*
+ * context.c — prompt embeddings.
+ *
+ * Contexts arrive as one-dimensional real[] or float8[] (pgvector's vector
+ * casts to real[]).  They are checked strictly: dimension, NULL elements,
+ * NaN and infinities each raise their own error.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "catalog/pg_type.h"
+#include "utils/array.h"
+#include "utils/lsyscache.h"
+
+#include "core/context.h"
+#include "math/prng.h"
+
+/*
+ * A palloc'd copy of a one-dimensional real[]/float8[] as doubles, with no
+ * NaN or infinite element; *n gets its length.  NULL elements are an error,
+ * unless `nulls` is given: then it gets a palloc'd mask and they read as 0.
+ * `what` names the array in error messages.
+ */
+double *
+float_array(ArrayType *arr, int *n, const char *what, bool **nulls)
+{
+	Oid			elemtype = ARR_ELEMTYPE(arr);
+	double	   *x;
+
+	if (elemtype != FLOAT8OID && elemtype != FLOAT4OID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("%s must be real[] or double precision[]", what)));
+	if (ARR_NDIM(arr) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("%s must be a one-dimensional array, not %d-dimensional",
+						what, ARR_NDIM(arr))));
+	*n = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
+	if (nulls == NULL && array_contains_nulls(arr))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not contain NULL elements", what)));
+
+	x = palloc0(sizeof(double) * Max(*n, 1));
+	if (nulls != NULL)
+		*nulls = palloc0(sizeof(bool) * Max(*n, 1));
+	for (int i = 0, k = 0; i < *n; i++)
+	{
+		bits8	   *bitmap = ARR_NULLBITMAP(arr);
+
+		if (bitmap != NULL && !(bitmap[i / 8] & (1 << (i % 8))))
+		{
+			(*nulls)[i] = true;
+			continue;
+		}
+		/* elements are stored densely, skipping NULLs */
+		x[i] = elemtype == FLOAT8OID ? ((float8 *) ARR_DATA_PTR(arr))[k]
+			: (double) ((float4 *) ARR_DATA_PTR(arr))[k];
+		k++;
+		if (isnan(x[i]))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_EXCEPTION),
+					 errmsg("%s element %d is NaN", what, i + 1)));
+		if (isinf(x[i]))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_EXCEPTION),
+					 errmsg("%s element %d is infinite", what, i + 1)));
+	}
+	return x;
+}
+
+/* A palloc'd copy of a context as doubles, validated against dim. */
+double *
+context_from_array(ArrayType *arr, int32 dim)
+{
+	int			n;
+	double	   *x = float_array(arr, &n, "context", NULL);
+
+	if (n != dim)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("context has %d dimensions, selector expects %d", n, dim)));
+	return x;
+}
+
+/*
+ * Apply the selector's input transformation (L2 normalisation) in place.
+ * The norm is taken of x / max|x_i| so that neither huge nor tiny finite
+ * vectors overflow or underflow.
+ */
+void
+context_prepare(const SelectorConfig *cfg, double *x)
+{
+	double		scale = 0.0,
+				norm = 0.0;
+
+	if (!cfg->normalize || !policy_uses_context(cfg->policy))
+		return;
+	for (int i = 0; i < cfg->dim; i++)
+		scale = Max(scale, fabs(x[i]));
+	if (scale == 0.0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("cannot normalise a zero context"),
+				 errhint("Pass a non-zero embedding, or set \"normalize\": false.")));
+	for (int i = 0; i < cfg->dim; i++)
+	{
+		x[i] /= scale;
+		norm += x[i] * x[i];
+	}
+	norm = sqrt(norm);
+	for (int i = 0; i < cfg->dim; i++)
+		x[i] /= norm;
+}
+
+/* Reproducible hash of a context's bits, for tie-breaking and `random`. */
+uint64
+context_hash(const double *x, int32 dim, uint64 seed)
+{
+	uint64		h = mix64(seed ^ UINT64_C(0x6d6f64656c5f7365));
+
+	for (int i = 0; i < dim; i++)
+	{
+		uint64		bits;
+		double		v = x[i] == 0.0 ? 0.0 : x[i];	/* -0 hashes as 0 */
+
+		memcpy(&bits, &v, sizeof(bits));
+		h = mix64(h ^ bits);
+	}
+	return h;
+}
+
+/* float8[] of x, with NULL where missing[i] (missing may be NULL). */
+ArrayType *
+float8_array(const double *x, const bool *missing, int n)
+{
+	Datum	   *elems = palloc(sizeof(Datum) * Max(n, 1));
+	int			dims[1] = {n};
+	int			lbs[1] = {1};
+
+	for (int i = 0; i < n; i++)
+		elems[i] = Float8GetDatum(x[i]);
+	return construct_md_array(elems, (bool *) missing, 1, dims, lbs, FLOAT8OID, sizeof(float8),
+							  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
+}

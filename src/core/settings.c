@@ -1,0 +1,513 @@
+/*
+ * settings.c — strict validation of a selector's jsonb settings.
+ *
+ * Every key is described once in setting_defs: its type, range, default and
+ * the policies/kernels it applies to.  Unknown keys, keys that do not apply to
+ * the selector's policy or kernel, wrong JSON types and out-of-range values
+ * are all rejected with SQLSTATE 22023 and a message naming the valid keys.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "lib/stringinfo.h"
+#include "utils/builtins.h"
+#include "utils/float.h"
+#include "utils/fmgrprotos.h"
+#include "fmgr.h"
+#include "utils/jsonb.h"
+#include "utils/numeric.h"
+
+#include "core/settings.h"
+
+typedef enum SettingType
+{
+	SETTING_NUMBER,
+	SETTING_INTEGER,
+	SETTING_BOOLEAN,
+	SETTING_CHOICE,				/* a name from `choices`, stored as its index */
+	SETTING_GRID				/* an array of numbers: cfg->grid, cfg->ngrid */
+} SettingType;
+
+/* Which selectors a setting applies to. */
+typedef enum SettingScope
+{
+	FOR_ALL,
+	FOR_CONTEXTUAL,				/* pak_ucb, lin_ucb, rff_ucb, bkb */
+	FOR_HISTORY,				/* policies that keep every context: pak_ucb, bkb */
+	FOR_BANDWIDTH,				/* rbf, laplacian and matern kernels */
+	FOR_POLY,
+	FOR_MATERN,
+	FOR_RFF,
+	FOR_BKB,
+	FOR_FORGETTING,				/* pak_ucb, lin_ucb, rff_ucb, greedy */
+	FOR_CONFIDENCE,				/* pak_ucb, lin_ucb, rff_ucb */
+	FOR_RIDGE,					/* contextual, unless confidence igp fixes the ridge */
+	FOR_FIXED_WIDTH,			/* contextual with confidence fixed, or bkb */
+	FOR_BOUNDS,					/* confidence other than fixed, or bkb */
+	FOR_GRID,					/* confidence dmm or cmm */
+	FOR_IGP						/* confidence igp */
+} SettingScope;
+
+typedef struct SettingDef
+{
+	const char *name;
+	SettingType type;
+	size_t		field;			/* offsetof in SelectorConfig */
+	double		default_value;
+	double		min;
+	bool		min_exclusive;
+	double		max;
+	SettingScope applies;
+	const char *const *choices; /* SETTING_CHOICE: the names, NULL-terminated */
+} SettingDef;
+
+static const char *const confidence_names[CONFIDENCE_COUNT + 1] = {"fixed", "ay", "igp", "amm", "dmm",
+"cmm", NULL};
+
+/* The DMM grid recommended by spec/001.md §6, as multiples of α₀ = alpha. */
+static const double default_grid[] = {0.1, 0.3, 1, 3, 10};
+
+static const SettingDef setting_defs[] = {
+	{"alpha", SETTING_NUMBER, offsetof(SelectorConfig, alpha), 1.0, 1e-9, false, 1e12, FOR_RIDGE},
+	{"eta", SETTING_NUMBER, offsetof(SelectorConfig, eta), 0.5, 0, false, 1e6, FOR_FIXED_WIDTH},
+	{"intercept", SETTING_NUMBER, offsetof(SelectorConfig, intercept), 1.0, 0, false, 1e6, FOR_CONTEXTUAL},
+	{"normalize", SETTING_BOOLEAN, offsetof(SelectorConfig, normalize), 1, 0, false, 1, FOR_CONTEXTUAL},
+	{"cap", SETTING_INTEGER, offsetof(SelectorConfig, cap), 2000, 1, false, 10000, FOR_HISTORY},
+	{"bandwidth", SETTING_NUMBER, offsetof(SelectorConfig, bandwidth), 1.0, 0, true, 1e6, FOR_BANDWIDTH},
+	{"nu", SETTING_NUMBER, offsetof(SelectorConfig, nu), 1.5, 0.5, false, 2.5, FOR_MATERN},
+	{"features", SETTING_INTEGER, offsetof(SelectorConfig, features), 200, 1, false, 8192, FOR_RFF},
+	{"qbar", SETTING_NUMBER, offsetof(SelectorConfig, qbar), 2.0, 0, true, 1e6, FOR_BKB},
+	{"adaptive_beta", SETTING_BOOLEAN, offsetof(SelectorConfig, adaptive_beta), 0, 0, false, 1, FOR_BKB},
+	{"confidence", SETTING_CHOICE, offsetof(SelectorConfig, confidence), CONFIDENCE_FIXED, 0, false, 0,
+	FOR_CONFIDENCE, confidence_names},
+	{"noise", SETTING_NUMBER, offsetof(SelectorConfig, noise), 0.5, 0, true, 1e6, FOR_BOUNDS},
+	{"delta", SETTING_NUMBER, offsetof(SelectorConfig, delta), 0.05, 0, true, 1, FOR_BOUNDS},
+	{"rkhs_bound", SETTING_NUMBER, offsetof(SelectorConfig, rkhs_bound), 1.0, 0, false, 1e6, FOR_BOUNDS},
+	{"grid", SETTING_GRID, offsetof(SelectorConfig, grid), 0, 1e-6, false, 1e6, FOR_GRID},
+	{"horizon", SETTING_INTEGER, offsetof(SelectorConfig, horizon), 1000, 1, false, 1e9, FOR_IGP},
+	{"gamma", SETTING_NUMBER, offsetof(SelectorConfig, gamma), 1.0, 0, true, 1e6, FOR_POLY},
+	{"degree", SETTING_INTEGER, offsetof(SelectorConfig, degree), 3, 1, false, 10, FOR_POLY},
+	{"offset", SETTING_NUMBER, offsetof(SelectorConfig, offset), 1.0, 0, false, 1e6, FOR_POLY},
+	{"window", SETTING_INTEGER, offsetof(SelectorConfig, window), 0, 0, false, 100000, FOR_FORGETTING},
+	{"discount", SETTING_NUMBER, offsetof(SelectorConfig, discount), 1.0, 0, true, 1, FOR_FORGETTING},
+	{"restart_every", SETTING_INTEGER, offsetof(SelectorConfig, restart_every), 0, 0, false, 100000000, FOR_FORGETTING},
+	{"cost_weight", SETTING_NUMBER, offsetof(SelectorConfig, cost_weight), 0.0, 0, false, 1e12, FOR_ALL},
+	{"reward_min", SETTING_NUMBER, offsetof(SelectorConfig, reward_min), 0.0, -1e15, false, 1e15, FOR_ALL},
+	{"reward_max", SETTING_NUMBER, offsetof(SelectorConfig, reward_max), 1.0, -1e15, false, 1e15, FOR_ALL},
+};
+
+#define N_SETTINGS lengthof(setting_defs)
+
+static const char *const policy_names[POLICY_COUNT] = {"pak_ucb", "lin_ucb", "greedy", "random",
+"rff_ucb", "bkb"};
+static const char *const kernel_names[KERNEL_COUNT] = {"none", "rbf", "poly", "linear", "laplacian",
+"matern"};
+
+PolicyKind
+policy_from_name(const char *name)
+{
+	for (int i = 0; i < POLICY_COUNT; i++)
+		if (strcmp(name, policy_names[i]) == 0)
+			return (PolicyKind) i;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("unknown policy \"%s\"", name),
+			 errhint("Valid policies are pak_ucb, rff_ucb, bkb, lin_ucb, greedy and random.")));
+	pg_unreachable();
+}
+
+const char *
+policy_name(PolicyKind policy)
+{
+	return policy_names[policy];
+}
+
+bool
+policy_uses_context(PolicyKind policy)
+{
+	return policy == POLICY_PAK_UCB || policy == POLICY_LIN_UCB ||
+		policy == POLICY_RFF_UCB || policy == POLICY_BKB;
+}
+
+/*
+ * NULL name means the policy's default kernel (rbf).  rff_ucb needs a
+ * shift-invariant kernel with a known spectral density.
+ */
+KernelKind
+kernel_from_name(PolicyKind policy, const char *name)
+{
+	bool		kernelised = policy == POLICY_PAK_UCB || policy == POLICY_BKB ||
+		policy == POLICY_RFF_UCB;
+	const char *valid = policy == POLICY_RFF_UCB ? "rbf, laplacian and matern"
+		: "rbf, poly, linear, laplacian and matern";
+
+	if (!kernelised)
+	{
+		if (name != NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("policy %s does not take a kernel", policy_names[policy]),
+					 errhint("Pass kernel => NULL; only pak_ucb, rff_ucb and bkb are kernelised.")));
+		return KERNEL_NONE;
+	}
+	if (name == NULL)
+		return KERNEL_RBF;
+	for (int i = KERNEL_RBF; i < KERNEL_COUNT; i++)
+		if (strcmp(name, kernel_names[i]) == 0 &&
+			!(policy == POLICY_RFF_UCB && (i == KERNEL_POLY || i == KERNEL_LINEAR)))
+			return (KernelKind) i;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("unknown kernel \"%s\" for policy %s", name, policy_names[policy]),
+			 errhint("Valid kernels are %s.", valid)));
+	pg_unreachable();
+}
+
+const char *
+confidence_name(ConfidenceKind confidence)
+{
+	return confidence_names[confidence];
+}
+
+/* pak_ucb, lin_ucb and rff_ucb take a confidence setting (bkb keeps its beta). */
+static bool
+has_confidence(const SelectorConfig *cfg)
+{
+	return cfg->policy == POLICY_PAK_UCB || cfg->policy == POLICY_LIN_UCB ||
+		cfg->policy == POLICY_RFF_UCB;
+}
+
+const char *
+kernel_name(KernelKind kernel)
+{
+	return kernel == KERNEL_NONE ? NULL : kernel_names[kernel];
+}
+
+static bool
+setting_applies(const SettingDef *def, const SelectorConfig *cfg)
+{
+	switch (def->applies)
+	{
+		case FOR_ALL:
+			return true;
+		case FOR_CONTEXTUAL:
+			return policy_uses_context(cfg->policy);
+		case FOR_HISTORY:
+			return cfg->policy == POLICY_PAK_UCB || cfg->policy == POLICY_BKB;
+		case FOR_BANDWIDTH:
+			return cfg->kernel == KERNEL_RBF || cfg->kernel == KERNEL_LAPLACIAN ||
+				cfg->kernel == KERNEL_MATERN;
+		case FOR_POLY:
+			return cfg->kernel == KERNEL_POLY;
+		case FOR_MATERN:
+			return cfg->kernel == KERNEL_MATERN;
+		case FOR_RFF:
+			return cfg->policy == POLICY_RFF_UCB;
+		case FOR_BKB:
+			return cfg->policy == POLICY_BKB;
+		case FOR_FORGETTING:
+			return cfg->policy == POLICY_PAK_UCB || cfg->policy == POLICY_LIN_UCB ||
+				cfg->policy == POLICY_RFF_UCB || cfg->policy == POLICY_GREEDY;
+		case FOR_CONFIDENCE:
+			return has_confidence(cfg);
+		case FOR_RIDGE:
+			return policy_uses_context(cfg->policy) && cfg->confidence != CONFIDENCE_IGP;
+		case FOR_FIXED_WIDTH:
+			return cfg->policy == POLICY_BKB ||
+				(has_confidence(cfg) && cfg->confidence == CONFIDENCE_FIXED);
+		case FOR_BOUNDS:
+			return cfg->policy == POLICY_BKB ||
+				(has_confidence(cfg) && cfg->confidence != CONFIDENCE_FIXED);
+		case FOR_GRID:
+			return has_confidence(cfg) &&
+				(cfg->confidence == CONFIDENCE_DMM || cfg->confidence == CONFIDENCE_CMM);
+		case FOR_IGP:
+			return has_confidence(cfg) && cfg->confidence == CONFIDENCE_IGP;
+	}
+	return false;
+}
+
+static char *
+valid_keys(const SelectorConfig *cfg)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	for (int i = 0; i < (int) N_SETTINGS; i++)
+		if (setting_applies(&setting_defs[i], cfg))
+			appendStringInfo(&buf, "%s%s", buf.len ? ", " : "", setting_defs[i].name);
+	return buf.data;
+}
+
+static void
+settings_error(const SelectorConfig *cfg, const char *key, const char *problem)
+{
+	const char *kernel = kernel_name(cfg->kernel);
+
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("invalid setting \"%s\": %s", key, problem),
+			 errdetail("Valid keys for policy %s%s%s are: %s.",
+					   policy_names[cfg->policy],
+					   kernel ? " with kernel " : "", kernel ? kernel : "",
+					   valid_keys(cfg))));
+}
+
+static void
+set_field(SelectorConfig *cfg, const SettingDef *def, double value)
+{
+	char	   *field = (char *) cfg + def->field;
+
+	switch (def->type)
+	{
+		case SETTING_NUMBER:
+			*(double *) field = value;
+			break;
+		case SETTING_INTEGER:
+			*(int32 *) field = (int32) value;
+			break;
+		case SETTING_BOOLEAN:
+			*(bool *) field = value != 0;
+			break;
+		case SETTING_CHOICE:
+			*(int32 *) field = (int32) value;
+			break;
+		case SETTING_GRID:
+			/* the grid is set whole by setting_grid() */
+			break;
+	}
+}
+
+static double
+get_field(const SelectorConfig *cfg, const SettingDef *def)
+{
+	const char *field = (const char *) cfg + def->field;
+
+	switch (def->type)
+	{
+		case SETTING_NUMBER:
+			return *(const double *) field;
+		case SETTING_INTEGER:
+			return *(const int32 *) field;
+		case SETTING_BOOLEAN:
+			return *(const bool *) field;
+		case SETTING_CHOICE:
+			return *(const int32 *) field;
+		case SETTING_GRID:
+			break;
+	}
+	return 0;
+}
+
+static int
+compare_doubles(const void *a, const void *b)
+{
+	double		x = *(const double *) a;
+	double		y = *(const double *) b;
+
+	return (x > y) - (x < y);
+}
+
+/* A JSON array of numbers within def's range: sorted, distinct, into cfg->grid. */
+static void
+setting_grid(SelectorConfig *cfg, const SettingDef *def, JsonbValue *v)
+{
+	JsonbIterator *it;
+	JsonbValue	elem;
+	JsonbIteratorToken tok;
+	int			n = 0;
+	char	   *problem = psprintf("expected an array of 1 to %d numbers from %g to %g",
+								   MAX_GRID, def->min, def->max);
+
+	if (v->type != jbvBinary || !JsonContainerIsArray(v->val.binary.data))
+		settings_error(cfg, def->name, problem);
+	it = JsonbIteratorInit(v->val.binary.data);
+	while ((tok = JsonbIteratorNext(&it, &elem, true)) != WJB_DONE)
+	{
+		double		value;
+
+		if (tok != WJB_ELEM)
+			continue;
+		if (elem.type != jbvNumeric || n == MAX_GRID)
+			settings_error(cfg, def->name, problem);
+		value = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow,
+												   NumericGetDatum(elem.val.numeric)));
+		if (!isfinite(value) || value < def->min || value > def->max)
+			settings_error(cfg, def->name, problem);
+		cfg->grid[n++] = value;
+	}
+	if (n == 0)
+		settings_error(cfg, def->name, problem);
+	qsort(cfg->grid, n, sizeof(double), compare_doubles);
+	for (int i = 1; i < n; i++)
+		if (cfg->grid[i] == cfg->grid[i - 1])
+			settings_error(cfg, def->name, "values must be distinct");
+	cfg->ngrid = n;
+}
+
+/* Validate one JSON value against its definition; returns it as a double. */
+static double
+setting_value(const SelectorConfig *cfg, const SettingDef *def, JsonbValue *v)
+{
+	double		value;
+
+	if (def->type == SETTING_CHOICE)
+	{
+		if (v->type == jbvString)
+			for (int i = 0; def->choices[i] != NULL; i++)
+				if (strlen(def->choices[i]) == v->val.string.len &&
+					strncmp(def->choices[i], v->val.string.val, v->val.string.len) == 0)
+					return i;
+		settings_error(cfg, def->name, "expected one of fixed, ay, igp, amm, dmm and cmm");
+	}
+	if (def->type == SETTING_BOOLEAN)
+	{
+		if (v->type != jbvBool)
+			settings_error(cfg, def->name, "expected true or false");
+		return v->val.boolean ? 1 : 0;
+	}
+	if (v->type != jbvNumeric)
+		settings_error(cfg, def->name, "expected a number");
+	/* beyond float8's range reads as ±Infinity or 0: then a range error */
+	value = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow,
+											   NumericGetDatum(v->val.numeric)));
+	if (def->type == SETTING_INTEGER && value != floor(value))
+		settings_error(cfg, def->name, "expected an integer");
+	if (!isfinite(value) || value < def->min || (def->min_exclusive && value == def->min) ||
+		value > def->max)
+		settings_error(cfg, def->name,
+					   psprintf("%g is out of range (%s %g .. %g)", value,
+								def->min_exclusive ? "above" : "from", def->min, def->max));
+	return value;
+}
+
+/*
+ * Read the keys of a jsonb object into cfg, checking names, types and ranges;
+ * given[i] tells which settings were present.
+ */
+static void
+read_settings(SelectorConfig *cfg, Jsonb *settings, bool *given)
+{
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+
+	if (!JB_ROOT_IS_OBJECT(settings) || JB_ROOT_IS_SCALAR(settings))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("settings must be a JSON object"),
+				 errdetail("Valid keys are: %s.", valid_keys(cfg))));
+	it = JsonbIteratorInit(&settings->root);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		char	   *key;
+		int			i;
+
+		if (tok != WJB_KEY)
+			continue;
+		key = pnstrdup(v.val.string.val, v.val.string.len);
+		for (i = 0; i < (int) N_SETTINGS; i++)
+			if (strcmp(key, setting_defs[i].name) == 0)
+				break;
+		if (i == (int) N_SETTINGS)
+			settings_error(cfg, key, "unknown key");
+		tok = JsonbIteratorNext(&it, &v, true);
+		Assert(tok == WJB_VALUE);
+		if (setting_defs[i].type == SETTING_GRID)
+			setting_grid(cfg, &setting_defs[i], &v);
+		else
+			set_field(cfg, &setting_defs[i], setting_value(cfg, &setting_defs[i], &v));
+		given[i] = true;
+	}
+}
+
+/*
+ * Fill cfg's settings from jsonb (may be NULL), with defaults for absent
+ * keys.  cfg->policy and cfg->kernel must already be set.  Whether a key
+ * applies can depend on another (confidence), so that is checked once all
+ * are read.
+ */
+void
+settings_resolve(SelectorConfig *cfg, Jsonb *settings)
+{
+	bool		given[N_SETTINGS] = {false};
+
+	for (int i = 0; i < (int) N_SETTINGS; i++)
+		set_field(cfg, &setting_defs[i], setting_defs[i].default_value);
+	memcpy(cfg->grid, default_grid, sizeof(default_grid));
+	cfg->ngrid = lengthof(default_grid);
+
+	if (settings != NULL)
+		read_settings(cfg, settings, given);
+	for (int i = 0; i < (int) N_SETTINGS; i++)
+		if (given[i] && !setting_applies(&setting_defs[i], cfg))
+			settings_error(cfg, setting_defs[i].name, "does not apply to this policy, kernel and confidence");
+	if (!(cfg->reward_min < cfg->reward_max))
+		settings_error(cfg, "reward_max", "must be greater than reward_min");
+	if ((cfg->window > 0) + (cfg->discount < 1) + (cfg->restart_every > 0) > 1)
+		settings_error(cfg, cfg->window > 0 ? "window" : "discount",
+					   "use one of window, discount and restart_every");
+	/* the bounds of spec/001 hold for an arm that keeps every reward */
+	if (cfg->confidence != CONFIDENCE_FIXED && (cfg->window > 0 || cfg->discount < 1))
+		settings_error(cfg, cfg->window > 0 ? "window" : "discount",
+					   psprintf("confidence %s needs every reward kept: use restart_every or confidence fixed",
+								confidence_names[cfg->confidence]));
+	if (cfg->kernel == KERNEL_MATERN && cfg->nu != 0.5 && cfg->nu != 1.5 && cfg->nu != 2.5)
+		settings_error(cfg, "nu", "must be 0.5, 1.5 or 2.5");
+}
+
+/* The resolved settings (every applicable key) as jsonb, for the catalog. */
+Jsonb *
+settings_to_jsonb(const SelectorConfig *cfg)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfoChar(&buf, '{');
+	for (int i = 0; i < (int) N_SETTINGS; i++)
+	{
+		const SettingDef *def = &setting_defs[i];
+		double		value;
+
+		if (!setting_applies(def, cfg))
+			continue;
+		value = get_field(cfg, def);
+		if (buf.len > 1)
+			appendStringInfoString(&buf, ", ");
+		if (def->type == SETTING_BOOLEAN)
+			appendStringInfo(&buf, "\"%s\": %s", def->name, value != 0 ? "true" : "false");
+		else if (def->type == SETTING_CHOICE)
+			appendStringInfo(&buf, "\"%s\": \"%s\"", def->name, def->choices[(int) value]);
+		else if (def->type == SETTING_GRID)
+		{
+			appendStringInfo(&buf, "\"%s\": [", def->name);
+			for (int j = 0; j < cfg->ngrid; j++)
+				appendStringInfo(&buf, "%s%s", j ? ", " : "", float8out_internal(cfg->grid[j]));
+			appendStringInfoChar(&buf, ']');
+		}
+		else
+			appendStringInfo(&buf, "\"%s\": %s", def->name, float8out_internal(value));
+	}
+	appendStringInfoChar(&buf, '}');
+	return DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data)));
+}
+
+PG_FUNCTION_INFO_V1(model_select_resolve_settings);
+
+/* SQL: resolve_settings(policy, kernel, settings) → validated settings with defaults. */
+Datum
+model_select_resolve_settings(PG_FUNCTION_ARGS)
+{
+	SelectorConfig cfg;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("policy must not be NULL")));
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.policy = policy_from_name(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	cfg.kernel = kernel_from_name(cfg.policy, PG_ARGISNULL(1) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(1)));
+	settings_resolve(&cfg, PG_ARGISNULL(2) ? NULL : PG_GETARG_JSONB_P(2));
+	PG_RETURN_JSONB_P(settings_to_jsonb(&cfg));
+}

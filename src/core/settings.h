@@ -1,0 +1,98 @@
+/*
+ * settings.h — a selector's resolved configuration and its jsonb settings.
+ */
+#ifndef MODEL_SELECT_SETTINGS_H
+#define MODEL_SELECT_SETTINGS_H
+
+#include "utils/jsonb.h"
+
+typedef enum PolicyKind
+{
+	POLICY_PAK_UCB,
+	POLICY_LIN_UCB,
+	POLICY_GREEDY,
+	POLICY_RANDOM,
+	POLICY_RFF_UCB,
+	POLICY_BKB,
+	POLICY_COUNT
+} PolicyKind;
+
+typedef enum KernelKind
+{
+	KERNEL_NONE,
+	KERNEL_RBF,
+	KERNEL_POLY,
+	KERNEL_LINEAR,
+	KERNEL_LAPLACIAN,
+	KERNEL_MATERN,
+	KERNEL_COUNT
+} KernelKind;
+
+/* How wide an arm's confidence interval is (spec/001.md; see confidence.c). */
+typedef enum ConfidenceKind
+{
+	CONFIDENCE_FIXED,			/* ucb = mean + eta·width */
+	CONFIDENCE_AY,				/* Abbasi-Yadkori's radius at λ = alpha */
+	CONFIDENCE_IGP,				/* IGP-UCB (Chowdhury & Gopalan) at λ = 1 + 2/horizon */
+	CONFIDENCE_AMM,				/* analytic martingale-mixture radius at α₀ = alpha */
+	CONFIDENCE_DMM,				/* the smallest AMM-type bound over a grid of α */
+	CONFIDENCE_CMM,				/* the smallest over all α > 0 (1-D search) */
+	CONFIDENCE_COUNT
+} ConfidenceKind;
+
+/* Most regularisers a dmm/cmm grid may list. */
+#define MAX_GRID 16
+
+typedef struct SelectorConfig
+{
+	int32		selector_id;
+	int32		dim;
+	PolicyKind	policy;
+	KernelKind	kernel;
+	uint64		seed;
+	/* settings; see settings.c for meaning, ranges and defaults */
+	double		alpha;
+	double		eta;
+	double		intercept;
+	double		bandwidth;
+	double		gamma;
+	double		offset;
+	int32		degree;
+	int32		cap;
+	bool		normalize;
+	double		reward_min;
+	double		reward_max;
+	double		cost_weight;	/* λ: arms learn utility = reward − λ·cost */
+	int32		window;			/* forget all but an arm's last W rewards (0: off) */
+	double		discount;		/* weight γ^age of a reward (1: off) */
+	int32		restart_every;	/* reset an arm every H rewards (0: off) */
+	double		nu;				/* matern smoothness: 0.5, 1.5 or 2.5 */
+	int32		features;		/* rff_ucb: frequencies D (2D features) */
+	double		qbar;			/* bkb: oversampling of the dictionary */
+	bool		adaptive_beta;	/* bkb: width multiplier from spec/003 §2.4 */
+	double		noise;			/* σ: noise scale of the bounds and of bkb's beta */
+	double		delta;			/* δ: the bounds hold with probability 1 − δ */
+	double		rkhs_bound;		/* B >= |f|_H */
+	ConfidenceKind confidence;	/* pak_ucb, lin_ucb, rff_ucb */
+	int32		horizon;		/* igp: T, with η = 2/T */
+	int32		ngrid;			/* dmm, cmm: regularisers alpha·grid[i] */
+	double		grid[MAX_GRID];
+} SelectorConfig;
+
+extern PolicyKind policy_from_name(const char *name);
+extern const char *policy_name(PolicyKind policy);
+extern KernelKind kernel_from_name(PolicyKind policy, const char *name);
+extern const char *kernel_name(KernelKind kernel);
+extern void settings_resolve(SelectorConfig *cfg, Jsonb *settings);
+extern Jsonb *settings_to_jsonb(const SelectorConfig *cfg);
+extern bool policy_uses_context(PolicyKind policy);
+extern const char *confidence_name(ConfidenceKind confidence);
+
+/* What an arm learns from a reward: its utility reward − λ·cost (no cost: 0). */
+static inline double
+learned_value(const SelectorConfig *cfg, double reward, bool cost_null, double cost)
+{
+	return cost_null ? reward : reward - cfg->cost_weight * cost;
+}
+
+#endif

@@ -1,0 +1,141 @@
+/*
+ * state.c — allocation and checking of the versioned state layout
+ * (see state.h), and the policy dispatch table.
+ */
+#include "postgres.h"
+
+#include <limits.h>
+#include <math.h>
+
+#include "utils/memutils.h"
+
+#include "core/state.h"
+
+const PolicyOps *
+policy_ops(PolicyKind policy)
+{
+	switch (policy)
+	{
+		case POLICY_PAK_UCB:
+			return &pak_ucb_ops;
+		case POLICY_LIN_UCB:
+			return &lin_ucb_ops;
+		case POLICY_GREEDY:
+		case POLICY_RANDOM:
+			return &mean_ops;
+		case POLICY_RFF_UCB:
+			return &rff_ucb_ops;
+		case POLICY_BKB:
+			return &bkb_ops;
+		default:
+			elog(ERROR, "unknown policy %d", (int) policy);
+	}
+	pg_unreachable();
+}
+
+/* Which layout variant a selector's states use (see state.h). */
+int32
+state_forgetting(const SelectorConfig *cfg)
+{
+	if (cfg->window > 0)
+		return FORGET_WINDOW;
+	if (cfg->discount < 1)
+		return FORGET_DISCOUNT;
+	return FORGET_NONE;
+}
+
+/*
+ * Weights below this are dropped by policies that keep their rows
+ * (pak_ucb): a row of weight w acts as noise of variance α/w.
+ */
+#define DISCOUNT_FLOOR 1e-6
+
+/* How many of the newest rows a discounted arm that keeps rows holds. */
+int
+discount_horizon(const SelectorConfig *cfg)
+{
+	if (cfg->discount >= 1)
+		return INT_MAX;
+	return (int) Min(ceil(log(DISCOUNT_FLOOR) / log(cfg->discount)), (double) INT_MAX);
+}
+
+/*
+ * Fold one reward into a state, restarting the arm first when it has
+ * reached restart_every rewards (R-GP-UCB, spec/002 §2.3, per arm).
+ */
+StateHeader *
+state_append(const SelectorConfig *cfg, const StateHeader *old, const double *x, double r)
+{
+	if (old != NULL && cfg->restart_every > 0 && old->n >= cfg->restart_every)
+		old = NULL;
+	return policy_ops(cfg->policy)->append(cfg, old, x, r);
+}
+
+/*
+ * An arm's state from scratch for its n rewards in log order (X n × dim,
+ * prepared), built from the newest ones it keeps: those since the last
+ * restart, or the last `window`.  (Discounts are applied by the policies.)
+ */
+StateHeader *
+state_build(const SelectorConfig *cfg, int n, const double *X, const double *r)
+{
+	int			keep = n;
+
+	if (n > 0 && cfg->restart_every > 0)
+		keep = (n - 1) % cfg->restart_every + 1;
+	else if (cfg->window > 0)
+		keep = Min(n, cfg->window);
+	return policy_ops(cfg->policy)->build(cfg, keep, X + (Size) (n - keep) * cfg->dim, r + (n - keep));
+}
+
+StateHeader *
+state_alloc(const SelectorConfig *cfg, int32 n, Size body_doubles)
+{
+	Size		size = STATE_HEADER_SIZE + body_doubles * sizeof(double);
+	StateHeader *st;
+
+	if (!AllocSizeIsValid(size))
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("arm state of %zu bytes exceeds the maximum allocation size", size)));
+	st = palloc0(size);
+	SET_VARSIZE(st, size);
+	st->magic = STATE_MAGIC;
+	st->format = STATE_FORMAT_VERSION;
+	st->policy = (uint16) cfg->policy;
+	st->dim = cfg->dim;
+	st->n = n;
+	st->forgetting = state_forgetting(cfg);
+	return st;
+}
+
+Size
+state_body_doubles(const StateHeader *st)
+{
+	return (VARSIZE(st) - STATE_HEADER_SIZE) / sizeof(double);
+}
+
+/*
+ * Validate a stored state against the selector before it is used; raw must
+ * be a detoasted, MAXALIGNed copy (the body is read as doubles).
+ */
+StateHeader *
+state_check(const SelectorConfig *cfg, bytea *raw)
+{
+	StateHeader *st = (StateHeader *) raw;
+
+	if (VARSIZE(raw) < STATE_HEADER_SIZE || st->magic != STATE_MAGIC)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("arm state is not a model_select state"),
+				 errhint("Run model_select.rebuild_state() to recompute it from the reward log.")));
+	if (st->format != STATE_FORMAT_VERSION || st->policy != (uint16) cfg->policy ||
+		st->dim != cfg->dim || st->n < 0 || st->forgetting != state_forgetting(cfg))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("arm state has format %d, policy %d, dimension %d; expected format %d, policy %d, dimension %d",
+						st->format, st->policy, st->dim,
+						STATE_FORMAT_VERSION, (int) cfg->policy, cfg->dim),
+				 errhint("Run model_select.rebuild_state() to recompute it from the reward log.")));
+	return st;
+}

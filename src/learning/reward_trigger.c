@@ -1,0 +1,227 @@
+/*
+ * reward_trigger.c — rewards_resolve (BEFORE INSERT, per row) completes and
+ * validates a reward row: either it references a decision (selector, arm and
+ * context come from it) or it names selector, arm and context.  Learning
+ * from the rows is apply.c's job.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
+#include "commands/trigger.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/rel.h"
+
+#include "core/catalog.h"
+#include "core/context.h"
+
+PG_FUNCTION_INFO_V1(model_select_rewards_resolve);
+
+/* Columns of model_select.rewards that the triggers read or fill. */
+typedef struct RewardColumns
+{
+	int			selector;
+	int			arm;
+	int			decision_id;
+	int			context;
+	int			reward;
+	int			cost;
+	int			selector_id;
+	int			arm_id;
+} RewardColumns;
+
+static void
+reward_columns(TupleDesc desc, RewardColumns *c)
+{
+	c->selector = SPI_fnumber(desc, "selector");
+	c->arm = SPI_fnumber(desc, "arm");
+	c->decision_id = SPI_fnumber(desc, "decision_id");
+	c->context = SPI_fnumber(desc, "context");
+	c->reward = SPI_fnumber(desc, "reward");
+	c->cost = SPI_fnumber(desc, "cost");
+	c->selector_id = SPI_fnumber(desc, "selector_id");
+	c->arm_id = SPI_fnumber(desc, "arm_id");
+	if (c->selector <= 0 || c->arm <= 0 || c->decision_id <= 0 || c->context <= 0 ||
+		c->reward <= 0 || c->cost <= 0 || c->selector_id <= 0 || c->arm_id <= 0)
+		elog(ERROR, "model_select reward triggers fired on a table without the rewards columns");
+}
+
+static TriggerData *
+trigger_data(FunctionCallInfo fcinfo)
+{
+	TriggerData *td = (TriggerData *) fcinfo->context;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BY_INSERT(td->tg_event) ||
+		!TRIGGER_FIRED_FOR_ROW(td->tg_event) || !TRIGGER_FIRED_BEFORE(td->tg_event))
+		elog(ERROR, "model_select._rewards_resolve must fire BEFORE INSERT FOR EACH ROW");
+	return td;
+}
+
+/* Resolved identity of the reward's arm. */
+typedef struct RewardTarget
+{
+	int32		selector_id;
+	int32		arm_id;
+	char	   *selector;
+	char	   *arm;
+	bool		active;
+	Datum		context;		/* from the decision, or (Datum) 0 */
+} RewardTarget;
+
+static void
+target_from_decision(int64 decision_id, RewardTarget *t)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			argtypes[1] = {INT8OID};
+	Datum		args[1] = {Int64GetDatum(decision_id)};
+	HeapTuple	row;
+	TupleDesc	desc;
+	bool		isnull;
+
+	if (SPI_execute_plan(spi_plan(&plan,
+								  "SELECT d.selector_id, d.arm_id, s.name, a.name, a.active, d.context"
+								  " FROM model_select.decisions d"
+								  " JOIN model_select.selectors s USING (selector_id)"
+								  " JOIN model_select.arms a USING (arm_id)"
+								  " WHERE d.decision_id = $1",
+								  1, argtypes), args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read decision " INT64_FORMAT, decision_id);
+	if (SPI_processed != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("decision " INT64_FORMAT " does not exist", decision_id)));
+	row = SPI_tuptable->vals[0];
+	desc = SPI_tuptable->tupdesc;
+	t->selector_id = DatumGetInt32(SPI_getbinval(row, desc, 1, &isnull));
+	t->arm_id = DatumGetInt32(SPI_getbinval(row, desc, 2, &isnull));
+	t->selector = SPI_getvalue(row, desc, 3);
+	t->arm = SPI_getvalue(row, desc, 4);
+	t->active = DatumGetBool(SPI_getbinval(row, desc, 5, &isnull));
+	t->context = SPI_getbinval(row, desc, 6, &isnull);
+}
+
+static void
+target_from_names(const char *selector, const char *arm, RewardTarget *t)
+{
+	arm_lookup(selector, arm, &t->selector_id, &t->arm_id, &t->active);
+	t->selector = pstrdup(selector);
+	t->arm = pstrdup(arm);
+	t->context = (Datum) 0;
+}
+
+static bool
+same_context(Datum a, Datum b)
+{
+	int			na,
+				nb;
+	double	   *xa = float_array(DatumGetArrayTypeP(a), &na, "context", NULL);
+	double	   *xb = float_array(DatumGetArrayTypeP(b), &nb, "context", NULL);
+
+	return na == nb && memcmp(xa, xb, sizeof(double) * na) == 0;
+}
+
+static void
+check_value(const SelectorConfig *cfg, const char *what, double value, double lo, double hi)
+{
+	if (!isfinite(value) || value < lo || value > hi)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("%s %g is outside the selector's range [%g, %g]", what, value, lo, hi),
+				 errhint("The range is set by the reward_min and reward_max settings.")));
+}
+
+Datum
+model_select_rewards_resolve(PG_FUNCTION_ARGS)
+{
+	TriggerData *td = trigger_data(fcinfo);
+	HeapTuple	tuple = td->tg_trigtuple;
+	TupleDesc	desc = RelationGetDescr(td->tg_relation);
+	RewardColumns c;
+	RewardTarget t;
+	SelectorConfig cfg;
+	bool		isnull;
+	Datum		decision,
+				context,
+				value;
+	char	   *selector,
+			   *arm;
+	int			cols[5];
+	Datum		values[5];
+	bool		nulls[5] = {false};
+	HeapTuple	result;
+
+	reward_columns(desc, &c);
+	selector = spi_text_column(tuple, desc, c.selector);
+	arm = spi_text_column(tuple, desc, c.arm);
+	decision = SPI_getbinval(tuple, desc, c.decision_id, &isnull);
+	context = SPI_getbinval(tuple, desc, c.context, &nulls[2]);
+
+	SPI_connect();
+	if (!isnull)
+	{
+		target_from_decision(DatumGetInt64(decision), &t);
+		/* a context equal to the decision's is accepted: pg_dump's rows have it */
+		if (!nulls[2] && !same_context(context, t.context))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("a reward for a decision takes its context from the decision"),
+					 errhint("Leave context NULL when decision_id is given.")));
+		if ((selector && strcmp(selector, t.selector) != 0) || (arm && strcmp(arm, t.arm) != 0))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("decision " INT64_FORMAT " was made by selector \"%s\" for arm \"%s\"",
+							DatumGetInt64(decision), t.selector, t.arm)));
+		context = t.context;
+	}
+	else
+	{
+		if (selector == NULL || arm == NULL || nulls[2])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("a reward needs either decision_id or all of selector, arm and context")));
+		target_from_names(selector, arm, &t);
+	}
+	if (!t.active)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("arm \"%s\" of selector \"%s\" is retired", t.arm, t.selector),
+				 errhint("Re-activate it with model_select.add_arm().")));
+	config_load(t.selector_id, &cfg);
+
+	/* the context must be valid for the selector, and stored as float8[] */
+	context = PointerGetDatum(float8_array(context_from_array(DatumGetArrayTypeP(context), cfg.dim),
+										   NULL, cfg.dim));
+	value = SPI_getbinval(tuple, desc, c.reward, &isnull);
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("reward must not be NULL")));
+	check_value(&cfg, "reward", DatumGetFloat8(value), cfg.reward_min, cfg.reward_max);
+	value = SPI_getbinval(tuple, desc, c.cost, &isnull);
+	if (!isnull && !(isfinite(DatumGetFloat8(value)) && DatumGetFloat8(value) >= 0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("cost %g must be finite and not negative", DatumGetFloat8(value))));
+
+	cols[0] = c.selector;
+	values[0] = CStringGetTextDatum(t.selector);
+	cols[1] = c.arm;
+	values[1] = CStringGetTextDatum(t.arm);
+	cols[2] = c.context;
+	values[2] = context;
+	nulls[2] = false;
+	cols[3] = c.selector_id;
+	values[3] = Int32GetDatum(t.selector_id);
+	cols[4] = c.arm_id;
+	values[4] = Int32GetDatum(t.arm_id);
+	/* the modified tuple must outlive SPI_finish */
+	result = heap_modify_tuple_by_cols(tuple, desc, 5, cols, values, nulls);
+	result = SPI_copytuple(result);
+	SPI_finish();
+	return PointerGetDatum(result);
+}

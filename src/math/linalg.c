@@ -1,0 +1,215 @@
+/*
+ * linalg.c — Cholesky factorisation, row append, rank-1 update and
+ * triangular solves on packed factors (see linalg.h), through CBLAS and
+ * LAPACKE.  No explicit inverses anywhere.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include <cblas.h>
+#include <lapacke.h>
+
+#include "math/linalg.h"
+
+/* Replace a packed symmetric matrix (lower, by rows) by its Cholesky factor. */
+void
+chol_factor_packed(int n, double *ap)
+{
+	lapack_int	info;
+
+	if (n == 0)
+		return;
+	info = LAPACKE_dpptrf(LAPACK_COL_MAJOR, 'U', n, ap);
+	if (info != 0)
+		elog(ERROR, "Cholesky factorisation failed (LAPACK info %d)", (int) info);
+}
+
+/*
+ * out = the Cholesky factor of ap + shift·I, for a packed symmetric ap
+ * (ap itself is left as it is).
+ */
+void
+chol_factor_shifted(int n, const double *ap, double shift, double *out)
+{
+	memcpy(out, ap, sizeof(double) * PACKED_SIZE(n));
+	for (int i = 0; i < n; i++)
+		out[PACKED_ROW(i) + i] += shift;
+	chol_factor_packed(n, out);
+}
+
+/* ln det(L Lᵀ / scale) for a packed factor L: 2·Σ ln(L_ii / √scale). */
+double
+chol_log_det_scaled(int n, const double *lp, double scale)
+{
+	double		sum = 0.0;
+
+	for (int i = 0; i < n; i++)
+		sum += 2.0 * log(lp[PACKED_ROW(i) + i] / sqrt(scale));
+	return sum;
+}
+
+/*
+ * lp (packed by rows, PACKED_SIZE(p)) = ridge·I + ZᵀZ for the n × p matrix
+ * Z (by rows), or with `factor` its lower Cholesky factor: one BLAS-3
+ * product and a blocked LAPACK factorisation in full storage, then packed.
+ */
+void
+gram_packed(int n, int p, const double *Z, double ridge, bool factor, double *lp)
+{
+	double	   *A = palloc0(sizeof(double) * (Size) p * p);
+	lapack_int	info;
+
+	for (int i = 0; i < p; i++)
+		A[(Size) i * p + i] = ridge;
+	/* Z by rows is Zᵀ by columns: A (lower, by columns) += Zᵀ Z */
+	if (n > 0)
+		cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, p, n, 1.0, Z, p, 1.0, A, p);
+	info = factor ? LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', p, A, p) : 0;
+	if (info != 0)
+		elog(ERROR, "Cholesky factorisation failed (LAPACK info %d)", (int) info);
+	for (int i = 0; i < p; i++)
+		for (int j = 0; j <= i; j++)
+			lp[PACKED_ROW(i) + j] = A[(Size) j * p + i];
+	pfree(A);
+}
+
+/*
+ * Append row n to the factor of an n×n matrix, for a new last row/column
+ * (b, c) of the matrix: lp must have room for PACKED_SIZE(n + 1) entries.
+ * The new diagonal is sqrt(c - |L⁻¹b|²); in exact arithmetic the Schur
+ * complement is at least the ridge term, so it is clamped to `floor` against
+ * rounding.  Returns the Schur complement used.
+ */
+double
+chol_append_row(int n, double *lp, const double *b, double c, double floor)
+{
+	double	   *row = lp + PACKED_ROW(n);
+	double		schur;
+
+	memcpy(row, b, sizeof(double) * n);
+	if (n > 0)
+		cblas_dtpsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, n, lp, row, 1);
+	schur = c - (n > 0 ? cblas_ddot(n, row, 1, row, 1) : 0.0);
+	if (schur < floor)
+		schur = floor;
+	row[n] = sqrt(schur);
+	return schur;
+}
+
+/*
+ * L Lᵀ + x xᵀ = L' L'ᵀ in O(n²) by Givens rotations; x is destroyed.
+ * Row-oriented: row i applies the rotations of columns 0..i-1 (fixed when
+ * their diagonals were reached) in order, so the packed rows are read
+ * contiguously.
+ */
+void
+chol_rank1_update(int n, double *lp, double *x)
+{
+	double	   *cs = palloc(sizeof(double) * 2 * Max(n, 1));
+
+	for (int i = 0; i < n; i++)
+	{
+		double	   *row = lp + PACKED_ROW(i);
+		double		xi = x[i];
+		double		r;
+
+		for (int k = 0; k < i; k++)
+		{
+			double		c = cs[2 * k],
+						s = cs[2 * k + 1];
+
+			row[k] = (row[k] + s * xi) / c;
+			xi = c * xi - s * row[k];
+		}
+		r = hypot(row[i], xi);
+		cs[2 * i] = r / row[i];
+		cs[2 * i + 1] = xi / row[i];
+		row[i] = r;
+	}
+	pfree(cs);
+}
+
+/*
+ * L Lᵀ − x xᵀ = L' L'ᵀ in O(n²) by hyperbolic rotations; x is destroyed.
+ * Returns false, leaving lp unusable, when the result is not numerically
+ * positive definite (the caller refactorises from its rows).
+ */
+bool
+chol_rank1_downdate(int n, double *lp, double *x)
+{
+	double	   *cs = palloc(sizeof(double) * 2 * Max(n, 1));
+	bool		ok = true;
+
+	for (int i = 0; i < n && ok; i++)
+	{
+		double	   *row = lp + PACKED_ROW(i);
+		double		xi = x[i];
+		double		r2;
+
+		for (int k = 0; k < i; k++)
+		{
+			double		c = cs[2 * k],
+						s = cs[2 * k + 1];
+
+			row[k] = (row[k] - s * xi) / c;
+			xi = c * xi - s * row[k];
+		}
+		r2 = (row[i] - xi) * (row[i] + xi);
+		if (!(r2 > 1e-12 * row[i] * row[i]))
+			ok = false;
+		else
+		{
+			double		r = sqrt(r2);
+
+			cs[2 * i] = r / row[i];
+			cs[2 * i + 1] = xi / row[i];
+			row[i] = r;
+		}
+	}
+	pfree(cs);
+	return ok;
+}
+
+/*
+ * out (PACKED_SIZE(n - 1)) = the factor of A without its first row and
+ * column, from lp = the factor of A: for L = [l11 0; l21 L22] that is the
+ * factor of L22 L22ᵀ + l21 l21ᵀ, a rank-1 update, O(n²).
+ */
+void
+chol_drop_first(int n, const double *lp, double *out)
+{
+	double	   *l21 = palloc(sizeof(double) * Max(n - 1, 1));
+
+	for (int i = 1; i < n; i++)
+	{
+		memcpy(out + PACKED_ROW(i - 1), lp + PACKED_ROW(i) + 1, sizeof(double) * i);
+		l21[i - 1] = lp[PACKED_ROW(i)];
+	}
+	chol_rank1_update(n - 1, out, l21);
+	pfree(l21);
+}
+
+/* x <- L⁻¹ x */
+void
+chol_forward(int n, const double *lp, double *x)
+{
+	if (n > 0)
+		cblas_dtpsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, n, lp, x, 1);
+}
+
+/* x <- (L Lᵀ)⁻¹ x by two triangular solves */
+void
+chol_solve(int n, const double *lp, double *x)
+{
+	if (n == 0)
+		return;
+	cblas_dtpsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, n, lp, x, 1);
+	cblas_dtpsv(CblasRowMajor, CblasLower, CblasTrans, CblasNonUnit, n, lp, x, 1);
+}
+
+double
+dot(int n, const double *x, const double *y)
+{
+	return n > 0 ? cblas_ddot(n, x, 1, y, 1) : 0.0;
+}

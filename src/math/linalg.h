@@ -1,0 +1,29 @@
+/*
+ * linalg.h — Cholesky factors in packed storage and their updates.
+ *
+ * A symmetric positive definite n×n matrix A = L Lᵀ is kept as its lower
+ * factor L, packed by rows: L[i][j] (j <= i) at index i(i+1)/2 + j.  Growing
+ * n by one appends one row, so a factor grows in place.  Row-major packed
+ * lower storage is column-major packed upper storage of Lᵀ, which is what
+ * LAPACK's dpptrf computes with uplo 'U'.
+ */
+#ifndef MODEL_SELECT_LINALG_H
+#define MODEL_SELECT_LINALG_H
+
+
+#define PACKED_SIZE(n) ((Size) (n) * ((n) + 1) / 2)
+#define PACKED_ROW(i) ((Size) (i) * ((i) + 1) / 2)
+
+extern void chol_factor_packed(int n, double *ap);
+extern void chol_factor_shifted(int n, const double *ap, double shift, double *out);
+extern double chol_log_det_scaled(int n, const double *lp, double scale);
+extern void gram_packed(int n, int p, const double *Z, double ridge, bool factor, double *lp);
+extern double chol_append_row(int n, double *lp, const double *b, double c, double floor);
+extern void chol_rank1_update(int n, double *lp, double *x);
+extern bool chol_rank1_downdate(int n, double *lp, double *x);
+extern void chol_drop_first(int n, const double *lp, double *out);
+extern void chol_forward(int n, const double *lp, double *x);
+extern void chol_solve(int n, const double *lp, double *x);
+extern double dot(int n, const double *x, const double *y);
+
+#endif

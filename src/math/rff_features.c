@@ -1,0 +1,124 @@
+/*
+ * rff_features.c — random Fourier features (spec/000.md §2.5, Eq. 1):
+ *
+ *   φ(x) = [cos(Wx); sin(Wx)] / √D,   |φ(x)| = 1,   φ(x)ᵀφ(y) ≈ k(x, y)
+ *
+ * The D rows of W are drawn from the kernel's spectral density with the
+ * in-tree PRNG, seeded by the selector's seed, so every backend and replica
+ * computes the same features:
+ *   rbf        N(0, I / bandwidth²)
+ *   laplacian  Cauchy(0, 1 / bandwidth) per coordinate, for exp(-|x-y|₁ / bandwidth)
+ *   matern ν   multivariate Student-t with 2ν degrees of freedom, scale 1 / bandwidth
+ * W is computed once per backend and selector configuration (a few cached).
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include <cblas.h>
+
+#include "utils/memutils.h"
+
+#include "math/rff_features.h"
+#include "math/prng.h"
+
+#define FREQUENCY_CACHE_SIZE 4
+
+typedef struct FrequencyCache
+{
+	bool		valid;
+	uint64		seed;
+	int32		dim;
+	int32		features;
+	KernelKind	kernel;
+	double		bandwidth;
+	double		nu;
+	double	   *W;				/* features × dim, by rows */
+} FrequencyCache;
+
+static FrequencyCache frequency_cache[FREQUENCY_CACHE_SIZE];
+static int	frequency_cache_next = 0;
+
+static void
+draw_frequencies(const SelectorConfig *cfg, double *W)
+{
+	Prng		rng;
+	int			dof = (int) (2 * cfg->nu);
+
+	prng_seed(&rng, mix64(cfg->seed ^ UINT64_C(0x7266665f66726571)));
+	for (int j = 0; j < cfg->features; j++)
+	{
+		double	   *w = W + (Size) j * cfg->dim;
+		double		scale = 1.0 / cfg->bandwidth;
+
+		if (cfg->kernel == KERNEL_MATERN)
+		{
+			double		chi2 = 0.0;
+
+			for (int k = 0; k < dof; k++)
+			{
+				double		z = prng_normal(&rng);
+
+				chi2 += z * z;
+			}
+			scale *= sqrt(dof / chi2);
+		}
+		for (int i = 0; i < cfg->dim; i++)
+			w[i] = cfg->kernel == KERNEL_LAPLACIAN
+				? tan(M_PI * (prng_uniform(&rng) - 0.5)) * scale
+				: prng_normal(&rng) * scale;
+	}
+}
+
+static bool
+cache_matches(const FrequencyCache *c, const SelectorConfig *cfg)
+{
+	return c->valid && c->seed == cfg->seed && c->dim == cfg->dim &&
+		c->features == cfg->features && c->kernel == cfg->kernel &&
+		c->bandwidth == cfg->bandwidth && (cfg->kernel != KERNEL_MATERN || c->nu == cfg->nu);
+}
+
+static const double *
+frequencies(const SelectorConfig *cfg)
+{
+	FrequencyCache *c;
+
+	for (int i = 0; i < FREQUENCY_CACHE_SIZE; i++)
+		if (cache_matches(&frequency_cache[i], cfg))
+			return frequency_cache[i].W;
+
+	c = &frequency_cache[frequency_cache_next];
+	frequency_cache_next = (frequency_cache_next + 1) % FREQUENCY_CACHE_SIZE;
+	if (c->W != NULL)
+		pfree(c->W);
+	c->valid = false;
+	c->W = MemoryContextAlloc(TopMemoryContext,
+							  sizeof(double) * (Size) cfg->features * cfg->dim);
+	draw_frequencies(cfg, c->W);
+	c->seed = cfg->seed;
+	c->dim = cfg->dim;
+	c->features = cfg->features;
+	c->kernel = cfg->kernel;
+	c->bandwidth = cfg->bandwidth;
+	c->nu = cfg->nu;
+	c->valid = true;
+	return c->W;
+}
+
+/* phi (2·features values) = φ(x). */
+void
+rff_features(const SelectorConfig *cfg, const double *x, double *phi)
+{
+	int			D = cfg->features;
+	double		scale = 1.0 / sqrt((double) D);
+
+	cblas_dgemv(CblasRowMajor, CblasNoTrans, D, cfg->dim, 1.0, frequencies(cfg), cfg->dim,
+				x, 1, 0.0, phi, 1);
+	for (int j = 0; j < D; j++)
+	{
+		double		angle = phi[j];
+
+		phi[j] = cos(angle) * scale;
+		phi[D + j] = sin(angle) * scale;
+	}
+}

@@ -1,0 +1,14 @@
+/*
+ * bkb.h — the one bkb entry point beyond PolicyOps: an explicit
+ * resample of an arm's dictionary (model_select.resample(), src/resample.c).
+ */
+#ifndef MODEL_SELECT_POLICY_BKB_H
+#define MODEL_SELECT_POLICY_BKB_H
+
+#include "core/settings.h"
+#include "core/state.h"
+
+/* New state: st with its dictionary resampled now (spec/003.md §2.3). */
+extern StateHeader *bkb_resample(const SelectorConfig *cfg, const StateHeader *st);
+
+#endif

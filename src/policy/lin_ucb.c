@@ -1,0 +1,382 @@
+/*
+ * lin_ucb.c — ridge regression UCB on a feature vector per arm:
+ *
+ *   lin_ucb  z = [x ; √intercept]     (disjoint LinUCB; equals pak_ucb with
+ *                                      the linear kernel, spec/000.md §3.3)
+ *   rff_ucb  z = [φ(x) ; √intercept]  (RFF-UCB, spec/000.md §2.5–2.7, with the
+ *                                      random Fourier features of features.c)
+ *
+ *   A = αI + Σ z zᵀ,  b = Σ r z,  mean = zᵀ A⁻¹ b,  width = |L⁻¹ z|
+ *
+ * The state keeps the Cholesky factor L of A, updated by a rank-1 update in
+ * O(p²) per reward: its size does not grow with the number of rewards.
+ * build() forms A with one BLAS-3 product and factorises it with LAPACK.
+ * With a window the state also holds its last W rows, and a full window
+ * forgets the oldest by a rank-1 downdate; with a discount it keeps
+ * Σγ^age zzᵀ and b (O(p²) per reward) and factorises αI + Σγ^age zzᵀ when
+ * decoded (weighted ridge regression, spec/002 §5.3).
+ *
+ * With a confidence other than fixed the state also keeps yᵀy (after b) and,
+ * for dmm, the factor of α_f I + Σ zzᵀ for every other grid regulariser
+ * α_f, each updated by its own rank-1 update: the radii of confidence.c in
+ * their primal form, where ln det(I + K/α) = ln det(A_α) − p ln α and
+ * α yᵀ(K + αI)⁻¹y = yᵀy − bᵀA_α⁻¹b.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include <cblas.h>
+
+#include "math/confidence.h"
+#include "math/rff_features.h"
+#include "math/linalg.h"
+#include "core/state.h"
+
+struct ArmModel
+{
+	int			p;
+	FactorSet	factors;
+	const double *L[MAX_GRID + 1];	/* factor of A_f = α_f I + Σ zzᵀ */
+	double	   *theta[MAX_GRID + 1];	/* A_f⁻¹ b */
+	ArmBounds	bounds;
+	Spectrum   *spectrum;		/* cmm */
+	double	   *z;				/* per context: its features */
+	double	   *scratch;
+};
+
+#define LIN_BODY(p) (PACKED_SIZE(p) + (p))
+
+/* Length of the feature vector z. */
+static int
+feature_count(const SelectorConfig *cfg)
+{
+	return (cfg->policy == POLICY_RFF_UCB ? 2 * cfg->features : cfg->dim) + 1;
+}
+
+static void
+features(const SelectorConfig *cfg, const double *x, double *z)
+{
+	int			p = feature_count(cfg);
+
+	if (cfg->policy == POLICY_RFF_UCB)
+		rff_features(cfg, x, z);
+	else
+		memcpy(z, x, sizeof(double) * cfg->dim);
+	z[p - 1] = sqrt(cfg->intercept);
+}
+
+/* The factor of A; with a discount, the weighted Gram sum Σγ^age zzᵀ instead. */
+static double *
+lin_factor(const StateHeader *st)
+{
+	return (double *) STATE_BODY(st);
+}
+
+static double *
+lin_rhs(const StateHeader *st, int p)
+{
+	return (double *) STATE_BODY(st) + PACKED_SIZE(p);
+}
+
+/* With a window: the held rows' contexts (n × dim) and rewards (n). */
+static double *
+lin_rows(const StateHeader *st, int p)
+{
+	return lin_rhs(st, p) + p;
+}
+
+static double *
+lin_row_rewards(const StateHeader *st, int p)
+{
+	return lin_rows(st, p) + (Size) st->n * st->dim;
+}
+
+/*
+ * With a confidence bound: yᵀy, then the factors of the other regularisers
+ * (settings_resolve() rules out a window then, so they follow b).
+ */
+static double *
+lin_yy(const StateHeader *st, int p)
+{
+	return lin_rhs(st, p) + p;
+}
+
+static double *
+lin_factor_at(const StateHeader *st, int p, int f)
+{
+	return f == 0 ? lin_factor(st) : lin_yy(st, p) + 1 + (Size) (f - 1) * PACKED_SIZE(p);
+}
+
+static Size
+lin_body(const SelectorConfig *cfg, int n)
+{
+	FactorSet	fs;
+	Size		extra = 0;
+
+	if (cfg->confidence != CONFIDENCE_FIXED)
+	{
+		confidence_factors(cfg, &fs);
+		extra = 1 + (Size) (fs.count - 1) * PACKED_SIZE(feature_count(cfg));
+	}
+	return LIN_BODY(feature_count(cfg)) + (cfg->window > 0 ? (Size) n * (cfg->dim + 1) : 0) + extra;
+}
+
+/* The factors of the regularisers other than the base, from G = Σ zzᵀ (packed). */
+static void
+lin_other_factors(const SelectorConfig *cfg, StateHeader *st, const double *G)
+{
+	int			p = feature_count(cfg);
+	FactorSet	fs;
+
+	confidence_factors(cfg, &fs);
+	for (int f = 1; f < fs.count; f++)
+		chol_factor_shifted(p, G, fs.alpha[f], lin_factor_at(st, p, f));
+}
+
+static StateHeader *
+lin_build(const SelectorConfig *cfg, int n, const double *X, const double *r)
+{
+	int			p = feature_count(cfg);
+	StateHeader *st = state_alloc(cfg, n, lin_body(cfg, n));
+	double	   *Z = palloc(sizeof(double) * (Size) Max(n, 1) * p);
+	double	   *w = palloc(sizeof(double) * Max(n, 1));
+	bool		discounted = cfg->discount < 1;
+
+	for (int t = 0; t < n; t++)
+	{
+		/* a row of weight w enters as √w·z: Σ w zzᵀ and Σ w r z */
+		double		sw = discounted ? pow(cfg->discount, 0.5 * (n - 1 - t)) : 1.0;
+
+		features(cfg, X + (Size) t * cfg->dim, Z + (Size) t * p);
+		for (int i = 0; i < p; i++)
+			Z[(Size) t * p + i] *= sw;
+		w[t] = r[t] * sw;
+	}
+	gram_packed(n, p, Z, discounted ? 0.0 : confidence_base_alpha(cfg), !discounted, lin_factor(st));
+	if (n > 0)
+		cblas_dgemv(CblasRowMajor, CblasTrans, n, p, 1.0, Z, p, w, 1, 0.0, lin_rhs(st, p), 1);
+	if (cfg->confidence != CONFIDENCE_FIXED)
+	{
+		double	   *G = palloc(sizeof(double) * PACKED_SIZE(p));
+
+		*lin_yy(st, p) = n > 0 ? dot(n, r, r) : 0.0;
+		gram_packed(n, p, Z, 0.0, false, G);
+		lin_other_factors(cfg, st, G);
+		pfree(G);
+	}
+	if (cfg->window > 0)
+	{
+		memcpy(lin_rows(st, p), X, sizeof(double) * (Size) n * cfg->dim);
+		memcpy(lin_row_rewards(st, p), r, sizeof(double) * n);
+	}
+	pfree(Z);
+	pfree(w);
+	return st;
+}
+
+/* Windowed: the state with one more held row (a new allocation). */
+static StateHeader *
+lin_grow(const SelectorConfig *cfg, const StateHeader *old, const double *x, double r)
+{
+	int			p = feature_count(cfg);
+	int			n = old ? old->n : 0;
+	StateHeader *st = state_alloc(cfg, n + 1, lin_body(cfg, n + 1));
+
+	if (old == NULL)
+		old = lin_build(cfg, 0, NULL, NULL);
+	memcpy(STATE_BODY(st), STATE_BODY(old), sizeof(double) * LIN_BODY(p));
+	memcpy(lin_rows(st, p), lin_rows(old, p), sizeof(double) * (Size) n * cfg->dim);
+	memcpy(lin_rows(st, p) + (Size) n * cfg->dim, x, sizeof(double) * cfg->dim);
+	memcpy(lin_row_rewards(st, p), lin_row_rewards(old, p), sizeof(double) * n);
+	lin_row_rewards(st, p)[n] = r;
+	return st;
+}
+
+/*
+ * Windowed and full: forget the oldest held row in place (rank-1 downdate;
+ * if rounding makes it fail, refactorise the remaining rows) and make room
+ * for the new row at the end.
+ */
+static void
+lin_forget_oldest(const SelectorConfig *cfg, StateHeader *st, const double *x, double r)
+{
+	int			p = feature_count(cfg);
+	int			n = st->n;
+	double	   *rows = lin_rows(st, p);
+	double	   *rewards = lin_row_rewards(st, p);
+	double	   *z = palloc(sizeof(double) * p);
+	double	   *b = lin_rhs(st, p);
+
+	features(cfg, rows, z);
+	for (int i = 0; i < p; i++)
+		b[i] -= rewards[0] * z[i];
+	memmove(rows, rows + cfg->dim, sizeof(double) * (Size) (n - 1) * cfg->dim);
+	memmove(rewards, rewards + 1, sizeof(double) * (n - 1));
+	memcpy(rows + (Size) (n - 1) * cfg->dim, x, sizeof(double) * cfg->dim);
+	rewards[n - 1] = r;
+	if (!chol_rank1_downdate(p, lin_factor(st), z))
+	{
+		StateHeader *kept = lin_build(cfg, n - 1, rows, rewards);
+
+		memcpy(STATE_BODY(st), STATE_BODY(kept), sizeof(double) * LIN_BODY(p));
+	}
+	pfree(z);
+}
+
+static StateHeader *
+lin_append(const SelectorConfig *cfg, const StateHeader *old, const double *x, double r)
+{
+	int			p = feature_count(cfg);
+	StateHeader *st;
+	double	   *z = palloc(sizeof(double) * p);
+	double	   *scratch = palloc(sizeof(double) * p);
+	double	   *b;
+
+	if (cfg->window > 0 && old != NULL && old->n >= cfg->window)
+	{
+		/* a full window keeps its size: update in place */
+		st = (StateHeader *) old;
+		lin_forget_oldest(cfg, st, x, r);
+	}
+	else if (cfg->window > 0)
+		st = lin_grow(cfg, old, x, r);
+	else
+	{
+		/* the state's size does not depend on n: update in place */
+		st = old != NULL ? (StateHeader *) old : lin_build(cfg, 0, NULL, NULL);
+		st->n++;
+	}
+	features(cfg, x, z);
+	b = lin_rhs(st, p);
+	if (cfg->discount < 1)
+	{
+		/* Σγ^age zzᵀ and Σγ^age r z age by one step */
+		double	   *S = lin_factor(st);
+
+		for (int i = 0; i < p; i++)
+		{
+			for (int j = 0; j <= i; j++)
+				S[PACKED_ROW(i) + j] = cfg->discount * S[PACKED_ROW(i) + j] + z[i] * z[j];
+			b[i] = cfg->discount * b[i] + r * z[i];
+		}
+	}
+	else
+	{
+		FactorSet	fs;
+
+		for (int i = 0; i < p; i++)
+			b[i] += r * z[i];
+		confidence_factors(cfg, &fs);
+		if (cfg->confidence != CONFIDENCE_FIXED)
+			*lin_yy(st, p) += r * r;
+		/* the update destroys its vector: the other factors get a copy */
+		for (int f = 1; f < fs.count; f++)
+		{
+			memcpy(scratch, z, sizeof(double) * p);
+			chol_rank1_update(p, lin_factor_at(st, p, f), scratch);
+		}
+		chol_rank1_update(p, lin_factor(st), z);
+	}
+	pfree(z);
+	pfree(scratch);
+	return st;
+}
+
+/* αI + Σγ^age zzᵀ factorised (discounted states keep the sum, not a factor). */
+static double *
+discounted_factor(const SelectorConfig *cfg, const StateHeader *st, int p)
+{
+	double	   *L = palloc(sizeof(double) * PACKED_SIZE(p));
+
+	chol_factor_shifted(p, lin_factor(st), cfg->alpha, L);
+	return L;
+}
+
+/*
+ * The bounds of confidence.c in primal form, from the factors and A_f⁻¹b:
+ * ld(α₀) = ln det(A_α₀/α₀), quad(α) = yᵀy − bᵀA_α⁻¹b.  (fixed needs
+ * neither, and its state has no yᵀy.)
+ */
+static void
+lin_bounds(const SelectorConfig *cfg, const StateHeader *st, ArmModel *m)
+{
+	int			p = m->p;
+	double		quad[MAX_GRID + 1] = {0};
+	double		ld = 0.0;
+
+	if (cfg->confidence != CONFIDENCE_FIXED)
+	{
+		for (int f = 0; f < m->factors.count; f++)
+			quad[f] = Max(*lin_yy(st, p) - dot(p, lin_rhs(st, p), m->theta[f]), 0.0);
+		ld = chol_log_det_scaled(p, m->L[0], m->factors.alpha[0]);
+	}
+	confidence_bounds(cfg, st->n, &m->factors, ld, quad, &m->bounds);
+}
+
+static ArmModel *
+lin_decode(const SelectorConfig *cfg, const StateHeader *st)
+{
+	ArmModel   *m = palloc0(sizeof(ArmModel));
+	int			p = feature_count(cfg);
+
+	if (state_body_doubles(st) != lin_body(cfg, st->n))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("%s state has the wrong size for %d features", policy_name(cfg->policy), p)));
+	m->p = p;
+	confidence_factors(cfg, &m->factors);
+	for (int f = 0; f < m->factors.count; f++)
+		m->L[f] = cfg->discount < 1 ? discounted_factor(cfg, st, p) : lin_factor_at(st, p, f);
+	if (cfg->confidence == CONFIDENCE_CMM)
+		m->spectrum = spectrum_primal(cfg, st->n, p, m->L[0], lin_rhs(st, p), *lin_yy(st, p));
+	else
+	{
+		for (int f = 0; f < m->factors.count; f++)
+		{
+			m->theta[f] = palloc(sizeof(double) * p);
+			memcpy(m->theta[f], lin_rhs(st, p), sizeof(double) * p);
+			chol_solve(p, m->L[f], m->theta[f]);
+		}
+		lin_bounds(cfg, st, m);
+	}
+	m->z = palloc(sizeof(double) * p);
+	m->scratch = palloc(sizeof(double) * p);
+	return m;
+}
+
+/* Mean and width of the context in model->z under factor f. */
+static void
+lin_eval(const void *query, int f, double alpha, double *mean, double *width)
+{
+	const ArmModel *m = query;
+
+	*mean = dot(m->p, m->z, m->theta[f]);
+	memcpy(m->scratch, m->z, sizeof(double) * m->p);
+	chol_forward(m->p, m->L[f], m->scratch);
+	*width = sqrt(dot(m->p, m->scratch, m->scratch));
+}
+
+static void
+lin_score(const SelectorConfig *cfg, const ArmModel *m, const double *x, ArmScore *out)
+{
+	features(cfg, x, m->z);
+	if (m->spectrum != NULL)
+		spectrum_score(cfg, m->spectrum, m->z, 0.0, out);
+	else
+		confidence_pick(&m->bounds, lin_eval, m, out);
+}
+
+const PolicyOps lin_ucb_ops = {
+	.build = lin_build,
+	.append = lin_append,
+	.decode = lin_decode,
+	.score = lin_score,
+};
+
+const PolicyOps rff_ucb_ops = {
+	.build = lin_build,
+	.append = lin_append,
+	.decode = lin_decode,
+	.score = lin_score,
+};

@@ -1,0 +1,95 @@
+/*
+ * decide.c — the decision rule shared by the live entry points and replay.
+ *
+ * An arm without rewards scores +Infinity, so every arm is tried once.  Ties
+ * are broken by a hash of (selector seed, context, arm ordinal): reproducible
+ * on every backend and replica, and uniform over contexts.  The `random`
+ * policy picks by that hash alone.
+ */
+#include "postgres.h"
+
+#include "utils/float.h"
+
+#include "core/context.h"
+#include "routing/decide.h"
+#include "math/prng.h"
+
+static void
+score_prepared(const Selector *sel, const double *x, ArmScore *out)
+{
+	const PolicyOps *ops = policy_ops(sel->cfg.policy);
+
+	for (int i = 0; i < sel->narms; i++)
+	{
+		const ArmInfo *arm = &sel->arms[i];
+		ArmScore   *s = &out[i];
+
+		if (arm->model == NULL)
+		{
+			s->mean = s->width = s->ucb = get_float8_infinity();
+			s->radius = s->alpha = get_float8_nan();
+			continue;
+		}
+		ops->score(&sel->cfg, arm->model, x, s);
+		s->ucb = policy_uses_context(sel->cfg.policy) ? s->mean + s->radius * s->width : s->mean;
+	}
+}
+
+/* Index of the chosen active arm; raw_x is the context as given. */
+static int
+choose_arm(const Selector *sel, const ArmScore *scores, const double *raw_x)
+{
+	uint64		h = context_hash(raw_x, sel->cfg.dim, sel->cfg.seed);
+	int			best = -1;
+	uint64		best_key = 0;
+
+	for (int i = 0; i < sel->narms; i++)
+	{
+		uint64		key = mix64(h ^ ((uint64) sel->arms[i].ordinal * UINT64_C(0x9E3779B97F4A7C15)));
+		bool		better;
+
+		if (!sel->arms[i].active)
+			continue;
+		if (best < 0)
+			better = true;
+		else if (sel->cfg.policy == POLICY_RANDOM || scores[i].ucb == scores[best].ucb)
+			better = key > best_key;
+		else
+			better = scores[i].ucb > scores[best].ucb;
+		if (better)
+		{
+			best = i;
+			best_key = key;
+		}
+	}
+	if (best < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("selector \"%s\" has no active arm", sel->name),
+				 errhint("Add one with model_select.add_arm().")));
+	return best;
+}
+
+/*
+ * Score every arm for a validated context as given (raw_x) and choose an
+ * active one: returns the arm index; scores[] gets every arm's score.
+ */
+int
+decide(const Selector *sel, const double *raw_x, ArmScore *scores)
+{
+	score_arms(sel, raw_x, scores);
+	return choose_arm(sel, scores, raw_x);
+}
+
+/* Score every arm (active or not) for a validated context as given. */
+void
+score_arms(const Selector *sel, const double *raw_x, ArmScore *scores)
+{
+	double	   *x = palloc(sizeof(double) * sel->cfg.dim);
+
+	memcpy(x, raw_x, sizeof(double) * sel->cfg.dim);
+	context_prepare(&sel->cfg, x);
+	score_prepared(sel, x, scores);
+	pfree(x);
+}
+

@@ -1,0 +1,12 @@
+/*
+ * decide.h — scoring all arms of a selector and choosing one.
+ */
+#ifndef MODEL_SELECT_DECIDE_H
+#define MODEL_SELECT_DECIDE_H
+
+#include "core/catalog.h"
+
+extern int	decide(const Selector *sel, const double *raw_x, ArmScore *scores);
+extern void score_arms(const Selector *sel, const double *raw_x, ArmScore *scores);
+
+#endif

@@ -1,0 +1,178 @@
+/*
+ * select.c — SQL entry points that score arms: select_model(), route() and
+ * scores().  The decision rule itself is in decide.c.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "utils/builtins.h"
+#include "utils/snapmgr.h"
+
+#include "core/catalog.h"
+#include "core/context.h"
+#include "routing/decide.h"
+
+PG_FUNCTION_INFO_V1(model_select_select_model);
+PG_FUNCTION_INFO_V1(model_select_route);
+PG_FUNCTION_INFO_V1(model_select_scores);
+
+/*
+ * select_model()'s per-statement cache in fn_extra: the selector as loaded
+ * under one snapshot.  Tables cannot change under the same snapshot and
+ * command id, so the selector is reloaded only when those change (e.g. a
+ * PL/pgSQL loop that inserts rewards between calls) or the model cache
+ * dropped one of its models.  Within a transaction, equal xmin, xmax,
+ * in-progress counts and command id mean equal snapshot contents: a
+ * transaction that starts later gets an xid >= xmax, so the in-progress
+ * lists can only shrink unless xmax moves.
+ */
+typedef struct StatementCache
+{
+	Selector   *sel;
+	TransactionId xmin;
+	TransactionId xmax;
+	uint32		xcnt;
+	int32		subxcnt;
+	bool		suboverflowed;
+	CommandId	curcid;
+	bool		valid;
+} StatementCache;
+
+static void
+snapshot_remember(StatementCache *sc, Snapshot snap)
+{
+	sc->valid = snap != NULL && snap->snapshot_type == SNAPSHOT_MVCC;
+	if (!sc->valid)
+		return;
+	sc->xmin = snap->xmin;
+	sc->xmax = snap->xmax;
+	sc->xcnt = snap->xcnt;
+	sc->subxcnt = snap->subxcnt;
+	sc->suboverflowed = snap->suboverflowed;
+	sc->curcid = snap->curcid;
+}
+
+static bool
+snapshot_matches(const StatementCache *sc, Snapshot snap)
+{
+	return sc->valid && snap != NULL && snap->snapshot_type == SNAPSHOT_MVCC &&
+		sc->xmin == snap->xmin && sc->xmax == snap->xmax && sc->xcnt == snap->xcnt &&
+		sc->subxcnt == snap->subxcnt && sc->suboverflowed == snap->suboverflowed &&
+		sc->curcid == snap->curcid;
+}
+
+static Selector *
+selector_for_statement(FunctionCallInfo fcinfo, const char *name)
+{
+	StatementCache *sc = fcinfo->flinfo->fn_extra;
+	Snapshot	snap = ActiveSnapshotSet() ? GetActiveSnapshot() : NULL;
+	MemoryContext old;
+
+	if (sc != NULL && strcmp(sc->sel->name, name) == 0 && snapshot_matches(sc, snap) &&
+		selector_models_current(sc->sel))
+		return sc->sel;
+
+	old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+	if (sc == NULL)
+		sc = fcinfo->flinfo->fn_extra = palloc0(sizeof(StatementCache));
+	else if (sc->sel != NULL)
+		pfree(sc->sel);			/* arm names and array stay until fn_mcxt goes */
+	sc->valid = false;
+	sc->sel = selector_load(name);
+	MemoryContextSwitchTo(old);
+	snapshot_remember(sc, snap);
+	return sc->sel;
+}
+
+/* Validate the context argument and decide; raw_out gets the context as given. */
+static int
+decide_arg(const Selector *sel, ArrayType *context, ArmScore *scores, double **raw_out)
+{
+	double	   *raw = context_from_array(context, sel->cfg.dim);
+
+	if (raw_out)
+		*raw_out = raw;
+	return decide(sel, raw, scores);
+}
+
+Datum
+model_select_select_model(PG_FUNCTION_ARGS)
+{
+	Selector   *sel = selector_for_statement(fcinfo, text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	ArmScore   *scores = palloc(sizeof(ArmScore) * Max(sel->narms, 1));
+	int			chosen = decide_arg(sel, PG_GETARG_ARRAYTYPE_P(1), scores, NULL);
+
+	PG_RETURN_TEXT_P(cstring_to_text(sel->arms[chosen].name));
+}
+
+Datum
+model_select_route(PG_FUNCTION_ARGS)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			argtypes[5] = {INT4OID, INT4OID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8OID};
+	Selector   *sel = selector_load(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	ArmScore   *scores = palloc(sizeof(ArmScore) * Max(sel->narms, 1));
+	double	   *raw;
+	int			chosen = decide_arg(sel, PG_GETARG_ARRAYTYPE_P(1), scores, &raw);
+	Datum		args[5];
+	bool		isnull;
+	TupleDesc	tupdesc;
+	Datum		values[3];
+	bool		nulls[3] = {false, false, false};
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "route() must return a composite type");
+
+	args[0] = Int32GetDatum(sel->cfg.selector_id);
+	args[1] = Int32GetDatum(sel->arms[chosen].arm_id);
+	args[2] = PointerGetDatum(float8_array(raw, NULL, sel->cfg.dim));
+	args[3] = Float8GetDatum(scores[chosen].ucb);
+	args[4] = Float8GetDatum(scores[chosen].mean);
+	SPI_connect();
+	if (SPI_execute_plan(spi_plan(&plan,
+								  "INSERT INTO model_select.decisions(selector_id, arm_id, context, score, mean)"
+								  " VALUES ($1, $2, $3, $4, $5) RETURNING decision_id",
+								  5, argtypes), args, NULL, false, 1) != SPI_OK_INSERT_RETURNING)
+		elog(ERROR, "could not log the decision");
+	values[0] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	SPI_finish();
+
+	values[1] = CStringGetTextDatum(sel->arms[chosen].name);
+	values[2] = Float8GetDatum(scores[chosen].ucb);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
+}
+
+Datum
+model_select_scores(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Selector   *sel = selector_load(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	ArmScore   *scores = palloc(sizeof(ArmScore) * Max(sel->narms, 1));
+
+	score_arms(sel, context_from_array(PG_GETARG_ARRAYTYPE_P(1), sel->cfg.dim), scores);
+	InitMaterializedSRF(fcinfo, 0);
+	for (int i = 0; i < sel->narms; i++)
+	{
+		Datum		values[8];
+		bool		nulls[8] = {false};
+
+		values[0] = CStringGetTextDatum(sel->arms[i].name);
+		values[1] = BoolGetDatum(sel->arms[i].active);
+		values[2] = Int64GetDatum(sel->arms[i].n);
+		values[3] = Float8GetDatum(scores[i].mean);
+		values[4] = Float8GetDatum(scores[i].width);
+		values[5] = Float8GetDatum(scores[i].ucb);
+		/* the radius and regulariser of the bound, where there is one */
+		values[6] = Float8GetDatum(scores[i].radius);
+		values[7] = Float8GetDatum(scores[i].alpha);
+		nulls[6] = nulls[7] = isnan(scores[i].alpha);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
