@@ -40,11 +40,12 @@ extern void for_each_arm_of_statement(struct TriggerData *td, const char *query,
 extern SPIPlanPtr spi_plan(SPIPlanPtr *slot, const char *sql, int nargs, const Oid *argtypes);
 extern void config_from_row(SelectorConfig *cfg, HeapTuple row, TupleDesc desc, int first_col);
 extern void config_load(int32 selector_id, SelectorConfig *cfg);
+extern void config_load_shared(int32 selector_id, SelectorConfig *cfg);
 extern void config_load_by_name(const char *name, SelectorConfig *cfg);
 extern Selector *selector_load(const char *name);
 extern bool selector_models_current(Selector *sel);
 extern void model_cache_forget_all(void);
 
-#define CONFIG_COLUMNS "selector_id, dim, policy, kernel, settings, seed"
+#define CONFIG_COLUMNS "selector_id, dim, policy, kernel, settings, seed, settings_version"
 
 #endif

@@ -50,6 +50,7 @@ typedef struct SelectorConfig
 	PolicyKind	policy;
 	KernelKind	kernel;
 	uint64		seed;
+	int32		settings_version;	/* bumped by every settings change */
 	/* settings; see settings.c for meaning, ranges and defaults */
 	double		alpha;
 	double		eta;

@@ -1,0 +1,17 @@
+/*
+ * checkpoint.h — stored checkpoints of arm states: the only code that writes
+ * model_select.arm_state.
+ */
+#ifndef MODEL_SELECT_CHECKPOINT_H
+#define MODEL_SELECT_CHECKPOINT_H
+
+#include "core/settings.h"
+
+/* GUC model_select.checkpoint_threshold */
+extern int	checkpoint_threshold;
+
+extern int64 checkpoint_arm(const SelectorConfig *cfg, int32 arm_id, bool skip_locked,
+							bool from_scratch);
+extern void checkpoint_if_due(const SelectorConfig *cfg, int32 arm_id);
+
+#endif
