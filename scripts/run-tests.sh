@@ -6,7 +6,8 @@
 #   2. pgTAP:      pg_prove over test/*.sql, in a fresh database "ms_tap" in
 #                  which only `CREATE EXTENSION pgtap` has been run (test files
 #                  create model_select themselves)
-#   3. shell:      every test/*.sh, run with bash; non-zero exit = failure
+#   3. shell:      every test/*.sh and test/session/*.sh, run with bash;
+#                  non-zero exit = failure
 #
 # All suites run even if an earlier one fails; exits non-zero if any failed.
 set -uo pipefail
@@ -34,7 +35,7 @@ fi
 # -- 2. pgTAP ----------------------------------------------------------------
 shopt -s nullglob
 tap_files=(test/*.sql)
-sh_files=(test/*.sh)
+sh_files=(test/*.sh test/session/*.sh)
 shopt -u nullglob
 
 section "pgTAP (pg_prove test/*.sql)"
@@ -52,7 +53,7 @@ else
 fi
 
 # -- 3. shell tests ----------------------------------------------------------
-section "shell tests (test/*.sh)"
+section "shell tests (test/*.sh, test/session/*.sh)"
 if [ ${#sh_files[@]} -eq 0 ]; then
     echo "no test/*.sh files"
 fi

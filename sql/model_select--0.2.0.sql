@@ -14,9 +14,9 @@ CREATE TABLE model_select.selectors (
     kernel      text,
     settings    jsonb NOT NULL,
     seed        bigint NOT NULL,
+    created_at  timestamptz NOT NULL DEFAULT now(),
     -- bumped by every settings change: checkpoints of older settings are void
-    settings_version int NOT NULL DEFAULT 1,
-    created_at  timestamptz NOT NULL DEFAULT now()
+    settings_version int NOT NULL DEFAULT 1
 );
 
 CREATE TABLE model_select.arms (
@@ -41,15 +41,15 @@ CREATE TABLE model_select.arm_state (
     arm_id      int PRIMARY KEY REFERENCES model_select.arms ON DELETE CASCADE,
     selector_id int NOT NULL REFERENCES model_select.selectors ON DELETE CASCADE,
     version     bigint NOT NULL DEFAULT 0,
-    settings_version int NOT NULL DEFAULT 0,
-    ckpt_tx     xid8 NOT NULL DEFAULT '0',
-    ckpt_reward_id bigint NOT NULL DEFAULT 0,
     n           bigint NOT NULL DEFAULT 0,
     reward_sum  float8 NOT NULL DEFAULT 0,
     cost_sum    float8 NOT NULL DEFAULT 0,
     cost_n      bigint NOT NULL DEFAULT 0,
     state       bytea,
-    updated_at  timestamptz NOT NULL DEFAULT now()
+    updated_at  timestamptz NOT NULL DEFAULT now(),
+    settings_version int NOT NULL DEFAULT 0,
+    ckpt_tx     xid8 NOT NULL DEFAULT '0',
+    ckpt_reward_id bigint NOT NULL DEFAULT 0
 );
 CREATE INDEX ON model_select.arm_state (selector_id);
 -- States are float8 arrays that pglz cannot shrink: skip the compression try.

@@ -10,6 +10,7 @@
 #include "utils/memutils.h"
 
 #include "core/state.h"
+#include "policy/bkb.h"
 
 const PolicyOps *
 policy_ops(PolicyKind policy)
@@ -85,6 +86,8 @@ state_build(const SelectorConfig *cfg, int n, const double *X, const double *r)
 		keep = (n - 1) % cfg->restart_every + 1;
 	else if (cfg->window > 0)
 		keep = Min(n, cfg->window);
+	if (cfg->policy == POLICY_BKB)
+		keep = bkb_kept_rows(cfg, keep);
 	return policy_ops(cfg->policy)->build(cfg, keep, X + (Size) (n - keep) * cfg->dim, r + (n - keep));
 }
 

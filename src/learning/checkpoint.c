@@ -165,7 +165,7 @@ checkpoint_arm(const SelectorConfig *cfg, int32 arm_id, bool skip_locked, bool f
 		fold_begin(&f, cfg, NULL, LOG_START, NULL);
 	else
 		fold_begin(&f, cfg, ck.state, ck.pos, &ck.totals);
-	folded = fold_log(&f, arm_id, true);
+	folded = fold_log(&f, arm_id, true, from_scratch);
 	if (folded > 0 || from_scratch || !ck.valid)
 		checkpoint_write(cfg, arm_id, &f);
 	MemoryContextSwitchTo(old);
@@ -184,8 +184,8 @@ void
 checkpoint_if_due(const SelectorConfig *cfg, int32 arm_id)
 {
 	static SPIPlanPtr plan = NULL;
-	Oid			types[3] = {INT4OID, INT4OID, INT4OID};
-	Datum		args[3];
+	Oid			types[4] = {INT4OID, INT4OID, INT4OID, XID8OID};
+	Datum		args[4];
 	bool		isnull;
 
 	if (checkpoint_threshold <= 0 || IsolationUsesXactSnapshot())
@@ -193,6 +193,7 @@ checkpoint_if_due(const SelectorConfig *cfg, int32 arm_id)
 	args[0] = Int32GetDatum(arm_id);
 	args[1] = Int32GetDatum(cfg->settings_version);
 	args[2] = Int32GetDatum(checkpoint_threshold);
+	args[3] = FullTransactionIdGetDatum(final_horizon());
 	if (SPI_execute_plan(spi_plan(&plan,
 								  "SELECT pg_catalog.count(*) FROM model_select.arm_state st,"
 								  " LATERAL (SELECT 1 FROM model_select.rewards r"
@@ -200,10 +201,9 @@ checkpoint_if_due(const SelectorConfig *cfg, int32 arm_id)
 								  "   AND (r.tx, r.reward_id) > (CASE WHEN st.settings_version = $2"
 								  "        THEN st.ckpt_tx ELSE '0'::pg_catalog.xid8 END,"
 								  "        CASE WHEN st.settings_version = $2 THEN st.ckpt_reward_id ELSE 0 END)"
-								  "   AND r.tx < pg_catalog.pg_snapshot_xmin(pg_catalog.pg_current_snapshot())"
-								  "   LIMIT $3) p"
+								  "   AND r.tx < $4 LIMIT $3) p"
 								  " WHERE st.arm_id = $1",
-								  3, types), args, NULL, true, 1) != SPI_OK_SELECT)
+								  4, types), args, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not count the pending rewards of arm %d", arm_id);
 	if (DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) >=
 		checkpoint_threshold)
@@ -236,6 +236,33 @@ selector_arm_ids(const char *name, SelectorConfig *cfg, int *narms)
 		ids[i] = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
 	}
 	return ids;
+}
+
+/* Checkpoint every arm of a selector (caller connected to SPI, as owner). */
+int64
+checkpoint_selector_arms(const SelectorConfig *cfg)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			types[1] = {INT4OID};
+	Datum		args[1] = {Int32GetDatum(cfg->selector_id)};
+	int			narms;
+	int32	   *ids;
+	int64		folded = 0;
+
+	if (SPI_execute_plan(spi_plan(&plan, "SELECT arm_id FROM model_select.arms WHERE selector_id = $1"
+								  " ORDER BY arm_id", 1, types), args, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the arms of selector %d", cfg->selector_id);
+	narms = (int) SPI_processed;
+	ids = palloc(sizeof(int32) * Max(narms, 1));
+	for (int i = 0; i < narms; i++)
+	{
+		bool		isnull;
+
+		ids[i] = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+	}
+	for (int i = 0; i < narms; i++)
+		folded += checkpoint_arm(cfg, ids[i], false, false);
+	return folded;
 }
 
 typedef struct CheckpointCall

@@ -3,7 +3,11 @@
  */
 #include "postgres.h"
 
+#include "access/transam.h"
+#include "access/xact.h"
 #include "catalog/pg_type.h"
+#include "storage/procarray.h"
+#include "utils/snapmgr.h"
 #include "utils/array.h"
 #include "utils/memutils.h"
 #include "utils/xid8.h"
@@ -81,6 +85,13 @@ row_value(StateFold *f, SPITupleTable *tt, uint64 i, double *x)
 	Datum		cost = SPI_getbinval(row, tt->tupdesc, COL_COST, &cost_null);
 	double	   *raw = context_from_array(DatumGetArrayTypeP(ctx), f->cfg->dim);
 
+	/* a log checked under other settings may hold what these refuse */
+	if (!(reward >= f->cfg->reward_min && reward <= f->cfg->reward_max))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("the reward log holds reward %g, outside the selector's range [%g, %g]",
+						reward, f->cfg->reward_min, f->cfg->reward_max),
+				 errhint("Keep reward_min and reward_max around every logged reward.")));
 	memcpy(x, raw, sizeof(double) * f->cfg->dim);
 	pfree(raw);
 	context_prepare(f->cfg, x);
@@ -150,19 +161,20 @@ fold_build(StateFold *f, SPITupleTable *tt, uint64 nrows)
 }
 
 /*
- * Fold an arm's log rows after f->pos into f, in batches: the first batch of
- * an empty fold is built from scratch, the rest appended.  final_only: only
+ * Fold an arm's log rows after f->pos into f, in batches, appending them one
+ * by one; the first batch of an empty fold is built from scratch when it has
+ * more than one row, or with build (rebuild_state's definition).  final_only: only
  * rows no transaction can still precede (for checkpoints), read under a new
  * snapshot; otherwise every row visible to the current statement, under its
  * snapshot.  Returns the rows folded.  The caller is connected to SPI.
  */
 int64
-fold_log(StateFold *f, int32 arm_id, bool final_only)
+fold_log(StateFold *f, int32 arm_id, bool final_only, bool build)
 {
 	static SPIPlanPtr final_plan = NULL;
 	static SPIPlanPtr visible_plan = NULL;
-	Oid			types[3] = {INT4OID, XID8OID, INT8OID};
-	Datum		args[3];
+	Oid			types[4] = {INT4OID, XID8OID, INT8OID, XID8OID};
+	Datum		args[4];
 	Portal		portal;
 	SPIPlanPtr	plan;
 	int64		folded = 0;
@@ -170,12 +182,13 @@ fold_log(StateFold *f, int32 arm_id, bool final_only)
 	args[0] = Int32GetDatum(arm_id);
 	args[1] = FullTransactionIdGetDatum(f->pos.tx);
 	args[2] = Int64GetDatum(f->pos.reward_id);
+	if (final_only)
+		args[3] = FullTransactionIdGetDatum(final_horizon());
 	plan = final_only
 		? spi_plan(&final_plan,
 				   "SELECT " FOLD_COLUMNS " FROM model_select.rewards r"
 				   " WHERE r.arm_id = $1 AND (r.tx, r.reward_id) > ($2, $3)"
-				   " AND r.tx < pg_catalog.pg_snapshot_xmin(pg_catalog.pg_current_snapshot())"
-				   " ORDER BY r.tx, r.reward_id", 3, types)
+				   " AND r.tx < $4 ORDER BY r.tx, r.reward_id", 4, types)
 		: spi_plan(&visible_plan,
 				   "SELECT " FOLD_COLUMNS " FROM model_select.rewards r"
 				   " WHERE r.arm_id = $1 AND (r.tx, r.reward_id) > ($2, $3)"
@@ -186,7 +199,7 @@ fold_log(StateFold *f, int32 arm_id, bool final_only)
 		SPI_cursor_fetch(portal, true, FOLD_BATCH);
 		if (SPI_processed == 0)
 			break;
-		if (f->st == NULL && f->totals.n == 0)
+		if (f->st == NULL && f->totals.n == 0 && (build || SPI_processed > 1))
 			fold_build(f, SPI_tuptable, SPI_processed);
 		else
 			fold_rows(f, SPI_tuptable, 0, SPI_processed);
@@ -195,4 +208,51 @@ fold_log(StateFold *f, int32 arm_id, bool final_only)
 	}
 	SPI_cursor_close(portal);
 	return folded;
+}
+
+/* The full id of a 32-bit xid no older than the next xid's epoch allows. */
+static FullTransactionId
+full_xid(TransactionId xid)
+{
+	FullTransactionId next = ReadNextFullTransactionId();
+	uint32		epoch = EpochFromFullTransactionId(next);
+
+	if (xid > XidFromFullTransactionId(next))
+		epoch--;
+	return FullTransactionIdFromEpochAndXid(epoch, xid);
+}
+
+/*
+ * H such that every log row with tx < H is final: its transaction has ended
+ * (or is ours), and no transaction that can still commit has a smaller id.
+ * From the active snapshot, so that a query under that snapshot or a later
+ * one sees every such row: the smallest id the snapshot lists as running
+ * (its xmin counts our own xid, so it is not used), or xmax.  Our own rows
+ * are final too when no older transaction can still commit: then H is our
+ * id + 1 (our checkpoint rolls back with them if we abort).  Ids between
+ * xmax and ours are not in the snapshot, so they are looked up.
+ */
+FullTransactionId
+final_horizon(void)
+{
+	Snapshot	snap = GetActiveSnapshot();
+	TransactionId horizon = snap->xmax;
+	TransactionId mine = GetTopTransactionIdIfAny();
+	bool		older_running = false;
+	uint32		checked = 0;
+
+	for (uint32 i = 0; i < snap->xcnt; i++)
+		if (TransactionIdPrecedes(snap->xip[i], horizon))
+			horizon = snap->xip[i];
+	if (!TransactionIdIsValid(mine) || TransactionIdPrecedes(mine, horizon))
+		return full_xid(horizon);
+	/* xids in [horizon, mine): is any still running? (few, in practice) */
+	for (TransactionId x = horizon; TransactionIdPrecedes(x, mine) && !older_running;)
+	{
+		older_running = ++checked > 10000 || TransactionIdIsInProgress(x);
+		TransactionIdAdvance(x);
+	}
+	if (older_running)
+		return full_xid(horizon);
+	return FullTransactionIdFromU64(U64FromFullTransactionId(full_xid(mine)) + 1);
 }

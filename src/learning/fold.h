@@ -6,8 +6,8 @@
  *
  * The canonical order of an arm's log is (tx, reward_id): tx is the
  * inserting transaction's full id, stamped by the BEFORE trigger.  Once every
- * transaction below a snapshot's xmin has ended, no row can appear below
- * (xmin, 0): that prefix of the log is final and may be checkpointed.
+ * transaction below some H has ended, no row can appear below (H, 0): that
+ * prefix of the log is final and may be checkpointed (final_horizon()).
  */
 #ifndef MODEL_SELECT_FOLD_H
 #define MODEL_SELECT_FOLD_H
@@ -70,6 +70,7 @@ extern void fold_begin(StateFold *f, const SelectorConfig *cfg, StateHeader *st,
 extern void fold_rows(StateFold *f, SPITupleTable *tt, uint64 first, uint64 last);
 extern void fold_build(StateFold *f, SPITupleTable *tt, uint64 nrows);
 extern LogPosition fold_row_position(SPITupleTable *tt, uint64 row);
-extern int64 fold_log(StateFold *f, int32 arm_id, bool final_only);
+extern int64 fold_log(StateFold *f, int32 arm_id, bool final_only, bool build);
+extern FullTransactionId final_horizon(void);
 
 #endif

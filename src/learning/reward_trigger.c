@@ -232,9 +232,16 @@ resolve_row(void *arg)
 	resolve_target(tuple, desc, &c, &t, &context, context_null);
 	config_load_shared(t.selector_id, &cfg);
 
-	/* the context must be valid for the selector, and stored as float8[] */
-	context = PointerGetDatum(float8_array(context_from_array(DatumGetArrayTypeP(context), cfg.dim),
-										   NULL, cfg.dim));
+	/*
+	 * The context must be valid for the selector (also once prepared, as it
+	 * will be learned), and is stored as float8[].
+	 */
+	{
+		double	   *x = context_from_array(DatumGetArrayTypeP(context), cfg.dim);
+
+		context = PointerGetDatum(float8_array(x, NULL, cfg.dim));
+		context_prepare(&cfg, x);
+	}
 	check_reward_values(&cfg, tuple, desc, &c);
 
 	cols[0] = c.selector;

@@ -194,7 +194,7 @@ entry_fold_and_decode(ModelCacheEntry *entry, int32 arm_id)
 
 	PG_TRY();
 	{
-		fold_log(&entry->fold, arm_id, false);
+		fold_log(&entry->fold, arm_id, false, false);
 		if (entry->model_cxt)
 			MemoryContextDelete(entry->model_cxt);
 		entry->model_cxt = NULL;
