@@ -44,8 +44,7 @@ typedef struct Checkpoint
 	StateHeader *state;			/* NULL: nothing kept */
 } Checkpoint;
 
-#define CHECKPOINT_COLUMNS \
-	"settings_version, ckpt_tx, ckpt_reward_id, n, reward_sum, cost_sum, cost_n, state"
+#define CHECKPOINT_COLUMNS "settings_version, " CHECKPOINT_POSITION_COLUMNS ", state"
 
 static void
 checkpoint_from_row(const SelectorConfig *cfg, HeapTuple row, TupleDesc desc, Checkpoint *ck)
@@ -59,12 +58,7 @@ checkpoint_from_row(const SelectorConfig *cfg, HeapTuple row, TupleDesc desc, Ch
 	ck->state = NULL;
 	if (!ck->valid)
 		return;
-	ck->pos.tx = DatumGetFullTransactionId(SPI_getbinval(row, desc, 2, &isnull));
-	ck->pos.reward_id = DatumGetInt64(SPI_getbinval(row, desc, 3, &isnull));
-	ck->totals.n = DatumGetInt64(SPI_getbinval(row, desc, 4, &isnull));
-	ck->totals.reward_sum = DatumGetFloat8(SPI_getbinval(row, desc, 5, &isnull));
-	ck->totals.cost_sum = DatumGetFloat8(SPI_getbinval(row, desc, 6, &isnull));
-	ck->totals.cost_n = DatumGetInt64(SPI_getbinval(row, desc, 7, &isnull));
+	checkpoint_position_from_row(row, desc, 2, &ck->pos, &ck->totals);
 	state = SPI_getbinval(row, desc, 8, &isnull);
 	if (!isnull)
 		ck->state = state_check(cfg, (bytea *) PG_DETOAST_DATUM_COPY(state));
@@ -211,36 +205,12 @@ checkpoint_if_due(const SelectorConfig *cfg, int32 arm_id)
 }
 
 /*
- * The arms of a selector in arm_id order (the lock order of every writer),
- * with its configuration.  The caller is connected to SPI.
+ * Checkpoint every arm of a selector, in arm_id order (the lock order of
+ * every writer); from_scratch rebuilds them.  The caller is connected to SPI
+ * and runs as the owner.
  */
-static int32 *
-selector_arm_ids(const char *name, SelectorConfig *cfg, int *narms)
-{
-	static SPIPlanPtr plan = NULL;
-	Oid			types[1] = {INT4OID};
-	Datum		args[1];
-	int32	   *ids;
-
-	config_load_by_name(name, cfg);
-	args[0] = Int32GetDatum(cfg->selector_id);
-	if (SPI_execute_plan(spi_plan(&plan, "SELECT arm_id FROM model_select.arms WHERE selector_id = $1"
-								  " ORDER BY arm_id", 1, types), args, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the arms of selector \"%s\"", name);
-	*narms = (int) SPI_processed;
-	ids = palloc(sizeof(int32) * Max(*narms, 1));
-	for (int i = 0; i < *narms; i++)
-	{
-		bool		isnull;
-
-		ids[i] = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
-	}
-	return ids;
-}
-
-/* Checkpoint every arm of a selector (caller connected to SPI, as owner). */
 int64
-checkpoint_selector_arms(const SelectorConfig *cfg)
+checkpoint_selector_arms(const SelectorConfig *cfg, bool from_scratch)
 {
 	static SPIPlanPtr plan = NULL;
 	Oid			types[1] = {INT4OID};
@@ -261,7 +231,7 @@ checkpoint_selector_arms(const SelectorConfig *cfg)
 		ids[i] = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
 	}
 	for (int i = 0; i < narms; i++)
-		folded += checkpoint_arm(cfg, ids[i], false, false);
+		folded += checkpoint_arm(cfg, ids[i], false, from_scratch);
 	return folded;
 }
 
@@ -277,14 +247,11 @@ checkpoint_selector(void *arg)
 {
 	CheckpointCall *call = arg;
 	SelectorConfig cfg;
-	int			narms;
-	int32	   *ids;
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	ids = selector_arm_ids(call->name, &cfg, &narms);
-	for (int i = 0; i < narms; i++)
-		call->folded += checkpoint_arm(&cfg, ids[i], false, call->from_scratch);
+	config_load_by_name(call->name, &cfg);
+	call->folded = checkpoint_selector_arms(&cfg, call->from_scratch);
 	SPI_finish();
 }
 

@@ -13,6 +13,6 @@ extern int	checkpoint_threshold;
 extern int64 checkpoint_arm(const SelectorConfig *cfg, int32 arm_id, bool skip_locked,
 							bool from_scratch);
 extern void checkpoint_if_due(const SelectorConfig *cfg, int32 arm_id);
-extern int64 checkpoint_selector_arms(const SelectorConfig *cfg);
+extern int64 checkpoint_selector_arms(const SelectorConfig *cfg, bool from_scratch);
 
 #endif

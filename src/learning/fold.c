@@ -210,6 +210,21 @@ fold_log(StateFold *f, int32 arm_id, bool final_only, bool build)
 	return folded;
 }
 
+/* A stored checkpoint's position and totals, CHECKPOINT_POSITION_COLUMNS from first_col. */
+void
+checkpoint_position_from_row(HeapTuple row, TupleDesc desc, int first_col,
+							 LogPosition *pos, FoldTotals *totals)
+{
+	bool		isnull;
+
+	pos->tx = DatumGetFullTransactionId(SPI_getbinval(row, desc, first_col, &isnull));
+	pos->reward_id = DatumGetInt64(SPI_getbinval(row, desc, first_col + 1, &isnull));
+	totals->n = DatumGetInt64(SPI_getbinval(row, desc, first_col + 2, &isnull));
+	totals->reward_sum = DatumGetFloat8(SPI_getbinval(row, desc, first_col + 3, &isnull));
+	totals->cost_sum = DatumGetFloat8(SPI_getbinval(row, desc, first_col + 4, &isnull));
+	totals->cost_n = DatumGetInt64(SPI_getbinval(row, desc, first_col + 5, &isnull));
+}
+
 /* The full id of a 32-bit xid no older than the next xid's epoch allows. */
 static FullTransactionId
 full_xid(TransactionId xid)

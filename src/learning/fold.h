@@ -72,5 +72,13 @@ extern void fold_build(StateFold *f, SPITupleTable *tt, uint64 nrows);
 extern LogPosition fold_row_position(SPITupleTable *tt, uint64 row);
 extern int64 fold_log(StateFold *f, int32 arm_id, bool final_only, bool build);
 extern FullTransactionId final_horizon(void);
+extern void checkpoint_position_from_row(HeapTuple row, TupleDesc desc, int first_col,
+										 LogPosition *pos, FoldTotals *totals);
+
+/*
+ * The arm_state columns checkpoint_position_from_row() reads, from
+ * first_col on, in this order.
+ */
+#define CHECKPOINT_POSITION_COLUMNS "ckpt_tx, ckpt_reward_id, n, reward_sum, cost_sum, cost_n"
 
 #endif

@@ -72,7 +72,7 @@ model_select_resample(PG_FUNCTION_ARGS)
 	SPI_connect();
 	resample_config(name, &cfg);
 	/* resample the state of every reward so far: checkpoint first */
-	checkpoint_selector_arms(&cfg);
+	checkpoint_selector_arms(&cfg, false);
 	args[0] = Int32GetDatum(cfg.selector_id);
 	if (SPI_execute_plan(spi_plan(&lock_plan,
 								  "SELECT arm_id, state FROM model_select.arm_state WHERE selector_id = $1"

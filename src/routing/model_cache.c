@@ -258,12 +258,7 @@ checkpoint_row(const SelectorConfig *cfg, SPITupleTable *tt, uint64 i, Checkpoin
 		return;					/* no checkpoint row: fold the whole log */
 	ck->xmin = DatumGetInt64(SPI_getbinval(row, desc, 6, &isnull));
 	ck->valid = DatumGetInt32(SPI_getbinval(row, desc, 7, &isnull)) == cfg->settings_version;
-	ck->pos.tx = DatumGetFullTransactionId(SPI_getbinval(row, desc, 8, &isnull));
-	ck->pos.reward_id = DatumGetInt64(SPI_getbinval(row, desc, 9, &isnull));
-	ck->totals.n = DatumGetInt64(SPI_getbinval(row, desc, 10, &isnull));
-	ck->totals.reward_sum = DatumGetFloat8(SPI_getbinval(row, desc, 11, &isnull));
-	ck->totals.cost_sum = DatumGetFloat8(SPI_getbinval(row, desc, 12, &isnull));
-	ck->totals.cost_n = DatumGetInt64(SPI_getbinval(row, desc, 13, &isnull));
+	checkpoint_position_from_row(row, desc, 8, &ck->pos, &ck->totals);
 	ck->state = SPI_getbinval(row, desc, 14, &isnull);
 	if (isnull)
 		ck->state = (Datum) 0;
@@ -376,8 +371,8 @@ selector_load_as_owner(void *arg)
 	args[0] = Int32GetDatum(sel->cfg.selector_id);
 	if (SPI_execute_plan(spi_plan(&arms_plan,
 								  "SELECT a.arm_id, a.name, a.ordinal, a.active, s.version,"
-								  " s.xmin::text::bigint, s.settings_version, s.ckpt_tx, s.ckpt_reward_id,"
-								  " s.n, s.reward_sum, s.cost_sum, s.cost_n, s.state"
+								  " s.xmin::text::bigint, s.settings_version, "
+								  CHECKPOINT_POSITION_COLUMNS ", s.state"
 								  " FROM model_select.arms a LEFT JOIN model_select.arm_state s USING (arm_id)"
 								  " WHERE a.selector_id = $1 ORDER BY a.ordinal",
 								  1, types), args, NULL, true, 0) != SPI_OK_SELECT)
