@@ -95,7 +95,7 @@ fi
 wait_paused() {
     local w
     for _ in $(seq 1 300); do
-        for w in "${waiters[@]}"; do [ -e "$MS_WORK/paused_$w" ] || continue 2; done
+        for w in "${waiters[@]}"; do [ -e "$MS_WORK/paused_$w" ] || { sleep 0.1; continue 2; }; done
         return 0
     done
     return 1
@@ -107,7 +107,7 @@ for round in 1 2 3; do
         as_server "$BINDIR/pg_ctl" -D "$CL/data" -m immediate -w -t 60 stop -s
     touch "$pause"
     check "crash $round: the server restarts (crash recovery)" start_server
-    wait_paused || echo "# writers did not pause"
+    check "crash $round: writers paused for the checks" wait_paused
     cat "$MS_WORK"/ack_* >"$MS_WORK/acks" 2>/dev/null || true
     acked=$(wc -l <"$MS_WORK/acks")
     q -c "TRUNCATE ms_ack" -c "\\copy ms_ack FROM '$MS_WORK/acks'"
