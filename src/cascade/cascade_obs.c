@@ -451,37 +451,25 @@ refit_arm(const SelectorConfig *cfg, int32 arm_id, bool from_scratch)
 Datum
 model_select_cascade_refit(PG_FUNCTION_ARGS)
 {
-	static SPIPlanPtr sel_plan = NULL;
 	static SPIPlanPtr arms_plan = NULL;
-	Oid			types[1] = {TEXTOID};
 	Oid			int_type[1] = {INT4OID};
-	Datum		args[1] = {PointerGetDatum(PG_GETARG_TEXT_PP(0))};
+	Datum		args[1];
 	bool		from_scratch = PG_GETARG_BOOL(1);
 	SelectorConfig cfg;
 	int			narms;
 	int32	   *arm_ids;
 	int64		total = 0;
-	bool		isnull;
 
-	SPI_connect();
-	if (SPI_execute_plan(spi_plan(&sel_plan, "SELECT selector_id FROM model_select.selectors WHERE name = $1",
-								  1, types), args, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the selector");
-	if (SPI_processed != 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("selector \"%s\" does not exist", text_to_cstring(PG_GETARG_TEXT_PP(0)))));
-	config_load(DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)),
-				&cfg);
+	spi_connect();
+	config_load(selector_id_by_name(text_to_cstring(PG_GETARG_TEXT_PP(0))), &cfg);
 	args[0] = Int32GetDatum(cfg.selector_id);
-	if (SPI_execute_plan(spi_plan(&arms_plan,
-								  "SELECT arm_id FROM model_select.arms WHERE selector_id = $1 ORDER BY arm_id",
-								  1, int_type), args, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the arms of selector %d", cfg.selector_id);
-	narms = (int) SPI_processed;
+	narms = (int) spi_execute(spi_plan(&arms_plan,
+									   "SELECT arm_id FROM model_select.arms WHERE selector_id = $1 ORDER BY arm_id",
+									   1, int_type), args, NULL, true, 0, SPI_OK_SELECT,
+							  "read the arms of selector %d", cfg.selector_id);
 	arm_ids = palloc(sizeof(int32) * Max(narms, 1));
 	for (int i = 0; i < narms; i++)
-		arm_ids[i] = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+		arm_ids[i] = spi_int32(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
 	for (int i = 0; i < narms; i++)
 	{
 		MemoryContext work = AllocSetContextCreate(CurrentMemoryContext, "model_select cascade refit",
@@ -492,6 +480,6 @@ model_select_cascade_refit(PG_FUNCTION_ARGS)
 		MemoryContextSwitchTo(old);
 		MemoryContextDelete(work);
 	}
-	SPI_finish();
+	spi_finish();
 	PG_RETURN_INT64(total);
 }

@@ -22,20 +22,7 @@ PG_FUNCTION_INFO_V1(model_select_resample);
 static void
 resample_config(const char *name, SelectorConfig *cfg)
 {
-	static SPIPlanPtr plan = NULL;
-	Oid			types[1] = {TEXTOID};
-	Datum		args[1] = {CStringGetTextDatum(name)};
-	bool		isnull;
-
-	if (SPI_execute_plan(spi_plan(&plan, "SELECT selector_id FROM model_select.selectors WHERE name = $1",
-								  1, types), args, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read selector \"%s\"", name);
-	if (SPI_processed != 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("selector \"%s\" does not exist", name)));
-	config_load(DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)),
-				cfg);
+	config_load(selector_id_by_name(name), cfg);
 	if (cfg->policy != POLICY_BKB)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -68,20 +55,20 @@ model_select_resample(PG_FUNCTION_ARGS)
 	SPITupleTable *locked;
 	int64		resampled = 0;
 
-	SPI_connect();
+	spi_connect();
 	resample_config(name, &cfg);
 	args[0] = Int32GetDatum(cfg.selector_id);
-	if (SPI_execute_plan(spi_plan(&lock_plan,
-								  "SELECT arm_id, state FROM model_select.arm_state WHERE selector_id = $1"
-								  " ORDER BY arm_id FOR UPDATE",
-								  1, types), args, NULL, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not lock the arms of selector \"%s\"", name);
+	spi_execute(spi_plan(&lock_plan,
+						 "SELECT arm_id, state FROM model_select.arm_state WHERE selector_id = $1"
+						 " ORDER BY arm_id FOR UPDATE",
+						 1, types), args, NULL, false, 0, SPI_OK_SELECT,
+				"lock the arms of selector \"%s\"", name);
 	/* the tuple table stays valid until SPI_finish */
 	locked = SPI_tuptable;
 	for (uint64 i = 0; i < locked->numvals; i++)
 	{
 		bool		isnull;
-		int32		arm_id = DatumGetInt32(SPI_getbinval(locked->vals[i], locked->tupdesc, 1, &isnull));
+		int32		arm_id = spi_int32(locked->vals[i], locked->tupdesc, 1);
 		Datum		raw = SPI_getbinval(locked->vals[i], locked->tupdesc, 2, &isnull);
 		StateHeader *st,
 				   *next;
@@ -97,6 +84,6 @@ model_select_resample(PG_FUNCTION_ARGS)
 		pfree(next);
 		resampled++;
 	}
-	SPI_finish();
+	spi_finish();
 	PG_RETURN_INT64(resampled);
 }

@@ -121,7 +121,6 @@ model_select_route(PG_FUNCTION_ARGS)
 	double	   *raw;
 	int			chosen = decide_arg(sel, PG_GETARG_ARRAYTYPE_P(1), scores, &raw);
 	Datum		args[5];
-	bool		isnull;
 	TupleDesc	tupdesc;
 	Datum		values[3];
 	bool		nulls[3] = {false, false, false};
@@ -134,15 +133,10 @@ model_select_route(PG_FUNCTION_ARGS)
 	args[2] = PointerGetDatum(float8_array(raw, NULL, sel->cfg.dim));
 	args[3] = Float8GetDatum(scores[chosen].ucb);
 	args[4] = Float8GetDatum(scores[chosen].mean);
-	SPI_connect();
-	if (SPI_execute_plan(spi_plan(&plan,
-								  "INSERT INTO model_select.decisions(selector_id, arm_id, context, score, mean)"
-								  " VALUES ($1, $2, $3, $4, $5) RETURNING decision_id",
-								  5, argtypes), args, NULL, false, 1) != SPI_OK_INSERT_RETURNING)
-		elog(ERROR, "could not log the decision");
-	values[0] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	SPI_finish();
-
+	values[0] = Int64GetDatum(spi_insert_returning_id(&plan,
+													  "INSERT INTO model_select.decisions(selector_id, arm_id, context, score, mean)"
+													  " VALUES ($1, $2, $3, $4, $5) RETURNING decision_id",
+													  5, argtypes, args, "log the decision"));
 	values[1] = CStringGetTextDatum(sel->arms[chosen].name);
 	values[2] = Float8GetDatum(scores[chosen].ucb);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
