@@ -32,7 +32,7 @@
 #include "cascade/cascade.h"
 #include "core/catalog.h"
 #include "core/context.h"
-#include "math/rff_features.h"
+#include "policy/registry.h"
 #include "math/linalg.h"
 #include "math/prng.h"
 
@@ -49,11 +49,9 @@ PG_FUNCTION_INFO_V1(model_select_cascade_route);
 int
 cascade_psi_dim(const SelectorConfig *cfg)
 {
-	if (!policy_uses_context(cfg->policy))
+	if (!policy_ops(cfg->policy)->uses_context)
 		return 1;
-	if (cfg->policy == POLICY_RFF_UCB)
-		return 2 * cfg->features + 1;
-	return cfg->dim + 1;
+	return policy_feature_count(cfg) + 1;
 }
 
 /* psi (cascade_psi_dim values) of a validated context as given. */
@@ -71,10 +69,7 @@ cascade_psi(const SelectorConfig *cfg, const double *raw_x, double *psi)
 	x = palloc(sizeof(double) * cfg->dim);
 	memcpy(x, raw_x, sizeof(double) * cfg->dim);
 	context_prepare(cfg, x);
-	if (cfg->policy == POLICY_RFF_UCB)
-		rff_features(cfg, x, psi);
-	else
-		memcpy(psi, x, sizeof(double) * cfg->dim);
+	policy_features(cfg, x, psi);
 	psi[m - 1] = 1.0;
 	pfree(x);
 }

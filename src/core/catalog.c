@@ -22,6 +22,7 @@
 #include "utils/memutils.h"
 
 #include "core/catalog.h"
+#include "policy/registry.h"
 
 #define MODEL_CACHE_MAX_ARMS 1024
 

@@ -15,6 +15,7 @@
 
 #include "core/context.h"
 #include "math/prng.h"
+#include "policy/registry.h"
 
 /*
  * A palloc'd copy of a one-dimensional real[]/float8[] as doubles, with no
@@ -96,7 +97,7 @@ context_prepare(const SelectorConfig *cfg, double *x)
 	double		scale = 0.0,
 				norm = 0.0;
 
-	if (!cfg->normalize || !policy_uses_context(cfg->policy))
+	if (!cfg->normalize || !policy_ops(cfg->policy)->uses_context)
 		return;
 	for (int i = 0; i < cfg->dim; i++)
 		scale = Max(scale, fabs(x[i]));

@@ -1,6 +1,6 @@
 /*
  * state.c — allocation and checking of the versioned state layout
- * (see state.h), and the policy dispatch table.
+ * (see state.h); the policies themselves are in policy/registry.c.
  */
 #include "postgres.h"
 
@@ -10,28 +10,7 @@
 #include "utils/memutils.h"
 
 #include "core/state.h"
-
-const PolicyOps *
-policy_ops(PolicyKind policy)
-{
-	switch (policy)
-	{
-		case POLICY_PAK_UCB:
-			return &pak_ucb_ops;
-		case POLICY_LIN_UCB:
-			return &lin_ucb_ops;
-		case POLICY_GREEDY:
-		case POLICY_RANDOM:
-			return &mean_ops;
-		case POLICY_RFF_UCB:
-			return &rff_ucb_ops;
-		case POLICY_BKB:
-			return &bkb_ops;
-		default:
-			elog(ERROR, "unknown policy %d", (int) policy);
-	}
-	pg_unreachable();
-}
+#include "policy/registry.h"
 
 /* Which layout variant a selector's states use (see state.h). */
 int32

@@ -33,6 +33,7 @@
 #include "core/spi_util.h"
 #include "routing/decide.h"
 #include "math/prng.h"
+#include "policy/registry.h"
 
 PG_FUNCTION_INFO_V1(model_select_replay);
 

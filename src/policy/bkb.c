@@ -66,6 +66,7 @@
 #include "policy/bkb.h"
 #include "math/prng.h"
 #include "core/state.h"
+#include "policy/registry.h"
 
 #define BKB_DEPENDENT 1e-10
 #define BKB_SALT_SCHEDULED UINT64_C(0x626b622d73636864)	/* "bkb-schd" */
@@ -506,6 +507,13 @@ bkb_score(const SelectorConfig *cfg, const ArmModel *model, const double *x, Arm
 }
 
 const PolicyOps bkb_ops = {
+	.name = "bkb",
+	.kind = POLICY_BKB,
+	.uses_context = true,
+	.kernels = KERNELS_ALL,
+	.bounds = BOUNDS_BETA,
+	.keeps_rows = true,
+	.dictionary = true,
 	.build = bkb_build,
 	.append = bkb_append,
 	.decode = bkb_decode,

@@ -15,6 +15,7 @@
 
 #include "core/catalog.h"
 #include "policy/bkb.h"
+#include "policy/registry.h"
 
 PG_FUNCTION_INFO_V1(model_select_resample);
 
@@ -23,7 +24,7 @@ static void
 resample_config(const char *name, SelectorConfig *cfg)
 {
 	config_load(selector_id_by_name(name), cfg);
-	if (cfg->policy != POLICY_BKB)
+	if (!policy_ops(cfg->policy)->dictionary)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("selector \"%s\" uses policy %s; only bkb selectors have a dictionary to resample",

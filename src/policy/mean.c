@@ -13,6 +13,7 @@
 #include "utils/float.h"
 
 #include "core/state.h"
+#include "policy/registry.h"
 
 struct ArmModel
 {
@@ -112,7 +113,21 @@ mean_score(const SelectorConfig *cfg, const ArmModel *m, const double *x, ArmSco
 	out->alpha = get_float8_nan();
 }
 
-const PolicyOps mean_ops = {
+const PolicyOps greedy_ops = {
+	.name = "greedy",
+	.kind = POLICY_GREEDY,
+	.forgets = {.window = true, .discount = true, .restart = true},
+	.build = mean_build,
+	.append = mean_append,
+	.decode = mean_decode,
+	.score = mean_score,
+};
+
+/* Learns the same means as greedy (reported by scores()) but ignores them. */
+const PolicyOps random_ops = {
+	.name = "random",
+	.kind = POLICY_RANDOM,
+	.picks_at_random = true,
 	.build = mean_build,
 	.append = mean_append,
 	.decode = mean_decode,

@@ -60,6 +60,7 @@
 #include "math/linalg.h"
 #include "math/prng.h"
 #include "core/settings.h"
+#include "policy/registry.h"
 #include "probe/rperp.h"
 
 PG_FUNCTION_INFO_V1(model_select_probe_load_pool);
