@@ -44,6 +44,9 @@ typedef enum ConfidenceKind
 	CONFIDENCE_COUNT
 } ConfidenceKind;
 
+/* The largest "cap": most rewards a policy that keeps its rows holds per arm. */
+#define MAX_CAP 10000
+
 /* Most regularisers a dmm/cmm grid may list. */
 #define MAX_GRID 16
 

@@ -67,6 +67,22 @@ state_build(const SelectorConfig *cfg, int n, const double *X, const double *r)
 	return policy_ops(cfg->policy)->build(cfg, keep, X + (Size) (n - keep) * cfg->dim, r + (n - keep));
 }
 
+/*
+ * An arm of a policy that keeps its rows may hold at most `cap` rewards;
+ * growth says how its state grows, alternatives which policies do not.
+ */
+void
+state_check_cap(const SelectorConfig *cfg, int n, const char *growth, const char *alternatives)
+{
+	if (n > cfg->cap)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("arm would hold %d rewards, more than the selector's cap of %d", n, cfg->cap),
+				 errdetail("%s", growth),
+				 errhint("Raise the \"cap\" setting (up to %d), or use %s for unbounded streams.",
+						 MAX_CAP, alternatives)));
+}
+
 StateHeader *
 state_alloc(const SelectorConfig *cfg, int32 n, Size body_doubles)
 {

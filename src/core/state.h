@@ -82,6 +82,8 @@ extern StateHeader *state_append(const SelectorConfig *cfg, const StateHeader *o
 extern StateHeader *state_build(const SelectorConfig *cfg, int n, const double *X, const double *r);
 extern int	discount_horizon(const SelectorConfig *cfg);
 extern int32 state_forgetting(const SelectorConfig *cfg);
+extern void state_check_cap(const SelectorConfig *cfg, int n, const char *growth,
+							const char *alternatives);
 extern StateHeader *state_alloc(const SelectorConfig *cfg, int32 n, Size body_doubles);
 extern StateHeader *state_check(const SelectorConfig *cfg, bytea *raw);
 extern Size state_body_doubles(const StateHeader *st);

@@ -128,12 +128,9 @@ bkb_alloc(const SelectorConfig *cfg, int n, int m, BkbView *v)
 static void
 bkb_check_cap(const SelectorConfig *cfg, int n)
 {
-	if (n > cfg->cap)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("arm would hold %d rewards, more than the selector's cap of %d", n, cfg->cap),
-				 errdetail("bkb keeps every context of an arm to resample its dictionary; its state grows as n·dim + m²."),
-				 errhint("Raise the \"cap\" setting (up to 10000), or use lin_ucb or rff_ucb for unbounded streams.")));
+	state_check_cap(cfg, n,
+					"bkb keeps every context of an arm to resample its dictionary; its state grows as n·dim + m².",
+					"lin_ucb or rff_ucb");
 }
 
 /* Validate a stored state's size and dictionary, and view it. */
@@ -507,15 +504,8 @@ bkb_score(const SelectorConfig *cfg, const ArmModel *model, const double *x, Arm
 }
 
 const PolicyOps bkb_ops = {
-	.name = "bkb",
-	.kind = POLICY_BKB,
-	.uses_context = true,
-	.kernels = KERNELS_ALL,
-	.bounds = BOUNDS_BETA,
-	.keeps_rows = true,
-	.dictionary = true,
-	.build = bkb_build,
-	.append = bkb_append,
-	.decode = bkb_decode,
-	.score = bkb_score,
+	.name = "bkb", .kind = POLICY_BKB,
+	.uses_context = true, .kernels = KERNELS_ALL, .bounds = BOUNDS_BETA,
+	.keeps_rows = true, .dictionary = true,
+	POLICY_FUNCTIONS(bkb),
 };

@@ -363,28 +363,15 @@ lin_score(const SelectorConfig *cfg, const ArmModel *m, const double *x, ArmScor
 }
 
 const PolicyOps lin_ucb_ops = {
-	.name = "lin_ucb",
-	.kind = POLICY_LIN_UCB,
-	.uses_context = true,
-	.bounds = BOUNDS_CHOICE,
-	.forgets = {.window = true, .discount = true, .restart = true},
-	.build = lin_build,
-	.append = lin_append,
-	.decode = lin_decode,
-	.score = lin_score,
+	.name = "lin_ucb", .kind = POLICY_LIN_UCB,
+	.uses_context = true, .bounds = BOUNDS_CHOICE, .forgets = FORGETS_ALL,
+	POLICY_FUNCTIONS(lin),
 };
 
 /* lin_ucb on random Fourier features of a shift-invariant kernel. */
 const PolicyOps rff_ucb_ops = {
-	.name = "rff_ucb",
-	.kind = POLICY_RFF_UCB,
-	.uses_context = true,
-	.kernels = KERNELS_SHIFT_INVARIANT,
-	.random_features = true,
-	.bounds = BOUNDS_CHOICE,
-	.forgets = {.window = true, .discount = true, .restart = true},
-	.build = lin_build,
-	.append = lin_append,
-	.decode = lin_decode,
-	.score = lin_score,
+	.name = "rff_ucb", .kind = POLICY_RFF_UCB,
+	.uses_context = true, .kernels = KERNELS_SHIFT_INVARIANT, .random_features = true,
+	.bounds = BOUNDS_CHOICE, .forgets = FORGETS_ALL,
+	POLICY_FUNCTIONS(lin),
 };

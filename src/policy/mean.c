@@ -114,22 +114,12 @@ mean_score(const SelectorConfig *cfg, const ArmModel *m, const double *x, ArmSco
 }
 
 const PolicyOps greedy_ops = {
-	.name = "greedy",
-	.kind = POLICY_GREEDY,
-	.forgets = {.window = true, .discount = true, .restart = true},
-	.build = mean_build,
-	.append = mean_append,
-	.decode = mean_decode,
-	.score = mean_score,
+	.name = "greedy", .kind = POLICY_GREEDY, .forgets = FORGETS_ALL,
+	POLICY_FUNCTIONS(mean),
 };
 
 /* Learns the same means as greedy (reported by scores()) but ignores them. */
 const PolicyOps random_ops = {
-	.name = "random",
-	.kind = POLICY_RANDOM,
-	.picks_at_random = true,
-	.build = mean_build,
-	.append = mean_append,
-	.decode = mean_decode,
-	.score = mean_score,
+	.name = "random", .kind = POLICY_RANDOM, .picks_at_random = true,
+	POLICY_FUNCTIONS(mean),
 };

@@ -60,12 +60,7 @@ factor_count(const SelectorConfig *cfg)
 static void
 pak_check_cap(const SelectorConfig *cfg, int n)
 {
-	if (n > cfg->cap)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("arm would hold %d rewards, more than the selector's cap of %d", n, cfg->cap),
-				 errdetail("pak_ucb keeps every reward of an arm; its state grows as n²."),
-				 errhint("Raise the \"cap\" setting (up to 10000), or use lin_ucb for unbounded streams.")));
+	state_check_cap(cfg, n, "pak_ucb keeps every reward of an arm; its state grows as n².", "lin_ucb");
 }
 
 /*
@@ -252,15 +247,8 @@ pak_score(const SelectorConfig *cfg, const ArmModel *m, const double *x, ArmScor
 }
 
 const PolicyOps pak_ucb_ops = {
-	.name = "pak_ucb",
-	.kind = POLICY_PAK_UCB,
-	.uses_context = true,
-	.kernels = KERNELS_ALL,
-	.bounds = BOUNDS_CHOICE,
-	.keeps_rows = true,
-	.forgets = {.window = true, .discount = true, .restart = true},
-	.build = pak_build,
-	.append = pak_append,
-	.decode = pak_decode,
-	.score = pak_score,
+	.name = "pak_ucb", .kind = POLICY_PAK_UCB,
+	.uses_context = true, .kernels = KERNELS_ALL, .bounds = BOUNDS_CHOICE,
+	.keeps_rows = true, .forgets = FORGETS_ALL,
+	POLICY_FUNCTIONS(pak),
 };

@@ -38,6 +38,8 @@ typedef struct PolicyForgetting
 	bool		restart;		/* reset an arm every H rewards */
 } PolicyForgetting;
 
+#define FORGETS_ALL {.window = true, .discount = true, .restart = true}
+
 typedef struct PolicyOps
 {
 	const char *name;			/* as in selectors.policy */
@@ -66,6 +68,11 @@ typedef struct PolicyOps
 	void		(*score) (const SelectorConfig *cfg, const ArmModel *model,
 						  const double *x, ArmScore *out);
 } PolicyOps;
+
+/* The four functions of a PolicyOps named prefix_build, prefix_append, … */
+#define POLICY_FUNCTIONS(prefix) \
+	.build = prefix##_build, .append = prefix##_append, \
+	.decode = prefix##_decode, .score = prefix##_score
 
 extern const PolicyOps pak_ucb_ops;
 extern const PolicyOps rff_ucb_ops;
