@@ -76,7 +76,7 @@ static const SettingDef setting_defs[] = {
 	{"eta", SETTING_NUMBER, offsetof(SelectorConfig, eta), 0.5, 0, false, 1e6, FOR_FIXED_WIDTH},
 	{"intercept", SETTING_NUMBER, offsetof(SelectorConfig, intercept), 1.0, 0, false, 1e6, FOR_CONTEXTUAL},
 	{"normalize", SETTING_BOOLEAN, offsetof(SelectorConfig, normalize), 1, 0, false, 1, FOR_CONTEXTUAL},
-	{"cap", SETTING_INTEGER, offsetof(SelectorConfig, cap), 2000, 1, false, 10000, FOR_HISTORY},
+	{"cap", SETTING_INTEGER, offsetof(SelectorConfig, cap), 2000, 1, false, MAX_CAP, FOR_HISTORY},
 	{"bandwidth", SETTING_NUMBER, offsetof(SelectorConfig, bandwidth), 1.0, 0, true, 1e6, FOR_BANDWIDTH},
 	{"nu", SETTING_NUMBER, offsetof(SelectorConfig, nu), 1.5, 0.5, false, 2.5, FOR_MATERN},
 	{"features", SETTING_INTEGER, offsetof(SelectorConfig, features), 200, 1, false, 8192, FOR_RFF},
@@ -212,24 +212,13 @@ set_field(SelectorConfig *cfg, const SettingDef *def, double value)
 {
 	char	   *field = (char *) cfg + def->field;
 
-	switch (def->type)
-	{
-		case SETTING_NUMBER:
-			*(double *) field = value;
-			break;
-		case SETTING_INTEGER:
-			*(int32 *) field = (int32) value;
-			break;
-		case SETTING_BOOLEAN:
-			*(bool *) field = value != 0;
-			break;
-		case SETTING_CHOICE:
-			*(int32 *) field = (int32) value;
-			break;
-		case SETTING_GRID:
-			/* the grid is set whole by setting_grid() */
-			break;
-	}
+	/* the grid is set whole by setting_grid() */
+	if (def->type == SETTING_NUMBER)
+		*(double *) field = value;
+	else if (def->type == SETTING_BOOLEAN)
+		*(bool *) field = value != 0;
+	else if (def->type == SETTING_INTEGER || def->type == SETTING_CHOICE)
+		*(int32 *) field = (int32) value;
 }
 
 static double
@@ -242,11 +231,10 @@ get_field(const SelectorConfig *cfg, const SettingDef *def)
 		case SETTING_NUMBER:
 			return *(const double *) field;
 		case SETTING_INTEGER:
+		case SETTING_CHOICE:
 			return *(const int32 *) field;
 		case SETTING_BOOLEAN:
 			return *(const bool *) field;
-		case SETTING_CHOICE:
-			return *(const int32 *) field;
 		case SETTING_GRID:
 			break;
 	}
