@@ -104,6 +104,20 @@ row_array(HeapTuple row, TupleDesc desc, int col, int rowno, int *n, const char 
 	return (double *) DatumGetPointer(d);
 }
 
+/* As row_array(), for a column that must not be NULL. */
+static double *
+row_array_required(HeapTuple row, TupleDesc desc, int col, int rowno, int *n, const char *what,
+				   bool **nulls)
+{
+	double	   *x = row_array(row, desc, col, rowno, n, what, nulls);
+
+	if (x == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("replay source row %d: %s is NULL", rowno, what)));
+	return x;
+}
+
 static void
 row_error(int rowno, const char *problem, int got, int expected)
 {
@@ -118,12 +132,8 @@ static void
 replay_context(ReplayData *data, HeapTuple row, TupleDesc desc, int i, MemoryContext caller)
 {
 	int			n;
-	double	   *x = row_array(row, desc, 1, i + 1, &n, "context", NULL);
+	double	   *x = row_array_required(row, desc, 1, i + 1, &n, "context", NULL);
 
-	if (x == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("replay source row %d: context is NULL", i + 1)));
 	if (i == 0)
 	{
 		data->dim = n;
@@ -141,12 +151,8 @@ replay_rewards(ReplayData *data, HeapTuple row, TupleDesc desc, int i, MemoryCon
 {
 	int			n;
 	bool	   *missing;
-	double	   *r = row_array(row, desc, 2, i + 1, &n, "rewards", &missing);
+	double	   *r = row_array_required(row, desc, 2, i + 1, &n, "rewards", &missing);
 
-	if (r == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("replay source row %d: rewards is NULL", i + 1)));
 	if (i == 0)
 	{
 		if (n < 1)
@@ -181,12 +187,8 @@ replay_costs_expected(ReplayData *data, HeapTuple row, TupleDesc desc, int i, bo
 	if (data->expected != NULL)
 	{
 		bool	   *missing;
-		double	   *e = row_array(row, desc, 4, i + 1, &n, "expected", &missing);
+		double	   *e = row_array_required(row, desc, 4, i + 1, &n, "expected", &missing);
 
-		if (e == NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("replay source row %d: expected is NULL", i + 1)));
 		if (n != data->narms)
 			row_error(i + 1, "expected", n, data->narms);
 		memcpy(data->expected + (Size) i * data->narms, e, sizeof(double) * n);

@@ -37,6 +37,7 @@
 #include "utils/memutils.h"
 
 #include "core/context.h"
+#include "eval/eval.h"
 #include "math/kernel.h"
 #include "math/prng.h"
 
@@ -69,14 +70,7 @@ typedef struct RkhsEnv
 	double	   *weights;		/* arms × inducing */
 } RkhsEnv;
 
-static void
-check_arg(bool ok, const char *what)
-{
-	if (!ok)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("synthetic_rkhs: %s", what)));
-}
+#define check_arg(ok, problem) eval_check_arg((ok), "synthetic_rkhs", (problem))
 
 static double
 rkhs_kernel(const RkhsEnv *env, const double *x, const double *y)
