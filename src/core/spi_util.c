@@ -121,37 +121,6 @@ spi_datum(HeapTuple row, TupleDesc desc, int col)
 	return d;
 }
 
-int32
-spi_int32(HeapTuple row, TupleDesc desc, int col)
-{
-	return DatumGetInt32(spi_datum(row, desc, col));
-}
-
-int64
-spi_int64(HeapTuple row, TupleDesc desc, int col)
-{
-	return DatumGetInt64(spi_datum(row, desc, col));
-}
-
-double
-spi_float8(HeapTuple row, TupleDesc desc, int col)
-{
-	return DatumGetFloat8(spi_datum(row, desc, col));
-}
-
-bool
-spi_bool(HeapTuple row, TupleDesc desc, int col)
-{
-	return DatumGetBool(spi_datum(row, desc, col));
-}
-
-/* A NOT NULL text column as a palloc'd C string. */
-char *
-spi_text(HeapTuple row, TupleDesc desc, int col)
-{
-	return TextDatumGetCString(spi_datum(row, desc, col));
-}
-
 /* A nullable text column as a C string, or NULL. */
 char *
 spi_text_column(HeapTuple row, TupleDesc desc, int col)

@@ -11,6 +11,7 @@
 #define MODEL_SELECT_SPI_UTIL_H
 
 #include "executor/spi.h"
+#include "utils/builtins.h"
 
 extern void spi_connect(void);
 extern void spi_finish(void);
@@ -23,11 +24,13 @@ extern int64 spi_insert_returning_id(SPIPlanPtr *slot, const char *sql, int narg
 									const Oid *argtypes, Datum *args, const char *what);
 
 extern Datum spi_datum(HeapTuple row, TupleDesc desc, int col);
-extern int32 spi_int32(HeapTuple row, TupleDesc desc, int col);
-extern int64 spi_int64(HeapTuple row, TupleDesc desc, int col);
-extern double spi_float8(HeapTuple row, TupleDesc desc, int col);
-extern bool spi_bool(HeapTuple row, TupleDesc desc, int col);
-extern char *spi_text(HeapTuple row, TupleDesc desc, int col);
 extern char *spi_text_column(HeapTuple row, TupleDesc desc, int col);
+
+/* NOT NULL columns by type (spi_text: a palloc'd C string). */
+#define spi_int32(row, desc, col) DatumGetInt32(spi_datum(row, desc, col))
+#define spi_int64(row, desc, col) DatumGetInt64(spi_datum(row, desc, col))
+#define spi_float8(row, desc, col) DatumGetFloat8(spi_datum(row, desc, col))
+#define spi_bool(row, desc, col) DatumGetBool(spi_datum(row, desc, col))
+#define spi_text(row, desc, col) TextDatumGetCString(spi_datum(row, desc, col))
 
 #endif
