@@ -410,6 +410,16 @@ replay_round(ReplayLearner *learner, const ReplayData *data, int row, double lam
 	replay_learn(sel, learner->states, learner->state_cxt, learner->model_cxt, chosen, x, u);
 }
 
+/* Per-arm states, their memory contexts and scores, all empty. */
+static void
+learner_alloc(ReplayLearner *learner, int narms)
+{
+	learner->states = palloc0(sizeof(StateHeader *) * narms);
+	learner->state_cxt = palloc0(sizeof(MemoryContext) * narms);
+	learner->model_cxt = palloc0(sizeof(MemoryContext) * narms);
+	learner->scores = palloc(sizeof(ArmScore) * narms);
+}
+
 Datum
 model_select_replay(PG_FUNCTION_ARGS)
 {
@@ -453,10 +463,7 @@ model_select_replay(PG_FUNCTION_ARGS)
 
 	order = palloc(sizeof(int) * data.nrows);
 	prng_seed(&rng, mix64(learner.sel->cfg.seed ^ UINT64_C(0x7265706c6179)));
-	learner.states = palloc0(sizeof(StateHeader *) * data.narms);
-	learner.state_cxt = palloc0(sizeof(MemoryContext) * data.narms);
-	learner.model_cxt = palloc0(sizeof(MemoryContext) * data.narms);
-	learner.scores = palloc(sizeof(ArmScore) * data.narms);
+	learner_alloc(&learner, data.narms);
 	tot.arm_utility = palloc0(sizeof(double) * data.narms);
 	tot.picks = palloc0(sizeof(int64) * data.narms);
 	checkpoints = palloc(sizeof(ReplayTotals) * (rounds / every + 1));
