@@ -71,10 +71,6 @@ from_cascade(int64 cascade_id, char **selector, bool context_given, Datum contex
 	HeapTuple	row;
 	char	   *name;
 	Datum		logged;
-	int			na,
-				nb;
-	double	   *xa,
-			   *xb;
 
 	row = spi_fetch_one(spi_plan(&plan,
 								 "SELECT s.name, d.context FROM model_select.cascade_decisions d"
@@ -90,8 +86,11 @@ from_cascade(int64 cascade_id, char **selector, bool context_given, Datum contex
 	/* a context equal to the logged one is accepted: pg_dump's rows have it */
 	if (context_given)
 	{
-		xa = float_array(DatumGetArrayTypeP(context), &na, "context", NULL);
-		xb = float_array(DatumGetArrayTypeP(logged), &nb, "context", NULL);
+		int			na,
+					nb;
+		double	   *xa = float_array(DatumGetArrayTypeP(context), &na, "context", NULL);
+		double	   *xb = float_array(DatumGetArrayTypeP(logged), &nb, "context", NULL);
+
 		if (na != nb || memcmp(xa, xb, sizeof(double) * na) != 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

@@ -308,7 +308,7 @@ param_values(ArrayType *arr, int *n)
 }
 
 static double
-index_bernoulli(double *p, int n, double cost)
+index_bernoulli(const double *p, int n, double cost)
 {
 	double		v[2],
 				w[2];
@@ -323,7 +323,7 @@ index_bernoulli(double *p, int n, double cost)
 }
 
 static double
-index_uniform(double *p, int n, double cost)
+index_uniform(const double *p, int n, double cost)
 {
 	check_count(n, 2, 2, "uniform", "{a, b}");
 	check_param(p[0] < p[1], "uniform", "a must be less than b");
@@ -332,7 +332,7 @@ index_uniform(double *p, int n, double cost)
 }
 
 static double
-index_gaussian(double *p, int n, double cost)
+index_gaussian(const double *p, int n, double cost)
 {
 	check_count(n, 2, 2, "gaussian", "{mean, sd}");
 	check_param(p[1] > 0.0, "gaussian", "sd must be positive");
@@ -340,19 +340,22 @@ index_gaussian(double *p, int n, double cost)
 }
 
 static double
-index_empirical(double *p, int n, double cost)
+index_empirical(const double *p, int n, double cost)
 {
-	double	   *w;
+	double	   *v,
+			   *w;
 
 	check_count(n, 1, PG_INT32_MAX, "empirical", "{v1, ..., vn} (at least one sample value)");
+	v = palloc(sizeof(double) * n);
 	w = palloc(sizeof(double) * n);
+	memcpy(v, p, sizeof(double) * n);	/* reservation_discrete() sorts them */
 	for (int i = 0; i < n; i++)
 		w[i] = 1.0;
-	return reservation_discrete(p, w, n, cost);
+	return reservation_discrete(v, w, n, cost);
 }
 
 static double
-index_discrete(double *p, int n, double cost)
+index_discrete(const double *p, int n, double cost)
 {
 	int			k = n / 2;
 	double	   *v,
@@ -384,7 +387,7 @@ index_discrete(double *p, int n, double cost)
 static const struct
 {
 	const char *name;
-	double		(*index) (double *params, int n, double cost);
+	double		(*index) (const double *params, int n, double cost);
 }			laws[] = {
 	{"bernoulli", index_bernoulli},
 	{"uniform", index_uniform},
@@ -393,13 +396,14 @@ static const struct
 	{"discrete", index_discrete},
 };
 
-static void unknown_law(const char *distribution) pg_attribute_noreturn();
-
-static void
-unknown_law(const char *distribution)
+/* The law named `distribution` (case-insensitive), or 22023 listing the laws. */
+static double (*law_index(const char *distribution)) (const double *, int, double)
 {
 	StringInfoData names;
 
+	for (int i = 0; i < (int) lengthof(laws); i++)
+		if (pg_strcasecmp(distribution, laws[i].name) == 0)
+			return laws[i].index;
 	initStringInfo(&names);
 	for (int i = 0; i < (int) lengthof(laws); i++)
 		appendStringInfo(&names, "%s%s", i == 0 ? "" : (i == lengthof(laws) - 1 ? " or " : ", "),
@@ -408,6 +412,7 @@ unknown_law(const char *distribution)
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("reservation_index: unknown distribution \"%s\"", distribution),
 			 errhint("Use %s.", names.data)));
+	pg_unreachable();
 }
 
 Datum
@@ -418,7 +423,6 @@ model_select_reservation_index(PG_FUNCTION_ARGS)
 	int			n;
 	double		cost,
 				result;
-	int			law;
 
 	for (int i = 0; i < 3; i++)
 		if (PG_ARGISNULL(i))
@@ -434,12 +438,7 @@ model_select_reservation_index(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("reservation_index: cost must be finite and not negative, got %g", cost)));
 
-	for (law = 0; law < (int) lengthof(laws); law++)
-		if (pg_strcasecmp(distribution, laws[law].name) == 0)
-			break;
-	if (law == (int) lengthof(laws))
-		unknown_law(distribution);
-	result = laws[law].index(p, n, cost);
+	result = law_index(distribution) (p, n, cost);
 
 	/* σ = E[V] − cost below the support can overflow for huge inputs */
 	if (isnan(result) || (isinf(result) && cost > 0.0))

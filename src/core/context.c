@@ -27,6 +27,7 @@ double *
 float_array(ArrayType *arr, int *n, const char *what, bool **nulls)
 {
 	Oid			elemtype = ARR_ELEMTYPE(arr);
+	const void *data = ARR_DATA_PTR(arr);	/* float8 or float4 elements */
 	double	   *x;
 
 	if (elemtype != FLOAT8OID && elemtype != FLOAT4OID)
@@ -57,8 +58,7 @@ float_array(ArrayType *arr, int *n, const char *what, bool **nulls)
 			continue;
 		}
 		/* elements are stored densely, skipping NULLs */
-		x[i] = elemtype == FLOAT8OID ? ((float8 *) ARR_DATA_PTR(arr))[k]
-			: (double) ((float4 *) ARR_DATA_PTR(arr))[k];
+		x[i] = elemtype == FLOAT8OID ? ((const float8 *) data)[k] : (double) ((const float4 *) data)[k];
 		k++;
 		if (isnan(x[i]))
 			ereport(ERROR,

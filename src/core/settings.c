@@ -193,6 +193,9 @@ valid_keys(const SelectorConfig *cfg)
 	return buf.data;
 }
 
+static void settings_error(const SelectorConfig *cfg, const char *key, const char *problem)
+			pg_attribute_noreturn();
+
 static void
 settings_error(const SelectorConfig *cfg, const char *key, const char *problem)
 {
@@ -210,7 +213,7 @@ settings_error(const SelectorConfig *cfg, const char *key, const char *problem)
 static void
 set_field(SelectorConfig *cfg, const SettingDef *def, double value)
 {
-	char	   *field = (char *) cfg + def->field;
+	void	   *field = (char *) cfg + def->field;
 
 	/* the grid is set whole by setting_grid() */
 	if (def->type == SETTING_NUMBER)
@@ -224,7 +227,7 @@ set_field(SelectorConfig *cfg, const SettingDef *def, double value)
 static double
 get_field(const SelectorConfig *cfg, const SettingDef *def)
 {
-	const char *field = (const char *) cfg + def->field;
+	const void *field = (const char *) cfg + def->field;
 
 	switch (def->type)
 	{

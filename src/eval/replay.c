@@ -85,6 +85,7 @@ row_array(HeapTuple row, TupleDesc desc, int col, int rowno, int *n, const char 
 {
 	bool		isnull;
 	Datum		d = SPI_getbinval(row, desc, col, &isnull);
+	double	   *volatile x = NULL;
 
 	if (isnull)
 	{
@@ -93,7 +94,7 @@ row_array(HeapTuple row, TupleDesc desc, int col, int rowno, int *n, const char 
 	}
 	PG_TRY();
 	{
-		d = PointerGetDatum(float_array(DatumGetArrayTypeP(d), n, what, nulls));
+		x = float_array(DatumGetArrayTypeP(d), n, what, nulls);
 	}
 	PG_CATCH();
 	{
@@ -101,7 +102,7 @@ row_array(HeapTuple row, TupleDesc desc, int col, int rowno, int *n, const char 
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
-	return (double *) DatumGetPointer(d);
+	return x;
 }
 
 /* As row_array(), for a column that must not be NULL. */

@@ -217,8 +217,7 @@ model_select_synthetic_rkhs(PG_FUNCTION_ARGS)
 	double	   *x,
 			   *expected,
 			   *observed;
-	MemoryContext row_context,
-				old_context;
+	MemoryContext row_context;
 
 	read_args(fcinfo, &env, &rounds, &seed, &noise);
 	InitMaterializedSRF(fcinfo, 0);
@@ -236,6 +235,8 @@ model_select_synthetic_rkhs(PG_FUNCTION_ARGS)
 										ALLOCSET_DEFAULT_SIZES);
 	for (int t = 1; t <= rounds; t++)
 	{
+		MemoryContext old_context;
+
 		CHECK_FOR_INTERRUPTS();
 		old_context = MemoryContextSwitchTo(row_context);
 		emit_round(rsinfo, &env, &rng, noise, t, x, expected, observed);

@@ -443,7 +443,6 @@ adaptive_beta(const SelectorConfig *cfg, const BkbView *v)
 				tr_v = 0.0,
 				tr_vinv = 0.0,
 				d;
-	double	   *Rinv;
 
 	for (int i = 0; i < v->n; i++)
 		sum_k += kernel_self(cfg, v->X + (Size) i * cfg->dim);
@@ -452,7 +451,8 @@ adaptive_beta(const SelectorConfig *cfg, const BkbView *v)
 	if (v->m > 0)
 	{
 		/* packed lower by rows = Rᵀ packed upper by columns: invert in place */
-		Rinv = palloc(sizeof(double) * PACKED_SIZE(v->m));
+		double	   *Rinv = palloc(sizeof(double) * PACKED_SIZE(v->m));
+
 		memcpy(Rinv, v->R, sizeof(double) * PACKED_SIZE(v->m));
 		if (LAPACKE_dtptri(LAPACK_COL_MAJOR, 'U', 'N', v->m, Rinv) != 0)
 			elog(ERROR, "bkb: triangular inverse failed");
