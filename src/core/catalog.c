@@ -16,37 +16,33 @@
 #include "utils/memutils.h"
 
 #include "core/catalog.h"
+#include "policy/registry.h"
 
-/* Prepare a statement once per backend and keep it. */
-SPIPlanPtr
-spi_plan(SPIPlanPtr *slot, const char *sql, int nargs, const Oid *argtypes)
+
+#define SELECTOR_HINT "Create it with model_select.create_selector()."
+
+/*
+ * Run a kept plan that looks a selector up by name ($1); the row, or the one
+ * 42704 for an unknown selector.
+ */
+static HeapTuple
+selector_row(SPIPlanPtr plan, Datum *args, const char *name)
 {
-	if (*slot == NULL)
-	{
-		SPIPlanPtr	plan = SPI_prepare(sql, nargs, (Oid *) argtypes);
-
-		if (plan == NULL)
-			elog(ERROR, "SPI_prepare failed for \"%s\": %s", sql, SPI_result_code_string(SPI_result));
-		SPI_keepplan(plan);
-		*slot = plan;
-	}
-	return *slot;
+	return spi_fetch_one(plan, args, true, psprintf("selector \"%s\"", name), SELECTOR_HINT);
 }
 
-static Datum
-column(HeapTuple row, TupleDesc desc, int col, bool *isnull)
+/* A selector's id by name (42704 if unknown); the caller is connected to SPI. */
+int32
+selector_id_by_name(const char *name)
 {
-	return SPI_getbinval(row, desc, col, isnull);
-}
+	static SPIPlanPtr plan = NULL;
+	Oid			types[1] = {TEXTOID};
+	Datum		args[1] = {CStringGetTextDatum(name)};
+	HeapTuple	row;
 
-/* A text column of a tuple as a C string, or NULL. */
-char *
-spi_text_column(HeapTuple tuple, TupleDesc desc, int col)
-{
-	bool		isnull;
-	Datum		d = SPI_getbinval(tuple, desc, col, &isnull);
-
-	return isnull ? NULL : TextDatumGetCString(d);
+	row = selector_row(spi_plan(&plan, "SELECT selector_id FROM model_select.selectors WHERE name = $1",
+								1, types), args, name);
+	return spi_int32(row, SPI_tuptable->tupdesc, 1);
 }
 
 /*
@@ -63,25 +59,20 @@ arm_lookup(const char *selector, const char *arm, int32 *selector_id, int32 *arm
 	TupleDesc	desc;
 	bool		isnull;
 
-	if (SPI_execute_plan(spi_plan(&plan,
-								  "SELECT s.selector_id, a.arm_id, a.active FROM model_select.selectors s"
-								  " LEFT JOIN model_select.arms a ON a.selector_id = s.selector_id AND a.name = $2"
-								  " WHERE s.name = $1",
-								  2, types), args, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not resolve selector \"%s\"", selector);
-	if (SPI_processed != 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("selector \"%s\" does not exist", selector)));
-	row = SPI_tuptable->vals[0];
+	row = selector_row(spi_plan(&plan,
+								"SELECT s.selector_id, a.arm_id, a.active FROM model_select.selectors s"
+								" LEFT JOIN model_select.arms a ON a.selector_id = s.selector_id AND a.name = $2"
+								" WHERE s.name = $1",
+								2, types), args, selector);
 	desc = SPI_tuptable->tupdesc;
-	*selector_id = DatumGetInt32(SPI_getbinval(row, desc, 1, &isnull));
-	*arm_id = DatumGetInt32(SPI_getbinval(row, desc, 2, &isnull));
+	*selector_id = spi_int32(row, desc, 1);
+	(void) SPI_getbinval(row, desc, 2, &isnull);
 	if (isnull)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("selector \"%s\" has no arm \"%s\"", selector, arm)));
-	*active = DatumGetBool(SPI_getbinval(row, desc, 3, &isnull));
+	*arm_id = spi_int32(row, desc, 2);
+	*active = spi_bool(row, desc, 3);
 }
 
 /*
@@ -111,12 +102,10 @@ for_each_arm_of_statement(TriggerData *td, const char *query,
 	nrows = SPI_processed;
 	while (first < nrows)
 	{
-		bool		isnull;
-		int32		arm_id = DatumGetInt32(SPI_getbinval(tt->vals[first], tt->tupdesc, 1, &isnull));
+		int32		arm_id = spi_int32(tt->vals[first], tt->tupdesc, 1);
 		uint64		last = first + 1;
 
-		while (last < nrows &&
-			   DatumGetInt32(SPI_getbinval(tt->vals[last], tt->tupdesc, 1, &isnull)) == arm_id)
+		while (last < nrows && spi_int32(tt->vals[last], tt->tupdesc, 1) == arm_id)
 			last++;
 		fn(tt, first, last, arg);
 		first = last;
@@ -127,18 +116,14 @@ for_each_arm_of_statement(TriggerData *td, const char *query,
 void
 config_from_row(SelectorConfig *cfg, HeapTuple row, TupleDesc desc, int first_col)
 {
-	bool		isnull;
-	Datum		kernel;
-
 	memset(cfg, 0, sizeof(*cfg));
-	cfg->selector_id = DatumGetInt32(column(row, desc, first_col, &isnull));
-	cfg->dim = DatumGetInt32(column(row, desc, first_col + 1, &isnull));
-	cfg->policy = policy_from_name(TextDatumGetCString(column(row, desc, first_col + 2, &isnull)));
-	kernel = column(row, desc, first_col + 3, &isnull);
-	cfg->kernel = kernel_from_name(cfg->policy, isnull ? NULL : TextDatumGetCString(kernel));
-	settings_resolve(cfg, DatumGetJsonbP(column(row, desc, first_col + 4, &isnull)));
-	cfg->seed = (uint64) DatumGetInt64(column(row, desc, first_col + 5, &isnull));
-	cfg->settings_version = DatumGetInt32(column(row, desc, first_col + 6, &isnull));
+	cfg->selector_id = spi_int32(row, desc, first_col);
+	cfg->dim = spi_int32(row, desc, first_col + 1);
+	cfg->policy = policy_from_name(spi_text(row, desc, first_col + 2));
+	cfg->kernel = kernel_from_name(cfg->policy, spi_text_column(row, desc, first_col + 3));
+	settings_resolve(cfg, DatumGetJsonbP(spi_datum(row, desc, first_col + 4)));
+	cfg->seed = (uint64) spi_int64(row, desc, first_col + 5);
+	cfg->settings_version = spi_int32(row, desc, first_col + 6);
 }
 
 /* Load a selector's configuration with one of the queries below. */
@@ -148,14 +133,11 @@ config_load_with(SPIPlanPtr *plan, const char *sql, bool read_only, int32 select
 {
 	Oid			argtypes[1] = {INT4OID};
 	Datum		args[1] = {Int32GetDatum(selector_id)};
+	HeapTuple	row;
 
-	if (SPI_execute_plan(spi_plan(plan, sql, 1, argtypes), args, NULL, read_only, 1) < 0)
-		elog(ERROR, "could not read selector %d", selector_id);
-	if (SPI_processed != 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("selector %d does not exist", selector_id)));
-	config_from_row(cfg, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	row = spi_fetch_one(spi_plan(plan, sql, 1, argtypes), args, read_only,
+						psprintf("selector %d", selector_id), NULL);
+	config_from_row(cfg, row, SPI_tuptable->tupdesc, 1);
 }
 
 /* Load a selector's configuration by id; the caller is connected to SPI. */
@@ -188,16 +170,10 @@ config_load_by_name(const char *name, SelectorConfig *cfg)
 	static SPIPlanPtr plan = NULL;
 	Oid			types[1] = {TEXTOID};
 	Datum		args[1] = {CStringGetTextDatum(name)};
+	HeapTuple	row;
 
-	if (SPI_execute_plan(spi_plan(&plan, "SELECT " CONFIG_COLUMNS
-								  " FROM model_select.selectors WHERE name = $1",
-								  1, types), args, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read selector \"%s\"", name);
-	if (SPI_processed != 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("selector \"%s\" does not exist", name),
-				 errhint("Create it with model_select.create_selector().")));
-	config_from_row(cfg, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	row = selector_row(spi_plan(&plan, "SELECT " CONFIG_COLUMNS " FROM model_select.selectors WHERE name = $1",
+								1, types), args, name);
+	config_from_row(cfg, row, SPI_tuptable->tupdesc, 1);
 }
 

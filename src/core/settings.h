@@ -6,6 +6,10 @@
 
 #include "utils/jsonb.h"
 
+/*
+ * A policy's tag, stored in every arm state's header: never renumber.  What
+ * each policy is and can do is its PolicyOps (policy/registry.h).
+ */
 typedef enum PolicyKind
 {
 	POLICY_PAK_UCB,
@@ -39,6 +43,9 @@ typedef enum ConfidenceKind
 	CONFIDENCE_CMM,				/* the smallest over all α > 0 (1-D search) */
 	CONFIDENCE_COUNT
 } ConfidenceKind;
+
+/* The largest "cap": most rewards a policy that keeps its rows holds per arm. */
+#define MAX_CAP 10000
 
 /* Most regularisers a dmm/cmm grid may list. */
 #define MAX_GRID 16
@@ -80,14 +87,11 @@ typedef struct SelectorConfig
 	double		grid[MAX_GRID];
 } SelectorConfig;
 
-extern PolicyKind policy_from_name(const char *name);
-extern const char *policy_name(PolicyKind policy);
-extern KernelKind kernel_from_name(PolicyKind policy, const char *name);
 extern const char *kernel_name(KernelKind kernel);
 extern void settings_resolve(SelectorConfig *cfg, Jsonb *settings);
 extern Jsonb *settings_to_jsonb(const SelectorConfig *cfg);
-extern bool policy_uses_context(PolicyKind policy);
 extern const char *confidence_name(ConfidenceKind confidence);
+extern char *name_list(const char *const *names, int n);
 
 /* What an arm learns from a reward: its utility reward − λ·cost (no cost: 0). */
 static inline double

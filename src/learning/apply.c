@@ -42,12 +42,11 @@ checkpoint_statement_arms(void *arg)
 	SelectorConfig cfg = {0};
 
 	cfg.selector_id = -1;
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	spi_connect();
 	for_each_arm_of_statement(td,
 							  "SELECT DISTINCT arm_id, selector_id FROM new_rewards ORDER BY arm_id",
 							  checkpoint_arm_rows, &cfg);
-	SPI_finish();
+	spi_finish();
 }
 
 Datum

@@ -84,19 +84,16 @@ checkpoint_lock(const SelectorConfig *cfg, int32 arm_id, bool skip_locked, Check
 				   " WHERE arm_id = $1 FOR UPDATE SKIP LOCKED", 1, types)
 		: spi_plan(&wait_plan, "SELECT " CHECKPOINT_COLUMNS " FROM model_select.arm_state"
 				   " WHERE arm_id = $1 FOR UPDATE", 1, types);
-	if (SPI_execute_plan(plan, args, NULL, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not lock the checkpoint of arm %d", arm_id);
+	spi_execute(plan, args, NULL, false, 1, SPI_OK_SELECT, "lock the checkpoint of arm %d", arm_id);
 	if (SPI_processed == 0)
 	{
-		if (SPI_execute_plan(spi_plan(&create_plan,
-									  "INSERT INTO model_select.arm_state(arm_id, selector_id) VALUES ($1, $2)"
-									  " ON CONFLICT (arm_id) DO NOTHING",
-									  2, types), args, NULL, false, 0) != SPI_OK_INSERT)
-			elog(ERROR, "could not create the checkpoint row of arm %d", arm_id);
+		spi_execute(spi_plan(&create_plan,
+							 "INSERT INTO model_select.arm_state(arm_id, selector_id) VALUES ($1, $2)"
+							 " ON CONFLICT (arm_id) DO NOTHING",
+							 2, types), args, NULL, false, 0, SPI_OK_INSERT, "create the checkpoint row of arm %d", arm_id);
 		if (SPI_processed == 0 && skip_locked)
 			return false;		/* it exists: someone holds it */
-		if (SPI_execute_plan(plan, args, NULL, false, 1) != SPI_OK_SELECT)
-			elog(ERROR, "could not lock the checkpoint of arm %d", arm_id);
+		spi_execute(plan, args, NULL, false, 1, SPI_OK_SELECT, "lock the checkpoint of arm %d", arm_id);
 		if (SPI_processed == 0)
 			return false;
 	}
@@ -124,24 +121,26 @@ checkpoint_write(const SelectorConfig *cfg, int32 arm_id, const StateFold *f)
 	args[6] = Float8GetDatum(f->totals.reward_sum);
 	args[7] = Float8GetDatum(f->totals.cost_sum);
 	args[8] = Int64GetDatum(f->totals.cost_n);
-	if (SPI_execute_plan(spi_plan(&plan,
-								  "UPDATE model_select.arm_state SET state = $2, settings_version = $3,"
-								  " ckpt_tx = $4, ckpt_reward_id = $5, n = $6, reward_sum = $7,"
-								  " cost_sum = $8, cost_n = $9, version = version + 1,"
-								  " updated_at = pg_catalog.now() WHERE arm_id = $1",
-								  9, types), args, nulls, false, 1) != SPI_OK_UPDATE)
-		elog(ERROR, "could not write the checkpoint of arm %d", arm_id);
+	spi_execute(spi_plan(&plan,
+						 "UPDATE model_select.arm_state SET state = $2, settings_version = $3,"
+						 " ckpt_tx = $4, ckpt_reward_id = $5, n = $6, reward_sum = $7,"
+						 " cost_sum = $8, cost_n = $9, version = version + 1,"
+						 " updated_at = pg_catalog.now() WHERE arm_id = $1",
+						 9, types), args, nulls, false, 1, SPI_OK_UPDATE, "write the checkpoint of arm %d", arm_id);
 }
 
 /*
  * Checkpoint one arm: fold its final pending rows onto the stored checkpoint
- * (or, from_scratch or after a settings change, its whole final log) and
- * store the result.  Returns the rows folded (0 when skip_locked found the
- * arm busy).  The caller is connected to SPI and runs as the owner.
+ * (or, from_scratch or after a settings change, its whole final log), apply
+ * transform (if any) to a state with rewards, and store the result.  Returns
+ * the rows folded (0 when skip_locked found the arm busy).  The caller is
+ * connected to SPI and runs as the owner.
  */
 int64
-checkpoint_arm(const SelectorConfig *cfg, int32 arm_id, bool skip_locked, bool from_scratch)
+checkpoint_arm(const SelectorConfig *cfg, int32 arm_id, bool skip_locked, bool from_scratch,
+			   StateTransform *transform)
 {
+	bool		transformed = false;
 	Checkpoint	ck;
 	StateFold	f;
 	int64		folded;
@@ -160,7 +159,13 @@ checkpoint_arm(const SelectorConfig *cfg, int32 arm_id, bool skip_locked, bool f
 	else
 		fold_begin(&f, cfg, ck.state, ck.pos, &ck.totals);
 	folded = fold_log(&f, arm_id, true, from_scratch);
-	if (folded > 0 || from_scratch || !ck.valid)
+	if (transform != NULL && f.st != NULL && f.st->n > 0)
+	{
+		f.st = transform->fn(cfg, f.st);
+		transform->applied++;
+		transformed = true;
+	}
+	if (folded > 0 || from_scratch || !ck.valid || transformed)
 		checkpoint_write(cfg, arm_id, &f);
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(work);
@@ -188,20 +193,19 @@ checkpoint_if_due(const SelectorConfig *cfg, int32 arm_id)
 	args[1] = Int32GetDatum(cfg->settings_version);
 	args[2] = Int32GetDatum(checkpoint_threshold);
 	args[3] = FullTransactionIdGetDatum(final_horizon());
-	if (SPI_execute_plan(spi_plan(&plan,
-								  "SELECT pg_catalog.count(*) FROM model_select.arm_state st,"
-								  " LATERAL (SELECT 1 FROM model_select.rewards r"
-								  "   WHERE r.arm_id = st.arm_id"
-								  "   AND (r.tx, r.reward_id) > (CASE WHEN st.settings_version = $2"
-								  "        THEN st.ckpt_tx ELSE '0'::pg_catalog.xid8 END,"
-								  "        CASE WHEN st.settings_version = $2 THEN st.ckpt_reward_id ELSE 0 END)"
-								  "   AND r.tx < $4 LIMIT $3) p"
-								  " WHERE st.arm_id = $1",
-								  4, types), args, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not count the pending rewards of arm %d", arm_id);
+	spi_execute(spi_plan(&plan,
+						 "SELECT pg_catalog.count(*) FROM model_select.arm_state st,"
+						 " LATERAL (SELECT 1 FROM model_select.rewards r"
+						 "   WHERE r.arm_id = st.arm_id"
+						 "   AND (r.tx, r.reward_id) > (CASE WHEN st.settings_version = $2"
+						 "        THEN st.ckpt_tx ELSE '0'::pg_catalog.xid8 END,"
+						 "        CASE WHEN st.settings_version = $2 THEN st.ckpt_reward_id ELSE 0 END)"
+						 "   AND r.tx < $4 LIMIT $3) p"
+						 " WHERE st.arm_id = $1",
+						 4, types), args, NULL, true, 1, SPI_OK_SELECT, "count the pending rewards of arm %d", arm_id);
 	if (DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) >=
 		checkpoint_threshold)
-		checkpoint_arm(cfg, arm_id, true, false);
+		checkpoint_arm(cfg, arm_id, true, false, NULL);
 }
 
 /*
@@ -210,7 +214,7 @@ checkpoint_if_due(const SelectorConfig *cfg, int32 arm_id)
  * and runs as the owner.
  */
 int64
-checkpoint_selector_arms(const SelectorConfig *cfg, bool from_scratch)
+checkpoint_selector_arms(const SelectorConfig *cfg, bool from_scratch, StateTransform *transform)
 {
 	static SPIPlanPtr plan = NULL;
 	Oid			types[1] = {INT4OID};
@@ -219,19 +223,14 @@ checkpoint_selector_arms(const SelectorConfig *cfg, bool from_scratch)
 	int32	   *ids;
 	int64		folded = 0;
 
-	if (SPI_execute_plan(spi_plan(&plan, "SELECT arm_id FROM model_select.arms WHERE selector_id = $1"
-								  " ORDER BY arm_id", 1, types), args, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the arms of selector %d", cfg->selector_id);
+	spi_execute(spi_plan(&plan, "SELECT arm_id FROM model_select.arms WHERE selector_id = $1"
+						 " ORDER BY arm_id", 1, types), args, NULL, true, 0, SPI_OK_SELECT, "read the arms of selector %d", cfg->selector_id);
 	narms = (int) SPI_processed;
 	ids = palloc(sizeof(int32) * Max(narms, 1));
 	for (int i = 0; i < narms; i++)
-	{
-		bool		isnull;
-
-		ids[i] = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
-	}
+		ids[i] = spi_int32(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
 	for (int i = 0; i < narms; i++)
-		folded += checkpoint_arm(cfg, ids[i], false, from_scratch);
+		folded += checkpoint_arm(cfg, ids[i], false, from_scratch, transform);
 	return folded;
 }
 
@@ -248,11 +247,10 @@ checkpoint_selector(void *arg)
 	CheckpointCall *call = arg;
 	SelectorConfig cfg;
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	spi_connect();
 	config_load_by_name(call->name, &cfg);
-	call->folded = checkpoint_selector_arms(&cfg, call->from_scratch);
-	SPI_finish();
+	call->folded = checkpoint_selector_arms(&cfg, call->from_scratch, NULL);
+	spi_finish();
 }
 
 /* SQL: checkpoint(selector) → rewards folded into the stored checkpoints. */

@@ -89,14 +89,13 @@ target_from_decision(int64 decision_id, RewardTarget *t)
 	TupleDesc	desc;
 	bool		isnull;
 
-	if (SPI_execute_plan(spi_plan(&plan,
-								  "SELECT d.selector_id, d.arm_id, s.name, a.name, a.active, d.context"
-								  " FROM model_select.decisions d"
-								  " JOIN model_select.selectors s USING (selector_id)"
-								  " JOIN model_select.arms a USING (arm_id)"
-								  " WHERE d.decision_id = $1",
-								  1, argtypes), args, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read decision " INT64_FORMAT, decision_id);
+	spi_execute(spi_plan(&plan,
+						 "SELECT d.selector_id, d.arm_id, s.name, a.name, a.active, d.context"
+						 " FROM model_select.decisions d"
+						 " JOIN model_select.selectors s USING (selector_id)"
+						 " JOIN model_select.arms a USING (arm_id)"
+						 " WHERE d.decision_id = $1",
+						 1, argtypes), args, NULL, true, 1, SPI_OK_SELECT, "read decision " INT64_FORMAT, decision_id);
 	if (SPI_processed != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
@@ -227,8 +226,7 @@ resolve_row(void *arg)
 
 	reward_columns(desc, &c);
 	context = SPI_getbinval(tuple, desc, c.context, &context_null);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	spi_connect();
 	resolve_target(tuple, desc, &c, &t, &context, context_null);
 	config_load_shared(t.selector_id, &cfg);
 
@@ -259,7 +257,7 @@ resolve_row(void *arg)
 	values[5] = FullTransactionIdGetDatum(GetTopFullTransactionId());
 	/* the modified tuple must outlive SPI_finish */
 	call->result = SPI_copytuple(heap_modify_tuple_by_cols(tuple, desc, 6, cols, values, nulls));
-	SPI_finish();
+	spi_finish();
 }
 
 Datum

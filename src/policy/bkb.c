@@ -66,6 +66,7 @@
 #include "policy/bkb.h"
 #include "math/prng.h"
 #include "core/state.h"
+#include "policy/registry.h"
 
 #define BKB_DEPENDENT 1e-10
 #define BKB_SALT_SCHEDULED UINT64_C(0x626b622d73636864)	/* "bkb-schd" */
@@ -474,7 +475,6 @@ adaptive_beta(const SelectorConfig *cfg, const BkbView *v)
 				tr_v = 0.0,
 				tr_vinv = 0.0,
 				d;
-	double	   *Rinv;
 
 	for (int i = 0; i < v->n; i++)
 		sum_k += kernel_self(cfg, v->X + (Size) i * cfg->dim);
@@ -483,7 +483,8 @@ adaptive_beta(const SelectorConfig *cfg, const BkbView *v)
 	if (v->m > 0)
 	{
 		/* packed lower by rows = Rᵀ packed upper by columns: invert in place */
-		Rinv = palloc(sizeof(double) * PACKED_SIZE(v->m));
+		double	   *Rinv = palloc(sizeof(double) * PACKED_SIZE(v->m));
+
 		memcpy(Rinv, v->R, sizeof(double) * PACKED_SIZE(v->m));
 		if (LAPACKE_dtptri(LAPACK_COL_MAJOR, 'U', 'N', v->m, Rinv) != 0)
 			elog(ERROR, "bkb: triangular inverse failed");
@@ -535,8 +536,8 @@ bkb_score(const SelectorConfig *cfg, const ArmModel *model, const double *x, Arm
 }
 
 const PolicyOps bkb_ops = {
-	.build = bkb_build,
-	.append = bkb_append,
-	.decode = bkb_decode,
-	.score = bkb_score,
+	.name = "bkb", .kind = POLICY_BKB,
+	.uses_context = true, .kernels = KERNELS_ALL, .bounds = BOUNDS_BETA,
+	.keeps_rows = true, .dictionary = true,
+	POLICY_FUNCTIONS(bkb), .kept_rows = bkb_kept_rows,
 };

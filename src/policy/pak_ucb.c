@@ -20,6 +20,7 @@
 #include "math/kernel.h"
 #include "math/linalg.h"
 #include "core/state.h"
+#include "policy/registry.h"
 
 struct ArmModel
 {
@@ -241,8 +242,8 @@ pak_score(const SelectorConfig *cfg, const ArmModel *m, const double *x, ArmScor
 }
 
 const PolicyOps pak_ucb_ops = {
-	.build = pak_build,
-	.append = pak_append,
-	.decode = pak_decode,
-	.score = pak_score,
+	.name = "pak_ucb", .kind = POLICY_PAK_UCB,
+	.uses_context = true, .kernels = KERNELS_ALL, .bounds = BOUNDS_CHOICE,
+	.keeps_rows = true, .forgets = FORGETS_ALL,
+	POLICY_FUNCTIONS(pak),
 };

@@ -28,6 +28,7 @@
 #include "core/catalog.h"
 #include "core/owner.h"
 #include "learning/fold.h"
+#include "policy/registry.h"
 
 #define MODEL_CACHE_MAX_ARMS 1024
 
@@ -276,18 +277,17 @@ pending_positions(const SelectorConfig *cfg)
 	Oid			types[2] = {INT4OID, INT4OID};
 	Datum		args[2] = {Int32GetDatum(cfg->selector_id), Int32GetDatum(cfg->settings_version)};
 
-	if (SPI_execute_plan(spi_plan(&plan,
-								  "SELECT r.tx, r.reward_id, a.arm_id"
-								  " FROM model_select.arms a"
-								  " LEFT JOIN model_select.arm_state s ON s.arm_id = a.arm_id"
-								  " AND s.settings_version = $2"
-								  " CROSS JOIN LATERAL (SELECT r.tx, r.reward_id FROM model_select.rewards r"
-								  "   WHERE r.arm_id = a.arm_id AND (r.tx, r.reward_id) >"
-								  "   (coalesce(s.ckpt_tx, '0'::pg_catalog.xid8), coalesce(s.ckpt_reward_id, 0))"
-								  "   ORDER BY r.tx, r.reward_id) r"
-								  " WHERE a.selector_id = $1 ORDER BY a.arm_id, r.tx, r.reward_id",
-								  2, types), args, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not list the pending rewards of selector %d", cfg->selector_id);
+	spi_execute(spi_plan(&plan,
+						 "SELECT r.tx, r.reward_id, a.arm_id"
+						 " FROM model_select.arms a"
+						 " LEFT JOIN model_select.arm_state s ON s.arm_id = a.arm_id"
+						 " AND s.settings_version = $2"
+						 " CROSS JOIN LATERAL (SELECT r.tx, r.reward_id FROM model_select.rewards r"
+						 "   WHERE r.arm_id = a.arm_id AND (r.tx, r.reward_id) >"
+						 "   (coalesce(s.ckpt_tx, '0'::pg_catalog.xid8), coalesce(s.ckpt_reward_id, 0))"
+						 "   ORDER BY r.tx, r.reward_id) r"
+						 " WHERE a.selector_id = $1 ORDER BY a.arm_id, r.tx, r.reward_id",
+						 2, types), args, NULL, true, 0, SPI_OK_SELECT, "list the pending rewards of selector %d", cfg->selector_id);
 	return SPI_tuptable;
 }
 
@@ -360,8 +360,7 @@ selector_load_as_owner(void *arg)
 			   *keys;
 	uint64		nkeys;
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	spi_connect();
 	sel = call->sel = MemoryContextAllocZero(call->caller, sizeof(Selector));
 	sel->name = MemoryContextStrdup(call->caller, call->name);
 	config_load_by_name(call->name, &sel->cfg);
@@ -369,20 +368,19 @@ selector_load_as_owner(void *arg)
 	nkeys = SPI_processed;
 
 	args[0] = Int32GetDatum(sel->cfg.selector_id);
-	if (SPI_execute_plan(spi_plan(&arms_plan,
-								  "SELECT a.arm_id, a.name, a.ordinal, a.active, s.version,"
-								  " s.xmin::text::bigint, s.settings_version, "
-								  CHECKPOINT_POSITION_COLUMNS ", s.state"
-								  " FROM model_select.arms a LEFT JOIN model_select.arm_state s USING (arm_id)"
-								  " WHERE a.selector_id = $1 ORDER BY a.ordinal",
-								  1, types), args, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the arms of selector \"%s\"", call->name);
+	spi_execute(spi_plan(&arms_plan,
+						 "SELECT a.arm_id, a.name, a.ordinal, a.active, s.version,"
+						 " s.xmin::text::bigint, s.settings_version, "
+						 CHECKPOINT_POSITION_COLUMNS ", s.state"
+						 " FROM model_select.arms a LEFT JOIN model_select.arm_state s USING (arm_id)"
+						 " WHERE a.selector_id = $1 ORDER BY a.ordinal",
+						 1, types), args, NULL, true, 0, SPI_OK_SELECT, "read the arms of selector \"%s\"", call->name);
 	arms = SPI_tuptable;
 	sel->narms = (int) SPI_processed;
 	sel->arms = MemoryContextAllocZero(call->caller, sizeof(ArmInfo) * Max(sel->narms, 1));
 	for (int i = 0; i < sel->narms; i++)
 		arm_from_row(sel, call->caller, arms, i, keys, nkeys);
-	SPI_finish();
+	spi_finish();
 }
 
 /*

@@ -125,17 +125,11 @@ decision_insert(void *arg)
 	static SPIPlanPtr plan = NULL;
 	DecisionLog *log = arg;
 	Oid			argtypes[5] = {INT4OID, INT4OID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8OID};
-	bool		isnull;
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute_plan(spi_plan(&plan,
-								  "INSERT INTO model_select.decisions(selector_id, arm_id, context, score, mean)"
-								  " VALUES ($1, $2, $3, $4, $5) RETURNING decision_id",
-								  5, argtypes), log->args, NULL, false, 1) != SPI_OK_INSERT_RETURNING)
-		elog(ERROR, "could not log the decision");
-	log->decision_id = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	SPI_finish();
+	log->decision_id = Int64GetDatum(spi_insert_returning_id(&plan,
+															 "INSERT INTO model_select.decisions(selector_id, arm_id, context, score, mean)"
+															 " VALUES ($1, $2, $3, $4, $5) RETURNING decision_id",
+															 5, argtypes, log->args, "log the decision"));
 }
 
 Datum
