@@ -158,7 +158,7 @@ checkpoint_arm(const SelectorConfig *cfg, int32 arm_id, bool skip_locked, bool f
 		fold_begin(&f, cfg, NULL, LOG_START, NULL);
 	else
 		fold_begin(&f, cfg, ck.state, ck.pos, &ck.totals);
-	folded = fold_log(&f, arm_id, true, from_scratch);
+	folded = fold_log(&f, arm_id, true, final_horizon(), from_scratch);
 	if (transform != NULL && f.st != NULL && f.st->n > 0)
 	{
 		f.st = transform->fn(cfg, f.st);
@@ -174,7 +174,10 @@ checkpoint_arm(const SelectorConfig *cfg, int32 arm_id, bool skip_locked, bool f
 
 /*
  * After a reward INSERT: checkpoint the arm if it has checkpoint_threshold
- * final pending rows.  Only under READ COMMITTED, where a row lock taken
+ * final pending rows.  The count is not read-only: under the statement's
+ * own snapshot it would miss the rows this statement inserted (a bulk load
+ * would then leave its whole log pending for the next writer and every
+ * reader to fold).  Only under READ COMMITTED, where a row lock taken
  * with SKIP LOCKED sees the newest checkpoint; a transaction-snapshot
  * isolation level could only fail with 40001 here, so it leaves the work to
  * the next READ COMMITTED writer or to checkpoint().
@@ -202,7 +205,7 @@ checkpoint_if_due(const SelectorConfig *cfg, int32 arm_id)
 						 "        CASE WHEN st.settings_version = $2 THEN st.ckpt_reward_id ELSE 0 END)"
 						 "   AND r.tx < $4 LIMIT $3) p"
 						 " WHERE st.arm_id = $1",
-						 4, types), args, NULL, true, 1, SPI_OK_SELECT, "count the pending rewards of arm %d", arm_id);
+						 4, types), args, NULL, false, 1, SPI_OK_SELECT, "count the pending rewards of arm %d", arm_id);
 	if (DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) >=
 		checkpoint_threshold)
 		checkpoint_arm(cfg, arm_id, true, false, NULL);
