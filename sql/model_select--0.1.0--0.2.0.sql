@@ -81,16 +81,30 @@ BEGIN
     RETURN sid;
 END $$;
 
+-- alter_selector()'s side of the settings lock (src/core/catalog.c): reward
+-- inserts hold it shared until they commit; not for clients.
+CREATE FUNCTION model_select._settings_lock(selector_id int) RETURNS void
+    AS 'MODULE_PATHNAME', 'model_select_settings_lock' LANGUAGE C STRICT;
+REVOKE ALL ON FUNCTION model_select._settings_lock(int) FROM PUBLIC;
+
 CREATE OR REPLACE FUNCTION model_select.alter_selector(name text, settings jsonb) RETURNS bigint
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
+    sid int;
     s model_select.selectors;
 BEGIN
     IF settings IS NULL THEN
         RAISE EXCEPTION 'settings must not be NULL' USING ERRCODE = '22004';
     END IF;
-    SELECT * INTO s FROM model_select.selectors sel WHERE sel.name = alter_selector.name FOR UPDATE;
-    IF NOT FOUND THEN
+    -- First wait for the reward inserts in flight (later ones wait for us and
+    -- read the new settings), then lock the row: an insert's foreign key
+    -- check key-share-locks it while the insert holds the settings lock.
+    SELECT sel.selector_id INTO sid FROM model_select.selectors sel WHERE sel.name = alter_selector.name;
+    IF FOUND THEN
+        PERFORM model_select._settings_lock(sid);
+        SELECT * INTO s FROM model_select.selectors sel WHERE sel.selector_id = sid FOR UPDATE;
+    END IF;
+    IF s.selector_id IS NULL THEN
         RAISE EXCEPTION 'selector "%" does not exist', name USING ERRCODE = '42704';
     END IF;
     UPDATE model_select.selectors sel

@@ -5,6 +5,8 @@
 #ifndef MODEL_SELECT_CATALOG_H
 #define MODEL_SELECT_CATALOG_H
 
+#include "storage/lockdefs.h"
+
 #include "core/settings.h"
 #include "core/spi_util.h"
 #include "core/state.h"
@@ -38,7 +40,8 @@ extern void for_each_arm_of_statement(struct TriggerData *td, const char *query,
 									  void *arg);
 extern void config_from_row(SelectorConfig *cfg, HeapTuple row, TupleDesc desc, int first_col);
 extern void config_load(int32 selector_id, SelectorConfig *cfg);
-extern void config_load_shared(int32 selector_id, SelectorConfig *cfg);
+extern void config_load_for_reward(int32 selector_id, SelectorConfig *cfg);
+extern void selector_settings_lock(int32 selector_id, LOCKMODE mode);
 extern void config_load_by_name(const char *name, SelectorConfig *cfg);
 extern Selector *selector_load(const char *name);
 extern bool selector_models_current(Selector *sel);

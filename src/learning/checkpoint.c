@@ -30,6 +30,7 @@
 #include "core/owner.h"
 #include "learning/checkpoint.h"
 #include "learning/fold.h"
+#include "policy/registry.h"
 
 PG_FUNCTION_INFO_V1(model_select_checkpoint);
 PG_FUNCTION_INFO_V1(model_select_rebuild_state);
@@ -181,7 +182,11 @@ checkpoint_arm(const SelectorConfig *cfg, int32 arm_id, bool skip_locked, bool f
  * log rows take at least CHECKPOINT_LOG_RATIO times the state's bytes: a
  * checkpoint then adds at most 1/CHECKPOINT_LOG_RATIO of the log's own WAL
  * (LOG_ROW_BYTES estimates a row), and readers fold at most about that many
- * rows.  Counting is an index scan; a backend counts an arm again only
+ * rows.  Not for policies whose state grows with its rows (pak_ucb, bkb):
+ * a reader's fold of one of their rows costs O(state), so their pending
+ * tail stays at checkpoint_threshold, and a checkpoint rewrites the state
+ * (pak_ucb: about state size / checkpoint_threshold of WAL per reward; an
+ * append-only layout is not done yet).  Counting is an index scan; a backend counts an arm again only
  * after inserting a sixteenth of what it last found due (DueMemo), so the
  * count costs about one row's scan per insert.
  */
@@ -271,8 +276,10 @@ checkpoint_if_due(const SelectorConfig *cfg, int32 arm_id, int64 nrows)
 		return;
 	pending = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	bytes = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
-	m->need = Max(checkpoint_threshold,
-				  isnull ? 0 : CHECKPOINT_LOG_RATIO * DatumGetInt32(bytes) / LOG_ROW_BYTES(cfg->dim) + 1);
+	m->need = checkpoint_threshold;
+	if (!isnull && !policy_ops(cfg->policy)->keeps_rows)
+		m->need = Max(m->need, CHECKPOINT_LOG_RATIO * (int64) DatumGetInt32(bytes) /
+					  LOG_ROW_BYTES(cfg->dim) + 1);
 	if (pending >= m->need)
 		checkpoint_arm(cfg, arm_id, true, false, NULL);
 }

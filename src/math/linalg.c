@@ -113,6 +113,14 @@ chol_append_row(int n, double *lp, const double *b, double c, double floor)
  * sqrt(1 ± xᵀ(LLᵀ)⁻¹x) of 1.  Returns false, leaving lp unusable, when a
  * downdate is not numerically positive definite.
  */
+/* Column k's rotation applied to entry *t of a row whose running X is *X. */
+#define ROTATE(k, t, X) \
+	do { \
+		double		t_ = (t); \
+		(t) = t_ * ci[k] + b[k] * (X); \
+		(X) -= a[k] * t_; \
+	} while (0)
+
 static bool
 chol_rank1(int n, double *lp, double *x, double sign)
 {
@@ -121,33 +129,56 @@ chol_rank1(int n, double *lp, double *x, double sign)
 	double	   *b = a + n;
 	double		p = 1.0;		/* P before column i */
 
-	for (int i = 0; i < n; i++)
+	/*
+	 * Rows in blocks of four: the columns before the block are applied to
+	 * its four rows in one pass (four independent chains), then the block's
+	 * own triangle row by row.
+	 */
+	for (int i0 = 0; i0 < n; i0 += 4)
 	{
-		double	   *row = lp + PACKED_ROW(i);
-		double		X = x[i];
-		double		d = row[i],
-					xi,
-					r2;
+		int			nb = Min(4, n - i0);
+		double	   *row[4];
+		double		X[4] = {0, 0, 0, 0};
 
-		for (int k = 0; k < i; k++)
+		for (int r = 0; r < nb; r++)
 		{
-			double		t = row[k];
+			row[r] = lp + PACKED_ROW(i0 + r);
+			X[r] = x[i0 + r];
+		}
+		if (nb == 4)
+			for (int k = 0; k < i0; k++)
+			{
+				ROTATE(k, row[0][k], X[0]);
+				ROTATE(k, row[1][k], X[1]);
+				ROTATE(k, row[2][k], X[2]);
+				ROTATE(k, row[3][k], X[3]);
+			}
+		else
+			for (int r = 0; r < nb; r++)
+				for (int k = 0; k < i0; k++)
+					ROTATE(k, row[r][k], X[r]);
+		for (int r = 0; r < nb; r++)
+		{
+			int			i = i0 + r;
+			double		d = row[r][i],
+						xi,
+						r2;
 
-			row[k] = t * ci[k] + b[k] * X;
-			X -= a[k] * t;
+			for (int k = i0; k < i; k++)
+				ROTATE(k, row[r][k], X[r]);
+			xi = X[r] * p;
+			r2 = d * d + sign * xi * xi;
+			if (!(r2 > 1e-12 * d * d))
+			{
+				pfree(ci);
+				return false;
+			}
+			row[r][i] = sqrt(r2);
+			ci[i] = d / row[r][i];
+			a[i] = xi / d / p;
+			p *= ci[i];
+			b[i] = sign * (xi / d) * p;
 		}
-		xi = X * p;
-		r2 = d * d + sign * xi * xi;
-		if (!(r2 > 1e-12 * d * d))
-		{
-			pfree(ci);
-			return false;
-		}
-		row[i] = sqrt(r2);
-		ci[i] = d / row[i];
-		a[i] = xi / d / p;
-		p *= ci[i];
-		b[i] = sign * (xi / d) * p;
 	}
 	pfree(ci);
 	return true;

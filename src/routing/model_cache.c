@@ -47,9 +47,11 @@ typedef struct ModelCacheEntry
 	MemoryContext base_cxt;		/* child of cxt: base_model (NULL: not decoded) */
 	ArmModel   *base_model;
 	MemoryContext overlay_cxt;	/* child of cxt, NULL: no overlay kept */
-	int			noverlay;		/* rows of the overlay, their positions ... */
+	int			noverlay;		/* rows of the overlay and their positions */
+	int			maxoverlay;
 	LogPosition *overlay;
-	int64		overlay_n;		/* ... the count of rewards it holds */
+	StateFold	ofold;			/* the base + those rows */
+	MemoryContext overlay_model_cxt;	/* child of overlay_cxt */
 	ArmModel   *overlay_model;
 	const ArmModel *model;		/* the model last handed out */
 	int64		n;				/* and its count of rewards */
@@ -135,6 +137,8 @@ entry_reset(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck)
 									   ALLOCSET_DEFAULT_SIZES);
 	entry->base_cxt = entry->overlay_cxt = NULL;
 	entry->base_model = entry->overlay_model = NULL;
+	entry->overlay = NULL;
+	entry->noverlay = entry->maxoverlay = 0;
 	entry->model = NULL;
 	/* an error below must not leave a half-built entry behind */
 	entry->version = -1;
@@ -228,40 +232,107 @@ entry_drop_overlay(ModelCacheEntry *entry)
 		MemoryContextDelete(entry->overlay_cxt);
 	entry->overlay_cxt = NULL;
 	entry->overlay_model = NULL;
+	entry->overlay = NULL;
+	entry->noverlay = entry->maxoverlay = 0;
 }
 
-/* Is the kept overlay made of rows [first, last) of tt? */
-static bool
-overlay_matches(const ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 last)
+static void
+entry_drop_base_model(ModelCacheEntry *entry)
 {
-	if (entry->overlay_cxt == NULL || (uint64) entry->noverlay != last - first)
-		return false;
+	if (entry->base_cxt)
+		MemoryContextDelete(entry->base_cxt);
+	entry->base_cxt = NULL;
+	entry->base_model = NULL;
+}
+
+/* How many rows of the kept overlay start rows [first, last) of tt (-1: it does not). */
+static int
+overlay_prefix(const ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 last)
+{
+	if (entry->overlay_cxt == NULL || (uint64) entry->noverlay > last - first)
+		return -1;
 	for (int i = 0; i < entry->noverlay; i++)
 		if (log_position_cmp(entry->overlay[i], fold_row_position(tt, first + i)) != 0)
-			return false;
-	return true;
+			return -1;
+	return entry->noverlay;
 }
 
-/* The overlay of rows [first, last) of tt: folded onto a copy of the base. */
+/*
+ * The overlay brought to rows [first, last) of tt: the kept one extended
+ * when its rows start them, else folded anew onto a copy of the base.
+ */
 static void
 entry_overlay(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 last)
 {
-	StateFold	f;
+	int			kept = overlay_prefix(entry, tt, first, last);
+	int			n = (int) (last - first);
 	MemoryContext old;
-	MemoryContext model_cxt = NULL;
 
-	entry_drop_overlay(entry);
-	entry->overlay_cxt = AllocSetContextCreate(entry->cxt, "model_select overlay",
-											   ALLOCSET_DEFAULT_SIZES);
-	old = MemoryContextSwitchTo(entry->overlay_cxt);
-	entry->noverlay = (int) (last - first);
-	entry->overlay = palloc(sizeof(LogPosition) * entry->noverlay);
-	for (int i = 0; i < entry->noverlay; i++)
+	if (kept == n)
+	{
+		cache_hits++;
+		return;
+	}
+	if (kept < 0)
+	{
+		entry_drop_overlay(entry);
+		entry->overlay_cxt = AllocSetContextCreate(entry->cxt, "model_select overlay",
+												   ALLOCSET_DEFAULT_SIZES);
+		entry->maxoverlay = entry->noverlay = 0;
+		old = MemoryContextSwitchTo(entry->overlay_cxt);
+		fold_begin(&entry->ofold, &entry->cfg, entry->fold.st, entry->fold.pos, &entry->fold.totals);
+		MemoryContextSwitchTo(old);
+		kept = 0;
+	}
+	if (n > entry->maxoverlay)
+	{
+		entry->maxoverlay = Max(n, 8);
+		entry->overlay = entry->overlay
+			? repalloc(entry->overlay, sizeof(LogPosition) * entry->maxoverlay)
+			: MemoryContextAlloc(entry->overlay_cxt, sizeof(LogPosition) * entry->maxoverlay);
+	}
+	for (int i = kept; i < n; i++)
 		entry->overlay[i] = fold_row_position(tt, first + i);
-	fold_begin(&f, &entry->cfg, entry->fold.st, entry->fold.pos, &entry->fold.totals);
-	fold_some(&f, tt, first, last, false);
-	entry->overlay_n = f.totals.n;
-	entry->overlay_model = entry_decode(entry, f.st, entry->overlay_cxt, &model_cxt);
+	entry->noverlay = n;
+	old = MemoryContextSwitchTo(entry->overlay_cxt);
+	fold_some(&entry->ofold, tt, first + kept, last, false);
+	MemoryContextSwitchTo(old);
+	if (entry->overlay_model != NULL)
+		MemoryContextDelete(entry->overlay_model_cxt);
+	entry->overlay_model = entry_decode(entry, entry->ofold.st, entry->overlay_cxt,
+										&entry->overlay_model_cxt);
+}
+
+/*
+ * The final rows [first, last) of tt join the base.  When the overlay's
+ * rows start them (they became final), the overlay becomes the base, model
+ * and all: a reward is folded once per backend, whatever order it became
+ * visible and final in.
+ */
+static void
+entry_extend_base(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 last)
+{
+	int			kept = overlay_prefix(entry, tt, first, last);
+	MemoryContext old;
+
+	entry_drop_base_model(entry);
+	if (kept > 0)
+	{
+		MemoryContextSetParent(entry->ofold.cxt, entry->cxt);
+		MemoryContextDelete(entry->fold.cxt);
+		entry->fold = entry->ofold;
+		if (entry->overlay_model != NULL && (uint64) kept == last - first)
+		{
+			MemoryContextSetParent(entry->overlay_model_cxt, entry->cxt);
+			entry->base_cxt = entry->overlay_model_cxt;
+			entry->base_model = entry->overlay_model;
+		}
+		entry->overlay_model = NULL;
+		first += kept;
+	}
+	entry_drop_overlay(entry);
+	old = MemoryContextSwitchTo(entry->cxt);
+	fold_some(&entry->fold, tt, first, last, false);
 	MemoryContextSwitchTo(old);
 }
 
@@ -274,38 +345,25 @@ entry_absorb(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 las
 			 FullTransactionId horizon)
 {
 	uint64		split = first;
-	MemoryContext old;
 
 	while (split < last && FullTransactionIdPrecedes(fold_row_position(tt, split).tx, horizon))
 		split++;
 	if (split > first)
+		entry_extend_base(entry, tt, first, split);
+	if (split < last)
 	{
-		entry_drop_overlay(entry);
-		if (entry->base_cxt)
-			MemoryContextDelete(entry->base_cxt);
-		entry->base_cxt = NULL;
-		entry->base_model = NULL;
-		old = MemoryContextSwitchTo(entry->cxt);
-		fold_some(&entry->fold, tt, first, split, false);
-		MemoryContextSwitchTo(old);
-	}
-	if (split == last)
-	{
-		entry_drop_overlay(entry);
-		if (entry->base_model == NULL && entry->base_cxt == NULL)
-			entry->base_model = entry_decode(entry, entry->fold.st, entry->cxt, &entry->base_cxt);
-		else if (split == first)
-			cache_hits++;
-		entry->model = entry->base_model;
-		entry->n = entry->fold.totals.n;
+		entry_overlay(entry, tt, split, last);
+		entry->model = entry->overlay_model;
+		entry->n = entry->ofold.totals.n;
 		return;
 	}
-	if (split == first && overlay_matches(entry, tt, split, last))
+	entry_drop_overlay(entry);
+	if (entry->base_cxt != NULL || entry->fold.st == NULL || entry->fold.st->n == 0)
 		cache_hits++;
 	else
-		entry_overlay(entry, tt, split, last);
-	entry->model = entry->overlay_model;
-	entry->n = entry->overlay_n;
+		entry->base_model = entry_decode(entry, entry->fold.st, entry->cxt, &entry->base_cxt);
+	entry->model = entry->base_model;
+	entry->n = entry->fold.totals.n;
 }
 
 /* The arms query's checkpoint columns 5.. of row i. */
