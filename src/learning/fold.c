@@ -15,6 +15,7 @@
 #include "core/catalog.h"
 #include "core/context.h"
 #include "learning/fold.h"
+#include "policy/registry.h"
 
 /* Rows fetched per round trip when folding a log. */
 #define FOLD_BATCH 4096
@@ -162,14 +163,18 @@ fold_build(StateFold *f, SPITupleTable *tt, uint64 first, uint64 last)
 }
 
 /*
- * Fold rows [first, last) of tt: built at once when the fold is empty and
- * there is more than one row (or with build: rebuild_state's definition),
- * else appended one by one.
+ * Fold rows [first, last) of tt: appended one by one, or built at once onto
+ * an empty fold with build (rebuild_state's definition).  A state that
+ * grows with its rows (pak_ucb, bkb) is also built when there is more than
+ * one row: appending copies it.  Fixed-size states append in O(p²) whatever
+ * n, and appending agrees to the last bit with readers and replay(), which
+ * fold one reward at a time, whenever checkpoints happen.
  */
 void
 fold_some(StateFold *f, SPITupleTable *tt, uint64 first, uint64 last, bool build)
 {
-	if (f->st == NULL && f->totals.n == 0 && (build || last - first > 1))
+	if (f->st == NULL && f->totals.n == 0 &&
+		(build || (last - first > 1 && policy_ops(f->cfg->policy)->keeps_rows)))
 		fold_build(f, tt, first, last);
 	else
 		fold_rows(f, tt, first, last);
