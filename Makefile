@@ -2,8 +2,8 @@
 #
 #   make / make install / make installcheck / make clean   (plain PGXS)
 #   make test   install missing Debian packages, build, install, then run
-#               pg_regress + pgTAP (test/*.sql) + shell tests (test/*.sh)
-#               against a throwaway cluster
+#               pg_regress (sql/, expected/) + pgTAP (test/tap/) + session
+#               tests (test/session/*.sh) against a throwaway cluster
 #   make demo   same set-up, then run demo/demo.sql in a throwaway cluster
 #
 # The Makefile must also parse on a machine where PostgreSQL is not installed
