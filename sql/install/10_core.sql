@@ -1,0 +1,169 @@
+-- Core: selectors (one routing policy instance each), their arms, the
+-- per-arm learned state, and the functions that manage them.
+--
+-- All objects of the extension live in schema model_select; every reference
+-- is schema-qualified and every function pins its search_path (except
+-- create_probe_run, whose pool query runs with the caller's), so nothing
+-- depends on the caller's search_path.
+
+-- Selectors: one routing policy instance each.  `settings` holds every
+-- applicable setting with defaults filled in (validated in C).
+CREATE TABLE model_select.selectors (
+    selector_id serial PRIMARY KEY,
+    name        text NOT NULL UNIQUE CHECK (name <> ''),
+    dim         int NOT NULL CHECK (dim BETWEEN 1 AND 16000),
+    policy      text NOT NULL,
+    kernel      text,
+    settings    jsonb NOT NULL,
+    seed        bigint NOT NULL,
+    created_at  timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE TABLE model_select.arms (
+    arm_id      serial PRIMARY KEY,
+    selector_id int NOT NULL REFERENCES model_select.selectors ON DELETE CASCADE,
+    name        text NOT NULL CHECK (name <> ''),
+    ordinal     int NOT NULL,
+    active      boolean NOT NULL DEFAULT true,
+    created_at  timestamptz NOT NULL DEFAULT now(),
+    retired_at  timestamptz,
+    UNIQUE (selector_id, name),
+    UNIQUE (selector_id, ordinal)
+);
+
+-- One row per arm: the learned state (binary layout documented in
+-- src/core/state.h) and running totals.  The row lock serialises reward updates.
+CREATE TABLE model_select.arm_state (
+    arm_id      int PRIMARY KEY REFERENCES model_select.arms ON DELETE CASCADE,
+    selector_id int NOT NULL REFERENCES model_select.selectors ON DELETE CASCADE,
+    version     bigint NOT NULL DEFAULT 0,
+    n           bigint NOT NULL DEFAULT 0,
+    reward_sum  float8 NOT NULL DEFAULT 0,
+    cost_sum    float8 NOT NULL DEFAULT 0,
+    cost_n      bigint NOT NULL DEFAULT 0,
+    state       bytea,
+    updated_at  timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX ON model_select.arm_state (selector_id);
+-- States are float8 arrays that pglz cannot shrink: skip the compression try.
+ALTER TABLE model_select.arm_state ALTER COLUMN state SET STORAGE EXTERNAL;
+
+-- Validates settings for a policy/kernel and returns them with defaults.
+CREATE FUNCTION model_select.resolve_settings(policy text, kernel text, settings jsonb)
+    RETURNS jsonb
+    AS 'MODULE_PATHNAME', 'model_select_resolve_settings' LANGUAGE C IMMUTABLE;
+
+CREATE FUNCTION model_select.add_arm(selector text, arm text) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    sid int;
+    existing model_select.arms;
+BEGIN
+    IF arm IS NULL OR arm = '' THEN
+        RAISE EXCEPTION 'arm name must not be NULL or empty' USING ERRCODE = '22004';
+    END IF;
+    SELECT s.selector_id INTO sid FROM model_select.selectors s WHERE s.name = selector FOR NO KEY UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'selector "%" does not exist', selector USING ERRCODE = '42704';
+    END IF;
+    SELECT * INTO existing FROM model_select.arms a WHERE a.selector_id = sid AND a.name = arm;
+    IF FOUND THEN
+        IF existing.active THEN
+            RAISE EXCEPTION 'selector "%" already has an active arm "%"', selector, arm
+                USING ERRCODE = '42710';
+        END IF;
+        UPDATE model_select.arms SET active = true, retired_at = NULL WHERE arm_id = existing.arm_id;
+        RETURN;
+    END IF;
+    WITH a AS (
+        INSERT INTO model_select.arms(selector_id, name, ordinal)
+        SELECT sid, arm, coalesce(max(ordinal), 0) + 1 FROM model_select.arms WHERE selector_id = sid
+        RETURNING arm_id)
+    INSERT INTO model_select.arm_state(arm_id, selector_id) SELECT arm_id, sid FROM a;
+END $$;
+
+CREATE FUNCTION model_select.create_selector(
+    name text, dim int, arms text[], policy text DEFAULT 'pak_ucb',
+    kernel text DEFAULT NULL, settings jsonb DEFAULT '{}', seed bigint DEFAULT 0)
+RETURNS int
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    sid int;
+    arm text;
+BEGIN
+    IF name IS NULL OR dim IS NULL OR arms IS NULL OR policy IS NULL OR seed IS NULL THEN
+        RAISE EXCEPTION 'name, dim, arms, policy and seed must not be NULL' USING ERRCODE = '22004';
+    END IF;
+    IF dim < 1 OR dim > 16000 THEN
+        RAISE EXCEPTION 'dim must be between 1 and 16000, not %', dim USING ERRCODE = '22023';
+    END IF;
+    IF cardinality(arms) = 0 THEN
+        RAISE EXCEPTION 'a selector needs at least one arm' USING ERRCODE = '22023';
+    END IF;
+    IF EXISTS (SELECT 1 FROM model_select.selectors s WHERE s.name = create_selector.name) THEN
+        RAISE EXCEPTION 'selector "%" already exists', name USING ERRCODE = '42710';
+    END IF;
+    INSERT INTO model_select.selectors(name, dim, policy, kernel, settings, seed)
+    VALUES (name, dim, policy,
+            CASE WHEN policy IN ('pak_ucb', 'rff_ucb', 'bkb') THEN coalesce(kernel, 'rbf') ELSE kernel END,
+            model_select.resolve_settings(policy, kernel, coalesce(settings, '{}')), seed)
+    RETURNING selector_id INTO sid;
+    FOREACH arm IN ARRAY arms LOOP
+        PERFORM model_select.add_arm(name, arm);
+    END LOOP;
+    RETURN sid;
+END $$;
+
+-- Change settings after creation: merged into the current ones, validated,
+-- and every arm's state re-derived from the reward log (e.g. a new
+-- cost_weight, alpha or bandwidth).  Returns the rewards re-applied.
+CREATE FUNCTION model_select.alter_selector(name text, settings jsonb) RETURNS bigint
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    s model_select.selectors;
+BEGIN
+    IF settings IS NULL THEN
+        RAISE EXCEPTION 'settings must not be NULL' USING ERRCODE = '22004';
+    END IF;
+    SELECT * INTO s FROM model_select.selectors sel WHERE sel.name = alter_selector.name FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'selector "%" does not exist', name USING ERRCODE = '42704';
+    END IF;
+    UPDATE model_select.selectors sel
+       SET settings = model_select.resolve_settings(s.policy, s.kernel, s.settings || alter_selector.settings)
+     WHERE sel.selector_id = s.selector_id;
+    RETURN model_select.rebuild_state(name);
+END $$;
+
+CREATE FUNCTION model_select.drop_selector(name text) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    DELETE FROM model_select.selectors s WHERE s.name = drop_selector.name;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'selector "%" does not exist', name USING ERRCODE = '42704';
+    END IF;
+END $$;
+
+CREATE FUNCTION model_select.retire_arm(selector text, arm text) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM model_select.selectors s WHERE s.name = selector) THEN
+        RAISE EXCEPTION 'selector "%" does not exist', selector USING ERRCODE = '42704';
+    END IF;
+    UPDATE model_select.arms a SET active = false, retired_at = now()
+      FROM model_select.selectors s
+     WHERE s.name = selector AND a.selector_id = s.selector_id AND a.name = arm;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'selector "%" has no arm "%"', selector, arm USING ERRCODE = '42704';
+    END IF;
+END $$;
+
+-- pg_dump keeps the user data and the sequences.  arm_state is derived: it is
+-- dumped empty, and restoring the reward log re-learns it through the
+-- triggers (which create missing arm_state rows), so a restore can never
+-- apply a reward twice.  (The logs register themselves in their parts.)
+SELECT pg_catalog.pg_extension_config_dump('model_select.selectors', '');
+SELECT pg_catalog.pg_extension_config_dump('model_select.arms', '');
+SELECT pg_catalog.pg_extension_config_dump('model_select.arm_state', 'WHERE false');
+SELECT pg_catalog.pg_extension_config_dump('model_select.selectors_selector_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('model_select.arms_arm_id_seq', '');
