@@ -51,10 +51,10 @@ ALTER TABLE model_select.arm_state ALTER COLUMN state SET STORAGE EXTERNAL;
 -- Validates settings for a policy/kernel and returns them with defaults.
 CREATE FUNCTION model_select.resolve_settings(policy text, kernel text, settings jsonb)
     RETURNS jsonb
-    AS 'MODULE_PATHNAME', 'model_select_resolve_settings' LANGUAGE C IMMUTABLE;
+    AS 'MODULE_PATHNAME', 'model_select_resolve_settings' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 
 CREATE FUNCTION model_select.add_arm(selector text, arm text) RETURNS void
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     sid int;
     existing model_select.arms;
@@ -86,7 +86,7 @@ CREATE FUNCTION model_select.create_selector(
     name text, dim int, arms text[], policy text DEFAULT 'pak_ucb',
     kernel text DEFAULT NULL, settings jsonb DEFAULT '{}', seed bigint DEFAULT 0)
 RETURNS int
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     sid int;
     arm text;
@@ -118,7 +118,7 @@ END $$;
 -- and every arm's state re-derived from the reward log (e.g. a new
 -- cost_weight, alpha or bandwidth).  Returns the rewards re-applied.
 CREATE FUNCTION model_select.alter_selector(name text, settings jsonb) RETURNS bigint
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     s model_select.selectors;
 BEGIN
@@ -136,7 +136,7 @@ BEGIN
 END $$;
 
 CREATE FUNCTION model_select.drop_selector(name text) RETURNS void
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     DELETE FROM model_select.selectors s WHERE s.name = drop_selector.name;
     IF NOT FOUND THEN
@@ -145,7 +145,7 @@ BEGIN
 END $$;
 
 CREATE FUNCTION model_select.retire_arm(selector text, arm text) RETURNS void
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     IF NOT EXISTS (SELECT 1 FROM model_select.selectors s WHERE s.name = selector) THEN
         RAISE EXCEPTION 'selector "%" does not exist', selector USING ERRCODE = '42704';
@@ -167,3 +167,45 @@ SELECT pg_catalog.pg_extension_config_dump('model_select.arms', '');
 SELECT pg_catalog.pg_extension_config_dump('model_select.arm_state', 'WHERE false');
 SELECT pg_catalog.pg_extension_config_dump('model_select.selectors_selector_id_seq', '');
 SELECT pg_catalog.pg_extension_config_dump('model_select.arms_arm_id_seq', '');
+
+-- Comments (psql: \dt+, \d+, \df+, \dd).
+COMMENT ON TABLE model_select.selectors IS
+'Selectors: one routing policy instance each (a contextual bandit over its arms). Create with create_selector(), change with alter_selector(), delete with drop_selector().';
+COMMENT ON COLUMN model_select.selectors.name IS 'Unique name by which every function refers to the selector.';
+COMMENT ON COLUMN model_select.selectors.dim IS 'Dimension of the context embeddings (1 to 16000).';
+COMMENT ON COLUMN model_select.selectors.policy IS 'pak_ucb, rff_ucb, bkb, lin_ucb, greedy or random.';
+COMMENT ON COLUMN model_select.selectors.kernel IS 'Kernel of a kernelised policy (pak_ucb, rff_ucb, bkb); NULL for the others.';
+COMMENT ON COLUMN model_select.selectors.settings IS
+'Every applicable setting with its default filled in (see resolve_settings()). Change it with alter_selector() only: a direct UPDATE would disagree with the learned states.';
+COMMENT ON COLUMN model_select.selectors.seed IS 'Seed of tie-breaking, of the random policy and of random features.';
+
+COMMENT ON TABLE model_select.arms IS
+'The arms (models) of each selector. A retired arm (active = false) is never chosen and refuses rewards; its state and rewards stay, add_arm() re-activates it.';
+COMMENT ON COLUMN model_select.arms.name IS 'Arm name, unique within the selector: what select_model() returns.';
+COMMENT ON COLUMN model_select.arms.ordinal IS 'Position within the selector (1, 2, ...): the order of scores() rows and of tie-breaking.';
+COMMENT ON COLUMN model_select.arms.active IS 'false once retired by retire_arm().';
+COMMENT ON COLUMN model_select.arms.retired_at IS 'When the arm was last retired; NULL while active.';
+
+COMMENT ON TABLE model_select.arm_state IS
+'Learned state of each arm, derived from the reward log (rebuild_state() re-derives it). The row lock serialises reward updates. pg_dump dumps it empty; restoring the log re-learns it.';
+COMMENT ON COLUMN model_select.arm_state.version IS
+'Incremented by every statement that brings the arm rewards and by every rebuild or resample; invalidates cached models.';
+COMMENT ON COLUMN model_select.arm_state.n IS 'Rewards folded into the state.';
+COMMENT ON COLUMN model_select.arm_state.reward_sum IS 'Sum of the rewards folded in.';
+COMMENT ON COLUMN model_select.arm_state.cost_sum IS 'Sum of the costs of the rewards that had one.';
+COMMENT ON COLUMN model_select.arm_state.cost_n IS 'Number of rewards that had a cost.';
+COMMENT ON COLUMN model_select.arm_state.state IS
+'The policy''s state in binary form (layout in src/core/state.h); NULL until the first reward.';
+
+COMMENT ON FUNCTION model_select.resolve_settings(text, text, jsonb) IS
+'Validates settings for a policy and kernel and returns them with every default filled in: what create_selector() stores.';
+COMMENT ON FUNCTION model_select.add_arm(text, text) IS
+'Adds an arm to a selector (next ordinal; it scores Infinity until its first reward), or re-activates a retired arm of that name with its state and rewards.';
+COMMENT ON FUNCTION model_select.create_selector(text, int, text[], text, text, jsonb, bigint) IS
+'Creates a selector with its arms and returns its selector_id. policy: pak_ucb (default), rff_ucb, bkb, lin_ucb, greedy or random; kernel for pak_ucb, rff_ucb and bkb (default rbf); settings are validated and stored complete; seed drives tie-breaking and randomness.';
+COMMENT ON FUNCTION model_select.alter_selector(text, jsonb) IS
+'Merges settings into the selector''s, validates them and re-derives every arm''s state from the reward log under the new settings; returns the number of rewards re-applied. Policy, kernel and dimension cannot change.';
+COMMENT ON FUNCTION model_select.drop_selector(text) IS
+'Deletes a selector with its arms, states, decisions, rewards and cascade data.';
+COMMENT ON FUNCTION model_select.retire_arm(text, text) IS
+'Retires an arm: it is never chosen again and refuses rewards; its state and rewards stay and scores() still shows it.';

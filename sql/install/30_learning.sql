@@ -21,9 +21,9 @@ CREATE INDEX ON model_select.rewards (arm_id, reward_id);
 CREATE INDEX ON model_select.rewards (selector_id);
 
 CREATE FUNCTION model_select._rewards_resolve() RETURNS trigger
-    AS 'MODULE_PATHNAME', 'model_select_rewards_resolve' LANGUAGE C;
+    AS 'MODULE_PATHNAME', 'model_select_rewards_resolve' LANGUAGE C PARALLEL UNSAFE;
 CREATE FUNCTION model_select._rewards_apply() RETURNS trigger
-    AS 'MODULE_PATHNAME', 'model_select_rewards_apply' LANGUAGE C;
+    AS 'MODULE_PATHNAME', 'model_select_rewards_apply' LANGUAGE C PARALLEL UNSAFE;
 
 CREATE TRIGGER rewards_resolve BEFORE INSERT ON model_select.rewards
     FOR EACH ROW EXECUTE FUNCTION model_select._rewards_resolve();
@@ -35,7 +35,7 @@ CREATE TRIGGER rewards_apply AFTER INSERT ON model_select.rewards
 -- the learned state.  (DELETE stays possible, e.g. for drop_selector's
 -- cascade; after deleting rewards by hand, run rebuild_state().)
 CREATE FUNCTION model_select._rewards_append_only() RETURNS trigger
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     RAISE EXCEPTION 'model_select.rewards is an append-only log: % is not allowed', TG_OP
         USING ERRCODE = '55000',
@@ -45,12 +45,39 @@ CREATE TRIGGER rewards_append_only BEFORE UPDATE OR TRUNCATE ON model_select.rew
     FOR EACH STATEMENT EXECUTE FUNCTION model_select._rewards_append_only();
 
 CREATE FUNCTION model_select.rebuild_state(selector text) RETURNS bigint
-    AS 'MODULE_PATHNAME', 'model_select_rebuild_state' LANGUAGE C VOLATILE STRICT;
+    AS 'MODULE_PATHNAME', 'model_select_rebuild_state' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 
 -- bkb: resample every arm's dictionary now (spec/003.md §2.3); returns the
 -- number of arms resampled.  55000 unless the selector's policy is bkb.
 CREATE FUNCTION model_select.resample(selector text) RETURNS bigint
-    AS 'MODULE_PATHNAME', 'model_select_resample' LANGUAGE C VOLATILE STRICT;
+    AS 'MODULE_PATHNAME', 'model_select_resample' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 
 SELECT pg_catalog.pg_extension_config_dump('model_select.rewards', '');
 SELECT pg_catalog.pg_extension_config_dump('model_select.rewards_reward_id_seq', '');
+
+-- Comments (psql: \dt+, \d+, \df+, \dd).
+COMMENT ON TABLE model_select.rewards IS
+'The reward log, source of truth of all learned state. Insert (decision_id, reward[, cost]) or (selector, arm, context, reward[, cost]); triggers validate each row and fold each statement''s rewards into arm_state. Append-only: UPDATE and TRUNCATE are refused; after a DELETE run rebuild_state().';
+COMMENT ON COLUMN model_select.rewards.selector IS 'Selector name (or taken from the decision).';
+COMMENT ON COLUMN model_select.rewards.arm IS 'Arm name (or taken from the decision); the arm must be active.';
+COMMENT ON COLUMN model_select.rewards.decision_id IS 'The decision rewarded, if any; at most one reward per decision.';
+COMMENT ON COLUMN model_select.rewards.context IS 'The context (taken from the decision when decision_id is given).';
+COMMENT ON COLUMN model_select.rewards.reward IS 'The observed reward, finite and within the selector''s [reward_min, reward_max].';
+COMMENT ON COLUMN model_select.rewards.cost IS 'Optional cost (finite, >= 0), weighted by the setting cost_weight.';
+COMMENT ON COLUMN model_select.rewards.selector_id IS 'Filled in by the trigger rewards_resolve.';
+COMMENT ON COLUMN model_select.rewards.arm_id IS 'Filled in by the trigger rewards_resolve.';
+
+COMMENT ON FUNCTION model_select._rewards_resolve() IS
+'Trigger function of rewards_resolve (BEFORE INSERT, each row): completes and validates a reward row.';
+COMMENT ON FUNCTION model_select._rewards_apply() IS
+'Trigger function of rewards_apply (AFTER INSERT, each statement): folds the statement''s rewards into arm_state, arm by arm in arm_id order.';
+COMMENT ON FUNCTION model_select._rewards_append_only() IS
+'Trigger function of rewards_append_only: refuses UPDATE and TRUNCATE of the reward log (55000).';
+COMMENT ON TRIGGER rewards_resolve ON model_select.rewards IS 'Completes and validates each reward row.';
+COMMENT ON TRIGGER rewards_apply ON model_select.rewards IS 'Learns from the statement''s rewards (one state write per arm).';
+COMMENT ON TRIGGER rewards_append_only ON model_select.rewards IS 'Keeps the reward log append-only.';
+
+COMMENT ON FUNCTION model_select.rebuild_state(text) IS
+'Recomputes every arm''s state and totals from the reward log in reward_id order (after deleting rewards, or to repair a state); returns the number of rewards applied.';
+COMMENT ON FUNCTION model_select.resample(text) IS
+'For a bkb selector: resamples every arm''s dictionary now; returns the number of arms resampled.';

@@ -16,7 +16,7 @@ SELECT s.name AS selector, a.name AS arm, a.ordinal, a.active, st.n,
 -- window, a discount or restart_every (see README).
 CREATE FUNCTION model_select.drift(selector text, recent int DEFAULT 100)
 RETURNS TABLE (arm text, n bigint, observed float8, predicted float8, gap float8, z float8)
-LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
     SELECT a.name, count(r.reward), avg(r.reward), avg(r.mean), avg(r.reward - r.mean),
            avg(r.reward - r.mean) / nullif(stddev_samp(r.reward - r.mean) / sqrt(count(r.reward)), 0)
       FROM model_select.selectors s
@@ -32,3 +32,13 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
      GROUP BY a.name, a.ordinal
      ORDER BY a.ordinal
 $$;
+
+-- Comments (psql: \dv+, \d+, \df+, \dd).
+COMMENT ON VIEW model_select.arm_stats IS
+'Per arm: rewards learned, mean reward, mean cost, state version and size.';
+COMMENT ON COLUMN model_select.arm_stats.mean_reward IS 'reward_sum / n; NULL while n = 0.';
+COMMENT ON COLUMN model_select.arm_stats.mean_cost IS 'Mean cost over the rewards that had a cost.';
+COMMENT ON COLUMN model_select.arm_stats.state_bytes IS 'Size of the stored state in bytes.';
+
+COMMENT ON FUNCTION model_select.drift(text, int) IS
+'Change detector: per arm, over its last `recent` rewarded decisions, the mean observed reward vs the mean predicted at decision time, their gap and its z score (|z| >= 3: the arm no longer behaves as it used to).';

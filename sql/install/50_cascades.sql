@@ -72,9 +72,9 @@ CREATE INDEX ON model_select.cascade_state (selector_id);
 ALTER TABLE model_select.cascade_state ALTER COLUMN design SET STORAGE EXTERNAL;
 
 CREATE FUNCTION model_select._cascade_resolve() RETURNS trigger
-    AS 'MODULE_PATHNAME', 'model_select_cascade_resolve' LANGUAGE C;
+    AS 'MODULE_PATHNAME', 'model_select_cascade_resolve' LANGUAGE C PARALLEL UNSAFE;
 CREATE FUNCTION model_select._cascade_apply() RETURNS trigger
-    AS 'MODULE_PATHNAME', 'model_select_cascade_apply' LANGUAGE C;
+    AS 'MODULE_PATHNAME', 'model_select_cascade_apply' LANGUAGE C PARALLEL UNSAFE;
 CREATE TRIGGER cascade_resolve BEFORE INSERT ON model_select.cascade_observations
     FOR EACH ROW EXECUTE FUNCTION model_select._cascade_resolve();
 CREATE TRIGGER cascade_apply AFTER INSERT ON model_select.cascade_observations
@@ -82,7 +82,7 @@ CREATE TRIGGER cascade_apply AFTER INSERT ON model_select.cascade_observations
     FOR EACH STATEMENT EXECUTE FUNCTION model_select._cascade_apply();
 
 CREATE FUNCTION model_select._cascade_append_only() RETURNS trigger
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     RAISE EXCEPTION 'model_select.cascade_observations is an append-only log: % is not allowed', TG_OP
         USING ERRCODE = '55000',
@@ -124,17 +124,17 @@ CREATE FUNCTION model_select.cascade_select(selector text, "values" float8[], ar
 -- cascade() logged in cascade_decisions; observations may then name the cascade_id.
 CREATE FUNCTION model_select.cascade_route(selector text, context float8[], beta float8 DEFAULT 5,
     OUT cascade_id bigint, OUT arms text[], OUT indices float8[])
-    AS 'MODULE_PATHNAME', 'model_select_cascade_route' LANGUAGE C VOLATILE STRICT;
+    AS 'MODULE_PATHNAME', 'model_select_cascade_route' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 CREATE FUNCTION model_select.cascade_route(selector text, context real[], beta float8 DEFAULT 5,
     OUT cascade_id bigint, OUT arms text[], OUT indices float8[])
-    AS 'MODULE_PATHNAME', 'model_select_cascade_route' LANGUAGE C VOLATILE STRICT;
+    AS 'MODULE_PATHNAME', 'model_select_cascade_route' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 
 -- Rebuild every arm's cascade_state from the log now (design from scratch,
 -- rho warm-started from the stored one unless from_scratch); returns the
 -- observations used.  Needed after deleting observations or changing the
 -- selector's feature settings.
 CREATE FUNCTION model_select.cascade_refit(selector text, from_scratch boolean DEFAULT false) RETURNS bigint
-    AS 'MODULE_PATHNAME', 'model_select_cascade_refit' LANGUAGE C VOLATILE STRICT;
+    AS 'MODULE_PATHNAME', 'model_select_cascade_refit' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 
 -- Per logged cascade: what was queried, the best value and the utility
 -- (best value − total cost) of the observations that name it.
@@ -159,3 +159,57 @@ SELECT pg_catalog.pg_extension_config_dump('model_select.cascade_observations', 
 SELECT pg_catalog.pg_extension_config_dump('model_select.cascade_state', 'WHERE false');
 SELECT pg_catalog.pg_extension_config_dump('model_select.cascade_decisions_cascade_id_seq', '');
 SELECT pg_catalog.pg_extension_config_dump('model_select.cascade_observations_obs_id_seq', '');
+
+-- Comments (psql: \dt+, \dv+, \d+, \df+, \dd).
+COMMENT ON FUNCTION model_select.reservation_index(text, float8[], float8) IS
+'Weitzman''s reservation index: the sigma solving E[(V - sigma)^+] = cost for V distributed as bernoulli {p[, high]}, uniform {a, b}, gaussian {mean, sd}, empirical {v1, ..., vn} or discrete {v1, p1, ..., vn, pn}.';
+
+COMMENT ON TABLE model_select.cascade_decisions IS
+'One row per cascade_route() call: the active arms in query order and their optimistic indices (the stop thresholds).';
+COMMENT ON COLUMN model_select.cascade_decisions.arms IS 'Active arms in cascade order.';
+COMMENT ON COLUMN model_select.cascade_decisions.indices IS 'Their optimistic indices (stop thresholds).';
+COMMENT ON TABLE model_select.cascade_observations IS
+'The cascade observation log, source of truth of cascade_state: one row per queried arm, inserted as (selector, arm, context, value, cost) or (cascade_id, arm, value, cost). Append-only; after a DELETE run cascade_refit().';
+COMMENT ON COLUMN model_select.cascade_observations.value IS 'The value of the queried arm''s output, as the application''s evaluator gave it.';
+COMMENT ON COLUMN model_select.cascade_observations.cost IS 'The cost of querying the arm.';
+COMMENT ON TABLE model_select.cascade_state IS
+'Per arm: the learned reservation-index model, derived from the observation log (cascade_refit() rebuilds it; pg_dump dumps it empty).';
+COMMENT ON COLUMN model_select.cascade_state.fit_n IS 'Observations at the last fit of rho.';
+COMMENT ON COLUMN model_select.cascade_state.rho IS 'Weights of the index sigma(x) = reward_min + R tanh(rho . psi(x)).';
+COMMENT ON COLUMN model_select.cascade_state.design IS 'Packed lower Cholesky factor of V = I + sum psi psi^T (float8, by rows).';
+
+COMMENT ON FUNCTION model_select._cascade_resolve() IS
+'Trigger function of cascade_resolve (BEFORE INSERT, each row): completes and validates an observation row.';
+COMMENT ON FUNCTION model_select._cascade_apply() IS
+'Trigger function of cascade_apply (AFTER INSERT, each statement): folds the statement''s observations into cascade_state and refits.';
+COMMENT ON FUNCTION model_select._cascade_append_only() IS
+'Trigger function of cascade_append_only: refuses UPDATE and TRUNCATE of the observation log (55000).';
+COMMENT ON TRIGGER cascade_resolve ON model_select.cascade_observations IS 'Completes and validates each observation row.';
+COMMENT ON TRIGGER cascade_apply ON model_select.cascade_observations IS 'Learns from the statement''s observations.';
+COMMENT ON TRIGGER cascade_append_only ON model_select.cascade_observations IS 'Keeps the observation log append-only.';
+
+COMMENT ON FUNCTION model_select.cascade(text, float8[], float8) IS
+'The active arms in the order to query them (decreasing optimistic index), with their indices: stop once the best value seen reaches the next index.';
+COMMENT ON FUNCTION model_select.cascade(text, real[], float8) IS
+'The active arms in the order to query them (decreasing optimistic index), with their indices: stop once the best value seen reaches the next index.';
+COMMENT ON FUNCTION model_select.cascade_scores(text, float8[], float8) IS
+'Every arm (retired ones too): observations, estimated index, width and optimistic index (Infinity while n = 0).';
+COMMENT ON FUNCTION model_select.cascade_scores(text, real[], float8) IS
+'Every arm (retired ones too): observations, estimated index, width and optimistic index (Infinity while n = 0).';
+COMMENT ON FUNCTION model_select.cascade_next(text, float8[], float8, text[], float8) IS
+'Weitzman''s rule: the next arm to query given the best value so far and the arms queried, or NULL to stop.';
+COMMENT ON FUNCTION model_select.cascade_next(text, real[], float8, text[], float8) IS
+'Weitzman''s rule: the next arm to query given the best value so far and the arms queried, or NULL to stop.';
+COMMENT ON FUNCTION model_select.cascade_select(text, float8[], text[]) IS
+'Which queried output to deploy: the arm with the best value.';
+COMMENT ON FUNCTION model_select.cascade_route(text, float8[], float8) IS
+'cascade(), logged in cascade_decisions: returns the cascade_id (for the observations), the arms in query order and their indices.';
+COMMENT ON FUNCTION model_select.cascade_route(text, real[], float8) IS
+'cascade(), logged in cascade_decisions: returns the cascade_id (for the observations), the arms in query order and their indices.';
+COMMENT ON FUNCTION model_select.cascade_refit(text, boolean) IS
+'Rebuilds every arm''s cascade_state from the observation log (rho warm-started unless from_scratch); returns the number of observations used.';
+
+COMMENT ON VIEW model_select.cascade_outcomes IS
+'Per logged cascade: arms queried, the best arm and value, the total cost and the utility (best value - total cost).';
+COMMENT ON VIEW model_select.cascade_arm_stats IS
+'Per arm: cascade observations, the current fit (fit_n, rho), state version and design size.';

@@ -76,16 +76,16 @@ CREATE TABLE model_select.probe_plan (
 );
 
 CREATE FUNCTION model_select._probe_load_pool(run_id int, pool text) RETURNS int
-    AS 'MODULE_PATHNAME', 'model_select_probe_load_pool' LANGUAGE C VOLATILE STRICT;
+    AS 'MODULE_PATHNAME', 'model_select_probe_load_pool' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 CREATE FUNCTION model_select._probe_plan(run_id int) RETURNS int
-    AS 'MODULE_PATHNAME', 'model_select_probe_plan' LANGUAGE C VOLATILE STRICT;
+    AS 'MODULE_PATHNAME', 'model_select_probe_plan' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 CREATE FUNCTION model_select._probe_eliminate(run_id int) RETURNS int
-    AS 'MODULE_PATHNAME', 'model_select_probe_eliminate' LANGUAGE C VOLATILE STRICT;
+    AS 'MODULE_PATHNAME', 'model_select_probe_eliminate' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 
 -- The transition after a fully reported batch (or, for a new run, the start
 -- of interval 1).  The caller holds the run's row lock.
 CREATE FUNCTION model_select._probe_advance(rid int) RETURNS void
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     r model_select.probe_runs;
     n int;
@@ -129,7 +129,7 @@ CREATE FUNCTION model_select._probe_create(
     name text, horizon int, reset_every int, beta float8, pool text,
     kernel text, settings jsonb, seed bigint)
 RETURNS int
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     allowed text[] := ARRAY['alpha', 'intercept', 'normalize', 'bandwidth', 'nu', 'gamma', 'degree', 'offset'];
     kern text := coalesce(kernel, 'rbf');
@@ -178,7 +178,7 @@ END $$;
 
 -- Step 3, after _probe_load_pool: check the pool and start interval 1.
 CREATE FUNCTION model_select._probe_start(rid int) RETURNS int
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     IF EXISTS (SELECT 1 FROM model_select.probe_pool p WHERE p.run_id = rid
                 GROUP BY p.prompt, p.model HAVING count(*) > 1) THEN
@@ -201,13 +201,13 @@ CREATE FUNCTION model_select.create_probe_run(
     name text, horizon int, reset_every int, beta float8, pool text,
     kernel text DEFAULT 'rbf', settings jsonb DEFAULT '{}', seed bigint DEFAULT 0)
 RETURNS int
-LANGUAGE sql VOLATILE AS $$
+LANGUAGE sql VOLATILE PARALLEL UNSAFE AS $$
     SELECT model_select._probe_start(model_select._probe_load_pool(
         model_select._probe_create(name, horizon, reset_every, beta, pool, kernel, settings, seed), pool))
 $$;
 
 CREATE FUNCTION model_select.drop_probe_run(name text) RETURNS void
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     DELETE FROM model_select.probe_runs pr WHERE pr.name = drop_probe_run.name;
     IF NOT FOUND THEN
@@ -220,7 +220,7 @@ END $$;
 -- finished.  t is the query's global time step.
 CREATE FUNCTION model_select.probe_next(name text, k int DEFAULT 1)
 RETURNS TABLE ("interval" int, batch int, m int, item_id int, prompt float8[], model text, t bigint)
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     r model_select.probe_runs;
     upto int;
@@ -251,7 +251,7 @@ END $$;
 -- Lock a run for a report of `score`.
 CREATE FUNCTION model_select._probe_lock_for_report(run text, score float8)
 RETURNS model_select.probe_runs
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     r model_select.probe_runs;
 BEGIN
@@ -274,7 +274,7 @@ END $$;
 -- Record the score of query m of the current batch; advance when complete.
 CREATE FUNCTION model_select._probe_record(r model_select.probe_runs, pos int, score float8)
 RETURNS void
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     UPDATE model_select.probe_plan pl SET score = _probe_record.score, reported_at = now()
      WHERE pl.run_id = r.run_id AND pl.interval = r.interval AND pl.batch = r.batch AND pl.m = pos;
@@ -287,7 +287,7 @@ END $$;
 -- Report the score of an issued query of the current batch: by item (its
 -- earliest unreported query, repeats being interchangeable) ...
 CREATE FUNCTION model_select.probe_report(name text, item_id int, score float8) RETURNS void
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     r model_select.probe_runs;
     pos int;
@@ -315,7 +315,7 @@ END $$;
 -- ... or by position (interval, batch, m), as returned by probe_next.
 CREATE FUNCTION model_select.probe_report(name text, "interval" int, batch int, m int, score float8)
 RETURNS void
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     r model_select.probe_runs;
     q model_select.probe_plan;
@@ -343,7 +343,7 @@ CREATE FUNCTION model_select.probe_status(name text)
 RETURNS TABLE (run_id int, "interval" int, intervals int, interval_len int, batch int, batch_size int,
                issued int, observed int, t bigint, active int, pool_size int, finished boolean,
                best_item int, best_model text, best_mean float8, best_lcb float8)
-LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     RETURN QUERY
     SELECT r.run_id, r.interval, ((r.horizon - 1) / r.reset_every + 1)::int, r.interval_len, r.batch,
@@ -366,3 +366,41 @@ SELECT pg_catalog.pg_extension_config_dump('model_select.probe_runs', '');
 SELECT pg_catalog.pg_extension_config_dump('model_select.probe_pool', '');
 SELECT pg_catalog.pg_extension_config_dump('model_select.probe_plan', '');
 SELECT pg_catalog.pg_extension_config_dump('model_select.probe_runs_run_id_seq', '');
+
+-- Comments (psql: \dt+, \d+, \df+, \dd).
+COMMENT ON TABLE model_select.probe_runs IS
+'R-PERP probing runs: one row per run with its parameters (horizon T, reset_every H, beta) and where it stands (interval, batch, queries issued and reported).';
+COMMENT ON TABLE model_select.probe_pool IS
+'The fixed pool of (prompt, model) items of each run, numbered from 1, with whether each is still active and its last fit in the current interval.';
+COMMENT ON TABLE model_select.probe_plan IS
+'Every planned query (interval, batch, m) of each run, at global time t, with its score once reported.';
+
+COMMENT ON FUNCTION model_select._probe_load_pool(int, text) IS
+'Internal, create_probe_run() step 2: loads the pool query''s rows into probe_pool; returns the pool size.';
+COMMENT ON FUNCTION model_select._probe_plan(int) IS
+'Internal: plans the current batch (greedy maximum-variance design over the active items, shuffled); returns its size.';
+COMMENT ON FUNCTION model_select._probe_eliminate(int) IS
+'Internal: fits a GP on the batch just reported and eliminates the items whose ucb is below the best lcb.';
+COMMENT ON FUNCTION model_select._probe_advance(int) IS
+'Internal: moves a run on after a fully reported batch (next batch, next interval, or finished).';
+COMMENT ON FUNCTION model_select._probe_create(text, int, int, float8, text, text, jsonb, bigint) IS
+'Internal, create_probe_run() step 1: validates the parameters and inserts the run.';
+COMMENT ON FUNCTION model_select._probe_start(int) IS
+'Internal, create_probe_run() step 3: checks the pool and starts interval 1.';
+COMMENT ON FUNCTION model_select._probe_lock_for_report(text, float8) IS
+'Internal: validates a score and locks the run for its report.';
+COMMENT ON FUNCTION model_select._probe_record(model_select.probe_runs, int, float8) IS
+'Internal: records the score of a query of the current batch and advances the run when the batch is complete.';
+
+COMMENT ON FUNCTION model_select.create_probe_run(text, int, int, float8, text, text, jsonb, bigint) IS
+'Creates an R-PERP probing run over the (prompt, model) rows of the pool query: horizon T, restart interval reset_every H, confidence width beta, GP kernel and settings; returns the run_id.';
+COMMENT ON FUNCTION model_select.drop_probe_run(text) IS
+'Deletes a probing run with its pool and plan.';
+COMMENT ON FUNCTION model_select.probe_next(text, int) IS
+'The next k queries of the run''s current batch, in plan order; none while the batch waits for its reports or when the run is finished.';
+COMMENT ON FUNCTION model_select.probe_report(text, int, float8) IS
+'Reports the score of an issued query of the current batch, by item (its earliest unreported query).';
+COMMENT ON FUNCTION model_select.probe_report(text, int, int, int, float8) IS
+'Reports the score of an issued query of the current batch, by position (interval, batch, m) as returned by probe_next().';
+COMMENT ON FUNCTION model_select.probe_status(text) IS
+'Where a run stands: interval, batch, queries issued and reported, active items, and the best item so far (largest lcb).';

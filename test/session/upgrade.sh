@@ -147,6 +147,14 @@ echo "# catalog: $(wc -l < "$WORK/catalog.fresh") facts"
 check "the catalog dump covers functions, columns, comments and triggers" \
     is "$(grep -c '^function .*: parallel = ' "$WORK/catalog.fresh") $(grep -c '^trigger ' "$WORK/catalog.fresh")" \
        "$(q -d "$NEW" -c "SELECT count(*) FROM pg_proc WHERE pronamespace = 'model_select'::regnamespace") 6"
+check "a fresh install comments every function, table and view" \
+    is "$(q -d "$NEW" -c "SELECT coalesce(string_agg(x, ', '), 'none uncommented') FROM (
+            SELECT oid::regprocedure::text AS x FROM pg_proc
+             WHERE pronamespace = 'model_select'::regnamespace AND obj_description(oid, 'pg_proc') IS NULL
+            UNION ALL
+            SELECT oid::regclass::text FROM pg_class
+             WHERE relnamespace = 'model_select'::regnamespace AND relkind IN ('r', 'v')
+               AND obj_description(oid, 'pg_class') IS NULL) u")" "none uncommented"
 if diff -u "$WORK/catalog.fresh" "$WORK/catalog.updated" > "$WORK/catalog.diff"; then
     check "the updated catalog equals a fresh install's" true
 else
