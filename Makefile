@@ -29,6 +29,9 @@ EXTENSION = model_select
 # not committed).  Released versions' install scripts (model_select--0.1.0.sql)
 # and the upgrade scripts (model_select--OLD--NEW.sql) are committed and
 # never change.  sql/install/ is a subfolder, so REGRESS below ignores it.
+# Releasing version X: commit the generated sql/model_select--X.sql (drop it
+# from .gitignore), then raise default_version to the next version Y, start
+# sql/model_select--X--Y.sql and point test/session/upgrade.sh at X as well.
 EXTVERSION := $(shell sed -n "s/^default_version *= *'\([^']*\)'.*/\1/p" $(EXTENSION).control)
 INSTALL_PARTS := $(sort $(wildcard sql/install/*.sql))
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
