@@ -1,10 +1,156 @@
 -- model_select 0.1.0 -> 0.2.0 upgrade script (hand-written; run by
 -- ALTER EXTENSION model_select UPDATE).  After it, an updated 0.1.0 install
 -- has the same catalog as a fresh 0.2.0 install (test/session/upgrade.sh
--- compares the two).  0.2.0 changes no table, column or function body:
--- it adds COMMENT ON for the public objects and corrects PARALLEL labels.
+-- compares the two) and the same learned state: the reward log becomes the
+-- only truth, arm_state holds checkpoints of its fold, and every arm is
+-- re-derived at the end.  0.2.0 also adds COMMENT ON for the public objects
+-- and corrects PARALLEL labels.
 
 \echo Use "ALTER EXTENSION model_select UPDATE TO '0.2.0'" to load this file. \quit
+
+-- == Learning from a log: the reward log is the truth, arm_state holds
+-- == checkpoints of its fold (see sql/model_select--0.2.0.sql).
+
+ALTER TABLE model_select.selectors ADD COLUMN settings_version int NOT NULL DEFAULT 1;
+
+-- 0.1.0's rewards predate every transaction that can still write: tx 0
+-- keeps their reward_id order as the canonical order.
+ALTER TABLE model_select.rewards ADD COLUMN tx xid8 NOT NULL DEFAULT '0';
+ALTER TABLE model_select.rewards ALTER COLUMN tx DROP DEFAULT;
+DROP INDEX model_select.rewards_arm_id_reward_id_idx;
+CREATE INDEX ON model_select.rewards (arm_id, tx, reward_id);
+
+ALTER TABLE model_select.arm_state
+    ADD COLUMN settings_version int NOT NULL DEFAULT 0,
+    ADD COLUMN ckpt_tx xid8 NOT NULL DEFAULT '0',
+    ADD COLUMN ckpt_reward_id bigint NOT NULL DEFAULT 0;
+
+CREATE OR REPLACE FUNCTION model_select.add_arm(selector text, arm text) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    sid int;
+    existing model_select.arms;
+BEGIN
+    IF arm IS NULL OR arm = '' THEN
+        RAISE EXCEPTION 'arm name must not be NULL or empty' USING ERRCODE = '22004';
+    END IF;
+    SELECT s.selector_id INTO sid FROM model_select.selectors s WHERE s.name = selector FOR NO KEY UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'selector "%" does not exist', selector USING ERRCODE = '42704';
+    END IF;
+    SELECT * INTO existing FROM model_select.arms a WHERE a.selector_id = sid AND a.name = arm;
+    IF FOUND THEN
+        IF existing.active THEN
+            RAISE EXCEPTION 'selector "%" already has an active arm "%"', selector, arm
+                USING ERRCODE = '42710';
+        END IF;
+        UPDATE model_select.arms SET active = true, retired_at = NULL WHERE arm_id = existing.arm_id;
+        RETURN;
+    END IF;
+    WITH a AS (
+        INSERT INTO model_select.arms(selector_id, name, ordinal)
+        SELECT sid, arm, coalesce(max(ordinal), 0) + 1 FROM model_select.arms WHERE selector_id = sid
+        RETURNING arm_id)
+    INSERT INTO model_select.arm_state(arm_id, selector_id, settings_version)
+    SELECT arm_id, sid, s.settings_version FROM a, model_select.selectors s WHERE s.selector_id = sid;
+END $$;
+
+CREATE OR REPLACE FUNCTION model_select.create_selector(
+    name text, dim int, arms text[], policy text DEFAULT 'pak_ucb',
+    kernel text DEFAULT NULL, settings jsonb DEFAULT '{}', seed bigint DEFAULT 0)
+RETURNS int
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    sid int;
+    arm text;
+BEGIN
+    IF name IS NULL OR dim IS NULL OR arms IS NULL OR policy IS NULL OR seed IS NULL THEN
+        RAISE EXCEPTION 'name, dim, arms, policy and seed must not be NULL' USING ERRCODE = '22004';
+    END IF;
+    IF dim < 1 OR dim > 16000 THEN
+        RAISE EXCEPTION 'dim must be between 1 and 16000, not %', dim USING ERRCODE = '22023';
+    END IF;
+    IF cardinality(arms) = 0 THEN
+        RAISE EXCEPTION 'a selector needs at least one arm' USING ERRCODE = '22023';
+    END IF;
+    IF EXISTS (SELECT 1 FROM model_select.selectors s WHERE s.name = create_selector.name) THEN
+        RAISE EXCEPTION 'selector "%" already exists', name USING ERRCODE = '42710';
+    END IF;
+    INSERT INTO model_select.selectors(name, dim, policy, kernel, settings, seed)
+    VALUES (name, dim, policy,
+            CASE WHEN policy IN ('pak_ucb', 'rff_ucb', 'bkb') THEN coalesce(kernel, 'rbf') ELSE kernel END,
+            model_select.resolve_settings(policy, kernel, coalesce(settings, '{}')), seed)
+    RETURNING selector_id INTO sid;
+    FOREACH arm IN ARRAY arms LOOP
+        PERFORM model_select.add_arm(name, arm);
+    END LOOP;
+    RETURN sid;
+END $$;
+
+CREATE OR REPLACE FUNCTION model_select.alter_selector(name text, settings jsonb) RETURNS bigint
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    s model_select.selectors;
+BEGIN
+    IF settings IS NULL THEN
+        RAISE EXCEPTION 'settings must not be NULL' USING ERRCODE = '22004';
+    END IF;
+    SELECT * INTO s FROM model_select.selectors sel WHERE sel.name = alter_selector.name FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'selector "%" does not exist', name USING ERRCODE = '42704';
+    END IF;
+    UPDATE model_select.selectors sel
+       SET settings = model_select.resolve_settings(s.policy, s.kernel, s.settings || alter_selector.settings),
+           settings_version = sel.settings_version + 1
+     WHERE sel.selector_id = s.selector_id;
+    RETURN model_select.rebuild_state(name);
+END $$;
+
+CREATE OR REPLACE FUNCTION model_select.drift(selector text, recent int DEFAULT 100)
+RETURNS TABLE (arm text, n bigint, observed float8, predicted float8, gap float8, z float8)
+LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT a.name, count(r.reward), avg(r.reward), avg(r.mean), avg(r.reward - r.mean),
+           avg(r.reward - r.mean) / nullif(stddev_samp(r.reward - r.mean) / sqrt(count(r.reward)), 0)
+      FROM model_select.selectors s
+      JOIN model_select.arms a ON a.selector_id = s.selector_id
+      LEFT JOIN LATERAL (
+            SELECT rw.reward, d.mean
+              FROM model_select.rewards rw
+              JOIN model_select.decisions d ON d.decision_id = rw.decision_id
+             WHERE rw.arm_id = a.arm_id AND d.mean > '-Infinity' AND d.mean < 'Infinity'
+             ORDER BY rw.tx DESC, rw.reward_id DESC
+             LIMIT greatest(recent, 1)) r ON true
+     WHERE s.name = drift.selector
+     GROUP BY a.name, a.ordinal
+     ORDER BY a.ordinal
+$$;
+
+-- Fold every arm's final pending rewards into its checkpoint now; returns
+-- the rewards folded.  Scores do not change: readers fold pending rewards.
+CREATE FUNCTION model_select.checkpoint(selector text) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'model_select_checkpoint' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+DROP VIEW model_select.arm_stats;
+-- Per arm: rewards in the log (n), their means, how many are pending after
+-- the checkpoint, and the checkpoint's version, size and time.
+CREATE VIEW model_select.arm_stats AS
+SELECT s.name AS selector, a.name AS arm, a.ordinal, a.active, c.n + p.n AS n,
+       CASE WHEN c.n + p.n > 0 THEN (c.reward_sum + p.reward_sum) / (c.n + p.n) END AS mean_reward,
+       CASE WHEN c.cost_n + p.cost_n > 0
+            THEN (c.cost_sum + p.cost_sum) / (c.cost_n + p.cost_n) END AS mean_cost,
+       p.n AS pending, st.version, octet_length(st.state) AS state_bytes, st.updated_at
+  FROM model_select.selectors s
+  JOIN model_select.arms a USING (selector_id)
+  LEFT JOIN model_select.arm_state st
+         ON st.arm_id = a.arm_id AND st.settings_version = s.settings_version
+  CROSS JOIN LATERAL (SELECT coalesce(st.n, 0) AS n, coalesce(st.reward_sum, 0) AS reward_sum,
+                             coalesce(st.cost_sum, 0) AS cost_sum, coalesce(st.cost_n, 0) AS cost_n) c
+  CROSS JOIN LATERAL (
+        SELECT count(*) AS n, coalesce(sum(r.reward), 0) AS reward_sum,
+               coalesce(sum(r.cost), 0) AS cost_sum, count(r.cost) AS cost_n
+          FROM model_select.rewards r
+         WHERE r.arm_id = a.arm_id
+           AND (r.tx, r.reward_id) > (coalesce(st.ckpt_tx, '0'::xid8), coalesce(st.ckpt_reward_id, 0))) p;
 
 -- PARALLEL labels.  0.1.0 labelled 12 functions PARALLEL SAFE and left the
 -- others at the default, PARALLEL UNSAFE; 0.2.0 labels all 50 explicitly.
@@ -33,6 +179,8 @@ COMMENT ON COLUMN model_select.selectors.kernel IS 'Kernel of a kernelised polic
 COMMENT ON COLUMN model_select.selectors.settings IS
 'Every applicable setting with its default filled in (see resolve_settings()). Change it with alter_selector() only: a direct UPDATE would disagree with the learned states.';
 COMMENT ON COLUMN model_select.selectors.seed IS 'Seed of tie-breaking, of the random policy and of random features.';
+COMMENT ON COLUMN model_select.selectors.settings_version IS
+'Bumped by alter_selector(): checkpoints taken under older settings are void.';
 COMMENT ON TABLE model_select.arms IS
 'The arms (models) of each selector. A retired arm (active = false) is never chosen and refuses rewards; its state and rewards stay, add_arm() re-activates it.';
 COMMENT ON COLUMN model_select.arms.name IS 'Arm name, unique within the selector: what select_model() returns.';
@@ -40,10 +188,13 @@ COMMENT ON COLUMN model_select.arms.ordinal IS 'Position within the selector (1,
 COMMENT ON COLUMN model_select.arms.active IS 'false once retired by retire_arm().';
 COMMENT ON COLUMN model_select.arms.retired_at IS 'When the arm was last retired; NULL while active.';
 COMMENT ON TABLE model_select.arm_state IS
-'Learned state of each arm, derived from the reward log (rebuild_state() re-derives it). The row lock serialises reward updates. pg_dump dumps it empty; restoring the log re-learns it.';
+'Checkpoint of each arm: the fold of its reward log up to (ckpt_tx, ckpt_reward_id) in canonical order, under the settings of settings_version. Written only by the extension (checkpoints, rebuild_state(), resample()) as its owner. pg_dump dumps it empty; restoring the log re-learns it.';
 COMMENT ON COLUMN model_select.arm_state.version IS
-'Incremented by every statement that brings the arm rewards and by every rebuild or resample; invalidates cached models.';
-COMMENT ON COLUMN model_select.arm_state.n IS 'Rewards folded into the state.';
+'Incremented by every checkpoint, rebuild and resample; invalidates cached models.';
+COMMENT ON COLUMN model_select.arm_state.settings_version IS 'The selectors.settings_version the checkpoint was folded under.';
+COMMENT ON COLUMN model_select.arm_state.ckpt_tx IS 'Position of the checkpoint in the log: tx of the last reward folded.';
+COMMENT ON COLUMN model_select.arm_state.ckpt_reward_id IS 'Position of the checkpoint in the log: reward_id of the last reward folded.';
+COMMENT ON COLUMN model_select.arm_state.n IS 'Rewards folded into the checkpoint.';
 COMMENT ON COLUMN model_select.arm_state.reward_sum IS 'Sum of the rewards folded in.';
 COMMENT ON COLUMN model_select.arm_state.cost_sum IS 'Sum of the costs of the rewards that had one.';
 COMMENT ON COLUMN model_select.arm_state.cost_n IS 'Number of rewards that had a cost.';
@@ -85,7 +236,7 @@ COMMENT ON FUNCTION model_select.cache_stats() IS
 
 -- from learning
 COMMENT ON TABLE model_select.rewards IS
-'The reward log, source of truth of all learned state. Insert (decision_id, reward[, cost]) or (selector, arm, context, reward[, cost]); triggers validate each row and fold each statement''s rewards into arm_state. Append-only: UPDATE and TRUNCATE are refused; after a DELETE run rebuild_state().';
+'The reward log, source of truth of all learned state. Insert (decision_id, reward[, cost]) or (selector, arm, context, reward[, cost]); triggers validate each row; readers fold new rewards in memory and checkpoints store the fold (canonical order: tx, reward_id). Append-only: UPDATE and TRUNCATE are refused; after a DELETE run rebuild_state().';
 COMMENT ON COLUMN model_select.rewards.selector IS 'Selector name (or taken from the decision).';
 COMMENT ON COLUMN model_select.rewards.arm IS 'Arm name (or taken from the decision); the arm must be active.';
 COMMENT ON COLUMN model_select.rewards.decision_id IS 'The decision rewarded, if any; at most one reward per decision.';
@@ -94,24 +245,28 @@ COMMENT ON COLUMN model_select.rewards.reward IS 'The observed reward, finite an
 COMMENT ON COLUMN model_select.rewards.cost IS 'Optional cost (finite, >= 0), weighted by the setting cost_weight.';
 COMMENT ON COLUMN model_select.rewards.selector_id IS 'Filled in by the trigger rewards_resolve.';
 COMMENT ON COLUMN model_select.rewards.arm_id IS 'Filled in by the trigger rewards_resolve.';
+COMMENT ON COLUMN model_select.rewards.tx IS 'The inserting transaction (set by rewards_resolve whatever the client writes): the log is folded in (tx, reward_id) order.';
 COMMENT ON FUNCTION model_select._rewards_resolve() IS
 'Trigger function of rewards_resolve (BEFORE INSERT, each row): completes and validates a reward row.';
 COMMENT ON FUNCTION model_select._rewards_apply() IS
-'Trigger function of rewards_apply (AFTER INSERT, each statement): folds the statement''s rewards into arm_state, arm by arm in arm_id order.';
+'Trigger function of rewards_apply (AFTER INSERT, each statement): checkpoints the arms that reach model_select.checkpoint_threshold final pending rewards, without waiting for a busy arm.';
 COMMENT ON FUNCTION model_select._rewards_append_only() IS
 'Trigger function of rewards_append_only: refuses UPDATE and TRUNCATE of the reward log (55000).';
 COMMENT ON TRIGGER rewards_resolve ON model_select.rewards IS 'Completes and validates each reward row.';
-COMMENT ON TRIGGER rewards_apply ON model_select.rewards IS 'Learns from the statement''s rewards (one state write per arm).';
+COMMENT ON TRIGGER rewards_apply ON model_select.rewards IS 'Checkpoints arms with many pending rewards.';
 COMMENT ON TRIGGER rewards_append_only ON model_select.rewards IS 'Keeps the reward log append-only.';
 COMMENT ON FUNCTION model_select.rebuild_state(text) IS
-'Recomputes every arm''s state and totals from the reward log in reward_id order (after deleting rewards, or to repair a state); returns the number of rewards applied.';
+'Recomputes every arm''s checkpoint from scratch from its reward log in (tx, reward_id) order, the definition of the state (after deleting rewards, or to repair a state); returns the number of rewards folded.';
+COMMENT ON FUNCTION model_select.checkpoint(text) IS
+'Folds every arm''s final pending rewards into its stored checkpoint now (scores do not change); returns the number of rewards folded.';
 COMMENT ON FUNCTION model_select.resample(text) IS
 'For a bkb selector: resamples every arm''s dictionary now; returns the number of arms resampled.';
 
 -- from introspection
 COMMENT ON VIEW model_select.arm_stats IS
-'Per arm: rewards learned, mean reward, mean cost, state version and size.';
-COMMENT ON COLUMN model_select.arm_stats.mean_reward IS 'reward_sum / n; NULL while n = 0.';
+'Per arm: rewards in the log, mean reward, mean cost, rewards pending after the checkpoint, checkpoint version and size.';
+COMMENT ON COLUMN model_select.arm_stats.pending IS 'Rewards logged after the checkpoint (readers fold them in memory).';
+COMMENT ON COLUMN model_select.arm_stats.mean_reward IS 'Mean of the arm''s rewards in the log; NULL while n = 0.';
 COMMENT ON COLUMN model_select.arm_stats.mean_cost IS 'Mean cost over the rewards that had a cost.';
 COMMENT ON COLUMN model_select.arm_stats.state_bytes IS 'Size of the stored state in bytes.';
 COMMENT ON FUNCTION model_select.drift(text, int) IS
@@ -210,3 +365,6 @@ COMMENT ON FUNCTION model_select.synthetic_clusters(int, int, int, int, bigint, 
 'Seeded synthetic stream: prompts in clusters whose best arm differs, with optional changing worlds (a late arm, rotating experts, new clusters).';
 COMMENT ON FUNCTION model_select.synthetic_rkhs(int, int, int, bigint, text, float8, float8, float8, float8, int) IS
 'Seeded synthetic stream: per arm a reward function of given RKHS norm, contexts uniform in [0,1]^dim, Gaussian noise.';
+
+-- Re-derive every arm's state from the log under the new layout.
+SELECT model_select.rebuild_state(name) FROM model_select.selectors ORDER BY selector_id;

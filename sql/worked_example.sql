@@ -59,10 +59,14 @@ SELECT arm, active, n, round(mean::numeric, 6) AS mean, round(width::numeric, 6)
        round(ucb::numeric, 6) AS ucb
   FROM model_select.scores('router', ARRAY[0, 0.25, 1, 0.25]::float8[]);
 
--- 7. Per-arm statistics.
+-- 7. Per-arm statistics.  Rewards are pending until a checkpoint folds
+-- them into arm_state (automatic every model_select.checkpoint_threshold
+-- rewards of an arm, or on demand); scores are the same either way.
 SELECT selector, arm, ordinal, active, n, round(mean_reward::numeric, 6) AS mean_reward,
-       round(mean_cost::numeric, 6) AS mean_cost, version, state_bytes
+       round(mean_cost::numeric, 6) AS mean_cost, pending, version, state_bytes
   FROM model_select.arm_stats ORDER BY ordinal;
+SELECT model_select.checkpoint('router');
+SELECT arm, n, pending, version, state_bytes FROM model_select.arm_stats ORDER BY ordinal;
 
 -- 8. real[] and float8[] contexts are the same thing to the extension.
 SELECT r.arm, round(r.ucb::numeric, 6) AS ucb_real, round(d.ucb::numeric, 6) AS ucb_float8,

@@ -4,8 +4,11 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "utils/guc.h"
 
 #include <cblas.h>
+
+#include "learning/checkpoint.h"
 
 PG_MODULE_MAGIC;
 
@@ -20,4 +23,12 @@ void
 _PG_init(void)
 {
 	openblas_set_num_threads(1);
+
+	DefineCustomIntVariable("model_select.checkpoint_threshold",
+							"Pending rewards of an arm that make a reward INSERT checkpoint it.",
+							"Readers fold an arm's pending rewards in memory; a checkpoint stores "
+							"the fold.  0 turns automatic checkpoints off.",
+							&checkpoint_threshold, 128, 0, 1000000,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+	MarkGUCPrefixReserved("model_select");
 }

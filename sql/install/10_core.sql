@@ -16,7 +16,9 @@ CREATE TABLE model_select.selectors (
     kernel      text,
     settings    jsonb NOT NULL,
     seed        bigint NOT NULL,
-    created_at  timestamptz NOT NULL DEFAULT now()
+    created_at  timestamptz NOT NULL DEFAULT now(),
+    -- bumped by every settings change: checkpoints of older settings are void
+    settings_version int NOT NULL DEFAULT 1
 );
 
 CREATE TABLE model_select.arms (
@@ -31,8 +33,12 @@ CREATE TABLE model_select.arms (
     UNIQUE (selector_id, ordinal)
 );
 
--- One row per arm: the learned state (binary layout documented in
--- src/core/state.h) and running totals.  The row lock serialises reward updates.
+-- One row per arm: its checkpoint, the fold of the arm's reward log up to
+-- (ckpt_tx, ckpt_reward_id) in canonical order under the settings of
+-- settings_version (binary layout in src/core/state.h), and the totals of
+-- the rewards folded.  Rewards after it are pending: readers fold them in
+-- memory.  Written only by the extension's own code (checkpoints,
+-- rebuild_state), as the extension owner.
 CREATE TABLE model_select.arm_state (
     arm_id      int PRIMARY KEY REFERENCES model_select.arms ON DELETE CASCADE,
     selector_id int NOT NULL REFERENCES model_select.selectors ON DELETE CASCADE,
@@ -42,7 +48,10 @@ CREATE TABLE model_select.arm_state (
     cost_sum    float8 NOT NULL DEFAULT 0,
     cost_n      bigint NOT NULL DEFAULT 0,
     state       bytea,
-    updated_at  timestamptz NOT NULL DEFAULT now()
+    updated_at  timestamptz NOT NULL DEFAULT now(),
+    settings_version int NOT NULL DEFAULT 0,
+    ckpt_tx     xid8 NOT NULL DEFAULT '0',
+    ckpt_reward_id bigint NOT NULL DEFAULT 0
 );
 CREATE INDEX ON model_select.arm_state (selector_id);
 -- States are float8 arrays that pglz cannot shrink: skip the compression try.
@@ -79,7 +88,8 @@ BEGIN
         INSERT INTO model_select.arms(selector_id, name, ordinal)
         SELECT sid, arm, coalesce(max(ordinal), 0) + 1 FROM model_select.arms WHERE selector_id = sid
         RETURNING arm_id)
-    INSERT INTO model_select.arm_state(arm_id, selector_id) SELECT arm_id, sid FROM a;
+    INSERT INTO model_select.arm_state(arm_id, selector_id, settings_version)
+    SELECT arm_id, sid, s.settings_version FROM a, model_select.selectors s WHERE s.selector_id = sid;
 END $$;
 
 CREATE FUNCTION model_select.create_selector(
@@ -130,7 +140,8 @@ BEGIN
         RAISE EXCEPTION 'selector "%" does not exist', name USING ERRCODE = '42704';
     END IF;
     UPDATE model_select.selectors sel
-       SET settings = model_select.resolve_settings(s.policy, s.kernel, s.settings || alter_selector.settings)
+       SET settings = model_select.resolve_settings(s.policy, s.kernel, s.settings || alter_selector.settings),
+           settings_version = sel.settings_version + 1
      WHERE sel.selector_id = s.selector_id;
     RETURN model_select.rebuild_state(name);
 END $$;
@@ -178,6 +189,8 @@ COMMENT ON COLUMN model_select.selectors.kernel IS 'Kernel of a kernelised polic
 COMMENT ON COLUMN model_select.selectors.settings IS
 'Every applicable setting with its default filled in (see resolve_settings()). Change it with alter_selector() only: a direct UPDATE would disagree with the learned states.';
 COMMENT ON COLUMN model_select.selectors.seed IS 'Seed of tie-breaking, of the random policy and of random features.';
+COMMENT ON COLUMN model_select.selectors.settings_version IS
+'Bumped by alter_selector(): checkpoints taken under older settings are void.';
 
 COMMENT ON TABLE model_select.arms IS
 'The arms (models) of each selector. A retired arm (active = false) is never chosen and refuses rewards; its state and rewards stay, add_arm() re-activates it.';
@@ -187,10 +200,13 @@ COMMENT ON COLUMN model_select.arms.active IS 'false once retired by retire_arm(
 COMMENT ON COLUMN model_select.arms.retired_at IS 'When the arm was last retired; NULL while active.';
 
 COMMENT ON TABLE model_select.arm_state IS
-'Learned state of each arm, derived from the reward log (rebuild_state() re-derives it). The row lock serialises reward updates. pg_dump dumps it empty; restoring the log re-learns it.';
+'Checkpoint of each arm: the fold of its reward log up to (ckpt_tx, ckpt_reward_id) in canonical order, under the settings of settings_version. Written only by the extension (checkpoints, rebuild_state(), resample()) as its owner. pg_dump dumps it empty; restoring the log re-learns it.';
 COMMENT ON COLUMN model_select.arm_state.version IS
-'Incremented by every statement that brings the arm rewards and by every rebuild or resample; invalidates cached models.';
-COMMENT ON COLUMN model_select.arm_state.n IS 'Rewards folded into the state.';
+'Incremented by every checkpoint, rebuild and resample; invalidates cached models.';
+COMMENT ON COLUMN model_select.arm_state.settings_version IS 'The selectors.settings_version the checkpoint was folded under.';
+COMMENT ON COLUMN model_select.arm_state.ckpt_tx IS 'Position of the checkpoint in the log: tx of the last reward folded.';
+COMMENT ON COLUMN model_select.arm_state.ckpt_reward_id IS 'Position of the checkpoint in the log: reward_id of the last reward folded.';
+COMMENT ON COLUMN model_select.arm_state.n IS 'Rewards folded into the checkpoint.';
 COMMENT ON COLUMN model_select.arm_state.reward_sum IS 'Sum of the rewards folded in.';
 COMMENT ON COLUMN model_select.arm_state.cost_sum IS 'Sum of the costs of the rewards that had one.';
 COMMENT ON COLUMN model_select.arm_state.cost_n IS 'Number of rewards that had a cost.';

@@ -3,8 +3,9 @@
 
 -- The reward log: the source of truth for all learned state.  Insert either
 -- (decision_id, reward [, cost]) or (selector, arm, context, reward [, cost]);
--- the BEFORE trigger fills in the rest, the AFTER trigger (once per
--- statement, over all its rows) learns from it.
+-- the BEFORE trigger fills in the rest, including tx, the inserting
+-- transaction: an arm's log is folded in (tx, reward_id) order.  The AFTER
+-- trigger (once per statement) checkpoints arms with many pending rewards.
 CREATE TABLE model_select.rewards (
     reward_id   bigserial PRIMARY KEY,
     selector    text,
@@ -15,9 +16,10 @@ CREATE TABLE model_select.rewards (
     cost        float8,
     created_at  timestamptz NOT NULL DEFAULT now(),
     selector_id int NOT NULL REFERENCES model_select.selectors ON DELETE CASCADE,
-    arm_id      int NOT NULL REFERENCES model_select.arms ON DELETE CASCADE
+    arm_id      int NOT NULL REFERENCES model_select.arms ON DELETE CASCADE,
+    tx          xid8 NOT NULL
 );
-CREATE INDEX ON model_select.rewards (arm_id, reward_id);
+CREATE INDEX ON model_select.rewards (arm_id, tx, reward_id);
 CREATE INDEX ON model_select.rewards (selector_id);
 
 CREATE FUNCTION model_select._rewards_resolve() RETURNS trigger
@@ -47,6 +49,11 @@ CREATE TRIGGER rewards_append_only BEFORE UPDATE OR TRUNCATE ON model_select.rew
 CREATE FUNCTION model_select.rebuild_state(selector text) RETURNS bigint
     AS 'MODULE_PATHNAME', 'model_select_rebuild_state' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 
+-- Fold every arm's final pending rewards into its checkpoint now; returns
+-- the rewards folded.  Scores do not change: readers fold pending rewards.
+CREATE FUNCTION model_select.checkpoint(selector text) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'model_select_checkpoint' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
 -- bkb: resample every arm's dictionary now (spec/003.md §2.3); returns the
 -- number of arms resampled.  55000 unless the selector's policy is bkb.
 CREATE FUNCTION model_select.resample(selector text) RETURNS bigint
@@ -57,7 +64,7 @@ SELECT pg_catalog.pg_extension_config_dump('model_select.rewards_reward_id_seq',
 
 -- Comments (psql: \dt+, \d+, \df+, \dd).
 COMMENT ON TABLE model_select.rewards IS
-'The reward log, source of truth of all learned state. Insert (decision_id, reward[, cost]) or (selector, arm, context, reward[, cost]); triggers validate each row and fold each statement''s rewards into arm_state. Append-only: UPDATE and TRUNCATE are refused; after a DELETE run rebuild_state().';
+'The reward log, source of truth of all learned state. Insert (decision_id, reward[, cost]) or (selector, arm, context, reward[, cost]); triggers validate each row; readers fold new rewards in memory and checkpoints store the fold (canonical order: tx, reward_id). Append-only: UPDATE and TRUNCATE are refused; after a DELETE run rebuild_state().';
 COMMENT ON COLUMN model_select.rewards.selector IS 'Selector name (or taken from the decision).';
 COMMENT ON COLUMN model_select.rewards.arm IS 'Arm name (or taken from the decision); the arm must be active.';
 COMMENT ON COLUMN model_select.rewards.decision_id IS 'The decision rewarded, if any; at most one reward per decision.';
@@ -66,18 +73,21 @@ COMMENT ON COLUMN model_select.rewards.reward IS 'The observed reward, finite an
 COMMENT ON COLUMN model_select.rewards.cost IS 'Optional cost (finite, >= 0), weighted by the setting cost_weight.';
 COMMENT ON COLUMN model_select.rewards.selector_id IS 'Filled in by the trigger rewards_resolve.';
 COMMENT ON COLUMN model_select.rewards.arm_id IS 'Filled in by the trigger rewards_resolve.';
+COMMENT ON COLUMN model_select.rewards.tx IS 'The inserting transaction (set by rewards_resolve whatever the client writes): the log is folded in (tx, reward_id) order.';
 
 COMMENT ON FUNCTION model_select._rewards_resolve() IS
 'Trigger function of rewards_resolve (BEFORE INSERT, each row): completes and validates a reward row.';
 COMMENT ON FUNCTION model_select._rewards_apply() IS
-'Trigger function of rewards_apply (AFTER INSERT, each statement): folds the statement''s rewards into arm_state, arm by arm in arm_id order.';
+'Trigger function of rewards_apply (AFTER INSERT, each statement): checkpoints the arms that reach model_select.checkpoint_threshold final pending rewards, without waiting for a busy arm.';
 COMMENT ON FUNCTION model_select._rewards_append_only() IS
 'Trigger function of rewards_append_only: refuses UPDATE and TRUNCATE of the reward log (55000).';
 COMMENT ON TRIGGER rewards_resolve ON model_select.rewards IS 'Completes and validates each reward row.';
-COMMENT ON TRIGGER rewards_apply ON model_select.rewards IS 'Learns from the statement''s rewards (one state write per arm).';
+COMMENT ON TRIGGER rewards_apply ON model_select.rewards IS 'Checkpoints arms with many pending rewards.';
 COMMENT ON TRIGGER rewards_append_only ON model_select.rewards IS 'Keeps the reward log append-only.';
 
 COMMENT ON FUNCTION model_select.rebuild_state(text) IS
-'Recomputes every arm''s state and totals from the reward log in reward_id order (after deleting rewards, or to repair a state); returns the number of rewards applied.';
+'Recomputes every arm''s checkpoint from scratch from its reward log in (tx, reward_id) order, the definition of the state (after deleting rewards, or to repair a state); returns the number of rewards folded.';
+COMMENT ON FUNCTION model_select.checkpoint(text) IS
+'Folds every arm''s final pending rewards into its stored checkpoint now (scores do not change); returns the number of rewards folded.';
 COMMENT ON FUNCTION model_select.resample(text) IS
 'For a bkb selector: resamples every arm''s dictionary now; returns the number of arms resampled.';

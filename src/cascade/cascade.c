@@ -32,7 +32,7 @@
 #include "cascade/cascade.h"
 #include "core/catalog.h"
 #include "core/context.h"
-#include "math/rff_features.h"
+#include "policy/registry.h"
 #include "math/linalg.h"
 #include "math/prng.h"
 
@@ -49,11 +49,9 @@ PG_FUNCTION_INFO_V1(model_select_cascade_route);
 int
 cascade_psi_dim(const SelectorConfig *cfg)
 {
-	if (!policy_uses_context(cfg->policy))
+	if (!policy_ops(cfg->policy)->uses_context)
 		return 1;
-	if (cfg->policy == POLICY_RFF_UCB)
-		return 2 * cfg->features + 1;
-	return cfg->dim + 1;
+	return policy_feature_count(cfg) + 1;
 }
 
 /* psi (cascade_psi_dim values) of a validated context as given. */
@@ -71,10 +69,7 @@ cascade_psi(const SelectorConfig *cfg, const double *raw_x, double *psi)
 	x = palloc(sizeof(double) * cfg->dim);
 	memcpy(x, raw_x, sizeof(double) * cfg->dim);
 	context_prepare(cfg, x);
-	if (cfg->policy == POLICY_RFF_UCB)
-		rff_features(cfg, x, psi);
-	else
-		memcpy(psi, x, sizeof(double) * cfg->dim);
+	policy_features(cfg, x, psi);
 	psi[m - 1] = 1.0;
 	pfree(x);
 }
@@ -146,6 +141,23 @@ typedef struct CascadeSelector
 	CascadeArm *arms;
 } CascadeSelector;
 
+/* An arm from a row of cascade_load()'s query (state decoded for m features). */
+static void
+cascade_arm_from_row(CascadeArm *a, HeapTuple row, TupleDesc desc, int m)
+{
+	bool		rho_null,
+				design_null;
+	Datum		rho = SPI_getbinval(row, desc, 6, &rho_null);
+	Datum		design = SPI_getbinval(row, desc, 7, &design_null);
+
+	a->st.arm_id = spi_int32(row, desc, 1);
+	a->name = spi_text(row, desc, 2);
+	a->ordinal = spi_int32(row, desc, 3);
+	a->active = spi_bool(row, desc, 4);
+	a->n = spi_int64(row, desc, 5);
+	cascade_state_decode(&a->st, m, rho_null, rho, design_null, design);
+}
+
 /* Load a selector with every arm (and, with_state, its decoded cascade state). */
 static CascadeSelector *
 cascade_load(const char *name, bool with_state)
@@ -156,48 +168,34 @@ cascade_load(const char *name, bool with_state)
 	MemoryContext caller = CurrentMemoryContext;
 	CascadeSelector *sel = palloc0(sizeof(CascadeSelector));
 
-	SPI_connect();
+	spi_connect();
 	config_load_by_name(name, &sel->cfg);
 	sel->name = MemoryContextStrdup(caller, name);
 	sel->m = cascade_psi_dim(&sel->cfg);
 	args[0] = Int32GetDatum(sel->cfg.selector_id);
 	args[1] = BoolGetDatum(with_state);
-	if (SPI_execute_plan(spi_plan(&arms_plan,
-								  "SELECT a.arm_id, a.name, a.ordinal, a.active, coalesce(s.n, 0),"
-								  " CASE WHEN $2 THEN s.rho END, CASE WHEN $2 THEN s.design END"
-								  " FROM model_select.arms a LEFT JOIN model_select.cascade_state s USING (arm_id)"
-								  " WHERE a.selector_id = $1 ORDER BY a.ordinal",
-								  2, types), args, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the arms of selector \"%s\"", name);
-	sel->narms = (int) SPI_processed;
+	sel->narms = (int) spi_execute(spi_plan(&arms_plan,
+											"SELECT a.arm_id, a.name, a.ordinal, a.active, coalesce(s.n, 0),"
+											" CASE WHEN $2 THEN s.rho END, CASE WHEN $2 THEN s.design END"
+											" FROM model_select.arms a LEFT JOIN model_select.cascade_state s USING (arm_id)"
+											" WHERE a.selector_id = $1 ORDER BY a.ordinal",
+											2, types), args, NULL, true, 0, SPI_OK_SELECT,
+								   "read the arms of selector \"%s\"", name);
 	sel->arms = MemoryContextAllocZero(caller, sizeof(CascadeArm) * Max(sel->narms, 1));
 	for (int i = 0; i < sel->narms; i++)
 	{
-		HeapTuple	row = SPI_tuptable->vals[i];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		CascadeArm *a = &sel->arms[i];
-		bool		isnull,
-					rho_null,
-					design_null;
-		Datum		rho = SPI_getbinval(row, desc, 6, &rho_null);
-		Datum		design = SPI_getbinval(row, desc, 7, &design_null);
 		MemoryContext old = MemoryContextSwitchTo(caller);
 
-		a->st.arm_id = DatumGetInt32(SPI_getbinval(row, desc, 1, &isnull));
-		a->name = TextDatumGetCString(SPI_getbinval(row, desc, 2, &isnull));
-		a->ordinal = DatumGetInt32(SPI_getbinval(row, desc, 3, &isnull));
-		a->active = DatumGetBool(SPI_getbinval(row, desc, 4, &isnull));
-		a->n = DatumGetInt64(SPI_getbinval(row, desc, 5, &isnull));
-		cascade_state_decode(&a->st, sel->m, rho_null, rho, design_null, design);
+		cascade_arm_from_row(&sel->arms[i], SPI_tuptable->vals[i], SPI_tuptable->tupdesc, sel->m);
 		MemoryContextSwitchTo(old);
-		if (a->st.m != sel->m)
+		if (sel->arms[i].st.m != sel->m)
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
 					 errmsg("cascade state of arm \"%s\" has %d features, selector \"%s\" now has %d",
-							a->name, a->st.m, name, sel->m),
+							sel->arms[i].name, sel->arms[i].st.m, name, sel->m),
 					 errhint("Run model_select.cascade_refit() after changing the selector's settings.")));
 	}
-	SPI_finish();
+	spi_finish();
 	return sel;
 }
 
@@ -477,7 +475,6 @@ model_select_cascade_route(PG_FUNCTION_ARGS)
 	Datum		args[5];
 	Datum		values[3];
 	bool		nulls[3] = {false};
-	bool		isnull;
 	TupleDesc	tupdesc;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
@@ -492,13 +489,9 @@ model_select_cascade_route(PG_FUNCTION_ARGS)
 	args[2] = Float8GetDatum(beta);
 	args[3] = values[1] = PointerGetDatum(construct_array(names, k, TEXTOID, -1, false, TYPALIGN_INT));
 	args[4] = values[2] = PointerGetDatum(float8_array(indices, NULL, k));
-	SPI_connect();
-	if (SPI_execute_plan(spi_plan(&plan,
-								  "INSERT INTO model_select.cascade_decisions(selector_id, context, beta, arms, indices)"
-								  " VALUES ($1, $2, $3, $4, $5) RETURNING cascade_id",
-								  5, types), args, NULL, false, 1) != SPI_OK_INSERT_RETURNING)
-		elog(ERROR, "could not log the cascade");
-	values[0] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	SPI_finish();
+	values[0] = Int64GetDatum(spi_insert_returning_id(&plan,
+													  "INSERT INTO model_select.cascade_decisions(selector_id, context, beta, arms, indices)"
+													  " VALUES ($1, $2, $3, $4, $5) RETURNING cascade_id",
+													  5, types, args, "log the cascade"));
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
 }

@@ -68,25 +68,16 @@ from_cascade(int64 cascade_id, char **selector, bool context_given, Datum contex
 	static SPIPlanPtr plan = NULL;
 	Oid			types[1] = {INT8OID};
 	Datum		args[1] = {Int64GetDatum(cascade_id)};
-	bool		isnull;
+	HeapTuple	row;
 	char	   *name;
 	Datum		logged;
-	int			na,
-				nb;
-	double	   *xa,
-			   *xb;
 
-	if (SPI_execute_plan(spi_plan(&plan,
-								  "SELECT s.name, d.context FROM model_select.cascade_decisions d"
-								  " JOIN model_select.selectors s USING (selector_id) WHERE d.cascade_id = $1",
-								  1, types), args, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read cascade " INT64_FORMAT, cascade_id);
-	if (SPI_processed != 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("cascade " INT64_FORMAT " does not exist", cascade_id)));
-	name = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-	logged = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+	row = spi_fetch_one(spi_plan(&plan,
+								 "SELECT s.name, d.context FROM model_select.cascade_decisions d"
+								 " JOIN model_select.selectors s USING (selector_id) WHERE d.cascade_id = $1",
+								 1, types), args, true, psprintf("cascade " INT64_FORMAT, cascade_id), NULL);
+	name = spi_text(row, SPI_tuptable->tupdesc, 1);
+	logged = spi_datum(row, SPI_tuptable->tupdesc, 2);
 	if (*selector != NULL && strcmp(*selector, name) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -95,8 +86,11 @@ from_cascade(int64 cascade_id, char **selector, bool context_given, Datum contex
 	/* a context equal to the logged one is accepted: pg_dump's rows have it */
 	if (context_given)
 	{
-		xa = float_array(DatumGetArrayTypeP(context), &na, "context", NULL);
-		xb = float_array(DatumGetArrayTypeP(logged), &nb, "context", NULL);
+		int			na,
+					nb;
+		double	   *xa = float_array(DatumGetArrayTypeP(context), &na, "context", NULL);
+		double	   *xb = float_array(DatumGetArrayTypeP(logged), &nb, "context", NULL);
+
 		if (na != nb || memcmp(xa, xb, sizeof(double) * na) != 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -178,7 +172,7 @@ model_select_cascade_resolve(PG_FUNCTION_ARGS)
 	cid = SPI_getbinval(tuple, desc, c.cascade_id, &cid_null);
 	context = SPI_getbinval(tuple, desc, c.context, &ctx_null);
 
-	SPI_connect();
+	spi_connect();
 	if (!cid_null)
 		context = from_cascade(DatumGetInt64(cid), &selector, !ctx_null, context);
 	else if (selector == NULL || ctx_null)
@@ -205,7 +199,7 @@ model_select_cascade_resolve(PG_FUNCTION_ARGS)
 	cols[4] = c.arm_id;
 	values[4] = Int32GetDatum(arm_id);
 	result = SPI_copytuple(heap_modify_tuple_by_cols(tuple, desc, 5, cols, values, nulls));
-	SPI_finish();
+	spi_finish();
 	return PointerGetDatum(result);
 }
 
@@ -227,11 +221,11 @@ samples_load(const SelectorConfig *cfg, int32 arm_id, int m)
 	double		lo = cfg->reward_min,
 				R = cascade_range(cfg);
 
-	if (SPI_execute_plan(spi_plan(&plan,
-								  "SELECT context, value, cost FROM model_select.cascade_observations"
-								  " WHERE arm_id = $1 ORDER BY obs_id",
-								  1, types), args, NULL, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the cascade observations of arm %d", arm_id);
+	spi_execute(spi_plan(&plan,
+						 "SELECT context, value, cost FROM model_select.cascade_observations"
+						 " WHERE arm_id = $1 ORDER BY obs_id",
+						 1, types), args, NULL, false, 0, SPI_OK_SELECT,
+				"read the cascade observations of arm %d", arm_id);
 	if ((double) (SPI_processed + 1) * m * sizeof(double) >= (double) MaxAllocSize)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -246,14 +240,12 @@ samples_load(const SelectorConfig *cfg, int32 arm_id, int m)
 	{
 		HeapTuple	row = SPI_tuptable->vals[i];
 		TupleDesc	desc = SPI_tuptable->tupdesc;
-		bool		isnull;
-		double	   *x = context_from_array(DatumGetArrayTypeP(SPI_getbinval(row, desc, 1, &isnull)),
-										   cfg->dim);
-		double		v = DatumGetFloat8(SPI_getbinval(row, desc, 2, &isnull));
+		double	   *x = context_from_array(DatumGetArrayTypeP(spi_datum(row, desc, 1)), cfg->dim);
+		double		v = spi_float8(row, desc, 2);
 
 		cascade_psi(cfg, x, s->psi + (Size) i * m);
 		s->mu[i] = Max(0.0, Min(1.0, (v - lo) / R));
-		s->c[i] = DatumGetFloat8(SPI_getbinval(row, desc, 3, &isnull)) / R;
+		s->c[i] = spi_float8(row, desc, 3) / R;
 		pfree(x);
 	}
 	return s;
@@ -272,32 +264,31 @@ state_lock(int32 arm_id, int32 selector_id, int m, CascadeState *st)
 	Datum		args[2] = {Int32GetDatum(arm_id), Int32GetDatum(selector_id)};
 	HeapTuple	row;
 	TupleDesc	desc;
-	bool		isnull,
-				rho_null,
+	bool		rho_null,
 				design_null;
 	Datum		rho,
 				design;
 
-	if (SPI_execute_plan(spi_plan(&lock_plan,
-								  "SELECT n, fit_n, rho, design FROM model_select.cascade_state"
-								  " WHERE arm_id = $1 FOR UPDATE",
-								  1, types), args, NULL, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not lock the cascade state of arm %d", arm_id);
-	if (SPI_processed == 0)
+	if (spi_execute(spi_plan(&lock_plan,
+							 "SELECT n, fit_n, rho, design FROM model_select.cascade_state"
+							 " WHERE arm_id = $1 FOR UPDATE",
+							 1, types), args, NULL, false, 1, SPI_OK_SELECT,
+					"lock the cascade state of arm %d", arm_id) == 0)
 	{
-		if (SPI_execute_plan(spi_plan(&create_plan,
-									  "INSERT INTO model_select.cascade_state(arm_id, selector_id) VALUES ($1, $2)"
-									  " ON CONFLICT (arm_id) DO NOTHING",
-									  2, types), args, NULL, false, 0) != SPI_OK_INSERT ||
-			SPI_execute_plan(lock_plan, args, NULL, false, 1) != SPI_OK_SELECT ||
-			SPI_processed != 1)
+		spi_execute(spi_plan(&create_plan,
+							 "INSERT INTO model_select.cascade_state(arm_id, selector_id) VALUES ($1, $2)"
+							 " ON CONFLICT (arm_id) DO NOTHING",
+							 2, types), args, NULL, false, 0, SPI_OK_INSERT,
+					"create the cascade state of arm %d", arm_id);
+		if (spi_execute(lock_plan, args, NULL, false, 1, SPI_OK_SELECT,
+						"lock the cascade state of arm %d", arm_id) != 1)
 			elog(ERROR, "could not create the cascade state of arm %d", arm_id);
 	}
 	row = SPI_tuptable->vals[0];
 	desc = SPI_tuptable->tupdesc;
 	st->arm_id = arm_id;
-	st->n = DatumGetInt64(SPI_getbinval(row, desc, 1, &isnull));
-	st->fit_n = DatumGetInt64(SPI_getbinval(row, desc, 2, &isnull));
+	st->n = spi_int64(row, desc, 1);
+	st->fit_n = spi_int64(row, desc, 2);
 	rho = SPI_getbinval(row, desc, 3, &rho_null);
 	design = SPI_getbinval(row, desc, 4, &design_null);
 	cascade_state_decode(st, m, rho_null, rho, design_null, design);
@@ -327,12 +318,12 @@ state_write(int32 arm_id, const CascadeState *st)
 		args[3] = PointerGetDatum(float8_array(st->rho, NULL, st->m));
 		args[4] = PointerGetDatum(design);
 	}
-	if (SPI_execute_plan(spi_plan(&plan,
-								  "UPDATE model_select.cascade_state SET n = $2, fit_n = $3, rho = $4,"
-								  " design = $5, version = version + 1, updated_at = now()"
-								  " WHERE arm_id = $1",
-								  5, types), args, nulls, false, 1) != SPI_OK_UPDATE)
-		elog(ERROR, "could not update the cascade state of arm %d", arm_id);
+	spi_execute(spi_plan(&plan,
+						 "UPDATE model_select.cascade_state SET n = $2, fit_n = $3, rho = $4,"
+						 " design = $5, version = version + 1, updated_at = now()"
+						 " WHERE arm_id = $1",
+						 5, types), args, nulls, false, 1, SPI_OK_UPDATE,
+				"update the cascade state of arm %d", arm_id);
 }
 
 static void
@@ -413,11 +404,11 @@ model_select_cascade_apply(PG_FUNCTION_ARGS)
 	if (!CALLED_AS_TRIGGER(fcinfo))
 		elog(ERROR, "model_select._cascade_apply must be called as a trigger");
 	cfg.selector_id = -1;
-	SPI_connect();
+	spi_connect();
 	for_each_arm_of_statement((TriggerData *) fcinfo->context,
 							  "SELECT arm_id, selector_id, context FROM new_observations"
 							  " ORDER BY arm_id, obs_id", apply_arm_rows, &cfg);
-	SPI_finish();
+	spi_finish();
 	return PointerGetDatum(NULL);
 }
 
@@ -451,37 +442,25 @@ refit_arm(const SelectorConfig *cfg, int32 arm_id, bool from_scratch)
 Datum
 model_select_cascade_refit(PG_FUNCTION_ARGS)
 {
-	static SPIPlanPtr sel_plan = NULL;
 	static SPIPlanPtr arms_plan = NULL;
-	Oid			types[1] = {TEXTOID};
 	Oid			int_type[1] = {INT4OID};
-	Datum		args[1] = {PointerGetDatum(PG_GETARG_TEXT_PP(0))};
+	Datum		args[1];
 	bool		from_scratch = PG_GETARG_BOOL(1);
 	SelectorConfig cfg;
 	int			narms;
 	int32	   *arm_ids;
 	int64		total = 0;
-	bool		isnull;
 
-	SPI_connect();
-	if (SPI_execute_plan(spi_plan(&sel_plan, "SELECT selector_id FROM model_select.selectors WHERE name = $1",
-								  1, types), args, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the selector");
-	if (SPI_processed != 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("selector \"%s\" does not exist", text_to_cstring(PG_GETARG_TEXT_PP(0)))));
-	config_load(DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)),
-				&cfg);
+	spi_connect();
+	config_load(selector_id_by_name(text_to_cstring(PG_GETARG_TEXT_PP(0))), &cfg);
 	args[0] = Int32GetDatum(cfg.selector_id);
-	if (SPI_execute_plan(spi_plan(&arms_plan,
-								  "SELECT arm_id FROM model_select.arms WHERE selector_id = $1 ORDER BY arm_id",
-								  1, int_type), args, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the arms of selector %d", cfg.selector_id);
-	narms = (int) SPI_processed;
+	narms = (int) spi_execute(spi_plan(&arms_plan,
+									   "SELECT arm_id FROM model_select.arms WHERE selector_id = $1 ORDER BY arm_id",
+									   1, int_type), args, NULL, true, 0, SPI_OK_SELECT,
+							  "read the arms of selector %d", cfg.selector_id);
 	arm_ids = palloc(sizeof(int32) * Max(narms, 1));
 	for (int i = 0; i < narms; i++)
-		arm_ids[i] = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+		arm_ids[i] = spi_int32(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
 	for (int i = 0; i < narms; i++)
 	{
 		MemoryContext work = AllocSetContextCreate(CurrentMemoryContext, "model_select cascade refit",
@@ -492,6 +471,6 @@ model_select_cascade_refit(PG_FUNCTION_ARGS)
 		MemoryContextSwitchTo(old);
 		MemoryContextDelete(work);
 	}
-	SPI_finish();
+	spi_finish();
 	PG_RETURN_INT64(total);
 }

@@ -33,6 +33,7 @@
 #include <math.h>
 
 #include "catalog/pg_type.h"
+#include "lib/stringinfo.h"
 #include "fmgr.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -306,6 +307,114 @@ param_values(ArrayType *arr, int *n)
 	return x;
 }
 
+static double
+index_bernoulli(const double *p, int n, double cost)
+{
+	double		v[2],
+				w[2];
+
+	check_count(n, 1, 2, "bernoulli", "{p} or {p, high}");
+	check_param(p[0] >= 0.0 && p[0] <= 1.0, "bernoulli", "p must be in [0, 1]");
+	v[0] = 0.0;
+	w[0] = 1.0 - p[0];
+	v[1] = n == 2 ? p[1] : 1.0;
+	w[1] = p[0];
+	return reservation_discrete(v, w, 2, cost);
+}
+
+static double
+index_uniform(const double *p, int n, double cost)
+{
+	check_count(n, 2, 2, "uniform", "{a, b}");
+	check_param(p[0] < p[1], "uniform", "a must be less than b");
+	check_param(isfinite(p[1] - p[0]), "uniform", "b - a must be finite");
+	return reservation_uniform(p[0], p[1], cost);
+}
+
+static double
+index_gaussian(const double *p, int n, double cost)
+{
+	check_count(n, 2, 2, "gaussian", "{mean, sd}");
+	check_param(p[1] > 0.0, "gaussian", "sd must be positive");
+	return reservation_gaussian(p[0], p[1], cost);
+}
+
+static double
+index_empirical(const double *p, int n, double cost)
+{
+	double	   *v,
+			   *w;
+
+	check_count(n, 1, PG_INT32_MAX, "empirical", "{v1, ..., vn} (at least one sample value)");
+	v = palloc(sizeof(double) * n);
+	w = palloc(sizeof(double) * n);
+	memcpy(v, p, sizeof(double) * n);	/* reservation_discrete() sorts them */
+	for (int i = 0; i < n; i++)
+		w[i] = 1.0;
+	return reservation_discrete(v, w, n, cost);
+}
+
+static double
+index_discrete(const double *p, int n, double cost)
+{
+	int			k = n / 2;
+	double	   *v,
+			   *w;
+	double		sum = 0.0;
+
+	if (n < 2 || n % 2 != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("reservation_index: discrete takes params {v1, p1, ..., vn, pn} (an even, positive number of values), got %d value%s",
+						n, n == 1 ? "" : "s")));
+	v = palloc(sizeof(double) * k);
+	w = palloc(sizeof(double) * k);
+	for (int i = 0; i < k; i++)
+	{
+		v[i] = p[2 * i];
+		w[i] = p[2 * i + 1];
+		check_param(w[i] >= 0.0 && w[i] <= 1.0, "discrete", "probabilities must be in [0, 1]");
+		sum += w[i];
+	}
+	if (fabs(sum - 1.0) > 1e-9)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("reservation_index: discrete: probabilities must sum to 1, got %.17g", sum)));
+	return reservation_discrete(v, w, k, cost);
+}
+
+/* The laws reservation_index() takes, by name (matched without case). */
+static const struct
+{
+	const char *name;
+	double		(*index) (const double *params, int n, double cost);
+}			laws[] = {
+	{"bernoulli", index_bernoulli},
+	{"uniform", index_uniform},
+	{"gaussian", index_gaussian},
+	{"empirical", index_empirical},
+	{"discrete", index_discrete},
+};
+
+/* The law named `distribution` (case-insensitive), or 22023 listing the laws. */
+static double (*law_index(const char *distribution)) (const double *, int, double)
+{
+	StringInfoData names;
+
+	for (int i = 0; i < (int) lengthof(laws); i++)
+		if (pg_strcasecmp(distribution, laws[i].name) == 0)
+			return laws[i].index;
+	initStringInfo(&names);
+	for (int i = 0; i < (int) lengthof(laws); i++)
+		appendStringInfo(&names, "%s%s", i == 0 ? "" : (i == lengthof(laws) - 1 ? " or " : ", "),
+						 laws[i].name);
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("reservation_index: unknown distribution \"%s\"", distribution),
+			 errhint("Use %s.", names.data)));
+	pg_unreachable();
+}
+
 Datum
 model_select_reservation_index(PG_FUNCTION_ARGS)
 {
@@ -329,74 +438,7 @@ model_select_reservation_index(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("reservation_index: cost must be finite and not negative, got %g", cost)));
 
-	if (pg_strcasecmp(distribution, "bernoulli") == 0)
-	{
-		double		v[2],
-					w[2];
-
-		check_count(n, 1, 2, "bernoulli", "{p} or {p, high}");
-		check_param(p[0] >= 0.0 && p[0] <= 1.0, "bernoulli", "p must be in [0, 1]");
-		v[0] = 0.0;
-		w[0] = 1.0 - p[0];
-		v[1] = n == 2 ? p[1] : 1.0;
-		w[1] = p[0];
-		result = reservation_discrete(v, w, 2, cost);
-	}
-	else if (pg_strcasecmp(distribution, "uniform") == 0)
-	{
-		check_count(n, 2, 2, "uniform", "{a, b}");
-		check_param(p[0] < p[1], "uniform", "a must be less than b");
-		check_param(isfinite(p[1] - p[0]), "uniform", "b - a must be finite");
-		result = reservation_uniform(p[0], p[1], cost);
-	}
-	else if (pg_strcasecmp(distribution, "gaussian") == 0)
-	{
-		check_count(n, 2, 2, "gaussian", "{mean, sd}");
-		check_param(p[1] > 0.0, "gaussian", "sd must be positive");
-		result = reservation_gaussian(p[0], p[1], cost);
-	}
-	else if (pg_strcasecmp(distribution, "empirical") == 0)
-	{
-		double	   *w;
-
-		check_count(n, 1, PG_INT32_MAX, "empirical", "{v1, ..., vn} (at least one sample value)");
-		w = palloc(sizeof(double) * n);
-		for (int i = 0; i < n; i++)
-			w[i] = 1.0;
-		result = reservation_discrete(p, w, n, cost);
-	}
-	else if (pg_strcasecmp(distribution, "discrete") == 0)
-	{
-		int			k = n / 2;
-		double	   *v,
-				   *w;
-		double		sum = 0.0;
-
-		if (n < 2 || n % 2 != 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("reservation_index: discrete takes params {v1, p1, ..., vn, pn} (an even, positive number of values), got %d value%s",
-							n, n == 1 ? "" : "s")));
-		v = palloc(sizeof(double) * k);
-		w = palloc(sizeof(double) * k);
-		for (int i = 0; i < k; i++)
-		{
-			v[i] = p[2 * i];
-			w[i] = p[2 * i + 1];
-			check_param(w[i] >= 0.0 && w[i] <= 1.0, "discrete", "probabilities must be in [0, 1]");
-			sum += w[i];
-		}
-		if (fabs(sum - 1.0) > 1e-9)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("reservation_index: discrete: probabilities must sum to 1, got %.17g", sum)));
-		result = reservation_discrete(v, w, k, cost);
-	}
-	else
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("reservation_index: unknown distribution \"%s\"", distribution),
-				 errhint("Use bernoulli, uniform, gaussian, empirical or discrete.")));
+	result = law_index(distribution) (p, n, cost);
 
 	/* σ = E[V] − cost below the support can overflow for huge inputs */
 	if (isnan(result) || (isinf(result) && cost > 0.0))

@@ -5,9 +5,8 @@
 #ifndef MODEL_SELECT_CATALOG_H
 #define MODEL_SELECT_CATALOG_H
 
-#include "executor/spi.h"
-
 #include "core/settings.h"
+#include "core/spi_util.h"
 #include "core/state.h"
 
 typedef struct ArmInfo
@@ -31,20 +30,20 @@ typedef struct Selector
 	ArmInfo    *arms;
 } Selector;
 
-extern char *spi_text_column(HeapTuple tuple, TupleDesc desc, int col);
+extern int32 selector_id_by_name(const char *name);
 extern void arm_lookup(const char *selector, const char *arm, int32 *selector_id, int32 *arm_id,
 					   bool *active);
 extern void for_each_arm_of_statement(struct TriggerData *td, const char *query,
 									  void (*fn) (SPITupleTable *tt, uint64 first, uint64 last, void *arg),
 									  void *arg);
-extern SPIPlanPtr spi_plan(SPIPlanPtr *slot, const char *sql, int nargs, const Oid *argtypes);
 extern void config_from_row(SelectorConfig *cfg, HeapTuple row, TupleDesc desc, int first_col);
 extern void config_load(int32 selector_id, SelectorConfig *cfg);
+extern void config_load_shared(int32 selector_id, SelectorConfig *cfg);
 extern void config_load_by_name(const char *name, SelectorConfig *cfg);
 extern Selector *selector_load(const char *name);
 extern bool selector_models_current(Selector *sel);
 extern void model_cache_forget_all(void);
 
-#define CONFIG_COLUMNS "selector_id, dim, policy, kernel, settings, seed"
+#define CONFIG_COLUMNS "selector_id, dim, policy, kernel, settings, seed, settings_version"
 
 #endif

@@ -15,6 +15,7 @@
 
 #include "core/context.h"
 #include "math/prng.h"
+#include "policy/registry.h"
 
 /*
  * A palloc'd copy of a one-dimensional real[]/float8[] as doubles, with no
@@ -26,6 +27,7 @@ double *
 float_array(ArrayType *arr, int *n, const char *what, bool **nulls)
 {
 	Oid			elemtype = ARR_ELEMTYPE(arr);
+	const void *data = ARR_DATA_PTR(arr);	/* float8 or float4 elements */
 	double	   *x;
 
 	if (elemtype != FLOAT8OID && elemtype != FLOAT4OID)
@@ -56,8 +58,7 @@ float_array(ArrayType *arr, int *n, const char *what, bool **nulls)
 			continue;
 		}
 		/* elements are stored densely, skipping NULLs */
-		x[i] = elemtype == FLOAT8OID ? ((float8 *) ARR_DATA_PTR(arr))[k]
-			: (double) ((float4 *) ARR_DATA_PTR(arr))[k];
+		x[i] = elemtype == FLOAT8OID ? ((const float8 *) data)[k] : (double) ((const float4 *) data)[k];
 		k++;
 		if (isnan(x[i]))
 			ereport(ERROR,
@@ -96,7 +97,7 @@ context_prepare(const SelectorConfig *cfg, double *x)
 	double		scale = 0.0,
 				norm = 0.0;
 
-	if (!cfg->normalize || !policy_uses_context(cfg->policy))
+	if (!cfg->normalize || !policy_ops(cfg->policy)->uses_context)
 		return;
 	for (int i = 0; i < cfg->dim; i++)
 		scale = Max(scale, fabs(x[i]));

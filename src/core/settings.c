@@ -19,6 +19,7 @@
 #include "utils/numeric.h"
 
 #include "core/settings.h"
+#include "policy/registry.h"
 
 typedef enum SettingType
 {
@@ -33,18 +34,20 @@ typedef enum SettingType
 typedef enum SettingScope
 {
 	FOR_ALL,
-	FOR_CONTEXTUAL,				/* pak_ucb, lin_ucb, rff_ucb, bkb */
-	FOR_HISTORY,				/* policies that keep every context: pak_ucb, bkb */
+	FOR_CONTEXTUAL,				/* policies that use the context */
+	FOR_HISTORY,				/* policies that keep every context they learned */
 	FOR_BANDWIDTH,				/* rbf, laplacian and matern kernels */
 	FOR_POLY,
 	FOR_MATERN,
-	FOR_RFF,
-	FOR_BKB,
-	FOR_FORGETTING,				/* pak_ucb, lin_ucb, rff_ucb, greedy */
-	FOR_CONFIDENCE,				/* pak_ucb, lin_ucb, rff_ucb */
+	FOR_RFF,					/* policies with random Fourier features */
+	FOR_DICTIONARY,				/* policies with a resampled dictionary */
+	FOR_WINDOW,					/* policies that honour each kind of forgetting */
+	FOR_DISCOUNT,
+	FOR_RESTART,
+	FOR_CONFIDENCE,				/* policies whose bounds the confidence setting chooses */
 	FOR_RIDGE,					/* contextual, unless confidence igp fixes the ridge */
-	FOR_FIXED_WIDTH,			/* contextual with confidence fixed, or bkb */
-	FOR_BOUNDS,					/* confidence other than fixed, or bkb */
+	FOR_FIXED_WIDTH,			/* confidence fixed, or a policy's own radius */
+	FOR_BOUNDS,					/* confidence other than fixed, or a policy's own radius */
 	FOR_GRID,					/* confidence dmm or cmm */
 	FOR_IGP						/* confidence igp */
 } SettingScope;
@@ -73,12 +76,12 @@ static const SettingDef setting_defs[] = {
 	{"eta", SETTING_NUMBER, offsetof(SelectorConfig, eta), 0.5, 0, false, 1e6, FOR_FIXED_WIDTH},
 	{"intercept", SETTING_NUMBER, offsetof(SelectorConfig, intercept), 1.0, 0, false, 1e6, FOR_CONTEXTUAL},
 	{"normalize", SETTING_BOOLEAN, offsetof(SelectorConfig, normalize), 1, 0, false, 1, FOR_CONTEXTUAL},
-	{"cap", SETTING_INTEGER, offsetof(SelectorConfig, cap), 2000, 1, false, 10000, FOR_HISTORY},
+	{"cap", SETTING_INTEGER, offsetof(SelectorConfig, cap), 2000, 1, false, MAX_CAP, FOR_HISTORY},
 	{"bandwidth", SETTING_NUMBER, offsetof(SelectorConfig, bandwidth), 1.0, 0, true, 1e6, FOR_BANDWIDTH},
 	{"nu", SETTING_NUMBER, offsetof(SelectorConfig, nu), 1.5, 0.5, false, 2.5, FOR_MATERN},
 	{"features", SETTING_INTEGER, offsetof(SelectorConfig, features), 200, 1, false, 8192, FOR_RFF},
-	{"qbar", SETTING_NUMBER, offsetof(SelectorConfig, qbar), 2.0, 0, true, 1e6, FOR_BKB},
-	{"adaptive_beta", SETTING_BOOLEAN, offsetof(SelectorConfig, adaptive_beta), 0, 0, false, 1, FOR_BKB},
+	{"qbar", SETTING_NUMBER, offsetof(SelectorConfig, qbar), 2.0, 0, true, 1e6, FOR_DICTIONARY},
+	{"adaptive_beta", SETTING_BOOLEAN, offsetof(SelectorConfig, adaptive_beta), 0, 0, false, 1, FOR_DICTIONARY},
 	{"confidence", SETTING_CHOICE, offsetof(SelectorConfig, confidence), CONFIDENCE_FIXED, 0, false, 0,
 	FOR_CONFIDENCE, confidence_names},
 	{"noise", SETTING_NUMBER, offsetof(SelectorConfig, noise), 0.5, 0, true, 1e6, FOR_BOUNDS},
@@ -89,9 +92,9 @@ static const SettingDef setting_defs[] = {
 	{"gamma", SETTING_NUMBER, offsetof(SelectorConfig, gamma), 1.0, 0, true, 1e6, FOR_POLY},
 	{"degree", SETTING_INTEGER, offsetof(SelectorConfig, degree), 3, 1, false, 10, FOR_POLY},
 	{"offset", SETTING_NUMBER, offsetof(SelectorConfig, offset), 1.0, 0, false, 1e6, FOR_POLY},
-	{"window", SETTING_INTEGER, offsetof(SelectorConfig, window), 0, 0, false, 100000, FOR_FORGETTING},
-	{"discount", SETTING_NUMBER, offsetof(SelectorConfig, discount), 1.0, 0, true, 1, FOR_FORGETTING},
-	{"restart_every", SETTING_INTEGER, offsetof(SelectorConfig, restart_every), 0, 0, false, 100000000, FOR_FORGETTING},
+	{"window", SETTING_INTEGER, offsetof(SelectorConfig, window), 0, 0, false, 100000, FOR_WINDOW},
+	{"discount", SETTING_NUMBER, offsetof(SelectorConfig, discount), 1.0, 0, true, 1, FOR_DISCOUNT},
+	{"restart_every", SETTING_INTEGER, offsetof(SelectorConfig, restart_every), 0, 0, false, 100000000, FOR_RESTART},
 	{"cost_weight", SETTING_NUMBER, offsetof(SelectorConfig, cost_weight), 0.0, 0, false, 1e12, FOR_ALL},
 	{"reward_min", SETTING_NUMBER, offsetof(SelectorConfig, reward_min), 0.0, -1e15, false, 1e15, FOR_ALL},
 	{"reward_max", SETTING_NUMBER, offsetof(SelectorConfig, reward_max), 1.0, -1e15, false, 1e15, FOR_ALL},
@@ -99,69 +102,19 @@ static const SettingDef setting_defs[] = {
 
 #define N_SETTINGS lengthof(setting_defs)
 
-static const char *const policy_names[POLICY_COUNT] = {"pak_ucb", "lin_ucb", "greedy", "random",
-"rff_ucb", "bkb"};
 static const char *const kernel_names[KERNEL_COUNT] = {"none", "rbf", "poly", "linear", "laplacian",
 "matern"};
 
-PolicyKind
-policy_from_name(const char *name)
+/* names[0..n-1] as "a, b and c" (palloc'd), the form of every list of valid names. */
+char *
+name_list(const char *const *names, int n)
 {
-	for (int i = 0; i < POLICY_COUNT; i++)
-		if (strcmp(name, policy_names[i]) == 0)
-			return (PolicyKind) i;
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("unknown policy \"%s\"", name),
-			 errhint("Valid policies are pak_ucb, rff_ucb, bkb, lin_ucb, greedy and random.")));
-	pg_unreachable();
-}
+	StringInfoData buf;
 
-const char *
-policy_name(PolicyKind policy)
-{
-	return policy_names[policy];
-}
-
-bool
-policy_uses_context(PolicyKind policy)
-{
-	return policy == POLICY_PAK_UCB || policy == POLICY_LIN_UCB ||
-		policy == POLICY_RFF_UCB || policy == POLICY_BKB;
-}
-
-/*
- * NULL name means the policy's default kernel (rbf).  rff_ucb needs a
- * shift-invariant kernel with a known spectral density.
- */
-KernelKind
-kernel_from_name(PolicyKind policy, const char *name)
-{
-	bool		kernelised = policy == POLICY_PAK_UCB || policy == POLICY_BKB ||
-		policy == POLICY_RFF_UCB;
-	const char *valid = policy == POLICY_RFF_UCB ? "rbf, laplacian and matern"
-		: "rbf, poly, linear, laplacian and matern";
-
-	if (!kernelised)
-	{
-		if (name != NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("policy %s does not take a kernel", policy_names[policy]),
-					 errhint("Pass kernel => NULL; only pak_ucb, rff_ucb and bkb are kernelised.")));
-		return KERNEL_NONE;
-	}
-	if (name == NULL)
-		return KERNEL_RBF;
-	for (int i = KERNEL_RBF; i < KERNEL_COUNT; i++)
-		if (strcmp(name, kernel_names[i]) == 0 &&
-			!(policy == POLICY_RFF_UCB && (i == KERNEL_POLY || i == KERNEL_LINEAR)))
-			return (KernelKind) i;
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("unknown kernel \"%s\" for policy %s", name, policy_names[policy]),
-			 errhint("Valid kernels are %s.", valid)));
-	pg_unreachable();
+	initStringInfo(&buf);
+	for (int i = 0; i < n; i++)
+		appendStringInfo(&buf, "%s%s", i == 0 ? "" : (i == n - 1 ? " and " : ", "), names[i]);
+	return buf.data;
 }
 
 const char *
@@ -170,62 +123,62 @@ confidence_name(ConfidenceKind confidence)
 	return confidence_names[confidence];
 }
 
-/* pak_ucb, lin_ucb and rff_ucb take a confidence setting (bkb keeps its beta). */
-static bool
-has_confidence(const SelectorConfig *cfg)
-{
-	return cfg->policy == POLICY_PAK_UCB || cfg->policy == POLICY_LIN_UCB ||
-		cfg->policy == POLICY_RFF_UCB;
-}
-
 const char *
 kernel_name(KernelKind kernel)
 {
 	return kernel == KERNEL_NONE ? NULL : kernel_names[kernel];
 }
 
+/* Does a setting's scope cover this policy (by its capabilities) and kernel? */
 static bool
-setting_applies(const SettingDef *def, const SelectorConfig *cfg)
+scope_covers(SettingScope scope, const SelectorConfig *cfg, const PolicyOps *ops)
 {
-	switch (def->applies)
+	bool		choice = ops->bounds == BOUNDS_CHOICE;
+
+	switch (scope)
 	{
 		case FOR_ALL:
 			return true;
 		case FOR_CONTEXTUAL:
-			return policy_uses_context(cfg->policy);
+			return ops->uses_context;
 		case FOR_HISTORY:
-			return cfg->policy == POLICY_PAK_UCB || cfg->policy == POLICY_BKB;
+			return ops->keeps_rows;
 		case FOR_BANDWIDTH:
-			return cfg->kernel == KERNEL_RBF || cfg->kernel == KERNEL_LAPLACIAN ||
-				cfg->kernel == KERNEL_MATERN;
+			return (KERNELS_SHIFT_INVARIANT & KERNEL_BIT(cfg->kernel)) != 0;
 		case FOR_POLY:
 			return cfg->kernel == KERNEL_POLY;
 		case FOR_MATERN:
 			return cfg->kernel == KERNEL_MATERN;
 		case FOR_RFF:
-			return cfg->policy == POLICY_RFF_UCB;
-		case FOR_BKB:
-			return cfg->policy == POLICY_BKB;
-		case FOR_FORGETTING:
-			return cfg->policy == POLICY_PAK_UCB || cfg->policy == POLICY_LIN_UCB ||
-				cfg->policy == POLICY_RFF_UCB || cfg->policy == POLICY_GREEDY;
+			return ops->random_features;
+		case FOR_DICTIONARY:
+			return ops->dictionary;
+		case FOR_WINDOW:
+			return ops->forgets.window;
+		case FOR_DISCOUNT:
+			return ops->forgets.discount;
+		case FOR_RESTART:
+			return ops->forgets.restart;
 		case FOR_CONFIDENCE:
-			return has_confidence(cfg);
+			return choice;
 		case FOR_RIDGE:
-			return policy_uses_context(cfg->policy) && cfg->confidence != CONFIDENCE_IGP;
+			return ops->uses_context && cfg->confidence != CONFIDENCE_IGP;
 		case FOR_FIXED_WIDTH:
-			return cfg->policy == POLICY_BKB ||
-				(has_confidence(cfg) && cfg->confidence == CONFIDENCE_FIXED);
+			return ops->bounds == BOUNDS_BETA || (choice && cfg->confidence == CONFIDENCE_FIXED);
 		case FOR_BOUNDS:
-			return cfg->policy == POLICY_BKB ||
-				(has_confidence(cfg) && cfg->confidence != CONFIDENCE_FIXED);
+			return ops->bounds == BOUNDS_BETA || (choice && cfg->confidence != CONFIDENCE_FIXED);
 		case FOR_GRID:
-			return has_confidence(cfg) &&
-				(cfg->confidence == CONFIDENCE_DMM || cfg->confidence == CONFIDENCE_CMM);
+			return choice && (cfg->confidence == CONFIDENCE_DMM || cfg->confidence == CONFIDENCE_CMM);
 		case FOR_IGP:
-			return has_confidence(cfg) && cfg->confidence == CONFIDENCE_IGP;
+			return choice && cfg->confidence == CONFIDENCE_IGP;
 	}
 	return false;
+}
+
+static bool
+setting_applies(const SettingDef *def, const SelectorConfig *cfg)
+{
+	return scope_covers(def->applies, cfg, policy_ops(cfg->policy));
 }
 
 static char *
@@ -240,6 +193,9 @@ valid_keys(const SelectorConfig *cfg)
 	return buf.data;
 }
 
+static void settings_error(const SelectorConfig *cfg, const char *key, const char *problem)
+			pg_attribute_noreturn();
+
 static void
 settings_error(const SelectorConfig *cfg, const char *key, const char *problem)
 {
@@ -249,7 +205,7 @@ settings_error(const SelectorConfig *cfg, const char *key, const char *problem)
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("invalid setting \"%s\": %s", key, problem),
 			 errdetail("Valid keys for policy %s%s%s are: %s.",
-					   policy_names[cfg->policy],
+					   policy_name(cfg->policy),
 					   kernel ? " with kernel " : "", kernel ? kernel : "",
 					   valid_keys(cfg))));
 }
@@ -257,43 +213,31 @@ settings_error(const SelectorConfig *cfg, const char *key, const char *problem)
 static void
 set_field(SelectorConfig *cfg, const SettingDef *def, double value)
 {
-	char	   *field = (char *) cfg + def->field;
+	void	   *field = (char *) cfg + def->field;
 
-	switch (def->type)
-	{
-		case SETTING_NUMBER:
-			*(double *) field = value;
-			break;
-		case SETTING_INTEGER:
-			*(int32 *) field = (int32) value;
-			break;
-		case SETTING_BOOLEAN:
-			*(bool *) field = value != 0;
-			break;
-		case SETTING_CHOICE:
-			*(int32 *) field = (int32) value;
-			break;
-		case SETTING_GRID:
-			/* the grid is set whole by setting_grid() */
-			break;
-	}
+	/* the grid is set whole by setting_grid() */
+	if (def->type == SETTING_NUMBER)
+		*(double *) field = value;
+	else if (def->type == SETTING_BOOLEAN)
+		*(bool *) field = value != 0;
+	else if (def->type == SETTING_INTEGER || def->type == SETTING_CHOICE)
+		*(int32 *) field = (int32) value;
 }
 
 static double
 get_field(const SelectorConfig *cfg, const SettingDef *def)
 {
-	const char *field = (const char *) cfg + def->field;
+	const void *field = (const char *) cfg + def->field;
 
 	switch (def->type)
 	{
 		case SETTING_NUMBER:
 			return *(const double *) field;
 		case SETTING_INTEGER:
+		case SETTING_CHOICE:
 			return *(const int32 *) field;
 		case SETTING_BOOLEAN:
 			return *(const bool *) field;
-		case SETTING_CHOICE:
-			return *(const int32 *) field;
 		case SETTING_GRID:
 			break;
 	}
@@ -346,6 +290,17 @@ setting_grid(SelectorConfig *cfg, const SettingDef *def, JsonbValue *v)
 	cfg->ngrid = n;
 }
 
+/* A NULL-terminated list of names as "a, b and c". */
+static char *
+choice_list(const char *const *choices)
+{
+	int			n = 0;
+
+	while (choices[n] != NULL)
+		n++;
+	return name_list(choices, n);
+}
+
 /* Validate one JSON value against its definition; returns it as a double. */
 static double
 setting_value(const SelectorConfig *cfg, const SettingDef *def, JsonbValue *v)
@@ -359,7 +314,7 @@ setting_value(const SelectorConfig *cfg, const SettingDef *def, JsonbValue *v)
 				if (strlen(def->choices[i]) == v->val.string.len &&
 					strncmp(def->choices[i], v->val.string.val, v->val.string.len) == 0)
 					return i;
-		settings_error(cfg, def->name, "expected one of fixed, ay, igp, amm, dmm and cmm");
+		settings_error(cfg, def->name, psprintf("expected one of %s", choice_list(def->choices)));
 	}
 	if (def->type == SETTING_BOOLEAN)
 	{

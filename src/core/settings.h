@@ -6,6 +6,10 @@
 
 #include "utils/jsonb.h"
 
+/*
+ * A policy's tag, stored in every arm state's header: never renumber.  What
+ * each policy is and can do is its PolicyOps (policy/registry.h).
+ */
 typedef enum PolicyKind
 {
 	POLICY_PAK_UCB,
@@ -40,6 +44,9 @@ typedef enum ConfidenceKind
 	CONFIDENCE_COUNT
 } ConfidenceKind;
 
+/* The largest "cap": most rewards a policy that keeps its rows holds per arm. */
+#define MAX_CAP 10000
+
 /* Most regularisers a dmm/cmm grid may list. */
 #define MAX_GRID 16
 
@@ -50,6 +57,7 @@ typedef struct SelectorConfig
 	PolicyKind	policy;
 	KernelKind	kernel;
 	uint64		seed;
+	int32		settings_version;	/* bumped by every settings change */
 	/* settings; see settings.c for meaning, ranges and defaults */
 	double		alpha;
 	double		eta;
@@ -79,14 +87,11 @@ typedef struct SelectorConfig
 	double		grid[MAX_GRID];
 } SelectorConfig;
 
-extern PolicyKind policy_from_name(const char *name);
-extern const char *policy_name(PolicyKind policy);
-extern KernelKind kernel_from_name(PolicyKind policy, const char *name);
 extern const char *kernel_name(KernelKind kernel);
 extern void settings_resolve(SelectorConfig *cfg, Jsonb *settings);
 extern Jsonb *settings_to_jsonb(const SelectorConfig *cfg);
-extern bool policy_uses_context(PolicyKind policy);
 extern const char *confidence_name(ConfidenceKind confidence);
+extern char *name_list(const char *const *names, int n);
 
 /* What an arm learns from a reward: its utility reward − λ·cost (no cost: 0). */
 static inline double

@@ -1,6 +1,6 @@
 /*
  * state.c — allocation and checking of the versioned state layout
- * (see state.h), and the policy dispatch table.
+ * (see state.h); the policies themselves are in policy/registry.c.
  */
 #include "postgres.h"
 
@@ -10,28 +10,7 @@
 #include "utils/memutils.h"
 
 #include "core/state.h"
-
-const PolicyOps *
-policy_ops(PolicyKind policy)
-{
-	switch (policy)
-	{
-		case POLICY_PAK_UCB:
-			return &pak_ucb_ops;
-		case POLICY_LIN_UCB:
-			return &lin_ucb_ops;
-		case POLICY_GREEDY:
-		case POLICY_RANDOM:
-			return &mean_ops;
-		case POLICY_RFF_UCB:
-			return &rff_ucb_ops;
-		case POLICY_BKB:
-			return &bkb_ops;
-		default:
-			elog(ERROR, "unknown policy %d", (int) policy);
-	}
-	pg_unreachable();
-}
+#include "policy/registry.h"
 
 /* Which layout variant a selector's states use (see state.h). */
 int32
@@ -74,18 +53,22 @@ state_append(const SelectorConfig *cfg, const StateHeader *old, const double *x,
 /*
  * An arm's state from scratch for its n rewards in log order (X n × dim,
  * prepared), built from the newest ones it keeps: those since the last
- * restart, or the last `window`.  (Discounts are applied by the policies.)
+ * restart, or the last `window`, and of those what the policy keeps (bkb
+ * compacts).  (Discounts are applied by the policies.)
  */
 StateHeader *
 state_build(const SelectorConfig *cfg, int n, const double *X, const double *r)
 {
+	const PolicyOps *ops = policy_ops(cfg->policy);
 	int			keep = n;
 
 	if (n > 0 && cfg->restart_every > 0)
 		keep = (n - 1) % cfg->restart_every + 1;
 	else if (cfg->window > 0)
 		keep = Min(n, cfg->window);
-	return policy_ops(cfg->policy)->build(cfg, keep, X + (Size) (n - keep) * cfg->dim, r + (n - keep));
+	if (ops->kept_rows != NULL)
+		keep = ops->kept_rows(cfg, keep);
+	return ops->build(cfg, keep, X + (Size) (n - keep) * cfg->dim, r + (n - keep));
 }
 
 StateHeader *

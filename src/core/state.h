@@ -1,6 +1,6 @@
 /*
- * state.h — the binary layout of an arm's learned state and the interface
- * every policy implements.
+ * state.h — the binary layout of an arm's learned state and an arm's score
+ * (the interface every policy implements is PolicyOps, policy/registry.h).
  *
  * An arm's state is one bytea in model_select.arm_state.state:
  *
@@ -77,31 +77,6 @@ typedef struct ArmScore
 	double		ucb;
 } ArmScore;
 
-typedef struct PolicyOps
-{
-	/* State from scratch for n rewards (rows of X already prepared). */
-	StateHeader *(*build) (const SelectorConfig *cfg, int n, const double *X, const double *r);
-	/*
-	 * State with one more reward: old (NULL: empty) plus (x, r).  May update
-	 * old in place and return it (fixed-size states), or return a new state
-	 * allocated in the current memory context (old is then garbage).
-	 */
-	StateHeader *(*append) (const SelectorConfig *cfg, const StateHeader *old,
-							const double *x, double r);
-	/* Decode for scoring, in the current memory context; may precompute. */
-	ArmModel   *(*decode) (const SelectorConfig *cfg, const StateHeader *st);
-	/* Fill mean, width, radius and alpha (not ucb) of out for context x. */
-	void		(*score) (const SelectorConfig *cfg, const ArmModel *model,
-						  const double *x, ArmScore *out);
-} PolicyOps;
-
-extern const PolicyOps pak_ucb_ops;
-extern const PolicyOps lin_ucb_ops;
-extern const PolicyOps mean_ops;
-extern const PolicyOps rff_ucb_ops;
-extern const PolicyOps bkb_ops;
-
-extern const PolicyOps *policy_ops(PolicyKind policy);
 extern StateHeader *state_append(const SelectorConfig *cfg, const StateHeader *old,
 								 const double *x, double r);
 extern StateHeader *state_build(const SelectorConfig *cfg, int n, const double *X, const double *r);

@@ -30,8 +30,10 @@
 #include "utils/memutils.h"
 
 #include "core/context.h"
+#include "core/spi_util.h"
 #include "routing/decide.h"
 #include "math/prng.h"
+#include "policy/registry.h"
 
 PG_FUNCTION_INFO_V1(model_select_replay);
 
@@ -83,6 +85,7 @@ row_array(HeapTuple row, TupleDesc desc, int col, int rowno, int *n, const char 
 {
 	bool		isnull;
 	Datum		d = SPI_getbinval(row, desc, col, &isnull);
+	double	   *volatile x = NULL;
 
 	if (isnull)
 	{
@@ -91,7 +94,7 @@ row_array(HeapTuple row, TupleDesc desc, int col, int rowno, int *n, const char 
 	}
 	PG_TRY();
 	{
-		d = PointerGetDatum(float_array(DatumGetArrayTypeP(d), n, what, nulls));
+		x = float_array(DatumGetArrayTypeP(d), n, what, nulls);
 	}
 	PG_CATCH();
 	{
@@ -99,7 +102,21 @@ row_array(HeapTuple row, TupleDesc desc, int col, int rowno, int *n, const char 
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
-	return (double *) DatumGetPointer(d);
+	return x;
+}
+
+/* As row_array(), for a column that must not be NULL. */
+static double *
+row_array_required(HeapTuple row, TupleDesc desc, int col, int rowno, int *n, const char *what,
+				   bool **nulls)
+{
+	double	   *x = row_array(row, desc, col, rowno, n, what, nulls);
+
+	if (x == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("replay source row %d: %s is NULL", rowno, what)));
+	return x;
 }
 
 static void
@@ -111,6 +128,74 @@ row_error(int rowno, const char *problem, int got, int expected)
 					rowno, problem, got, expected)));
 }
 
+/* Row i's context into data->contexts (the first row sets dim). */
+static void
+replay_context(ReplayData *data, HeapTuple row, TupleDesc desc, int i, MemoryContext caller)
+{
+	int			n;
+	double	   *x = row_array_required(row, desc, 1, i + 1, &n, "context", NULL);
+
+	if (i == 0)
+	{
+		data->dim = n;
+		data->contexts = MemoryContextAlloc(caller, sizeof(double) * (Size) data->nrows * Max(n, 1));
+	}
+	else if (n != data->dim)
+		row_error(i + 1, "context", n, data->dim);
+	memcpy(data->contexts + (Size) i * data->dim, x, sizeof(double) * n);
+}
+
+/* Row i's rewards (the first row sets narms and allocates the per-arm arrays). */
+static void
+replay_rewards(ReplayData *data, HeapTuple row, TupleDesc desc, int i, MemoryContext caller,
+			   bool has_expected)
+{
+	int			n;
+	bool	   *missing;
+	double	   *r = row_array_required(row, desc, 2, i + 1, &n, "rewards", &missing);
+
+	if (i == 0)
+	{
+		if (n < 1)
+			row_error(1, "rewards", n, 1);
+		data->narms = n;
+		data->rewards = MemoryContextAlloc(caller, sizeof(double) * (Size) data->nrows * n);
+		data->costs = MemoryContextAllocZero(caller, sizeof(double) * (Size) data->nrows * n);
+		data->available = MemoryContextAlloc(caller, sizeof(bool) * (Size) data->nrows * n);
+		data->expected = has_expected
+			? MemoryContextAlloc(caller, sizeof(double) * (Size) data->nrows * n) : NULL;
+	}
+	else if (n != data->narms)
+		row_error(i + 1, "rewards", n, data->narms);
+	memcpy(data->rewards + (Size) i * data->narms, r, sizeof(double) * n);
+	for (int a = 0; a < n; a++)
+		data->available[(Size) i * n + a] = !missing[a];
+}
+
+/* Row i's optional costs (column 3) and expected rewards (column 4). */
+static void
+replay_costs_expected(ReplayData *data, HeapTuple row, TupleDesc desc, int i, bool has_costs)
+{
+	int			n;
+	double	   *c = has_costs ? row_array(row, desc, 3, i + 1, &n, "costs", NULL) : NULL;
+
+	if (c != NULL && n > 0)
+	{
+		if (n != data->narms)
+			row_error(i + 1, "costs", n, data->narms);
+		memcpy(data->costs + (Size) i * data->narms, c, sizeof(double) * n);
+	}
+	if (data->expected != NULL)
+	{
+		bool	   *missing;
+		double	   *e = row_array_required(row, desc, 4, i + 1, &n, "expected", &missing);
+
+		if (n != data->narms)
+			row_error(i + 1, "expected", n, data->narms);
+		memcpy(data->expected + (Size) i * data->narms, e, sizeof(double) * n);
+	}
+}
+
 /* Run the source query and copy its rows into memory. */
 static void
 replay_load(const char *source, ReplayData *data)
@@ -120,7 +205,7 @@ replay_load(const char *source, ReplayData *data)
 	int			has_costs,
 				has_expected;
 
-	SPI_connect();
+	spi_connect();
 	if (SPI_execute(source, true, 0) != SPI_OK_SELECT)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -144,68 +229,12 @@ replay_load(const char *source, ReplayData *data)
 	for (int i = 0; i < data->nrows; i++)
 	{
 		HeapTuple	row = SPI_tuptable->vals[i];
-		int			n;
-		double	   *x = row_array(row, desc, 1, i + 1, &n, "context", NULL);
-		double	   *r;
-		double	   *c;
-		bool	   *missing;
 
-		if (x == NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("replay source row %d: context is NULL", i + 1)));
-		if (i == 0)
-		{
-			data->dim = n;
-			data->contexts = MemoryContextAlloc(caller, sizeof(double) * (Size) data->nrows * Max(n, 1));
-		}
-		else if (n != data->dim)
-			row_error(i + 1, "context", n, data->dim);
-		memcpy(data->contexts + (Size) i * data->dim, x, sizeof(double) * n);
-
-		r = row_array(row, desc, 2, i + 1, &n, "rewards", &missing);
-		if (r == NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("replay source row %d: rewards is NULL", i + 1)));
-		if (i == 0)
-		{
-			if (n < 1)
-				row_error(1, "rewards", n, 1);
-			data->narms = n;
-			data->rewards = MemoryContextAlloc(caller, sizeof(double) * (Size) data->nrows * n);
-			data->costs = MemoryContextAllocZero(caller, sizeof(double) * (Size) data->nrows * n);
-			data->available = MemoryContextAlloc(caller, sizeof(bool) * (Size) data->nrows * n);
-			data->expected = has_expected
-				? MemoryContextAlloc(caller, sizeof(double) * (Size) data->nrows * n) : NULL;
-		}
-		else if (n != data->narms)
-			row_error(i + 1, "rewards", n, data->narms);
-		memcpy(data->rewards + (Size) i * data->narms, r, sizeof(double) * n);
-		for (int a = 0; a < n; a++)
-			data->available[(Size) i * n + a] = !missing[a];
-
-		c = has_costs ? row_array(row, desc, 3, i + 1, &n, "costs", NULL) : NULL;
-		if (c != NULL && n > 0)
-		{
-			if (n != data->narms)
-				row_error(i + 1, "costs", n, data->narms);
-			memcpy(data->costs + (Size) i * data->narms, c, sizeof(double) * n);
-		}
-		if (has_expected)
-		{
-			double	   *e = row_array(row, desc, 4, i + 1, &n, "expected", &missing);
-
-			if (e == NULL)
-				ereport(ERROR,
-						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-						 errmsg("replay source row %d: expected is NULL", i + 1)));
-			if (n != data->narms)
-				row_error(i + 1, "expected", n, data->narms);
-			memcpy(data->expected + (Size) i * data->narms, e, sizeof(double) * n);
-		}
+		replay_context(data, row, desc, i, caller);
+		replay_rewards(data, row, desc, i, caller, has_expected);
+		replay_costs_expected(data, row, desc, i, has_costs);
 	}
-	SPI_finish();
+	spi_finish();
 }
 
 static void
@@ -382,6 +411,16 @@ replay_round(ReplayLearner *learner, const ReplayData *data, int row, double lam
 	replay_learn(sel, learner->states, learner->state_cxt, learner->model_cxt, chosen, x, u);
 }
 
+/* Per-arm states, their memory contexts and scores, all empty. */
+static void
+learner_alloc(ReplayLearner *learner, int narms)
+{
+	learner->states = palloc0(sizeof(StateHeader *) * narms);
+	learner->state_cxt = palloc0(sizeof(MemoryContext) * narms);
+	learner->model_cxt = palloc0(sizeof(MemoryContext) * narms);
+	learner->scores = palloc(sizeof(ArmScore) * narms);
+}
+
 Datum
 model_select_replay(PG_FUNCTION_ARGS)
 {
@@ -425,10 +464,7 @@ model_select_replay(PG_FUNCTION_ARGS)
 
 	order = palloc(sizeof(int) * data.nrows);
 	prng_seed(&rng, mix64(learner.sel->cfg.seed ^ UINT64_C(0x7265706c6179)));
-	learner.states = palloc0(sizeof(StateHeader *) * data.narms);
-	learner.state_cxt = palloc0(sizeof(MemoryContext) * data.narms);
-	learner.model_cxt = palloc0(sizeof(MemoryContext) * data.narms);
-	learner.scores = palloc(sizeof(ArmScore) * data.narms);
+	learner_alloc(&learner, data.narms);
 	tot.arm_utility = palloc0(sizeof(double) * data.narms);
 	tot.picks = palloc0(sizeof(int64) * data.narms);
 	checkpoints = palloc(sizeof(ReplayTotals) * (rounds / every + 1));

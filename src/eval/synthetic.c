@@ -28,6 +28,7 @@
 #include "utils/array.h"
 
 #include "core/context.h"
+#include "eval/eval.h"
 #include "math/prng.h"
 
 PG_FUNCTION_INFO_V1(model_select_synthetic_clusters);
@@ -70,25 +71,81 @@ optional_positive(FunctionCallInfo fcinfo, int argno, const char *what)
 	return value;
 }
 
-static void
-check_arg(bool ok, const char *what)
+/* 22023 "<function>: <problem>" unless ok; shared by the synthetic environments. */
+void
+eval_check_arg(bool ok, const char *function, const char *problem)
 {
 	if (!ok)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("synthetic_clusters: %s", what)));
+				 errmsg("%s: %s", function, problem)));
+}
+
+#define check_arg(ok, problem) eval_check_arg((ok), "synthetic_clusters", (problem))
+
+typedef struct ClustersArgs
+{
+	int			rounds;
+	int			dim;
+	int			arms;
+	int			clusters;
+	uint64		seed;
+	double		noise;
+	int			new_arm_at;		/* 0: off */
+	int			switch_every;
+	int			new_cluster_every;
+} ClustersArgs;
+
+static void
+clusters_args(FunctionCallInfo fcinfo, ClustersArgs *a)
+{
+	for (int i = 0; i < 6; i++)
+		if (i != 3 && PG_ARGISNULL(i))
+			check_arg(false, "only clusters and the changing-world arguments may be NULL");
+	a->rounds = PG_GETARG_INT32(0);
+	a->dim = PG_GETARG_INT32(1);
+	a->arms = PG_GETARG_INT32(2);
+	a->clusters = PG_ARGISNULL(3) ? a->arms : PG_GETARG_INT32(3);
+	a->seed = (uint64) PG_GETARG_INT64(4);
+	a->noise = PG_GETARG_FLOAT8(5);
+	check_arg(a->rounds >= 0 && a->rounds <= 10000000, "rounds must be between 0 and 10000000");
+	check_arg(a->dim >= 2 && a->dim <= 16000, "dim must be between 2 and 16000");
+	check_arg(a->arms >= 1 && a->arms <= 1000, "arms must be between 1 and 1000");
+	check_arg(a->clusters >= 1 && a->clusters <= 1000, "clusters must be between 1 and 1000");
+	check_arg(a->noise >= 0 && isfinite(a->noise), "noise must be finite and not negative");
+	a->new_arm_at = optional_positive(fcinfo, 6, "new_arm_at");
+	a->switch_every = optional_positive(fcinfo, 7, "switch_every");
+	a->new_cluster_every = optional_positive(fcinfo, 8, "new_cluster_every");
+}
+
+/* Round t's expected and observed rewards on cluster c; returns the best available arm. */
+static int
+clusters_rewards(const ClustersArgs *a, Prng *rng, int t, int c, double *expected,
+				 double *observed, bool *missing)
+{
+	int			rotation = a->switch_every ? (t - 1) / a->switch_every : 0;
+	int			best = -1;
+
+	for (int i = 0; i < a->arms; i++)
+	{
+		double		y;
+
+		expected[i] = 0.5 + (i == (c + rotation) % a->arms ? EXPERT_BONUS : 0.0) - ARM_STEP * i;
+		y = expected[i] + a->noise * prng_normal(rng);
+
+		observed[i] = y < 0.0 ? 0.0 : (y > 1.0 ? 1.0 : y);
+		missing[i] = a->new_arm_at && i == a->arms - 1 && t < a->new_arm_at;
+		if (!missing[i] && (best < 0 || expected[i] > expected[best]))
+			best = i;
+	}
+	return best;
 }
 
 Datum
 model_select_synthetic_clusters(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	int			rounds,
-				dim,
-				arms,
-				clusters;
-	uint64		seed;
-	double		noise;
+	ClustersArgs a;
 	Prng		rng;
 	double	   *shared,
 			   *centres,
@@ -96,70 +153,38 @@ model_select_synthetic_clusters(PG_FUNCTION_ARGS)
 			   *expected,
 			   *observed;
 	bool	   *missing;
-	int			new_arm_at,
-				switch_every,
-				new_cluster_every;
 
-	for (int i = 0; i < 6; i++)
-		if (i != 3 && PG_ARGISNULL(i))
-			check_arg(false, "only clusters and the changing-world arguments may be NULL");
-	rounds = PG_GETARG_INT32(0);
-	dim = PG_GETARG_INT32(1);
-	arms = PG_GETARG_INT32(2);
-	clusters = PG_ARGISNULL(3) ? arms : PG_GETARG_INT32(3);
-	seed = (uint64) PG_GETARG_INT64(4);
-	noise = PG_GETARG_FLOAT8(5);
-	check_arg(rounds >= 0 && rounds <= 10000000, "rounds must be between 0 and 10000000");
-	check_arg(dim >= 2 && dim <= 16000, "dim must be between 2 and 16000");
-	check_arg(arms >= 1 && arms <= 1000, "arms must be between 1 and 1000");
-	check_arg(clusters >= 1 && clusters <= 1000, "clusters must be between 1 and 1000");
-	check_arg(noise >= 0 && isfinite(noise), "noise must be finite and not negative");
-	new_arm_at = optional_positive(fcinfo, 6, "new_arm_at");
-	switch_every = optional_positive(fcinfo, 7, "switch_every");
-	new_cluster_every = optional_positive(fcinfo, 8, "new_cluster_every");
-
+	clusters_args(fcinfo, &a);
 	InitMaterializedSRF(fcinfo, 0);
-	prng_seed(&rng, seed);
-	shared = palloc(sizeof(double) * dim);
-	centres = palloc(sizeof(double) * dim * clusters);
-	x = palloc(sizeof(double) * dim);
-	expected = palloc(sizeof(double) * arms);
-	observed = palloc(sizeof(double) * arms);
-	missing = palloc0(sizeof(bool) * arms);
-	random_unit(&rng, shared, dim);
-	for (int c = 0; c < clusters; c++)
-		random_unit(&rng, centres + (Size) c * dim, dim);
+	prng_seed(&rng, a.seed);
+	shared = palloc(sizeof(double) * a.dim);
+	centres = palloc(sizeof(double) * a.dim * a.clusters);
+	x = palloc(sizeof(double) * a.dim);
+	expected = palloc(sizeof(double) * a.arms);
+	observed = palloc(sizeof(double) * a.arms);
+	missing = palloc0(sizeof(bool) * a.arms);
+	random_unit(&rng, shared, a.dim);
+	for (int c = 0; c < a.clusters; c++)
+		random_unit(&rng, centres + (Size) c * a.dim, a.dim);
 
-	for (int t = 1; t <= rounds; t++)
+	for (int t = 1; t <= a.rounds; t++)
 	{
-		int			shown = new_cluster_every ? Min(clusters, 1 + (t - 1) / new_cluster_every) : clusters;
+		int			shown = a.new_cluster_every ? Min(a.clusters, 1 + (t - 1) / a.new_cluster_every) : a.clusters;
 		int			c = (int) (prng_uniform(&rng) * shown);
-		int			rotation = switch_every ? (t - 1) / switch_every : 0;
-		int			best = -1;
+		int			best;
 		Datum		values[6];
 		bool		nulls[6] = {false};
 
-		for (int i = 0; i < dim; i++)
-			x[i] = 0.8 * shared[i] + 0.8 * centres[(Size) c * dim + i] +
-				0.2 * prng_normal(&rng) / sqrt((double) dim);
-		normalise(x, dim);
-		for (int a = 0; a < arms; a++)
-		{
-			double		y;
-
-			expected[a] = 0.5 + (a == (c + rotation) % arms ? EXPERT_BONUS : 0.0) - ARM_STEP * a;
-			y = expected[a] + noise * prng_normal(&rng);
-
-			observed[a] = y < 0.0 ? 0.0 : (y > 1.0 ? 1.0 : y);
-			missing[a] = new_arm_at && a == arms - 1 && t < new_arm_at;
-			if (!missing[a] && (best < 0 || expected[a] > expected[best]))
-				best = a;
-		}
+		for (int i = 0; i < a.dim; i++)
+			x[i] = 0.8 * shared[i] + 0.8 * centres[(Size) c * a.dim + i] +
+				0.2 * prng_normal(&rng) / sqrt((double) a.dim);
+		normalise(x, a.dim);
+		best = clusters_rewards(&a, &rng, t, c, expected, observed, missing);
 		values[0] = Int32GetDatum(t);
 		values[1] = Int32GetDatum(c + 1);
-		values[2] = PointerGetDatum(float8_array(x, NULL, dim));
-		values[3] = PointerGetDatum(float8_array(expected, missing, arms));
-		values[4] = PointerGetDatum(float8_array(observed, missing, arms));
+		values[2] = PointerGetDatum(float8_array(x, NULL, a.dim));
+		values[3] = PointerGetDatum(float8_array(expected, missing, a.arms));
+		values[4] = PointerGetDatum(float8_array(observed, missing, a.arms));
 		values[5] = Int32GetDatum(best + 1);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}

@@ -37,6 +37,7 @@
 #include "utils/memutils.h"
 
 #include "core/context.h"
+#include "eval/eval.h"
 #include "math/kernel.h"
 #include "math/prng.h"
 
@@ -69,14 +70,7 @@ typedef struct RkhsEnv
 	double	   *weights;		/* arms × inducing */
 } RkhsEnv;
 
-static void
-check_arg(bool ok, const char *what)
-{
-	if (!ok)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("synthetic_rkhs: %s", what)));
-}
+#define check_arg(ok, problem) eval_check_arg((ok), "synthetic_rkhs", (problem))
 
 static double
 rkhs_kernel(const RkhsEnv *env, const double *x, const double *y)
@@ -223,8 +217,7 @@ model_select_synthetic_rkhs(PG_FUNCTION_ARGS)
 	double	   *x,
 			   *expected,
 			   *observed;
-	MemoryContext row_context,
-				old_context;
+	MemoryContext row_context;
 
 	read_args(fcinfo, &env, &rounds, &seed, &noise);
 	InitMaterializedSRF(fcinfo, 0);
@@ -242,6 +235,8 @@ model_select_synthetic_rkhs(PG_FUNCTION_ARGS)
 										ALLOCSET_DEFAULT_SIZES);
 	for (int t = 1; t <= rounds; t++)
 	{
+		MemoryContext old_context;
+
 		CHECK_FOR_INTERRUPTS();
 		old_context = MemoryContextSwitchTo(row_context);
 		emit_round(rsinfo, &env, &rng, noise, t, x, expected, observed);

@@ -9,6 +9,7 @@
 #include <math.h>
 
 #include "access/htup_details.h"
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
@@ -16,9 +17,11 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/rel.h"
+#include "utils/xid8.h"
 
 #include "core/catalog.h"
 #include "core/context.h"
+#include "core/owner.h"
 
 PG_FUNCTION_INFO_V1(model_select_rewards_resolve);
 
@@ -33,6 +36,7 @@ typedef struct RewardColumns
 	int			cost;
 	int			selector_id;
 	int			arm_id;
+	int			tx;
 } RewardColumns;
 
 static void
@@ -46,7 +50,9 @@ reward_columns(TupleDesc desc, RewardColumns *c)
 	c->cost = SPI_fnumber(desc, "cost");
 	c->selector_id = SPI_fnumber(desc, "selector_id");
 	c->arm_id = SPI_fnumber(desc, "arm_id");
-	if (c->selector <= 0 || c->arm <= 0 || c->decision_id <= 0 || c->context <= 0 ||
+	c->tx = SPI_fnumber(desc, "tx");
+	if (c->tx <= 0 ||
+		c->selector <= 0 || c->arm <= 0 || c->decision_id <= 0 || c->context <= 0 ||
 		c->reward <= 0 || c->cost <= 0 || c->selector_id <= 0 || c->arm_id <= 0)
 		elog(ERROR, "model_select reward triggers fired on a table without the rewards columns");
 }
@@ -83,14 +89,13 @@ target_from_decision(int64 decision_id, RewardTarget *t)
 	TupleDesc	desc;
 	bool		isnull;
 
-	if (SPI_execute_plan(spi_plan(&plan,
-								  "SELECT d.selector_id, d.arm_id, s.name, a.name, a.active, d.context"
-								  " FROM model_select.decisions d"
-								  " JOIN model_select.selectors s USING (selector_id)"
-								  " JOIN model_select.arms a USING (arm_id)"
-								  " WHERE d.decision_id = $1",
-								  1, argtypes), args, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read decision " INT64_FORMAT, decision_id);
+	spi_execute(spi_plan(&plan,
+						 "SELECT d.selector_id, d.arm_id, s.name, a.name, a.active, d.context"
+						 " FROM model_select.decisions d"
+						 " JOIN model_select.selectors s USING (selector_id)"
+						 " JOIN model_select.arms a USING (arm_id)"
+						 " WHERE d.decision_id = $1",
+						 1, argtypes), args, NULL, true, 1, SPI_OK_SELECT, "read decision " INT64_FORMAT, decision_id);
 	if (SPI_processed != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
@@ -135,78 +140,107 @@ check_value(const SelectorConfig *cfg, const char *what, double value, double lo
 				 errhint("The range is set by the reward_min and reward_max settings.")));
 }
 
-Datum
-model_select_rewards_resolve(PG_FUNCTION_ARGS)
+/*
+ * The reward's arm and context, from its decision or from its names; t gets
+ * them and *context the context as given or taken from the decision.
+ */
+static void
+resolve_target(HeapTuple tuple, TupleDesc desc, const RewardColumns *c, RewardTarget *t,
+			   Datum *context, bool context_null)
 {
-	TriggerData *td = trigger_data(fcinfo);
-	HeapTuple	tuple = td->tg_trigtuple;
-	TupleDesc	desc = RelationGetDescr(td->tg_relation);
-	RewardColumns c;
-	RewardTarget t;
-	SelectorConfig cfg;
 	bool		isnull;
-	Datum		decision,
-				context,
-				value;
-	char	   *selector,
-			   *arm;
-	int			cols[5];
-	Datum		values[5];
-	bool		nulls[5] = {false};
-	HeapTuple	result;
+	Datum		decision = SPI_getbinval(tuple, desc, c->decision_id, &isnull);
+	char	   *selector = spi_text_column(tuple, desc, c->selector);
+	char	   *arm = spi_text_column(tuple, desc, c->arm);
 
-	reward_columns(desc, &c);
-	selector = spi_text_column(tuple, desc, c.selector);
-	arm = spi_text_column(tuple, desc, c.arm);
-	decision = SPI_getbinval(tuple, desc, c.decision_id, &isnull);
-	context = SPI_getbinval(tuple, desc, c.context, &nulls[2]);
-
-	SPI_connect();
 	if (!isnull)
 	{
-		target_from_decision(DatumGetInt64(decision), &t);
+		target_from_decision(DatumGetInt64(decision), t);
 		/* a context equal to the decision's is accepted: pg_dump's rows have it */
-		if (!nulls[2] && !same_context(context, t.context))
+		if (!context_null && !same_context(*context, t->context))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("a reward for a decision takes its context from the decision"),
 					 errhint("Leave context NULL when decision_id is given.")));
-		if ((selector && strcmp(selector, t.selector) != 0) || (arm && strcmp(arm, t.arm) != 0))
+		if ((selector && strcmp(selector, t->selector) != 0) || (arm && strcmp(arm, t->arm) != 0))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("decision " INT64_FORMAT " was made by selector \"%s\" for arm \"%s\"",
-							DatumGetInt64(decision), t.selector, t.arm)));
-		context = t.context;
+							DatumGetInt64(decision), t->selector, t->arm)));
+		*context = t->context;
 	}
 	else
 	{
-		if (selector == NULL || arm == NULL || nulls[2])
+		if (selector == NULL || arm == NULL || context_null)
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("a reward needs either decision_id or all of selector, arm and context")));
-		target_from_names(selector, arm, &t);
+		target_from_names(selector, arm, t);
 	}
-	if (!t.active)
+	if (!t->active)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("arm \"%s\" of selector \"%s\" is retired", t.arm, t.selector),
+				 errmsg("arm \"%s\" of selector \"%s\" is retired", t->arm, t->selector),
 				 errhint("Re-activate it with model_select.add_arm().")));
-	config_load(t.selector_id, &cfg);
+}
 
-	/* the context must be valid for the selector, and stored as float8[] */
-	context = PointerGetDatum(float8_array(context_from_array(DatumGetArrayTypeP(context), cfg.dim),
-										   NULL, cfg.dim));
-	value = SPI_getbinval(tuple, desc, c.reward, &isnull);
+static void
+check_reward_values(const SelectorConfig *cfg, HeapTuple tuple, TupleDesc desc, const RewardColumns *c)
+{
+	bool		isnull;
+	Datum		value = SPI_getbinval(tuple, desc, c->reward, &isnull);
+
 	if (isnull)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("reward must not be NULL")));
-	check_value(&cfg, "reward", DatumGetFloat8(value), cfg.reward_min, cfg.reward_max);
-	value = SPI_getbinval(tuple, desc, c.cost, &isnull);
+	check_value(cfg, "reward", DatumGetFloat8(value), cfg->reward_min, cfg->reward_max);
+	value = SPI_getbinval(tuple, desc, c->cost, &isnull);
 	if (!isnull && !(isfinite(DatumGetFloat8(value)) && DatumGetFloat8(value) >= 0))
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 				 errmsg("cost %g must be finite and not negative", DatumGetFloat8(value))));
+}
+
+typedef struct ResolveCall
+{
+	TriggerData *td;
+	HeapTuple	result;
+} ResolveCall;
+
+/* The row completed: names, float8 context, ids and its place in the log. */
+static void
+resolve_row(void *arg)
+{
+	ResolveCall *call = arg;
+	HeapTuple	tuple = call->td->tg_trigtuple;
+	TupleDesc	desc = RelationGetDescr(call->td->tg_relation);
+	RewardColumns c;
+	RewardTarget t;
+	SelectorConfig cfg;
+	int			cols[6];
+	Datum		values[6];
+	bool		nulls[6] = {false};
+	Datum		context;
+	bool		context_null;
+
+	reward_columns(desc, &c);
+	context = SPI_getbinval(tuple, desc, c.context, &context_null);
+	spi_connect();
+	resolve_target(tuple, desc, &c, &t, &context, context_null);
+	config_load_shared(t.selector_id, &cfg);
+
+	/*
+	 * The context must be valid for the selector (also once prepared, as it
+	 * will be learned), and is stored as float8[].
+	 */
+	{
+		double	   *x = context_from_array(DatumGetArrayTypeP(context), cfg.dim);
+
+		context = PointerGetDatum(float8_array(x, NULL, cfg.dim));
+		context_prepare(&cfg, x);
+	}
+	check_reward_values(&cfg, tuple, desc, &c);
 
 	cols[0] = c.selector;
 	values[0] = CStringGetTextDatum(t.selector);
@@ -214,14 +248,23 @@ model_select_rewards_resolve(PG_FUNCTION_ARGS)
 	values[1] = CStringGetTextDatum(t.arm);
 	cols[2] = c.context;
 	values[2] = context;
-	nulls[2] = false;
 	cols[3] = c.selector_id;
 	values[3] = Int32GetDatum(t.selector_id);
 	cols[4] = c.arm_id;
 	values[4] = Int32GetDatum(t.arm_id);
+	/* whatever the client wrote: the log's order is the server's */
+	cols[5] = c.tx;
+	values[5] = FullTransactionIdGetDatum(GetTopFullTransactionId());
 	/* the modified tuple must outlive SPI_finish */
-	result = heap_modify_tuple_by_cols(tuple, desc, 5, cols, values, nulls);
-	result = SPI_copytuple(result);
-	SPI_finish();
-	return PointerGetDatum(result);
+	call->result = SPI_copytuple(heap_modify_tuple_by_cols(tuple, desc, 6, cols, values, nulls));
+	spi_finish();
+}
+
+Datum
+model_select_rewards_resolve(PG_FUNCTION_ARGS)
+{
+	ResolveCall call = {trigger_data(fcinfo), NULL};
+
+	run_as_extension_owner(resolve_row, &call);
+	return PointerGetDatum(call.result);
 }

@@ -98,6 +98,25 @@ chol_append_row(int n, double *lp, const double *b, double c, double floor)
 }
 
 /*
+ * Apply the rotations (c, s) = cs[2k], cs[2k + 1] of rows k < i to row i of
+ * a factor and to its new entry xi (sign +1 for an update, −1 for a
+ * downdate's hyperbolic rotations); returns the rotated xi.
+ */
+static double
+rotate_row(double *row, int i, const double *cs, double xi, double sign)
+{
+	for (int k = 0; k < i; k++)
+	{
+		double		c = cs[2 * k],
+					s = cs[2 * k + 1];
+
+		row[k] = (row[k] + sign * s * xi) / c;
+		xi = c * xi - s * row[k];
+	}
+	return xi;
+}
+
+/*
  * L Lᵀ + x xᵀ = L' L'ᵀ in O(n²) by Givens rotations; x is destroyed.
  * Row-oriented: row i applies the rotations of columns 0..i-1 (fixed when
  * their diagonals were reached) in order, so the packed rows are read
@@ -111,18 +130,9 @@ chol_rank1_update(int n, double *lp, double *x)
 	for (int i = 0; i < n; i++)
 	{
 		double	   *row = lp + PACKED_ROW(i);
-		double		xi = x[i];
-		double		r;
+		double		xi = rotate_row(row, i, cs, x[i], 1.0);
+		double		r = hypot(row[i], xi);
 
-		for (int k = 0; k < i; k++)
-		{
-			double		c = cs[2 * k],
-						s = cs[2 * k + 1];
-
-			row[k] = (row[k] + s * xi) / c;
-			xi = c * xi - s * row[k];
-		}
-		r = hypot(row[i], xi);
 		cs[2 * i] = r / row[i];
 		cs[2 * i + 1] = xi / row[i];
 		row[i] = r;
@@ -144,18 +154,9 @@ chol_rank1_downdate(int n, double *lp, double *x)
 	for (int i = 0; i < n && ok; i++)
 	{
 		double	   *row = lp + PACKED_ROW(i);
-		double		xi = x[i];
-		double		r2;
+		double		xi = rotate_row(row, i, cs, x[i], -1.0);
+		double		r2 = (row[i] - xi) * (row[i] + xi);
 
-		for (int k = 0; k < i; k++)
-		{
-			double		c = cs[2 * k],
-						s = cs[2 * k + 1];
-
-			row[k] = (row[k] - s * xi) / c;
-			xi = c * xi - s * row[k];
-		}
-		r2 = (row[i] - xi) * (row[i] + xi);
 		if (!(r2 > 1e-12 * row[i] * row[i]))
 			ok = false;
 		else

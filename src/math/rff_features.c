@@ -27,12 +27,7 @@
 typedef struct FrequencyCache
 {
 	bool		valid;
-	uint64		seed;
-	int32		dim;
-	int32		features;
-	KernelKind	kernel;
-	double		bandwidth;
-	double		nu;
+	SelectorConfig cfg;			/* seed, dim, features, kernel, bandwidth, nu */
 	double	   *W;				/* features × dim, by rows */
 } FrequencyCache;
 
@@ -73,9 +68,9 @@ draw_frequencies(const SelectorConfig *cfg, double *W)
 static bool
 cache_matches(const FrequencyCache *c, const SelectorConfig *cfg)
 {
-	return c->valid && c->seed == cfg->seed && c->dim == cfg->dim &&
-		c->features == cfg->features && c->kernel == cfg->kernel &&
-		c->bandwidth == cfg->bandwidth && (cfg->kernel != KERNEL_MATERN || c->nu == cfg->nu);
+	return c->valid && c->cfg.seed == cfg->seed && c->cfg.dim == cfg->dim &&
+		c->cfg.features == cfg->features && c->cfg.kernel == cfg->kernel &&
+		c->cfg.bandwidth == cfg->bandwidth && (cfg->kernel != KERNEL_MATERN || c->cfg.nu == cfg->nu);
 }
 
 static const double *
@@ -95,12 +90,7 @@ frequencies(const SelectorConfig *cfg)
 	c->W = MemoryContextAlloc(TopMemoryContext,
 							  sizeof(double) * (Size) cfg->features * cfg->dim);
 	draw_frequencies(cfg, c->W);
-	c->seed = cfg->seed;
-	c->dim = cfg->dim;
-	c->features = cfg->features;
-	c->kernel = cfg->kernel;
-	c->bandwidth = cfg->bandwidth;
-	c->nu = cfg->nu;
+	c->cfg = *cfg;
 	c->valid = true;
 	return c->W;
 }

@@ -66,6 +66,7 @@
 #include "policy/bkb.h"
 #include "math/prng.h"
 #include "core/state.h"
+#include "policy/registry.h"
 
 #define BKB_DEPENDENT 1e-10
 #define BKB_SALT_SCHEDULED UINT64_C(0x626b622d73636864)	/* "bkb-schd" */
@@ -124,15 +125,21 @@ bkb_alloc(const SelectorConfig *cfg, int n, int m, BkbView *v)
 	return st;
 }
 
-static void
-bkb_check_cap(const SelectorConfig *cfg, int n)
+/*
+ * How many of an arm's n newest rewards its state keeps.  bkb keeps every
+ * context to resample from, so an arm that reaches `cap` rewards compacts:
+ * it is rebuilt from its newest cap/2 (rounded up) and grows again, so past
+ * the cap it keeps h + ((n - cap - 1) mod (cap - h + 1)) rows, h = ⌈cap/2⌉.
+ * A pure function of n: the live state and rebuild_state() agree.
+ */
+int
+bkb_kept_rows(const SelectorConfig *cfg, int n)
 {
-	if (n > cfg->cap)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("arm would hold %d rewards, more than the selector's cap of %d", n, cfg->cap),
-				 errdetail("bkb keeps every context of an arm to resample its dictionary; its state grows as n·dim + m²."),
-				 errhint("Raise the \"cap\" setting (up to 10000), or use lin_ucb or rff_ucb for unbounded streams.")));
+	int			h = (cfg->cap + 1) / 2;
+
+	if (n <= cfg->cap)
+		return n;
+	return h + (n - cfg->cap - 1) % (cfg->cap - h + 1);
 }
 
 /* Validate a stored state's size and dictionary, and view it. */
@@ -350,6 +357,29 @@ resample_history(const SelectorConfig *cfg, const BkbView *model, int n,
 	return st;
 }
 
+static StateHeader *bkb_build(const SelectorConfig *cfg, int n, const double *X, const double *r);
+
+/* A full arm plus (x, r): rebuilt from its newest bkb_kept_rows(cap + 1) rows. */
+static StateHeader *
+bkb_compact(const SelectorConfig *cfg, const BkbView *ov, const double *x, double r)
+{
+	int			dim = cfg->dim;
+	int			keep = bkb_kept_rows(cfg, cfg->cap + 1);
+	double	   *X = palloc(sizeof(double) * (Size) keep * dim);
+	double	   *y = palloc(sizeof(double) * keep);
+	int			from = cfg->cap - (keep - 1);
+	StateHeader *st;
+
+	memcpy(X, ov->X + (Size) from * dim, sizeof(double) * (Size) (keep - 1) * dim);
+	memcpy(y, ov->y + from, sizeof(double) * (keep - 1));
+	memcpy(X + (Size) (keep - 1) * dim, x, sizeof(double) * dim);
+	y[keep - 1] = r;
+	st = bkb_build(cfg, keep, X, y);
+	pfree(X);
+	pfree(y);
+	return st;
+}
+
 static StateHeader *
 bkb_append(const SelectorConfig *cfg, const StateHeader *old, const double *x, double r)
 {
@@ -359,9 +389,10 @@ bkb_append(const SelectorConfig *cfg, const StateHeader *old, const double *x, d
 				v;
 	StateHeader *st;
 
-	bkb_check_cap(cfg, n + 1);
 	if (old)
 		bkb_check(cfg, old, &ov);
+	if (n >= cfg->cap)
+		return bkb_compact(cfg, &ov, x, r);
 	if (((n + 1) & n) == 0)
 	{
 		/* n + 1 is a power of two: resample under the model before x */
@@ -408,7 +439,6 @@ bkb_build(const SelectorConfig *cfg, int n, const double *X, const double *r)
 	StateHeader *st = NULL;
 	BkbView		v;
 
-	bkb_check_cap(cfg, n);
 	if (n == 0)
 		return bkb_alloc(cfg, 0, 0, &v);
 	for (int i = 0; i < n; i++)
@@ -445,7 +475,6 @@ adaptive_beta(const SelectorConfig *cfg, const BkbView *v)
 				tr_v = 0.0,
 				tr_vinv = 0.0,
 				d;
-	double	   *Rinv;
 
 	for (int i = 0; i < v->n; i++)
 		sum_k += kernel_self(cfg, v->X + (Size) i * cfg->dim);
@@ -454,7 +483,8 @@ adaptive_beta(const SelectorConfig *cfg, const BkbView *v)
 	if (v->m > 0)
 	{
 		/* packed lower by rows = Rᵀ packed upper by columns: invert in place */
-		Rinv = palloc(sizeof(double) * PACKED_SIZE(v->m));
+		double	   *Rinv = palloc(sizeof(double) * PACKED_SIZE(v->m));
+
 		memcpy(Rinv, v->R, sizeof(double) * PACKED_SIZE(v->m));
 		if (LAPACKE_dtptri(LAPACK_COL_MAJOR, 'U', 'N', v->m, Rinv) != 0)
 			elog(ERROR, "bkb: triangular inverse failed");
@@ -506,8 +536,8 @@ bkb_score(const SelectorConfig *cfg, const ArmModel *model, const double *x, Arm
 }
 
 const PolicyOps bkb_ops = {
-	.build = bkb_build,
-	.append = bkb_append,
-	.decode = bkb_decode,
-	.score = bkb_score,
+	.name = "bkb", .kind = POLICY_BKB,
+	.uses_context = true, .kernels = KERNELS_ALL, .bounds = BOUNDS_BETA,
+	.keeps_rows = true, .dictionary = true,
+	POLICY_FUNCTIONS(bkb), .kept_rows = bkb_kept_rows,
 };

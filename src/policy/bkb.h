@@ -1,6 +1,7 @@
 /*
- * bkb.h — the one bkb entry point beyond PolicyOps: an explicit
- * resample of an arm's dictionary (model_select.resample(), src/resample.c).
+ * bkb.h — bkb entry points beyond PolicyOps: an explicit resample of an
+ * arm's dictionary (model_select.resample(), bkb_resample.c), and how many
+ * of an arm's newest rewards its state keeps.
  */
 #ifndef MODEL_SELECT_POLICY_BKB_H
 #define MODEL_SELECT_POLICY_BKB_H
@@ -10,5 +11,6 @@
 
 /* New state: st with its dictionary resampled now (spec/003.md §2.3). */
 extern StateHeader *bkb_resample(const SelectorConfig *cfg, const StateHeader *st);
+extern int	bkb_kept_rows(const SelectorConfig *cfg, int n);
 
 #endif

@@ -2,8 +2,8 @@
  * bkb_resample.c — model_select.resample(selector): resample the dictionary of
  * every arm of a bkb selector now (spec/003.md §2.3, bkb_resample in
  * policy_bkb.c), instead of waiting for the next scheduled resample.  Each
- * arm's state row is locked FOR UPDATE, in arm_id order like the reward
- * trigger, and written once with version + 1.  Returns the number of arms
+ * arm is checkpointed (in arm_id order, as the owner, like checkpoint()) and
+ * its new dictionary stored with that checkpoint.  Returns the number of arms
  * resampled (arms without rewards have nothing to resample).
  */
 #include "postgres.h"
@@ -14,7 +14,10 @@
 #include "utils/builtins.h"
 
 #include "core/catalog.h"
+#include "core/owner.h"
+#include "learning/checkpoint.h"
 #include "policy/bkb.h"
+#include "policy/registry.h"
 
 PG_FUNCTION_INFO_V1(model_select_resample);
 
@@ -22,81 +25,38 @@ PG_FUNCTION_INFO_V1(model_select_resample);
 static void
 resample_config(const char *name, SelectorConfig *cfg)
 {
-	static SPIPlanPtr plan = NULL;
-	Oid			types[1] = {TEXTOID};
-	Datum		args[1] = {CStringGetTextDatum(name)};
-	bool		isnull;
-
-	if (SPI_execute_plan(spi_plan(&plan, "SELECT selector_id FROM model_select.selectors WHERE name = $1",
-								  1, types), args, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read selector \"%s\"", name);
-	if (SPI_processed != 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("selector \"%s\" does not exist", name)));
-	config_load(DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)),
-				cfg);
-	if (cfg->policy != POLICY_BKB)
+	config_load(selector_id_by_name(name), cfg);
+	if (!policy_ops(cfg->policy)->dictionary)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("selector \"%s\" uses policy %s; only bkb selectors have a dictionary to resample",
 						name, policy_name(cfg->policy))));
 }
 
-static void
-write_state(int32 arm_id, StateHeader *st)
+typedef struct ResampleCall
 {
-	static SPIPlanPtr plan = NULL;
-	Oid			types[2] = {INT4OID, BYTEAOID};
-	Datum		args[2] = {Int32GetDatum(arm_id), PointerGetDatum(st)};
+	const char *name;
+	StateTransform transform;
+} ResampleCall;
 
-	if (SPI_execute_plan(spi_plan(&plan,
-								  "UPDATE model_select.arm_state SET state = $2, version = version + 1,"
-								  " updated_at = now() WHERE arm_id = $1",
-								  2, types), args, NULL, false, 1) != SPI_OK_UPDATE)
-		elog(ERROR, "could not update the state of arm %d", arm_id);
+/* Checkpoint every arm, then give the state of each arm with rewards a new dictionary. */
+static void
+resample_selector(void *arg)
+{
+	ResampleCall *call = arg;
+	SelectorConfig cfg;
+
+	spi_connect();
+	resample_config(call->name, &cfg);
+	checkpoint_selector_arms(&cfg, false, &call->transform);
+	spi_finish();
 }
 
 Datum
 model_select_resample(PG_FUNCTION_ARGS)
 {
-	static SPIPlanPtr lock_plan = NULL;
-	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	Oid			types[1] = {INT4OID};
-	Datum		args[1];
-	SelectorConfig cfg;
-	SPITupleTable *locked;
-	int64		resampled = 0;
+	ResampleCall call = {text_to_cstring(PG_GETARG_TEXT_PP(0)), {bkb_resample, 0}};
 
-	SPI_connect();
-	resample_config(name, &cfg);
-	args[0] = Int32GetDatum(cfg.selector_id);
-	if (SPI_execute_plan(spi_plan(&lock_plan,
-								  "SELECT arm_id, state FROM model_select.arm_state WHERE selector_id = $1"
-								  " ORDER BY arm_id FOR UPDATE",
-								  1, types), args, NULL, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not lock the arms of selector \"%s\"", name);
-	/* the tuple table stays valid until SPI_finish */
-	locked = SPI_tuptable;
-	for (uint64 i = 0; i < locked->numvals; i++)
-	{
-		bool		isnull;
-		int32		arm_id = DatumGetInt32(SPI_getbinval(locked->vals[i], locked->tupdesc, 1, &isnull));
-		Datum		raw = SPI_getbinval(locked->vals[i], locked->tupdesc, 2, &isnull);
-		StateHeader *st,
-				   *next;
-
-		if (isnull)
-			continue;
-		st = state_check(&cfg, (bytea *) PG_DETOAST_DATUM_COPY(raw));
-		if (st->n == 0)
-			continue;
-		next = bkb_resample(&cfg, st);
-		write_state(arm_id, next);
-		pfree(st);
-		pfree(next);
-		resampled++;
-	}
-	SPI_finish();
-	PG_RETURN_INT64(resampled);
+	run_as_extension_owner(resample_selector, &call);
+	PG_RETURN_INT64(call.transform.applied);
 }

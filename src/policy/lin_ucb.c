@@ -29,9 +29,9 @@
 #include <cblas.h>
 
 #include "math/confidence.h"
-#include "math/rff_features.h"
 #include "math/linalg.h"
 #include "core/state.h"
+#include "policy/registry.h"
 
 struct ArmModel
 {
@@ -47,23 +47,18 @@ struct ArmModel
 
 #define LIN_BODY(p) (PACKED_SIZE(p) + (p))
 
-/* Length of the feature vector z. */
+/* Length of the feature vector z: the policy's features and the intercept. */
 static int
 feature_count(const SelectorConfig *cfg)
 {
-	return (cfg->policy == POLICY_RFF_UCB ? 2 * cfg->features : cfg->dim) + 1;
+	return policy_feature_count(cfg) + 1;
 }
 
 static void
 features(const SelectorConfig *cfg, const double *x, double *z)
 {
-	int			p = feature_count(cfg);
-
-	if (cfg->policy == POLICY_RFF_UCB)
-		rff_features(cfg, x, z);
-	else
-		memcpy(z, x, sizeof(double) * cfg->dim);
-	z[p - 1] = sqrt(cfg->intercept);
+	policy_features(cfg, x, z);
+	z[feature_count(cfg) - 1] = sqrt(cfg->intercept);
 }
 
 /* The factor of A; with a discount, the weighted Gram sum Σγ^age zzᵀ instead. */
@@ -368,15 +363,15 @@ lin_score(const SelectorConfig *cfg, const ArmModel *m, const double *x, ArmScor
 }
 
 const PolicyOps lin_ucb_ops = {
-	.build = lin_build,
-	.append = lin_append,
-	.decode = lin_decode,
-	.score = lin_score,
+	.name = "lin_ucb", .kind = POLICY_LIN_UCB,
+	.uses_context = true, .bounds = BOUNDS_CHOICE, .forgets = FORGETS_ALL,
+	POLICY_FUNCTIONS(lin),
 };
 
+/* lin_ucb on random Fourier features of a shift-invariant kernel. */
 const PolicyOps rff_ucb_ops = {
-	.build = lin_build,
-	.append = lin_append,
-	.decode = lin_decode,
-	.score = lin_score,
+	.name = "rff_ucb", .kind = POLICY_RFF_UCB,
+	.uses_context = true, .kernels = KERNELS_SHIFT_INVARIANT, .random_features = true,
+	.bounds = BOUNDS_CHOICE, .forgets = FORGETS_ALL,
+	POLICY_FUNCTIONS(lin),
 };

@@ -13,6 +13,7 @@
 #include "utils/float.h"
 
 #include "core/state.h"
+#include "policy/registry.h"
 
 struct ArmModel
 {
@@ -112,9 +113,13 @@ mean_score(const SelectorConfig *cfg, const ArmModel *m, const double *x, ArmSco
 	out->alpha = get_float8_nan();
 }
 
-const PolicyOps mean_ops = {
-	.build = mean_build,
-	.append = mean_append,
-	.decode = mean_decode,
-	.score = mean_score,
+const PolicyOps greedy_ops = {
+	.name = "greedy", .kind = POLICY_GREEDY, .forgets = FORGETS_ALL,
+	POLICY_FUNCTIONS(mean),
+};
+
+/* Learns the same means as greedy (reported by scores()) but ignores them. */
+const PolicyOps random_ops = {
+	.name = "random", .kind = POLICY_RANDOM, .picks_at_random = true,
+	POLICY_FUNCTIONS(mean),
 };

@@ -20,6 +20,7 @@
 #include "math/kernel.h"
 #include "math/linalg.h"
 #include "core/state.h"
+#include "policy/registry.h"
 
 struct ArmModel
 {
@@ -56,17 +57,6 @@ factor_count(const SelectorConfig *cfg)
 	return fs.count;
 }
 
-static void
-pak_check_cap(const SelectorConfig *cfg, int n)
-{
-	if (n > cfg->cap)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("arm would hold %d rewards, more than the selector's cap of %d", n, cfg->cap),
-				 errdetail("pak_ucb keeps every reward of an arm; its state grows as n²."),
-				 errhint("Raise the \"cap\" setting (up to 10000), or use lin_ucb for unbounded streams.")));
-}
-
 /*
  * The ridge term of row i of n: α, or with a discount α·γ^-(age) where the
  * newest row has age 0 (weighted GP-UCB: a row of weight w is noise α/w).
@@ -84,13 +74,12 @@ pak_build(const SelectorConfig *cfg, int n, const double *X, const double *r)
 {
 	StateHeader *st;
 	FactorSet	fs;
-	int			skip = n - Min(n, discount_horizon(cfg));
+	int			skip = n - Min(n, Min(discount_horizon(cfg), cfg->cap));
 
-	/* with a discount, rows too old to matter are dropped */
+	/* rows too old to matter under a discount, and past the cap, are dropped */
 	X += (Size) skip * cfg->dim;
 	r += skip;
 	n -= skip;
-	pak_check_cap(cfg, n);
 	confidence_factors(cfg, &fs);
 	st = state_alloc(cfg, n, PAK_BODY(n, cfg->dim, fs.count));
 	memcpy(PAK_X(st), X, sizeof(double) * n * cfg->dim);
@@ -157,11 +146,13 @@ pak_append(const SelectorConfig *cfg, const StateHeader *old, const double *x, d
 
 	if (cfg->discount < 1)
 		return pak_append_discounted(cfg, old, x, r);
-	/* a full window first forgets its oldest row (SW-GP-UCB, spec/002 §2.4) */
-	if (old != NULL && cfg->window > 0 && old->n >= cfg->window)
+	/*
+	 * A full window first forgets its oldest row (SW-GP-UCB, spec/002 §2.4);
+	 * so does an arm holding `cap` rewards: it keeps the newest cap.
+	 */
+	if (old != NULL && ((cfg->window > 0 && old->n >= cfg->window) || old->n >= cfg->cap))
 		old = pak_drop_oldest(cfg, old);
 	n = old ? old->n : 0;
-	pak_check_cap(cfg, n + 1);
 	confidence_factors(cfg, &fs);
 	st = state_alloc(cfg, n + 1, PAK_BODY(n + 1, cfg->dim, fs.count));
 	if (n > 0)
@@ -251,8 +242,8 @@ pak_score(const SelectorConfig *cfg, const ArmModel *m, const double *x, ArmScor
 }
 
 const PolicyOps pak_ucb_ops = {
-	.build = pak_build,
-	.append = pak_append,
-	.decode = pak_decode,
-	.score = pak_score,
+	.name = "pak_ucb", .kind = POLICY_PAK_UCB,
+	.uses_context = true, .kernels = KERNELS_ALL, .bounds = BOUNDS_CHOICE,
+	.keeps_rows = true, .forgets = FORGETS_ALL,
+	POLICY_FUNCTIONS(pak),
 };

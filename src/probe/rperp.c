@@ -60,20 +60,12 @@
 #include "math/linalg.h"
 #include "math/prng.h"
 #include "core/settings.h"
+#include "policy/registry.h"
 #include "probe/rperp.h"
 
 PG_FUNCTION_INFO_V1(model_select_probe_load_pool);
 PG_FUNCTION_INFO_V1(model_select_probe_plan);
 
-
-int32
-probe_int_column(HeapTuple row, TupleDesc desc, int col)
-{
-	bool		isnull;
-	Datum		d = SPI_getbinval(row, desc, col, &isnull);
-
-	return isnull ? 0 : DatumGetInt32(d);
-}
 
 /* A one-dimensional array of n elements of a built-in type. */
 Datum
@@ -94,37 +86,26 @@ probe_load_run(int32 run_id, ProbeRun *run)
 	static SPIPlanPtr plan = NULL;
 	Oid			types[1] = {INT4OID};
 	Datum		args[1] = {Int32GetDatum(run_id)};
+	int32	   *ints[8] = {&run->reset_every, &run->interval, &run->interval_len, &run->used,
+	&run->batch, &run->prev_batch_size, &run->pool_size, &run->cfg.dim};
 	HeapTuple	row;
 	TupleDesc	desc;
-	bool		isnull;
 
-	if (SPI_execute_plan(spi_plan(&plan,
-								  "SELECT reset_every, interval, interval_len, used, batch,"
-								  " prev_batch_size, pool_size, dim, beta, kernel, settings, seed"
-								  " FROM model_select.probe_runs WHERE run_id = $1 FOR UPDATE",
-								  1, types), args, NULL, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read probe run %d", run_id);
-	if (SPI_processed != 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("probe run %d does not exist", run_id)));
-	row = SPI_tuptable->vals[0];
-	desc = SPI_tuptable->tupdesc;
 	memset(run, 0, sizeof(*run));
+	row = spi_fetch_one(spi_plan(&plan,
+								 "SELECT reset_every, interval, interval_len, used, batch,"
+								 " prev_batch_size, pool_size, coalesce(dim, 0), beta, kernel, settings, seed"
+								 " FROM model_select.probe_runs WHERE run_id = $1 FOR UPDATE",
+								 1, types), args, false, psprintf("probe run %d", run_id), NULL);
+	desc = SPI_tuptable->tupdesc;
 	run->run_id = run_id;
-	{
-		int32	   *ints[8] = {&run->reset_every, &run->interval, &run->interval_len, &run->used,
-		&run->batch, &run->prev_batch_size, &run->pool_size, &run->cfg.dim};
-
-		for (int c = 0; c < 8; c++)
-			*ints[c] = probe_int_column(row, desc, c + 1);
-	}
-	run->beta = DatumGetFloat8(SPI_getbinval(row, desc, 9, &isnull));
+	for (int c = 0; c < 8; c++)
+		*ints[c] = spi_int32(row, desc, c + 1);
+	run->beta = spi_float8(row, desc, 9);
 	run->cfg.policy = POLICY_PAK_UCB;
-	run->cfg.kernel = kernel_from_name(POLICY_PAK_UCB,
-									   TextDatumGetCString(SPI_getbinval(row, desc, 10, &isnull)));
-	settings_resolve(&run->cfg, DatumGetJsonbP(SPI_getbinval(row, desc, 11, &isnull)));
-	run->cfg.seed = (uint64) DatumGetInt64(SPI_getbinval(row, desc, 12, &isnull));
+	run->cfg.kernel = kernel_from_name(POLICY_PAK_UCB, spi_text(row, desc, 10));
+	settings_resolve(&run->cfg, DatumGetJsonbP(spi_datum(row, desc, 11)));
+	run->cfg.seed = (uint64) spi_int64(row, desc, 12);
 }
 
 /* Validate row i of the pool query and store it as item i + 1. */
@@ -179,11 +160,10 @@ pool_store_row(ProbeRun *run, SPITupleTable *rows, int i)
 	args[1] = Int32GetDatum(i + 1);
 	args[2] = PointerGetDatum(float8_array(x, NULL, n));
 	args[3] = CStringGetTextDatum(model);
-	if (SPI_execute_plan(spi_plan(&plan,
-								  "INSERT INTO model_select.probe_pool(run_id, item_id, prompt, model)"
-								  " VALUES ($1, $2, $3, $4)", 4, types),
-						 args, NULL, false, 0) != SPI_OK_INSERT)
-		elog(ERROR, "could not store pool item %d", i + 1);
+	spi_execute(spi_plan(&plan,
+						 "INSERT INTO model_select.probe_pool(run_id, item_id, prompt, model)"
+						 " VALUES ($1, $2, $3, $4)", 4, types),
+				args, NULL, false, 0, SPI_OK_INSERT, "store pool item %d", i + 1);
 }
 
 /*
@@ -205,7 +185,7 @@ model_select_probe_load_pool(PG_FUNCTION_ARGS)
 	MemoryContext rowcxt;
 	int			n;
 
-	SPI_connect();
+	spi_connect();
 	probe_load_run(PG_GETARG_INT32(0), &run);
 	if (SPI_execute(query, true, 0) != SPI_OK_SELECT)
 		ereport(ERROR,
@@ -239,12 +219,11 @@ model_select_probe_load_pool(PG_FUNCTION_ARGS)
 	args[0] = Int32GetDatum(run.run_id);
 	args[1] = Int32GetDatum(n);
 	args[2] = Int32GetDatum(run.cfg.dim);
-	if (SPI_execute_plan(spi_plan(&plan,
-								  "UPDATE model_select.probe_runs SET pool_size = $2, dim = $3"
-								  " WHERE run_id = $1", 3, types),
-						 args, NULL, false, 0) != SPI_OK_UPDATE)
-		elog(ERROR, "could not update probe run %d", run.run_id);
-	SPI_finish();
+	spi_execute(spi_plan(&plan,
+						 "UPDATE model_select.probe_runs SET pool_size = $2, dim = $3"
+						 " WHERE run_id = $1", 3, types),
+				args, NULL, false, 0, SPI_OK_UPDATE, "update probe run %d", run.run_id);
+	spi_finish();
 	PG_RETURN_INT32(run.run_id);
 }
 
@@ -258,12 +237,11 @@ probe_load_items(const ProbeRun *run, ProbeItems *it)
 	int			dim = run->cfg.dim;
 	char	   *prev_model = NULL;
 
-	if (SPI_execute_plan(spi_plan(&plan,
-								  "SELECT item_id, prompt, model FROM model_select.probe_pool"
-								  " WHERE run_id = $1 AND active ORDER BY model COLLATE \"C\", item_id",
-								  1, types), args, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the pool of probe run %d", run->run_id);
-	it->n = (int) SPI_processed;
+	it->n = (int) spi_execute(spi_plan(&plan,
+									   "SELECT item_id, prompt, model FROM model_select.probe_pool"
+									   " WHERE run_id = $1 AND active ORDER BY model COLLATE \"C\", item_id",
+									   1, types), args, NULL, true, 0, SPI_OK_SELECT,
+							  "read the pool of probe run %d", run->run_id);
 	if (it->n == 0)
 		elog(ERROR, "probe run %d has no active item", run->run_id);
 	it->nblocks = 0;
@@ -276,18 +254,17 @@ probe_load_items(const ProbeRun *run, ProbeItems *it)
 	for (int x = 0; x < it->n; x++)
 	{
 		HeapTuple	row = SPI_tuptable->vals[x];
-		bool		isnull;
 		int			n;
-		double	   *p = float_array(DatumGetArrayTypeP(SPI_getbinval(row, SPI_tuptable->tupdesc, 2, &isnull)),
+		double	   *p = float_array(DatumGetArrayTypeP(spi_datum(row, SPI_tuptable->tupdesc, 2)),
 									&n, "prompt", NULL);
-		char	   *model = TextDatumGetCString(SPI_getbinval(row, SPI_tuptable->tupdesc, 3, &isnull));
+		char	   *model = spi_text(row, SPI_tuptable->tupdesc, 3);
 
 		if (n != dim)
 			elog(ERROR, "pool item of probe run %d has %d dimensions, expected %d", run->run_id, n, dim);
 		if (prev_model == NULL || strcmp(model, prev_model) != 0)
 			it->block_start[it->nblocks++] = x;
 		prev_model = model;
-		it->item_id[x] = probe_int_column(row, SPI_tuptable->tupdesc, 1);
+		it->item_id[x] = spi_int32(row, SPI_tuptable->tupdesc, 1);
 		it->block[x] = it->nblocks - 1;
 		context_prepare(&run->cfg, p);
 		memcpy(it->X + (Size) x * dim, p, sizeof(double) * dim);
@@ -425,7 +402,7 @@ model_select_probe_plan(PG_FUNCTION_ARGS)
 	int		   *S;
 	Datum	   *ids;
 
-	SPI_connect();
+	spi_connect();
 	probe_load_run(PG_GETARG_INT32(0), &run);
 	N = ceil_sqrt((int64) run.interval_len * run.prev_batch_size);
 	N = Min(N, (int64) run.interval_len - run.used);
@@ -444,12 +421,12 @@ model_select_probe_plan(PG_FUNCTION_ARGS)
 	args[2] = Int32GetDatum(run.batch);
 	args[3] = Int64GetDatum((int64) (run.interval - 1) * run.reset_every + run.used);
 	args[4] = probe_datum_array(ids, (int) N, INT4OID);
-	if (SPI_execute_plan(spi_plan(&plan,
-								  "INSERT INTO model_select.probe_plan(run_id, interval, batch, m, t, item_id)"
-								  " SELECT $1, $2, $3, u.m::int, $4 + u.m, u.item_id"
-								  " FROM unnest($5::int[]) WITH ORDINALITY AS u(item_id, m)",
-								  5, types), args, NULL, false, 0) != SPI_OK_INSERT)
-		elog(ERROR, "could not write the plan of probe run %d", run.run_id);
-	SPI_finish();
+	spi_execute(spi_plan(&plan,
+						 "INSERT INTO model_select.probe_plan(run_id, interval, batch, m, t, item_id)"
+						 " SELECT $1, $2, $3, u.m::int, $4 + u.m, u.item_id"
+						 " FROM unnest($5::int[]) WITH ORDINALITY AS u(item_id, m)",
+						 5, types), args, NULL, false, 0, SPI_OK_INSERT,
+				"write the plan of probe run %d", run.run_id);
+	spi_finish();
 	PG_RETURN_INT32((int32) N);
 }

@@ -5,9 +5,6 @@
 #ifndef MODEL_SELECT_RPERP_H
 #define MODEL_SELECT_RPERP_H
 
-#include "access/htup.h"
-#include "access/tupdesc.h"
-
 #include "core/settings.h"
 
 #define PROBE_MAX_POOL 100000
@@ -41,7 +38,6 @@ typedef struct ProbeItems
 	double	   *kself;			/* k'(x, x) */
 } ProbeItems;
 
-extern int32 probe_int_column(HeapTuple row, TupleDesc desc, int col);
 extern Datum probe_datum_array(Datum *elems, int n, Oid type);
 extern void probe_load_run(int32 run_id, ProbeRun *run);
 extern void probe_load_items(const ProbeRun *run, ProbeItems *it);

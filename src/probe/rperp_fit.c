@@ -38,15 +38,15 @@ load_batch(const ProbeRun *run, const ProbeItems *it, int *count, double *ysum)
 		index[id] = -1;
 	for (int x = 0; x < it->n; x++)
 		index[it->item_id[x]] = x;
-	if (SPI_execute_plan(spi_plan(&plan,
-								  "SELECT item_id, score FROM model_select.probe_plan"
-								  " WHERE run_id = $1 AND interval = $2 AND batch = $3",
-								  3, types), args, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read batch %d of probe run %d", run->batch, run->run_id);
+	spi_execute(spi_plan(&plan,
+						 "SELECT item_id, score FROM model_select.probe_plan"
+						 " WHERE run_id = $1 AND interval = $2 AND batch = $3",
+						 3, types), args, NULL, true, 0, SPI_OK_SELECT,
+				"read batch %d of probe run %d", run->batch, run->run_id);
 	for (uint64 r = 0; r < SPI_processed; r++)
 	{
 		HeapTuple	row = SPI_tuptable->vals[r];
-		int32		id = probe_int_column(row, SPI_tuptable->tupdesc, 1);
+		int32		id = spi_int32(row, SPI_tuptable->tupdesc, 1);
 		bool		isnull;
 		double		y = DatumGetFloat8(SPI_getbinval(row, SPI_tuptable->tupdesc, 2, &isnull));
 
@@ -128,15 +128,15 @@ write_fit(const ProbeRun *run, const ProbeItems *it, double *fit[4], Datum *keep
 	for (int c = 0; c < 4; c++)
 		args[c + 3] = PointerGetDatum(float8_array(fit[c], NULL, it->n));
 	args[7] = probe_datum_array(keep, it->n, BOOLOID);
-	if (SPI_execute_plan(spi_plan(&plan,
-								  "UPDATE model_select.probe_pool p SET mean = u.mean, sd = u.sd,"
-								  " lcb = u.lcb, ucb = u.ucb, active = u.keep,"
-								  " eliminated_after = CASE WHEN u.keep THEN NULL ELSE $2 END"
-								  " FROM unnest($3::int[], $4::float8[], $5::float8[], $6::float8[],"
-								  " $7::float8[], $8::bool[]) AS u(item_id, mean, sd, lcb, ucb, keep)"
-								  " WHERE p.run_id = $1 AND p.item_id = u.item_id",
-								  8, types), args, NULL, false, 0) != SPI_OK_UPDATE)
-		elog(ERROR, "could not write the fit of probe run %d", run->run_id);
+	spi_execute(spi_plan(&plan,
+						 "UPDATE model_select.probe_pool p SET mean = u.mean, sd = u.sd,"
+						 " lcb = u.lcb, ucb = u.ucb, active = u.keep,"
+						 " eliminated_after = CASE WHEN u.keep THEN NULL ELSE $2 END"
+						 " FROM unnest($3::int[], $4::float8[], $5::float8[], $6::float8[],"
+						 " $7::float8[], $8::bool[]) AS u(item_id, mean, sd, lcb, ucb, keep)"
+						 " WHERE p.run_id = $1 AND p.item_id = u.item_id",
+						 8, types), args, NULL, false, 0, SPI_OK_UPDATE,
+				"write the fit of probe run %d", run->run_id);
 }
 
 /*
@@ -158,7 +158,7 @@ model_select_probe_eliminate(PG_FUNCTION_ARGS)
 				best = 0,
 				kept = 0;
 
-	SPI_connect();
+	spi_connect();
 	probe_load_run(PG_GETARG_INT32(0), &run);
 	probe_load_items(&run, &it);
 	count = palloc0(sizeof(int) * it.n);
@@ -186,6 +186,6 @@ model_select_probe_eliminate(PG_FUNCTION_ARGS)
 		kept += DatumGetBool(keep[x]);
 	}
 	write_fit(&run, &it, fit, keep);
-	SPI_finish();
+	spi_finish();
 	PG_RETURN_INT32(kept);
 }

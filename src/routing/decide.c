@@ -13,6 +13,7 @@
 #include "core/context.h"
 #include "routing/decide.h"
 #include "math/prng.h"
+#include "policy/registry.h"
 
 static void
 score_prepared(const Selector *sel, const double *x, ArmScore *out)
@@ -31,7 +32,7 @@ score_prepared(const Selector *sel, const double *x, ArmScore *out)
 			continue;
 		}
 		ops->score(&sel->cfg, arm->model, x, s);
-		s->ucb = policy_uses_context(sel->cfg.policy) ? s->mean + s->radius * s->width : s->mean;
+		s->ucb = ops->uses_context ? s->mean + s->radius * s->width : s->mean;
 	}
 }
 
@@ -42,6 +43,7 @@ choose_arm(const Selector *sel, const ArmScore *scores, const double *raw_x)
 	uint64		h = context_hash(raw_x, sel->cfg.dim, sel->cfg.seed);
 	int			best = -1;
 	uint64		best_key = 0;
+	bool		at_random = policy_ops(sel->cfg.policy)->picks_at_random;
 
 	for (int i = 0; i < sel->narms; i++)
 	{
@@ -52,7 +54,7 @@ choose_arm(const Selector *sel, const ArmScore *scores, const double *raw_x)
 			continue;
 		if (best < 0)
 			better = true;
-		else if (sel->cfg.policy == POLICY_RANDOM || scores[i].ucb == scores[best].ucb)
+		else if (at_random || scores[i].ucb == scores[best].ucb)
 			better = key > best_key;
 		else
 			better = scores[i].ucb > scores[best].ucb;

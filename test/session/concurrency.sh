@@ -90,9 +90,18 @@ check "all $CLIENTS clients completed without error" [ "$client_failures" -eq 0 
 check "reward log has $TOTAL rows" \
     is_true "SELECT count(*) = $TOTAL FROM model_select.rewards"
 
-check "arm_stats: n = $TOTAL and version = $TOTAL for arm a" \
-    is_true "SELECT n = $TOTAL AND version = $TOTAL
-               FROM model_select.arm_stats WHERE selector = 'conc' AND arm = 'a'"
+check "arm_stats: n = $TOTAL for arm a" \
+    is_true "SELECT n = $TOTAL FROM model_select.arm_stats WHERE selector = 'conc' AND arm = 'a'"
+
+q -c "SELECT model_select.checkpoint('conc')" >/dev/null
+check "checkpoint() leaves no reward pending" \
+    is_true "SELECT sum(pending) = 0 FROM model_select.arm_stats WHERE selector = 'conc'"
+
+check "the checkpoint of arm a holds all $TOTAL rewards" \
+    is_true "SELECT st.n = $TOTAL FROM model_select.arm_state st
+               JOIN model_select.arms a ON a.arm_id = st.arm_id
+               JOIN model_select.selectors s ON s.selector_id = a.selector_id
+              WHERE s.name = 'conc' AND a.name = 'a'"
 
 check "arm_state.reward_sum equals sum(reward) of the log (1e-9)" \
     is_true "SELECT abs(st.reward_sum - (SELECT sum(reward) FROM model_select.rewards)) <= 1e-9

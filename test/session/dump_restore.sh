@@ -50,7 +50,10 @@ q -d "$DST" -c "$SCORES" > "$WORK/after"
 check "every score after the restore equals the score before" diff "$WORK/before" "$WORK/after"
 check "the reward log is complete (10 rewards)" \
     test "$(q -d "$DST" -c 'SELECT count(*) FROM model_select.rewards')" = 10
-check "arm_state counts equal the log" \
+check "arm_stats counts equal the log" \
+    test "$(q -d "$DST" -c 'SELECT sum(n) FROM model_select.arm_stats')" = 10
+q -d "$DST" -c "SELECT model_select.checkpoint('d')" >/dev/null
+check "after checkpoint() the restored arm_state holds the whole log" \
     test "$(q -d "$DST" -c 'SELECT sum(n) FROM model_select.arm_state')" = 10
 check "routing goes on after the restore (sequences restored)" \
     q -d "$DST" -c "SELECT * FROM model_select.route('d', ARRAY[1, 2, 3]::float8[])"

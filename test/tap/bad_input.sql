@@ -344,13 +344,6 @@ SELECT * FROM pg_temp.bad($$INSERT INTO model_select.rewards(selector, arm, cont
                               ('b_pak', 'a', ARRAY[1, 2, 3]::float8[], 7)$$,
                           '22003', 'reward insert: good row then out-of-range row');
 
--- ---------------------------------------------------------------------- cap
-SELECT * FROM pg_temp.bad($$INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('b_cap', 'a', ARRAY[1, 1, 0]::float8[], 0.4)$$,
-                          '54000', 'reward insert: 4th reward with cap 3');
-SELECT is((SELECT array[n, version] FROM model_select.arm_state JOIN model_select.arms USING (arm_id)
-            WHERE arms.selector_id = (SELECT selector_id FROM model_select.selectors WHERE name = 'b_cap')),
-          array[3, 1]::bigint[], 'cap: arm_state still has n = 3, version 1 (one INSERT of 3 rows)');
-SELECT is((SELECT n FROM model_select.scores('b_cap', ARRAY[1, 1, 1]::float8[])), 3::bigint, 'cap: scores() still shows n = 3');
 -- ------------------------------------------------------- append-only log
 SELECT * FROM pg_temp.bad($$UPDATE model_select.rewards SET reward = 'NaN'$$,
                           '55000', 'rewards: UPDATE of the log is rejected');
@@ -372,6 +365,34 @@ SELECT is((SELECT array_agg(arm || ':' || active ORDER BY arm) FROM model_select
           'scores() lists the retired arms of a selector with no active arm');
 SELECT pg_temp.unchanged('after the edge cases');
 
+
+-- ---------------------------------------------------------------------- cap
+-- (last: the accepted reward changes the tables)  Past its cap a pak_ucb arm
+-- keeps its newest `cap` rewards: the 4th reward is accepted, and the arm
+-- scores exactly like an arm that only ever saw rewards 2, 3 and 4.
+SELECT lives_ok($$INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('b_cap', 'a', ARRAY[1, 1, 0]::float8[], 0.4)$$,
+                'cap: a 4th reward with cap 3 is accepted');
+SELECT is((SELECT n FROM model_select.scores('b_cap', ARRAY[1, 1, 1]::float8[])), 4::bigint, 'cap: scores() shows n = 4 rewards in the log');
+SELECT model_select.create_selector('b_cap_newest', 3, ARRAY['a'], 'pak_ucb', 'rbf', '{"cap": 3}');
+INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES
+    ('b_cap_newest', 'a', ARRAY[0, 1, 0]::float8[], 0.2),
+    ('b_cap_newest', 'a', ARRAY[0, 0, 1]::float8[], 0.3),
+    ('b_cap_newest', 'a', ARRAY[1, 1, 0]::float8[], 0.4);
+SELECT ok((SELECT max(abs(x.mean - y.mean)) < 1e-12 AND max(abs(x.width - y.width)) < 1e-12
+             FROM generate_series(1, 5) i,
+                  LATERAL (SELECT ARRAY[i, 1, -i]::float8[] AS c) p,
+                  LATERAL model_select.scores('b_cap', p.c) x,
+                  LATERAL model_select.scores('b_cap_newest', p.c) y),
+          'cap: mean and width equal those of an arm fed only the newest 3 rewards (1e-12)');
+SELECT model_select.create_selector('b_cap_all', 3, ARRAY['a'], 'pak_ucb', 'rbf', '{"cap": 10}');
+INSERT INTO model_select.rewards(selector, arm, context, reward)
+SELECT 'b_cap_all', arm, context, reward FROM model_select.rewards WHERE selector = 'b_cap' ORDER BY reward_id;
+SELECT ok((SELECT max(abs(x.mean - y.mean)) > 1e-3
+             FROM generate_series(1, 5) i,
+                  LATERAL (SELECT ARRAY[i, 1, -i]::float8[] AS c) p,
+                  LATERAL model_select.scores('b_cap', p.c) x,
+                  LATERAL model_select.scores('b_cap_all', p.c) y),
+          'cap: an arm keeping all 4 rewards scores differently (the check above can fail)');
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -4,6 +4,8 @@
 -- by the arm_state row's version and xmin).  For pak_ucb and lin_ucb.
 --
 -- Per selector, arm a1 (after 45 rewards on a1..a3):
+-- Rewards reach arm_state through checkpoints, so each insert below is
+-- followed by checkpoint() (inside the savepoint, like the reward).
 --   round A: SAVEPOINT; reward R1 for a1; arm_state and scores() changed;
 --            ROLLBACK TO SAVEPOINT; arm_state and scores() exactly as before.
 --   round B: SAVEPOINT; reward R1 again and score it (the cache now holds

@@ -5,6 +5,8 @@ SELECT lives_ok(format($q$
   SELECT %L, 'a' || (round %% 3 + 1), context, reward[round %% 3 + 1]
     FROM model_select.synthetic_clusters(45, 8, 3, NULL, 32) ORDER BY round$q$, :'sel'),
   :'sel' || ': 45 rewards on a1, a2, a3');
+-- rewards reach arm_state through checkpoints: take one after each insert
+SELECT model_select.checkpoint(:'sel');
 SELECT pg_temp.record_state('before', :'sel');
 SELECT pg_temp.record_scores('before', :'sel');
 
@@ -13,6 +15,7 @@ SAVEPOINT round_a;
 SELECT lives_ok(format($q$INSERT INTO model_select.rewards(selector, arm, context, reward)
                           SELECT %L, 'a1', context, reward FROM rwd WHERE k = 'R1'$q$, :'sel'),
                 :'sel' || ': round A: reward R1 for a1 inside a savepoint');
+SELECT model_select.checkpoint(:'sel');
 SELECT pg_temp.record_state('in_a', :'sel');
 SELECT pg_temp.record_scores('in_a', :'sel');
 SELECT ok((SELECT a.n = b.n + 1 AND a.version = b.version + 1 AND a.md5 <> b.md5
@@ -37,6 +40,7 @@ SAVEPOINT round_b;
 SELECT lives_ok(format($q$INSERT INTO model_select.rewards(selector, arm, context, reward)
                           SELECT %L, 'a1', context, reward FROM rwd WHERE k = 'R1'$q$, :'sel'),
                 :'sel' || ': round B: reward R1 for a1 inside a savepoint');
+SELECT model_select.checkpoint(:'sel');
 SELECT pg_temp.record_state('in_b', :'sel');
 SELECT pg_temp.record_scores('in_b', :'sel');   -- caches a1 at version v + 1
 -- the temp tables roll back too: carry the records over in psql variables
@@ -53,6 +57,7 @@ SELECT is(pg_temp.state_of('after_b', :'sel'), pg_temp.state_of('before', :'sel'
 SELECT lives_ok(format($q$INSERT INTO model_select.rewards(selector, arm, context, reward)
                           SELECT %L, 'a1', context, reward FROM rwd WHERE k = 'R2'$q$, :'sel'),
                 :'sel' || ': round B: a different reward R2 for a1 after the rollback');
+SELECT model_select.checkpoint(:'sel');
 SELECT pg_temp.record_state('new', :'sel');
 SELECT is((SELECT version FROM rec_state WHERE tag = 'new' AND selector = :'sel'),
           (SELECT version FROM rec_state WHERE tag = 'in_b' AND selector = :'sel'),

@@ -1,0 +1,68 @@
+/*
+ * owner.c — see owner.h.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/genam.h"
+#include "catalog/indexing.h"
+#include "catalog/pg_extension.h"
+#include "commands/extension.h"
+#include "miscadmin.h"
+#include "utils/fmgroids.h"
+#include "utils/rel.h"
+
+#include "core/owner.h"
+
+/*
+ * The owner of extension model_select, read from pg_extension each time (a
+ * catalog index lookup): ALTER EXTENSION ... OWNER and a dropped and
+ * re-created extension must take effect at once.
+ */
+Oid
+extension_owner(void)
+{
+	Oid			ext = get_extension_oid("model_select", false);
+	Relation	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	Oid			owner = InvalidOid;
+
+	ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(ext));
+	scan = systable_beginscan(rel, ExtensionOidIndexId, true, NULL, 1, &key);
+	tuple = systable_getnext(scan);
+	if (HeapTupleIsValid(tuple))
+		owner = ((Form_pg_extension) GETSTRUCT(tuple))->extowner;
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	if (!OidIsValid(owner))
+		elog(ERROR, "extension model_select has no owner");
+	return owner;
+}
+
+/*
+ * Call fn(arg) as the extension owner.  SECURITY_LOCAL_USERID_CHANGE, like
+ * a SECURITY DEFINER function: the change is undone on error, and SET ROLE
+ * or SET SESSION AUTHORIZATION inside is refused.
+ */
+void
+run_as_extension_owner(void (*fn) (void *arg), void *arg)
+{
+	Oid			save_userid;
+	int			save_sec_context;
+
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(extension_owner(), save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
+	PG_TRY();
+	{
+		fn(arg);
+	}
+	PG_FINALLY();
+	{
+		SetUserIdAndSecContext(save_userid, save_sec_context);
+	}
+	PG_END_TRY();
+}

@@ -1,0 +1,13 @@
+/*
+ * owner.h — running the extension's own SQL with the extension owner's
+ * rights, as a SECURITY DEFINER function would (and as PostgreSQL's RI
+ * triggers run as the table owner): clients need rights on the functions
+ * they call and on the reward log, not on the tables those functions use.
+ */
+#ifndef MODEL_SELECT_OWNER_H
+#define MODEL_SELECT_OWNER_H
+
+extern Oid	extension_owner(void);
+extern void run_as_extension_owner(void (*fn) (void *arg), void *arg);
+
+#endif

@@ -1,0 +1,132 @@
+/*
+ * spi_util.c — SPI helpers shared by every subsystem (see spi_util.h).
+ */
+#include "postgres.h"
+
+#include "lib/stringinfo.h"
+#include "utils/builtins.h"
+
+#include "core/spi_util.h"
+
+void
+spi_connect(void)
+{
+	int			rc = SPI_connect();
+
+	if (rc != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed: %s", SPI_result_code_string(rc));
+}
+
+void
+spi_finish(void)
+{
+	int			rc = SPI_finish();
+
+	if (rc != SPI_OK_FINISH)
+		elog(ERROR, "SPI_finish failed: %s", SPI_result_code_string(rc));
+}
+
+/* Prepare a statement once per backend and keep it; the caller is connected. */
+SPIPlanPtr
+spi_plan(SPIPlanPtr *slot, const char *sql, int nargs, const Oid *argtypes)
+{
+	if (*slot == NULL)
+	{
+		SPIPlanPtr	plan = SPI_prepare(sql, nargs, (Oid *) argtypes);
+
+		if (plan == NULL)
+			elog(ERROR, "SPI_prepare failed for \"%s\": %s", sql, SPI_result_code_string(SPI_result));
+		SPI_keepplan(plan);
+		*slot = plan;
+	}
+	return *slot;
+}
+
+/*
+ * Execute a kept plan (SPI_execute_plan's arguments); any result code other
+ * than `expected` is an internal error "could not <what>".  Returns
+ * SPI_processed.
+ */
+uint64
+spi_execute(SPIPlanPtr plan, Datum *args, const char *nulls, bool read_only, long count,
+			int expected, const char *what,...)
+{
+	int			rc = SPI_execute_plan(plan, args, nulls, read_only, count);
+
+	if (rc != expected)
+	{
+		StringInfoData buf;
+
+		initStringInfo(&buf);
+		for (;;)
+		{
+			va_list		ap;
+			int			needed;
+
+			va_start(ap, what);
+			needed = appendStringInfoVA(&buf, what, ap);
+			va_end(ap);
+			if (needed == 0)
+				break;
+			enlargeStringInfo(&buf, needed);
+		}
+		elog(ERROR, "could not %s: %s", buf.data, SPI_result_code_string(rc));
+	}
+	return SPI_processed;
+}
+
+/*
+ * Run a kept SELECT of one row (by a unique key) and return it (valid until
+ * spi_finish; its descriptor is SPI_tuptable->tupdesc).  No row: 42704
+ * "<object> does not exist", with hint when not NULL.
+ */
+HeapTuple
+spi_fetch_one(SPIPlanPtr plan, Datum *args, bool read_only, const char *object, const char *hint)
+{
+	if (spi_execute(plan, args, NULL, read_only, 1, SPI_OK_SELECT, "look up %s", object) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("%s does not exist", object),
+				 hint ? errhint("%s", hint) : 0));
+	return SPI_tuptable->vals[0];
+}
+
+/*
+ * Connect, run an INSERT … RETURNING <bigint id> of one row (plan prepared
+ * once from sql), finish; returns the id.
+ */
+int64
+spi_insert_returning_id(SPIPlanPtr *slot, const char *sql, int nargs, const Oid *argtypes,
+						Datum *args, const char *what)
+{
+	int64		id;
+
+	spi_connect();
+	spi_execute(spi_plan(slot, sql, nargs, argtypes), args, NULL, false, 1,
+				SPI_OK_INSERT_RETURNING, "%s", what);
+	id = spi_int64(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	spi_finish();
+	return id;
+}
+
+/* A column the schema declares NOT NULL: a NULL is an internal error. */
+Datum
+spi_datum(HeapTuple row, TupleDesc desc, int col)
+{
+	bool		isnull;
+	Datum		d = SPI_getbinval(row, desc, col, &isnull);
+
+	if (isnull)
+		elog(ERROR, "unexpected NULL in column %d (%s)", col, SPI_fname(desc, col));
+	return d;
+}
+
+/* A nullable text column as a C string, or NULL. */
+char *
+spi_text_column(HeapTuple row, TupleDesc desc, int col)
+{
+	bool		isnull;
+	Datum		d = SPI_getbinval(row, desc, col, &isnull);
+
+	return isnull ? NULL : TextDatumGetCString(d);
+}

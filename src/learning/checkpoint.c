@@ -1,0 +1,278 @@
+/*
+ * checkpoint.c — checkpoints: folding the final prefix of an arm's reward
+ * log into its stored state (model_select.arm_state), and rebuild_state().
+ *
+ * An arm's state is by definition the fold of its whole log, in canonical
+ * order (tx, reward_id), under the selector's current settings (see fold.h).
+ * A checkpoint stores that fold up to a position below which the log can no
+ * longer change: rows of transactions older than the snapshot's xmin.  Rows
+ * after it are pending; every reader folds them in memory (model_cache.c),
+ * so a checkpoint changes no score, only how much readers fold.
+ *
+ * Who checkpoints: the reward INSERT whose statement leaves an arm with at
+ * least checkpoint_threshold final pending rewards (READ COMMITTED only; it
+ * skips an arm whose row another transaction holds, so it never waits),
+ * checkpoint(selector), rebuild_state(selector) and alter_selector().  All
+ * run as the extension's owner: clients need no right on arm_state.
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+#include "utils/xid8.h"
+
+#include "core/catalog.h"
+#include "core/owner.h"
+#include "learning/checkpoint.h"
+#include "learning/fold.h"
+
+PG_FUNCTION_INFO_V1(model_select_checkpoint);
+PG_FUNCTION_INFO_V1(model_select_rebuild_state);
+
+int			checkpoint_threshold = 128;
+
+/* A stored checkpoint as read from arm_state. */
+typedef struct Checkpoint
+{
+	bool		valid;			/* taken under the current settings */
+	LogPosition pos;
+	FoldTotals	totals;
+	StateHeader *state;			/* NULL: nothing kept */
+} Checkpoint;
+
+#define CHECKPOINT_COLUMNS "settings_version, " CHECKPOINT_POSITION_COLUMNS ", state"
+
+static void
+checkpoint_from_row(const SelectorConfig *cfg, HeapTuple row, TupleDesc desc, Checkpoint *ck)
+{
+	bool		isnull;
+	Datum		state;
+
+	ck->valid = DatumGetInt32(SPI_getbinval(row, desc, 1, &isnull)) == cfg->settings_version;
+	ck->pos = LOG_START;
+	memset(&ck->totals, 0, sizeof(ck->totals));
+	ck->state = NULL;
+	if (!ck->valid)
+		return;
+	checkpoint_position_from_row(row, desc, 2, &ck->pos, &ck->totals);
+	state = SPI_getbinval(row, desc, 8, &isnull);
+	if (!isnull)
+		ck->state = state_check(cfg, (bytea *) PG_DETOAST_DATUM_COPY(state));
+}
+
+/*
+ * Lock an arm's checkpoint row and read it.  With skip_locked, returns false
+ * when another transaction holds the row.  A missing row (arm_state is
+ * dumped empty) is created.
+ */
+static bool
+checkpoint_lock(const SelectorConfig *cfg, int32 arm_id, bool skip_locked, Checkpoint *ck)
+{
+	static SPIPlanPtr wait_plan = NULL;
+	static SPIPlanPtr skip_plan = NULL;
+	static SPIPlanPtr create_plan = NULL;
+	Oid			types[2] = {INT4OID, INT4OID};
+	Datum		args[2] = {Int32GetDatum(arm_id), Int32GetDatum(cfg->selector_id)};
+	SPIPlanPtr	plan;
+
+	plan = skip_locked
+		? spi_plan(&skip_plan, "SELECT " CHECKPOINT_COLUMNS " FROM model_select.arm_state"
+				   " WHERE arm_id = $1 FOR UPDATE SKIP LOCKED", 1, types)
+		: spi_plan(&wait_plan, "SELECT " CHECKPOINT_COLUMNS " FROM model_select.arm_state"
+				   " WHERE arm_id = $1 FOR UPDATE", 1, types);
+	spi_execute(plan, args, NULL, false, 1, SPI_OK_SELECT, "lock the checkpoint of arm %d", arm_id);
+	if (SPI_processed == 0)
+	{
+		spi_execute(spi_plan(&create_plan,
+							 "INSERT INTO model_select.arm_state(arm_id, selector_id) VALUES ($1, $2)"
+							 " ON CONFLICT (arm_id) DO NOTHING",
+							 2, types), args, NULL, false, 0, SPI_OK_INSERT, "create the checkpoint row of arm %d", arm_id);
+		if (SPI_processed == 0 && skip_locked)
+			return false;		/* it exists: someone holds it */
+		spi_execute(plan, args, NULL, false, 1, SPI_OK_SELECT, "lock the checkpoint of arm %d", arm_id);
+		if (SPI_processed == 0)
+			return false;
+	}
+	checkpoint_from_row(cfg, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, ck);
+	return true;
+}
+
+/* The one writer of arm_state: the fold f as the arm's checkpoint. */
+static void
+checkpoint_write(const SelectorConfig *cfg, int32 arm_id, const StateFold *f)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			types[9] = {INT4OID, BYTEAOID, INT4OID, XID8OID, INT8OID, INT8OID,
+	FLOAT8OID, FLOAT8OID, INT8OID};
+	Datum		args[9];
+	char		nulls[9] = "         ";
+
+	args[0] = Int32GetDatum(arm_id);
+	args[1] = PointerGetDatum(f->st);
+	nulls[1] = f->st ? ' ' : 'n';
+	args[2] = Int32GetDatum(cfg->settings_version);
+	args[3] = FullTransactionIdGetDatum(f->pos.tx);
+	args[4] = Int64GetDatum(f->pos.reward_id);
+	args[5] = Int64GetDatum(f->totals.n);
+	args[6] = Float8GetDatum(f->totals.reward_sum);
+	args[7] = Float8GetDatum(f->totals.cost_sum);
+	args[8] = Int64GetDatum(f->totals.cost_n);
+	spi_execute(spi_plan(&plan,
+						 "UPDATE model_select.arm_state SET state = $2, settings_version = $3,"
+						 " ckpt_tx = $4, ckpt_reward_id = $5, n = $6, reward_sum = $7,"
+						 " cost_sum = $8, cost_n = $9, version = version + 1,"
+						 " updated_at = pg_catalog.now() WHERE arm_id = $1",
+						 9, types), args, nulls, false, 1, SPI_OK_UPDATE, "write the checkpoint of arm %d", arm_id);
+}
+
+/*
+ * Checkpoint one arm: fold its final pending rows onto the stored checkpoint
+ * (or, from_scratch or after a settings change, its whole final log), apply
+ * transform (if any) to a state with rewards, and store the result.  Returns
+ * the rows folded (0 when skip_locked found the arm busy).  The caller is
+ * connected to SPI and runs as the owner.
+ */
+int64
+checkpoint_arm(const SelectorConfig *cfg, int32 arm_id, bool skip_locked, bool from_scratch,
+			   StateTransform *transform)
+{
+	bool		transformed = false;
+	Checkpoint	ck;
+	StateFold	f;
+	int64		folded;
+	MemoryContext work = AllocSetContextCreate(CurrentMemoryContext, "model_select checkpoint",
+											   ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(work);
+
+	if (!checkpoint_lock(cfg, arm_id, skip_locked, &ck))
+	{
+		MemoryContextSwitchTo(old);
+		MemoryContextDelete(work);
+		return 0;
+	}
+	if (from_scratch || !ck.valid)
+		fold_begin(&f, cfg, NULL, LOG_START, NULL);
+	else
+		fold_begin(&f, cfg, ck.state, ck.pos, &ck.totals);
+	folded = fold_log(&f, arm_id, true, from_scratch);
+	if (transform != NULL && f.st != NULL && f.st->n > 0)
+	{
+		f.st = transform->fn(cfg, f.st);
+		transform->applied++;
+		transformed = true;
+	}
+	if (folded > 0 || from_scratch || !ck.valid || transformed)
+		checkpoint_write(cfg, arm_id, &f);
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(work);
+	return folded;
+}
+
+/*
+ * After a reward INSERT: checkpoint the arm if it has checkpoint_threshold
+ * final pending rows.  Only under READ COMMITTED, where a row lock taken
+ * with SKIP LOCKED sees the newest checkpoint; a transaction-snapshot
+ * isolation level could only fail with 40001 here, so it leaves the work to
+ * the next READ COMMITTED writer or to checkpoint().
+ */
+void
+checkpoint_if_due(const SelectorConfig *cfg, int32 arm_id)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			types[4] = {INT4OID, INT4OID, INT4OID, XID8OID};
+	Datum		args[4];
+	bool		isnull;
+
+	if (checkpoint_threshold <= 0 || IsolationUsesXactSnapshot())
+		return;
+	args[0] = Int32GetDatum(arm_id);
+	args[1] = Int32GetDatum(cfg->settings_version);
+	args[2] = Int32GetDatum(checkpoint_threshold);
+	args[3] = FullTransactionIdGetDatum(final_horizon());
+	spi_execute(spi_plan(&plan,
+						 "SELECT pg_catalog.count(*) FROM model_select.arm_state st,"
+						 " LATERAL (SELECT 1 FROM model_select.rewards r"
+						 "   WHERE r.arm_id = st.arm_id"
+						 "   AND (r.tx, r.reward_id) > (CASE WHEN st.settings_version = $2"
+						 "        THEN st.ckpt_tx ELSE '0'::pg_catalog.xid8 END,"
+						 "        CASE WHEN st.settings_version = $2 THEN st.ckpt_reward_id ELSE 0 END)"
+						 "   AND r.tx < $4 LIMIT $3) p"
+						 " WHERE st.arm_id = $1",
+						 4, types), args, NULL, true, 1, SPI_OK_SELECT, "count the pending rewards of arm %d", arm_id);
+	if (DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) >=
+		checkpoint_threshold)
+		checkpoint_arm(cfg, arm_id, true, false, NULL);
+}
+
+/*
+ * Checkpoint every arm of a selector, in arm_id order (the lock order of
+ * every writer); from_scratch rebuilds them.  The caller is connected to SPI
+ * and runs as the owner.
+ */
+int64
+checkpoint_selector_arms(const SelectorConfig *cfg, bool from_scratch, StateTransform *transform)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			types[1] = {INT4OID};
+	Datum		args[1] = {Int32GetDatum(cfg->selector_id)};
+	int			narms;
+	int32	   *ids;
+	int64		folded = 0;
+
+	spi_execute(spi_plan(&plan, "SELECT arm_id FROM model_select.arms WHERE selector_id = $1"
+						 " ORDER BY arm_id", 1, types), args, NULL, true, 0, SPI_OK_SELECT, "read the arms of selector %d", cfg->selector_id);
+	narms = (int) SPI_processed;
+	ids = palloc(sizeof(int32) * Max(narms, 1));
+	for (int i = 0; i < narms; i++)
+		ids[i] = spi_int32(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+	for (int i = 0; i < narms; i++)
+		folded += checkpoint_arm(cfg, ids[i], false, from_scratch, transform);
+	return folded;
+}
+
+typedef struct CheckpointCall
+{
+	const char *name;
+	bool		from_scratch;
+	int64		folded;
+} CheckpointCall;
+
+static void
+checkpoint_selector(void *arg)
+{
+	CheckpointCall *call = arg;
+	SelectorConfig cfg;
+
+	spi_connect();
+	config_load_by_name(call->name, &cfg);
+	call->folded = checkpoint_selector_arms(&cfg, call->from_scratch, NULL);
+	spi_finish();
+}
+
+/* SQL: checkpoint(selector) → rewards folded into the stored checkpoints. */
+Datum
+model_select_checkpoint(PG_FUNCTION_ARGS)
+{
+	CheckpointCall call = {text_to_cstring(PG_GETARG_TEXT_PP(0)), false, 0};
+
+	run_as_extension_owner(checkpoint_selector, &call);
+	PG_RETURN_INT64(call.folded);
+}
+
+/*
+ * SQL: rebuild_state(selector) → every arm's checkpoint recomputed from
+ * scratch from its log (the definition of the state); returns the rewards
+ * folded.  Waits for arms that a writer is checkpointing.
+ */
+Datum
+model_select_rebuild_state(PG_FUNCTION_ARGS)
+{
+	CheckpointCall call = {text_to_cstring(PG_GETARG_TEXT_PP(0)), true, 0};
+
+	run_as_extension_owner(checkpoint_selector, &call);
+	PG_RETURN_INT64(call.folded);
+}

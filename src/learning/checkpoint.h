@@ -1,0 +1,30 @@
+/*
+ * checkpoint.h — stored checkpoints of arm states: the only code that writes
+ * model_select.arm_state.
+ */
+#ifndef MODEL_SELECT_CHECKPOINT_H
+#define MODEL_SELECT_CHECKPOINT_H
+
+#include "core/settings.h"
+#include "core/state.h"
+
+/* GUC model_select.checkpoint_threshold */
+extern int	checkpoint_threshold;
+
+/*
+ * A change made to a checkpointed state before it is stored (resample()'s
+ * new dictionary); applied counts the arms it changed.
+ */
+typedef struct StateTransform
+{
+	StateHeader *(*fn) (const SelectorConfig *cfg, const StateHeader *st);
+	int64		applied;
+} StateTransform;
+
+extern int64 checkpoint_arm(const SelectorConfig *cfg, int32 arm_id, bool skip_locked,
+							bool from_scratch, StateTransform *transform);
+extern void checkpoint_if_due(const SelectorConfig *cfg, int32 arm_id);
+extern int64 checkpoint_selector_arms(const SelectorConfig *cfg, bool from_scratch,
+									  StateTransform *transform);
+
+#endif

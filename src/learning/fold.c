@@ -1,0 +1,273 @@
+/*
+ * fold.c — folding reward-log rows into an arm's state (see fold.h).
+ */
+#include "postgres.h"
+
+#include "access/transam.h"
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "storage/procarray.h"
+#include "utils/snapmgr.h"
+#include "utils/array.h"
+#include "utils/memutils.h"
+#include "utils/xid8.h"
+
+#include "core/catalog.h"
+#include "core/context.h"
+#include "learning/fold.h"
+
+/* Rows fetched per round trip when folding a log. */
+#define FOLD_BATCH 4096
+
+/* Row columns, 1-based, as listed by FOLD_COLUMNS. */
+enum
+{
+	COL_TX = 1,
+	COL_REWARD_ID,
+	COL_CONTEXT,
+	COL_REWARD,
+	COL_COST
+};
+
+static MemoryContext
+fold_context(MemoryContext parent)
+{
+	return AllocSetContextCreate(parent, "model_select fold", ALLOCSET_DEFAULT_SIZES);
+}
+
+/*
+ * Start folding onto st (NULL: empty), which the fold copies; pos and totals
+ * describe what st already holds.
+ */
+void
+fold_begin(StateFold *f, const SelectorConfig *cfg, StateHeader *st, LogPosition pos,
+		   const FoldTotals *totals)
+{
+	f->cfg = cfg;
+	f->cxt = fold_context(CurrentMemoryContext);
+	f->st = NULL;
+	if (st != NULL)
+	{
+		f->st = MemoryContextAlloc(f->cxt, VARSIZE(st));
+		memcpy(f->st, st, VARSIZE(st));
+	}
+	f->pos = pos;
+	if (totals)
+		f->totals = *totals;
+	else
+		memset(&f->totals, 0, sizeof(f->totals));
+}
+
+LogPosition
+fold_row_position(SPITupleTable *tt, uint64 row)
+{
+	LogPosition p;
+	bool		isnull;
+
+	p.tx = DatumGetFullTransactionId(SPI_getbinval(tt->vals[row], tt->tupdesc, COL_TX, &isnull));
+	p.reward_id = DatumGetInt64(SPI_getbinval(tt->vals[row], tt->tupdesc, COL_REWARD_ID, &isnull));
+	return p;
+}
+
+/*
+ * The learned value of row i; x (dim doubles) gets its prepared context.
+ * Stored contexts were validated on insert; context_from_array checks them
+ * again, so a damaged row is an error, not a crash.
+ */
+static double
+row_value(StateFold *f, SPITupleTable *tt, uint64 i, double *x)
+{
+	HeapTuple	row = tt->vals[i];
+	bool		isnull,
+				cost_null;
+	Datum		ctx = SPI_getbinval(row, tt->tupdesc, COL_CONTEXT, &isnull);
+	double		reward = DatumGetFloat8(SPI_getbinval(row, tt->tupdesc, COL_REWARD, &isnull));
+	Datum		cost = SPI_getbinval(row, tt->tupdesc, COL_COST, &cost_null);
+	double	   *raw = context_from_array(DatumGetArrayTypeP(ctx), f->cfg->dim);
+
+	/* a log checked under other settings may hold what these refuse */
+	if (!(reward >= f->cfg->reward_min && reward <= f->cfg->reward_max))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("the reward log holds reward %g, outside the selector's range [%g, %g]",
+						reward, f->cfg->reward_min, f->cfg->reward_max),
+				 errhint("Keep reward_min and reward_max around every logged reward.")));
+	memcpy(x, raw, sizeof(double) * f->cfg->dim);
+	pfree(raw);
+	context_prepare(f->cfg, x);
+	f->totals.n++;
+	f->totals.reward_sum += reward;
+	if (!cost_null)
+	{
+		f->totals.cost_sum += DatumGetFloat8(cost);
+		f->totals.cost_n++;
+	}
+	f->pos = fold_row_position(tt, i);
+	return learned_value(f->cfg, reward, cost_null, cost_null ? 0 : DatumGetFloat8(cost));
+}
+
+/* Fold rows [first, last) of tt (FOLD_COLUMNS, canonical order), one by one. */
+void
+fold_rows(StateFold *f, SPITupleTable *tt, uint64 first, uint64 last)
+{
+	MemoryContext parent = MemoryContextGetParent(f->cxt);
+	double	   *x = MemoryContextAlloc(parent, sizeof(double) * f->cfg->dim);
+
+	for (uint64 i = first; i < last; i++)
+	{
+		double		r = row_value(f, tt, i, x);
+		MemoryContext next = fold_context(parent);
+		MemoryContext old = MemoryContextSwitchTo(next);
+		StateHeader *appended = state_append(f->cfg, f->st, x, r);
+
+		MemoryContextSwitchTo(old);
+		if (appended == f->st)
+			MemoryContextDelete(next);	/* updated in place */
+		else
+		{
+			MemoryContextDelete(f->cxt);
+			f->cxt = next;
+			f->st = appended;
+		}
+	}
+	pfree(x);
+}
+
+/*
+ * Fold all nrows rows of tt onto an empty state at once: the policy's build
+ * from scratch (a full factorisation), the reference rebuild_state uses.
+ * nrows is at most FOLD_BATCH.
+ */
+void
+fold_build(StateFold *f, SPITupleTable *tt, uint64 nrows)
+{
+	int			dim = f->cfg->dim;
+	double	   *X,
+			   *r;
+	MemoryContext old;
+
+	Assert(f->st == NULL);
+	if (nrows == 0)
+		return;
+	X = palloc(sizeof(double) * nrows * dim);
+	r = palloc(sizeof(double) * nrows);
+	for (uint64 i = 0; i < nrows; i++)
+		r[i] = row_value(f, tt, i, X + i * dim);
+	old = MemoryContextSwitchTo(f->cxt);
+	f->st = state_build(f->cfg, (int) nrows, X, r);
+	MemoryContextSwitchTo(old);
+	pfree(X);
+	pfree(r);
+}
+
+/*
+ * Fold an arm's log rows after f->pos into f, in batches, appending them one
+ * by one; the first batch of an empty fold is built from scratch when it has
+ * more than one row, or with build (rebuild_state's definition).  final_only: only
+ * rows no transaction can still precede (for checkpoints), read under a new
+ * snapshot; otherwise every row visible to the current statement, under its
+ * snapshot.  Returns the rows folded.  The caller is connected to SPI.
+ */
+int64
+fold_log(StateFold *f, int32 arm_id, bool final_only, bool build)
+{
+	static SPIPlanPtr final_plan = NULL;
+	static SPIPlanPtr visible_plan = NULL;
+	Oid			types[4] = {INT4OID, XID8OID, INT8OID, XID8OID};
+	Datum		args[4];
+	Portal		portal;
+	SPIPlanPtr	plan;
+	int64		folded = 0;
+
+	args[0] = Int32GetDatum(arm_id);
+	args[1] = FullTransactionIdGetDatum(f->pos.tx);
+	args[2] = Int64GetDatum(f->pos.reward_id);
+	if (final_only)
+		args[3] = FullTransactionIdGetDatum(final_horizon());
+	plan = final_only
+		? spi_plan(&final_plan,
+				   "SELECT " FOLD_COLUMNS " FROM model_select.rewards r"
+				   " WHERE r.arm_id = $1 AND (r.tx, r.reward_id) > ($2, $3)"
+				   " AND r.tx < $4 ORDER BY r.tx, r.reward_id", 4, types)
+		: spi_plan(&visible_plan,
+				   "SELECT " FOLD_COLUMNS " FROM model_select.rewards r"
+				   " WHERE r.arm_id = $1 AND (r.tx, r.reward_id) > ($2, $3)"
+				   " ORDER BY r.tx, r.reward_id", 3, types);
+	portal = SPI_cursor_open(NULL, plan, args, NULL, !final_only);
+	for (;;)
+	{
+		SPI_cursor_fetch(portal, true, FOLD_BATCH);
+		if (SPI_processed == 0)
+			break;
+		if (f->st == NULL && f->totals.n == 0 && (build || SPI_processed > 1))
+			fold_build(f, SPI_tuptable, SPI_processed);
+		else
+			fold_rows(f, SPI_tuptable, 0, SPI_processed);
+		folded += (int64) SPI_processed;
+		SPI_freetuptable(SPI_tuptable);
+	}
+	SPI_cursor_close(portal);
+	return folded;
+}
+
+/* A stored checkpoint's position and totals, CHECKPOINT_POSITION_COLUMNS from first_col. */
+void
+checkpoint_position_from_row(HeapTuple row, TupleDesc desc, int first_col,
+							 LogPosition *pos, FoldTotals *totals)
+{
+	bool		isnull;
+
+	pos->tx = DatumGetFullTransactionId(SPI_getbinval(row, desc, first_col, &isnull));
+	pos->reward_id = DatumGetInt64(SPI_getbinval(row, desc, first_col + 1, &isnull));
+	totals->n = DatumGetInt64(SPI_getbinval(row, desc, first_col + 2, &isnull));
+	totals->reward_sum = DatumGetFloat8(SPI_getbinval(row, desc, first_col + 3, &isnull));
+	totals->cost_sum = DatumGetFloat8(SPI_getbinval(row, desc, first_col + 4, &isnull));
+	totals->cost_n = DatumGetInt64(SPI_getbinval(row, desc, first_col + 5, &isnull));
+}
+
+/* The full id of a 32-bit xid no older than the next xid's epoch allows. */
+static FullTransactionId
+full_xid(TransactionId xid)
+{
+	FullTransactionId next = ReadNextFullTransactionId();
+	uint32		epoch = EpochFromFullTransactionId(next);
+
+	if (xid > XidFromFullTransactionId(next))
+		epoch--;
+	return FullTransactionIdFromEpochAndXid(epoch, xid);
+}
+
+/*
+ * H such that every log row with tx < H is final: its transaction has ended
+ * (or is ours), and no transaction that can still commit has a smaller id.
+ * From the active snapshot, so that a query under that snapshot or a later
+ * one sees every such row: the smallest id the snapshot lists as running
+ * (its xmin counts our own xid, so it is not used), or xmax.  Our own rows
+ * are final too when no older transaction can still commit: then H is our
+ * id + 1 (our checkpoint rolls back with them if we abort).  Ids between
+ * xmax and ours are not in the snapshot, so they are looked up.
+ */
+FullTransactionId
+final_horizon(void)
+{
+	Snapshot	snap = GetActiveSnapshot();
+	TransactionId horizon = snap->xmax;
+	TransactionId mine = GetTopTransactionIdIfAny();
+	bool		older_running = false;
+	uint32		checked = 0;
+
+	for (uint32 i = 0; i < snap->xcnt; i++)
+		if (TransactionIdPrecedes(snap->xip[i], horizon))
+			horizon = snap->xip[i];
+	if (!TransactionIdIsValid(mine) || TransactionIdPrecedes(mine, horizon))
+		return full_xid(horizon);
+	/* xids in [horizon, mine): is any still running? (few, in practice) */
+	for (TransactionId x = horizon; TransactionIdPrecedes(x, mine) && !older_running;)
+	{
+		older_running = ++checked > 10000 || TransactionIdIsInProgress(x);
+		TransactionIdAdvance(x);
+	}
+	if (older_running)
+		return full_xid(horizon);
+	return FullTransactionIdFromU64(U64FromFullTransactionId(full_xid(mine)) + 1);
+}

@@ -1,0 +1,84 @@
+/*
+ * fold.h — folding reward-log rows into an arm's state, in the log's
+ * canonical order.  One implementation serves the three places that learn:
+ * readers folding the rewards logged after a checkpoint (core/model_cache.c),
+ * checkpoints and rebuild_state (learning/checkpoint.c).
+ *
+ * The canonical order of an arm's log is (tx, reward_id): tx is the
+ * inserting transaction's full id, stamped by the BEFORE trigger.  Once every
+ * transaction below some H has ended, no row can appear below (H, 0): that
+ * prefix of the log is final and may be checkpointed (final_horizon()).
+ */
+#ifndef MODEL_SELECT_FOLD_H
+#define MODEL_SELECT_FOLD_H
+
+#include "access/transam.h"
+#include "executor/spi.h"
+
+#include "core/state.h"
+
+/* A position in an arm's log: the last row folded, in canonical order. */
+typedef struct LogPosition
+{
+	FullTransactionId tx;
+	int64		reward_id;
+} LogPosition;
+
+#define LOG_START ((LogPosition) {{0}, 0})
+
+static inline int
+log_position_cmp(LogPosition a, LogPosition b)
+{
+	if (U64FromFullTransactionId(a.tx) != U64FromFullTransactionId(b.tx))
+		return U64FromFullTransactionId(a.tx) < U64FromFullTransactionId(b.tx) ? -1 : 1;
+	if (a.reward_id != b.reward_id)
+		return a.reward_id < b.reward_id ? -1 : 1;
+	return 0;
+}
+
+/* Counts and sums of the raw rewards and costs folded (for arm_stats). */
+typedef struct FoldTotals
+{
+	int64		n;
+	double		reward_sum;
+	double		cost_sum;
+	int64		cost_n;
+} FoldTotals;
+
+/*
+ * A state being folded: st lives in its own memory context cxt (a child of
+ * the context current at fold_begin), replaced as appends copy the state,
+ * so memory stays at about two states whatever the number of rows.
+ */
+typedef struct StateFold
+{
+	const SelectorConfig *cfg;
+	StateHeader *st;			/* NULL: no reward kept yet */
+	MemoryContext cxt;
+	LogPosition pos;
+	FoldTotals	totals;
+} StateFold;
+
+/*
+ * Columns of the row queries fold_rows() reads, in this order; queries
+ * select them as FOLD_COLUMNS.
+ */
+#define FOLD_COLUMNS "r.tx, r.reward_id, r.context, r.reward, r.cost"
+
+extern void fold_begin(StateFold *f, const SelectorConfig *cfg, StateHeader *st,
+					   LogPosition pos, const FoldTotals *totals);
+extern void fold_rows(StateFold *f, SPITupleTable *tt, uint64 first, uint64 last);
+extern void fold_build(StateFold *f, SPITupleTable *tt, uint64 nrows);
+extern LogPosition fold_row_position(SPITupleTable *tt, uint64 row);
+extern int64 fold_log(StateFold *f, int32 arm_id, bool final_only, bool build);
+extern FullTransactionId final_horizon(void);
+extern void checkpoint_position_from_row(HeapTuple row, TupleDesc desc, int first_col,
+										 LogPosition *pos, FoldTotals *totals);
+
+/*
+ * The arm_state columns checkpoint_position_from_row() reads, from
+ * first_col on, in this order.
+ */
+#define CHECKPOINT_POSITION_COLUMNS "ckpt_tx, ckpt_reward_id, n, reward_sum, cost_sum, cost_n"
+
+#endif

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Issue 14, Must show (f): 2,500 rewards onto one arm of a selector created
+# with all defaults (create_selector(name, dim, arms) only), then route() goes
+# on learning.
+#   1. 25 INSERT statements of 100 rewards each (reward 0.2, random contexts)
+#      onto arm a: every statement succeeds, the log and arm_stats.n hold 2,500.
+#   2. 300 rounds of route() + reward by decision_id, one transaction each:
+#      arm a now earns 0.9, arm b 0.  Every round succeeds; arm a is routed to
+#      at least 20 times; arm_stats.n of a = 2,500 + its decisions; a's mean
+#      at the 3 probe contexts rises (by > 0.005 on average) -- it learned the
+#      new level from route()'s own decisions.
+#   3. The state equals rebuild_state's (1e-9), arm_stats.n the log.
+#
+# Needs PGHOST/PGPORT/PGUSER of a running cluster with model_select installed.
+set -euo pipefail
+DB=ms_session_volume
+. "$(dirname "$0")/lib/common.bash"
+
+ms_setup || bail "set-up failed"
+q -c "SELECT model_select.create_selector('vol', 4, ARRAY['a','b'])" >/dev/null ||
+    bail "create_selector failed"
+q -c "SELECT policy || ' ' || settings FROM model_select.selectors WHERE name = 'vol'" | sed 's/^/# defaults: /'
+
+# -- 1. 2,500 rewards onto arm a ----------------------------------------------
+{
+    echo '\set VERBOSITY verbose'
+    echo 'SELECT setseed(0.25);'
+    for _ in $(seq 1 25); do
+        echo "INSERT INTO model_select.rewards(selector, arm, context, reward)
+              SELECT 'vol', 'a', ms_rand(4), 0.2 FROM generate_series(1, 100);"
+    done
+} >"$MS_WORK/load.sql"
+psql -X -q -d "$DB" -f "$MS_WORK/load.sql" >/dev/null 2>"$MS_WORK/load.err" || true
+load_errors() {
+    ! grep -q ERROR "$MS_WORK/load.err" || {
+        echo "#   $(grep -c ERROR "$MS_WORK/load.err") of 25 statements failed, e.g.:"
+        grep -m 2 ERROR "$MS_WORK/load.err" | sed 's/^psql:[^ ]* /#   /'; return 1; }
+}
+check "all 25 INSERTs of 100 rewards onto arm a succeed" load_errors
+check "the log holds 2,500 rewards for arm a" \
+    is_true "SELECT count(*) = 2500 FROM model_select.rewards WHERE selector = 'vol' AND arm = 'a'"
+check "arm_stats.n of arm a is 2,500" \
+    is_true "SELECT n = 2500 FROM model_select.arm_stats WHERE selector = 'vol' AND arm = 'a'"
+q -c "SELECT ms_take('phase1', 'vol')" >/dev/null
+check "arm a's mean at the probes is about 0.2 (within 0.05)" \
+    is_true "SELECT bool_and(abs(mean - 0.2) < 0.05) FROM ms_snap WHERE label = 'phase1' AND arm = 'a'"
+
+# -- 2. route() goes on learning --------------------------------------------------
+q >/dev/null <<'SQL' || true
+CREATE TABLE ms_rounds (round int, arm text, sqlstate text);
+SELECT setseed(0.5);
+DO $$
+DECLARE
+    r record;
+BEGIN
+    FOR i IN 1..300 LOOP
+        BEGIN
+            SELECT * INTO r FROM model_select.route('vol', ms_rand(4));
+            INSERT INTO model_select.rewards(decision_id, reward)
+            VALUES (r.decision_id, CASE r.arm WHEN 'a' THEN 0.9 ELSE 0 END);
+            INSERT INTO ms_rounds VALUES (i, r.arm, NULL);
+        EXCEPTION WHEN OTHERS THEN
+            INSERT INTO ms_rounds VALUES (i, r.arm, SQLSTATE);
+        END;
+        COMMIT;
+    END LOOP;
+END $$;
+SQL
+echo "# phase 2: $(q -c "SELECT string_agg(arm || ' ' || coalesce(sqlstate, 'ok') || ' x' || c, ', ')
+                        FROM (SELECT arm, sqlstate, count(*) c FROM ms_rounds GROUP BY 1, 2 ORDER BY 1, 2) s")"
+check "all 300 route() + reward rounds succeed" \
+    no_rows "SELECT sqlstate || ' x' || count(*) FROM ms_rounds WHERE sqlstate IS NOT NULL GROUP BY sqlstate"
+check "route() chose arm a at least 20 times" \
+    is_true "SELECT count(*) >= 20 FROM ms_rounds WHERE arm = 'a' AND sqlstate IS NULL"
+check "arm_stats.n of arm a is 2,500 + its rewarded decisions" \
+    is_true "SELECT n = 2500 + (SELECT count(*) FROM ms_rounds WHERE arm = 'a' AND sqlstate IS NULL)
+               FROM model_select.arm_stats WHERE selector = 'vol' AND arm = 'a'"
+q -c "SELECT ms_take('phase2', 'vol')" >/dev/null
+echo "# arm a's mean at the probes: $(q -c "SELECT string_agg(round(p1.mean::numeric, 4) || ' -> ' || round(p2.mean::numeric, 4), ', ' ORDER BY probe)
+        FROM ms_snap p1 JOIN ms_snap p2 USING (probe, arm, selector)
+       WHERE p1.label = 'phase1' AND p2.label = 'phase2' AND arm = 'a'")"
+check "arm a's mean rose after its new rewards (by > 0.005 on average over the probes)" \
+    is_true "SELECT avg(p2.mean - p1.mean) > 0.005
+               FROM ms_snap p1 JOIN ms_snap p2 USING (probe, arm, selector)
+              WHERE p1.label = 'phase1' AND p2.label = 'phase2' AND arm = 'a'"
+
+# -- 3. rebuild --------------------------------------------------------------------
+rebuild_checks vol
+finish

@@ -1,0 +1,175 @@
+# Shared helpers for the session tests of test/session/*.sh (sourced, not run).
+#
+#   ms_setup DB          create database DB with the extension and the helper
+#                        objects below; dropped again on exit (trap)
+#   q ARGS...            psql on $DB: unaligned, tuples only, stop on error
+#   check DESC CMD...    one TAP line: "ok N - DESC" when CMD succeeds
+#   skip DESC REASON     one TAP line: "ok N - DESC # SKIP REASON"
+#   is_true SQL          the query returns exactly "t"
+#   has_function NAME    model_select.NAME exists (catalog)
+#   has_column REL COL   model_select.REL has column COL (catalog)
+#   rebuild_checks SEL   the standard comparison with the log and rebuild_state:
+#                        scores of every arm at 3 fixed probe contexts (n, mean,
+#                        width, ucb) and arm_stats.n captured live, after
+#                        checkpoint(SEL) (skipped when absent) and after
+#                        rebuild_state(SEL); all must agree, and arm_stats.n
+#                        must equal count(*) of the arm's rows in the log.
+#   finish               summary line; exit status 0 only if nothing failed
+#
+# Floats are "close" when x = y or |x - y| <= 1e-9 * max(1, |x|, |y|): an
+# absolute 1e-9 for values of the size of a reward (rewards lie in [0, 1]), a
+# relative 1e-9 for larger ones (widths, ucb); equal infinities are equal.
+
+: "${DB:?set DB before sourcing common.bash}"
+MS_WORK=$(mktemp -d "${TMPDIR:-/tmp}/ms_session.XXXXXX")
+MS_BG_PIDS=()
+
+ms_cleanup() {
+    local p
+    for p in "${MS_BG_PIDS[@]}"; do
+        kill "$p" 2>/dev/null || true
+    done
+    wait 2>/dev/null || true
+    dropdb --if-exists --force "$DB" >/dev/null 2>&1 || true
+    if [ -n "${MS_EXTRA_CLEANUP:-}" ]; then eval "$MS_EXTRA_CLEANUP"; fi
+    rm -rf "$MS_WORK"
+}
+trap ms_cleanup EXIT
+
+q() { psql -X -q -A -t -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
+
+passed=0
+failed=0
+n=0
+check() {
+    local desc=$1; shift
+    n=$((n + 1))
+    if "$@"; then
+        echo "ok $n - $desc"
+        passed=$((passed + 1))
+    else
+        echo "not ok $n - $desc"
+        failed=$((failed + 1))
+    fi
+}
+skip() {
+    n=$((n + 1))
+    echo "ok $n - $1 # SKIP $2"
+    passed=$((passed + 1))
+}
+is_true() {
+    local out
+    out=$(q -c "$1" 2>&1) || { echo "#   query failed: $out" | head -n 5; return 1; }
+    [ "$out" = t ] || { echo "#   got: $out" | head -n 20; return 1; }
+}
+finish() {
+    echo "$passed passed, $failed failed"
+    [ "$failed" -eq 0 ]
+}
+bail() {
+    echo "Bail out! $*"
+    failed=$((failed + 1))
+    finish || exit 1
+}
+
+has_function() {
+    [ "$(q -c "SELECT count(*) > 0 FROM pg_proc WHERE proname = '$1'
+                 AND pronamespace = 'model_select'::regnamespace")" = t ]
+}
+has_column() {
+    [ "$(q -c "SELECT count(*) > 0 FROM pg_attribute WHERE attrelid = 'model_select.$1'::regclass
+                 AND attname = '$2' AND NOT attisdropped")" = t ]
+}
+
+# Helper objects in the test database (schema public, not the extension's).
+MS_HELPERS=$(cat <<'SQL'
+-- k-th fixed probe context of dimension d, in [-1, 1]^d.
+CREATE FUNCTION ms_probe(d int, k int) RETURNS float8[] LANGUAGE sql IMMUTABLE AS
+$$ SELECT array_agg(sin(k * 1.7 + j * 0.9) ORDER BY j) FROM generate_series(1, d) j $$;
+-- a random context in [-1, 1]^d
+CREATE FUNCTION ms_rand(d int) RETURNS float8[] LANGUAGE sql VOLATILE AS
+$$ SELECT array_agg(2 * random() - 1) FROM generate_series(1, d) $$;
+CREATE FUNCTION ms_close(x float8, y float8) RETURNS bool LANGUAGE sql IMMUTABLE AS
+$$ SELECT x = y OR abs(x - y) <= 1e-9 * greatest(1, abs(x), abs(y)) $$;
+CREATE TABLE ms_snap (label text, selector text, probe int, arm text,
+                      n bigint, mean float8, width float8, ucb float8);
+CREATE TABLE ms_nsnap (label text, selector text, arm text, n bigint);
+-- capture scores at 3 probes and arm_stats.n of selector sel under label
+CREATE FUNCTION ms_take(label text, sel text) RETURNS void LANGUAGE sql AS $$
+    DELETE FROM ms_snap WHERE ms_snap.label = ms_take.label AND selector = sel;
+    DELETE FROM ms_nsnap WHERE ms_nsnap.label = ms_take.label AND selector = sel;
+    INSERT INTO ms_snap
+    SELECT label, sel, k, c.arm, c.n, c.mean, c.width, c.ucb
+      FROM model_select.selectors s, generate_series(1, 3) k,
+           LATERAL model_select.scores(sel, ms_probe(s.dim, k)) c
+     WHERE s.name = sel;
+    INSERT INTO ms_nsnap SELECT label, sel, a.arm, a.n FROM model_select.arm_stats a
+     WHERE a.selector = sel;
+$$;
+-- rows (as text) where two captures of sel differ; none = equal
+CREATE FUNCTION ms_diff(l1 text, l2 text, sel text) RETURNS SETOF text LANGUAGE sql AS $$
+    SELECT format('probe %s arm %s: %s vs %s', coalesce(a.probe, b.probe), coalesce(a.arm, b.arm),
+                  row(a.n, a.mean, a.width, a.ucb), row(b.n, b.mean, b.width, b.ucb))
+      FROM (SELECT * FROM ms_snap WHERE label = l1 AND selector = sel) a
+      FULL JOIN (SELECT * FROM ms_snap WHERE label = l2 AND selector = sel) b USING (probe, arm)
+     WHERE a.arm IS NULL OR b.arm IS NULL OR a.n IS DISTINCT FROM b.n
+        OR NOT coalesce(ms_close(a.mean, b.mean), a.mean IS NULL AND b.mean IS NULL)
+        OR NOT coalesce(ms_close(a.width, b.width), a.width IS NULL AND b.width IS NULL)
+        OR NOT coalesce(ms_close(a.ucb, b.ucb), a.ucb IS NULL AND b.ucb IS NULL)
+    UNION ALL
+    SELECT format('arm_stats.n of arm %s: %s vs %s', coalesce(a.arm, b.arm), a.n, b.n)
+      FROM (SELECT * FROM ms_nsnap WHERE label = l1 AND selector = sel) a
+      FULL JOIN (SELECT * FROM ms_nsnap WHERE label = l2 AND selector = sel) b USING (arm)
+     WHERE a.n IS DISTINCT FROM b.n
+$$;
+-- arms whose arm_stats.n differs from the count of their rows in the log
+CREATE FUNCTION ms_count_diff(sel text) RETURNS SETOF text LANGUAGE sql AS $$
+    SELECT format('arm %s: arm_stats.n %s, log %s', st.arm, st.n, coalesce(c.cnt, 0))
+      FROM model_select.arm_stats st
+      LEFT JOIN (SELECT a.name AS arm, count(*) AS cnt
+                   FROM model_select.rewards r
+                   JOIN model_select.arms a ON a.arm_id = r.arm_id
+                   JOIN model_select.selectors s ON s.selector_id = a.selector_id
+                  WHERE s.name = sel GROUP BY a.name) c ON c.arm = st.arm
+     WHERE st.selector = sel AND st.n IS DISTINCT FROM coalesce(c.cnt, 0)
+$$;
+SQL
+)
+
+ms_setup() {
+    dropdb --if-exists --force "$DB" >/dev/null 2>&1 || true
+    createdb "$DB" && q -c 'CREATE EXTENSION model_select' && q -c "$MS_HELPERS" >/dev/null
+}
+
+# no_rows SQL -- the query returns no rows (they are printed otherwise)
+no_rows() {
+    local out
+    out=$(q -c "$1" 2>&1) || { echo "#   query failed: $out" | head -n 5; return 1; }
+    [ -z "$out" ] || { printf '%s\n' "$out" | head -n 10 | sed 's/^/#   /'; return 1; }
+}
+
+rebuild_checks() {  # rebuild_checks SELECTOR [TAG]
+    local sel=$1 tag=${2:-}
+    q -c "SELECT ms_take('live', '$sel')" >/dev/null
+    check "$sel$tag: arm_stats.n of every arm equals its count in the reward log" \
+        no_rows "SELECT * FROM ms_count_diff('$sel')"
+    if has_function checkpoint; then
+        check "$sel$tag: checkpoint() succeeds" q -c "SELECT model_select.checkpoint('$sel')" -o /dev/null
+        q -c "SELECT ms_take('ckpt', '$sel')" >/dev/null
+        check "$sel$tag: scores and n after checkpoint() equal the live ones (1e-9)" \
+            no_rows "SELECT * FROM ms_diff('live', 'ckpt', '$sel')"
+        if has_column arm_stats pending; then
+            check "$sel$tag: no arm has pending rewards after checkpoint()" \
+                no_rows "SELECT arm || ': ' || pending FROM model_select.arm_stats
+                          WHERE selector = '$sel' AND pending <> 0"
+        else
+            skip "$sel$tag: no arm has pending rewards after checkpoint()" "arm_stats.pending does not exist"
+        fi
+    else
+        skip "$sel$tag: checkpoint() and its comparison" "model_select.checkpoint() does not exist"
+    fi
+    check "$sel$tag: rebuild_state() succeeds" q -c "SELECT model_select.rebuild_state('$sel')" -o /dev/null
+    q -c "SELECT ms_take('rebuilt', '$sel')" >/dev/null
+    check "$sel$tag: live scores and n equal rebuild_state's (1e-9)" \
+        no_rows "SELECT * FROM ms_diff('live', 'rebuilt', '$sel')"
+}
