@@ -127,6 +127,14 @@ SQL
 check "0.1.0 holds data: $(q -d "$OLD" -c 'SELECT row(c.*) FROM public.before_counts c' | cut -c1-80)" \
     is "$(q -d "$OLD" -c 'SELECT rewards > 300 AND decision_rewards > 150 FROM public.before_counts')" t
 
+# -- 1b. rewards before the update: a clear error, nothing written ----------
+early=$(q -d "$OLD" -v VERBOSITY=verbose \
+          -c "INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('lin', 'a', ARRAY[1, 2, 3]::float8[], 0.5)" 2>&1 || true)
+check "a reward inserted before ALTER EXTENSION UPDATE: 55000 with the hint to update" \
+    grep -q "ERROR:  55000: .*Run ALTER EXTENSION model_select UPDATE" <<<"$(tr '\n' ' ' <<<"$early")"
+check "... and nothing was written" \
+    is "$(q -d "$OLD" -c 'SELECT count(*) FROM model_select.rewards')" "$(q -d "$OLD" -c 'SELECT rewards FROM public.before_counts')"
+
 # -- 2. update ---------------------------------------------------------------
 check "pg_extension_update_paths has a path $FROM_VERSION -> $DEFAULT_VERSION" \
     is "$(q -d "$OLD" -c "SELECT path IS NOT NULL FROM pg_extension_update_paths('model_select')
