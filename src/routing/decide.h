@@ -8,5 +8,7 @@
 
 extern int	decide(const Selector *sel, const double *raw_x, ArmScore *scores);
 extern void score_arms(const Selector *sel, const double *raw_x, ArmScore *scores);
+extern void decide_block(const Selector *sel, int m, const double *rawX, ArmScore *scores,
+						 int *chosen);
 
 #endif
