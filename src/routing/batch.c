@@ -179,14 +179,17 @@ Datum
 model_select_route_batch(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	Selector   *sel = selector_load(text_to_cstring(PG_GETARG_TEXT_PP(0)));
-	char	   *source = text_to_cstring(PG_GETARG_TEXT_PP(1));
 	bool		log = PG_GETARG_BOOL(2);
+	Selector   *sel;
+	char	   *source = text_to_cstring(PG_GETARG_TEXT_PP(1));
 	MemoryContext block_cxt = AllocSetContextCreate(CurrentMemoryContext, "model_select route_batch",
 													ALLOCSET_DEFAULT_SIZES);
 	Block	   *b = palloc0(sizeof(Block));
 	Portal		cursor;
 
+	if (log)
+		check_decisions_writable("route_batch(log => true)");
+	sel = selector_load(text_to_cstring(PG_GETARG_TEXT_PP(0)));
 	InitMaterializedSRF(fcinfo, 0);
 	b->sel = sel;
 	spi_connect();
