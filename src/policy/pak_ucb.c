@@ -242,8 +242,9 @@ pak_score(const SelectorConfig *cfg, const ArmModel *m, const double *x, ArmScor
 }
 
 /*
- * pak_score for a block of m contexts: the kernel block k'(X_arm, x_t), then
- * per candidate factor the means and widths of the whole block by one TRSM.
+ * pak_score for a block of m contexts: the kernel block k'(X_arm, x_t) by one
+ * GEMM, then per candidate factor the means and widths of the whole block by
+ * one TRSM.
  */
 static void
 pak_score_block(const SelectorConfig *cfg, const ArmModel *m, int nrows, const double *X,
@@ -256,10 +257,8 @@ pak_score_block(const SelectorConfig *cfg, const ArmModel *m, int nrows, const d
 	double	   *sqnorms = palloc(sizeof(double) * nrows);
 
 	for (int t = 0; t < nrows; t++)
-	{
 		kself[t] = kernel_self(cfg, X + (Size) t * cfg->dim);
-		kernel_vector(cfg, n, m->X, m->sqnorms, X + (Size) t * cfg->dim, K + (Size) t * n);
-	}
+	kernel_block(cfg, n, m->X, m->sqnorms, nrows, X, K);
 	if (m->spectrum != NULL)
 	{
 		for (int t = 0; t < nrows; t++)
