@@ -115,6 +115,10 @@ CREATE TRIGGER rewards_append_only BEFORE UPDATE OR TRUNCATE ON model_select.rew
 CREATE FUNCTION model_select.resolve_settings(policy text, kernel text, settings jsonb)
     RETURNS jsonb
     AS 'MODULE_PATHNAME', 'model_select_resolve_settings' LANGUAGE C IMMUTABLE;
+-- With dim: also refuses settings whose arm states would not fit (22023).
+CREATE FUNCTION model_select.resolve_settings(policy text, kernel text, settings jsonb, dim int)
+    RETURNS jsonb
+    AS 'MODULE_PATHNAME', 'model_select_resolve_settings' LANGUAGE C IMMUTABLE;
 
 CREATE FUNCTION model_select.add_arm(selector text, arm text) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
@@ -161,6 +165,9 @@ BEGIN
     IF dim < 1 OR dim > 16000 THEN
         RAISE EXCEPTION 'dim must be between 1 and 16000, not %', dim USING ERRCODE = '22023';
     END IF;
+    IF array_ndims(arms) > 1 THEN
+        RAISE EXCEPTION 'arms must be a one-dimensional array' USING ERRCODE = '22023';
+    END IF;
     IF cardinality(arms) = 0 THEN
         RAISE EXCEPTION 'a selector needs at least one arm' USING ERRCODE = '22023';
     END IF;
@@ -170,7 +177,7 @@ BEGIN
     INSERT INTO model_select.selectors(name, dim, policy, kernel, settings, seed)
     VALUES (name, dim, policy,
             CASE WHEN policy IN ('pak_ucb', 'rff_ucb', 'bkb') THEN coalesce(kernel, 'rbf') ELSE kernel END,
-            model_select.resolve_settings(policy, kernel, coalesce(settings, '{}')), seed)
+            model_select.resolve_settings(policy, kernel, coalesce(settings, '{}'), dim), seed)
     RETURNING selector_id INTO sid;
     FOREACH arm IN ARRAY arms LOOP
         PERFORM model_select.add_arm(name, arm);
@@ -194,7 +201,7 @@ BEGIN
         RAISE EXCEPTION 'selector "%" does not exist', name USING ERRCODE = '42704';
     END IF;
     UPDATE model_select.selectors sel
-       SET settings = model_select.resolve_settings(s.policy, s.kernel, s.settings || alter_selector.settings),
+       SET settings = model_select.resolve_settings(s.policy, s.kernel, s.settings || alter_selector.settings, s.dim),
            settings_version = sel.settings_version + 1
      WHERE sel.selector_id = s.selector_id;
     RETURN model_select.rebuild_state(name);

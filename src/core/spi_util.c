@@ -5,23 +5,61 @@
 
 #include "lib/stringinfo.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 
 #include "core/spi_util.h"
 
-void
-spi_connect(void)
+/*
+ * Connect, then set a GUC until spi_finish() as a function's SET clause
+ * would: at a new GUC nest level, undone by spi_finish() or, on error, with
+ * the (sub)transaction.  Returns that level.
+ */
+static int
+connect_with(const char *guc, const char *value)
 {
 	int			rc = SPI_connect();
+	int			level;
 
 	if (rc != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed: %s", SPI_result_code_string(rc));
+	level = NewGUCNestLevel();
+	(void) set_config_option(guc, value, PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+							 true, 0, false);
+	return level;
 }
 
-void
-spi_finish(void)
+/*
+ * Connect for the extension's own queries, with search_path pinned to
+ * pg_catalog, pg_temp: their operators, functions and type names resolve in
+ * pg_catalog whatever the caller's search_path, so a role's public.= or
+ * public.now() never runs inside them (often as the extension owner).
+ */
+int
+spi_connect(void)
 {
-	int			rc = SPI_finish();
+	return connect_with("search_path", "pg_catalog, pg_temp");
+}
 
+/*
+ * Connect to run query text the caller supplied (replay's source, a probe
+ * pool): with the caller's search_path, as it is the caller's SQL, but in a
+ * read-only transaction state, so nothing it calls can write.  Only
+ * SPI_execute that text on this connection.
+ */
+int
+spi_connect_read_only(void)
+{
+	return connect_with("transaction_read_only", "on");
+}
+
+/* Undo the connection's setting (level from spi_connect*()) and disconnect. */
+void
+spi_finish(int level)
+{
+	int			rc;
+
+	AtEOXact_GUC(true, level);
+	rc = SPI_finish();
 	if (rc != SPI_OK_FINISH)
 		elog(ERROR, "SPI_finish failed: %s", SPI_result_code_string(rc));
 }
@@ -100,12 +138,12 @@ spi_insert_returning_id(SPIPlanPtr *slot, const char *sql, int nargs, const Oid 
 						Datum *args, const char *what)
 {
 	int64		id;
+	int			level = spi_connect();
 
-	spi_connect();
 	spi_execute(spi_plan(slot, sql, nargs, argtypes), args, NULL, false, 1,
 				SPI_OK_INSERT_RETURNING, "%s", what);
 	id = spi_int64(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-	spi_finish();
+	spi_finish(level);
 	return id;
 }
 

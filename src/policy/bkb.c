@@ -115,6 +115,13 @@ bkb_view(const SelectorConfig *cfg, const StateHeader *st, BkbView *v)
 	v->b = v->R + PACKED_SIZE(v->m);
 }
 
+/* The largest body for n rows: a dictionary of every row (bkb_check checks m). */
+static Size
+bkb_body(const SelectorConfig *cfg, int n)
+{
+	return BKB_BODY(n, n, cfg->dim);
+}
+
 static StateHeader *
 bkb_alloc(const SelectorConfig *cfg, int n, int m, BkbView *v)
 {

@@ -78,6 +78,7 @@ fit_block(const ProbeRun *run, const ProbeItems *it, int b, const int *count,
 				hi = it->block_start[b + 1],
 				d = 0;
 	double	   *XD = palloc(sizeof(double) * (Size) (hi - lo) * dim);
+	double		floor = run->cfg.alpha;	/* the smallest ridge term */
 	double	   *sqD = palloc(sizeof(double) * (hi - lo));
 	double	   *coef = palloc(sizeof(double) * (hi - lo));
 	double	   *A;
@@ -97,9 +98,10 @@ fit_block(const ProbeRun *run, const ProbeItems *it, int b, const int *count,
 			continue;
 		kernel_vector(&run->cfg, i + 1, XD, sqD, XD + (Size) i * dim, A + PACKED_ROW(i));
 		A[PACKED_ROW(i) + i] += run->cfg.alpha / count[x];
+		floor = Min(floor, run->cfg.alpha / count[x]);
 		i++;
 	}
-	chol_factor_packed(d, A);
+	chol_factor_packed(d, A, floor);
 	chol_solve(d, A, coef);
 	for (int x = lo; x < hi; x++)
 	{
@@ -148,6 +150,7 @@ write_fit(const ProbeRun *run, const ProbeItems *it, double *fit[4], Datum *keep
 Datum
 model_select_probe_eliminate(PG_FUNCTION_ARGS)
 {
+	int			spi_level;
 	ProbeRun	run;
 	ProbeItems	it;
 	int		   *count;
@@ -158,7 +161,7 @@ model_select_probe_eliminate(PG_FUNCTION_ARGS)
 				best = 0,
 				kept = 0;
 
-	spi_connect();
+	spi_level = spi_connect();
 	probe_load_run(PG_GETARG_INT32(0), &run);
 	probe_load_items(&run, &it);
 	count = palloc0(sizeof(int) * it.n);
@@ -186,6 +189,6 @@ model_select_probe_eliminate(PG_FUNCTION_ARGS)
 		kept += DatumGetBool(keep[x]);
 	}
 	write_fit(&run, &it, fit, keep);
-	spi_finish();
+	spi_finish(spi_level);
 	PG_RETURN_INT32(kept);
 }
