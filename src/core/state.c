@@ -145,6 +145,8 @@ state_check(const SelectorConfig *cfg, bytea *raw)
 				 errmsg("arm state of %u bytes does not hold %d rows of %s", VARSIZE(raw),
 						st->n, ops->name),
 				 errhint("Run model_select.rebuild_state() to recompute it from the reward log.")));
+	if (ops->check != NULL)
+		ops->check(cfg, st);
 	return st;
 }
 

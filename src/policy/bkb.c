@@ -172,6 +172,15 @@ bkb_check(const SelectorConfig *cfg, const StateHeader *st, BkbView *v)
 				 errhint("Run model_select.rebuild_state() to recompute it from the reward log.")));
 }
 
+/* PolicyOps.check: the dictionary of a stored state. */
+static void
+bkb_check_stored(const SelectorConfig *cfg, const StateHeader *st)
+{
+	BkbView		v;
+
+	bkb_check(cfg, st, &v);
+}
+
 /* The dictionary's contexts, m × dim, and optionally their squared norms. */
 static double *
 bkb_gather(const SelectorConfig *cfg, const BkbView *v, double **sq)
@@ -546,5 +555,5 @@ const PolicyOps bkb_ops = {
 	.name = "bkb", .kind = POLICY_BKB,
 	.uses_context = true, .kernels = KERNELS_ALL, .bounds = BOUNDS_BETA,
 	.keeps_rows = true, .dictionary = true,
-	POLICY_FUNCTIONS(bkb), .kept_rows = bkb_kept_rows,
+	POLICY_FUNCTIONS(bkb), .kept_rows = bkb_kept_rows, .check = bkb_check_stored,
 };

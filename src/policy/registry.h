@@ -71,11 +71,14 @@ typedef struct PolicyOps
 	int			(*kept_rows) (const SelectorConfig *cfg, int n);
 	/*
 	 * float8 values in the body of a state whose header holds n (the
-	 * largest, with a full dictionary, for a dictionary policy, which checks
-	 * its dictionary itself): state_check() compares it with the stored size
-	 * before any body is read, create and alter with the allocation limit.
+	 * largest, with a full dictionary, for a dictionary policy, whose check
+	 * then reads the dictionary): state_check() compares it with the stored
+	 * size before any body is read, create and alter with the allocation
+	 * limit.
 	 */
 	Size		(*body_size) (const SelectorConfig *cfg, int n);
+	/* Further checks of a stored body of a fitting size (NULL: none): XX001. */
+	void		(*check) (const SelectorConfig *cfg, const StateHeader *st);
 } PolicyOps;
 
 /* The functions of a PolicyOps named prefix_build, prefix_append, … */
