@@ -58,7 +58,9 @@ obs_columns(TupleDesc desc, ObsColumns *c)
 	c->arm_id = SPI_fnumber(desc, "arm_id");
 	if (c->selector <= 0 || c->arm <= 0 || c->cascade_id <= 0 || c->context <= 0 ||
 		c->value <= 0 || c->cost <= 0 || c->selector_id <= 0 || c->arm_id <= 0)
-		elog(ERROR, "model_select cascade triggers fired on a table without the cascade_observations columns");
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("model_select cascade triggers fired on a table without the cascade_observations columns")));
 }
 
 /* The selector name and context of a logged cascade; selector/context given must match. */
@@ -156,7 +158,9 @@ model_select_cascade_resolve(PG_FUNCTION_ARGS)
 
 	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BY_INSERT(td->tg_event) ||
 		!TRIGGER_FIRED_FOR_ROW(td->tg_event) || !TRIGGER_FIRED_BEFORE(td->tg_event))
-		elog(ERROR, "model_select._cascade_resolve must fire BEFORE INSERT FOR EACH ROW");
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("model_select._cascade_resolve must fire BEFORE INSERT FOR EACH ROW")));
 	tuple = td->tg_trigtuple;
 	desc = RelationGetDescr(td->tg_relation);
 	obs_columns(desc, &c);
@@ -396,7 +400,9 @@ model_select_cascade_apply(PG_FUNCTION_ARGS)
 	SelectorConfig cfg = {0};
 
 	if (!CALLED_AS_TRIGGER(fcinfo))
-		elog(ERROR, "model_select._cascade_apply must be called as a trigger");
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("model_select._cascade_apply must be called as a trigger")));
 	cfg.selector_id = -1;
 	spi_level = spi_connect();
 	for_each_arm_of_statement((TriggerData *) fcinfo->context,

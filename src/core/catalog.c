@@ -92,8 +92,10 @@ for_each_arm_of_statement(TriggerData *td, const char *query,
 
 	if (!TRIGGER_FIRED_BY_INSERT(td->tg_event) || !TRIGGER_FIRED_FOR_STATEMENT(td->tg_event) ||
 		!TRIGGER_FIRED_AFTER(td->tg_event) || td->tg_newtable == NULL)
-		elog(ERROR, "trigger %s must fire AFTER INSERT FOR EACH STATEMENT with a NEW TABLE",
-			 td->tg_trigger->tgname);
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("trigger %s must fire AFTER INSERT FOR EACH STATEMENT with a NEW TABLE",
+						td->tg_trigger->tgname)));
 	if (SPI_register_trigger_data(td) != SPI_OK_TD_REGISTER)
 		elog(ERROR, "could not register the transition table of trigger %s", td->tg_trigger->tgname);
 	if (SPI_execute(query, false, 0) != SPI_OK_SELECT)

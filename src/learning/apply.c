@@ -54,7 +54,9 @@ Datum
 model_select_rewards_apply(PG_FUNCTION_ARGS)
 {
 	if (!CALLED_AS_TRIGGER(fcinfo))
-		elog(ERROR, "model_select._rewards_apply must be called as a trigger");
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("model_select._rewards_apply must be called as a trigger")));
 	run_as_extension_owner(checkpoint_statement_arms, fcinfo->context);
 	return PointerGetDatum(NULL);
 }

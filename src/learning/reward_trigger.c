@@ -54,7 +54,9 @@ reward_columns(TupleDesc desc, RewardColumns *c)
 	if (c->tx <= 0 ||
 		c->selector <= 0 || c->arm <= 0 || c->decision_id <= 0 || c->context <= 0 ||
 		c->reward <= 0 || c->cost <= 0 || c->selector_id <= 0 || c->arm_id <= 0)
-		elog(ERROR, "model_select reward triggers fired on a table without the rewards columns");
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("model_select reward triggers fired on a table without the rewards columns")));
 }
 
 static TriggerData *
@@ -64,7 +66,9 @@ trigger_data(FunctionCallInfo fcinfo)
 
 	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BY_INSERT(td->tg_event) ||
 		!TRIGGER_FIRED_FOR_ROW(td->tg_event) || !TRIGGER_FIRED_BEFORE(td->tg_event))
-		elog(ERROR, "model_select._rewards_resolve must fire BEFORE INSERT FOR EACH ROW");
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("model_select._rewards_resolve must fire BEFORE INSERT FOR EACH ROW")));
 	return td;
 }
 

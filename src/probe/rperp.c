@@ -281,7 +281,10 @@ probe_load_items(const ProbeRun *run, ProbeItems *it)
 									   1, types), args, NULL, true, 0, SPI_OK_SELECT,
 							  "read the pool of probe run %d", run->run_id);
 	if (it->n == 0)
-		elog(ERROR, "probe run %d has no active item", run->run_id);
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("probe run %d has no active item", run->run_id),
+				 errhint(PROBE_DAMAGED_HINT)));
 	it->nblocks = 0;
 	it->item_id = palloc(sizeof(int32) * it->n);
 	it->block = palloc(sizeof(int) * it->n);
@@ -298,7 +301,11 @@ probe_load_items(const ProbeRun *run, ProbeItems *it)
 		char	   *model = spi_text(row, SPI_tuptable->tupdesc, 3);
 
 		if (n != dim)
-			elog(ERROR, "pool item of probe run %d has %d dimensions, expected %d", run->run_id, n, dim);
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("pool item of probe run %d has %d dimensions, expected %d",
+							run->run_id, n, dim),
+					 errhint(PROBE_DAMAGED_HINT)));
 		if (prev_model == NULL || strcmp(model, prev_model) != 0)
 			it->block_start[it->nblocks++] = x;
 		prev_model = model;
@@ -446,8 +453,11 @@ model_select_probe_plan(PG_FUNCTION_ARGS)
 	N = ceil_sqrt((int64) run.interval_len * run.prev_batch_size);
 	N = Min(N, (int64) run.interval_len - run.used);
 	if (run.interval < 1 || run.batch < 1 || N < 1)
-		elog(ERROR, "probe run %d has no batch to plan (interval %d, batch %d, %d of %d used)",
-			 run.run_id, run.interval, run.batch, run.used, run.interval_len);
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("probe run %d has no batch to plan (interval %d, batch %d, %d of %d used)",
+						run.run_id, run.interval, run.batch, run.used, run.interval_len),
+				 errhint(PROBE_DAMAGED_HINT)));
 	probe_load_items(&run, &it);
 	S = palloc(sizeof(int) * N);
 	design_batch(&run, &it, (int) N, S);

@@ -55,7 +55,10 @@ load_batch(const ProbeRun *run, const ProbeItems *it, int *count, double *ysum)
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("batch %d of probe run %d is not fully reported", run->batch, run->run_id)));
 		if (id < 1 || id > run->pool_size || index[id] < 0)
-			elog(ERROR, "probe run %d: planned item %d is not active", run->run_id, id);
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("probe run %d: planned item %d is not active", run->run_id, id),
+					 errhint(PROBE_DAMAGED_HINT)));
 		count[index[id]]++;
 		ysum[index[id]] += y;
 	}
@@ -171,8 +174,11 @@ model_select_probe_eliminate(PG_FUNCTION_ARGS)
 		fit[c] = palloc(sizeof(double) * it.n);
 	nobs = load_batch(&run, &it, count, ysum);
 	if (nobs < 1 || run.used + nobs >= run.interval_len)
-		elog(ERROR, "probe run %d: no elimination after batch %d of interval %d (%d + %d of %d)",
-			 run.run_id, run.batch, run.interval, run.used, nobs, run.interval_len);
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("probe run %d: no elimination after batch %d of interval %d (%d + %d of %d)",
+						run.run_id, run.batch, run.interval, run.used, nobs, run.interval_len),
+				 errhint(PROBE_DAMAGED_HINT)));
 	for (int b = 0; b < it.nblocks; b++)
 		fit_block(&run, &it, b, count, ysum, fit[0], fit[1]);
 	for (int x = 0; x < it.n; x++)
