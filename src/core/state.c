@@ -122,6 +122,7 @@ state_check(const SelectorConfig *cfg, bytea *raw)
 {
 	StateHeader *st = (StateHeader *) raw;
 	const PolicyOps *ops = policy_ops(cfg->policy);
+	bool		rows_ok;
 	Size		want;
 
 	if (VARSIZE(raw) < STATE_HEADER_SIZE || st->magic != STATE_MAGIC)
@@ -137,8 +138,10 @@ state_check(const SelectorConfig *cfg, bytea *raw)
 						st->format, st->policy, st->dim,
 						STATE_FORMAT_VERSION, (int) cfg->policy, cfg->dim),
 				 errhint("Run model_select.rebuild_state() to recompute it from the reward log.")));
-	want = st->n <= state_max_rows(cfg) ? ops->body_size(cfg, st->n) : 0;
-	if (want == 0 || (VARSIZE(raw) - STATE_HEADER_SIZE) % sizeof(double) != 0 ||
+	/* n bounded first: body_size() of a huge n could overflow */
+	rows_ok = st->n <= state_max_rows(cfg);
+	want = rows_ok ? ops->body_size(cfg, st->n) : 0;
+	if (!rows_ok || (VARSIZE(raw) - STATE_HEADER_SIZE) % sizeof(double) != 0 ||
 		(ops->dictionary ? state_body_doubles(st) > want : state_body_doubles(st) != want))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
