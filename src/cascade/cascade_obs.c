@@ -22,6 +22,7 @@
 
 #include "cascade/cascade.h"
 #include "core/catalog.h"
+#include "core/log_table.h"
 #include "core/context.h"
 #include "math/linalg.h"
 
@@ -45,23 +46,9 @@ typedef struct ObsColumns
 	int			arm_id;
 } ObsColumns;
 
-static void
-obs_columns(TupleDesc desc, ObsColumns *c)
-{
-	c->selector = SPI_fnumber(desc, "selector");
-	c->arm = SPI_fnumber(desc, "arm");
-	c->cascade_id = SPI_fnumber(desc, "cascade_id");
-	c->context = SPI_fnumber(desc, "context");
-	c->value = SPI_fnumber(desc, "value");
-	c->cost = SPI_fnumber(desc, "cost");
-	c->selector_id = SPI_fnumber(desc, "selector_id");
-	c->arm_id = SPI_fnumber(desc, "arm_id");
-	if (c->selector <= 0 || c->arm <= 0 || c->cascade_id <= 0 || c->context <= 0 ||
-		c->value <= 0 || c->cost <= 0 || c->selector_id <= 0 || c->arm_id <= 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("model_select cascade triggers fired on a table without the cascade_observations columns")));
-}
+static const char *const obs_column_names[] = {
+	"selector", "arm", "cascade_id", "context", "value", "cost", "selector_id", "arm_id"
+};
 
 /* The selector name and context of a logged cascade; selector/context given must match. */
 static Datum
@@ -138,7 +125,7 @@ Datum
 model_select_cascade_resolve(PG_FUNCTION_ARGS)
 {
 	int			spi_level;
-	TriggerData *td = (TriggerData *) fcinfo->context;
+	TriggerData *td = log_row_trigger(fcinfo);
 	HeapTuple	tuple;
 	TupleDesc	desc;
 	ObsColumns	c;
@@ -156,14 +143,9 @@ model_select_cascade_resolve(PG_FUNCTION_ARGS)
 				arm_id;
 	HeapTuple	result;
 
-	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BY_INSERT(td->tg_event) ||
-		!TRIGGER_FIRED_FOR_ROW(td->tg_event) || !TRIGGER_FIRED_BEFORE(td->tg_event))
-		ereport(ERROR,
-				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("model_select._cascade_resolve must fire BEFORE INSERT FOR EACH ROW")));
 	tuple = td->tg_trigtuple;
 	desc = RelationGetDescr(td->tg_relation);
-	obs_columns(desc, &c);
+	LOG_COLUMNS(desc, obs_column_names, &c);
 	selector = spi_text_column(tuple, desc, c.selector);
 	arm = spi_text_column(tuple, desc, c.arm);
 	cid = SPI_getbinval(tuple, desc, c.cascade_id, &cid_null);
@@ -399,13 +381,9 @@ model_select_cascade_apply(PG_FUNCTION_ARGS)
 	int			spi_level;
 	SelectorConfig cfg = {0};
 
-	if (!CALLED_AS_TRIGGER(fcinfo))
-		ereport(ERROR,
-				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("model_select._cascade_apply must be called as a trigger")));
 	cfg.selector_id = -1;
 	spi_level = spi_connect();
-	for_each_arm_of_statement((TriggerData *) fcinfo->context,
+	for_each_arm_of_statement(fcinfo,
 							  "SELECT arm_id, selector_id, context FROM new_observations"
 							  " ORDER BY arm_id, obs_id", apply_arm_rows, &cfg);
 	spi_finish(spi_level);

@@ -51,13 +51,30 @@ spi_connect(void)
 int
 spi_connect_read_only(void)
 {
-	int			level;
-
 	connect();
-	level = NewGUCNestLevel();
+	return read_only_begin();
+}
+
+/*
+ * A read-only transaction state until read_only_end(level) (or the end of
+ * the (sub)transaction): what the caller's query text runs under.  Between
+ * the two, the connection can write again (route_batch logs decisions
+ * between fetches of its source).
+ */
+int
+read_only_begin(void)
+{
+	int			level = NewGUCNestLevel();
+
 	(void) set_config_option("transaction_read_only", "on", PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
 	return level;
+}
+
+void
+read_only_end(int level)
+{
+	AtEOXact_GUC(true, level);
 }
 
 /* Undo what spi_connect*() set (token: what it returned) and disconnect. */
@@ -69,7 +86,7 @@ spi_finish(int token)
 	if (token == PINNED_SEARCH_PATH)
 		PopOverrideSearchPath();
 	else
-		AtEOXact_GUC(true, token);
+		read_only_end(token);
 	rc = SPI_finish();
 	if (rc != SPI_OK_FINISH)
 		elog(ERROR, "SPI_finish failed: %s", SPI_result_code_string(rc));

@@ -17,6 +17,8 @@
 extern int	spi_connect(void);
 extern int	spi_connect_read_only(void);
 extern void spi_finish(int token);
+extern int	read_only_begin(void);
+extern void read_only_end(int level);
 extern SPIPlanPtr spi_plan(SPIPlanPtr *slot, const char *sql, int nargs, const Oid *argtypes);
 extern uint64 spi_execute(SPIPlanPtr plan, Datum *args, const char *nulls, bool read_only,
 						  long count, int expected, const char *what,...) pg_attribute_printf(7, 8);

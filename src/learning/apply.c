@@ -16,6 +16,7 @@
 #include "fmgr.h"
 
 #include "core/catalog.h"
+#include "core/log_table.h"
 #include "core/owner.h"
 #include "learning/checkpoint.h"
 
@@ -26,9 +27,8 @@ static void
 checkpoint_arm_rows(SPITupleTable *tt, uint64 first, uint64 last, void *arg)
 {
 	SelectorConfig *cfg = arg;
-	bool		isnull;
-	int32		arm_id = DatumGetInt32(SPI_getbinval(tt->vals[first], tt->tupdesc, 1, &isnull));
-	int32		selector_id = DatumGetInt32(SPI_getbinval(tt->vals[first], tt->tupdesc, 2, &isnull));
+	int32		arm_id = spi_int32(tt->vals[first], tt->tupdesc, 1);
+	int32		selector_id = spi_int32(tt->vals[first], tt->tupdesc, 2);
 
 	if (cfg->selector_id != selector_id)
 		config_load(selector_id, cfg);
@@ -39,12 +39,12 @@ static void
 checkpoint_statement_arms(void *arg)
 {
 	int			spi_level;
-	TriggerData *td = arg;
+	FunctionCallInfo fcinfo = arg;
 	SelectorConfig cfg = {0};
 
 	cfg.selector_id = -1;
 	spi_level = spi_connect();
-	for_each_arm_of_statement(td,
+	for_each_arm_of_statement(fcinfo,
 							  "SELECT DISTINCT arm_id, selector_id FROM new_rewards ORDER BY arm_id",
 							  checkpoint_arm_rows, &cfg);
 	spi_finish(spi_level);
@@ -53,10 +53,6 @@ checkpoint_statement_arms(void *arg)
 Datum
 model_select_rewards_apply(PG_FUNCTION_ARGS)
 {
-	if (!CALLED_AS_TRIGGER(fcinfo))
-		ereport(ERROR,
-				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("model_select._rewards_apply must be called as a trigger")));
-	run_as_extension_owner(checkpoint_statement_arms, fcinfo->context);
+	run_as_extension_owner(checkpoint_statement_arms, fcinfo);
 	return PointerGetDatum(NULL);
 }

@@ -20,6 +20,7 @@
 #include "utils/xid8.h"
 
 #include "core/catalog.h"
+#include "core/log_table.h"
 #include "core/context.h"
 #include "core/owner.h"
 
@@ -39,38 +40,9 @@ typedef struct RewardColumns
 	int			tx;
 } RewardColumns;
 
-static void
-reward_columns(TupleDesc desc, RewardColumns *c)
-{
-	c->selector = SPI_fnumber(desc, "selector");
-	c->arm = SPI_fnumber(desc, "arm");
-	c->decision_id = SPI_fnumber(desc, "decision_id");
-	c->context = SPI_fnumber(desc, "context");
-	c->reward = SPI_fnumber(desc, "reward");
-	c->cost = SPI_fnumber(desc, "cost");
-	c->selector_id = SPI_fnumber(desc, "selector_id");
-	c->arm_id = SPI_fnumber(desc, "arm_id");
-	c->tx = SPI_fnumber(desc, "tx");
-	if (c->tx <= 0 ||
-		c->selector <= 0 || c->arm <= 0 || c->decision_id <= 0 || c->context <= 0 ||
-		c->reward <= 0 || c->cost <= 0 || c->selector_id <= 0 || c->arm_id <= 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("model_select reward triggers fired on a table without the rewards columns")));
-}
-
-static TriggerData *
-trigger_data(FunctionCallInfo fcinfo)
-{
-	TriggerData *td = (TriggerData *) fcinfo->context;
-
-	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BY_INSERT(td->tg_event) ||
-		!TRIGGER_FIRED_FOR_ROW(td->tg_event) || !TRIGGER_FIRED_BEFORE(td->tg_event))
-		ereport(ERROR,
-				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("model_select._rewards_resolve must fire BEFORE INSERT FOR EACH ROW")));
-	return td;
-}
+static const char *const reward_column_names[] = {
+	"selector", "arm", "decision_id", "context", "reward", "cost", "selector_id", "arm_id", "tx"
+};
 
 /* Resolved identity of the reward's arm. */
 typedef struct RewardTarget
@@ -221,7 +193,7 @@ resolve_row(void *arg)
 	Datum		context;
 	bool		context_null;
 
-	reward_columns(desc, &c);
+	LOG_COLUMNS(desc, reward_column_names, &c);
 	context = SPI_getbinval(tuple, desc, c.context, &context_null);
 	spi_level = spi_connect();
 	resolve_target(tuple, desc, &c, &t, &context, context_null);
@@ -260,7 +232,7 @@ resolve_row(void *arg)
 Datum
 model_select_rewards_resolve(PG_FUNCTION_ARGS)
 {
-	ResolveCall call = {trigger_data(fcinfo), NULL};
+	ResolveCall call = {log_row_trigger(fcinfo), NULL};
 
 	run_as_extension_owner(resolve_row, &call);
 	return PointerGetDatum(call.result);

@@ -240,6 +240,39 @@ chol_forward(int n, const double *lp, double *x)
 		cblas_dtpsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, n, lp, x, 1);
 }
 
+/*
+ * For m vectors (rows of K, m × n) and a packed factor L of order n:
+ * means[t] = k_t·w and sqnorms[t] = |L⁻¹k_t|², by one GEMV and one TRSM
+ * over the block (BLAS-3) instead of m packed solves.  Scratch: m·n + n·n.
+ */
+void
+chol_forward_block(int n, const double *lp, const double *w, int m, const double *K,
+				   double *means, double *sqnorms)
+{
+	double	   *B;
+	double	   *full;
+
+	if (n == 0)
+	{
+		memset(means, 0, sizeof(double) * m);
+		memset(sqnorms, 0, sizeof(double) * m);
+		return;
+	}
+	B = palloc(sizeof(double) * (Size) m * n);
+	full = palloc0(sizeof(double) * (Size) n * n);
+	for (int i = 0; i < n; i++)
+		memcpy(full + (Size) i * n, lp + PACKED_ROW(i), sizeof(double) * (i + 1));
+	cblas_dgemv(CblasRowMajor, CblasNoTrans, m, n, 1.0, K, n, w, 1, 0.0, means, 1);
+	memcpy(B, K, sizeof(double) * (Size) m * n);
+	/* rows b_t of B become (L⁻¹k_t)ᵀ = k_tᵀL⁻ᵀ: B L^T = K */
+	cblas_dtrsm(CblasRowMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit,
+				m, n, 1.0, full, n, B, n);
+	for (int t = 0; t < m; t++)
+		sqnorms[t] = dot(n, B + (Size) t * n, B + (Size) t * n);
+	pfree(B);
+	pfree(full);
+}
+
 /* x <- (L Lᵀ)⁻¹ x by two triangular solves */
 void
 chol_solve(int n, const double *lp, double *x)

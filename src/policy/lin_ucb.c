@@ -358,10 +358,46 @@ lin_score(const SelectorConfig *cfg, const ArmModel *m, const double *x, ArmScor
 		confidence_pick(&m->bounds, lin_eval, m, out);
 }
 
+/*
+ * lin_score for a block of m contexts: features by one GEMM (rff), and per
+ * candidate factor the means and widths of the whole block by one TRSM.
+ */
+static void
+lin_score_block(const SelectorConfig *cfg, const ArmModel *m, int nrows, const double *X,
+				void **shared, ArmScore *out)
+{
+	int			p = m->p;
+	double	   *Z = *shared;
+	double	   *means = palloc(sizeof(double) * nrows);
+	double	   *sqnorms = palloc(sizeof(double) * nrows);
+
+	if (Z == NULL)
+	{
+		*shared = Z = palloc(sizeof(double) * (Size) nrows * p);
+		policy_features_block(cfg, nrows, X, Z, p);
+		for (int t = 0; t < nrows; t++)
+			Z[(Size) t * p + p - 1] = sqrt(cfg->intercept);
+	}
+	if (m->spectrum != NULL)
+	{
+		for (int t = 0; t < nrows; t++)
+			spectrum_score(cfg, m->spectrum, Z + (Size) t * p, 0.0, &out[t]);
+		return;
+	}
+	for (int i = 0; i < m->bounds.count; i++)
+	{
+		int			f = m->bounds.factor[i];
+
+		chol_forward_block(p, m->L[f], m->theta[f], nrows, Z, means, sqnorms);
+		for (int t = 0; t < nrows; t++)
+			confidence_consider(&m->bounds, i, means[t], sqrt(sqnorms[t]), &out[t]);
+	}
+}
+
 const PolicyOps lin_ucb_ops = {
 	.name = "lin_ucb", .kind = POLICY_LIN_UCB,
 	.uses_context = true, .bounds = BOUNDS_CHOICE, .forgets = FORGETS_ALL,
-	POLICY_FUNCTIONS(lin),
+	POLICY_FUNCTIONS(lin), .score_block = lin_score_block,
 };
 
 /* lin_ucb on random Fourier features of a shift-invariant kernel. */
@@ -369,5 +405,5 @@ const PolicyOps rff_ucb_ops = {
 	.name = "rff_ucb", .kind = POLICY_RFF_UCB,
 	.uses_context = true, .kernels = KERNELS_SHIFT_INVARIANT, .random_features = true,
 	.bounds = BOUNDS_CHOICE, .forgets = FORGETS_ALL,
-	POLICY_FUNCTIONS(lin),
+	POLICY_FUNCTIONS(lin), .score_block = lin_score_block,
 };

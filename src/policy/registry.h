@@ -67,6 +67,14 @@ typedef struct PolicyOps
 	/* Fill mean, width, radius and alpha (not ucb) of out for context x. */
 	void		(*score) (const SelectorConfig *cfg, const ArmModel *model,
 						  const double *x, ArmScore *out);
+	/*
+	 * Optional: score the m prepared contexts X (m × dim) into out[0, m), as
+	 * score would one by one (NULL: score does).  *shared starts NULL for a
+	 * block and is kept across its arms: work that depends only on the
+	 * contexts (features) is done for the first arm and reused.
+	 */
+	void		(*score_block) (const SelectorConfig *cfg, const ArmModel *model,
+								int m, const double *X, void **shared, ArmScore *out);
 	/* How many of an arm's n newest rewards the state keeps (NULL: all n). */
 	int			(*kept_rows) (const SelectorConfig *cfg, int n);
 	/*
@@ -99,5 +107,7 @@ extern const char *policy_name(PolicyKind policy);
 extern KernelKind kernel_from_name(PolicyKind policy, const char *name);
 extern int	policy_feature_count(const SelectorConfig *cfg);
 extern void policy_features(const SelectorConfig *cfg, const double *x, double *z);
+extern void policy_features_block(const SelectorConfig *cfg, int m, const double *X, double *Z,
+								  int ldz);
 
 #endif

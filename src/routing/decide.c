@@ -17,6 +17,20 @@
 #include "math/prng.h"
 #include "policy/registry.h"
 
+/* The score of an arm without rewards: +Infinity, so that it is tried. */
+static void
+score_unlearned(ArmScore *s)
+{
+	s->mean = s->width = s->ucb = get_float8_infinity();
+	s->radius = s->alpha = get_float8_nan();
+}
+
+static void
+score_set_ucb(const PolicyOps *ops, ArmScore *s)
+{
+	s->ucb = ops->uses_context ? s->mean + s->radius * s->width : s->mean;
+}
+
 static void
 score_prepared(const Selector *sel, const double *x, ArmScore *out)
 {
@@ -25,16 +39,39 @@ score_prepared(const Selector *sel, const double *x, ArmScore *out)
 	for (int i = 0; i < sel->narms; i++)
 	{
 		const ArmInfo *arm = &sel->arms[i];
-		ArmScore   *s = &out[i];
 
 		if (arm->model == NULL)
 		{
-			s->mean = s->width = s->ucb = get_float8_infinity();
-			s->radius = s->alpha = get_float8_nan();
+			score_unlearned(&out[i]);
 			continue;
 		}
-		ops->score(&sel->cfg, arm->model, x, s);
-		s->ucb = ops->uses_context ? s->mean + s->radius * s->width : s->mean;
+		ops->score(&sel->cfg, arm->model, x, &out[i]);
+		score_set_ucb(ops, &out[i]);
+	}
+}
+
+/* Arm i's scores of the m prepared contexts X into column i of scores (m × narms). */
+static void
+score_arm_block(const Selector *sel, int i, int m, const double *X, void **shared,
+				ArmScore *column, ArmScore *scores)
+{
+	const PolicyOps *ops = policy_ops(sel->cfg.policy);
+	const ArmModel *model = sel->arms[i].model;
+
+	for (int t = 0; t < m; t++)
+	{
+		if (model == NULL)
+			score_unlearned(&column[t]);
+		else if (ops->score_block == NULL)
+			ops->score(&sel->cfg, model, X + (Size) t * sel->cfg.dim, &column[t]);
+	}
+	if (model != NULL && ops->score_block != NULL)
+		ops->score_block(&sel->cfg, model, m, X, shared, column);
+	for (int t = 0; t < m; t++)
+	{
+		if (model != NULL)
+			score_set_ucb(ops, &column[t]);
+		scores[(Size) t * sel->narms + i] = column[t];
 	}
 }
 
@@ -109,6 +146,31 @@ decide(const Selector *sel, const double *raw_x, ArmScore *scores)
 {
 	score_arms(sel, raw_x, scores);
 	return choose_arm(sel, scores, raw_x);
+}
+
+/*
+ * decide() for a block of m validated contexts as given (rawX, m × dim):
+ * chosen[t] and row t of scores (m × narms) for context t.  Policies with a
+ * score_block score the block by BLAS-3; the numbers equal decide()'s up to
+ * the rounding of a blocked solve, and ties are broken the same way.
+ */
+void
+decide_block(const Selector *sel, int m, const double *rawX, ArmScore *scores, int *chosen)
+{
+	int			dim = sel->cfg.dim;
+	double	   *X = palloc(sizeof(double) * (Size) m * dim);
+	ArmScore   *column = palloc(sizeof(ArmScore) * Max(m, 1));
+	void	   *shared = NULL;
+
+	memcpy(X, rawX, sizeof(double) * (Size) m * dim);
+	for (int t = 0; t < m; t++)
+		context_prepare(&sel->cfg, X + (Size) t * dim);
+	for (int i = 0; i < sel->narms; i++)
+		score_arm_block(sel, i, m, X, &shared, column, scores);
+	for (int t = 0; t < m; t++)
+		chosen[t] = choose_arm(sel, scores + (Size) t * sel->narms, rawX + (Size) t * dim);
+	pfree(X);
+	pfree(column);
 }
 
 /* Score every arm (active or not) for a validated context as given. */

@@ -370,6 +370,28 @@ SELECT f.label, format('%s(%s): context %s', f.label, s, v), format(f.tmpl, s, v
 
 -- ------------------------------------------------------------------ run it
 CREATE TEMP TABLE fp0 AS SELECT * FROM pg_temp.fingerprint();
+-- route_batch: the contexts above as rows of its source, damaged states,
+-- hostile names, and a source that writes
+INSERT INTO corpus(family, descr, sql, state)
+SELECT 'route_batch', format('route_batch(%s): %s', s, c.label),
+       format($$SELECT * FROM model_select.route_batch(%L, %L, log => true)$$, s, 'SELECT 1, ' || c.lit), c.state
+  FROM ctx c, unnest(ARRAY['h_pak', 'h_lin']) s;
+INSERT INTO corpus(family, descr, sql, state)
+SELECT 'route_batch', format('route_batch(%s): %s', d.policy, d.kind),
+       format($$SELECT * FROM model_select.route_batch(%L, 'SELECT 1, ARRAY[1, 0, 0]::float8[]')$$, d.sel), 'XX001'
+  FROM damaged d WHERE NOT (d.policy IN ('lin_ucb', 'greedy') AND d.kind IN ('n + 1', 'n = 2^31 - 1'));
+INSERT INTO corpus(family, descr, sql, state)
+SELECT 'route_batch', format('route_batch: selector name %s', left(n.name, 30)),
+       format($$SELECT * FROM model_select.route_batch(%L, 'SELECT 1, ARRAY[1, 0, 0]::float8[]')$$, n.name), '42704'
+  FROM hostile_name n;
+INSERT INTO corpus(family, descr, sql, state) VALUES
+  ('route_batch', 'route_batch: a source that calls a writing function',
+   $$SELECT * FROM model_select.route_batch('h_lin', 'SELECT 1, public.h_writer()')$$, '25006'),
+  ('route_batch', 'route_batch: a source that is not a query',
+   $$SELECT * FROM model_select.route_batch('h_lin', 'DELETE FROM model_select.rewards')$$, '42P11'),
+  ('route_batch', 'route_batch: a source of the wrong shape',
+   $$SELECT * FROM model_select.route_batch('h_lin', 'SELECT ARRAY[1, 0, 0]::float8[]')$$, '42804');
+
 SELECT plan((SELECT 2 * count(*)::int + 2 FROM corpus));
 SELECT cmp_ok((SELECT count(*) FROM corpus WHERE state <> '00000'), '>=', 300::bigint, 'at least 300 hostile calls');
 SELECT is((SELECT count(DISTINCT family) FROM corpus) >= 20, true, 'across at least 20 function families');
