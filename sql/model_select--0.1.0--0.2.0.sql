@@ -55,6 +55,11 @@ BEGIN
     SELECT arm_id, sid, s.settings_version FROM a, model_select.selectors s WHERE s.selector_id = sid;
 END $$;
 
+-- With dim: also refuses settings whose arm states would not fit (22023).
+CREATE FUNCTION model_select.resolve_settings(policy text, kernel text, settings jsonb, dim int)
+    RETURNS jsonb
+    AS 'MODULE_PATHNAME', 'model_select_resolve_settings' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
 CREATE OR REPLACE FUNCTION model_select.create_selector(
     name text, dim int, arms text[], policy text DEFAULT 'pak_ucb',
     kernel text DEFAULT NULL, settings jsonb DEFAULT '{}', seed bigint DEFAULT 0)
@@ -70,6 +75,9 @@ BEGIN
     IF dim < 1 OR dim > 16000 THEN
         RAISE EXCEPTION 'dim must be between 1 and 16000, not %', dim USING ERRCODE = '22023';
     END IF;
+    IF array_ndims(arms) > 1 THEN
+        RAISE EXCEPTION 'arms must be a one-dimensional array' USING ERRCODE = '22023';
+    END IF;
     IF cardinality(arms) = 0 THEN
         RAISE EXCEPTION 'a selector needs at least one arm' USING ERRCODE = '22023';
     END IF;
@@ -79,7 +87,7 @@ BEGIN
     INSERT INTO model_select.selectors(name, dim, policy, kernel, settings, seed)
     VALUES (name, dim, policy,
             CASE WHEN policy IN ('pak_ucb', 'rff_ucb', 'bkb') THEN coalesce(kernel, 'rbf') ELSE kernel END,
-            model_select.resolve_settings(policy, kernel, coalesce(settings, '{}')), seed)
+            model_select.resolve_settings(policy, kernel, coalesce(settings, '{}'), dim), seed)
     RETURNING selector_id INTO sid;
     FOREACH arm IN ARRAY arms LOOP
         PERFORM model_select.add_arm(name, arm);
@@ -100,7 +108,7 @@ BEGIN
         RAISE EXCEPTION 'selector "%" does not exist', name USING ERRCODE = '42704';
     END IF;
     UPDATE model_select.selectors sel
-       SET settings = model_select.resolve_settings(s.policy, s.kernel, s.settings || alter_selector.settings),
+       SET settings = model_select.resolve_settings(s.policy, s.kernel, s.settings || alter_selector.settings, s.dim),
            settings_version = sel.settings_version + 1
      WHERE sel.selector_id = s.selector_id;
     RETURN model_select.rebuild_state(name);
@@ -208,6 +216,8 @@ COMMENT ON COLUMN model_select.arm_state.state IS
 'The policy''s state in binary form (layout in src/core/state.h); NULL until the first reward.';
 COMMENT ON FUNCTION model_select.resolve_settings(text, text, jsonb) IS
 'Validates settings for a policy and kernel and returns them with every default filled in: what create_selector() stores.';
+COMMENT ON FUNCTION model_select.resolve_settings(text, text, jsonb, int) IS
+'resolve_settings() for a selector of dimension dim: also refuses (22023) settings whose arm states or working matrices would exceed the allocation limit. What create_selector() and alter_selector() use.';
 COMMENT ON FUNCTION model_select.add_arm(text, text) IS
 'Adds an arm to a selector (next ordinal; it scores Infinity until its first reward), or re-activates a retired arm of that name with its state and rewards.';
 COMMENT ON FUNCTION model_select.create_selector(text, int, text[], text, text, jsonb, bigint) IS

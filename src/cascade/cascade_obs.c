@@ -117,21 +117,14 @@ check_value_cost(const SelectorConfig *cfg, HeapTuple tuple, TupleDesc desc, con
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("an observation needs a value and a cost")));
-	if (!isfinite(value) || value < cfg->reward_min || value > cfg->reward_max)
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("value %g is outside the selector's range [%g, %g]", value,
-						cfg->reward_min, cfg->reward_max),
-				 errhint("The range is set by the reward_min and reward_max settings.")));
-	if (!isfinite(cost) || cost < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("cost %g must be finite and not negative", cost)));
+	check_reward(cfg, "value", value);
+	check_cost(cost);
 }
 
 Datum
 model_select_cascade_resolve(PG_FUNCTION_ARGS)
 {
+	int			spi_level;
 	TriggerData *td = log_row_trigger(fcinfo);
 	HeapTuple	tuple;
 	TupleDesc	desc;
@@ -158,7 +151,7 @@ model_select_cascade_resolve(PG_FUNCTION_ARGS)
 	cid = SPI_getbinval(tuple, desc, c.cascade_id, &cid_null);
 	context = SPI_getbinval(tuple, desc, c.context, &ctx_null);
 
-	spi_connect();
+	spi_level = spi_connect();
 	if (!cid_null)
 		context = from_cascade(DatumGetInt64(cid), &selector, !ctx_null, context);
 	else if (selector == NULL || ctx_null)
@@ -185,7 +178,7 @@ model_select_cascade_resolve(PG_FUNCTION_ARGS)
 	cols[4] = c.arm_id;
 	values[4] = Int32GetDatum(arm_id);
 	result = SPI_copytuple(heap_modify_tuple_by_cols(tuple, desc, 5, cols, values, nulls));
-	spi_finish();
+	spi_finish(spi_level);
 	return PointerGetDatum(result);
 }
 
@@ -385,14 +378,15 @@ apply_arm_rows(SPITupleTable *tt, uint64 first, uint64 last, void *arg)
 Datum
 model_select_cascade_apply(PG_FUNCTION_ARGS)
 {
+	int			spi_level;
 	SelectorConfig cfg = {0};
 
 	cfg.selector_id = -1;
-	spi_connect();
+	spi_level = spi_connect();
 	for_each_arm_of_statement(fcinfo,
 							  "SELECT arm_id, selector_id, context FROM new_observations"
 							  " ORDER BY arm_id, obs_id", apply_arm_rows, &cfg);
-	spi_finish();
+	spi_finish(spi_level);
 	return PointerGetDatum(NULL);
 }
 
@@ -426,6 +420,7 @@ refit_arm(const SelectorConfig *cfg, int32 arm_id, bool from_scratch)
 Datum
 model_select_cascade_refit(PG_FUNCTION_ARGS)
 {
+	int			spi_level;
 	static SPIPlanPtr arms_plan = NULL;
 	Oid			int_type[1] = {INT4OID};
 	Datum		args[1];
@@ -435,7 +430,7 @@ model_select_cascade_refit(PG_FUNCTION_ARGS)
 	int32	   *arm_ids;
 	int64		total = 0;
 
-	spi_connect();
+	spi_level = spi_connect();
 	config_load(selector_id_by_name(text_to_cstring(PG_GETARG_TEXT_PP(0))), &cfg);
 	args[0] = Int32GetDatum(cfg.selector_id);
 	narms = (int) spi_execute(spi_plan(&arms_plan,
@@ -455,6 +450,6 @@ model_select_cascade_refit(PG_FUNCTION_ARGS)
 		MemoryContextSwitchTo(old);
 		MemoryContextDelete(work);
 	}
-	spi_finish();
+	spi_finish(spi_level);
 	PG_RETURN_INT64(total);
 }
