@@ -3,10 +3,13 @@
 # PGDATABASE (normally started by scripts/with-cluster.sh; see `make test`):
 #
 #   1. pg_regress: `make installcheck` (sql/<name>.sql vs expected/<name>.out)
-#   2. pgTAP:      pg_prove over test/*.sql, in a fresh database "ms_tap" in
-#                  which only `CREATE EXTENSION pgtap` has been run (test files
-#                  create model_select themselves)
-#   3. shell:      every test/*.sh and test/session/*.sh, run with bash;
+#   2. pgTAP:      pg_prove over test/tap/*.sql (hand-written) and
+#                  test/tap/generated/*.sql (written by test/golden/*.py), in a
+#                  fresh database "ms_tap" in which only `CREATE EXTENSION
+#                  pgtap` has been run (test files create model_select
+#                  themselves)
+#   3. session:    every test/session/*.sh, run with bash (tests that need
+#                  several sessions, databases or server-side tools);
 #                  non-zero exit = failure
 #
 # All suites run even if an earlier one fails; exits non-zero if any failed.
@@ -34,13 +37,13 @@ fi
 
 # -- 2. pgTAP ----------------------------------------------------------------
 shopt -s nullglob
-tap_files=(test/*.sql)
-sh_files=(test/*.sh test/session/*.sh)
+tap_files=(test/tap/*.sql test/tap/generated/*.sql)
+sh_files=(test/session/*.sh)
 shopt -u nullglob
 
-section "pgTAP (pg_prove test/*.sql)"
+section "pgTAP (pg_prove test/tap/*.sql test/tap/generated/*.sql)"
 if [ ${#tap_files[@]} -eq 0 ]; then
-    echo "no test/*.sql files"
+    echo "no test/tap/*.sql files"
 else
     if psql -X -q -v ON_ERROR_STOP=1 -d postgres \
             -c 'SET client_min_messages = warning' -c 'DROP DATABASE IF EXISTS ms_tap' -c 'CREATE DATABASE ms_tap' &&
@@ -52,10 +55,10 @@ else
     fi
 fi
 
-# -- 3. shell tests ----------------------------------------------------------
-section "shell tests (test/*.sh, test/session/*.sh)"
+# -- 3. session tests --------------------------------------------------------
+section "session tests (test/session/*.sh)"
 if [ ${#sh_files[@]} -eq 0 ]; then
-    echo "no test/*.sh files"
+    echo "no test/session/*.sh files"
 fi
 for f in "${sh_files[@]}"; do
     echo "---- $f"

@@ -162,13 +162,14 @@ cascade_arm_from_row(CascadeArm *a, HeapTuple row, TupleDesc desc, int m)
 static CascadeSelector *
 cascade_load(const char *name, bool with_state)
 {
+	int			spi_level;
 	static SPIPlanPtr arms_plan = NULL;
 	Oid			types[2] = {INT4OID, BOOLOID};
 	Datum		args[2];
 	MemoryContext caller = CurrentMemoryContext;
 	CascadeSelector *sel = palloc0(sizeof(CascadeSelector));
 
-	spi_connect();
+	spi_level = spi_connect();
 	config_load_by_name(name, &sel->cfg);
 	sel->name = MemoryContextStrdup(caller, name);
 	sel->m = cascade_psi_dim(&sel->cfg);
@@ -195,7 +196,7 @@ cascade_load(const char *name, bool with_state)
 							sel->arms[i].name, sel->arms[i].st.m, name, sel->m),
 					 errhint("Run model_select.cascade_refit() after changing the selector's settings.")));
 	}
-	spi_finish();
+	spi_finish(spi_level);
 	return sel;
 }
 

@@ -22,6 +22,7 @@
 
 #include "cascade/cascade.h"
 #include "core/catalog.h"
+#include "core/log_table.h"
 #include "core/context.h"
 #include "math/linalg.h"
 
@@ -45,21 +46,9 @@ typedef struct ObsColumns
 	int			arm_id;
 } ObsColumns;
 
-static void
-obs_columns(TupleDesc desc, ObsColumns *c)
-{
-	c->selector = SPI_fnumber(desc, "selector");
-	c->arm = SPI_fnumber(desc, "arm");
-	c->cascade_id = SPI_fnumber(desc, "cascade_id");
-	c->context = SPI_fnumber(desc, "context");
-	c->value = SPI_fnumber(desc, "value");
-	c->cost = SPI_fnumber(desc, "cost");
-	c->selector_id = SPI_fnumber(desc, "selector_id");
-	c->arm_id = SPI_fnumber(desc, "arm_id");
-	if (c->selector <= 0 || c->arm <= 0 || c->cascade_id <= 0 || c->context <= 0 ||
-		c->value <= 0 || c->cost <= 0 || c->selector_id <= 0 || c->arm_id <= 0)
-		elog(ERROR, "model_select cascade triggers fired on a table without the cascade_observations columns");
-}
+static const char *const obs_column_names[] = {
+	"selector", "arm", "cascade_id", "context", "value", "cost", "selector_id", "arm_id"
+};
 
 /* The selector name and context of a logged cascade; selector/context given must match. */
 static Datum
@@ -128,22 +117,15 @@ check_value_cost(const SelectorConfig *cfg, HeapTuple tuple, TupleDesc desc, con
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("an observation needs a value and a cost")));
-	if (!isfinite(value) || value < cfg->reward_min || value > cfg->reward_max)
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("value %g is outside the selector's range [%g, %g]", value,
-						cfg->reward_min, cfg->reward_max),
-				 errhint("The range is set by the reward_min and reward_max settings.")));
-	if (!isfinite(cost) || cost < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("cost %g must be finite and not negative", cost)));
+	check_reward(cfg, "value", value);
+	check_cost(cost);
 }
 
 Datum
 model_select_cascade_resolve(PG_FUNCTION_ARGS)
 {
-	TriggerData *td = (TriggerData *) fcinfo->context;
+	int			spi_level;
+	TriggerData *td = log_row_trigger(fcinfo);
 	HeapTuple	tuple;
 	TupleDesc	desc;
 	ObsColumns	c;
@@ -161,18 +143,15 @@ model_select_cascade_resolve(PG_FUNCTION_ARGS)
 				arm_id;
 	HeapTuple	result;
 
-	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BY_INSERT(td->tg_event) ||
-		!TRIGGER_FIRED_FOR_ROW(td->tg_event) || !TRIGGER_FIRED_BEFORE(td->tg_event))
-		elog(ERROR, "model_select._cascade_resolve must fire BEFORE INSERT FOR EACH ROW");
 	tuple = td->tg_trigtuple;
 	desc = RelationGetDescr(td->tg_relation);
-	obs_columns(desc, &c);
+	LOG_COLUMNS(desc, obs_column_names, &c);
 	selector = spi_text_column(tuple, desc, c.selector);
 	arm = spi_text_column(tuple, desc, c.arm);
 	cid = SPI_getbinval(tuple, desc, c.cascade_id, &cid_null);
 	context = SPI_getbinval(tuple, desc, c.context, &ctx_null);
 
-	spi_connect();
+	spi_level = spi_connect();
 	if (!cid_null)
 		context = from_cascade(DatumGetInt64(cid), &selector, !ctx_null, context);
 	else if (selector == NULL || ctx_null)
@@ -199,7 +178,7 @@ model_select_cascade_resolve(PG_FUNCTION_ARGS)
 	cols[4] = c.arm_id;
 	values[4] = Int32GetDatum(arm_id);
 	result = SPI_copytuple(heap_modify_tuple_by_cols(tuple, desc, 5, cols, values, nulls));
-	spi_finish();
+	spi_finish(spi_level);
 	return PointerGetDatum(result);
 }
 
@@ -399,16 +378,15 @@ apply_arm_rows(SPITupleTable *tt, uint64 first, uint64 last, void *arg)
 Datum
 model_select_cascade_apply(PG_FUNCTION_ARGS)
 {
+	int			spi_level;
 	SelectorConfig cfg = {0};
 
-	if (!CALLED_AS_TRIGGER(fcinfo))
-		elog(ERROR, "model_select._cascade_apply must be called as a trigger");
 	cfg.selector_id = -1;
-	spi_connect();
-	for_each_arm_of_statement((TriggerData *) fcinfo->context,
+	spi_level = spi_connect();
+	for_each_arm_of_statement(fcinfo,
 							  "SELECT arm_id, selector_id, context FROM new_observations"
 							  " ORDER BY arm_id, obs_id", apply_arm_rows, &cfg);
-	spi_finish();
+	spi_finish(spi_level);
 	return PointerGetDatum(NULL);
 }
 
@@ -442,6 +420,7 @@ refit_arm(const SelectorConfig *cfg, int32 arm_id, bool from_scratch)
 Datum
 model_select_cascade_refit(PG_FUNCTION_ARGS)
 {
+	int			spi_level;
 	static SPIPlanPtr arms_plan = NULL;
 	Oid			int_type[1] = {INT4OID};
 	Datum		args[1];
@@ -451,7 +430,7 @@ model_select_cascade_refit(PG_FUNCTION_ARGS)
 	int32	   *arm_ids;
 	int64		total = 0;
 
-	spi_connect();
+	spi_level = spi_connect();
 	config_load(selector_id_by_name(text_to_cstring(PG_GETARG_TEXT_PP(0))), &cfg);
 	args[0] = Int32GetDatum(cfg.selector_id);
 	narms = (int) spi_execute(spi_plan(&arms_plan,
@@ -471,6 +450,6 @@ model_select_cascade_refit(PG_FUNCTION_ARGS)
 		MemoryContextSwitchTo(old);
 		MemoryContextDelete(work);
 	}
-	spi_finish();
+	spi_finish(spi_level);
 	PG_RETURN_INT64(total);
 }

@@ -78,43 +78,6 @@ arm_lookup(const char *selector, const char *arm, int32 *selector_id, int32 *arm
 	*active = spi_bool(row, desc, 3);
 }
 
-/*
- * For an AFTER INSERT ... FOR EACH STATEMENT trigger with a transition
- * table: run `query` over it (its first column an arm_id, rows ordered by
- * arm) and call fn once per run of rows of one arm, [first, last).  The
- * caller is connected to SPI.
- */
-void
-for_each_arm_of_statement(TriggerData *td, const char *query,
-						  void (*fn) (SPITupleTable *tt, uint64 first, uint64 last, void *arg),
-						  void *arg)
-{
-	SPITupleTable *tt;
-	uint64		nrows,
-				first = 0;
-
-	if (!TRIGGER_FIRED_BY_INSERT(td->tg_event) || !TRIGGER_FIRED_FOR_STATEMENT(td->tg_event) ||
-		!TRIGGER_FIRED_AFTER(td->tg_event) || td->tg_newtable == NULL)
-		elog(ERROR, "trigger %s must fire AFTER INSERT FOR EACH STATEMENT with a NEW TABLE",
-			 td->tg_trigger->tgname);
-	if (SPI_register_trigger_data(td) != SPI_OK_TD_REGISTER)
-		elog(ERROR, "could not register the transition table of trigger %s", td->tg_trigger->tgname);
-	if (SPI_execute(query, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the rows of trigger %s", td->tg_trigger->tgname);
-	tt = SPI_tuptable;
-	nrows = SPI_processed;
-	while (first < nrows)
-	{
-		int32		arm_id = spi_int32(tt->vals[first], tt->tupdesc, 1);
-		uint64		last = first + 1;
-
-		while (last < nrows && spi_int32(tt->vals[last], tt->tupdesc, 1) == arm_id)
-			last++;
-		fn(tt, first, last, arg);
-		first = last;
-	}
-}
-
 /* Parse the CONFIG_COLUMNS of a selectors row, starting at first_col. */
 void
 config_from_row(SelectorConfig *cfg, HeapTuple row, TupleDesc desc, int first_col)

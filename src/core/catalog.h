@@ -35,9 +35,6 @@ typedef struct Selector
 extern int32 selector_id_by_name(const char *name);
 extern void arm_lookup(const char *selector, const char *arm, int32 *selector_id, int32 *arm_id,
 					   bool *active);
-extern void for_each_arm_of_statement(struct TriggerData *td, const char *query,
-									  void (*fn) (SPITupleTable *tt, uint64 first, uint64 last, void *arg),
-									  void *arg);
 extern void config_from_row(SelectorConfig *cfg, HeapTuple row, TupleDesc desc, int first_col);
 extern void config_load(int32 selector_id, SelectorConfig *cfg);
 extern void config_load_for_reward(int32 selector_id, SelectorConfig *cfg);

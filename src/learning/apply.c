@@ -16,6 +16,7 @@
 #include "fmgr.h"
 
 #include "core/catalog.h"
+#include "core/log_table.h"
 #include "core/owner.h"
 #include "learning/checkpoint.h"
 
@@ -26,35 +27,33 @@ static void
 checkpoint_arm_rows(SPITupleTable *tt, uint64 first, uint64 last, void *arg)
 {
 	SelectorConfig *cfg = arg;
-	bool		isnull;
-	int32		arm_id = DatumGetInt32(SPI_getbinval(tt->vals[first], tt->tupdesc, 1, &isnull));
-	int32		selector_id = DatumGetInt32(SPI_getbinval(tt->vals[first], tt->tupdesc, 2, &isnull));
+	int32		arm_id = spi_int32(tt->vals[first], tt->tupdesc, 1);
+	int32		selector_id = spi_int32(tt->vals[first], tt->tupdesc, 2);
 
 	if (cfg->selector_id != selector_id)
 		config_load(selector_id, cfg);
-	checkpoint_if_due(cfg, arm_id, DatumGetInt64(SPI_getbinval(tt->vals[first], tt->tupdesc, 3, &isnull)));
+	checkpoint_if_due(cfg, arm_id, spi_int64(tt->vals[first], tt->tupdesc, 3));
 }
 
 static void
 checkpoint_statement_arms(void *arg)
 {
-	TriggerData *td = arg;
+	int			spi_level;
+	FunctionCallInfo fcinfo = arg;
 	SelectorConfig cfg = {0};
 
 	cfg.selector_id = -1;
-	spi_connect();
-	for_each_arm_of_statement(td,
+	spi_level = spi_connect();
+	for_each_arm_of_statement(fcinfo,
 							  "SELECT arm_id, selector_id, count(*) FROM new_rewards"
 							  " GROUP BY arm_id, selector_id ORDER BY arm_id",
 							  checkpoint_arm_rows, &cfg);
-	spi_finish();
+	spi_finish(spi_level);
 }
 
 Datum
 model_select_rewards_apply(PG_FUNCTION_ARGS)
 {
-	if (!CALLED_AS_TRIGGER(fcinfo))
-		elog(ERROR, "model_select._rewards_apply must be called as a trigger");
-	run_as_extension_owner(checkpoint_statement_arms, fcinfo->context);
+	run_as_extension_owner(checkpoint_statement_arms, fcinfo);
 	return PointerGetDatum(NULL);
 }

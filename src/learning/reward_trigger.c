@@ -20,6 +20,7 @@
 #include "utils/xid8.h"
 
 #include "core/catalog.h"
+#include "core/log_table.h"
 #include "core/context.h"
 #include "core/owner.h"
 
@@ -39,34 +40,9 @@ typedef struct RewardColumns
 	int			tx;
 } RewardColumns;
 
-static void
-reward_columns(TupleDesc desc, RewardColumns *c)
-{
-	c->selector = SPI_fnumber(desc, "selector");
-	c->arm = SPI_fnumber(desc, "arm");
-	c->decision_id = SPI_fnumber(desc, "decision_id");
-	c->context = SPI_fnumber(desc, "context");
-	c->reward = SPI_fnumber(desc, "reward");
-	c->cost = SPI_fnumber(desc, "cost");
-	c->selector_id = SPI_fnumber(desc, "selector_id");
-	c->arm_id = SPI_fnumber(desc, "arm_id");
-	c->tx = SPI_fnumber(desc, "tx");
-	if (c->tx <= 0 ||
-		c->selector <= 0 || c->arm <= 0 || c->decision_id <= 0 || c->context <= 0 ||
-		c->reward <= 0 || c->cost <= 0 || c->selector_id <= 0 || c->arm_id <= 0)
-		elog(ERROR, "model_select reward triggers fired on a table without the rewards columns");
-}
-
-static TriggerData *
-trigger_data(FunctionCallInfo fcinfo)
-{
-	TriggerData *td = (TriggerData *) fcinfo->context;
-
-	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BY_INSERT(td->tg_event) ||
-		!TRIGGER_FIRED_FOR_ROW(td->tg_event) || !TRIGGER_FIRED_BEFORE(td->tg_event))
-		elog(ERROR, "model_select._rewards_resolve must fire BEFORE INSERT FOR EACH ROW");
-	return td;
-}
+static const char *const reward_column_names[] = {
+	"selector", "arm", "decision_id", "context", "reward", "cost", "selector_id", "arm_id", "tx"
+};
 
 /* Resolved identity of the reward's arm. */
 typedef struct RewardTarget
@@ -130,16 +106,6 @@ same_context(Datum a, Datum b)
 	return na == nb && memcmp(xa, xb, sizeof(double) * na) == 0;
 }
 
-static void
-check_value(const SelectorConfig *cfg, const char *what, double value, double lo, double hi)
-{
-	if (!isfinite(value) || value < lo || value > hi)
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("%s %g is outside the selector's range [%g, %g]", what, value, lo, hi),
-				 errhint("The range is set by the reward_min and reward_max settings.")));
-}
-
 /*
  * The reward's arm and context, from its decision or from its names; t gets
  * them and *context the context as given or taken from the decision.
@@ -187,19 +153,21 @@ resolve_target(HeapTuple tuple, TupleDesc desc, const RewardColumns *c, RewardTa
 static void
 check_reward_values(const SelectorConfig *cfg, HeapTuple tuple, TupleDesc desc, const RewardColumns *c)
 {
-	bool		isnull;
-	Datum		value = SPI_getbinval(tuple, desc, c->reward, &isnull);
+	bool		isnull,
+				cost_null;
+	Datum		reward = SPI_getbinval(tuple, desc, c->reward, &isnull);
+	Datum		cost = SPI_getbinval(tuple, desc, c->cost, &cost_null);
 
 	if (isnull)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("reward must not be NULL")));
-	check_value(cfg, "reward", DatumGetFloat8(value), cfg->reward_min, cfg->reward_max);
-	value = SPI_getbinval(tuple, desc, c->cost, &isnull);
-	if (!isnull && !(isfinite(DatumGetFloat8(value)) && DatumGetFloat8(value) >= 0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("cost %g must be finite and not negative", DatumGetFloat8(value))));
+	check_reward(cfg, "reward", DatumGetFloat8(reward));
+	if (!cost_null)
+		check_cost(DatumGetFloat8(cost));
+	/* refused now, not when an arm folds it */
+	(void) learned_value(cfg, DatumGetFloat8(reward), cost_null,
+						 cost_null ? 0 : DatumGetFloat8(cost));
 }
 
 typedef struct ResolveCall
@@ -212,6 +180,7 @@ typedef struct ResolveCall
 static void
 resolve_row(void *arg)
 {
+	int			spi_level;
 	ResolveCall *call = arg;
 	HeapTuple	tuple = call->td->tg_trigtuple;
 	TupleDesc	desc = RelationGetDescr(call->td->tg_relation);
@@ -224,9 +193,9 @@ resolve_row(void *arg)
 	Datum		context;
 	bool		context_null;
 
-	reward_columns(desc, &c);
+	LOG_COLUMNS(desc, reward_column_names, &c);
 	context = SPI_getbinval(tuple, desc, c.context, &context_null);
-	spi_connect();
+	spi_level = spi_connect();
 	resolve_target(tuple, desc, &c, &t, &context, context_null);
 	config_load_for_reward(t.selector_id, &cfg);
 
@@ -257,13 +226,13 @@ resolve_row(void *arg)
 	values[5] = FullTransactionIdGetDatum(GetTopFullTransactionId());
 	/* the modified tuple must outlive SPI_finish */
 	call->result = SPI_copytuple(heap_modify_tuple_by_cols(tuple, desc, 6, cols, values, nulls));
-	spi_finish();
+	spi_finish(spi_level);
 }
 
 Datum
 model_select_rewards_resolve(PG_FUNCTION_ARGS)
 {
-	ResolveCall call = {trigger_data(fcinfo), NULL};
+	ResolveCall call = {log_row_trigger(fcinfo), NULL};
 
 	run_as_extension_owner(resolve_row, &call);
 	return PointerGetDatum(call.result);

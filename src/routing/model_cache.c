@@ -487,13 +487,14 @@ arms_load(Selector *sel, MemoryContext caller, SPITupleTable *tt, FullTransactio
 static void
 selector_load_as_owner(void *arg)
 {
+	int			spi_level;
 	static SPIPlanPtr arms_plan = NULL;
 	LoadCall   *call = arg;
 	Oid			types[1] = {INT4OID};
 	Datum		args[1];
 	Selector   *sel;
 
-	spi_connect();
+	spi_level = spi_connect();
 	sel = call->sel = MemoryContextAllocZero(call->caller, sizeof(Selector));
 	sel->name = MemoryContextStrdup(call->caller, call->name);
 	config_load_by_name(call->name, &sel->cfg);
@@ -508,7 +509,7 @@ selector_load_as_owner(void *arg)
 	sel->narms = (int) SPI_processed;
 	sel->arms = MemoryContextAllocZero(call->caller, sizeof(ArmInfo) * Max(sel->narms, 1));
 	arms_load(sel, call->caller, SPI_tuptable, shared_horizon());
-	spi_finish();
+	spi_finish(spi_level);
 }
 
 /*

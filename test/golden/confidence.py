@@ -6,8 +6,8 @@ the full K + alpha*I, resp. the primal A = alpha*I + sum z z^T for lin_ucb;
 np.linalg.eigh only for cross-checks), the expected columns of
 model_select.scores() -- mean, width, radius, alpha, ucb -- for the
 confidence bounds fixed, ay, igp, amm, dmm and cmm, and writes the pgTAP file
-test/confidence_golden.sql with those numbers embedded.  Nothing here follows
-the extension's incremental Cholesky route.
+test/tap/generated/confidence_golden.sql with those numbers embedded.  Nothing
+here follows the extension's incremental Cholesky route.
 
 Before writing anything the script checks itself and exits non-zero if a check
 fails:
@@ -26,7 +26,7 @@ fails:
     instead of skipping would change dmm;
   * the ordering CMM <= DMM <= AMM < AY (and matched AMM < IGP) holds on 100
     (pak_ucb) and 30 (lin_ucb) random data sets built like those of
-    test/confidence_order.sql.
+    test/tap/confidence_order.sql.
 The spec's alpha* are located by bisection on the analytic derivative of
 Eq. 12 after the golden-section search: golden section compares values and
 so finds a flat minimum only to about 1e-6 relative in alpha, not enough to
@@ -36,7 +36,7 @@ The generated file is committed, so running the test needs no python.
 
 Regenerate (from the repository root; needs Debian's python3-numpy):
 
-    /usr/bin/python3 test/golden/confidence.py            # writes test/confidence_golden.sql
+    /usr/bin/python3 test/golden/confidence.py            # writes test/tap/generated/confidence_golden.sql
     /usr/bin/python3 test/golden/confidence.py -o FILE    # writes elsewhere
     /usr/bin/python3 test/golden/confidence.py --check    # self-checks only, writes nothing
 
@@ -822,10 +822,10 @@ def compute_case(case, report):
 
 
 # --------------------------------------------------------------------------
-# Order relations on random data (mirror of test/confidence_order.sql)
+# Order relations on random data (mirror of test/tap/confidence_order.sql)
 # --------------------------------------------------------------------------
 def sim_data(rs, n_arms, dim, lo, smooth):
-    """Data sets built like those of test/confidence_order.sql (not the same
+    """Data sets built like those of test/tap/confidence_order.sql (not the same
     random numbers): n ~ U{1..30}; the first half of the arms have a smooth
     function plus noise that satisfies the assumptions, the second half
     rewards uniform in [-1, 1]."""
@@ -1143,7 +1143,7 @@ def generate(report):
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('-o', '--output', default=os.path.join(here, '..', 'confidence_golden.sql'))
+    ap.add_argument('-o', '--output', default=os.path.join(here, '..', 'tap', 'generated', 'confidence_golden.sql'))
     ap.add_argument('--check', action='store_true', help='run the self-checks only')
     ap.add_argument('-v', '--verbose', action='store_true', help='print the computed values')
     args = ap.parse_args()

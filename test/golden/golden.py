@@ -5,13 +5,13 @@ Computes the expected (mean, width, ucb) of model_select.scores() for a small
 fixed data set with numpy's *dense* linear algebra (np.linalg.solve on the full
 K + alpha*I, resp. the primal A = alpha*I + sum z z^T for lin_ucb), i.e.
 independently of the extension's incremental Cholesky updates, and writes the
-pgTAP file test/golden.sql with those numbers embedded.
+pgTAP file test/tap/generated/golden.sql with those numbers embedded.
 
 The generated file is committed, so running the test needs no python.
 
 Regenerate (from the repository root; needs Debian's python3-numpy):
 
-    /usr/bin/python3 test/golden/golden.py            # writes test/golden.sql
+    /usr/bin/python3 test/golden/golden.py            # writes test/tap/generated/golden.sql
     /usr/bin/python3 test/golden/golden.py -o FILE    # writes elsewhere
 
 Formulas implemented here (from the API contract):
@@ -428,7 +428,7 @@ def generate():
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('-o', '--output', default=os.path.join(here, '..', 'golden.sql'))
+    ap.add_argument('-o', '--output', default=os.path.join(here, '..', 'tap', 'generated', 'golden.sql'))
     args = ap.parse_args()
     text, n = generate()
     with open(args.output, 'w') as f:

@@ -1,75 +1,221 @@
 #!/usr/bin/env bash
-# ALTER EXTENSION model_select UPDATE from 0.1.0 keeps every selector, arm,
-# decision and reward and re-derives the states: after the update, scores()
-# equal those of a fresh install fed the same log (relative 1e-9).
+# Upgrade from the released 0.1.0: install 0.1.0 in one database, load data
+# (selectors of every kind, decisions, rewards by decision and by name, a
+# retired and an added arm, settings changed), run ALTER EXTENSION
+# model_select UPDATE, and
+#   - compare the extension's catalog (test/session/include/extension_catalog.sql:
+#     functions with volatility, parallel label, strictness, config, source;
+#     tables with columns, defaults, constraints, indexes, triggers; views;
+#     sequences; comments; ACLs; pg_dump configuration) with a fresh install
+#     of the default version in a second database: the diff must be empty;
+#   - check that every selector, arm, decision and reward survived, that
+#     every arm's state was re-derived from its log (arm_stats.n = log count),
+#     and that routing and learning go on;
+#   - feed the fresh install the same reward log and check that its scores
+#     equal the updated database's (1e-9).
 #
-# The 0.1.0 tables are filled with the rows a 0.1.0 database holds (written
-# with triggers off: this library's reward trigger needs the 0.2.0 columns,
-# so rewards must wait for ALTER EXTENSION UPDATE after a package upgrade).
-# Needs PGHOST/PGPORT/PGUSER (see scripts/with-cluster.sh).
+# Needs PGHOST/PGPORT/PGUSER (see scripts/with-cluster.sh) and the extension
+# installed (both the 0.1.0 script and the current one); uses two databases
+# of its own, dropped at the end.  Set KEEP_UPGRADE_WORK=1 to keep the
+# catalog dumps in the temporary directory for inspection.
 set -euo pipefail
 
-OLD=model_select_upg_old
-NEW=model_select_upg_new
-cleanup() { dropdb --if-exists "$OLD" >/dev/null 2>&1 || true; dropdb --if-exists "$NEW" >/dev/null 2>&1 || true; }
+HERE=$(cd "$(dirname "$0")" && pwd)
+OLD=model_select_upgrade_old
+NEW=model_select_upgrade_new
+FROM_VERSION=0.1.0
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/ms_upgrade.XXXXXX")
+cleanup() {
+    dropdb --if-exists "$OLD" >/dev/null 2>&1 || true
+    dropdb --if-exists "$NEW" >/dev/null 2>&1 || true
+    if [ "${KEEP_UPGRADE_WORK:-0}" = 1 ]; then echo "# kept $WORK"; else rm -rf "$WORK"; fi
+}
 trap cleanup EXIT
-q() { psql -X -q -A -t -v ON_ERROR_STOP=1 "$@"; }
 
-passed=0 failed=0 n=0
-check() {
+q() { psql -X -q -A -t -v ON_ERROR_STOP=1 "$@"; }
+passed=0
+failed=0
+n=0
+check() {  # check DESCRIPTION CMD...
     local desc=$1; shift
     n=$((n + 1))
     if "$@"; then echo "ok $n - $desc"; passed=$((passed + 1))
     else echo "not ok $n - $desc"; failed=$((failed + 1)); fi
 }
-
-cleanup
-createdb "$OLD"
-createdb "$NEW"
-
-# The same log in both: 3 selectors (one per policy family), 300 rewards.
-SELECTORS="
-SELECT model_select.create_selector('u_pak', 3, ARRAY['a','b'], 'pak_ucb', 'rbf', '{\"window\": 40}');
-SELECT model_select.create_selector('u_lin', 3, ARRAY['a','b'], 'lin_ucb', NULL, '{\"discount\": 0.97}');
-SELECT model_select.create_selector('u_rff', 3, ARRAY['a','b'], 'rff_ucb', 'rbf', '{\"features\": 16}');"
-LOG="SELECT s.name, CASE WHEN i % 2 = 0 THEN 'a' ELSE 'b' END,
-            ARRAY[sin(i), cos(i * 0.7), sin(i * 1.3)]::float8[], (1 + sin(i * 0.37)) / 2
-       FROM generate_series(1, 100) i, model_select.selectors s ORDER BY i, s.selector_id"
-
-q -d "$OLD" -c "CREATE EXTENSION model_select VERSION '0.1.0'" -c "$SELECTORS" >/dev/null
-q -d "$OLD" -c "SET session_replication_role = replica" -c "
-INSERT INTO model_select.rewards(selector, arm, context, reward, selector_id, arm_id)
-SELECT l.*, s.selector_id, a.arm_id FROM ($LOG) l(sel, arm, context, reward)
-  JOIN model_select.selectors s ON s.name = l.sel
-  JOIN model_select.arms a ON a.selector_id = s.selector_id AND a.name = l.arm"
-check "0.1.0 holds 300 rewards before the update" \
-    test "$(q -d "$OLD" -c 'SELECT count(*) FROM model_select.rewards')" = 300
-check "ALTER EXTENSION model_select UPDATE succeeds" \
-    q -d "$OLD" -c 'ALTER EXTENSION model_select UPDATE'
-check "the extension is at the default version" \
-    test "$(q -d "$OLD" -c "SELECT extversion = (SELECT default_version FROM pg_available_extensions WHERE name = 'model_select') FROM pg_extension WHERE extname = 'model_select'")" = t
-check "every reward kept, each arm's n from the log" \
-    test "$(q -d "$OLD" -c "SELECT count(*) FILTER (WHERE st.n = (SELECT count(*) FROM model_select.rewards r WHERE r.arm_id = a.arm_id)) FROM model_select.arm_stats st JOIN model_select.arms a ON a.name = st.arm JOIN model_select.selectors s ON s.selector_id = a.selector_id AND s.name = st.selector")" = 6
-
-q -d "$NEW" -c "CREATE EXTENSION model_select" -c "$SELECTORS" >/dev/null
-q -d "$NEW" -c "INSERT INTO model_select.rewards(selector, arm, context, reward) $LOG"
-SCORES="SELECT s.name, p.i, x.arm, x.n, x.mean, x.width, x.ucb
-          FROM model_select.selectors s, generate_series(1, 5) p(i),
-               LATERAL model_select.scores(s.name, ARRAY[p.i * 0.1, -0.3, p.i * 0.2]::float8[]) x
-         ORDER BY 1, 2, 3"
-q -d "$OLD" -c "$SCORES" > /tmp/ms_upg_old.$$
-q -d "$NEW" -c "$SCORES" > /tmp/ms_upg_new.$$
-close() {
-    paste -d'|' /tmp/ms_upg_old.$$ /tmp/ms_upg_new.$$ | awk -F'|' '
-        { for (k = 5; k <= 7; k++) { a = $k; b = $(k + 7); d = a - b; if (d < 0) d = -d;
-              s = (a < 0 ? -a : a); if (s < 1) s = 1; if (d > 1e-9 * s) bad++ }
-          if ($3 != $10 || $4 != $11) bad++; rows++ }
-        END { exit !(rows == 30 && bad == 0) }'
+quiet() { q "$@" >/dev/null; }
+is() {  # is ACTUAL EXPECTED
+    [ "$1" = "$2" ] || { echo "#   got: '$1'" >&2; echo "#   expected: '$2'" >&2; return 1; }
 }
-check "scores after the update equal a fresh 0.2.0 install fed the same log (30 rows, 1e-9)" close
-check "the updated selectors go on learning" \
-    q -d "$OLD" -c "INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('u_lin', 'a', ARRAY[1, 2, 3]::float8[], 0.5)"
-rm -f /tmp/ms_upg_old.$$ /tmp/ms_upg_new.$$
+
+DEFAULT_VERSION=$(q -d postgres -c "SELECT default_version FROM pg_available_extensions WHERE name = 'model_select'")
+
+# -- 1. the old version, with data ------------------------------------------
+dropdb --if-exists "$OLD" >/dev/null 2>&1 || true
+dropdb --if-exists "$NEW" >/dev/null 2>&1 || true
+createdb "$OLD"
+q -d "$OLD" -c "CREATE EXTENSION model_select VERSION '$FROM_VERSION'"
+check "CREATE EXTENSION model_select VERSION '$FROM_VERSION'" \
+    is "$(q -d "$OLD" -c "SELECT extversion FROM pg_extension WHERE extname = 'model_select'")" "$FROM_VERSION"
+
+# This library cannot run 0.1.0's learning code paths (its C code reads the
+# 0.2.0 columns), so the rows a 0.1.0 database holds are written the way
+# 0.1.0 left them: selectors and arms through 0.1.0's SQL functions, decisions
+# and rewards as rows with triggers off.  Cascades and probe runs are not
+# changed by 0.2.0 (their tables and code are the same).
+q -d "$OLD" >/dev/null <<'SQL'
+SELECT model_select.create_selector('pak', 3, ARRAY['a', 'b', 'c'], 'pak_ucb', 'rbf', '{"bandwidth": 0.8}', 7);
+SELECT model_select.create_selector('lin', 3, ARRAY['a', 'b'], 'lin_ucb', NULL, '{"window": 20}', 1);
+SELECT model_select.create_selector('rff', 3, ARRAY['a', 'b'], 'rff_ucb', 'rbf', '{"features": 32}', 2);
+SELECT model_select.create_selector('bkb', 3, ARRAY['a', 'b'], 'bkb', 'rbf', '{}', 3);
+SELECT model_select.create_selector('greedy', 3, ARRAY['x', 'y'], 'greedy');
+CREATE TABLE public.ctx AS
+SELECT i, ARRAY[sin(i), cos(i), sin(2 * i)]::float8[] AS c FROM generate_series(1, 60) i;
+
+SET session_replication_role = replica;
+-- decisions; rewards by decision in two statements, by name in a third
+INSERT INTO model_select.decisions(selector_id, arm_id, context, score, mean)
+SELECT s.selector_id, a.arm_id, c.c, 1, 0.5
+  FROM public.ctx c, model_select.selectors s
+  JOIN model_select.arms a ON a.selector_id = s.selector_id
+ WHERE a.ordinal = 1 + c.i % 2 ORDER BY c.i, s.name;
+INSERT INTO model_select.rewards(decision_id, selector, arm, context, reward, cost, selector_id, arm_id)
+SELECT d.decision_id, s.name, a.name, d.context, 0.5 + 0.4 * sin(d.decision_id * a.ordinal), 0.01 * a.ordinal,
+       d.selector_id, d.arm_id
+  FROM model_select.decisions d JOIN model_select.arms a ON a.arm_id = d.arm_id
+  JOIN model_select.selectors s ON s.selector_id = d.selector_id
+ WHERE d.decision_id % 3 <> 0 ORDER BY d.decision_id;
+INSERT INTO model_select.rewards(decision_id, selector, arm, context, reward, selector_id, arm_id)
+SELECT d.decision_id, s.name, a.name, d.context, 0.5 + 0.3 * cos(d.decision_id), d.selector_id, d.arm_id
+  FROM model_select.decisions d JOIN model_select.arms a ON a.arm_id = d.arm_id
+  JOIN model_select.selectors s ON s.selector_id = d.selector_id
+ WHERE d.decision_id % 3 = 0 AND d.decision_id % 2 = 0 ORDER BY d.decision_id;
+INSERT INTO model_select.rewards(selector, arm, context, reward, selector_id, arm_id)
+SELECT s.name, a.name, c.c, 0.2 + 0.1 * a.ordinal, s.selector_id, a.arm_id
+  FROM public.ctx c, model_select.selectors s JOIN model_select.arms a USING (selector_id)
+ WHERE c.i <= 5 ORDER BY c.i, s.name, a.ordinal;
+RESET session_replication_role;
+
+-- arms come and go, settings change (what alter_selector stores)
+SELECT model_select.retire_arm('pak', 'c');
+SELECT model_select.add_arm('pak', 'd');
+SET session_replication_role = replica;
+INSERT INTO model_select.rewards(selector, arm, context, reward, selector_id, arm_id)
+SELECT 'pak', 'd', c.c, 0.6, a.selector_id, a.arm_id
+  FROM public.ctx c, model_select.arms a JOIN model_select.selectors s ON s.selector_id = a.selector_id
+ WHERE c.i <= 3 AND s.name = 'pak' AND a.name = 'd';
+RESET session_replication_role;
+UPDATE model_select.selectors
+   SET settings = model_select.resolve_settings(policy, kernel, settings || '{"cost_weight": 0.1}')
+ WHERE name = 'lin';
+
+-- what must survive the update
+CREATE VIEW public.counts AS
+SELECT (SELECT count(*) FROM model_select.selectors) AS selectors,
+       (SELECT count(*) FROM model_select.arms) AS arms,
+       (SELECT count(*) FROM model_select.arms WHERE active) AS active_arms,
+       (SELECT count(*) FROM model_select.decisions) AS decisions,
+       (SELECT count(*) FROM model_select.rewards) AS rewards,
+       (SELECT count(*) FROM model_select.rewards WHERE decision_id IS NOT NULL) AS decision_rewards,
+       (SELECT string_agg(s.name || ':' || s.settings::text, ';' ORDER BY s.name) FROM model_select.selectors s) AS settings;
+CREATE TABLE public.before_counts AS SELECT * FROM public.counts;
+
+-- scores equal to 1e-9 (relative above 1), NULLs and infinities exactly
+CREATE FUNCTION public.close(x float8, y float8) RETURNS boolean LANGUAGE sql IMMUTABLE AS $$
+    SELECT x IS NOT DISTINCT FROM y OR abs(x - y) <= 1e-9 * greatest(1, abs(y))
+$$;
+SQL
+check "0.1.0 holds data: $(q -d "$OLD" -c 'SELECT row(c.*) FROM public.before_counts c' | cut -c1-80)" \
+    is "$(q -d "$OLD" -c 'SELECT rewards > 300 AND decision_rewards > 150 FROM public.before_counts')" t
+
+# -- 1b. rewards before the update: a clear error, nothing written ----------
+early=$(q -d "$OLD" -v VERBOSITY=verbose \
+          -c "INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('lin', 'a', ARRAY[1, 2, 3]::float8[], 0.5)" 2>&1 || true)
+check "a reward inserted before ALTER EXTENSION UPDATE: 55000 with the hint to update" \
+    grep -q "ERROR:  55000: .*Run ALTER EXTENSION model_select UPDATE" <<<"$(tr '\n' ' ' <<<"$early")"
+check "... and nothing was written" \
+    is "$(q -d "$OLD" -c 'SELECT count(*) FROM model_select.rewards')" "$(q -d "$OLD" -c 'SELECT rewards FROM public.before_counts')"
+
+# -- 2. update ---------------------------------------------------------------
+check "pg_extension_update_paths has a path $FROM_VERSION -> $DEFAULT_VERSION" \
+    is "$(q -d "$OLD" -c "SELECT path IS NOT NULL FROM pg_extension_update_paths('model_select')
+                          WHERE source = '$FROM_VERSION' AND target = '$DEFAULT_VERSION'")" t
+check "ALTER EXTENSION model_select UPDATE succeeds" quiet -d "$OLD" -c 'ALTER EXTENSION model_select UPDATE'
+check "the update reaches the default version $DEFAULT_VERSION" \
+    is "$(q -d "$OLD" -c "SELECT extversion FROM pg_extension WHERE extname = 'model_select'")" "$DEFAULT_VERSION"
+
+# -- 3. the same catalog as a fresh install ----------------------------------
+createdb "$NEW"
+q -d "$NEW" -c 'CREATE EXTENSION model_select'
+q -d "$OLD" -f "$HERE/include/extension_catalog.sql" > "$WORK/catalog.updated"
+q -d "$NEW" -f "$HERE/include/extension_catalog.sql" > "$WORK/catalog.fresh"
+echo "# catalog: $(wc -l < "$WORK/catalog.fresh") facts"
+check "the catalog dump covers functions, columns, comments and triggers" \
+    is "$(grep -c '^function .*: parallel = ' "$WORK/catalog.fresh") $(grep -c '^trigger ' "$WORK/catalog.fresh")" \
+       "$(q -d "$NEW" -c "SELECT count(*) FROM pg_proc WHERE pronamespace = 'model_select'::regnamespace") 6"
+check "a fresh install comments every function, table and view" \
+    is "$(q -d "$NEW" -c "SELECT coalesce(string_agg(x, ', '), 'none uncommented') FROM (
+            SELECT oid::regprocedure::text AS x FROM pg_proc
+             WHERE pronamespace = 'model_select'::regnamespace AND obj_description(oid, 'pg_proc') IS NULL
+            UNION ALL
+            SELECT oid::regclass::text FROM pg_class
+             WHERE relnamespace = 'model_select'::regnamespace AND relkind IN ('r', 'v')
+               AND obj_description(oid, 'pg_class') IS NULL) u")" "none uncommented"
+if diff -u "$WORK/catalog.fresh" "$WORK/catalog.updated" > "$WORK/catalog.diff"; then
+    check "the updated catalog equals a fresh install's" true
+else
+    sed 's/^/#   /' "$WORK/catalog.diff" | head -n 60 >&2
+    check "the updated catalog equals a fresh install's (diff above: - fresh, + updated)" false
+fi
+
+# -- 4. the data survived, the states re-derived ----------------------------
+check "every selector, arm, decision and reward survived, settings unchanged" \
+    is "$(q -d "$OLD" -c 'SELECT count(*) FROM (SELECT * FROM public.counts EXCEPT SELECT * FROM public.before_counts) x')" 0
+check "every arm's n equals its count in the reward log" \
+    is "$(q -d "$OLD" -c "SELECT count(*) FROM model_select.arm_stats st
+                           JOIN model_select.selectors s ON s.name = st.selector
+                           JOIN model_select.arms a ON a.selector_id = s.selector_id AND a.name = st.arm
+                          WHERE st.n <> (SELECT count(*) FROM model_select.rewards r WHERE r.arm_id = a.arm_id)")" 0
+q -d "$OLD" -c "CREATE TABLE public.after_scores AS
+                SELECT s.name AS selector, c.i, sc.*
+                  FROM model_select.selectors s, public.ctx c, LATERAL model_select.scores(s.name, c.c) sc
+                 WHERE c.i % 7 = 0"
+
+# -- 5. a fresh install fed the same log scores the same ---------------------
+q -d "$NEW" -c 'CREATE TABLE public.ctx (i int, c float8[])'
+q -d "$OLD" -c '\copy public.ctx TO STDOUT' | q -d "$NEW" -c '\copy public.ctx FROM STDIN'
+q -d "$OLD" -c "SELECT format('SELECT model_select.create_selector(%L, %s, %L, %L, %L, %L, %s);',
+                              s.name, s.dim, (SELECT array_agg(a.name ORDER BY a.ordinal) FROM model_select.arms a
+                                               WHERE a.selector_id = s.selector_id),
+                              s.policy, s.kernel, s.settings, s.seed)
+                  FROM model_select.selectors s ORDER BY s.selector_id" > "$WORK/selectors.sql"
+q -d "$NEW" -f "$WORK/selectors.sql" >/dev/null
+q -d "$NEW" -c 'CREATE TABLE public.log (selector text, arm text, context float8[], reward float8, cost float8)'
+q -d "$OLD" -c "\copy (SELECT s.name, a.name, r.context, r.reward, r.cost FROM model_select.rewards r
+                      JOIN model_select.selectors s USING (selector_id) JOIN model_select.arms a USING (arm_id)
+                      ORDER BY r.reward_id) TO STDOUT" | q -d "$NEW" -c '\copy public.log FROM STDIN'
+q -d "$NEW" -c 'INSERT INTO model_select.rewards(selector, arm, context, reward, cost)
+                SELECT * FROM public.log' \
+            -c "SELECT model_select.retire_arm(s.name, a.name) FROM model_select.selectors s
+                  JOIN model_select.arms a USING (selector_id) WHERE (s.name, a.name) IN (('pak', 'c'))" >/dev/null
+q -d "$OLD" -c '\copy public.after_scores TO STDOUT' > "$WORK/after_scores"
+q -d "$NEW" -c 'CREATE TABLE public.after_scores AS SELECT NULL::text AS selector, i, sc.* FROM public.ctx,
+                LATERAL model_select.scores(NULL, NULL::float8[]) sc WITH NO DATA' \
+            -c "CREATE FUNCTION public.close(x float8, y float8) RETURNS boolean LANGUAGE sql IMMUTABLE AS
+                'SELECT x IS NOT DISTINCT FROM y OR abs(x - y) <= 1e-9 * greatest(1, abs(y))'"
+q -d "$NEW" -c '\copy public.after_scores FROM STDIN' < "$WORK/after_scores"
+check "the updated scores equal a fresh install's fed the same reward log ($(q -d "$NEW" -c 'SELECT count(*) FROM public.after_scores') rows, 1e-9)" \
+    is "$(q -d "$NEW" -c "SELECT count(*) FROM public.after_scores b
+  FULL JOIN (SELECT s.name AS selector, c.i, sc.*
+               FROM model_select.selectors s, public.ctx c, LATERAL model_select.scores(s.name, c.c) sc
+              WHERE c.i % 7 = 0) a USING (selector, i, arm)
+ WHERE a.n IS DISTINCT FROM b.n OR a.active IS DISTINCT FROM b.active
+    OR NOT (close(a.mean, b.mean) AND close(a.width, b.width) AND close(a.ucb, b.ucb)
+            AND close(a.radius, b.radius) AND close(a.alpha, b.alpha))")" 0
+
+check "routing and learning go on after the update" \
+    quiet -d "$OLD" -c "SELECT * FROM model_select.route('pak', ARRAY[1, 2, 3]::float8[])" \
+                -c "INSERT INTO model_select.rewards(decision_id, reward)
+                    SELECT max(decision_id), 0.5 FROM model_select.decisions"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -14,7 +14,7 @@
 --            cache keeps that entry); a different reward R2 gets the same
 --            version v+1; scores() must decode a1 again and equal the scores
 --            after rebuild_state().
--- The rounds for the two selectors are one text (test/include), parameterised by the
+-- The rounds for the two selectors are one text (test/tap/include), parameterised by the
 -- psql variable :sel (pg_prove runs this file through psql).  Temp tables
 -- roll back with the savepoint, so what is recorded inside round B's
 -- savepoint is carried out of it in psql variables (\gset).  pgTAP numbers

@@ -1,4 +1,4 @@
--- Rounds A and B of test/rollback.sql for the selector named by the psql
+-- Rounds A and B of test/tap/rollback.sql for the selector named by the psql
 -- variable :sel (included once per policy with \ir).
 SELECT lives_ok(format($q$
   INSERT INTO model_select.rewards(selector, arm, context, reward)

@@ -1,0 +1,252 @@
+-- Core: selectors (one routing policy instance each), their arms, the
+-- per-arm learned state, and the functions that manage them.
+--
+-- All objects of the extension live in schema model_select; every reference
+-- is schema-qualified and every function pins its search_path (except
+-- create_probe_run, whose pool query runs with the caller's), so nothing
+-- depends on the caller's search_path.
+
+-- Selectors: one routing policy instance each.  `settings` holds every
+-- applicable setting with defaults filled in (validated in C).
+CREATE TABLE model_select.selectors (
+    selector_id serial PRIMARY KEY,
+    name        text NOT NULL UNIQUE CHECK (name <> ''),
+    dim         int NOT NULL CHECK (dim BETWEEN 1 AND 16000),
+    policy      text NOT NULL,
+    kernel      text,
+    settings    jsonb NOT NULL,
+    seed        bigint NOT NULL,
+    created_at  timestamptz NOT NULL DEFAULT now(),
+    -- bumped by every settings change: checkpoints of older settings are void
+    settings_version int NOT NULL DEFAULT 1
+);
+
+CREATE TABLE model_select.arms (
+    arm_id      serial PRIMARY KEY,
+    selector_id int NOT NULL REFERENCES model_select.selectors ON DELETE CASCADE,
+    name        text NOT NULL CHECK (name <> ''),
+    ordinal     int NOT NULL,
+    active      boolean NOT NULL DEFAULT true,
+    created_at  timestamptz NOT NULL DEFAULT now(),
+    retired_at  timestamptz,
+    UNIQUE (selector_id, name),
+    UNIQUE (selector_id, ordinal)
+);
+
+-- One row per arm: its checkpoint, the fold of the arm's reward log up to
+-- (ckpt_tx, ckpt_reward_id) in canonical order under the settings of
+-- settings_version (binary layout in src/core/state.h), and the totals of
+-- the rewards folded.  Rewards after it are pending: readers fold them in
+-- memory.  Written only by the extension's own code (checkpoints,
+-- rebuild_state), as the extension owner.
+CREATE TABLE model_select.arm_state (
+    arm_id      int PRIMARY KEY REFERENCES model_select.arms ON DELETE CASCADE,
+    selector_id int NOT NULL REFERENCES model_select.selectors ON DELETE CASCADE,
+    version     bigint NOT NULL DEFAULT 0,
+    n           bigint NOT NULL DEFAULT 0,
+    reward_sum  float8 NOT NULL DEFAULT 0,
+    cost_sum    float8 NOT NULL DEFAULT 0,
+    cost_n      bigint NOT NULL DEFAULT 0,
+    state       bytea,
+    updated_at  timestamptz NOT NULL DEFAULT now(),
+    settings_version int NOT NULL DEFAULT 0,
+    ckpt_tx     xid8 NOT NULL DEFAULT '0',
+    ckpt_reward_id bigint NOT NULL DEFAULT 0
+);
+CREATE INDEX ON model_select.arm_state (selector_id);
+-- States are float8 arrays that pglz cannot shrink: skip the compression try.
+ALTER TABLE model_select.arm_state ALTER COLUMN state SET STORAGE EXTERNAL;
+
+-- Validates settings for a policy/kernel and returns them with defaults.
+CREATE FUNCTION model_select.resolve_settings(policy text, kernel text, settings jsonb)
+    RETURNS jsonb
+    AS 'MODULE_PATHNAME', 'model_select_resolve_settings' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+-- With dim: also refuses settings whose arm states would not fit (22023).
+CREATE FUNCTION model_select.resolve_settings(policy text, kernel text, settings jsonb, dim int)
+    RETURNS jsonb
+    AS 'MODULE_PATHNAME', 'model_select_resolve_settings' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION model_select.add_arm(selector text, arm text) RETURNS void
+LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    sid int;
+    existing model_select.arms;
+BEGIN
+    IF arm IS NULL OR arm = '' THEN
+        RAISE EXCEPTION 'arm name must not be NULL or empty' USING ERRCODE = '22004';
+    END IF;
+    SELECT s.selector_id INTO sid FROM model_select.selectors s WHERE s.name = selector FOR NO KEY UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'selector "%" does not exist', selector USING ERRCODE = '42704';
+    END IF;
+    SELECT * INTO existing FROM model_select.arms a WHERE a.selector_id = sid AND a.name = arm;
+    IF FOUND THEN
+        IF existing.active THEN
+            RAISE EXCEPTION 'selector "%" already has an active arm "%"', selector, arm
+                USING ERRCODE = '42710';
+        END IF;
+        UPDATE model_select.arms SET active = true, retired_at = NULL WHERE arm_id = existing.arm_id;
+        RETURN;
+    END IF;
+    WITH a AS (
+        INSERT INTO model_select.arms(selector_id, name, ordinal)
+        SELECT sid, arm, coalesce(max(ordinal), 0) + 1 FROM model_select.arms WHERE selector_id = sid
+        RETURNING arm_id)
+    INSERT INTO model_select.arm_state(arm_id, selector_id, settings_version)
+    SELECT arm_id, sid, s.settings_version FROM a, model_select.selectors s WHERE s.selector_id = sid;
+END $$;
+
+CREATE FUNCTION model_select.create_selector(
+    name text, dim int, arms text[], policy text DEFAULT 'pak_ucb',
+    kernel text DEFAULT NULL, settings jsonb DEFAULT '{}', seed bigint DEFAULT 0)
+RETURNS int
+LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    sid int;
+    arm text;
+BEGIN
+    IF name IS NULL OR dim IS NULL OR arms IS NULL OR policy IS NULL OR seed IS NULL THEN
+        RAISE EXCEPTION 'name, dim, arms, policy and seed must not be NULL' USING ERRCODE = '22004';
+    END IF;
+    IF dim < 1 OR dim > 16000 THEN
+        RAISE EXCEPTION 'dim must be between 1 and 16000, not %', dim USING ERRCODE = '22023';
+    END IF;
+    IF array_ndims(arms) > 1 THEN
+        RAISE EXCEPTION 'arms must be a one-dimensional array' USING ERRCODE = '22023';
+    END IF;
+    IF cardinality(arms) = 0 THEN
+        RAISE EXCEPTION 'a selector needs at least one arm' USING ERRCODE = '22023';
+    END IF;
+    IF EXISTS (SELECT 1 FROM model_select.selectors s WHERE s.name = create_selector.name) THEN
+        RAISE EXCEPTION 'selector "%" already exists', name USING ERRCODE = '42710';
+    END IF;
+    INSERT INTO model_select.selectors(name, dim, policy, kernel, settings, seed)
+    VALUES (name, dim, policy,
+            CASE WHEN policy IN ('pak_ucb', 'rff_ucb', 'bkb') THEN coalesce(kernel, 'rbf') ELSE kernel END,
+            model_select.resolve_settings(policy, kernel, coalesce(settings, '{}'), dim), seed)
+    RETURNING selector_id INTO sid;
+    FOREACH arm IN ARRAY arms LOOP
+        PERFORM model_select.add_arm(name, arm);
+    END LOOP;
+    RETURN sid;
+END $$;
+
+-- alter_selector()'s side of the settings lock (src/core/catalog.c): reward
+-- inserts hold it shared until they commit; not for clients.
+CREATE FUNCTION model_select._settings_lock(selector_id int) RETURNS void
+    AS 'MODULE_PATHNAME', 'model_select_settings_lock' LANGUAGE C STRICT PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION model_select._settings_lock(int) FROM PUBLIC;
+
+-- Change settings after creation: merged into the current ones, validated,
+-- and every arm's state re-derived from the reward log (e.g. a new
+-- cost_weight, alpha or bandwidth).  Returns the rewards re-applied.
+CREATE FUNCTION model_select.alter_selector(name text, settings jsonb) RETURNS bigint
+LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    sid int;
+    s model_select.selectors;
+BEGIN
+    IF settings IS NULL THEN
+        RAISE EXCEPTION 'settings must not be NULL' USING ERRCODE = '22004';
+    END IF;
+    -- First wait for the reward inserts in flight (later ones wait for us and
+    -- read the new settings), then lock the row: an insert's foreign key
+    -- check key-share-locks it while the insert holds the settings lock.
+    SELECT sel.selector_id INTO sid FROM model_select.selectors sel WHERE sel.name = alter_selector.name;
+    IF FOUND THEN
+        PERFORM model_select._settings_lock(sid);
+        SELECT * INTO s FROM model_select.selectors sel WHERE sel.selector_id = sid FOR UPDATE;
+    END IF;
+    IF s.selector_id IS NULL THEN
+        RAISE EXCEPTION 'selector "%" does not exist', name USING ERRCODE = '42704';
+    END IF;
+    UPDATE model_select.selectors sel
+       SET settings = model_select.resolve_settings(s.policy, s.kernel, s.settings || alter_selector.settings, s.dim),
+           settings_version = sel.settings_version + 1
+     WHERE sel.selector_id = s.selector_id;
+    RETURN model_select.rebuild_state(name);
+END $$;
+
+CREATE FUNCTION model_select.drop_selector(name text) RETURNS void
+LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    DELETE FROM model_select.selectors s WHERE s.name = drop_selector.name;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'selector "%" does not exist', name USING ERRCODE = '42704';
+    END IF;
+END $$;
+
+CREATE FUNCTION model_select.retire_arm(selector text, arm text) RETURNS void
+LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM model_select.selectors s WHERE s.name = selector) THEN
+        RAISE EXCEPTION 'selector "%" does not exist', selector USING ERRCODE = '42704';
+    END IF;
+    UPDATE model_select.arms a SET active = false, retired_at = now()
+      FROM model_select.selectors s
+     WHERE s.name = selector AND a.selector_id = s.selector_id AND a.name = arm;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'selector "%" has no arm "%"', selector, arm USING ERRCODE = '42704';
+    END IF;
+END $$;
+
+-- pg_dump keeps the user data and the sequences.  arm_state is derived: it is
+-- dumped empty, and restoring the reward log re-learns it through the
+-- triggers (which create missing arm_state rows), so a restore can never
+-- apply a reward twice.  (The logs register themselves in their parts.)
+SELECT pg_catalog.pg_extension_config_dump('model_select.selectors', '');
+SELECT pg_catalog.pg_extension_config_dump('model_select.arms', '');
+SELECT pg_catalog.pg_extension_config_dump('model_select.arm_state', 'WHERE false');
+SELECT pg_catalog.pg_extension_config_dump('model_select.selectors_selector_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('model_select.arms_arm_id_seq', '');
+
+-- Comments (psql: \dt+, \d+, \df+, \dd).
+COMMENT ON TABLE model_select.selectors IS
+'Selectors: one routing policy instance each (a contextual bandit over its arms). Create with create_selector(), change with alter_selector(), delete with drop_selector().';
+COMMENT ON COLUMN model_select.selectors.name IS 'Unique name by which every function refers to the selector.';
+COMMENT ON COLUMN model_select.selectors.dim IS 'Dimension of the context embeddings (1 to 16000).';
+COMMENT ON COLUMN model_select.selectors.policy IS 'pak_ucb, rff_ucb, bkb, lin_ucb, greedy or random.';
+COMMENT ON COLUMN model_select.selectors.kernel IS 'Kernel of a kernelised policy (pak_ucb, rff_ucb, bkb); NULL for the others.';
+COMMENT ON COLUMN model_select.selectors.settings IS
+'Every applicable setting with its default filled in (see resolve_settings()). Change it with alter_selector() only: a direct UPDATE would disagree with the learned states.';
+COMMENT ON COLUMN model_select.selectors.seed IS 'Seed of tie-breaking, of the random policy and of random features.';
+COMMENT ON COLUMN model_select.selectors.settings_version IS
+'Bumped by alter_selector(): checkpoints taken under older settings are void.';
+
+COMMENT ON TABLE model_select.arms IS
+'The arms (models) of each selector. A retired arm (active = false) is never chosen and refuses rewards; its state and rewards stay, add_arm() re-activates it.';
+COMMENT ON COLUMN model_select.arms.name IS 'Arm name, unique within the selector: what select_model() returns.';
+COMMENT ON COLUMN model_select.arms.ordinal IS 'Position within the selector (1, 2, ...): the order of scores() rows and of tie-breaking.';
+COMMENT ON COLUMN model_select.arms.active IS 'false once retired by retire_arm().';
+COMMENT ON COLUMN model_select.arms.retired_at IS 'When the arm was last retired; NULL while active.';
+
+COMMENT ON TABLE model_select.arm_state IS
+'Checkpoint of each arm: the fold of its reward log up to (ckpt_tx, ckpt_reward_id) in canonical order, under the settings of settings_version. Written only by the extension (checkpoints, rebuild_state(), resample()) as its owner. pg_dump dumps it empty; restoring the log re-learns it.';
+COMMENT ON COLUMN model_select.arm_state.version IS
+'Incremented by every checkpoint, rebuild and resample; invalidates cached models.';
+COMMENT ON COLUMN model_select.arm_state.settings_version IS 'The selectors.settings_version the checkpoint was folded under.';
+COMMENT ON COLUMN model_select.arm_state.ckpt_tx IS 'Position of the checkpoint in the log: tx of the last reward folded.';
+COMMENT ON COLUMN model_select.arm_state.ckpt_reward_id IS 'Position of the checkpoint in the log: reward_id of the last reward folded.';
+COMMENT ON COLUMN model_select.arm_state.n IS 'Rewards folded into the checkpoint.';
+COMMENT ON COLUMN model_select.arm_state.reward_sum IS 'Sum of the rewards folded in.';
+COMMENT ON COLUMN model_select.arm_state.cost_sum IS 'Sum of the costs of the rewards that had one.';
+COMMENT ON COLUMN model_select.arm_state.cost_n IS 'Number of rewards that had a cost.';
+COMMENT ON COLUMN model_select.arm_state.state IS
+'The policy''s state in binary form (layout in src/core/state.h); NULL until the first reward.';
+
+COMMENT ON FUNCTION model_select.resolve_settings(text, text, jsonb) IS
+'Validates settings for a policy and kernel and returns them with every default filled in: what create_selector() stores.';
+COMMENT ON FUNCTION model_select.resolve_settings(text, text, jsonb, int) IS
+'resolve_settings() for a selector of dimension dim: also refuses (22023) settings whose arm states or working matrices would exceed the allocation limit. What create_selector() and alter_selector() use.';
+COMMENT ON FUNCTION model_select._settings_lock(int) IS
+'Internal: takes the selector''s settings lock exclusively for alter_selector(); reward inserts hold it shared until they commit.';
+COMMENT ON FUNCTION model_select.add_arm(text, text) IS
+'Adds an arm to a selector (next ordinal; it scores Infinity until its first reward), or re-activates a retired arm of that name with its state and rewards.';
+COMMENT ON FUNCTION model_select.create_selector(text, int, text[], text, text, jsonb, bigint) IS
+'Creates a selector with its arms and returns its selector_id. policy: pak_ucb (default), rff_ucb, bkb, lin_ucb, greedy or random; kernel for pak_ucb, rff_ucb and bkb (default rbf); settings are validated and stored complete; seed drives tie-breaking and randomness.';
+COMMENT ON FUNCTION model_select.alter_selector(text, jsonb) IS
+'Merges settings into the selector''s, validates them and re-derives every arm''s state from the reward log under the new settings; returns the number of rewards re-applied. Policy, kernel and dimension cannot change.';
+COMMENT ON FUNCTION model_select.drop_selector(text) IS
+'Deletes a selector with its arms, states, decisions, rewards and cascade data.';
+COMMENT ON FUNCTION model_select.retire_arm(text, text) IS
+'Retires an arm: it is never chosen again and refuses rewards; its state and rewards stay and scores() still shows it.';

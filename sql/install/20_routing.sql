@@ -1,0 +1,72 @@
+-- Routing: choosing an arm for a context (select_model, route), every arm's
+-- score (scores), and the decision log that route() writes.
+
+CREATE TABLE model_select.decisions (
+    decision_id bigserial PRIMARY KEY,
+    selector_id int NOT NULL REFERENCES model_select.selectors ON DELETE CASCADE,
+    arm_id      int NOT NULL REFERENCES model_select.arms ON DELETE CASCADE,
+    context     float8[] NOT NULL,
+    score       float8 NOT NULL,            -- the chosen arm's ucb
+    mean        float8,                     -- its predicted reward (mean) at decision time
+    created_at  timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX ON model_select.decisions (selector_id, created_at);
+
+-- Scoring.  select_model and scores read only (STABLE); route logs a decision.
+CREATE FUNCTION model_select.select_model(selector text, context float8[]) RETURNS text
+    AS 'MODULE_PATHNAME', 'model_select_select_model' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION model_select.select_model(selector text, context real[]) RETURNS text
+    AS 'MODULE_PATHNAME', 'model_select_select_model' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION model_select.route(selector text, context float8[],
+    OUT decision_id bigint, OUT arm text, OUT score float8)
+    AS 'MODULE_PATHNAME', 'model_select_route' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+CREATE FUNCTION model_select.route(selector text, context real[],
+    OUT decision_id bigint, OUT arm text, OUT score float8)
+    AS 'MODULE_PATHNAME', 'model_select_route' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+CREATE FUNCTION model_select.scores(selector text, context float8[])
+    RETURNS TABLE (arm text, active boolean, n bigint, mean float8, width float8, ucb float8,
+                   radius float8, alpha float8)
+    AS 'MODULE_PATHNAME', 'model_select_scores' LANGUAGE C STABLE STRICT PARALLEL SAFE ROWS 8;
+CREATE FUNCTION model_select.scores(selector text, context real[])
+    RETURNS TABLE (arm text, active boolean, n bigint, mean float8, width float8, ucb float8,
+                   radius float8, alpha float8)
+    AS 'MODULE_PATHNAME', 'model_select_scores' LANGUAGE C STABLE STRICT PARALLEL SAFE ROWS 8;
+
+-- Route every row of a query (key integer, context real[] or float8[]) in one
+-- call, scoring blocks of rows by BLAS-3; with log, the decisions are logged.
+CREATE FUNCTION model_select.route_batch(selector text, source text, log boolean DEFAULT false)
+    RETURNS TABLE (key bigint, arm text, score float8, mean float8, width float8, decision_id bigint)
+    AS 'MODULE_PATHNAME', 'model_select_route_batch' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+-- This backend's cache of decoded arm models: entries, decodes, hits.
+CREATE FUNCTION model_select.cache_stats(OUT entries int, OUT decodes bigint, OUT hits bigint)
+    AS 'MODULE_PATHNAME', 'model_select_cache_stats' LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+SELECT pg_catalog.pg_extension_config_dump('model_select.decisions', '');
+SELECT pg_catalog.pg_extension_config_dump('model_select.decisions_decision_id_seq', '');
+
+-- Comments (psql: \dt+, \d+, \df+, \dd).
+COMMENT ON TABLE model_select.decisions IS
+'Decision log written by route(): the chosen arm for a context, with its ucb and predicted mean at decision time. A reward may name the decision_id.';
+COMMENT ON COLUMN model_select.decisions.context IS 'The context as given (stored as float8[], not normalised).';
+COMMENT ON COLUMN model_select.decisions.score IS 'The chosen arm''s ucb at decision time (Infinity for an untried arm).';
+COMMENT ON COLUMN model_select.decisions.mean IS 'The chosen arm''s predicted reward at decision time (drift() compares it with the rewards).';
+
+COMMENT ON FUNCTION model_select.select_model(text, float8[]) IS
+'The arm to use for this context: the active arm with the highest ucb, ties broken by a hash of seed, context and ordinal. Reads only (STABLE, PARALLEL SAFE).';
+COMMENT ON FUNCTION model_select.select_model(text, real[]) IS
+'The arm to use for this context: the active arm with the highest ucb, ties broken by a hash of seed, context and ordinal. Reads only (STABLE, PARALLEL SAFE).';
+COMMENT ON FUNCTION model_select.route(text, float8[]) IS
+'The choice of select_model(), logged in decisions: returns the decision_id (to reward), the arm and its ucb.';
+COMMENT ON FUNCTION model_select.route(text, real[]) IS
+'The choice of select_model(), logged in decisions: returns the decision_id (to reward), the arm and its ucb.';
+COMMENT ON FUNCTION model_select.route_batch(text, text, boolean) IS
+'Routes every row of the query source, which yields (key integer, context real[] or float8[]): per row the key, the arm select_model() would choose, its ucb (score), mean and width, and with log => true the decision_id of the decision logged for it. Blocks of rows are scored by BLAS-3. source runs with the caller''s rights, read only.';
+COMMENT ON FUNCTION model_select.scores(text, float8[]) IS
+'Every arm of the selector (retired ones too) in ordinal order: rewards n, mean, width, ucb = mean + radius * width, and the radius and ridge alpha of the bound for this context. Reads only.';
+COMMENT ON FUNCTION model_select.scores(text, real[]) IS
+'Every arm of the selector (retired ones too) in ordinal order: rewards n, mean, width, ucb = mean + radius * width, and the radius and ridge alpha of the bound for this context. Reads only.';
+COMMENT ON FUNCTION model_select.cache_stats() IS
+'This backend''s cache of decoded arm models: entries held, states decoded and cache hits so far.';

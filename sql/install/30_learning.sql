@@ -1,0 +1,93 @@
+-- Learning: the reward log, the triggers that fold it into arm_state, and
+-- the functions that re-derive the state from the log.
+
+-- The reward log: the source of truth for all learned state.  Insert either
+-- (decision_id, reward [, cost]) or (selector, arm, context, reward [, cost]);
+-- the BEFORE trigger fills in the rest, including tx, the inserting
+-- transaction: an arm's log is folded in (tx, reward_id) order.  The AFTER
+-- trigger (once per statement) checkpoints arms with many pending rewards.
+CREATE TABLE model_select.rewards (
+    reward_id   bigserial PRIMARY KEY,
+    selector    text,
+    arm         text,
+    decision_id bigint UNIQUE REFERENCES model_select.decisions,
+    context     float8[],
+    reward      float8 NOT NULL,
+    cost        float8,
+    created_at  timestamptz NOT NULL DEFAULT now(),
+    selector_id int NOT NULL REFERENCES model_select.selectors ON DELETE CASCADE,
+    arm_id      int NOT NULL REFERENCES model_select.arms ON DELETE CASCADE,
+    tx          xid8 NOT NULL
+);
+CREATE INDEX ON model_select.rewards (arm_id, tx, reward_id);
+CREATE INDEX ON model_select.rewards (selector_id);
+
+CREATE FUNCTION model_select._rewards_resolve() RETURNS trigger
+    AS 'MODULE_PATHNAME', 'model_select_rewards_resolve' LANGUAGE C PARALLEL UNSAFE;
+CREATE FUNCTION model_select._rewards_apply() RETURNS trigger
+    AS 'MODULE_PATHNAME', 'model_select_rewards_apply' LANGUAGE C PARALLEL UNSAFE;
+
+CREATE TRIGGER rewards_resolve BEFORE INSERT ON model_select.rewards
+    FOR EACH ROW EXECUTE FUNCTION model_select._rewards_resolve();
+CREATE TRIGGER rewards_apply AFTER INSERT ON model_select.rewards
+    REFERENCING NEW TABLE AS new_rewards
+    FOR EACH STATEMENT EXECUTE FUNCTION model_select._rewards_apply();
+
+-- The log is append-only: an UPDATE or TRUNCATE would silently desynchronise
+-- the learned state.  (DELETE stays possible, e.g. for drop_selector's
+-- cascade; after deleting rewards by hand, run rebuild_state().)
+CREATE FUNCTION model_select._rewards_append_only() RETURNS trigger
+LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RAISE EXCEPTION 'model_select.rewards is an append-only log: % is not allowed', TG_OP
+        USING ERRCODE = '55000',
+              HINT = 'Insert a new reward instead; after deleting rewards, run model_select.rebuild_state().';
+END $$;
+CREATE TRIGGER rewards_append_only BEFORE UPDATE OR TRUNCATE ON model_select.rewards
+    FOR EACH STATEMENT EXECUTE FUNCTION model_select._rewards_append_only();
+
+CREATE FUNCTION model_select.rebuild_state(selector text) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'model_select_rebuild_state' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+-- Fold every arm's final pending rewards into its checkpoint now; returns
+-- the rewards folded.  Scores do not change: readers fold pending rewards.
+CREATE FUNCTION model_select.checkpoint(selector text) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'model_select_checkpoint' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+-- bkb: resample every arm's dictionary now (spec/003.md §2.3); returns the
+-- number of arms resampled.  55000 unless the selector's policy is bkb.
+CREATE FUNCTION model_select.resample(selector text) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'model_select_resample' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+SELECT pg_catalog.pg_extension_config_dump('model_select.rewards', '');
+SELECT pg_catalog.pg_extension_config_dump('model_select.rewards_reward_id_seq', '');
+
+-- Comments (psql: \dt+, \d+, \df+, \dd).
+COMMENT ON TABLE model_select.rewards IS
+'The reward log, source of truth of all learned state. Insert (decision_id, reward[, cost]) or (selector, arm, context, reward[, cost]); triggers validate each row; readers fold new rewards in memory and checkpoints store the fold (canonical order: tx, reward_id). Append-only: UPDATE and TRUNCATE are refused; after a DELETE run rebuild_state().';
+COMMENT ON COLUMN model_select.rewards.selector IS 'Selector name (or taken from the decision).';
+COMMENT ON COLUMN model_select.rewards.arm IS 'Arm name (or taken from the decision); the arm must be active.';
+COMMENT ON COLUMN model_select.rewards.decision_id IS 'The decision rewarded, if any; at most one reward per decision.';
+COMMENT ON COLUMN model_select.rewards.context IS 'The context (taken from the decision when decision_id is given).';
+COMMENT ON COLUMN model_select.rewards.reward IS 'The observed reward, finite and within the selector''s [reward_min, reward_max].';
+COMMENT ON COLUMN model_select.rewards.cost IS 'Optional cost (finite, >= 0), weighted by the setting cost_weight.';
+COMMENT ON COLUMN model_select.rewards.selector_id IS 'Filled in by the trigger rewards_resolve.';
+COMMENT ON COLUMN model_select.rewards.arm_id IS 'Filled in by the trigger rewards_resolve.';
+COMMENT ON COLUMN model_select.rewards.tx IS 'The inserting transaction (set by rewards_resolve whatever the client writes): the log is folded in (tx, reward_id) order.';
+
+COMMENT ON FUNCTION model_select._rewards_resolve() IS
+'Trigger function of rewards_resolve (BEFORE INSERT, each row): completes and validates a reward row.';
+COMMENT ON FUNCTION model_select._rewards_apply() IS
+'Trigger function of rewards_apply (AFTER INSERT, each statement): checkpoints the arms that reach model_select.checkpoint_threshold final pending rewards, without waiting for a busy arm.';
+COMMENT ON FUNCTION model_select._rewards_append_only() IS
+'Trigger function of rewards_append_only: refuses UPDATE and TRUNCATE of the reward log (55000).';
+COMMENT ON TRIGGER rewards_resolve ON model_select.rewards IS 'Completes and validates each reward row.';
+COMMENT ON TRIGGER rewards_apply ON model_select.rewards IS 'Checkpoints arms with many pending rewards.';
+COMMENT ON TRIGGER rewards_append_only ON model_select.rewards IS 'Keeps the reward log append-only.';
+
+COMMENT ON FUNCTION model_select.rebuild_state(text) IS
+'Recomputes every arm''s checkpoint from scratch from its reward log in (tx, reward_id) order, the definition of the state (after deleting rewards, or to repair a state); returns the number of rewards folded.';
+COMMENT ON FUNCTION model_select.checkpoint(text) IS
+'Folds every arm''s final pending rewards into its stored checkpoint now (scores do not change); returns the number of rewards folded.';
+COMMENT ON FUNCTION model_select.resample(text) IS
+'For a bkb selector: resamples every arm''s dictionary now; returns the number of arms resampled.';

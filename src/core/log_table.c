@@ -1,0 +1,85 @@
+/*
+ * log_table.c — shared by the triggers of the reward log and the cascade
+ * observation log (see log_table.h).
+ */
+#include "postgres.h"
+
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+
+#include "core/log_table.h"
+#include "core/spi_util.h"
+
+/* The trigger data of a BEFORE INSERT FOR EACH ROW trigger, or an error. */
+TriggerData *
+log_row_trigger(FunctionCallInfo fcinfo)
+{
+	TriggerData *td = (TriggerData *) fcinfo->context;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BY_INSERT(td->tg_event) ||
+		!TRIGGER_FIRED_FOR_ROW(td->tg_event) || !TRIGGER_FIRED_BEFORE(td->tg_event))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("%s must fire BEFORE INSERT FOR EACH ROW", get_func_name(fcinfo->flinfo->fn_oid))));
+	return td;
+}
+
+/*
+ * The attribute numbers of the named columns.  A missing column means the
+ * tables were created by an older version of the extension than the library
+ * now installed (a package upgrade without ALTER EXTENSION UPDATE).
+ */
+void
+log_columns(TupleDesc desc, const char *const *names, int ncolumns, int *attnums)
+{
+	for (int i = 0; i < ncolumns; i++)
+	{
+		attnums[i] = SPI_fnumber(desc, names[i]);
+		if (attnums[i] <= 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("the model_select log table has no column \"%s\"", names[i]),
+					 errdetail("The extension's tables are older than its library."),
+					 errhint("Run ALTER EXTENSION model_select UPDATE.")));
+	}
+}
+
+/*
+ * Run query (ordered by arm_id, its first column) over the NEW TABLE of an
+ * AFTER INSERT FOR EACH STATEMENT trigger and call fn once per arm with that
+ * arm's rows [first, last).  The caller is connected to SPI.
+ */
+void
+for_each_arm_of_statement(FunctionCallInfo fcinfo, const char *query,
+						  void (*fn) (SPITupleTable *tt, uint64 first, uint64 last, void *arg),
+						  void *arg)
+{
+	TriggerData *td = (TriggerData *) fcinfo->context;
+	SPITupleTable *tt;
+	uint64		nrows,
+				first = 0;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BY_INSERT(td->tg_event) ||
+		!TRIGGER_FIRED_FOR_STATEMENT(td->tg_event) || !TRIGGER_FIRED_AFTER(td->tg_event) ||
+		td->tg_newtable == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("%s must fire AFTER INSERT FOR EACH STATEMENT with a NEW TABLE",
+						get_func_name(fcinfo->flinfo->fn_oid))));
+	if (SPI_register_trigger_data(td) != SPI_OK_TD_REGISTER)
+		elog(ERROR, "could not register the transition table of trigger %s", td->tg_trigger->tgname);
+	if (SPI_execute(query, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the rows of trigger %s", td->tg_trigger->tgname);
+	tt = SPI_tuptable;
+	nrows = SPI_processed;
+	while (first < nrows)
+	{
+		int32		arm_id = spi_int32(tt->vals[first], tt->tupdesc, 1);
+		uint64		last = first + 1;
+
+		while (last < nrows && spi_int32(tt->vals[last], tt->tupdesc, 1) == arm_id)
+			last++;
+		fn(tt, first, last, arg);
+		first = last;
+	}
+}

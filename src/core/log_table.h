@@ -1,0 +1,30 @@
+/*
+ * log_table.h — what the triggers of the two append-only logs (rewards and
+ * cascade_observations) share: checking how a trigger fired, finding the
+ * log's columns by name, and handing each arm's rows of a statement to a
+ * callback.
+ */
+#ifndef MODEL_SELECT_LOG_TABLE_H
+#define MODEL_SELECT_LOG_TABLE_H
+
+#include "commands/trigger.h"
+#include "executor/spi.h"
+
+extern TriggerData *log_row_trigger(FunctionCallInfo fcinfo);
+extern void log_columns(TupleDesc desc, const char *const *names, int ncolumns, int *attnums);
+extern void for_each_arm_of_statement(FunctionCallInfo fcinfo, const char *query,
+									  void (*fn) (SPITupleTable *tt, uint64 first, uint64 last, void *arg),
+									  void *arg);
+
+/*
+ * Fill a struct of int attribute numbers, one per name, in order: the
+ * struct must hold exactly one int per name.
+ */
+#define LOG_COLUMNS(desc, names, columns) \
+	do { \
+		StaticAssertStmt(sizeof(*(columns)) == lengthof(names) * sizeof(int), \
+						 "one int per column name"); \
+		log_columns((desc), (names), lengthof(names), (int *) (columns)); \
+	} while (0)
+
+#endif
