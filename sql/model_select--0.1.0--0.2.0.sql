@@ -25,6 +25,22 @@ ALTER TABLE model_select.arm_state
     ADD COLUMN ckpt_tx xid8 NOT NULL DEFAULT '0',
     ADD COLUMN ckpt_reward_id bigint NOT NULL DEFAULT 0;
 
+-- The rows of a checkpoint kept by rows (pak_ucb, see src/core/state_store.c):
+-- arm_state.state holds the header and these chunks rows [0, n), each the
+-- values of rows [first_row, first_row + nrows) of every per-row array of
+-- the state.  A checkpoint that only appended rows inserts one more chunk,
+-- so a reward costs O(n) bytes of WAL, not a rewrite of the O(n²) factor.
+CREATE TABLE model_select.arm_state_rows (
+    arm_id      int NOT NULL REFERENCES model_select.arm_state ON DELETE CASCADE,
+    selector_id int NOT NULL,
+    first_row   int NOT NULL CHECK (first_row >= 0),
+    nrows       int NOT NULL CHECK (nrows > 0),
+    rows        bytea NOT NULL,
+    PRIMARY KEY (arm_id, first_row)
+);
+-- Float8 values that pglz cannot shrink: skip the compression try.
+ALTER TABLE model_select.arm_state_rows ALTER COLUMN rows SET STORAGE EXTERNAL;
+
 CREATE OR REPLACE FUNCTION model_select.add_arm(selector text, arm text) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -166,7 +182,11 @@ SELECT s.name AS selector, a.name AS arm, a.ordinal, a.active, c.n + p.n AS n,
        CASE WHEN c.n + p.n > 0 THEN (c.reward_sum + p.reward_sum) / (c.n + p.n) END AS mean_reward,
        CASE WHEN c.cost_n + p.cost_n > 0
             THEN (c.cost_sum + p.cost_sum) / (c.cost_n + p.cost_n) END AS mean_cost,
-       p.n AS pending, st.version, octet_length(st.state) AS state_bytes, st.updated_at
+       p.n AS pending, st.version,
+       (octet_length(st.state) + (SELECT coalesce(sum(octet_length(sr.rows)), 0)
+                                    FROM model_select.arm_state_rows sr
+                                   WHERE sr.arm_id = st.arm_id))::int AS state_bytes,
+       st.updated_at
   FROM model_select.selectors s
   JOIN model_select.arms a USING (selector_id)
   LEFT JOIN model_select.arm_state st
@@ -227,7 +247,13 @@ COMMENT ON COLUMN model_select.arm_state.reward_sum IS 'Sum of the rewards folde
 COMMENT ON COLUMN model_select.arm_state.cost_sum IS 'Sum of the costs of the rewards that had one.';
 COMMENT ON COLUMN model_select.arm_state.cost_n IS 'Number of rewards that had a cost.';
 COMMENT ON COLUMN model_select.arm_state.state IS
-'The policy''s state in binary form (layout in src/core/state.h); NULL until the first reward.';
+'The policy''s state in binary form (layout in src/core/state.h); NULL until the first reward. For pak_ucb only the header: the rows are in arm_state_rows.';
+COMMENT ON TABLE model_select.arm_state_rows IS
+'The rows of checkpoints stored by rows (pak_ucb): arm_state.state holds the header, these chunks the values of rows [first_row, first_row + nrows), tiling [0, n). A checkpoint that only appended rows adds a chunk; any other rewrites them. Written only by the extension as its owner; not dumped (derived from the log).';
+COMMENT ON COLUMN model_select.arm_state_rows.first_row IS 'First row of the state the chunk holds.';
+COMMENT ON COLUMN model_select.arm_state_rows.nrows IS 'Rows the chunk holds.';
+COMMENT ON COLUMN model_select.arm_state_rows.rows IS
+'Per row array of the state (contexts, values, each packed factor), the values of these rows, concatenated (float8, layout in src/core/state.h).';
 COMMENT ON FUNCTION model_select.resolve_settings(text, text, jsonb) IS
 'Validates settings for a policy and kernel and returns them with every default filled in: what create_selector() stores.';
 COMMENT ON FUNCTION model_select.resolve_settings(text, text, jsonb, int) IS
@@ -302,7 +328,7 @@ COMMENT ON VIEW model_select.arm_stats IS
 COMMENT ON COLUMN model_select.arm_stats.pending IS 'Rewards logged after the checkpoint (readers fold them in memory).';
 COMMENT ON COLUMN model_select.arm_stats.mean_reward IS 'Mean of the arm''s rewards in the log; NULL while n = 0.';
 COMMENT ON COLUMN model_select.arm_stats.mean_cost IS 'Mean cost over the rewards that had a cost.';
-COMMENT ON COLUMN model_select.arm_stats.state_bytes IS 'Size of the stored state in bytes.';
+COMMENT ON COLUMN model_select.arm_stats.state_bytes IS 'Size of the stored state in bytes (with its rows in arm_state_rows).';
 COMMENT ON FUNCTION model_select.drift(text, int) IS
 'Change detector: per arm, over its last `recent` rewarded decisions, the mean observed reward vs the mean predicted at decision time, their gap and its z score (|z| >= 3: the arm no longer behaves as it used to).';
 

@@ -57,6 +57,22 @@ CREATE INDEX ON model_select.arm_state (selector_id);
 -- States are float8 arrays that pglz cannot shrink: skip the compression try.
 ALTER TABLE model_select.arm_state ALTER COLUMN state SET STORAGE EXTERNAL;
 
+-- The rows of a checkpoint kept by rows (pak_ucb, see src/core/state_store.c):
+-- arm_state.state holds the header and these chunks rows [0, n), each the
+-- values of rows [first_row, first_row + nrows) of every per-row array of
+-- the state.  A checkpoint that only appended rows inserts one more chunk,
+-- so a reward costs O(n) bytes of WAL, not a rewrite of the O(n²) factor.
+CREATE TABLE model_select.arm_state_rows (
+    arm_id      int NOT NULL REFERENCES model_select.arm_state ON DELETE CASCADE,
+    selector_id int NOT NULL,
+    first_row   int NOT NULL CHECK (first_row >= 0),
+    nrows       int NOT NULL CHECK (nrows > 0),
+    rows        bytea NOT NULL,
+    PRIMARY KEY (arm_id, first_row)
+);
+-- Float8 values that pglz cannot shrink: skip the compression try.
+ALTER TABLE model_select.arm_state_rows ALTER COLUMN rows SET STORAGE EXTERNAL;
+
 -- Validates settings for a policy/kernel and returns them with defaults.
 CREATE FUNCTION model_select.resolve_settings(policy text, kernel text, settings jsonb)
     RETURNS jsonb
@@ -232,7 +248,14 @@ COMMENT ON COLUMN model_select.arm_state.reward_sum IS 'Sum of the rewards folde
 COMMENT ON COLUMN model_select.arm_state.cost_sum IS 'Sum of the costs of the rewards that had one.';
 COMMENT ON COLUMN model_select.arm_state.cost_n IS 'Number of rewards that had a cost.';
 COMMENT ON COLUMN model_select.arm_state.state IS
-'The policy''s state in binary form (layout in src/core/state.h); NULL until the first reward.';
+'The policy''s state in binary form (layout in src/core/state.h); NULL until the first reward. For pak_ucb only the header: the rows are in arm_state_rows.';
+
+COMMENT ON TABLE model_select.arm_state_rows IS
+'The rows of checkpoints stored by rows (pak_ucb): arm_state.state holds the header, these chunks the values of rows [first_row, first_row + nrows), tiling [0, n). A checkpoint that only appended rows adds a chunk; any other rewrites them. Written only by the extension as its owner; not dumped (derived from the log).';
+COMMENT ON COLUMN model_select.arm_state_rows.first_row IS 'First row of the state the chunk holds.';
+COMMENT ON COLUMN model_select.arm_state_rows.nrows IS 'Rows the chunk holds.';
+COMMENT ON COLUMN model_select.arm_state_rows.rows IS
+'Per row array of the state (contexts, values, each packed factor), the values of these rows, concatenated (float8, layout in src/core/state.h).';
 
 COMMENT ON FUNCTION model_select.resolve_settings(text, text, jsonb) IS
 'Validates settings for a policy and kernel and returns them with every default filled in: what create_selector() stores.';

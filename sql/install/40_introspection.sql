@@ -7,7 +7,11 @@ SELECT s.name AS selector, a.name AS arm, a.ordinal, a.active, c.n + p.n AS n,
        CASE WHEN c.n + p.n > 0 THEN (c.reward_sum + p.reward_sum) / (c.n + p.n) END AS mean_reward,
        CASE WHEN c.cost_n + p.cost_n > 0
             THEN (c.cost_sum + p.cost_sum) / (c.cost_n + p.cost_n) END AS mean_cost,
-       p.n AS pending, st.version, octet_length(st.state) AS state_bytes, st.updated_at
+       p.n AS pending, st.version,
+       (octet_length(st.state) + (SELECT coalesce(sum(octet_length(sr.rows)), 0)
+                                    FROM model_select.arm_state_rows sr
+                                   WHERE sr.arm_id = st.arm_id))::int AS state_bytes,
+       st.updated_at
   FROM model_select.selectors s
   JOIN model_select.arms a USING (selector_id)
   LEFT JOIN model_select.arm_state st
@@ -50,7 +54,7 @@ COMMENT ON VIEW model_select.arm_stats IS
 COMMENT ON COLUMN model_select.arm_stats.pending IS 'Rewards logged after the checkpoint (readers fold them in memory).';
 COMMENT ON COLUMN model_select.arm_stats.mean_reward IS 'Mean of the arm''s rewards in the log; NULL while n = 0.';
 COMMENT ON COLUMN model_select.arm_stats.mean_cost IS 'Mean cost over the rewards that had a cost.';
-COMMENT ON COLUMN model_select.arm_stats.state_bytes IS 'Size of the stored state in bytes.';
+COMMENT ON COLUMN model_select.arm_stats.state_bytes IS 'Size of the stored state in bytes (with its rows in arm_state_rows).';
 
 COMMENT ON FUNCTION model_select.drift(text, int) IS
 'Change detector: per arm, over its last `recent` rewarded decisions, the mean observed reward vs the mean predicted at decision time, their gap and its z score (|z| >= 3: the arm no longer behaves as it used to).';

@@ -111,19 +111,26 @@ state_max_rows(const SelectorConfig *cfg)
 	return cfg->window > 0 ? cfg->window : PG_INT32_MAX;
 }
 
+/* Refuse (XX001) a state of `bytes` bytes that does not hold n rows of its policy. */
+static void
+state_size_error(const SelectorConfig *cfg, Size bytes, int32 n)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("arm state of %zu bytes does not hold %d rows of %s", bytes, n,
+					policy_ops(cfg->policy)->name),
+			 errhint("Run model_select.rebuild_state() to recompute it from the reward log.")));
+}
+
 /*
- * Validate a stored state against the selector before it is used: header,
- * row count and body size, so that no byte of arm_state can make a reader
- * touch memory past the state (a dictionary policy also checks its
- * dictionary).  raw must be a detoasted, MAXALIGNed copy.
+ * The header checks of a stored state: a model_select state of cfg's
+ * policy, dimension and layout variant, with a row count cfg allows (so
+ * that body_size() of it cannot overflow).
  */
-StateHeader *
-state_check(const SelectorConfig *cfg, bytea *raw)
+static StateHeader *
+state_check_header(const SelectorConfig *cfg, bytea *raw)
 {
 	StateHeader *st = (StateHeader *) raw;
-	const PolicyOps *ops = policy_ops(cfg->policy);
-	bool		rows_ok;
-	Size		want;
 
 	if (VARSIZE(raw) < STATE_HEADER_SIZE || st->magic != STATE_MAGIC)
 		ereport(ERROR,
@@ -138,16 +145,41 @@ state_check(const SelectorConfig *cfg, bytea *raw)
 						st->format, st->policy, st->dim,
 						STATE_FORMAT_VERSION, (int) cfg->policy, cfg->dim),
 				 errhint("Run model_select.rebuild_state() to recompute it from the reward log.")));
-	/* n bounded first: body_size() of a huge n could overflow */
-	rows_ok = st->n <= state_max_rows(cfg);
-	want = rows_ok ? ops->body_size(cfg, st->n) : 0;
-	if (!rows_ok || (VARSIZE(raw) - STATE_HEADER_SIZE) % sizeof(double) != 0 ||
+	if (st->n > state_max_rows(cfg))
+		state_size_error(cfg, VARSIZE(raw), st->n);
+	return st;
+}
+
+/*
+ * The stored header of a state kept by rows (state_store.c): a valid header
+ * and nothing after it.
+ */
+StateHeader *
+state_check_head(const SelectorConfig *cfg, bytea *raw)
+{
+	StateHeader *st = state_check_header(cfg, raw);
+
+	if (VARSIZE(raw) != STATE_HEADER_SIZE)
+		state_size_error(cfg, VARSIZE(raw), st->n);
+	return st;
+}
+
+/*
+ * Validate a stored state against the selector before it is used: header,
+ * row count and body size, so that no byte of arm_state can make a reader
+ * touch memory past the state (a dictionary policy also checks its
+ * dictionary).  raw must be a detoasted, MAXALIGNed copy.
+ */
+StateHeader *
+state_check(const SelectorConfig *cfg, bytea *raw)
+{
+	StateHeader *st = state_check_header(cfg, raw);
+	const PolicyOps *ops = policy_ops(cfg->policy);
+	Size		want = ops->body_size(cfg, st->n);
+
+	if ((VARSIZE(raw) - STATE_HEADER_SIZE) % sizeof(double) != 0 ||
 		(ops->dictionary ? state_body_doubles(st) > want : state_body_doubles(st) != want))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("arm state of %u bytes does not hold %d rows of %s", VARSIZE(raw),
-						st->n, ops->name),
-				 errhint("Run model_select.rebuild_state() to recompute it from the reward log.")));
+		state_size_error(cfg, VARSIZE(raw), st->n);
 	if (ops->check != NULL)
 		ops->check(cfg, st);
 	return st;

@@ -7,8 +7,12 @@
  *   StateHeader (24 bytes, including the varlena header)
  *   policy body: float8 values, 8-byte aligned after the header
  *
- *   pak_ucb: X[n][dim] contexts as used (normalised), v[n] rewards,
- *            L[n(n+1)/2] Cholesky factor of K' + alpha I, packed by rows
+ *   pak_ucb: X[c][dim] contexts as used (normalised), v[c] rewards,
+ *            L[c(c+1)/2] Cholesky factor of K' + alpha I, packed by rows,
+ *            laid out for c >= n rows (pak_capacity(); rows [0, n) used) so
+ *            that a row is appended in place; stored by rows: arm_state.state
+ *            holds the header only, model_select.arm_state_rows the rows
+ *            (core/state_store.c)
  *   lin_ucb: L[p(p+1)/2] Cholesky factor of alpha I + sum z zᵀ, b[p] = sum r z,
  *            with p = dim + 1 and z = [x ; sqrt(intercept)]
  *   greedy, random: sum of rewards (1 value)
@@ -84,6 +88,7 @@ extern int	discount_horizon(const SelectorConfig *cfg);
 extern int32 state_forgetting(const SelectorConfig *cfg);
 extern StateHeader *state_alloc(const SelectorConfig *cfg, int32 n, Size body_doubles);
 extern StateHeader *state_check(const SelectorConfig *cfg, bytea *raw);
+extern StateHeader *state_check_head(const SelectorConfig *cfg, bytea *raw);
 extern void state_check_limits(const SelectorConfig *cfg);
 extern Size state_body_doubles(const StateHeader *st);
 

@@ -28,6 +28,7 @@
 
 #include "core/catalog.h"
 #include "core/owner.h"
+#include "core/state_store.h"
 #include "learning/checkpoint.h"
 #include "learning/fold.h"
 #include "policy/registry.h"
@@ -48,10 +49,13 @@ typedef struct Checkpoint
 
 #define CHECKPOINT_COLUMNS "settings_version, " CHECKPOINT_POSITION_COLUMNS ", state"
 
-/* The checkpoint in row; its state is not read when from_scratch (a rebuild needs none). */
+/*
+ * The checkpoint in row (arm_state of arm_id, just locked); its state is not
+ * read when from_scratch (a rebuild needs none).
+ */
 static void
-checkpoint_from_row(const SelectorConfig *cfg, HeapTuple row, TupleDesc desc, bool from_scratch,
-					Checkpoint *ck)
+checkpoint_from_row(const SelectorConfig *cfg, int32 arm_id, HeapTuple row, TupleDesc desc,
+					bool from_scratch, Checkpoint *ck)
 {
 	bool		isnull;
 	Datum		state;
@@ -65,7 +69,7 @@ checkpoint_from_row(const SelectorConfig *cfg, HeapTuple row, TupleDesc desc, bo
 	checkpoint_position_from_row(row, desc, 2, &ck->pos, &ck->totals);
 	state = SPI_getbinval(row, desc, 8, &isnull);
 	if (!isnull)
-		ck->state = state_check(cfg, (bytea *) PG_DETOAST_DATUM_COPY(state));
+		ck->state = state_store_read(cfg, arm_id, state, false);
 }
 
 /*
@@ -103,23 +107,27 @@ checkpoint_lock(const SelectorConfig *cfg, int32 arm_id, bool skip_locked, bool 
 		if (SPI_processed == 0)
 			return false;
 	}
-	checkpoint_from_row(cfg, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, from_scratch, ck);
+	checkpoint_from_row(cfg, arm_id, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, from_scratch, ck);
 	return true;
 }
 
-/* The one writer of arm_state: the fold f as the arm's checkpoint. */
+/*
+ * The one writer of arm_state (and of arm_state_rows, through
+ * state_store_write): the fold f as the arm's checkpoint, replacing ck.
+ */
 static void
-checkpoint_write(const SelectorConfig *cfg, int32 arm_id, const StateFold *f)
+checkpoint_write(const SelectorConfig *cfg, int32 arm_id, const Checkpoint *ck, const StateFold *f)
 {
 	static SPIPlanPtr plan = NULL;
 	Oid			types[9] = {INT4OID, BYTEAOID, INT4OID, XID8OID, INT8OID, INT8OID,
 	FLOAT8OID, FLOAT8OID, INT8OID};
 	Datum		args[9];
 	char		nulls[9] = "         ";
+	bytea	   *stored = state_store_write(cfg, arm_id, ck->state, f->st);
 
 	args[0] = Int32GetDatum(arm_id);
-	args[1] = PointerGetDatum(f->st);
-	nulls[1] = f->st ? ' ' : 'n';
+	args[1] = PointerGetDatum(stored);
+	nulls[1] = stored ? ' ' : 'n';
 	args[2] = Int32GetDatum(cfg->settings_version);
 	args[3] = FullTransactionIdGetDatum(f->pos.tx);
 	args[4] = Int64GetDatum(f->pos.reward_id);
@@ -172,7 +180,7 @@ checkpoint_arm(const SelectorConfig *cfg, int32 arm_id, bool skip_locked, bool f
 		transformed = true;
 	}
 	if (folded > 0 || from_scratch || !ck.valid || transformed)
-		checkpoint_write(cfg, arm_id, &f);
+		checkpoint_write(cfg, arm_id, &ck, &f);
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(work);
 	return folded;
@@ -187,12 +195,12 @@ checkpoint_arm(const SelectorConfig *cfg, int32 arm_id, bool skip_locked, bool f
  * checkpoint then adds at most 1/CHECKPOINT_LOG_RATIO of the log's own WAL
  * (LOG_ROW_BYTES estimates a row), and readers fold at most about that many
  * rows.  Not for policies whose state grows with its rows (pak_ucb, bkb):
- * a reader's fold of one of their rows costs O(state), so their pending
- * tail stays at checkpoint_threshold, and a checkpoint rewrites the state
- * (pak_ucb: about state size / checkpoint_threshold of WAL per reward; an
- * append-only layout is not done yet).  Counting is an index scan; a backend counts an arm again only
- * after inserting a sixteenth of what it last found due (DueMemo), so the
- * count costs about one row's scan per insert.
+ * a reader's fold of one of their rows costs O(n²) or more, so their
+ * pending tail stays at checkpoint_threshold.  (A pak_ucb checkpoint writes
+ * only the rows added since the last one, state_store.c: O(n) bytes per
+ * reward; bkb's rewrites its state.)  Counting is an index scan; a backend
+ * counts an arm again only after inserting a sixteenth of what it last
+ * found due (DueMemo), so the count costs about one row's scan per insert.
  */
 #define CHECKPOINT_LOG_RATIO 2
 #define LOG_ROW_BYTES(dim) (8 * (int64) (dim) + 96)

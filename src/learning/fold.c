@@ -14,6 +14,7 @@
 
 #include "core/catalog.h"
 #include "core/context.h"
+#include "core/state_store.h"
 #include "learning/fold.h"
 #include "policy/registry.h"
 
@@ -57,6 +58,25 @@ fold_begin(StateFold *f, const SelectorConfig *cfg, StateHeader *st, LogPosition
 		f->totals = *totals;
 	else
 		memset(&f->totals, 0, sizeof(f->totals));
+}
+
+/*
+ * fold_begin onto arm_id's stored state `stored` (arm_state.state, (Datum) 0:
+ * none), read straight into the fold's context rather than read and copied
+ * (a pak_ucb state takes tens of MB).  read_only as for state_store_read().
+ */
+void
+fold_begin_stored(StateFold *f, const SelectorConfig *cfg, int32 arm_id, Datum stored,
+				  bool read_only, LogPosition pos, const FoldTotals *totals)
+{
+	fold_begin(f, cfg, NULL, pos, totals);
+	if (stored != (Datum) 0)
+	{
+		MemoryContext old = MemoryContextSwitchTo(f->cxt);
+
+		f->st = state_store_read(cfg, arm_id, stored, read_only);
+		MemoryContextSwitchTo(old);
+	}
 }
 
 LogPosition

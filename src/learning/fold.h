@@ -67,6 +67,8 @@ typedef struct StateFold
 
 extern void fold_begin(StateFold *f, const SelectorConfig *cfg, StateHeader *st,
 					   LogPosition pos, const FoldTotals *totals);
+extern void fold_begin_stored(StateFold *f, const SelectorConfig *cfg, int32 arm_id, Datum stored,
+							  bool read_only, LogPosition pos, const FoldTotals *totals);
 extern void fold_rows(StateFold *f, SPITupleTable *tt, uint64 first, uint64 last);
 extern void fold_build(StateFold *f, SPITupleTable *tt, uint64 first, uint64 last);
 extern void fold_some(StateFold *f, SPITupleTable *tt, uint64 first, uint64 last, bool build);

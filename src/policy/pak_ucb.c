@@ -6,7 +6,9 @@
  *   width = α^(-1/2) sqrt(k'(y,y) − k'ᵀ (K' + αI)⁻¹ k')
  *
  * The state keeps the Cholesky factor L of K' + αI; a reward appends one row
- * to it in O(n² + n·dim) and is never refactorised.  build() factorises the
+ * to it in O(n² + n·dim), in place (the body has room for a few more rows),
+ * and is never refactorised; earlier rows never change, so the state is
+ * stored by rows (row_spans, core/state_store.c).  build() factorises the
  * whole matrix with LAPACK instead, so comparing the two checks the append.
  * With confidence dmm the state keeps one factor per grid regulariser
  * (confidence.c), each appended the same way; cmm decodes through an
@@ -43,10 +45,14 @@ typedef struct PakQuery
 	double		kself;
 } PakQuery;
 
-#define PAK_BODY(n, dim, nf) ((Size) (n) * (dim) + (n) + (Size) (nf) * PACKED_SIZE(n))
+/*
+ * The body is laid out for a capacity c >= n rows (pak_capacity): X[c][dim],
+ * v[c], then each factor packed for c rows; rows [0, n) are in use.
+ */
+#define PAK_BODY(c, dim, nf) ((Size) (c) * (dim) + (c) + (Size) (nf) * PACKED_SIZE(c))
 #define PAK_X(st) STATE_BODY(st)
-#define PAK_V(st) (PAK_X(st) + (Size) (st)->n * (st)->dim)
-#define PAK_L(st, f) (PAK_V(st) + (st)->n + (Size) (f) * PACKED_SIZE((st)->n))
+#define PAK_V(st, c) (PAK_X(st) + (Size) (c) * (st)->dim)
+#define PAK_L(st, c, f) (PAK_V(st, c) + (c) + (Size) (f) * PACKED_SIZE(c))
 
 static int
 factor_count(const SelectorConfig *cfg)
@@ -57,10 +63,73 @@ factor_count(const SelectorConfig *cfg)
 	return fs.count;
 }
 
+/*
+ * Rows a state of n rows has room for: a function of n (and of the most rows
+ * cfg lets an arm hold, which the body never exceeds), so that every copy of
+ * a state agrees on its layout.  Rounding n up by a sixteenth to an eighth
+ * lets the fold append rows in place (pak_append) and move the body only
+ * once every such step: O(n) copying per reward amortised, not O(n²).
+ */
+static int
+pak_capacity(const SelectorConfig *cfg, int n)
+{
+	int			limit = Min(cfg->cap, discount_horizon(cfg));
+	int			step = 16;
+
+	if (cfg->window > 0)
+		limit = Min(limit, cfg->window);
+	if (cfg->restart_every > 0)
+		limit = Min(limit, cfg->restart_every);
+	if (n >= limit)
+		return n;
+	while (step <= n / 16)
+		step *= 2;
+	return Min(limit, (n + step - 1) / step * step);
+}
+
 static Size
 pak_body(const SelectorConfig *cfg, int n)
 {
-	return PAK_BODY(n, cfg->dim, factor_count(cfg));
+	return PAK_BODY(pak_capacity(cfg, n), cfg->dim, factor_count(cfg));
+}
+
+/*
+ * PolicyOps.row_spans: where rows [first, last) of st are: a run of X, of v
+ * and of each factor (a packed factor's rows are consecutive).
+ */
+static int
+pak_row_spans(const SelectorConfig *cfg, const StateHeader *st, int first, int last,
+			  RowSpan *spans)
+{
+	int			c = pak_capacity(cfg, st->n);
+	int			nf = factor_count(cfg);
+	Size		v = (Size) c * st->dim;
+
+	StaticAssertStmt(MAX_GRID + 3 <= MAX_ROW_SPANS, "pak_ucb states have up to MAX_GRID + 3 spans");
+	spans[0].offset = (Size) first * st->dim;
+	spans[0].count = (Size) (last - first) * st->dim;
+	spans[1].offset = v + first;
+	spans[1].count = last - first;
+	for (int f = 0; f < nf; f++)
+	{
+		spans[2 + f].offset = v + c + f * PACKED_SIZE(c) + PACKED_ROW(first);
+		spans[2 + f].count = PACKED_ROW(last) - PACKED_ROW(first);
+	}
+	return 2 + nf;
+}
+
+/* Copy rows [0, nrows) of from into to (each laid out for its own n). */
+static void
+pak_copy_rows(const SelectorConfig *cfg, const StateHeader *from, StateHeader *to, int nrows)
+{
+	RowSpan		src[MAX_ROW_SPANS],
+				dst[MAX_ROW_SPANS];
+	int			count = pak_row_spans(cfg, from, 0, nrows, src);
+
+	pak_row_spans(cfg, to, 0, nrows, dst);
+	for (int i = 0; i < count; i++)
+		memcpy(STATE_BODY(to) + dst[i].offset, STATE_BODY(from) + src[i].offset,
+			   sizeof(double) * src[i].count);
 }
 
 /*
@@ -81,26 +150,29 @@ pak_build(const SelectorConfig *cfg, int n, const double *X, const double *r)
 	StateHeader *st;
 	FactorSet	fs;
 	int			skip = n - Min(n, Min(discount_horizon(cfg), cfg->cap));
+	int			c;
 
 	/* rows too old to matter under a discount, and past the cap, are dropped */
 	X += (Size) skip * cfg->dim;
 	r += skip;
 	n -= skip;
 	confidence_factors(cfg, &fs);
-	st = state_alloc(cfg, n, PAK_BODY(n, cfg->dim, fs.count));
+	st = state_alloc(cfg, n, pak_body(cfg, n));
+	c = pak_capacity(cfg, n);
 	memcpy(PAK_X(st), X, sizeof(double) * n * cfg->dim);
-	memcpy(PAK_V(st), r, sizeof(double) * n);
+	memcpy(PAK_V(st, c), r, sizeof(double) * n);
 	for (int i = 0; i < n; i++)
 	{
-		double	   *row = PAK_L(st, 0) + PACKED_ROW(i);
+		double	   *row = PAK_L(st, c, 0) + PACKED_ROW(i);
 
 		kernel_vector(cfg, i + 1, X, NULL, X + (Size) i * cfg->dim, row);
 		row[i] += pak_ridge(cfg, i, n);
 	}
 	/* the other factors differ by their ridge only */
 	for (int f = 1; f < fs.count; f++)
-		chol_factor_shifted(n, PAK_L(st, 0), fs.alpha[f] - fs.alpha[0], fs.alpha[f], PAK_L(st, f));
-	chol_factor_packed(n, PAK_L(st, 0), fs.alpha[0]);
+		chol_factor_shifted(n, PAK_L(st, c, 0), fs.alpha[f] - fs.alpha[0], fs.alpha[f],
+							PAK_L(st, c, f));
+	chol_factor_packed(n, PAK_L(st, c, 0), fs.alpha[0]);
 	return st;
 }
 
@@ -110,12 +182,14 @@ pak_drop_oldest(const SelectorConfig *cfg, const StateHeader *old)
 {
 	int			n = old->n;
 	int			nf = factor_count(cfg);
-	StateHeader *st = state_alloc(cfg, n - 1, PAK_BODY(n - 1, cfg->dim, nf));
+	int			c = pak_capacity(cfg, n);
+	StateHeader *st = state_alloc(cfg, n - 1, pak_body(cfg, n - 1));
+	int			c1 = pak_capacity(cfg, n - 1);
 
 	memcpy(PAK_X(st), PAK_X(old) + cfg->dim, sizeof(double) * (n - 1) * cfg->dim);
-	memcpy(PAK_V(st), PAK_V(old) + 1, sizeof(double) * (n - 1));
+	memcpy(PAK_V(st, c1), PAK_V(old, c) + 1, sizeof(double) * (n - 1));
 	for (int f = 0; f < nf; f++)
-		chol_drop_first(n, PAK_L(old, f), PAK_L(st, f));
+		chol_drop_first(n, PAK_L(old, c, f), PAK_L(st, c1, f));
 	return st;
 }
 
@@ -131,7 +205,7 @@ pak_append_discounted(const SelectorConfig *cfg, const StateHeader *old, const d
 	if (n > 0)
 	{
 		memcpy(X, PAK_X(old), sizeof(double) * (Size) n * cfg->dim);
-		memcpy(v, PAK_V(old), sizeof(double) * n);
+		memcpy(v, PAK_V(old, pak_capacity(cfg, n)), sizeof(double) * n);
 	}
 	memcpy(X + (Size) n * cfg->dim, x, sizeof(double) * cfg->dim);
 	v[n] = r;
@@ -141,10 +215,37 @@ pak_append_discounted(const SelectorConfig *cfg, const StateHeader *old, const d
 	return st;
 }
 
+/*
+ * old (NULL: empty) with room for one more row, and that row counted in n:
+ * old itself when its body has room (its capacity is also that of n + 1
+ * rows), else a copy laid out for n + 1 rows.
+ */
+static StateHeader *
+pak_grow(const SelectorConfig *cfg, StateHeader *old)
+{
+	int			n = old ? old->n : 0;
+	StateHeader *st;
+
+	if (old != NULL && pak_capacity(cfg, n) == pak_capacity(cfg, n + 1))
+	{
+		old->n = n + 1;
+		return old;
+	}
+	st = state_alloc(cfg, n + 1, pak_body(cfg, n + 1));
+	if (n > 0)
+		pak_copy_rows(cfg, old, st, n);
+	return st;
+}
+
+/*
+ * Append (x, r): in place when the body has room (the fold owns old), so a
+ * reward costs the O(n² + n·dim) of its factor row, not a copy of the state.
+ */
 static StateHeader *
 pak_append(const SelectorConfig *cfg, const StateHeader *old, const double *x, double r)
 {
-	int			n;
+	int			n,
+				c;
 	StateHeader *st;
 	FactorSet	fs;
 	double	   *b;
@@ -158,26 +259,18 @@ pak_append(const SelectorConfig *cfg, const StateHeader *old, const double *x, d
 	 */
 	if (old != NULL && ((cfg->window > 0 && old->n >= cfg->window) || old->n >= cfg->cap))
 		old = pak_drop_oldest(cfg, old);
-	n = old ? old->n : 0;
+	st = pak_grow(cfg, unconstify(StateHeader *, old));
+	n = st->n - 1;
+	c = pak_capacity(cfg, n + 1);
 	confidence_factors(cfg, &fs);
-	st = state_alloc(cfg, n + 1, PAK_BODY(n + 1, cfg->dim, fs.count));
-	if (n > 0)
-	{
-		memcpy(PAK_X(st), PAK_X(old), sizeof(double) * n * cfg->dim);
-		memcpy(PAK_V(st), PAK_V(old), sizeof(double) * n);
-	}
 	memcpy(PAK_X(st) + (Size) n * cfg->dim, x, sizeof(double) * cfg->dim);
-	PAK_V(st)[n] = r;
+	PAK_V(st, c)[n] = r;
 
 	b = palloc(sizeof(double) * Max(n, 1));
 	kernel_vector(cfg, n, PAK_X(st), NULL, x, b);
 	kself = kernel_self(cfg, x);
 	for (int f = 0; f < fs.count; f++)
-	{
-		if (n > 0)
-			memcpy(PAK_L(st, f), PAK_L(old, f), sizeof(double) * PACKED_SIZE(n));
-		chol_append_row(n, PAK_L(st, f), b, kself + fs.alpha[f], fs.alpha[f]);
-	}
+		chol_append_row(n, PAK_L(st, c, f), b, kself + fs.alpha[f], fs.alpha[f]);
 	pfree(b);
 	return st;
 }
@@ -187,23 +280,24 @@ pak_decode(const SelectorConfig *cfg, const StateHeader *st)
 {
 	ArmModel   *m = palloc0(sizeof(ArmModel));
 	int			n = st->n;
+	int			c = pak_capacity(cfg, n);
 
 	confidence_factors(cfg, &m->factors);
 	m->n = n;
 	m->X = PAK_X(st);
 	if (cfg->confidence == CONFIDENCE_CMM)
-		m->spectrum = spectrum_kernel(cfg, n, m->X, PAK_V(st));
+		m->spectrum = spectrum_kernel(cfg, n, m->X, PAK_V(st, c));
 	else
 	{
 		double		quad[MAX_GRID + 1];
 
 		for (int f = 0; f < m->factors.count; f++)
 		{
-			m->L[f] = PAK_L(st, f);
+			m->L[f] = PAK_L(st, c, f);
 			m->weights[f] = palloc(sizeof(double) * Max(n, 1));
-			memcpy(m->weights[f], PAK_V(st), sizeof(double) * n);
+			memcpy(m->weights[f], PAK_V(st, c), sizeof(double) * n);
 			chol_solve(n, m->L[f], m->weights[f]);
-			quad[f] = m->factors.alpha[f] * dot(n, PAK_V(st), m->weights[f]);
+			quad[f] = m->factors.alpha[f] * dot(n, PAK_V(st, c), m->weights[f]);
 		}
 		/* ln det(I + K'/α) = ln det((K' + αI)/α) */
 		confidence_bounds(cfg, n, &m->factors,
@@ -286,5 +380,5 @@ const PolicyOps pak_ucb_ops = {
 	.name = "pak_ucb", .kind = POLICY_PAK_UCB,
 	.uses_context = true, .kernels = KERNELS_ALL, .bounds = BOUNDS_CHOICE,
 	.keeps_rows = true, .forgets = FORGETS_ALL,
-	POLICY_FUNCTIONS(pak), .score_block = pak_score_block,
+	POLICY_FUNCTIONS(pak), .score_block = pak_score_block, .row_spans = pak_row_spans,
 };

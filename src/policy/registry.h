@@ -40,6 +40,15 @@ typedef struct PolicyForgetting
 
 #define FORGETS_ALL {.window = true, .discount = true, .restart = true}
 
+/* Values (from the body's start, in float8s) that hold some rows of a state. */
+typedef struct RowSpan
+{
+	Size		offset;
+	Size		count;
+} RowSpan;
+
+#define MAX_ROW_SPANS 24
+
 typedef struct PolicyOps
 {
 	const char *name;			/* as in selectors.policy */
@@ -87,6 +96,14 @@ typedef struct PolicyOps
 	Size		(*body_size) (const SelectorConfig *cfg, int n);
 	/* Further checks of a stored body of a fitting size (NULL: none): XX001. */
 	void		(*check) (const SelectorConfig *cfg, const StateHeader *st);
+	/*
+	 * Optional, for a state made of rows that a reward only appends to
+	 * (pak_ucb): the spans of st's body holding rows [first, last), at most
+	 * MAX_ROW_SPANS; returns their count.  Such states are stored by rows,
+	 * so that a checkpoint writes only the rows added (state_store.c).
+	 */
+	int			(*row_spans) (const SelectorConfig *cfg, const StateHeader *st, int first,
+							  int last, RowSpan *spans);
 } PolicyOps;
 
 /* The functions of a PolicyOps named prefix_build, prefix_append, … */

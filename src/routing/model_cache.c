@@ -145,17 +145,12 @@ entry_reset(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck)
 	old = CurrentMemoryContext;
 	PG_TRY();
 	{
-		StateHeader *st = NULL;
-
 		MemoryContextSwitchTo(entry->cxt);
 		entry->cfg = *cfg;
-		if (ck->valid && ck->state != (Datum) 0)
-			st = state_check(cfg, (bytea *) PG_DETOAST_DATUM_COPY(ck->state));
 		entry->ckpt_pos = ck->valid ? ck->pos : LOG_START;
-		fold_begin(&entry->fold, &entry->cfg, st, entry->ckpt_pos,
-				   ck->valid ? &ck->totals : NULL);
-		if (st)
-			pfree(st);
+		/* under the arms query's snapshot: the rows of the row version it read */
+		fold_begin_stored(&entry->fold, &entry->cfg, arm_id, ck->valid ? ck->state : (Datum) 0,
+						  true, entry->ckpt_pos, ck->valid ? &ck->totals : NULL);
 		MemoryContextSwitchTo(old);
 	}
 	PG_CATCH();
