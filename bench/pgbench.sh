@@ -120,7 +120,9 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%
 echo
 echo "One decision (read prompt + route() + reward INSERT) vs the same SQL work without the extension;"
 echo "d = 384, 5 arms, 2,000 rewards per arm, pgbench -T $T per run.  Targets: ratio >= 0.5 (rff/lin),"
-echo "WAL ratio <= 3, pak_ucb WAL <= 32 kB per decision."
+echo "WAL ratio <= 3, pak_ucb WAL <= 32 kB per decision.  pak_ucb runs with cap 10000, so its arms stay"
+echo "below cap: a checkpoint appends rows (arm_state_rows); at cap each reward forgets the oldest row"
+echo "and a checkpoint rewrites the whole factor."
 fmt='| %-8s | %7s | %11s | %10s | %6s | %12s | %11s | %9s |\n'
 printf "\n$fmt" policy clients "decisions/s" "baseline/s" ratio "WAL B/dec." "baseline B" "WAL ratio"
 printf "$fmt" -------- ------: ----------: ---------: -----: -----------: ----------: --------:
