@@ -1,6 +1,6 @@
 /*
  * catalog.h — reading selectors, arms and arm state from the model_select
- * tables, and the backend-local cache of decoded arm models.
+ * tables.
  */
 #ifndef MODEL_SELECT_CATALOG_H
 #define MODEL_SELECT_CATALOG_H
@@ -40,9 +40,6 @@ extern void config_load(int32 selector_id, SelectorConfig *cfg);
 extern void config_load_for_reward(int32 selector_id, SelectorConfig *cfg);
 extern void selector_settings_lock(int32 selector_id, LOCKMODE mode);
 extern void config_load_by_name(const char *name, SelectorConfig *cfg);
-extern Selector *selector_load(const char *name);
-extern bool selector_models_current(Selector *sel);
-extern void model_cache_forget_all(void);
 
 #define CONFIG_COLUMNS "selector_id, dim, policy, kernel, settings, seed, settings_version"
 

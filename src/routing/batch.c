@@ -26,6 +26,7 @@
 #include "core/owner.h"
 #include "core/spi_util.h"
 #include "routing/decide.h"
+#include "routing/model_cache.h"
 
 PG_FUNCTION_INFO_V1(model_select_route_batch);
 

@@ -12,7 +12,13 @@
  * folded onto a copy of the base, the overlay, kept while the same rows
  * are seen on the same base.  Each load reads, in one query, the visible
  * rows after every arm's base.  So every reader scores exactly the fold of
- * the log its snapshot sees.  Bounded by MODEL_CACHE_MAX_ARMS entries.
+ * the log its snapshot sees.
+ *
+ * Bounded in bytes (model_select.cache_size, which also covers the random
+ * feature matrices of rff_features.c): after a selector is loaded, the least
+ * recently used entries of other selectors are evicted until the cache fits
+ * (the loaded selector's own entries stay: its models are in use).  A statement that kept pointers to an evicted model notices
+ * (selector_models_current) and reloads.
  */
 #include "postgres.h"
 
@@ -30,9 +36,12 @@
 #include "core/catalog.h"
 #include "core/owner.h"
 #include "learning/fold.h"
+#include "math/rff_features.h"
 #include "policy/registry.h"
+#include "routing/model_cache.h"
 
-#define MODEL_CACHE_MAX_ARMS 1024
+/* GUC model_select.cache_size, in kB */
+int			model_cache_size_kb = 256 * 1024;
 
 typedef struct ModelCacheEntry
 {
@@ -55,13 +64,19 @@ typedef struct ModelCacheEntry
 	ArmModel   *overlay_model;
 	const ArmModel *model;		/* the model last handed out */
 	int64		n;				/* and its count of rewards */
+	uint64		last_used;		/* load counter when last used (LRU) */
+	Size		bytes;			/* memory held by cxt when last measured */
 } ModelCacheEntry;
 
 static HTAB *model_cache = NULL;
+static uint64 cache_loads = 0;
+static Size cache_bytes = 0;	/* sum of the entries' bytes */
 
-/* Counters for model_select.cache_stats(): how often states were decoded. */
+/* Counters for model_select.cache_stats(). */
 static int64 cache_decodes = 0;
 static int64 cache_hits = 0;
+static int64 cache_misses = 0;
+static int64 cache_evictions = 0;
 
 static void
 model_cache_init(void)
@@ -88,6 +103,7 @@ model_cache_forget_all(void)
 		MemoryContextDelete(entry->cxt);
 	hash_destroy(model_cache);
 	model_cache = NULL;
+	cache_bytes = 0;
 }
 
 static void
@@ -95,8 +111,53 @@ model_cache_remove(ModelCacheEntry *entry)
 {
 	int32		arm_id = entry->arm_id;
 
+	cache_bytes -= entry->bytes;
 	MemoryContextDelete(entry->cxt);
 	hash_search(model_cache, &arm_id, HASH_REMOVE, NULL);
+}
+
+/* Measure an entry in use by the load numbered `load`. */
+static void
+entry_touch(ModelCacheEntry *entry, uint64 load)
+{
+	Size		bytes = MemoryContextMemAllocated(entry->cxt, true);
+
+	cache_bytes += bytes - entry->bytes;
+	entry->bytes = bytes;
+	entry->last_used = load;
+}
+
+/*
+ * Evict least recently used entries, never those of the current load, until
+ * the cache fits model_select.cache_size.
+ */
+static void
+model_cache_fit(uint64 load)
+{
+	Size		limit = (Size) model_cache_size_kb * 1024;
+
+	while (cache_bytes + rff_cache_bytes() > limit)
+	{
+		HASH_SEQ_STATUS status;
+		ModelCacheEntry *entry,
+				   *lru = NULL;
+
+		if (model_cache != NULL)
+		{
+			hash_seq_init(&status, model_cache);
+			while ((entry = hash_seq_search(&status)) != NULL)
+				if (entry->last_used < load && (lru == NULL || entry->last_used < lru->last_used))
+					lru = entry;
+		}
+		if (lru == NULL)
+		{
+			/* the current selector alone is larger: drop the features kept */
+			rff_cache_trim(limit > cache_bytes ? limit - cache_bytes : 0);
+			return;
+		}
+		model_cache_remove(lru);
+		cache_evictions++;
+	}
 }
 
 /* A stored checkpoint's identity and contents, from the arms query. */
@@ -124,15 +185,15 @@ entry_reset(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck)
 
 	if (model_cache == NULL)
 		model_cache_init();
-	else if (hash_get_num_entries(model_cache) >= MODEL_CACHE_MAX_ARMS &&
-			 hash_search(model_cache, &arm_id, HASH_FIND, NULL) == NULL)
-	{
-		model_cache_forget_all();
-		model_cache_init();
-	}
 	entry = hash_search(model_cache, &arm_id, HASH_ENTER, &found);
 	if (found)
+	{
+		cache_bytes -= entry->bytes;
 		MemoryContextDelete(entry->cxt);
+	}
+	cache_misses++;
+	entry->bytes = 0;
+	entry->last_used = 0;
 	entry->cxt = AllocSetContextCreate(CacheMemoryContext, "model_select arm model",
 									   ALLOCSET_DEFAULT_SIZES);
 	entry->base_cxt = entry->overlay_cxt = NULL;
@@ -440,9 +501,8 @@ arms_load(Selector *sel, MemoryContext caller, SPITupleTable *tt, FullTransactio
 				next = 0;
 	MemoryContext old = CurrentMemoryContext;
 
-	/* entries are made below and must all stay until the selector is loaded */
-	if (model_cache && hash_get_num_entries(model_cache) + sel->narms > MODEL_CACHE_MAX_ARMS)
-		model_cache_forget_all();
+	uint64		load = ++cache_loads;
+
 	for (int i = 0; i < sel->narms; i++)
 	{
 		HeapTuple	row = tt->vals[i];
@@ -477,11 +537,13 @@ arms_load(Selector *sel, MemoryContext caller, SPITupleTable *tt, FullTransactio
 			PG_RE_THROW();
 		}
 		PG_END_TRY();
+		entry_touch(entry, load);
 		sel->arms[i].n = entry->n;
 		sel->arms[i].version = entry->version;
 		sel->arms[i].xmin = entry->xmin;
 		sel->arms[i].model = entry->model;
 	}
+	model_cache_fit(load);
 }
 
 static void
@@ -550,13 +612,17 @@ Datum
 model_select_cache_stats(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[3];
-	bool		nulls[3] = {false, false, false};
+	Datum		values[7];
+	bool		nulls[7] = {false};
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "cache_stats() must return a composite type");
 	values[0] = Int32GetDatum(model_cache ? (int32) hash_get_num_entries(model_cache) : 0);
-	values[1] = Int64GetDatum(cache_decodes);
+	values[1] = Int64GetDatum((int64) cache_bytes);
 	values[2] = Int64GetDatum(cache_hits);
+	values[3] = Int64GetDatum(cache_misses);
+	values[4] = Int64GetDatum(cache_decodes);
+	values[5] = Int64GetDatum(cache_evictions);
+	values[6] = Int64GetDatum((int64) rff_cache_bytes());
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
 }

@@ -20,6 +20,7 @@
 #include "core/context.h"
 #include "core/owner.h"
 #include "routing/decide.h"
+#include "routing/model_cache.h"
 
 PG_FUNCTION_INFO_V1(model_select_select_model);
 PG_FUNCTION_INFO_V1(model_select_route);
