@@ -44,6 +44,22 @@ extension_owner(void)
 }
 
 /*
+ * The user that entered the outermost run_as_extension_owner() of this
+ * backend, InvalidOid outside.  Privilege checks need the client's identity
+ * also when they run inside the extension's own code (an admin function's
+ * body calls rebuild_state(), a trigger fires below route()...), where
+ * GetUserId() is the extension owner.
+ */
+static Oid	outer_user = InvalidOid;
+
+/* The role whose privileges count: the client, even inside run_as_extension_owner(). */
+Oid
+calling_user(void)
+{
+	return OidIsValid(outer_user) ? outer_user : GetUserId();
+}
+
+/*
  * Call fn(arg) as the extension owner.  SECURITY_LOCAL_USERID_CHANGE, like
  * a SECURITY DEFINER function: the change is undone on error, and SET ROLE
  * or SET SESSION AUTHORIZATION inside is refused.
@@ -53,8 +69,11 @@ run_as_extension_owner(void (*fn) (void *arg), void *arg)
 {
 	Oid			save_userid;
 	int			save_sec_context;
+	bool		outermost = !OidIsValid(outer_user);
 
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	if (outermost)
+		outer_user = save_userid;
 	SetUserIdAndSecContext(extension_owner(), save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
 	PG_TRY();
 	{
@@ -63,6 +82,8 @@ run_as_extension_owner(void (*fn) (void *arg), void *arg)
 	PG_FINALLY();
 	{
 		SetUserIdAndSecContext(save_userid, save_sec_context);
+		if (outermost)
+			outer_user = InvalidOid;
 	}
 	PG_END_TRY();
 }

@@ -9,5 +9,6 @@
 
 extern Oid	extension_owner(void);
 extern void run_as_extension_owner(void (*fn) (void *arg), void *arg);
+extern Oid	calling_user(void);
 
 #endif

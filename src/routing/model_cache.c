@@ -27,6 +27,7 @@
 
 #include "core/catalog.h"
 #include "core/owner.h"
+#include "core/privilege.h"
 #include "learning/fold.h"
 #include "policy/registry.h"
 
@@ -364,6 +365,8 @@ selector_load_as_owner(void *arg)
 	sel = call->sel = MemoryContextAllocZero(call->caller, sizeof(Selector));
 	sel->name = MemoryContextStrdup(call->caller, call->name);
 	config_load_by_name(call->name, &sel->cfg);
+	/* at every load, cached models or not: a revoke takes effect at once */
+	selector_check_privilege(sel->cfg.selector_id, call->name, SELECTOR_ROUTE);
 	keys = pending_positions(&sel->cfg);
 	nkeys = SPI_processed;
 

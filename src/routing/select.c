@@ -31,11 +31,13 @@ PG_FUNCTION_INFO_V1(model_select_scores);
  * dropped one of its models.  Within a transaction, equal xmin, xmax,
  * in-progress counts and command id mean equal snapshot contents: a
  * transaction that starts later gets an xid >= xmax, so the in-progress
- * lists can only shrink unless xmax moves.
+ * lists can only shrink unless xmax moves.  The same snapshot also means the
+ * same grants, so the privilege check of the load holds for the same user.
  */
 typedef struct StatementCache
 {
 	Selector   *sel;
+	Oid			user;			/* whose route right the load checked */
 	TransactionId xmin;
 	TransactionId xmax;
 	uint32		xcnt;
@@ -76,7 +78,7 @@ selector_for_statement(FunctionCallInfo fcinfo, const char *name)
 	MemoryContext old;
 
 	if (sc != NULL && strcmp(sc->sel->name, name) == 0 && snapshot_matches(sc, snap) &&
-		selector_models_current(sc->sel))
+		sc->user == calling_user() && selector_models_current(sc->sel))
 		return sc->sel;
 
 	old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
@@ -86,6 +88,7 @@ selector_for_statement(FunctionCallInfo fcinfo, const char *name)
 		pfree(sc->sel);			/* arm names and array stay until fn_mcxt goes */
 	sc->valid = false;
 	sc->sel = selector_load(name);
+	sc->user = calling_user();
 	MemoryContextSwitchTo(old);
 	snapshot_remember(sc, snap);
 	return sc->sel;
