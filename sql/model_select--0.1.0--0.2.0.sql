@@ -594,39 +594,29 @@ END $$;
 -- after the BEFORE trigger has filled in selector_id).  The extension's C
 -- code reads and writes as the extension owner, which owns the tables and
 -- so bypasses these policies, as superusers do.
-ALTER TABLE model_select.selectors ENABLE ROW LEVEL SECURITY;
-ALTER TABLE model_select.arms ENABLE ROW LEVEL SECURITY;
-ALTER TABLE model_select.arm_state ENABLE ROW LEVEL SECURITY;
-ALTER TABLE model_select.decisions ENABLE ROW LEVEL SECURITY;
-ALTER TABLE model_select.rewards ENABLE ROW LEVEL SECURITY;
+DO $$
+DECLARE
+    t text;
+BEGIN
+    -- every table with per-selector data (a selector_id column)
+    FOREACH t IN ARRAY ARRAY['selectors', 'arms', 'arm_state', 'decisions', 'rewards',
+                             'cascade_decisions', 'cascade_observations', 'cascade_state'] LOOP
+        EXECUTE format('ALTER TABLE model_select.%I ENABLE ROW LEVEL SECURITY', t);
+        EXECUTE format('CREATE POLICY selector_rights ON model_select.%I FOR SELECT'
+                       ' USING (model_select.has_selector_privilege(selector_id, %L))',
+                       t, 'route, reward, admin');
+    END LOOP;
+    -- the two logs that clients write
+    FOREACH t IN ARRAY ARRAY['rewards', 'cascade_observations'] LOOP
+        EXECUTE format('CREATE POLICY reward_right ON model_select.%I FOR INSERT'
+                       ' WITH CHECK (model_select.has_selector_privilege(selector_id, %L))', t, 'reward');
+    END LOOP;
+END $$;
 ALTER TABLE model_select.selector_grants ENABLE ROW LEVEL SECURITY;
-ALTER TABLE model_select.cascade_decisions ENABLE ROW LEVEL SECURITY;
-ALTER TABLE model_select.cascade_observations ENABLE ROW LEVEL SECURITY;
-ALTER TABLE model_select.cascade_state ENABLE ROW LEVEL SECURITY;
 ALTER TABLE model_select.probe_runs ENABLE ROW LEVEL SECURITY;
 ALTER TABLE model_select.probe_pool ENABLE ROW LEVEL SECURITY;
 ALTER TABLE model_select.probe_plan ENABLE ROW LEVEL SECURITY;
 
-CREATE POLICY selector_rights ON model_select.selectors FOR SELECT
-    USING (model_select.has_selector_privilege(selector_id, 'route, reward, admin'));
-CREATE POLICY selector_rights ON model_select.arms FOR SELECT
-    USING (model_select.has_selector_privilege(selector_id, 'route, reward, admin'));
-CREATE POLICY selector_rights ON model_select.arm_state FOR SELECT
-    USING (model_select.has_selector_privilege(selector_id, 'route, reward, admin'));
-CREATE POLICY selector_rights ON model_select.decisions FOR SELECT
-    USING (model_select.has_selector_privilege(selector_id, 'route, reward, admin'));
-CREATE POLICY selector_rights ON model_select.rewards FOR SELECT
-    USING (model_select.has_selector_privilege(selector_id, 'route, reward, admin'));
-CREATE POLICY reward_right ON model_select.rewards FOR INSERT
-    WITH CHECK (model_select.has_selector_privilege(selector_id, 'reward'));
-CREATE POLICY selector_rights ON model_select.cascade_decisions FOR SELECT
-    USING (model_select.has_selector_privilege(selector_id, 'route, reward, admin'));
-CREATE POLICY selector_rights ON model_select.cascade_observations FOR SELECT
-    USING (model_select.has_selector_privilege(selector_id, 'route, reward, admin'));
-CREATE POLICY reward_right ON model_select.cascade_observations FOR INSERT
-    WITH CHECK (model_select.has_selector_privilege(selector_id, 'reward'));
-CREATE POLICY selector_rights ON model_select.cascade_state FOR SELECT
-    USING (model_select.has_selector_privilege(selector_id, 'route, reward, admin'));
 -- a grantee sees its own grants, an administrator of the selector all of them
 CREATE POLICY grantee_or_admin ON model_select.selector_grants FOR SELECT
     USING (pg_catalog.pg_has_role(grantee, 'USAGE')

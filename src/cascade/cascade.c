@@ -479,26 +479,6 @@ model_select_cascade_select(PG_FUNCTION_ARGS)
 	PG_RETURN_TEXT_P(cstring_to_text(arms[best]));
 }
 
-typedef struct CascadeLog
-{
-	Datum		args[5];
-	int64		cascade_id;
-} CascadeLog;
-
-/* Log a cascade (as the extension owner: clients need no right on cascade_decisions). */
-static void
-cascade_insert(void *arg)
-{
-	static SPIPlanPtr plan = NULL;
-	CascadeLog *log = arg;
-	Oid			types[5] = {INT4OID, FLOAT8ARRAYOID, FLOAT8OID, TEXTARRAYOID, FLOAT8ARRAYOID};
-
-	log->cascade_id = spi_insert_returning_id(&plan,
-											  "INSERT INTO model_select.cascade_decisions(selector_id, context, beta, arms, indices)"
-											  " VALUES ($1, $2, $3, $4, $5) RETURNING cascade_id",
-											  5, types, log->args, "log the cascade");
-}
-
 /*
  * SQL: cascade_route(selector, context, beta) → (cascade_id, arms, indices):
  * the order of cascade(), logged in model_select.cascade_decisions so that
@@ -507,6 +487,8 @@ cascade_insert(void *arg)
 Datum
 model_select_cascade_route(PG_FUNCTION_ARGS)
 {
+	static SPIPlanPtr plan = NULL;
+	Oid			types[5] = {INT4OID, FLOAT8ARRAYOID, FLOAT8OID, TEXTARRAYOID, FLOAT8ARRAYOID};
 	double		beta = beta_arg(fcinfo, 2);
 	CascadeSelector *sel;
 	double	   *raw;
@@ -514,7 +496,7 @@ model_select_cascade_route(PG_FUNCTION_ARGS)
 	CascadeArm **order = cascade_ordered(fcinfo, beta, &sel, &raw, &k);
 	Datum	   *names = palloc(sizeof(Datum) * k);
 	double	   *indices = palloc(sizeof(double) * k);
-	CascadeLog	log;
+	Datum		args[5];
 	Datum		values[3];
 	bool		nulls[3] = {false};
 	TupleDesc	tupdesc;
@@ -526,12 +508,15 @@ model_select_cascade_route(PG_FUNCTION_ARGS)
 		names[i] = CStringGetTextDatum(order[i]->name);
 		indices[i] = order[i]->index;
 	}
-	log.args[0] = Int32GetDatum(sel->cfg.selector_id);
-	log.args[1] = PointerGetDatum(float8_array(raw, NULL, sel->cfg.dim));
-	log.args[2] = Float8GetDatum(beta);
-	log.args[3] = values[1] = PointerGetDatum(construct_array(names, k, TEXTOID, -1, false, TYPALIGN_INT));
-	log.args[4] = values[2] = PointerGetDatum(float8_array(indices, NULL, k));
-	run_as_extension_owner(cascade_insert, &log);
-	values[0] = Int64GetDatum(log.cascade_id);
+	args[0] = Int32GetDatum(sel->cfg.selector_id);
+	args[1] = PointerGetDatum(float8_array(raw, NULL, sel->cfg.dim));
+	args[2] = Float8GetDatum(beta);
+	args[3] = values[1] = PointerGetDatum(construct_array(names, k, TEXTOID, -1, false, TYPALIGN_INT));
+	args[4] = values[2] = PointerGetDatum(float8_array(indices, NULL, k));
+	/* as the extension owner: clients need no right on cascade_decisions */
+	values[0] = Int64GetDatum(insert_returning_id_as_owner(&plan,
+														   "INSERT INTO model_select.cascade_decisions(selector_id, context, beta, arms, indices)"
+														   " VALUES ($1, $2, $3, $4, $5) RETURNING cascade_id",
+														   5, types, args, "log the cascade"));
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
 }

@@ -14,6 +14,7 @@
 #include "utils/rel.h"
 
 #include "core/owner.h"
+#include "core/spi_util.h"
 
 /*
  * The owner of extension model_select, read from pg_extension each time (a
@@ -86,4 +87,38 @@ run_as_extension_owner(void (*fn) (void *arg), void *arg)
 			outer_user = InvalidOid;
 	}
 	PG_END_TRY();
+}
+
+typedef struct InsertCall
+{
+	SPIPlanPtr *slot;
+	const char *sql;
+	int			nargs;
+	const Oid  *argtypes;
+	Datum	   *args;
+	const char *what;
+	int64		id;
+} InsertCall;
+
+static void
+insert_as_owner(void *arg)
+{
+	InsertCall *call = arg;
+
+	call->id = spi_insert_returning_id(call->slot, call->sql, call->nargs, call->argtypes,
+									   call->args, call->what);
+}
+
+/*
+ * spi_insert_returning_id() as the extension owner: how route() and
+ * cascade_route() log, so that clients need no right on the log tables.
+ */
+int64
+insert_returning_id_as_owner(SPIPlanPtr *slot, const char *sql, int nargs, const Oid *argtypes,
+							 Datum *args, const char *what)
+{
+	InsertCall	call = {slot, sql, nargs, argtypes, args, what, 0};
+
+	run_as_extension_owner(insert_as_owner, &call);
+	return call.id;
 }

@@ -115,34 +115,16 @@ model_select_select_model(PG_FUNCTION_ARGS)
 	PG_RETURN_TEXT_P(cstring_to_text(sel->arms[chosen].name));
 }
 
-typedef struct DecisionLog
-{
-	Datum		args[5];
-	Datum		decision_id;
-} DecisionLog;
-
-/* Log a decision (as the extension owner: clients need no right on decisions). */
-static void
-decision_insert(void *arg)
-{
-	static SPIPlanPtr plan = NULL;
-	DecisionLog *log = arg;
-	Oid			argtypes[5] = {INT4OID, INT4OID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8OID};
-
-	log->decision_id = Int64GetDatum(spi_insert_returning_id(&plan,
-															 "INSERT INTO model_select.decisions(selector_id, arm_id, context, score, mean)"
-															 " VALUES ($1, $2, $3, $4, $5) RETURNING decision_id",
-															 5, argtypes, log->args, "log the decision"));
-}
-
 Datum
 model_select_route(PG_FUNCTION_ARGS)
 {
+	static SPIPlanPtr plan = NULL;
+	Oid			types[5] = {INT4OID, INT4OID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8OID};
 	Selector   *sel = selector_load(text_to_cstring(PG_GETARG_TEXT_PP(0)));
 	ArmScore   *scores = palloc(sizeof(ArmScore) * Max(sel->narms, 1));
 	double	   *raw;
 	int			chosen = decide_arg(sel, PG_GETARG_ARRAYTYPE_P(1), scores, &raw);
-	DecisionLog log;
+	Datum		args[5];
 	TupleDesc	tupdesc;
 	Datum		values[3];
 	bool		nulls[3] = {false, false, false};
@@ -150,14 +132,16 @@ model_select_route(PG_FUNCTION_ARGS)
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "route() must return a composite type");
 
-	log.args[0] = Int32GetDatum(sel->cfg.selector_id);
-	log.args[1] = Int32GetDatum(sel->arms[chosen].arm_id);
-	log.args[2] = PointerGetDatum(float8_array(raw, NULL, sel->cfg.dim));
-	log.args[3] = Float8GetDatum(scores[chosen].ucb);
-	log.args[4] = Float8GetDatum(scores[chosen].mean);
-	run_as_extension_owner(decision_insert, &log);
-
-	values[0] = log.decision_id;
+	args[0] = Int32GetDatum(sel->cfg.selector_id);
+	args[1] = Int32GetDatum(sel->arms[chosen].arm_id);
+	args[2] = PointerGetDatum(float8_array(raw, NULL, sel->cfg.dim));
+	args[3] = Float8GetDatum(scores[chosen].ucb);
+	args[4] = Float8GetDatum(scores[chosen].mean);
+	/* as the extension owner: clients need no right on decisions */
+	values[0] = Int64GetDatum(insert_returning_id_as_owner(&plan,
+														   "INSERT INTO model_select.decisions(selector_id, arm_id, context, score, mean)"
+														   " VALUES ($1, $2, $3, $4, $5) RETURNING decision_id",
+														   5, types, args, "log the decision"));
 	values[1] = CStringGetTextDatum(sel->arms[chosen].name);
 	values[2] = Float8GetDatum(scores[chosen].ucb);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));

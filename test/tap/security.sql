@@ -126,49 +126,35 @@ SELECT is(array_agg(name)::text, '{b_sel}', 'B sees its own selector and only it
   FROM model_select.selectors;
 RESET ROLE;
 
--- (b) the matrix: exactly one right at a time ---------------------------------------
-CREATE FUNCTION pg_temp.matrix_round(granted text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+-- (b) the matrix: exactly one right at a time, granted by A before the round
+-- and revoked after it.
+CREATE FUNCTION pg_temp.matrix() RETURNS SETOF text LANGUAGE plpgsql AS $$
 DECLARE
+    granted text;
     c record;
-    got text;
     want text;
 BEGIN
-    FOR c IN SELECT * FROM pg_temp.calls() ORDER BY ord LOOP
-        got := pg_temp.sqlstate_of(c.stmt);
-        want := CASE WHEN c.family = granted THEN c.allowed ELSE '42501' END;
-        RETURN NEXT is(got, want, format('with %s granted, B: %s (%s) gives %s', granted,
-                                         left(regexp_replace(c.stmt, '\s+', ' ', 'g'), 90), c.family, want));
+    FOREACH granted IN ARRAY ARRAY['none', 'route', 'reward', 'admin'] LOOP
+        SET ROLE ms_sec_a;
+        IF granted <> 'none' THEN
+            PERFORM model_select.grant_selector('a_sel', 'ms_sec_b', granted);
+        END IF;
+        SET ROLE ms_sec_b;
+        FOR c IN SELECT * FROM pg_temp.calls() ORDER BY ord LOOP
+            want := CASE WHEN c.family = granted THEN c.allowed ELSE '42501' END;
+            RETURN NEXT is(pg_temp.sqlstate_of(c.stmt), want,
+                           format('with %s granted, B: %s (%s) gives %s', granted,
+                                  left(regexp_replace(c.stmt, '\s+', ' ', 'g'), 90), c.family, want));
+        END LOOP;
+        SET ROLE ms_sec_a;
+        IF granted <> 'none' THEN
+            PERFORM model_select.revoke_selector('a_sel', 'ms_sec_b', granted);
+        END IF;
+        RESET ROLE;
     END LOOP;
 END $$;
+SELECT pg_temp.matrix();
 
-SET ROLE ms_sec_b;
-SELECT pg_temp.matrix_round('none');
-RESET ROLE;
-
-SET ROLE ms_sec_a;
-SELECT model_select.grant_selector('a_sel', 'ms_sec_b', 'route');
-SET ROLE ms_sec_b;
-SELECT pg_temp.matrix_round('route');
-SELECT ok(pg_temp.visible('model_select.decisions') > 0 AND pg_temp.visible('model_select.rewards') > 0,
-          'with route granted, B sees a_sel''s decisions and rewards');
-RESET ROLE;
-
-SET ROLE ms_sec_a;
-SELECT model_select.revoke_selector('a_sel', 'ms_sec_b', 'route');
-SELECT model_select.grant_selector('a_sel', 'ms_sec_b', 'reward');
-SET ROLE ms_sec_b;
-SELECT pg_temp.matrix_round('reward');
-RESET ROLE;
-
-SET ROLE ms_sec_a;
-SELECT model_select.revoke_selector('a_sel', 'ms_sec_b', 'reward');
-SELECT model_select.grant_selector('a_sel', 'ms_sec_b', 'admin');
-SET ROLE ms_sec_b;
-SELECT pg_temp.matrix_round('admin');
-RESET ROLE;
-
-SET ROLE ms_sec_a;
-SELECT model_select.revoke_selector('a_sel', 'ms_sec_b', 'admin');
 SET ROLE ms_sec_b;
 SELECT is(pg_temp.visible(r), 0::bigint, 'after the revokes B again sees no row of ' || r)
   FROM pg_temp.relations() r
@@ -185,6 +171,8 @@ SET ROLE ms_sec_b;
 SELECT isnt(model_select.select_model('a_sel', ARRAY[1, 0]::float8[]), NULL,
             'B routes with the route right (and its backend caches a_sel''s models)');
 SELECT cmp_ok((SELECT entries FROM model_select.cache_stats()), '>', 0, 'the model cache holds a_sel''s models');
+SELECT ok(pg_temp.visible('model_select.decisions') > 0 AND pg_temp.visible('model_select.rewards') > 0,
+          'with route granted, B sees a_sel''s decisions and rewards');
 SET ROLE ms_sec_a;
 SELECT model_select.revoke_selector('a_sel', 'ms_sec_b', 'route');
 SET ROLE ms_sec_b;
