@@ -94,7 +94,7 @@ endif
 # `make -n test` from actually running the test suite.)
 MS_MAKE = $(MAKE)
 
-.PHONY: test demo ms-setup bench-perf bench-pgbench bench-scale bench-forgetting bench-quality bench-confidence
+.PHONY: test demo ms-setup bench-perf bench-batch bench-pgbench bench-scale bench-forgetting bench-quality bench-confidence
 ms-setup:
 	scripts/ensure-deps.sh
 	$(MAKE) PG_CONFIG=$(PG_CONFIG)
@@ -112,7 +112,12 @@ demo:
 # baseline measured in the same session (see bench/README.md).
 bench-perf: ms-setup
 	bench/perf.sh
+	bench/batch.sh
 	bench/pgbench.sh
+
+# route_batch() vs select_model() row by row vs a bare BLAS-3 loop (also in bench-perf).
+bench-batch: ms-setup
+	bench/batch.sh
 
 # pgbench: route + reward per transaction vs the same SQL without the
 # extension, 1 and 4 clients (also the last part of bench-perf).

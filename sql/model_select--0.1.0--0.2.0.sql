@@ -58,6 +58,11 @@ BEGIN
     SELECT arm_id, sid, s.settings_version FROM a, model_select.selectors s WHERE s.selector_id = sid;
 END $$;
 
+-- With dim: also refuses settings whose arm states would not fit (22023).
+CREATE FUNCTION model_select.resolve_settings(policy text, kernel text, settings jsonb, dim int)
+    RETURNS jsonb
+    AS 'MODULE_PATHNAME', 'model_select_resolve_settings' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
 CREATE FUNCTION model_select._create_selector(
     owner regrole, name text, dim int, arms text[], policy text, kernel text, settings jsonb, seed bigint)
 RETURNS int
@@ -72,6 +77,9 @@ BEGIN
     IF dim < 1 OR dim > 16000 THEN
         RAISE EXCEPTION 'dim must be between 1 and 16000, not %', dim USING ERRCODE = '22023';
     END IF;
+    IF array_ndims(arms) > 1 THEN
+        RAISE EXCEPTION 'arms must be a one-dimensional array' USING ERRCODE = '22023';
+    END IF;
     IF cardinality(arms) = 0 THEN
         RAISE EXCEPTION 'a selector needs at least one arm' USING ERRCODE = '22023';
     END IF;
@@ -81,7 +89,7 @@ BEGIN
     INSERT INTO model_select.selectors(name, dim, policy, kernel, settings, seed, owner)
     VALUES (name, dim, policy,
             CASE WHEN policy IN ('pak_ucb', 'rff_ucb', 'bkb') THEN coalesce(kernel, 'rbf') ELSE kernel END,
-            model_select.resolve_settings(policy, kernel, coalesce(settings, '{}')), seed, owner)
+            model_select.resolve_settings(policy, kernel, coalesce(settings, '{}'), dim), seed, owner)
     RETURNING selector_id INTO sid;
     FOREACH arm IN ARRAY arms LOOP
         PERFORM model_select._add_arm(name, arm);
@@ -102,7 +110,7 @@ BEGIN
         RAISE EXCEPTION 'selector "%" does not exist', name USING ERRCODE = '42704';
     END IF;
     UPDATE model_select.selectors sel
-       SET settings = model_select.resolve_settings(s.policy, s.kernel, s.settings || _alter_selector.settings),
+       SET settings = model_select.resolve_settings(s.policy, s.kernel, s.settings || _alter_selector.settings, s.dim),
            settings_version = sel.settings_version + 1
      WHERE sel.selector_id = s.selector_id;
     RETURN model_select.rebuild_state(name);
@@ -176,6 +184,12 @@ END $$;
 CREATE FUNCTION model_select.checkpoint(selector text) RETURNS bigint
     AS 'MODULE_PATHNAME', 'model_select_checkpoint' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 
+-- Route every row of a query (key integer, context real[] or float8[]) in one
+-- call, scoring blocks of rows by BLAS-3; with log, the decisions are logged.
+CREATE FUNCTION model_select.route_batch(selector text, source text, log boolean DEFAULT false)
+    RETURNS TABLE (key bigint, arm text, score float8, mean float8, width float8, decision_id bigint)
+    AS 'MODULE_PATHNAME', 'model_select_route_batch' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
 DROP VIEW model_select.arm_stats;
 -- Per arm: rewards in the log (n), their means, how many are pending after
 -- the checkpoint, and the checkpoint's version, size and time.
@@ -248,6 +262,8 @@ COMMENT ON COLUMN model_select.arm_state.state IS
 'The policy''s state in binary form (layout in src/core/state.h); NULL until the first reward.';
 COMMENT ON FUNCTION model_select.resolve_settings(text, text, jsonb) IS
 'Validates settings for a policy and kernel and returns them with every default filled in: what create_selector() stores.';
+COMMENT ON FUNCTION model_select.resolve_settings(text, text, jsonb, int) IS
+'resolve_settings() for a selector of dimension dim: also refuses (22023) settings whose arm states or working matrices would exceed the allocation limit. What create_selector() and alter_selector() use.';
 COMMENT ON FUNCTION model_select.add_arm(text, text) IS
 'Adds an arm to a selector (next ordinal; it scores Infinity until its first reward), or re-activates a retired arm of that name with its state and rewards.';
 COMMENT ON FUNCTION model_select.create_selector(text, int, text[], text, text, jsonb, bigint) IS
@@ -273,6 +289,8 @@ COMMENT ON FUNCTION model_select.route(text, float8[]) IS
 'The choice of select_model(), logged in decisions: returns the decision_id (to reward), the arm and its ucb.';
 COMMENT ON FUNCTION model_select.route(text, real[]) IS
 'The choice of select_model(), logged in decisions: returns the decision_id (to reward), the arm and its ucb.';
+COMMENT ON FUNCTION model_select.route_batch(text, text, boolean) IS
+'Routes every row of the query source, which yields (key integer, context real[] or float8[]): per row the key, the arm select_model() would choose, its ucb (score), mean and width, and with log => true the decision_id of the decision logged for it. Blocks of rows are scored by BLAS-3. source runs with the caller''s rights, read only.';
 COMMENT ON FUNCTION model_select.scores(text, float8[]) IS
 'Every arm of the selector (retired ones too) in ordinal order: rewards n, mean, width, ucb = mean + radius * width, and the radius and ridge alpha of the bound for this context. Reads only.';
 COMMENT ON FUNCTION model_select.scores(text, real[]) IS

@@ -63,6 +63,10 @@ ALTER TABLE model_select.arm_state ALTER COLUMN state SET STORAGE EXTERNAL;
 CREATE FUNCTION model_select.resolve_settings(policy text, kernel text, settings jsonb)
     RETURNS jsonb
     AS 'MODULE_PATHNAME', 'model_select_resolve_settings' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+-- With dim: also refuses settings whose arm states would not fit (22023).
+CREATE FUNCTION model_select.resolve_settings(policy text, kernel text, settings jsonb, dim int)
+    RETURNS jsonb
+    AS 'MODULE_PATHNAME', 'model_select_resolve_settings' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 
 -- The functions that change selectors are C entries (src/core/admin.c) that
 -- check the caller's right on the selector, then run these bodies,
@@ -113,6 +117,9 @@ BEGIN
     IF dim < 1 OR dim > 16000 THEN
         RAISE EXCEPTION 'dim must be between 1 and 16000, not %', dim USING ERRCODE = '22023';
     END IF;
+    IF array_ndims(arms) > 1 THEN
+        RAISE EXCEPTION 'arms must be a one-dimensional array' USING ERRCODE = '22023';
+    END IF;
     IF cardinality(arms) = 0 THEN
         RAISE EXCEPTION 'a selector needs at least one arm' USING ERRCODE = '22023';
     END IF;
@@ -122,7 +129,7 @@ BEGIN
     INSERT INTO model_select.selectors(name, dim, policy, kernel, settings, seed, owner)
     VALUES (name, dim, policy,
             CASE WHEN policy IN ('pak_ucb', 'rff_ucb', 'bkb') THEN coalesce(kernel, 'rbf') ELSE kernel END,
-            model_select.resolve_settings(policy, kernel, coalesce(settings, '{}')), seed, owner)
+            model_select.resolve_settings(policy, kernel, coalesce(settings, '{}'), dim), seed, owner)
     RETURNING selector_id INTO sid;
     FOREACH arm IN ARRAY arms LOOP
         PERFORM model_select._add_arm(name, arm);
@@ -146,7 +153,7 @@ BEGIN
         RAISE EXCEPTION 'selector "%" does not exist', name USING ERRCODE = '42704';
     END IF;
     UPDATE model_select.selectors sel
-       SET settings = model_select.resolve_settings(s.policy, s.kernel, s.settings || _alter_selector.settings),
+       SET settings = model_select.resolve_settings(s.policy, s.kernel, s.settings || _alter_selector.settings, s.dim),
            settings_version = sel.settings_version + 1
      WHERE sel.selector_id = s.selector_id;
     RETURN model_select.rebuild_state(name);
@@ -238,6 +245,8 @@ COMMENT ON COLUMN model_select.arm_state.state IS
 
 COMMENT ON FUNCTION model_select.resolve_settings(text, text, jsonb) IS
 'Validates settings for a policy and kernel and returns them with every default filled in: what create_selector() stores.';
+COMMENT ON FUNCTION model_select.resolve_settings(text, text, jsonb, int) IS
+'resolve_settings() for a selector of dimension dim: also refuses (22023) settings whose arm states or working matrices would exceed the allocation limit. What create_selector() and alter_selector() use.';
 COMMENT ON FUNCTION model_select.add_arm(text, text) IS
 'Adds an arm to a selector (next ordinal; it scores Infinity until its first reward), or re-activates a retired arm of that name with its state and rewards.';
 COMMENT ON FUNCTION model_select.create_selector(text, int, text[], text, text, jsonb, bigint) IS

@@ -34,6 +34,12 @@ CREATE FUNCTION model_select.scores(selector text, context real[])
                    radius float8, alpha float8)
     AS 'MODULE_PATHNAME', 'model_select_scores' LANGUAGE C STABLE STRICT PARALLEL SAFE ROWS 8;
 
+-- Route every row of a query (key integer, context real[] or float8[]) in one
+-- call, scoring blocks of rows by BLAS-3; with log, the decisions are logged.
+CREATE FUNCTION model_select.route_batch(selector text, source text, log boolean DEFAULT false)
+    RETURNS TABLE (key bigint, arm text, score float8, mean float8, width float8, decision_id bigint)
+    AS 'MODULE_PATHNAME', 'model_select_route_batch' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
 -- This backend's cache of decoded arm models: entries, decodes, hits.
 CREATE FUNCTION model_select.cache_stats(OUT entries int, OUT decodes bigint, OUT hits bigint)
     AS 'MODULE_PATHNAME', 'model_select_cache_stats' LANGUAGE C VOLATILE PARALLEL RESTRICTED;
@@ -56,6 +62,8 @@ COMMENT ON FUNCTION model_select.route(text, float8[]) IS
 'The choice of select_model(), logged in decisions: returns the decision_id (to reward), the arm and its ucb.';
 COMMENT ON FUNCTION model_select.route(text, real[]) IS
 'The choice of select_model(), logged in decisions: returns the decision_id (to reward), the arm and its ucb.';
+COMMENT ON FUNCTION model_select.route_batch(text, text, boolean) IS
+'Routes every row of the query source, which yields (key integer, context real[] or float8[]): per row the key, the arm select_model() would choose, its ucb (score), mean and width, and with log => true the decision_id of the decision logged for it. Blocks of rows are scored by BLAS-3. source runs with the caller''s rights, read only.';
 COMMENT ON FUNCTION model_select.scores(text, float8[]) IS
 'Every arm of the selector (retired ones too) in ordinal order: rewards n, mean, width, ucb = mean + radius * width, and the radius and ridge alpha of the bound for this context. Reads only.';
 COMMENT ON FUNCTION model_select.scores(text, real[]) IS

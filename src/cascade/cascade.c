@@ -174,6 +174,7 @@ typedef struct CascadeLoad
 static void
 cascade_load_as_owner(void *arg)
 {
+	int			spi_level;
 	static SPIPlanPtr arms_plan = NULL;
 	CascadeLoad *call = arg;
 	const char *name = call->name;
@@ -182,7 +183,7 @@ cascade_load_as_owner(void *arg)
 	MemoryContext caller = CurrentMemoryContext;
 	CascadeSelector *sel = call->sel = palloc0(sizeof(CascadeSelector));
 
-	spi_connect();
+	spi_level = spi_connect();
 	config_load_by_name(name, &sel->cfg);
 	selector_check_privilege(sel->cfg.selector_id, name, SELECTOR_ROUTE);
 	sel->name = MemoryContextStrdup(caller, name);
@@ -210,7 +211,7 @@ cascade_load_as_owner(void *arg)
 							sel->arms[i].name, sel->arms[i].st.m, name, sel->m),
 					 errhint("Run model_select.cascade_refit() after changing the selector's settings.")));
 	}
-	spi_finish();
+	spi_finish(spi_level);
 }
 
 /* Load a selector with every arm (and, with_state, its decoded cascade state). */

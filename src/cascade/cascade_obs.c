@@ -121,16 +121,8 @@ check_value_cost(const SelectorConfig *cfg, HeapTuple tuple, TupleDesc desc, con
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("an observation needs a value and a cost")));
-	if (!isfinite(value) || value < cfg->reward_min || value > cfg->reward_max)
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("value %g is outside the selector's range [%g, %g]", value,
-						cfg->reward_min, cfg->reward_max),
-				 errhint("The range is set by the reward_min and reward_max settings.")));
-	if (!isfinite(cost) || cost < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("cost %g must be finite and not negative", cost)));
+	check_reward(cfg, "value", value);
+	check_cost(cost);
 }
 
 typedef struct ObsResolve
@@ -143,6 +135,7 @@ typedef struct ObsResolve
 static void
 resolve_observation(void *arg)
 {
+	int			spi_level;
 	TriggerData *td = ((ObsResolve *) arg)->td;
 	HeapTuple	tuple;
 	TupleDesc	desc;
@@ -167,7 +160,7 @@ resolve_observation(void *arg)
 	cid = SPI_getbinval(tuple, desc, c.cascade_id, &cid_null);
 	context = SPI_getbinval(tuple, desc, c.context, &ctx_null);
 
-	spi_connect();
+	spi_level = spi_connect();
 	if (!cid_null)
 		context = from_cascade(DatumGetInt64(cid), &selector, !ctx_null, context);
 	else if (selector == NULL || ctx_null)
@@ -194,7 +187,7 @@ resolve_observation(void *arg)
 	cols[4] = c.arm_id;
 	values[4] = Int32GetDatum(arm_id);
 	((ObsResolve *) arg)->result = SPI_copytuple(heap_modify_tuple_by_cols(tuple, desc, 5, cols, values, nulls));
-	spi_finish();
+	spi_finish(spi_level);
 }
 
 Datum
@@ -403,14 +396,15 @@ apply_arm_rows(SPITupleTable *tt, uint64 first, uint64 last, void *arg)
 static void
 apply_statement(void *arg)
 {
+	int			spi_level;
 	SelectorConfig cfg = {0};
 
 	cfg.selector_id = -1;
-	spi_connect();
+	spi_level = spi_connect();
 	for_each_arm_of_statement((FunctionCallInfo) arg,
 							  "SELECT arm_id, selector_id, context FROM new_observations"
 							  " ORDER BY arm_id, obs_id", apply_arm_rows, &cfg);
-	spi_finish();
+	spi_finish(spi_level);
 }
 
 Datum
@@ -457,6 +451,7 @@ typedef struct RefitCall
 static void
 refit_selector(void *arg)
 {
+	int			spi_level;
 	static SPIPlanPtr arms_plan = NULL;
 	RefitCall  *call = arg;
 	Oid			int_type[1] = {INT4OID};
@@ -465,7 +460,7 @@ refit_selector(void *arg)
 	int			narms;
 	int32	   *arm_ids;
 
-	spi_connect();
+	spi_level = spi_connect();
 	config_load(selector_id_by_name(call->name), &cfg);
 	selector_check_privilege(cfg.selector_id, call->name, SELECTOR_ADMIN);
 	args[0] = Int32GetDatum(cfg.selector_id);
@@ -486,7 +481,7 @@ refit_selector(void *arg)
 		MemoryContextSwitchTo(old);
 		MemoryContextDelete(work);
 	}
-	spi_finish();
+	spi_finish(spi_level);
 }
 
 /* SQL: cascade_refit(selector, from_scratch) → observations refit. */

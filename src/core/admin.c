@@ -94,9 +94,10 @@ admin_run(void *arg)
 	Datum		values[ADMIN_MAX_ARGS];
 	char		nulls[ADMIN_MAX_ARGS];
 	int			n = 0;
+	int			spi_level;
 	StringInfoData sql;
 
-	spi_connect();
+	spi_level = spi_connect();
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "SELECT model_select._%s(", call->name);
 	if (call->required == 0)
@@ -133,7 +134,7 @@ admin_run(void *arg)
 		get_typlenbyval(call->rettype, &typlen, &typbyval);
 		call->result = SPI_datumTransfer(call->result, typbyval, typlen);
 	}
-	spi_finish();
+	spi_finish(spi_level);
 }
 
 /* SQL: every function of admin_functions (see the file comment). */

@@ -18,7 +18,9 @@ log_row_trigger(FunctionCallInfo fcinfo)
 
 	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BY_INSERT(td->tg_event) ||
 		!TRIGGER_FIRED_FOR_ROW(td->tg_event) || !TRIGGER_FIRED_BEFORE(td->tg_event))
-		elog(ERROR, "%s must fire BEFORE INSERT FOR EACH ROW", get_func_name(fcinfo->flinfo->fn_oid));
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("%s must fire BEFORE INSERT FOR EACH ROW", get_func_name(fcinfo->flinfo->fn_oid))));
 	return td;
 }
 
@@ -60,8 +62,10 @@ for_each_arm_of_statement(FunctionCallInfo fcinfo, const char *query,
 	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BY_INSERT(td->tg_event) ||
 		!TRIGGER_FIRED_FOR_STATEMENT(td->tg_event) || !TRIGGER_FIRED_AFTER(td->tg_event) ||
 		td->tg_newtable == NULL)
-		elog(ERROR, "%s must fire AFTER INSERT FOR EACH STATEMENT with a NEW TABLE",
-			 get_func_name(fcinfo->flinfo->fn_oid));
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("%s must fire AFTER INSERT FOR EACH STATEMENT with a NEW TABLE",
+						get_func_name(fcinfo->flinfo->fn_oid))));
 	if (SPI_register_trigger_data(td) != SPI_OK_TD_REGISTER)
 		elog(ERROR, "could not register the transition table of trigger %s", td->tg_trigger->tgname);
 	if (SPI_execute(query, false, 0) != SPI_OK_SELECT)

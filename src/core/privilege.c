@@ -177,12 +177,13 @@ static void
 privilege_lookup(void *arg)
 {
 	PrivilegeCall *call = arg;
+	int			spi_level;
 
-	spi_connect();
+	spi_level = spi_connect();
 	if (call->name)
 		call->selector_id = selector_id_by_name(call->name);
 	call->result = role_has_selector_privilege(call->role, call->selector_id, call->mask, &call->exists);
-	spi_finish();
+	spi_finish(spi_level);
 }
 
 /* SQL: has_selector_privilege(selector text, privilege text) → boolean. */

@@ -38,15 +38,16 @@ checkpoint_arm_rows(SPITupleTable *tt, uint64 first, uint64 last, void *arg)
 static void
 checkpoint_statement_arms(void *arg)
 {
+	int			spi_level;
 	FunctionCallInfo fcinfo = arg;
 	SelectorConfig cfg = {0};
 
 	cfg.selector_id = -1;
-	spi_connect();
+	spi_level = spi_connect();
 	for_each_arm_of_statement(fcinfo,
 							  "SELECT DISTINCT arm_id, selector_id FROM new_rewards ORDER BY arm_id",
 							  checkpoint_arm_rows, &cfg);
-	spi_finish();
+	spi_finish(spi_level);
 }
 
 Datum

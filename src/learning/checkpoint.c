@@ -47,8 +47,10 @@ typedef struct Checkpoint
 
 #define CHECKPOINT_COLUMNS "settings_version, " CHECKPOINT_POSITION_COLUMNS ", state"
 
+/* The checkpoint in row; its state is not read when from_scratch (a rebuild needs none). */
 static void
-checkpoint_from_row(const SelectorConfig *cfg, HeapTuple row, TupleDesc desc, Checkpoint *ck)
+checkpoint_from_row(const SelectorConfig *cfg, HeapTuple row, TupleDesc desc, bool from_scratch,
+					Checkpoint *ck)
 {
 	bool		isnull;
 	Datum		state;
@@ -57,7 +59,7 @@ checkpoint_from_row(const SelectorConfig *cfg, HeapTuple row, TupleDesc desc, Ch
 	ck->pos = LOG_START;
 	memset(&ck->totals, 0, sizeof(ck->totals));
 	ck->state = NULL;
-	if (!ck->valid)
+	if (!ck->valid || from_scratch)
 		return;
 	checkpoint_position_from_row(row, desc, 2, &ck->pos, &ck->totals);
 	state = SPI_getbinval(row, desc, 8, &isnull);
@@ -66,12 +68,14 @@ checkpoint_from_row(const SelectorConfig *cfg, HeapTuple row, TupleDesc desc, Ch
 }
 
 /*
- * Lock an arm's checkpoint row and read it.  With skip_locked, returns false
- * when another transaction holds the row.  A missing row (arm_state is
- * dumped empty) is created.
+ * Lock an arm's checkpoint row and read it (not its state when
+ * from_scratch: rebuild_state() must work whatever bytes it holds).  With
+ * skip_locked, returns false when another transaction holds the row.  A
+ * missing row (arm_state is dumped empty) is created.
  */
 static bool
-checkpoint_lock(const SelectorConfig *cfg, int32 arm_id, bool skip_locked, Checkpoint *ck)
+checkpoint_lock(const SelectorConfig *cfg, int32 arm_id, bool skip_locked, bool from_scratch,
+				Checkpoint *ck)
 {
 	static SPIPlanPtr wait_plan = NULL;
 	static SPIPlanPtr skip_plan = NULL;
@@ -98,7 +102,7 @@ checkpoint_lock(const SelectorConfig *cfg, int32 arm_id, bool skip_locked, Check
 		if (SPI_processed == 0)
 			return false;
 	}
-	checkpoint_from_row(cfg, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, ck);
+	checkpoint_from_row(cfg, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, from_scratch, ck);
 	return true;
 }
 
@@ -149,7 +153,7 @@ checkpoint_arm(const SelectorConfig *cfg, int32 arm_id, bool skip_locked, bool f
 											   ALLOCSET_DEFAULT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(work);
 
-	if (!checkpoint_lock(cfg, arm_id, skip_locked, &ck))
+	if (!checkpoint_lock(cfg, arm_id, skip_locked, from_scratch, &ck))
 	{
 		MemoryContextSwitchTo(old);
 		MemoryContextDelete(work);
@@ -245,14 +249,15 @@ typedef struct CheckpointCall
 static void
 checkpoint_selector(void *arg)
 {
+	int			spi_level;
 	CheckpointCall *call = arg;
 	SelectorConfig cfg;
 
-	spi_connect();
+	spi_level = spi_connect();
 	config_load_by_name(call->name, &cfg);
 	selector_check_privilege(cfg.selector_id, call->name, SELECTOR_ADMIN);
 	call->folded = checkpoint_selector_arms(&cfg, call->from_scratch, NULL);
-	spi_finish();
+	spi_finish(spi_level);
 }
 
 /* SQL: checkpoint(selector) → rewards folded into the stored checkpoints. */

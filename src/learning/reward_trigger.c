@@ -107,16 +107,6 @@ same_context(Datum a, Datum b)
 	return na == nb && memcmp(xa, xb, sizeof(double) * na) == 0;
 }
 
-static void
-check_value(const SelectorConfig *cfg, const char *what, double value, double lo, double hi)
-{
-	if (!isfinite(value) || value < lo || value > hi)
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("%s %g is outside the selector's range [%g, %g]", what, value, lo, hi),
-				 errhint("The range is set by the reward_min and reward_max settings.")));
-}
-
 /*
  * The reward's arm and context, from its decision or from its names; t gets
  * them and *context the context as given or taken from the decision.
@@ -166,19 +156,21 @@ resolve_target(HeapTuple tuple, TupleDesc desc, const RewardColumns *c, RewardTa
 static void
 check_reward_values(const SelectorConfig *cfg, HeapTuple tuple, TupleDesc desc, const RewardColumns *c)
 {
-	bool		isnull;
-	Datum		value = SPI_getbinval(tuple, desc, c->reward, &isnull);
+	bool		isnull,
+				cost_null;
+	Datum		reward = SPI_getbinval(tuple, desc, c->reward, &isnull);
+	Datum		cost = SPI_getbinval(tuple, desc, c->cost, &cost_null);
 
 	if (isnull)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("reward must not be NULL")));
-	check_value(cfg, "reward", DatumGetFloat8(value), cfg->reward_min, cfg->reward_max);
-	value = SPI_getbinval(tuple, desc, c->cost, &isnull);
-	if (!isnull && !(isfinite(DatumGetFloat8(value)) && DatumGetFloat8(value) >= 0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("cost %g must be finite and not negative", DatumGetFloat8(value))));
+	check_reward(cfg, "reward", DatumGetFloat8(reward));
+	if (!cost_null)
+		check_cost(DatumGetFloat8(cost));
+	/* refused now, not when an arm folds it */
+	(void) learned_value(cfg, DatumGetFloat8(reward), cost_null,
+						 cost_null ? 0 : DatumGetFloat8(cost));
 }
 
 typedef struct ResolveCall
@@ -191,6 +183,7 @@ typedef struct ResolveCall
 static void
 resolve_row(void *arg)
 {
+	int			spi_level;
 	ResolveCall *call = arg;
 	HeapTuple	tuple = call->td->tg_trigtuple;
 	TupleDesc	desc = RelationGetDescr(call->td->tg_relation);
@@ -205,7 +198,7 @@ resolve_row(void *arg)
 
 	LOG_COLUMNS(desc, reward_column_names, &c);
 	context = SPI_getbinval(tuple, desc, c.context, &context_null);
-	spi_connect();
+	spi_level = spi_connect();
 	resolve_target(tuple, desc, &c, &t, &context, context_null);
 	config_load_shared(t.selector_id, &cfg);
 
@@ -236,7 +229,7 @@ resolve_row(void *arg)
 	values[5] = FullTransactionIdGetDatum(GetTopFullTransactionId());
 	/* the modified tuple must outlive SPI_finish */
 	call->result = SPI_copytuple(heap_modify_tuple_by_cols(tuple, desc, 6, cols, values, nulls));
-	spi_finish();
+	spi_finish(spi_level);
 }
 
 Datum

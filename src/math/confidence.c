@@ -157,12 +157,23 @@ confidence_pick(const ArmBounds *bounds, FactorEval eval, const void *query, Arm
 		double		width;
 
 		eval(query, bounds->factor[i], bounds->alpha[i], &mean, &width);
-		if (i == 0 || mean + bounds->radius[i] * width < out->mean + out->radius * out->width)
-		{
-			out->mean = mean;
-			out->width = width;
-			out->radius = bounds->radius[i];
-			out->alpha = bounds->alpha[i];
-		}
+		confidence_consider(bounds, i, mean, width, out);
+	}
+}
+
+/*
+ * Candidate i of confidence_pick() with its mean and width: kept when it is
+ * the first or gives a smaller bound (batch scoring computes the candidates
+ * of a whole block of contexts, then considers them in the same order).
+ */
+void
+confidence_consider(const ArmBounds *bounds, int i, double mean, double width, ArmScore *out)
+{
+	if (i == 0 || mean + bounds->radius[i] * width < out->mean + out->radius * out->width)
+	{
+		out->mean = mean;
+		out->width = width;
+		out->radius = bounds->radius[i];
+		out->alpha = bounds->alpha[i];
 	}
 }

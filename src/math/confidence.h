@@ -33,6 +33,8 @@ extern double confidence_rt2(const SelectorConfig *cfg, double ld0, double quad0
 extern void confidence_warn_negative(const SelectorConfig *cfg, int n, int skipped, int tried);
 extern void confidence_bounds(const SelectorConfig *cfg, int n, const FactorSet *fs,
 							  double ld_base, const double *quad, ArmBounds *out);
+extern void confidence_consider(const ArmBounds *bounds, int i, double mean, double width,
+								ArmScore *out);
 extern void confidence_pick(const ArmBounds *bounds, FactorEval eval, const void *query,
 							ArmScore *out);
 

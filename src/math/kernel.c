@@ -93,6 +93,40 @@ kernel_vector(const SelectorConfig *cfg, int n, const double *X,
 	}
 }
 
+/*
+ * kernel_vector() for the m rows of Y at once: row t of out (m × n) is
+ * k'(X, y_t).  The inner products of the whole block come from one GEMM.
+ */
+void
+kernel_block(const SelectorConfig *cfg, int n, const double *X, const double *sqnorms,
+			 int m, const double *Y, double *out)
+{
+	if (n == 0 || m == 0)
+		return;
+	if (cfg->kernel == KERNEL_LAPLACIAN)
+	{
+		for (int t = 0; t < m; t++)
+			kernel_vector(cfg, n, X, sqnorms, Y + (Size) t * cfg->dim, out + (Size) t * n);
+		return;
+	}
+	cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, cfg->dim, 1.0,
+				Y, cfg->dim, X, cfg->dim, 0.0, out, n);
+	for (int t = 0; t < m; t++)
+	{
+		const double *yt = Y + (Size) t * cfg->dim;
+		double		sq_y = dot(cfg->dim, yt, yt);
+		double	   *row = out + (Size) t * n;
+
+		for (int i = 0; i < n; i++)
+		{
+			const double *xi = X + (Size) i * cfg->dim;
+			double		sq_x = sqnorms ? sqnorms[i] : dot(cfg->dim, xi, xi);
+
+			row[i] = kernel_of_inner(cfg, row[i], sq_x, sq_y) + cfg->intercept;
+		}
+	}
+}
+
 double
 kernel_self(const SelectorConfig *cfg, const double *y)
 {

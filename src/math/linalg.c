@@ -12,30 +12,60 @@
 
 #include "math/linalg.h"
 
-/* Replace a packed symmetric matrix (lower, by rows) by its Cholesky factor. */
-void
-chol_factor_packed(int n, double *ap)
+/*
+ * Factorise a packed symmetric matrix in place row by row, as
+ * chol_append_row() does for one reward: each Schur complement is clamped
+ * to floor.  The fallback of the LAPACK factorisations below.
+ */
+static void
+chol_factor_rows(int n, double *lp, double floor)
 {
-	lapack_int	info;
+	double	   *b = palloc(sizeof(double) * Max(n, 1));
+
+	for (int i = 0; i < n; i++)
+	{
+		memcpy(b, lp + PACKED_ROW(i), sizeof(double) * (i + 1));
+		chol_append_row(i, lp, b, b[i], floor);
+	}
+	pfree(b);
+}
+
+/*
+ * Replace a packed symmetric matrix (lower, by rows) by its Cholesky factor.
+ * Callers factorise K + ridge terms of at least floor > 0, positive definite
+ * in exact arithmetic; when rounding still gives LAPACK a non-positive pivot
+ * (e.g. repeated contexts, a tiny alpha and a large intercept), the matrix is
+ * factorised with the live path's clamping instead (chol_factor_rows): the
+ * factor a reward at a time would have built, never an error.
+ */
+void
+chol_factor_packed(int n, double *ap, double floor)
+{
+	double	   *orig;
 
 	if (n == 0)
 		return;
-	info = LAPACKE_dpptrf(LAPACK_COL_MAJOR, 'U', n, ap);
-	if (info != 0)
-		elog(ERROR, "Cholesky factorisation failed (LAPACK info %d)", (int) info);
+	orig = palloc(sizeof(double) * PACKED_SIZE(n));
+	memcpy(orig, ap, sizeof(double) * PACKED_SIZE(n));
+	if (LAPACKE_dpptrf(LAPACK_COL_MAJOR, 'U', n, ap) != 0)
+	{
+		memcpy(ap, orig, sizeof(double) * PACKED_SIZE(n));
+		chol_factor_rows(n, ap, floor);
+	}
+	pfree(orig);
 }
 
 /*
  * out = the Cholesky factor of ap + shift·I, for a packed symmetric ap
- * (ap itself is left as it is).
+ * (ap itself is left as it is); floor as for chol_factor_packed.
  */
 void
-chol_factor_shifted(int n, const double *ap, double shift, double *out)
+chol_factor_shifted(int n, const double *ap, double shift, double floor, double *out)
 {
 	memcpy(out, ap, sizeof(double) * PACKED_SIZE(n));
 	for (int i = 0; i < n; i++)
 		out[PACKED_ROW(i) + i] += shift;
-	chol_factor_packed(n, out);
+	chol_factor_packed(n, out, floor);
 }
 
 /* ln det(L Lᵀ / scale) for a packed factor L: 2·Σ ln(L_ii / √scale). */
@@ -49,6 +79,18 @@ chol_log_det_scaled(int n, const double *lp, double scale)
 	return sum;
 }
 
+/* A (p × p, lower part, by columns) = ridge·I + ZᵀZ for Z n × p by rows. */
+static void
+gram_full(int n, int p, const double *Z, double ridge, double *A)
+{
+	memset(A, 0, sizeof(double) * (Size) p * p);
+	for (int i = 0; i < p; i++)
+		A[(Size) i * p + i] = ridge;
+	/* Z by rows is Zᵀ by columns: A (lower, by columns) += Zᵀ Z */
+	if (n > 0)
+		cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, p, n, 1.0, Z, p, 1.0, A, p);
+}
+
 /*
  * lp (packed by rows, PACKED_SIZE(p)) = ridge·I + ZᵀZ for the n × p matrix
  * Z (by rows), or with `factor` its lower Cholesky factor: one BLAS-3
@@ -57,21 +99,20 @@ chol_log_det_scaled(int n, const double *lp, double scale)
 void
 gram_packed(int n, int p, const double *Z, double ridge, bool factor, double *lp)
 {
-	double	   *A = palloc0(sizeof(double) * (Size) p * p);
-	lapack_int	info;
+	double	   *A = palloc(sizeof(double) * (Size) p * p);
+	bool		failed;
 
-	for (int i = 0; i < p; i++)
-		A[(Size) i * p + i] = ridge;
-	/* Z by rows is Zᵀ by columns: A (lower, by columns) += Zᵀ Z */
-	if (n > 0)
-		cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, p, n, 1.0, Z, p, 1.0, A, p);
-	info = factor ? LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', p, A, p) : 0;
-	if (info != 0)
-		elog(ERROR, "Cholesky factorisation failed (LAPACK info %d)", (int) info);
+	gram_full(n, p, Z, ridge, A);
+	failed = factor && LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', p, A, p) != 0;
+	/* as chol_factor_packed: rounding gave a non-positive pivot */
+	if (failed)
+		gram_full(n, p, Z, ridge, A);
 	for (int i = 0; i < p; i++)
 		for (int j = 0; j <= i; j++)
 			lp[PACKED_ROW(i) + j] = A[(Size) j * p + i];
 	pfree(A);
+	if (failed)
+		chol_factor_rows(p, lp, ridge);
 }
 
 /*
@@ -197,6 +238,39 @@ chol_forward(int n, const double *lp, double *x)
 {
 	if (n > 0)
 		cblas_dtpsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, n, lp, x, 1);
+}
+
+/*
+ * For m vectors (rows of K, m × n) and a packed factor L of order n:
+ * means[t] = k_t·w and sqnorms[t] = |L⁻¹k_t|², by one GEMV and one TRSM
+ * over the block (BLAS-3) instead of m packed solves.  Scratch: m·n + n·n.
+ */
+void
+chol_forward_block(int n, const double *lp, const double *w, int m, const double *K,
+				   double *means, double *sqnorms)
+{
+	double	   *B;
+	double	   *full;
+
+	if (n == 0)
+	{
+		memset(means, 0, sizeof(double) * m);
+		memset(sqnorms, 0, sizeof(double) * m);
+		return;
+	}
+	B = palloc(sizeof(double) * (Size) m * n);
+	full = palloc0(sizeof(double) * (Size) n * n);
+	for (int i = 0; i < n; i++)
+		memcpy(full + (Size) i * n, lp + PACKED_ROW(i), sizeof(double) * (i + 1));
+	cblas_dgemv(CblasRowMajor, CblasNoTrans, m, n, 1.0, K, n, w, 1, 0.0, means, 1);
+	memcpy(B, K, sizeof(double) * (Size) m * n);
+	/* rows b_t of B become (L⁻¹k_t)ᵀ = k_tᵀL⁻ᵀ: B L^T = K */
+	cblas_dtrsm(CblasRowMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit,
+				m, n, 1.0, full, n, B, n);
+	for (int t = 0; t < m; t++)
+		sqnorms[t] = dot(n, B + (Size) t * n, B + (Size) t * n);
+	pfree(B);
+	pfree(full);
 }
 
 /* x <- (L Lᵀ)⁻¹ x by two triangular solves */

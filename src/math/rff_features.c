@@ -95,15 +95,12 @@ frequencies(const SelectorConfig *cfg)
 	return c->W;
 }
 
-/* phi (2·features values) = φ(x). */
-void
-rff_features(const SelectorConfig *cfg, const double *x, double *phi)
+/* phi (2·features values) = φ(x) from the D angles Wx held in phi[0, D). */
+static void
+features_from_angles(int D, double *phi)
 {
-	int			D = cfg->features;
 	double		scale = 1.0 / sqrt((double) D);
 
-	cblas_dgemv(CblasRowMajor, CblasNoTrans, D, cfg->dim, 1.0, frequencies(cfg), cfg->dim,
-				x, 1, 0.0, phi, 1);
 	for (int j = 0; j < D; j++)
 	{
 		double		angle = phi[j];
@@ -111,4 +108,28 @@ rff_features(const SelectorConfig *cfg, const double *x, double *phi)
 		phi[j] = cos(angle) * scale;
 		phi[D + j] = sin(angle) * scale;
 	}
+}
+
+/* phi (2·features values) = φ(x). */
+void
+rff_features(const SelectorConfig *cfg, const double *x, double *phi)
+{
+	cblas_dgemv(CblasRowMajor, CblasNoTrans, cfg->features, cfg->dim, 1.0, frequencies(cfg), cfg->dim,
+				x, 1, 0.0, phi, 1);
+	features_from_angles(cfg->features, phi);
+}
+
+/*
+ * Rows t of Phi (stride ldphi ≥ 2·features) = φ(x_t) for the m rows of X:
+ * the angles of the whole block by one GEMM.
+ */
+void
+rff_features_block(const SelectorConfig *cfg, int m, const double *X, double *Phi, int ldphi)
+{
+	if (m == 0)
+		return;
+	cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, cfg->features, cfg->dim, 1.0,
+				X, cfg->dim, frequencies(cfg), cfg->dim, 0.0, Phi, ldphi);
+	for (int t = 0; t < m; t++)
+		features_from_angles(cfg->features, Phi + (Size) t * ldphi);
 }

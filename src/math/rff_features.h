@@ -7,5 +7,7 @@
 #include "core/settings.h"
 
 extern void rff_features(const SelectorConfig *cfg, const double *x, double *phi);
+extern void rff_features_block(const SelectorConfig *cfg, int m, const double *X, double *Phi,
+							   int ldphi);
 
 #endif

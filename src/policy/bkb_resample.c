@@ -45,13 +45,14 @@ typedef struct ResampleCall
 static void
 resample_selector(void *arg)
 {
+	int			spi_level;
 	ResampleCall *call = arg;
 	SelectorConfig cfg;
 
-	spi_connect();
+	spi_level = spi_connect();
 	resample_config(call->name, &cfg);
 	checkpoint_selector_arms(&cfg, false, &call->transform);
-	spi_finish();
+	spi_finish(spi_level);
 }
 
 Datum

@@ -126,7 +126,7 @@ lin_other_factors(const SelectorConfig *cfg, StateHeader *st, const double *G)
 
 	confidence_factors(cfg, &fs);
 	for (int f = 1; f < fs.count; f++)
-		chol_factor_shifted(p, G, fs.alpha[f], lin_factor_at(st, p, f));
+		chol_factor_shifted(p, G, fs.alpha[f], fs.alpha[f], lin_factor_at(st, p, f));
 }
 
 static StateHeader *
@@ -284,7 +284,7 @@ discounted_factor(const SelectorConfig *cfg, const StateHeader *st, int p)
 {
 	double	   *L = palloc(sizeof(double) * PACKED_SIZE(p));
 
-	chol_factor_shifted(p, lin_factor(st), cfg->alpha, L);
+	chol_factor_shifted(p, lin_factor(st), cfg->alpha, cfg->alpha, L);
 	return L;
 }
 
@@ -315,10 +315,6 @@ lin_decode(const SelectorConfig *cfg, const StateHeader *st)
 	ArmModel   *m = palloc0(sizeof(ArmModel));
 	int			p = feature_count(cfg);
 
-	if (state_body_doubles(st) != lin_body(cfg, st->n))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("%s state has the wrong size for %d features", policy_name(cfg->policy), p)));
 	m->p = p;
 	confidence_factors(cfg, &m->factors);
 	for (int f = 0; f < m->factors.count; f++)
@@ -362,10 +358,46 @@ lin_score(const SelectorConfig *cfg, const ArmModel *m, const double *x, ArmScor
 		confidence_pick(&m->bounds, lin_eval, m, out);
 }
 
+/*
+ * lin_score for a block of m contexts: features by one GEMM (rff), and per
+ * candidate factor the means and widths of the whole block by one TRSM.
+ */
+static void
+lin_score_block(const SelectorConfig *cfg, const ArmModel *m, int nrows, const double *X,
+				void **shared, ArmScore *out)
+{
+	int			p = m->p;
+	double	   *Z = *shared;
+	double	   *means = palloc(sizeof(double) * nrows);
+	double	   *sqnorms = palloc(sizeof(double) * nrows);
+
+	if (Z == NULL)
+	{
+		*shared = Z = palloc(sizeof(double) * (Size) nrows * p);
+		policy_features_block(cfg, nrows, X, Z, p);
+		for (int t = 0; t < nrows; t++)
+			Z[(Size) t * p + p - 1] = sqrt(cfg->intercept);
+	}
+	if (m->spectrum != NULL)
+	{
+		for (int t = 0; t < nrows; t++)
+			spectrum_score(cfg, m->spectrum, Z + (Size) t * p, 0.0, &out[t]);
+		return;
+	}
+	for (int i = 0; i < m->bounds.count; i++)
+	{
+		int			f = m->bounds.factor[i];
+
+		chol_forward_block(p, m->L[f], m->theta[f], nrows, Z, means, sqnorms);
+		for (int t = 0; t < nrows; t++)
+			confidence_consider(&m->bounds, i, means[t], sqrt(sqnorms[t]), &out[t]);
+	}
+}
+
 const PolicyOps lin_ucb_ops = {
 	.name = "lin_ucb", .kind = POLICY_LIN_UCB,
 	.uses_context = true, .bounds = BOUNDS_CHOICE, .forgets = FORGETS_ALL,
-	POLICY_FUNCTIONS(lin),
+	POLICY_FUNCTIONS(lin), .score_block = lin_score_block,
 };
 
 /* lin_ucb on random Fourier features of a shift-invariant kernel. */
@@ -373,5 +405,5 @@ const PolicyOps rff_ucb_ops = {
 	.name = "rff_ucb", .kind = POLICY_RFF_UCB,
 	.uses_context = true, .kernels = KERNELS_SHIFT_INVARIANT, .random_features = true,
 	.bounds = BOUNDS_CHOICE, .forgets = FORGETS_ALL,
-	POLICY_FUNCTIONS(lin),
+	POLICY_FUNCTIONS(lin), .score_block = lin_score_block,
 };

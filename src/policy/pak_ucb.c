@@ -57,6 +57,12 @@ factor_count(const SelectorConfig *cfg)
 	return fs.count;
 }
 
+static Size
+pak_body(const SelectorConfig *cfg, int n)
+{
+	return PAK_BODY(n, cfg->dim, factor_count(cfg));
+}
+
 /*
  * The ridge term of row i of n: α, or with a discount α·γ^-(age) where the
  * newest row has age 0 (weighted GP-UCB: a row of weight w is noise α/w).
@@ -93,8 +99,8 @@ pak_build(const SelectorConfig *cfg, int n, const double *X, const double *r)
 	}
 	/* the other factors differ by their ridge only */
 	for (int f = 1; f < fs.count; f++)
-		chol_factor_shifted(n, PAK_L(st, 0), fs.alpha[f] - fs.alpha[0], PAK_L(st, f));
-	chol_factor_packed(n, PAK_L(st, 0));
+		chol_factor_shifted(n, PAK_L(st, 0), fs.alpha[f] - fs.alpha[0], fs.alpha[f], PAK_L(st, f));
+	chol_factor_packed(n, PAK_L(st, 0), fs.alpha[0]);
 	return st;
 }
 
@@ -183,10 +189,6 @@ pak_decode(const SelectorConfig *cfg, const StateHeader *st)
 	int			n = st->n;
 
 	confidence_factors(cfg, &m->factors);
-	if (state_body_doubles(st) != PAK_BODY(n, cfg->dim, m->factors.count))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("pak_ucb state has the wrong size for n = %d", n)));
 	m->n = n;
 	m->X = PAK_X(st);
 	if (cfg->confidence == CONFIDENCE_CMM)
@@ -241,9 +243,48 @@ pak_score(const SelectorConfig *cfg, const ArmModel *m, const double *x, ArmScor
 		confidence_pick(&m->bounds, pak_eval, &q, out);
 }
 
+/*
+ * pak_score for a block of m contexts: the kernel block k'(X_arm, x_t) by one
+ * GEMM, then per candidate factor the means and widths of the whole block by
+ * one TRSM.
+ */
+static void
+pak_score_block(const SelectorConfig *cfg, const ArmModel *m, int nrows, const double *X,
+				void **shared, ArmScore *out)
+{
+	int			n = m->n;
+	double	   *K = palloc(sizeof(double) * (Size) nrows * Max(n, 1));
+	double	   *kself = palloc(sizeof(double) * nrows);
+	double	   *means = palloc(sizeof(double) * nrows);
+	double	   *sqnorms = palloc(sizeof(double) * nrows);
+
+	for (int t = 0; t < nrows; t++)
+		kself[t] = kernel_self(cfg, X + (Size) t * cfg->dim);
+	kernel_block(cfg, n, m->X, m->sqnorms, nrows, X, K);
+	if (m->spectrum != NULL)
+	{
+		for (int t = 0; t < nrows; t++)
+			spectrum_score(cfg, m->spectrum, K + (Size) t * n, kself[t], &out[t]);
+		return;
+	}
+	for (int i = 0; i < m->bounds.count; i++)
+	{
+		int			f = m->bounds.factor[i];
+		double		alpha = m->bounds.alpha[i];
+
+		chol_forward_block(n, m->L[f], m->weights[f], nrows, K, means, sqnorms);
+		for (int t = 0; t < nrows; t++)
+		{
+			double		var = (kself[t] - sqnorms[t]) / alpha;
+
+			confidence_consider(&m->bounds, i, means[t], sqrt(Max(var, 0.0)), &out[t]);
+		}
+	}
+}
+
 const PolicyOps pak_ucb_ops = {
 	.name = "pak_ucb", .kind = POLICY_PAK_UCB,
 	.uses_context = true, .kernels = KERNELS_ALL, .bounds = BOUNDS_CHOICE,
 	.keeps_rows = true, .forgets = FORGETS_ALL,
-	POLICY_FUNCTIONS(pak),
+	POLICY_FUNCTIONS(pak), .score_block = pak_score_block,
 };

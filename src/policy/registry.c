@@ -123,3 +123,14 @@ policy_features(const SelectorConfig *cfg, const double *x, double *z)
 	else
 		memcpy(z, x, sizeof(double) * cfg->dim);
 }
+
+/* policy_features() of the m rows of X into the rows of Z (stride ldz). */
+void
+policy_features_block(const SelectorConfig *cfg, int m, const double *X, double *Z, int ldz)
+{
+	if (policy_ops(cfg->policy)->random_features)
+		rff_features_block(cfg, m, X, Z, ldz);
+	else
+		for (int t = 0; t < m; t++)
+			memcpy(Z + (Size) t * ldz, X + (Size) t * cfg->dim, sizeof(double) * cfg->dim);
+}

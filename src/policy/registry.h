@@ -67,14 +67,32 @@ typedef struct PolicyOps
 	/* Fill mean, width, radius and alpha (not ucb) of out for context x. */
 	void		(*score) (const SelectorConfig *cfg, const ArmModel *model,
 						  const double *x, ArmScore *out);
+	/*
+	 * Optional: score the m prepared contexts X (m × dim) into out[0, m), as
+	 * score would one by one (NULL: score does).  *shared starts NULL for a
+	 * block and is kept across its arms: work that depends only on the
+	 * contexts (features) is done for the first arm and reused.
+	 */
+	void		(*score_block) (const SelectorConfig *cfg, const ArmModel *model,
+								int m, const double *X, void **shared, ArmScore *out);
 	/* How many of an arm's n newest rewards the state keeps (NULL: all n). */
 	int			(*kept_rows) (const SelectorConfig *cfg, int n);
+	/*
+	 * float8 values in the body of a state whose header holds n (the
+	 * largest, with a full dictionary, for a dictionary policy, whose check
+	 * then reads the dictionary): state_check() compares it with the stored
+	 * size before any body is read, create and alter with the allocation
+	 * limit.
+	 */
+	Size		(*body_size) (const SelectorConfig *cfg, int n);
+	/* Further checks of a stored body of a fitting size (NULL: none): XX001. */
+	void		(*check) (const SelectorConfig *cfg, const StateHeader *st);
 } PolicyOps;
 
-/* The four functions of a PolicyOps named prefix_build, prefix_append, … */
+/* The functions of a PolicyOps named prefix_build, prefix_append, … */
 #define POLICY_FUNCTIONS(prefix) \
 	.build = prefix##_build, .append = prefix##_append, \
-	.decode = prefix##_decode, .score = prefix##_score
+	.decode = prefix##_decode, .score = prefix##_score, .body_size = prefix##_body
 
 extern const PolicyOps pak_ucb_ops;
 extern const PolicyOps rff_ucb_ops;
@@ -89,5 +107,7 @@ extern const char *policy_name(PolicyKind policy);
 extern KernelKind kernel_from_name(PolicyKind policy, const char *name);
 extern int	policy_feature_count(const SelectorConfig *cfg);
 extern void policy_features(const SelectorConfig *cfg, const double *x, double *z);
+extern void policy_features_block(const SelectorConfig *cfg, int m, const double *X, double *Z,
+								  int ldz);
 
 #endif

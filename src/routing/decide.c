@@ -8,12 +8,28 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "utils/float.h"
 
 #include "core/context.h"
 #include "routing/decide.h"
 #include "math/prng.h"
 #include "policy/registry.h"
+
+/* The score of an arm without rewards: +Infinity, so that it is tried. */
+static void
+score_unlearned(ArmScore *s)
+{
+	s->mean = s->width = s->ucb = get_float8_infinity();
+	s->radius = s->alpha = get_float8_nan();
+}
+
+static void
+score_set_ucb(const PolicyOps *ops, ArmScore *s)
+{
+	s->ucb = ops->uses_context ? s->mean + s->radius * s->width : s->mean;
+}
 
 static void
 score_prepared(const Selector *sel, const double *x, ArmScore *out)
@@ -23,17 +39,57 @@ score_prepared(const Selector *sel, const double *x, ArmScore *out)
 	for (int i = 0; i < sel->narms; i++)
 	{
 		const ArmInfo *arm = &sel->arms[i];
-		ArmScore   *s = &out[i];
 
 		if (arm->model == NULL)
 		{
-			s->mean = s->width = s->ucb = get_float8_infinity();
-			s->radius = s->alpha = get_float8_nan();
+			score_unlearned(&out[i]);
 			continue;
 		}
-		ops->score(&sel->cfg, arm->model, x, s);
-		s->ucb = ops->uses_context ? s->mean + s->radius * s->width : s->mean;
+		ops->score(&sel->cfg, arm->model, x, &out[i]);
+		score_set_ucb(ops, &out[i]);
 	}
+}
+
+/* Arm i's scores of the m prepared contexts X into column i of scores (m × narms). */
+static void
+score_arm_block(const Selector *sel, int i, int m, const double *X, void **shared,
+				ArmScore *column, ArmScore *scores)
+{
+	const PolicyOps *ops = policy_ops(sel->cfg.policy);
+	const ArmModel *model = sel->arms[i].model;
+
+	for (int t = 0; t < m; t++)
+	{
+		if (model == NULL)
+			score_unlearned(&column[t]);
+		else if (ops->score_block == NULL)
+			ops->score(&sel->cfg, model, X + (Size) t * sel->cfg.dim, &column[t]);
+	}
+	if (model != NULL && ops->score_block != NULL)
+		ops->score_block(&sel->cfg, model, m, X, shared, column);
+	for (int t = 0; t < m; t++)
+	{
+		if (model != NULL)
+			score_set_ucb(ops, &column[t]);
+		scores[(Size) t * sel->narms + i] = column[t];
+	}
+}
+
+/*
+ * Can arm i's score be chosen?  A finite score can, and +Infinity for an arm
+ * without rewards; a NaN or infinite score of a learned arm (a numerical
+ * failure) never becomes a decision: the arm is skipped with a WARNING.
+ */
+static bool
+score_usable(const Selector *sel, int i, const ArmScore *s)
+{
+	if (sel->arms[i].model == NULL || isfinite(s->ucb))
+		return true;
+	ereport(WARNING,
+			(errmsg("arm \"%s\" of selector \"%s\" has score %g and is skipped",
+					sel->arms[i].name, sel->name, s->ucb),
+			 errhint("Check the selector's settings; model_select.rebuild_state() recomputes its state.")));
+	return false;
 }
 
 /* Index of the chosen active arm; raw_x is the context as given. */
@@ -44,6 +100,7 @@ choose_arm(const Selector *sel, const ArmScore *scores, const double *raw_x)
 	int			best = -1;
 	uint64		best_key = 0;
 	bool		at_random = policy_ops(sel->cfg.policy)->picks_at_random;
+	bool		any_active = false;
 
 	for (int i = 0; i < sel->narms; i++)
 	{
@@ -51,6 +108,9 @@ choose_arm(const Selector *sel, const ArmScore *scores, const double *raw_x)
 		bool		better;
 
 		if (!sel->arms[i].active)
+			continue;
+		any_active = true;
+		if (!score_usable(sel, i, &scores[i]))
 			continue;
 		if (best < 0)
 			better = true;
@@ -64,6 +124,11 @@ choose_arm(const Selector *sel, const ArmScore *scores, const double *raw_x)
 			best_key = key;
 		}
 	}
+	if (best < 0 && any_active)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("no active arm of selector \"%s\" has a usable score", sel->name),
+				 errhint("Check the selector's settings; model_select.rebuild_state() recomputes its state.")));
 	if (best < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -81,6 +146,31 @@ decide(const Selector *sel, const double *raw_x, ArmScore *scores)
 {
 	score_arms(sel, raw_x, scores);
 	return choose_arm(sel, scores, raw_x);
+}
+
+/*
+ * decide() for a block of m validated contexts as given (rawX, m × dim):
+ * chosen[t] and row t of scores (m × narms) for context t.  Policies with a
+ * score_block score the block by BLAS-3; the numbers equal decide()'s up to
+ * the rounding of a blocked solve, and ties are broken the same way.
+ */
+void
+decide_block(const Selector *sel, int m, const double *rawX, ArmScore *scores, int *chosen)
+{
+	int			dim = sel->cfg.dim;
+	double	   *X = palloc(sizeof(double) * (Size) m * dim);
+	ArmScore   *column = palloc(sizeof(ArmScore) * Max(m, 1));
+	void	   *shared = NULL;
+
+	memcpy(X, rawX, sizeof(double) * (Size) m * dim);
+	for (int t = 0; t < m; t++)
+		context_prepare(&sel->cfg, X + (Size) t * dim);
+	for (int i = 0; i < sel->narms; i++)
+		score_arm_block(sel, i, m, X, &shared, column, scores);
+	for (int t = 0; t < m; t++)
+		chosen[t] = choose_arm(sel, scores + (Size) t * sel->narms, rawX + (Size) t * dim);
+	pfree(X);
+	pfree(column);
 }
 
 /* Score every arm (active or not) for a validated context as given. */

@@ -8,5 +8,8 @@
 
 extern int	decide(const Selector *sel, const double *raw_x, ArmScore *scores);
 extern void score_arms(const Selector *sel, const double *raw_x, ArmScore *scores);
+extern void check_decisions_writable(const char *function);
+extern void decide_block(const Selector *sel, int m, const double *rawX, ArmScore *scores,
+						 int *chosen);
 
 #endif

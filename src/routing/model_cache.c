@@ -352,6 +352,7 @@ typedef struct LoadCall
 static void
 selector_load_as_owner(void *arg)
 {
+	int			spi_level;
 	static SPIPlanPtr arms_plan = NULL;
 	LoadCall   *call = arg;
 	Oid			types[1] = {INT4OID};
@@ -361,7 +362,7 @@ selector_load_as_owner(void *arg)
 			   *keys;
 	uint64		nkeys;
 
-	spi_connect();
+	spi_level = spi_connect();
 	sel = call->sel = MemoryContextAllocZero(call->caller, sizeof(Selector));
 	sel->name = MemoryContextStrdup(call->caller, call->name);
 	config_load_by_name(call->name, &sel->cfg);
@@ -383,7 +384,7 @@ selector_load_as_owner(void *arg)
 	sel->arms = MemoryContextAllocZero(call->caller, sizeof(ArmInfo) * Max(sel->narms, 1));
 	for (int i = 0; i < sel->narms; i++)
 		arm_from_row(sel, call->caller, arms, i, keys, nkeys);
-	spi_finish();
+	spi_finish(spi_level);
 }
 
 /*

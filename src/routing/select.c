@@ -7,6 +7,8 @@
 #include <math.h>
 
 #include "access/htup_details.h"
+#include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
@@ -115,20 +117,40 @@ model_select_select_model(PG_FUNCTION_ARGS)
 	PG_RETURN_TEXT_P(cstring_to_text(sel->arms[chosen].name));
 }
 
+/*
+ * Logging a decision writes: refuse early, with a hint, where that cannot
+ * work (a hot standby, a read-only transaction), rather than fail inside.
+ */
+void
+check_decisions_writable(const char *function)
+{
+	if (RecoveryInProgress() || XactReadOnly)
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("%s logs decisions and cannot run in a read-only transaction%s", function,
+						RecoveryInProgress() ? " on a standby" : ""),
+				 errhint("Send route(), route_batch(log => true) and reward inserts to the primary; "
+						 "select_model(), scores() and route_batch() without log run anywhere.")));
+}
+
 Datum
 model_select_route(PG_FUNCTION_ARGS)
 {
 	static SPIPlanPtr plan = NULL;
 	Oid			types[5] = {INT4OID, INT4OID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8OID};
-	Selector   *sel = selector_load(text_to_cstring(PG_GETARG_TEXT_PP(0)));
-	ArmScore   *scores = palloc(sizeof(ArmScore) * Max(sel->narms, 1));
+	Selector   *sel;
+	ArmScore   *scores;
 	double	   *raw;
-	int			chosen = decide_arg(sel, PG_GETARG_ARRAYTYPE_P(1), scores, &raw);
+	int			chosen;
 	Datum		args[5];
 	TupleDesc	tupdesc;
 	Datum		values[3];
 	bool		nulls[3] = {false, false, false};
 
+	check_decisions_writable("route()");
+	sel = selector_load(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	scores = palloc(sizeof(ArmScore) * Max(sel->narms, 1));
+	chosen = decide_arg(sel, PG_GETARG_ARRAYTYPE_P(1), scores, &raw);
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "route() must return a composite type");
 

@@ -18,7 +18,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(140);
+SELECT plan(148);
 
 CREATE ROLE ms_sec_a;
 CREATE ROLE ms_sec_b;
@@ -56,6 +56,8 @@ LANGUAGE sql AS $$
     ('route', '00000', $q$SELECT model_select.select_model('a_sel', ARRAY[1, 0]::float8[])$q$),
     ('route', '00000', $q$SELECT model_select.select_model('a_sel', ARRAY[1, 0]::real[])$q$),
     ('route', '00000', $q$SELECT * FROM model_select.route('a_sel', ARRAY[1, 0]::float8[])$q$),
+    ('route', '00000', $q$SELECT * FROM model_select.route_batch('a_sel', 'SELECT 1, ARRAY[1, 0]::float8[]')$q$),
+    ('route', '00000', $q$SELECT * FROM model_select.route_batch('a_sel', 'SELECT 1, ARRAY[1, 0]::float8[]', log => true)$q$),
     ('route', '00000', $q$SELECT * FROM model_select.scores('a_sel', ARRAY[1, 0]::float8[])$q$),
     ('route', '00000', $q$SELECT * FROM model_select.drift('a_sel')$q$),
     ('route', '00000', $q$SELECT * FROM model_select.cascade('a_sel', ARRAY[1, 0]::float8[])$q$),

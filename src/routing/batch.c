@@ -1,0 +1,235 @@
+/*
+ * batch.c — route_batch(selector, source, log): route every row of a query
+ * in one call.
+ *
+ * The source query yields (key, context).  Its rows are read through a
+ * cursor, in a read-only transaction state, in blocks of BATCH_ROWS, and each block is scored by
+ * decide_block(): a policy with a score_block (lin_ucb, rff_ucb, pak_ucb)
+ * computes the features or kernel block of all the block's contexts and
+ * their widths by BLAS-3 (GEMM, TRSM) instead of one packed solve per row.
+ * The choices are decide()'s, row by row, with the same tie-breaking.  With
+ * log, each block's decisions are written by one INSERT (as the extension
+ * owner, like route()), and their decision_ids returned.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+
+#include "core/context.h"
+#include "core/owner.h"
+#include "core/spi_util.h"
+#include "routing/decide.h"
+
+PG_FUNCTION_INFO_V1(model_select_route_batch);
+
+#define BATCH_ROWS 256
+#define BATCH_COLUMNS 6
+
+/* One block of rows: keys, contexts as given, and the decisions. */
+typedef struct Block
+{
+	const Selector *sel;
+	int			m;
+	int64		keys[BATCH_ROWS];
+	bool		key_null[BATCH_ROWS];
+	double	   *rawX;			/* m × dim */
+	ArmScore   *scores;			/* m × narms */
+	int			chosen[BATCH_ROWS];
+	int64		decision_ids[BATCH_ROWS];
+} Block;
+
+/* The source must yield (integer key, real[] or float8[] context). */
+static void
+check_source_columns(TupleDesc desc)
+{
+	Oid			key = SPI_gettypeid(desc, 1);
+	Oid			context = desc->natts >= 2 ? SPI_gettypeid(desc, 2) : InvalidOid;
+
+	if (desc->natts != 2 ||
+		(key != INT2OID && key != INT4OID && key != INT8OID) ||
+		(context != FLOAT8ARRAYOID && context != FLOAT4ARRAYOID))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("route_batch source must yield two columns (key integer, context real[] or float8[])")));
+}
+
+static int64
+key_value(Datum d, Oid type)
+{
+	switch (type)
+	{
+		case INT2OID:
+			return DatumGetInt16(d);
+		case INT4OID:
+			return DatumGetInt32(d);
+		default:
+			return DatumGetInt64(d);
+	}
+}
+
+/* Copy the fetched rows into the block, validating each context. */
+static void
+block_read(Block *b, SPITupleTable *tt, uint64 nrows)
+{
+	int			dim = b->sel->cfg.dim;
+	Oid			key_type = SPI_gettypeid(tt->tupdesc, 1);
+
+	b->m = (int) nrows;
+	for (int t = 0; t < b->m; t++)
+	{
+		bool		isnull;
+		Datum		key = SPI_getbinval(tt->vals[t], tt->tupdesc, 1, &b->key_null[t]);
+		Datum		context = SPI_getbinval(tt->vals[t], tt->tupdesc, 2, &isnull);
+		double	   *x;
+
+		b->keys[t] = b->key_null[t] ? 0 : key_value(key, key_type);
+		if (isnull)
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("route_batch source row %d has a NULL context", t + 1)));
+		x = context_from_array(DatumGetArrayTypeP(context), dim);
+		memcpy(b->rawX + (Size) t * dim, x, sizeof(double) * dim);
+		pfree(x);
+	}
+}
+
+/* Log the block's decisions in one INSERT (run as the extension owner). */
+static void
+block_log(void *arg)
+{
+	static SPIPlanPtr plan = NULL;
+	int			spi_level;
+	Block	   *b = arg;
+	const Selector *sel = b->sel;
+	int			dim = sel->cfg.dim;
+	Oid			types[7] = {INT4OID, INT4ARRAYOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID,
+	INT4ARRAYOID, INT4ARRAYOID, FLOAT8ARRAYOID};
+	Datum		args[7];
+	Datum	   *arms = palloc(sizeof(Datum) * b->m);
+	double	   *ucb = palloc(sizeof(double) * b->m);
+	double	   *mean = palloc(sizeof(double) * b->m);
+	Datum	   *lo = palloc(sizeof(Datum) * b->m);
+	Datum	   *hi = palloc(sizeof(Datum) * b->m);
+
+	for (int t = 0; t < b->m; t++)
+	{
+		const ArmScore *s = &b->scores[(Size) t * sel->narms + b->chosen[t]];
+
+		arms[t] = Int32GetDatum(sel->arms[b->chosen[t]].arm_id);
+		ucb[t] = s->ucb;
+		mean[t] = s->mean;
+		lo[t] = Int32GetDatum(t * dim + 1);
+		hi[t] = Int32GetDatum((t + 1) * dim);
+	}
+	args[0] = Int32GetDatum(sel->cfg.selector_id);
+	args[1] = PointerGetDatum(construct_array(arms, b->m, INT4OID, 4, true, TYPALIGN_INT));
+	args[2] = PointerGetDatum(float8_array(ucb, NULL, b->m));
+	args[3] = PointerGetDatum(float8_array(mean, NULL, b->m));
+	args[4] = PointerGetDatum(construct_array(lo, b->m, INT4OID, 4, true, TYPALIGN_INT));
+	args[5] = PointerGetDatum(construct_array(hi, b->m, INT4OID, 4, true, TYPALIGN_INT));
+	args[6] = PointerGetDatum(float8_array(b->rawX, NULL, b->m * dim));
+	spi_level = spi_connect();
+	/* rows are inserted, and their ids drawn, in ordinality order */
+	spi_execute(spi_plan(&plan,
+						 "INSERT INTO model_select.decisions(selector_id, arm_id, context, score, mean)"
+						 " SELECT $1, u.arm, $7[u.lo:u.hi], u.score, u.mean"
+						 " FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3), pg_catalog.unnest($4),"
+						 "   pg_catalog.unnest($5), pg_catalog.unnest($6)) WITH ORDINALITY"
+						 "   AS u(arm, score, mean, lo, hi, i)"
+						 " ORDER BY u.i RETURNING decision_id",
+						 7, types), args, NULL, false, 0, SPI_OK_INSERT_RETURNING,
+				"log the decisions of a batch");
+	for (int t = 0; t < b->m; t++)
+		b->decision_ids[t] = spi_int64(SPI_tuptable->vals[t], SPI_tuptable->tupdesc, 1);
+	spi_finish(spi_level);
+}
+
+static void
+block_emit(const Block *b, bool log, ReturnSetInfo *rsinfo)
+{
+	for (int t = 0; t < b->m; t++)
+	{
+		const ArmScore *s = &b->scores[(Size) t * b->sel->narms + b->chosen[t]];
+		Datum		values[BATCH_COLUMNS];
+		bool		nulls[BATCH_COLUMNS] = {false};
+
+		values[0] = Int64GetDatum(b->keys[t]);
+		nulls[0] = b->key_null[t];
+		values[1] = CStringGetTextDatum(b->sel->arms[b->chosen[t]].name);
+		values[2] = Float8GetDatum(s->ucb);
+		values[3] = Float8GetDatum(s->mean);
+		values[4] = Float8GetDatum(s->width);
+		values[5] = Int64GetDatum(b->decision_ids[t]);
+		nulls[5] = !log;
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+}
+
+/*
+ * SQL: route_batch(selector, source, log) → (key, arm, score, mean, width,
+ * decision_id) for every row of source.
+ */
+Datum
+model_select_route_batch(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	bool		log = PG_GETARG_BOOL(2);
+	Selector   *sel;
+	char	   *source = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	MemoryContext block_cxt = AllocSetContextCreate(CurrentMemoryContext, "model_select route_batch",
+													ALLOCSET_DEFAULT_SIZES);
+	Block	   *b = palloc0(sizeof(Block));
+	Portal		cursor;
+	int			read_only;
+
+	if (log)
+		check_decisions_writable("route_batch(log => true)");
+	sel = selector_load(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	InitMaterializedSRF(fcinfo, 0);
+	b->sel = sel;
+	/* the caller's query, with the caller's search_path, read only */
+	read_only = spi_connect_read_only();
+	cursor = SPI_cursor_open_with_args(NULL, source, 0, NULL, NULL, NULL, true, CURSOR_OPT_NO_SCROLL);
+	if (cursor->tupDesc == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("route_batch source must be a query that returns rows")));
+	check_source_columns(cursor->tupDesc);
+	for (;;)
+	{
+		MemoryContext old;
+		SPITupleTable *tt;
+		uint64		nrows;
+
+		SPI_cursor_fetch(cursor, true, BATCH_ROWS);
+		tt = SPI_tuptable;
+		nrows = SPI_processed;
+		if (nrows == 0)
+			break;
+		old = MemoryContextSwitchTo(block_cxt);
+		b->rawX = palloc(sizeof(double) * nrows * sel->cfg.dim);
+		b->scores = palloc(sizeof(ArmScore) * nrows * Max(sel->narms, 1));
+		block_read(b, tt, nrows);
+		decide_block(sel, b->m, b->rawX, b->scores, b->chosen);
+		if (log)
+		{
+			read_only_end(read_only);
+			run_as_extension_owner(block_log, b);
+			read_only = read_only_begin();
+		}
+		MemoryContextSwitchTo(old);
+		block_emit(b, log, rsinfo);
+		SPI_freetuptable(tt);
+		MemoryContextReset(block_cxt);
+	}
+	SPI_cursor_close(cursor);
+	spi_finish(read_only);
+	return (Datum) 0;
+}

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Issue 12, read replicas: a primary and a streaming hot standby of its own
+# (initdb + pg_basebackup -R in a temporary directory; as root the servers
+# run as user postgres).  Rewards are written on the primary, pending and
+# checkpointed; once the standby has replayed them, select_model() and
+# scores() there equal the primary's, and route(), route_batch(log => true)
+# and reward inserts fail with 25006 and a hint to send them to the primary.
+#
+# Uses the PostgreSQL binaries of PG_BINDIR, or of `pg_config --bindir`.
+set -euo pipefail
+DB=ms_session_standby
+BINDIR=${PG_BINDIR:-$(pg_config --bindir)}
+CL=$(mktemp -d "${TMPDIR:-/tmp}/ms_standby_pg.XXXXXX")
+as_server() {
+    if [ "$(id -u)" -eq 0 ]; then (cd "$CL" && runuser -u postgres -- "$@")
+    else (cd "$CL" && "$@"); fi
+}
+MS_EXTRA_CLEANUP='for d in standby primary; do as_server "$BINDIR/pg_ctl" -D "$CL/$d" -m immediate -w stop >/dev/null 2>&1 || true; done; rm -rf "$CL"'
+. "$(dirname "$0")/lib/common.bash"
+
+[ "$(id -u)" -eq 0 ] && chown postgres: "$CL"
+chmod 700 "$CL"
+port_in_use() {
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null ||
+        compgen -G "${TMPDIR:-/tmp}/*/.s.PGSQL.$1" >/dev/null
+}
+free_port() {
+    local p=$1
+    while port_in_use "$p" || [ "$p" = "${2:-}" ]; do p=$((p + 1)); done
+    echo "$p"
+}
+PRIMARY=$(free_port $(( ${PGPORT:-55500} + 60 )))
+STANDBY=$(free_port $((PRIMARY + 1)) "$PRIMARY")
+export OPENBLAS_NUM_THREADS=1
+start() {  # start DIR PORT
+    as_server "$BINDIR/pg_ctl" -D "$CL/$1" -l "$CL/$1.log" -w -t 60 \
+        -o "-k '$CL' -p $2 -c listen_addresses='' -c fsync=off" start >/dev/null
+}
+as_server "$BINDIR/initdb" -D "$CL/primary" -A trust -U postgres --encoding=UTF8 --locale=C.UTF-8 \
+    >"$CL/initdb.log" 2>&1 || bail "initdb failed: $(tail -n 5 "$CL/initdb.log")"
+start primary "$PRIMARY" || bail "primary failed to start: $(tail -n 5 "$CL/primary.log")"
+export PGHOST=$CL PGPORT=$PRIMARY PGUSER=postgres PGDATABASE=postgres
+
+ms_setup || bail "set-up failed"
+q >/dev/null <<'SQL' || bail "creating the selectors failed"
+SELECT model_select.create_selector('sb_pak', 3, ARRAY['a','b','c'], 'pak_ucb', 'rbf', '{"window": 40}');
+SELECT model_select.create_selector('sb_rff', 3, ARRAY['a','b','c'], 'rff_ucb', 'rbf', '{"features": 16}');
+SELECT model_select.create_selector('sb_lin', 3, ARRAY['a','b','c'], 'lin_ucb', NULL, '{"discount": 0.95}');
+INSERT INTO model_select.rewards(selector, arm, context, reward)
+SELECT s, (ARRAY['a','b','c'])[1 + i % 3], ARRAY[sin(i), cos(i), sin(0.3 * i)]::float8[], (1 + sin(0.7 * i)) / 2
+  FROM generate_series(1, 150) i, unnest(ARRAY['sb_pak', 'sb_rff', 'sb_lin']) s ORDER BY i, s;
+SELECT model_select.checkpoint(s) FROM unnest(ARRAY['sb_pak', 'sb_rff', 'sb_lin']) s;
+SQL
+
+as_server "$BINDIR/pg_basebackup" -h "$CL" -p "$PRIMARY" -U postgres -D "$CL/standby" -R -X stream \
+    >"$CL/basebackup.log" 2>&1 || bail "pg_basebackup failed: $(tail -n 5 "$CL/basebackup.log")"
+start standby "$STANDBY" || bail "standby failed to start: $(tail -n 5 "$CL/standby.log")"
+sq() { PGPORT=$STANDBY q "$@"; }
+check "the standby is in recovery" test "$(sq -c 'SELECT pg_is_in_recovery()')" = t
+
+# more rewards after the base backup: some pending, in several transactions
+q -c "INSERT INTO model_select.rewards(selector, arm, context, reward)
+      SELECT s, (ARRAY['a','b','c'])[1 + i % 3], ARRAY[cos(i), sin(i), 0.5]::float8[], (1 + cos(0.4 * i)) / 2
+        FROM generate_series(151, 200) i, unnest(ARRAY['sb_pak', 'sb_rff', 'sb_lin']) s ORDER BY i, s" >/dev/null
+q -c "INSERT INTO model_select.rewards(selector, arm, context, reward)
+      VALUES ('sb_pak', 'c', ARRAY[0.1, 0.2, 0.3]::float8[], 0.9)" >/dev/null
+target=$(q -c 'SELECT pg_current_wal_lsn()')
+for _ in $(seq 1 300); do
+    [ "$(sq -c "SELECT pg_last_wal_replay_lsn() >= '$target'::pg_lsn")" = t ] && break
+    sleep 0.1
+done
+check "the standby has replayed the primary's rewards" \
+    test "$(sq -c "SELECT pg_last_wal_replay_lsn() >= '$target'::pg_lsn")" = t
+check "some rewards are pending on the standby (not only checkpoints)" \
+    test "$(sq -c 'SELECT sum(pending) > 0 FROM model_select.arm_stats')" = t
+
+SCORES="SELECT s, i, x.arm, x.n, x.mean, x.width, x.ucb, model_select.select_model(s, c)
+          FROM unnest(ARRAY['sb_pak', 'sb_rff', 'sb_lin']) s, generate_series(1, 20) i,
+               LATERAL (SELECT ARRAY[sin(2 * i), cos(3 * i), 0.1 * i]::float8[] AS c) ctx,
+               LATERAL model_select.scores(s, c) x ORDER BY 1, 2, 3"
+q -c "$SCORES" > "$MS_WORK/primary.scores"
+sq -c "$SCORES" > "$MS_WORK/standby.scores"
+check "scores() and select_model() on the standby equal the primary's ($(wc -l < "$MS_WORK/primary.scores") rows)" \
+    cmp -s "$MS_WORK/primary.scores" "$MS_WORK/standby.scores"
+check "... and they are not empty" test "$(wc -l < "$MS_WORK/primary.scores")" = 180
+
+refused() {  # refused SQL -- 25006 and the hint to use the primary
+    local out
+    out=$(sq -v VERBOSITY=verbose -c "$1" 2>&1 || true)
+    grep -q "ERROR:  25006" <<<"$out" && grep -q "HINT:.*primary" <<<"$out" ||
+        { echo "#   got: $out" | head -n 4; return 1; }
+}
+check "route() on the standby: 25006 with a hint to use the primary" \
+    refused "SELECT * FROM model_select.route('sb_lin', ARRAY[1, 2, 3]::float8[])"
+check "route_batch(log => true) on the standby: 25006 with the hint" \
+    refused "SELECT * FROM model_select.route_batch('sb_lin', 'SELECT 1, ARRAY[1, 2, 3]::float8[]', log => true)"
+check "route_batch() without log works on the standby" \
+    test "$(sq -c "SELECT count(*) FROM model_select.route_batch('sb_lin', 'SELECT i, ARRAY[i, 2, 3]::float8[] FROM generate_series(1, 300) i')")" = 300
+out=$(sq -v VERBOSITY=verbose -c "INSERT INTO model_select.rewards(selector, arm, context, reward)
+                                 VALUES ('sb_lin', 'a', ARRAY[1, 2, 3]::float8[], 0.5)" 2>&1 || true)
+check "a reward insert on the standby: 25006 (read-only transaction)" grep -q "ERROR:  25006" <<<"$out"
+
+finish
