@@ -137,19 +137,33 @@ BEGIN
     RETURN sid;
 END $$;
 
+-- alter_selector()'s side of the settings lock (src/core/catalog.c): reward
+-- inserts hold it shared until they commit; not for clients.
+CREATE FUNCTION model_select._settings_lock(selector_id int) RETURNS void
+    AS 'MODULE_PATHNAME', 'model_select_settings_lock' LANGUAGE C STRICT PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION model_select._settings_lock(int) FROM PUBLIC;
+
 -- Change settings after creation: merged into the current ones, validated,
 -- and every arm's state re-derived from the reward log (e.g. a new
 -- cost_weight, alpha or bandwidth).  Returns the rewards re-applied.
 CREATE FUNCTION model_select._alter_selector(name text, settings jsonb) RETURNS bigint
 LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
+    sid int;
     s model_select.selectors;
 BEGIN
     IF settings IS NULL THEN
         RAISE EXCEPTION 'settings must not be NULL' USING ERRCODE = '22004';
     END IF;
-    SELECT * INTO s FROM model_select.selectors sel WHERE sel.name = _alter_selector.name FOR UPDATE;
-    IF NOT FOUND THEN
+    -- First wait for the reward inserts in flight (later ones wait for us and
+    -- read the new settings), then lock the row: an insert's foreign key
+    -- check key-share-locks it while the insert holds the settings lock.
+    SELECT sel.selector_id INTO sid FROM model_select.selectors sel WHERE sel.name = _alter_selector.name;
+    IF FOUND THEN
+        PERFORM model_select._settings_lock(sid);
+        SELECT * INTO s FROM model_select.selectors sel WHERE sel.selector_id = sid FOR UPDATE;
+    END IF;
+    IF s.selector_id IS NULL THEN
         RAISE EXCEPTION 'selector "%" does not exist', name USING ERRCODE = '42704';
     END IF;
     UPDATE model_select.selectors sel
@@ -247,6 +261,8 @@ COMMENT ON FUNCTION model_select.resolve_settings(text, text, jsonb) IS
 'Validates settings for a policy and kernel and returns them with every default filled in: what create_selector() stores.';
 COMMENT ON FUNCTION model_select.resolve_settings(text, text, jsonb, int) IS
 'resolve_settings() for a selector of dimension dim: also refuses (22023) settings whose arm states or working matrices would exceed the allocation limit. What create_selector() and alter_selector() use.';
+COMMENT ON FUNCTION model_select._settings_lock(int) IS
+'Internal: takes the selector''s settings lock exclusively for alter_selector(); reward inserts hold it shared until they commit.';
 COMMENT ON FUNCTION model_select.add_arm(text, text) IS
 'Adds an arm to a selector (next ordinal; it scores Infinity until its first reward), or re-activates a retired arm of that name with its state and rewards.';
 COMMENT ON FUNCTION model_select.create_selector(text, int, text[], text, text, jsonb, bigint) IS

@@ -7,6 +7,9 @@
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "access/htup_details.h"
+#include "access/xact.h"
+#include "miscadmin.h"
+#include "storage/lock.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
@@ -118,16 +121,59 @@ config_load(int32 selector_id, SelectorConfig *cfg)
 }
 
 /*
- * Load a selector's configuration by id and share-lock its row until the
- * transaction ends: alter_selector() cannot change the settings meanwhile.
+ * The lock that orders reward inserts before a settings change: inserts
+ * hold it in ShareLock until they commit, alter_selector() takes it in
+ * ExclusiveLock (_settings_lock()) before it changes the settings, so it
+ * waits only for the inserts in flight and every later insert reads the
+ * new settings.  A heavyweight lock on an advisory tag of this extension's
+ * own class (field 4; pg_advisory_lock() uses 1 and 2): unlike a row lock
+ * on the selector it writes nothing and creates no MultiXact when many
+ * inserts share it.
+ */
+#define SETTINGS_LOCK_CLASS 0x4d53	/* "MS" */
+
+void
+selector_settings_lock(int32 selector_id, LOCKMODE mode)
+{
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) selector_id, 0, SETTINGS_LOCK_CLASS);
+	(void) LockAcquire(&tag, mode, false, false);
+}
+
+PG_FUNCTION_INFO_V1(model_select_settings_lock);
+
+/* SQL: _settings_lock(selector_id) — alter_selector()'s side of the lock above. */
+Datum
+model_select_settings_lock(PG_FUNCTION_ARGS)
+{
+	selector_settings_lock(PG_GETARG_INT32(0), ExclusiveLock);
+	PG_RETURN_VOID();
+}
+
+/*
+ * Load a selector's configuration by id for a reward insert: no settings
+ * change can commit until the transaction ends.  Under READ COMMITTED the
+ * settings lock, then a read under a new snapshot (the settings committed
+ * by an alter_selector() waited for).  Under a transaction snapshot that
+ * read would return the settings as of the snapshot, so the selector row
+ * is share-locked instead: a change committed since fails with 40001.
  */
 void
-config_load_shared(int32 selector_id, SelectorConfig *cfg)
+config_load_for_reward(int32 selector_id, SelectorConfig *cfg)
 {
-	static SPIPlanPtr plan = NULL;
+	static SPIPlanPtr fresh_plan = NULL;
+	static SPIPlanPtr share_plan = NULL;
 
-	config_load_with(&plan, "SELECT " CONFIG_COLUMNS " FROM model_select.selectors"
-					 " WHERE selector_id = $1 FOR SHARE", false, selector_id, cfg);
+	if (IsolationUsesXactSnapshot())
+	{
+		config_load_with(&share_plan, "SELECT " CONFIG_COLUMNS " FROM model_select.selectors"
+						 " WHERE selector_id = $1 FOR SHARE", false, selector_id, cfg);
+		return;
+	}
+	selector_settings_lock(selector_id, ShareLock);
+	config_load_with(&fresh_plan, "SELECT " CONFIG_COLUMNS " FROM model_select.selectors"
+					 " WHERE selector_id = $1", false, selector_id, cfg);
 }
 
 /* Load a selector's configuration by name; the caller is connected to SPI. */

@@ -5,6 +5,8 @@
 #ifndef MODEL_SELECT_CATALOG_H
 #define MODEL_SELECT_CATALOG_H
 
+#include "storage/lockdefs.h"
+
 #include "core/settings.h"
 #include "core/spi_util.h"
 #include "core/state.h"
@@ -35,7 +37,8 @@ extern void arm_lookup(const char *selector, const char *arm, int mask, int32 *s
 					   int32 *arm_id, bool *active);
 extern void config_from_row(SelectorConfig *cfg, HeapTuple row, TupleDesc desc, int first_col);
 extern void config_load(int32 selector_id, SelectorConfig *cfg);
-extern void config_load_shared(int32 selector_id, SelectorConfig *cfg);
+extern void config_load_for_reward(int32 selector_id, SelectorConfig *cfg);
+extern void selector_settings_lock(int32 selector_id, LOCKMODE mode);
 extern void config_load_by_name(const char *name, SelectorConfig *cfg);
 extern Selector *selector_load(const char *name);
 extern bool selector_models_current(Selector *sel);

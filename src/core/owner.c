@@ -10,6 +10,8 @@
 #include "catalog/pg_extension.h"
 #include "commands/extension.h"
 #include "miscadmin.h"
+#include "storage/proc.h"
+#include "storage/sinval.h"
 #include "utils/fmgroids.h"
 #include "utils/rel.h"
 
@@ -17,20 +19,31 @@
 #include "core/spi_util.h"
 
 /*
- * The owner of extension model_select, read from pg_extension each time (a
- * catalog index lookup): ALTER EXTENSION ... OWNER and a dropped and
- * re-created extension must take effect at once.
+ * The owner of extension model_select, read from pg_extension (a catalog
+ * index lookup) once per transaction: every route() and reward INSERT runs
+ * three or four pieces as the owner.  It is read again when this backend
+ * has processed invalidation messages since (another session's DDL, such
+ * as REASSIGN OWNED or a dropped and re-created extension, takes effect at
+ * once), and in every new transaction.
  */
 Oid
 extension_owner(void)
 {
-	Oid			ext = get_extension_oid("model_select", false);
-	Relation	rel = table_open(ExtensionRelationId, AccessShareLock);
+	static Oid	cached_owner = InvalidOid;
+	static LocalTransactionId cached_lxid = InvalidLocalTransactionId;
+	static uint64 cached_inval = 0;
+	Oid			ext;
+	Relation	rel;
 	ScanKeyData key;
 	SysScanDesc scan;
 	HeapTuple	tuple;
 	Oid			owner = InvalidOid;
 
+	if (OidIsValid(cached_owner) && cached_lxid == MyProc->lxid &&
+		cached_inval == SharedInvalidMessageCounter)
+		return cached_owner;
+	ext = get_extension_oid("model_select", false);
+	rel = table_open(ExtensionRelationId, AccessShareLock);
 	ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber, F_OIDEQ,
 				ObjectIdGetDatum(ext));
 	scan = systable_beginscan(rel, ExtensionOidIndexId, true, NULL, 1, &key);
@@ -41,6 +54,9 @@ extension_owner(void)
 	table_close(rel, AccessShareLock);
 	if (!OidIsValid(owner))
 		elog(ERROR, "extension model_select has no owner");
+	cached_owner = owner;
+	cached_lxid = MyProc->lxid;
+	cached_inval = SharedInvalidMessageCounter;
 	return owner;
 }
 

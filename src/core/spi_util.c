@@ -92,13 +92,19 @@ spi_finish(int token)
 		elog(ERROR, "SPI_finish failed: %s", SPI_result_code_string(rc));
 }
 
-/* Prepare a statement once per backend and keep it; the caller is connected. */
+/*
+ * Prepare a statement once per backend and keep it; the caller is
+ * connected.  Generic plans: every statement here looks rows up by key, and
+ * the plan cache would otherwise plan the ones whose row comparisons it
+ * cannot estimate without values again on every call.
+ */
 SPIPlanPtr
 spi_plan(SPIPlanPtr *slot, const char *sql, int nargs, const Oid *argtypes)
 {
 	if (*slot == NULL)
 	{
-		SPIPlanPtr	plan = SPI_prepare(sql, nargs, (Oid *) argtypes);
+		SPIPlanPtr	plan = SPI_prepare_cursor(sql, nargs, (Oid *) argtypes,
+											  CURSOR_OPT_GENERIC_PLAN);
 
 		if (plan == NULL)
 			elog(ERROR, "SPI_prepare failed for \"%s\": %s", sql, SPI_result_code_string(SPI_result));

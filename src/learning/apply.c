@@ -32,7 +32,7 @@ checkpoint_arm_rows(SPITupleTable *tt, uint64 first, uint64 last, void *arg)
 
 	if (cfg->selector_id != selector_id)
 		config_load(selector_id, cfg);
-	checkpoint_if_due(cfg, arm_id);
+	checkpoint_if_due(cfg, arm_id, spi_int64(tt->vals[first], tt->tupdesc, 3));
 }
 
 static void
@@ -45,7 +45,8 @@ checkpoint_statement_arms(void *arg)
 	cfg.selector_id = -1;
 	spi_level = spi_connect();
 	for_each_arm_of_statement(fcinfo,
-							  "SELECT DISTINCT arm_id, selector_id FROM new_rewards ORDER BY arm_id",
+							  "SELECT arm_id, selector_id, count(*) FROM new_rewards"
+							  " GROUP BY arm_id, selector_id ORDER BY arm_id",
 							  checkpoint_arm_rows, &cfg);
 	spi_finish(spi_level);
 }

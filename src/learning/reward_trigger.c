@@ -200,7 +200,7 @@ resolve_row(void *arg)
 	context = SPI_getbinval(tuple, desc, c.context, &context_null);
 	spi_level = spi_connect();
 	resolve_target(tuple, desc, &c, &t, &context, context_null);
-	config_load_shared(t.selector_id, &cfg);
+	config_load_for_reward(t.selector_id, &cfg);
 
 	/*
 	 * The context must be valid for the selector (also once prepared, as it

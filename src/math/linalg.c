@@ -139,78 +139,102 @@ chol_append_row(int n, double *lp, const double *b, double c, double floor)
 }
 
 /*
- * Apply the rotations (c, s) = cs[2k], cs[2k + 1] of rows k < i to row i of
- * a factor and to its new entry xi (sign +1 for an update, −1 for a
- * downdate's hyperbolic rotations); returns the rotated xi.
+ * L Lᵀ ± x xᵀ = L' L'ᵀ in O(n²) by rotations (Givens for an update,
+ * hyperbolic for a downdate); x is destroyed.  Row-oriented: row i applies
+ * the rotations of columns k < i (fixed when their diagonals were reached)
+ * in order, so the packed rows are read contiguously.
+ *
+ * Column k's rotation, with d its diagonal, ξ the entry being eliminated,
+ * r = sqrt(d² ± ξ²), c = r/d, s = ξ/d (so c² ∓ s² = 1), maps an entry t of
+ * a later row and that row's running ξ to t' = (t ± s ξ)/c and
+ * ξ' = (ξ − s t)/c.  Carried as X = ξ/P with P the product of the 1/c so
+ * far, a row is t' = t/c ± s P' X and X −= (s/P) t: one multiply-add on the
+ * chain from column to column instead of a division, several times faster
+ * (readers fold every reward with this).  The products P stay within
+ * sqrt(1 ± xᵀ(LLᵀ)⁻¹x) of 1.  Returns false, leaving lp unusable, when a
+ * downdate is not numerically positive definite.
  */
-static double
-rotate_row(double *row, int i, const double *cs, double xi, double sign)
-{
-	for (int k = 0; k < i; k++)
-	{
-		double		c = cs[2 * k],
-					s = cs[2 * k + 1];
+/* Column k's rotation applied to entry *t of a row whose running X is *X. */
+#define ROTATE(k, t, X) \
+	do { \
+		double		t_ = (t); \
+		(t) = t_ * ci[k] + b[k] * (X); \
+		(X) -= a[k] * t_; \
+	} while (0)
 
-		row[k] = (row[k] + sign * s * xi) / c;
-		xi = c * xi - s * row[k];
+static bool
+chol_rank1(int n, double *lp, double *x, double sign)
+{
+	double	   *ci = palloc(sizeof(double) * 3 * Max(n, 1));
+	double	   *a = ci + n;
+	double	   *b = a + n;
+	double		p = 1.0;		/* P before column i */
+
+	/*
+	 * Rows in blocks of four: the columns before the block are applied to
+	 * its four rows in one pass (four independent chains), then the block's
+	 * own triangle row by row.
+	 */
+	for (int i0 = 0; i0 < n; i0 += 4)
+	{
+		int			nb = Min(4, n - i0);
+		double	   *row[4];
+		double		X[4] = {0, 0, 0, 0};
+
+		for (int r = 0; r < nb; r++)
+		{
+			row[r] = lp + PACKED_ROW(i0 + r);
+			X[r] = x[i0 + r];
+		}
+		if (nb == 4)
+			for (int k = 0; k < i0; k++)
+			{
+				ROTATE(k, row[0][k], X[0]);
+				ROTATE(k, row[1][k], X[1]);
+				ROTATE(k, row[2][k], X[2]);
+				ROTATE(k, row[3][k], X[3]);
+			}
+		else
+			for (int r = 0; r < nb; r++)
+				for (int k = 0; k < i0; k++)
+					ROTATE(k, row[r][k], X[r]);
+		for (int r = 0; r < nb; r++)
+		{
+			int			i = i0 + r;
+			double		d = row[r][i],
+						xi,
+						r2;
+
+			for (int k = i0; k < i; k++)
+				ROTATE(k, row[r][k], X[r]);
+			xi = X[r] * p;
+			r2 = d * d + sign * xi * xi;
+			if (!(r2 > 1e-12 * d * d))
+			{
+				pfree(ci);
+				return false;
+			}
+			row[r][i] = sqrt(r2);
+			ci[i] = d / row[r][i];
+			a[i] = xi / d / p;
+			p *= ci[i];
+			b[i] = sign * (xi / d) * p;
+		}
 	}
-	return xi;
+	pfree(ci);
+	return true;
 }
 
-/*
- * L Lᵀ + x xᵀ = L' L'ᵀ in O(n²) by Givens rotations; x is destroyed.
- * Row-oriented: row i applies the rotations of columns 0..i-1 (fixed when
- * their diagonals were reached) in order, so the packed rows are read
- * contiguously.
- */
 void
 chol_rank1_update(int n, double *lp, double *x)
 {
-	double	   *cs = palloc(sizeof(double) * 2 * Max(n, 1));
-
-	for (int i = 0; i < n; i++)
-	{
-		double	   *row = lp + PACKED_ROW(i);
-		double		xi = rotate_row(row, i, cs, x[i], 1.0);
-		double		r = hypot(row[i], xi);
-
-		cs[2 * i] = r / row[i];
-		cs[2 * i + 1] = xi / row[i];
-		row[i] = r;
-	}
-	pfree(cs);
+	(void) chol_rank1(n, lp, x, 1.0);
 }
 
-/*
- * L Lᵀ − x xᵀ = L' L'ᵀ in O(n²) by hyperbolic rotations; x is destroyed.
- * Returns false, leaving lp unusable, when the result is not numerically
- * positive definite (the caller refactorises from its rows).
- */
 bool
 chol_rank1_downdate(int n, double *lp, double *x)
 {
-	double	   *cs = palloc(sizeof(double) * 2 * Max(n, 1));
-	bool		ok = true;
-
-	for (int i = 0; i < n && ok; i++)
-	{
-		double	   *row = lp + PACKED_ROW(i);
-		double		xi = rotate_row(row, i, cs, x[i], -1.0);
-		double		r2 = (row[i] - xi) * (row[i] + xi);
-
-		if (!(r2 > 1e-12 * row[i] * row[i]))
-			ok = false;
-		else
-		{
-			double		r = sqrt(r2);
-
-			cs[2 * i] = r / row[i];
-			cs[2 * i + 1] = xi / row[i];
-			row[i] = r;
-		}
-	}
-	pfree(cs);
-	return ok;
+	return chol_rank1(n, lp, x, -1.0);
 }
 
 /*

@@ -3,15 +3,16 @@
  * fold of its log (its stored checkpoint plus the rewards logged after it),
  * decoded and kept in a backend-local cache.
  *
- * Per arm the cache keeps the checkpoint it started from (arm_state row
- * version and xmin, settings version), the positions of the pending rewards
- * it folded onto it, the folded state and its decoded model.  Each load lists
- * the pending positions visible to the statement (one index scan per arm):
- * when the cached ones are a prefix, only the new rows are read and folded;
- * when a row appeared in between (a lower tx committed later) or the
- * checkpoint moved, the arm is folded again from its checkpoint.  So every
- * reader scores exactly the fold of the log its snapshot sees.  Bounded by
- * MODEL_CACHE_MAX_ARMS entries.
+ * Per arm the cache keeps a base: the checkpoint it started from (arm_state
+ * row version and xmin, settings version) with the rows after it that were
+ * final when folded (shared_horizon(): no row can ever appear before them),
+ * so the base only grows by appending, whatever order transactions commit
+ * in.  A statement also sees rows that are not final yet (a transaction
+ * that committed while an older one still runs, or our own): those are
+ * folded onto a copy of the base, the overlay, kept while the same rows
+ * are seen on the same base.  Each load reads, in one query, the visible
+ * rows after every arm's base.  So every reader scores exactly the fold of
+ * the log its snapshot sees.  Bounded by MODEL_CACHE_MAX_ARMS entries.
  */
 #include "postgres.h"
 
@@ -20,6 +21,7 @@
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
@@ -41,12 +43,19 @@ typedef struct ModelCacheEntry
 	int32		settings_version;
 	SelectorConfig cfg;
 	MemoryContext cxt;			/* everything below */
-	StateFold	fold;
-	int			npending;		/* positions folded after the checkpoint */
-	int			maxpending;
-	LogPosition *pending;
-	MemoryContext model_cxt;	/* child of cxt */
-	ArmModel   *model;			/* NULL: nothing folded */
+	LogPosition ckpt_pos;		/* the checkpoint's position */
+	StateFold	fold;			/* the base: checkpoint + final rows */
+	MemoryContext base_cxt;		/* child of cxt: base_model (NULL: not decoded) */
+	ArmModel   *base_model;
+	MemoryContext overlay_cxt;	/* child of cxt, NULL: no overlay kept */
+	int			noverlay;		/* rows of the overlay and their positions */
+	int			maxoverlay;
+	LogPosition *overlay;
+	StateFold	ofold;			/* the base + those rows */
+	MemoryContext overlay_model_cxt;	/* child of overlay_cxt */
+	ArmModel   *overlay_model;
+	const ArmModel *model;		/* the model last handed out */
+	int64		n;				/* and its count of rewards */
 } ModelCacheEntry;
 
 static HTAB *model_cache = NULL;
@@ -103,8 +112,9 @@ typedef struct CheckpointRow
 } CheckpointRow;
 
 /*
- * A fresh entry for an arm, holding its checkpoint (nothing pending yet).
- * The state is validated against the selector before anything reads it.
+ * A fresh entry for an arm, holding its checkpoint (nothing folded after
+ * it yet).  The state is validated against the selector before anything
+ * reads it.
  */
 static ModelCacheEntry *
 entry_reset(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck)
@@ -126,7 +136,10 @@ entry_reset(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck)
 		MemoryContextDelete(entry->cxt);
 	entry->cxt = AllocSetContextCreate(CacheMemoryContext, "model_select arm model",
 									   ALLOCSET_DEFAULT_SIZES);
-	entry->model_cxt = NULL;
+	entry->base_cxt = entry->overlay_cxt = NULL;
+	entry->base_model = entry->overlay_model = NULL;
+	entry->overlay = NULL;
+	entry->noverlay = entry->maxoverlay = 0;
 	entry->model = NULL;
 	/* an error below must not leave a half-built entry behind */
 	entry->version = -1;
@@ -139,13 +152,11 @@ entry_reset(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck)
 		entry->cfg = *cfg;
 		if (ck->valid && ck->state != (Datum) 0)
 			st = state_check(cfg, (bytea *) PG_DETOAST_DATUM_COPY(ck->state));
-		fold_begin(&entry->fold, &entry->cfg, st, ck->valid ? ck->pos : LOG_START,
+		entry->ckpt_pos = ck->valid ? ck->pos : LOG_START;
+		fold_begin(&entry->fold, &entry->cfg, st, entry->ckpt_pos,
 				   ck->valid ? &ck->totals : NULL);
 		if (st)
 			pfree(st);
-		entry->maxpending = 16;
-		entry->pending = palloc(sizeof(LogPosition) * entry->maxpending);
-		entry->npending = 0;
 		MemoryContextSwitchTo(old);
 	}
 	PG_CATCH();
@@ -161,53 +172,30 @@ entry_reset(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck)
 	return entry;
 }
 
-/* Is the cached prefix of pending positions a prefix of the visible ones? */
-static bool
-pending_is_prefix(const ModelCacheEntry *entry, SPITupleTable *keys, uint64 first, uint64 last)
+/*
+ * The entry of an arm with a base this statement may build on: its
+ * checkpoint is the one visible, and every row folded after it is below
+ * horizon (a statement with an older snapshot may not see them all).  A new
+ * base is caught up with the final rows at once.
+ */
+static ModelCacheEntry *
+entry_for_statement(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck,
+					FullTransactionId horizon)
 {
-	if ((uint64) entry->npending > last - first)
-		return false;
-	for (int i = 0; i < entry->npending; i++)
-		if (log_position_cmp(entry->pending[i], fold_row_position(keys, first + i)) != 0)
-			return false;
-	return true;
-}
+	ModelCacheEntry *entry = model_cache
+		? hash_search(model_cache, &arm_id, HASH_FIND, NULL) : NULL;
+	MemoryContext old;
 
-static void
-pending_remember(ModelCacheEntry *entry, SPITupleTable *keys, uint64 first, uint64 last)
-{
-	int			n = (int) (last - first);
-
-	if (n > entry->maxpending)
-	{
-		entry->maxpending = Max(n, 2 * entry->maxpending);
-		entry->pending = repalloc(entry->pending, sizeof(LogPosition) * entry->maxpending);
-	}
-	for (int i = 0; i < n; i++)
-		entry->pending[i] = fold_row_position(keys, first + i);
-	entry->npending = n;
-}
-
-/* Fold the visible rows after the entry's position and decode the result. */
-static void
-entry_fold_and_decode(ModelCacheEntry *entry, int32 arm_id)
-{
-	MemoryContext old = MemoryContextSwitchTo(entry->cxt);
-
+	if (entry != NULL && entry->version == ck->version && entry->xmin == ck->xmin &&
+		entry->settings_version == cfg->settings_version &&
+		(log_position_cmp(entry->fold.pos, entry->ckpt_pos) == 0 ||
+		 FullTransactionIdPrecedes(entry->fold.pos.tx, horizon)))
+		return entry;
+	entry = entry_reset(cfg, arm_id, ck);
+	old = MemoryContextSwitchTo(entry->cxt);
 	PG_TRY();
 	{
-		fold_log(&entry->fold, arm_id, false, false);
-		if (entry->model_cxt)
-			MemoryContextDelete(entry->model_cxt);
-		entry->model_cxt = NULL;
-		entry->model = NULL;
-		if (entry->fold.st != NULL && entry->fold.st->n > 0)
-		{
-			entry->model_cxt = AllocSetContextCreate(entry->cxt, "model_select decoded model",
-													 ALLOCSET_DEFAULT_SIZES);
-			MemoryContextSwitchTo(entry->model_cxt);
-			entry->model = policy_ops(entry->cfg.policy)->decode(&entry->cfg, entry->fold.st);
-		}
+		fold_log(&entry->fold, arm_id, false, horizon, false);
 	}
 	PG_CATCH();
 	{
@@ -217,33 +205,166 @@ entry_fold_and_decode(ModelCacheEntry *entry, int32 arm_id)
 	}
 	PG_END_TRY();
 	MemoryContextSwitchTo(old);
+	return entry;
+}
+
+/* A decoded model of st (NULL: no reward) in a new child *cxt of parent. */
+static ArmModel *
+entry_decode(ModelCacheEntry *entry, const StateHeader *st, MemoryContext parent,
+			 MemoryContext *cxt)
+{
+	MemoryContext old;
+	ArmModel   *model;
+
+	if (st == NULL || st->n == 0)
+		return NULL;
+	*cxt = AllocSetContextCreate(parent, "model_select decoded model", ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(*cxt);
+	model = policy_ops(entry->cfg.policy)->decode(&entry->cfg, st);
+	MemoryContextSwitchTo(old);
 	cache_decodes++;
+	return model;
+}
+
+static void
+entry_drop_overlay(ModelCacheEntry *entry)
+{
+	if (entry->overlay_cxt)
+		MemoryContextDelete(entry->overlay_cxt);
+	entry->overlay_cxt = NULL;
+	entry->overlay_model = NULL;
+	entry->overlay = NULL;
+	entry->noverlay = entry->maxoverlay = 0;
+}
+
+static void
+entry_drop_base_model(ModelCacheEntry *entry)
+{
+	if (entry->base_cxt)
+		MemoryContextDelete(entry->base_cxt);
+	entry->base_cxt = NULL;
+	entry->base_model = NULL;
+}
+
+/* How many rows of the kept overlay start rows [first, last) of tt (-1: it does not). */
+static int
+overlay_prefix(const ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 last)
+{
+	if (entry->overlay_cxt == NULL || (uint64) entry->noverlay > last - first)
+		return -1;
+	for (int i = 0; i < entry->noverlay; i++)
+		if (log_position_cmp(entry->overlay[i], fold_row_position(tt, first + i)) != 0)
+			return -1;
+	return entry->noverlay;
 }
 
 /*
- * The cache entry of an arm, brought up to the statement's view of its log:
- * its checkpoint ck and the pending positions keys[first, last).
+ * The overlay brought to rows [first, last) of tt: the kept one extended
+ * when its rows start them, else folded anew onto a copy of the base.
  */
-static ModelCacheEntry *
-model_cache_get(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck,
-				SPITupleTable *keys, uint64 first, uint64 last)
+static void
+entry_overlay(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 last)
 {
-	ModelCacheEntry *entry = model_cache
-		? hash_search(model_cache, &arm_id, HASH_FIND, NULL) : NULL;
-	bool		reset = entry == NULL || entry->version != ck->version || entry->xmin != ck->xmin ||
-		entry->settings_version != cfg->settings_version;
+	int			kept = overlay_prefix(entry, tt, first, last);
+	int			n = (int) (last - first);
+	MemoryContext old;
 
-	if (!reset && entry->npending == (int) (last - first) &&
-		pending_is_prefix(entry, keys, first, last))
+	if (kept == n)
 	{
 		cache_hits++;
-		return entry;
+		return;
 	}
-	if (reset || !pending_is_prefix(entry, keys, first, last))
-		entry = entry_reset(cfg, arm_id, ck);
-	entry_fold_and_decode(entry, arm_id);
-	pending_remember(entry, keys, first, last);
-	return entry;
+	if (kept < 0)
+	{
+		entry_drop_overlay(entry);
+		entry->overlay_cxt = AllocSetContextCreate(entry->cxt, "model_select overlay",
+												   ALLOCSET_DEFAULT_SIZES);
+		entry->maxoverlay = entry->noverlay = 0;
+		old = MemoryContextSwitchTo(entry->overlay_cxt);
+		fold_begin(&entry->ofold, &entry->cfg, entry->fold.st, entry->fold.pos, &entry->fold.totals);
+		MemoryContextSwitchTo(old);
+		kept = 0;
+	}
+	if (n > entry->maxoverlay)
+	{
+		entry->maxoverlay = Max(n, 8);
+		entry->overlay = entry->overlay
+			? repalloc(entry->overlay, sizeof(LogPosition) * entry->maxoverlay)
+			: MemoryContextAlloc(entry->overlay_cxt, sizeof(LogPosition) * entry->maxoverlay);
+	}
+	for (int i = kept; i < n; i++)
+		entry->overlay[i] = fold_row_position(tt, first + i);
+	entry->noverlay = n;
+	old = MemoryContextSwitchTo(entry->overlay_cxt);
+	fold_some(&entry->ofold, tt, first + kept, last, false);
+	MemoryContextSwitchTo(old);
+	if (entry->overlay_model != NULL)
+		MemoryContextDelete(entry->overlay_model_cxt);
+	entry->overlay_model = entry_decode(entry, entry->ofold.st, entry->overlay_cxt,
+										&entry->overlay_model_cxt);
+}
+
+/*
+ * The final rows [first, last) of tt join the base.  When the overlay's
+ * rows start them (they became final), the overlay becomes the base, model
+ * and all: a reward is folded once per backend, whatever order it became
+ * visible and final in.
+ */
+static void
+entry_extend_base(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 last)
+{
+	int			kept = overlay_prefix(entry, tt, first, last);
+	MemoryContext old;
+
+	entry_drop_base_model(entry);
+	if (kept > 0)
+	{
+		MemoryContextSetParent(entry->ofold.cxt, entry->cxt);
+		MemoryContextDelete(entry->fold.cxt);
+		entry->fold = entry->ofold;
+		if (entry->overlay_model != NULL && (uint64) kept == last - first)
+		{
+			MemoryContextSetParent(entry->overlay_model_cxt, entry->cxt);
+			entry->base_cxt = entry->overlay_model_cxt;
+			entry->base_model = entry->overlay_model;
+		}
+		entry->overlay_model = NULL;
+		first += kept;
+	}
+	entry_drop_overlay(entry);
+	old = MemoryContextSwitchTo(entry->cxt);
+	fold_some(&entry->fold, tt, first, last, false);
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * Bring an entry to rows [first, last) of tt, the visible rows after its
+ * base: those below horizon join the base, the rest are the overlay.
+ */
+static void
+entry_absorb(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 last,
+			 FullTransactionId horizon)
+{
+	uint64		split = first;
+
+	while (split < last && FullTransactionIdPrecedes(fold_row_position(tt, split).tx, horizon))
+		split++;
+	if (split > first)
+		entry_extend_base(entry, tt, first, split);
+	if (split < last)
+	{
+		entry_overlay(entry, tt, split, last);
+		entry->model = entry->overlay_model;
+		entry->n = entry->ofold.totals.n;
+		return;
+	}
+	entry_drop_overlay(entry);
+	if (entry->base_cxt != NULL || entry->fold.st == NULL || entry->fold.st->n == 0)
+		cache_hits++;
+	else
+		entry->base_model = entry_decode(entry, entry->fold.st, entry->cxt, &entry->base_cxt);
+	entry->model = entry->base_model;
+	entry->n = entry->fold.totals.n;
 }
 
 /* The arms query's checkpoint columns 5.. of row i. */
@@ -267,79 +388,40 @@ checkpoint_row(const SelectorConfig *cfg, SPITupleTable *tt, uint64 i, Checkpoin
 }
 
 /*
- * Positions of every arm's pending rows (after a checkpoint that matches the
- * settings, else all), ordered by arm_id then canonical order; returns the
- * table, which stays valid until SPI_finish.
+ * The visible rows after every entry's base (FOLD_COLUMNS, then the arm's
+ * index + 1), ordered by arm index then canonical order; the table stays
+ * valid until SPI_finish.
  */
 static SPITupleTable *
-pending_positions(const SelectorConfig *cfg)
+rows_after_bases(ModelCacheEntry **entries, int narms)
 {
 	static SPIPlanPtr plan = NULL;
-	Oid			types[2] = {INT4OID, INT4OID};
-	Datum		args[2] = {Int32GetDatum(cfg->selector_id), Int32GetDatum(cfg->settings_version)};
+	Oid			types[3] = {INT4ARRAYOID, XID8ARRAYOID, INT8ARRAYOID};
+	Datum	   *ids = palloc(sizeof(Datum) * Max(narms, 1));
+	Datum	   *txs = palloc(sizeof(Datum) * Max(narms, 1));
+	Datum	   *rids = palloc(sizeof(Datum) * Max(narms, 1));
+	Datum		args[3];
 
-	spi_execute(spi_plan(&plan,
-						 "SELECT r.tx, r.reward_id, a.arm_id"
-						 " FROM model_select.arms a"
-						 " LEFT JOIN model_select.arm_state s ON s.arm_id = a.arm_id"
-						 " AND s.settings_version = $2"
-						 " CROSS JOIN LATERAL (SELECT r.tx, r.reward_id FROM model_select.rewards r"
-						 "   WHERE r.arm_id = a.arm_id AND (r.tx, r.reward_id) >"
-						 "   (coalesce(s.ckpt_tx, '0'::pg_catalog.xid8), coalesce(s.ckpt_reward_id, 0))"
-						 "   ORDER BY r.tx, r.reward_id) r"
-						 " WHERE a.selector_id = $1 ORDER BY a.arm_id, r.tx, r.reward_id",
-						 2, types), args, NULL, true, 0, SPI_OK_SELECT, "list the pending rewards of selector %d", cfg->selector_id);
-	return SPI_tuptable;
-}
-
-/* Rows [*first, *last) of keys that belong to arm_id (keys sorted by arm). */
-static void
-pending_range(SPITupleTable *keys, uint64 nkeys, int32 arm_id, uint64 *first, uint64 *last)
-{
-	uint64		lo = 0,
-				hi = nkeys;
-	bool		isnull;
-
-	/* binary search for the first row of arm_id */
-	while (lo < hi)
+	for (int i = 0; i < narms; i++)
 	{
-		uint64		mid = lo + (hi - lo) / 2;
-
-		if (DatumGetInt32(SPI_getbinval(keys->vals[mid], keys->tupdesc, 3, &isnull)) < arm_id)
-			lo = mid + 1;
-		else
-			hi = mid;
+		ids[i] = Int32GetDatum(entries[i]->arm_id);
+		txs[i] = FullTransactionIdGetDatum(entries[i]->fold.pos.tx);
+		rids[i] = Int64GetDatum(entries[i]->fold.pos.reward_id);
 	}
-	*first = *last = lo;
-	while (*last < nkeys &&
-		   DatumGetInt32(SPI_getbinval(keys->vals[*last], keys->tupdesc, 3, &isnull)) == arm_id)
-		(*last)++;
-}
-
-static void
-arm_from_row(Selector *sel, MemoryContext caller, SPITupleTable *tt, uint64 i,
-			 SPITupleTable *keys, uint64 nkeys)
-{
-	HeapTuple	row = tt->vals[i];
-	TupleDesc	desc = tt->tupdesc;
-	ArmInfo    *arm = &sel->arms[i];
-	bool		isnull;
-	CheckpointRow ck;
-	ModelCacheEntry *entry;
-	uint64		first,
-				last;
-
-	arm->arm_id = DatumGetInt32(SPI_getbinval(row, desc, 1, &isnull));
-	arm->name = MemoryContextStrdup(caller, TextDatumGetCString(SPI_getbinval(row, desc, 2, &isnull)));
-	arm->ordinal = DatumGetInt32(SPI_getbinval(row, desc, 3, &isnull));
-	arm->active = DatumGetBool(SPI_getbinval(row, desc, 4, &isnull));
-	checkpoint_row(&sel->cfg, tt, i, &ck);
-	pending_range(keys, nkeys, arm->arm_id, &first, &last);
-	entry = model_cache_get(&sel->cfg, arm->arm_id, &ck, keys, first, last);
-	arm->n = entry->fold.totals.n;
-	arm->version = entry->version;
-	arm->xmin = entry->xmin;
-	arm->model = entry->model;
+	args[0] = PointerGetDatum(construct_array(ids, narms, INT4OID, 4, true, TYPALIGN_INT));
+	args[1] = PointerGetDatum(construct_array(txs, narms, XID8OID, 8, FLOAT8PASSBYVAL,
+											  TYPALIGN_DOUBLE));
+	args[2] = PointerGetDatum(construct_array(rids, narms, INT8OID, 8, FLOAT8PASSBYVAL,
+											  TYPALIGN_DOUBLE));
+	spi_execute(spi_plan(&plan,
+						 "SELECT " FOLD_COLUMNS ", b.i"
+						 " FROM unnest($1, $2, $3) WITH ORDINALITY AS b(arm_id, tx, reward_id, i)"
+						 " CROSS JOIN LATERAL (SELECT " FOLD_COLUMNS " FROM model_select.rewards r"
+						 "   WHERE r.arm_id = b.arm_id AND (r.tx, r.reward_id) > (b.tx, b.reward_id)"
+						 "   ORDER BY r.tx, r.reward_id) r"
+						 " ORDER BY b.i, r.tx, r.reward_id",
+						 3, types), args, NULL, true, 0, SPI_OK_SELECT, "read the pending rewards");
+	return SPI_tuptable;
 }
 
 typedef struct LoadCall
@@ -348,6 +430,60 @@ typedef struct LoadCall
 	MemoryContext caller;
 	Selector   *sel;
 } LoadCall;
+
+/* Every arm's identity and cache entry from the arms query, then its rows. */
+static void
+arms_load(Selector *sel, MemoryContext caller, SPITupleTable *tt, FullTransactionId horizon)
+{
+	ModelCacheEntry **entries = palloc(sizeof(ModelCacheEntry *) * Max(sel->narms, 1));
+	SPITupleTable *rows;
+	uint64		nrows,
+				next = 0;
+	MemoryContext old = CurrentMemoryContext;
+
+	/* entries are made below and must all stay until the selector is loaded */
+	if (model_cache && hash_get_num_entries(model_cache) + sel->narms > MODEL_CACHE_MAX_ARMS)
+		model_cache_forget_all();
+	for (int i = 0; i < sel->narms; i++)
+	{
+		HeapTuple	row = tt->vals[i];
+		ArmInfo    *arm = &sel->arms[i];
+		bool		isnull;
+		CheckpointRow ck;
+
+		arm->arm_id = DatumGetInt32(SPI_getbinval(row, tt->tupdesc, 1, &isnull));
+		arm->name = MemoryContextStrdup(caller, TextDatumGetCString(SPI_getbinval(row, tt->tupdesc, 2, &isnull)));
+		arm->ordinal = DatumGetInt32(SPI_getbinval(row, tt->tupdesc, 3, &isnull));
+		arm->active = DatumGetBool(SPI_getbinval(row, tt->tupdesc, 4, &isnull));
+		checkpoint_row(&sel->cfg, tt, i, &ck);
+		entries[i] = entry_for_statement(&sel->cfg, arm->arm_id, &ck, horizon);
+	}
+	rows = rows_after_bases(entries, sel->narms);
+	nrows = SPI_processed;
+	for (int i = 0; i < sel->narms; i++)
+	{
+		ModelCacheEntry *entry = entries[i];
+		uint64		first = next;
+
+		while (next < nrows && spi_int64(rows->vals[next], rows->tupdesc, 6) == i + 1)
+			next++;
+		PG_TRY();
+		{
+			entry_absorb(entry, rows, first, next, horizon);
+		}
+		PG_CATCH();
+		{
+			MemoryContextSwitchTo(old);
+			model_cache_remove(entry);
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
+		sel->arms[i].n = entry->n;
+		sel->arms[i].version = entry->version;
+		sel->arms[i].xmin = entry->xmin;
+		sel->arms[i].model = entry->model;
+	}
+}
 
 static void
 selector_load_as_owner(void *arg)
@@ -358,9 +494,6 @@ selector_load_as_owner(void *arg)
 	Oid			types[1] = {INT4OID};
 	Datum		args[1];
 	Selector   *sel;
-	SPITupleTable *arms,
-			   *keys;
-	uint64		nkeys;
 
 	spi_level = spi_connect();
 	sel = call->sel = MemoryContextAllocZero(call->caller, sizeof(Selector));
@@ -368,9 +501,6 @@ selector_load_as_owner(void *arg)
 	config_load_by_name(call->name, &sel->cfg);
 	/* at every load, cached models or not: a revoke takes effect at once */
 	selector_check_privilege(sel->cfg.selector_id, call->name, SELECTOR_ROUTE);
-	keys = pending_positions(&sel->cfg);
-	nkeys = SPI_processed;
-
 	args[0] = Int32GetDatum(sel->cfg.selector_id);
 	spi_execute(spi_plan(&arms_plan,
 						 "SELECT a.arm_id, a.name, a.ordinal, a.active, s.version,"
@@ -379,11 +509,9 @@ selector_load_as_owner(void *arg)
 						 " FROM model_select.arms a LEFT JOIN model_select.arm_state s USING (arm_id)"
 						 " WHERE a.selector_id = $1 ORDER BY a.ordinal",
 						 1, types), args, NULL, true, 0, SPI_OK_SELECT, "read the arms of selector \"%s\"", call->name);
-	arms = SPI_tuptable;
 	sel->narms = (int) SPI_processed;
 	sel->arms = MemoryContextAllocZero(call->caller, sizeof(ArmInfo) * Max(sel->narms, 1));
-	for (int i = 0; i < sel->narms; i++)
-		arm_from_row(sel, call->caller, arms, i, keys, nkeys);
+	arms_load(sel, call->caller, SPI_tuptable, shared_horizon());
 	spi_finish(spi_level);
 }
 
