@@ -33,8 +33,8 @@ typedef struct Selector
 } Selector;
 
 extern int32 selector_id_by_name(const char *name);
-extern void arm_lookup(const char *selector, const char *arm, int32 *selector_id, int32 *arm_id,
-					   bool *active);
+extern void arm_lookup(const char *selector, const char *arm, int mask, int32 *selector_id,
+					   int32 *arm_id, bool *active);
 extern void config_from_row(SelectorConfig *cfg, HeapTuple row, TupleDesc desc, int first_col);
 extern void config_load(int32 selector_id, SelectorConfig *cfg);
 extern void config_load_for_reward(int32 selector_id, SelectorConfig *cfg);

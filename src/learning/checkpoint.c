@@ -28,6 +28,7 @@
 
 #include "core/catalog.h"
 #include "core/owner.h"
+#include "core/privilege.h"
 #include "learning/checkpoint.h"
 #include "learning/fold.h"
 #include "policy/registry.h"
@@ -330,6 +331,7 @@ checkpoint_selector(void *arg)
 
 	spi_level = spi_connect();
 	config_load_by_name(call->name, &cfg);
+	selector_check_privilege(cfg.selector_id, call->name, SELECTOR_ADMIN);
 	call->folded = checkpoint_selector_arms(&cfg, call->from_scratch, NULL);
 	spi_finish(spi_level);
 }

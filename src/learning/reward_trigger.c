@@ -23,6 +23,7 @@
 #include "core/log_table.h"
 #include "core/context.h"
 #include "core/owner.h"
+#include "core/privilege.h"
 
 PG_FUNCTION_INFO_V1(model_select_rewards_resolve);
 
@@ -89,7 +90,7 @@ target_from_decision(int64 decision_id, RewardTarget *t)
 static void
 target_from_names(const char *selector, const char *arm, RewardTarget *t)
 {
-	arm_lookup(selector, arm, &t->selector_id, &t->arm_id, &t->active);
+	arm_lookup(selector, arm, SELECTOR_REWARD, &t->selector_id, &t->arm_id, &t->active);
 	t->selector = pstrdup(selector);
 	t->arm = pstrdup(arm);
 	t->context = (Datum) 0;
@@ -122,6 +123,8 @@ resolve_target(HeapTuple tuple, TupleDesc desc, const RewardColumns *c, RewardTa
 	if (!isnull)
 	{
 		target_from_decision(DatumGetInt64(decision), t);
+		/* before anything about the decision shows in an error */
+		selector_check_privilege(t->selector_id, t->selector, SELECTOR_REWARD);
 		/* a context equal to the decision's is accepted: pg_dump's rows have it */
 		if (!context_null && !same_context(*context, t->context))
 			ereport(ERROR,

@@ -15,6 +15,7 @@
 
 #include "core/catalog.h"
 #include "core/owner.h"
+#include "core/privilege.h"
 #include "learning/checkpoint.h"
 #include "policy/bkb.h"
 #include "policy/registry.h"
@@ -26,6 +27,7 @@ static void
 resample_config(const char *name, SelectorConfig *cfg)
 {
 	config_load(selector_id_by_name(name), cfg);
+	selector_check_privilege(cfg->selector_id, name, SELECTOR_ADMIN);
 	if (!policy_ops(cfg->policy)->dictionary)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

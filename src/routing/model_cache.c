@@ -35,6 +35,7 @@
 
 #include "core/catalog.h"
 #include "core/owner.h"
+#include "core/privilege.h"
 #include "learning/fold.h"
 #include "math/rff_features.h"
 #include "policy/registry.h"
@@ -560,6 +561,8 @@ selector_load_as_owner(void *arg)
 	sel = call->sel = MemoryContextAllocZero(call->caller, sizeof(Selector));
 	sel->name = MemoryContextStrdup(call->caller, call->name);
 	config_load_by_name(call->name, &sel->cfg);
+	/* at every load, cached models or not: a revoke takes effect at once */
+	selector_check_privilege(sel->cfg.selector_id, call->name, SELECTOR_ROUTE);
 	args[0] = Int32GetDatum(sel->cfg.selector_id);
 	spi_execute(spi_plan(&arms_plan,
 						 "SELECT a.arm_id, a.name, a.ordinal, a.active, s.version,"
