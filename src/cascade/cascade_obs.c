@@ -36,20 +36,21 @@ PG_FUNCTION_INFO_V1(model_select_cascade_refit);
 /* cascade_observations: BEFORE INSERT FOR EACH ROW                  */
 /* ---------------------------------------------------------------- */
 
+/* The LogTarget columns first, in their order (log_row_complete). */
 typedef struct ObsColumns
 {
 	int			selector;
 	int			arm;
-	int			cascade_id;
 	int			context;
-	int			value;
-	int			cost;
 	int			selector_id;
 	int			arm_id;
+	int			cascade_id;
+	int			value;
+	int			cost;
 } ObsColumns;
 
 static const char *const obs_column_names[] = {
-	"selector", "arm", "cascade_id", "context", "value", "cost", "selector_id", "arm_id"
+	"selector", "arm", "context", "selector_id", "arm_id", "cascade_id", "value", "cost"
 };
 
 /* The selector name and context of a logged cascade; selector/context given must match. */
@@ -125,18 +126,11 @@ check_value_cost(const SelectorConfig *cfg, HeapTuple tuple, TupleDesc desc, con
 	check_cost(cost);
 }
 
-typedef struct ObsResolve
-{
-	TriggerData *td;
-	HeapTuple	result;
-} ObsResolve;
-
 /* As the extension owner, for a caller with the reward right: the row completed. */
-static void
-resolve_observation(void *arg)
+static HeapTuple
+resolve_observation(TriggerData *td)
 {
 	int			spi_level;
-	TriggerData *td = ((ObsResolve *) arg)->td;
 	HeapTuple	tuple;
 	TupleDesc	desc;
 	ObsColumns	c;
@@ -147,11 +141,10 @@ resolve_observation(void *arg)
 				ctx_null;
 	Datum		cid,
 				context;
-	int			cols[5];
-	Datum		values[5];
-	bool		nulls[5] = {false};
+	LogTarget	target;
 	int32		selector_id,
 				arm_id;
+
 	tuple = td->tg_trigtuple;
 	desc = RelationGetDescr(td->tg_relation);
 	LOG_COLUMNS(desc, obs_column_names, &c);
@@ -175,28 +168,22 @@ resolve_observation(void *arg)
 	config_load(selector_id, &cfg);
 	check_value_cost(&cfg, tuple, desc, &c);
 
-	cols[0] = c.selector;
-	values[0] = CStringGetTextDatum(selector);
-	cols[1] = c.arm;
-	values[1] = CStringGetTextDatum(arm);
-	cols[2] = c.context;		/* validated, stored as float8[] */
-	values[2] = PointerGetDatum(float8_array(context_from_array(DatumGetArrayTypeP(context), cfg.dim),
-											 NULL, cfg.dim));
-	cols[3] = c.selector_id;
-	values[3] = Int32GetDatum(selector_id);
-	cols[4] = c.arm_id;
-	values[4] = Int32GetDatum(arm_id);
-	((ObsResolve *) arg)->result = SPI_copytuple(heap_modify_tuple_by_cols(tuple, desc, 5, cols, values, nulls));
+	/* the context validated, stored as float8[] */
+	target.selector = selector;
+	target.arm = arm;
+	target.context = PointerGetDatum(float8_array(context_from_array(DatumGetArrayTypeP(context), cfg.dim),
+												  NULL, cfg.dim));
+	target.selector_id = selector_id;
+	target.arm_id = arm_id;
+	tuple = log_row_complete(tuple, desc, (const int *) &c, &target, 0, (Datum) 0);
 	spi_finish(spi_level);
+	return tuple;
 }
 
 Datum
 model_select_cascade_resolve(PG_FUNCTION_ARGS)
 {
-	ObsResolve	call = {log_row_trigger(fcinfo), NULL};
-
-	run_as_extension_owner(resolve_observation, &call);
-	return PointerGetDatum(call.result);
+	return log_row_resolve(fcinfo, resolve_observation);
 }
 
 /* ---------------------------------------------------------------- */

@@ -82,6 +82,18 @@ arm_lookup(const char *selector, const char *arm, int mask, int32 *selector_id, 
 				 errmsg("selector \"%s\" has no arm \"%s\"", selector, arm)));
 }
 
+/* A backend-local hash table in cxt whose entries start with an int32 id (an arm_id). */
+HTAB *
+id_hash_create(const char *name, Size entrysize, MemoryContext cxt)
+{
+	HASHCTL		ctl;
+
+	ctl.keysize = sizeof(int32);
+	ctl.entrysize = entrysize;
+	ctl.hcxt = cxt;
+	return hash_create(name, 64, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+}
+
 /* Parse the CONFIG_COLUMNS of a selectors row, starting at first_col. */
 void
 config_from_row(SelectorConfig *cfg, HeapTuple row, TupleDesc desc, int first_col)

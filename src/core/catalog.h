@@ -7,6 +7,8 @@
 
 #include "storage/lockdefs.h"
 
+#include "utils/hsearch.h"
+
 #include "core/settings.h"
 #include "core/spi_util.h"
 #include "core/state.h"
@@ -35,6 +37,7 @@ typedef struct Selector
 extern int32 selector_id_by_name(const char *name);
 extern void arm_lookup(const char *selector, const char *arm, int mask, int32 *selector_id,
 					   int32 *arm_id, bool *active);
+extern HTAB *id_hash_create(const char *name, Size entrysize, MemoryContext cxt);
 extern void config_from_row(SelectorConfig *cfg, HeapTuple row, TupleDesc desc, int first_col);
 extern void config_load(int32 selector_id, SelectorConfig *cfg);
 extern void config_load_for_reward(int32 selector_id, SelectorConfig *cfg);

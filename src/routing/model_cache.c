@@ -1,7 +1,7 @@
 /*
- * model_cache.c — loading a selector for scoring: every arm's state as the
- * fold of its log (its stored checkpoint plus the rewards logged after it),
- * decoded and kept in a backend-local cache.
+ * model_cache.c — the backend-local cache of arm folds: every arm's state as
+ * the fold of its log (its stored checkpoint plus the rewards logged after
+ * it), decoded for scoring.  selector_load.c reads a selector through it.
  *
  * Per arm the cache keeps a base: the checkpoint it started from (arm_state
  * row version and xmin, settings version) with the rows after it that were
@@ -10,14 +10,13 @@
  * in.  A statement also sees rows that are not final yet (a transaction
  * that committed while an older one still runs, or our own): those are
  * folded onto a copy of the base, the overlay, kept while the same rows
- * are seen on the same base.  Each load reads, in one query, the visible
- * rows after every arm's base.  So every reader scores exactly the fold of
- * the log its snapshot sees.
+ * are seen on the same base.
  *
  * Bounded in bytes (model_select.cache_size, which also covers the random
  * feature matrices of rff_features.c): after a selector is loaded, the least
  * recently used entries of other selectors are evicted until the cache fits
- * (the loaded selector's own entries stay: its models are in use).  A statement that kept pointers to an evicted model notices
+ * (the loaded selector's own entries stay: its models are in use).  A
+ * statement that kept pointers to an evicted model notices
  * (selector_models_current) and reloads.
  */
 #include "postgres.h"
@@ -39,35 +38,12 @@
 #include "learning/fold.h"
 #include "math/rff_features.h"
 #include "policy/registry.h"
+#include "routing/arm_cache.h"
 #include "routing/model_cache.h"
 
 /* GUC model_select.cache_size, in kB */
 int			model_cache_size_kb = 256 * 1024;
 
-typedef struct ModelCacheEntry
-{
-	int32		arm_id;			/* hash key */
-	int64		version;		/* of the checkpoint row folded from ... */
-	int64		xmin;			/* ... and its xmin (rolled back versions) */
-	int32		settings_version;
-	SelectorConfig cfg;
-	MemoryContext cxt;			/* everything below */
-	LogPosition ckpt_pos;		/* the checkpoint's position */
-	StateFold	fold;			/* the base: checkpoint + final rows */
-	MemoryContext base_cxt;		/* child of cxt: base_model (NULL: not decoded) */
-	ArmModel   *base_model;
-	MemoryContext overlay_cxt;	/* child of cxt, NULL: no overlay kept */
-	int			noverlay;		/* rows of the overlay and their positions */
-	int			maxoverlay;
-	LogPosition *overlay;
-	StateFold	ofold;			/* the base + those rows */
-	MemoryContext overlay_model_cxt;	/* child of overlay_cxt */
-	ArmModel   *overlay_model;
-	const ArmModel *model;		/* the model last handed out */
-	int64		n;				/* and its count of rewards */
-	uint64		last_used;		/* load counter when last used (LRU) */
-	Size		bytes;			/* memory held by cxt when last measured */
-} ModelCacheEntry;
 
 static HTAB *model_cache = NULL;
 static uint64 cache_loads = 0;
@@ -82,13 +58,8 @@ static int64 cache_evictions = 0;
 static void
 model_cache_init(void)
 {
-	HASHCTL		ctl;
-
-	ctl.keysize = sizeof(int32);
-	ctl.entrysize = sizeof(ModelCacheEntry);
-	ctl.hcxt = CacheMemoryContext;
-	model_cache = hash_create("model_select model cache", 64, &ctl,
-							  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	model_cache = id_hash_create("model_select model cache", sizeof(ModelCacheEntry),
+								 CacheMemoryContext);
 }
 
 void
@@ -107,7 +78,7 @@ model_cache_forget_all(void)
 	cache_bytes = 0;
 }
 
-static void
+void
 model_cache_remove(ModelCacheEntry *entry)
 {
 	int32		arm_id = entry->arm_id;
@@ -118,8 +89,8 @@ model_cache_remove(ModelCacheEntry *entry)
 }
 
 /* Measure an entry in use by the load numbered `load`. */
-static void
-entry_touch(ModelCacheEntry *entry, uint64 load)
+void
+model_cache_touch(ModelCacheEntry *entry, uint64 load)
 {
 	Size		bytes = MemoryContextMemAllocated(entry->cxt, true);
 
@@ -132,7 +103,7 @@ entry_touch(ModelCacheEntry *entry, uint64 load)
  * Evict least recently used entries, never those of the current load, until
  * the cache fits model_select.cache_size.
  */
-static void
+void
 model_cache_fit(uint64 load)
 {
 	Size		limit = (Size) model_cache_size_kb * 1024;
@@ -161,16 +132,6 @@ model_cache_fit(uint64 load)
 	}
 }
 
-/* A stored checkpoint's identity and contents, from the arms query. */
-typedef struct CheckpointRow
-{
-	int64		version;
-	int64		xmin;
-	bool		valid;			/* exists and matches the settings */
-	LogPosition pos;
-	FoldTotals	totals;
-	Datum		state;			/* (Datum) 0: none */
-} CheckpointRow;
 
 /*
  * A fresh entry for an arm, holding its checkpoint (nothing folded after
@@ -239,8 +200,8 @@ entry_reset(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck)
  * horizon (a statement with an older snapshot may not see them all).  A new
  * base is caught up with the final rows at once.
  */
-static ModelCacheEntry *
-entry_for_statement(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck,
+ModelCacheEntry *
+model_cache_entry(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck,
 					FullTransactionId horizon)
 {
 	ModelCacheEntry *entry = model_cache
@@ -402,8 +363,8 @@ entry_extend_base(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint6
  * Bring an entry to rows [first, last) of tt, the visible rows after its
  * base: those below horizon join the base, the rest are the overlay.
  */
-static void
-entry_absorb(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 last,
+void
+model_cache_absorb(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 last,
 			 FullTransactionId horizon)
 {
 	uint64		split = first;
@@ -428,166 +389,11 @@ entry_absorb(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 las
 	entry->n = entry->fold.totals.n;
 }
 
-/* The arms query's checkpoint columns 5.. of row i. */
-static void
-checkpoint_row(const SelectorConfig *cfg, SPITupleTable *tt, uint64 i, CheckpointRow *ck)
+/* A new load's number: the entries it touches are the most recently used. */
+uint64
+model_cache_next_load(void)
 {
-	HeapTuple	row = tt->vals[i];
-	TupleDesc	desc = tt->tupdesc;
-	bool		isnull;
-
-	memset(ck, 0, sizeof(*ck));
-	ck->version = DatumGetInt64(SPI_getbinval(row, desc, 5, &isnull));
-	if (isnull)
-		return;					/* no checkpoint row: fold the whole log */
-	ck->xmin = DatumGetInt64(SPI_getbinval(row, desc, 6, &isnull));
-	ck->valid = DatumGetInt32(SPI_getbinval(row, desc, 7, &isnull)) == cfg->settings_version;
-	checkpoint_position_from_row(row, desc, 8, &ck->pos, &ck->totals);
-	ck->state = SPI_getbinval(row, desc, 14, &isnull);
-	if (isnull)
-		ck->state = (Datum) 0;
-}
-
-/*
- * The visible rows after every entry's base (FOLD_COLUMNS, then the arm's
- * index + 1), ordered by arm index then canonical order; the table stays
- * valid until SPI_finish.
- */
-static SPITupleTable *
-rows_after_bases(ModelCacheEntry **entries, int narms)
-{
-	static SPIPlanPtr plan = NULL;
-	Oid			types[3] = {INT4ARRAYOID, XID8ARRAYOID, INT8ARRAYOID};
-	Datum	   *ids = palloc(sizeof(Datum) * Max(narms, 1));
-	Datum	   *txs = palloc(sizeof(Datum) * Max(narms, 1));
-	Datum	   *rids = palloc(sizeof(Datum) * Max(narms, 1));
-	Datum		args[3];
-
-	for (int i = 0; i < narms; i++)
-	{
-		ids[i] = Int32GetDatum(entries[i]->arm_id);
-		txs[i] = FullTransactionIdGetDatum(entries[i]->fold.pos.tx);
-		rids[i] = Int64GetDatum(entries[i]->fold.pos.reward_id);
-	}
-	args[0] = PointerGetDatum(construct_array(ids, narms, INT4OID, 4, true, TYPALIGN_INT));
-	args[1] = PointerGetDatum(construct_array(txs, narms, XID8OID, 8, FLOAT8PASSBYVAL,
-											  TYPALIGN_DOUBLE));
-	args[2] = PointerGetDatum(construct_array(rids, narms, INT8OID, 8, FLOAT8PASSBYVAL,
-											  TYPALIGN_DOUBLE));
-	spi_execute(spi_plan(&plan,
-						 "SELECT " FOLD_COLUMNS ", b.i"
-						 " FROM unnest($1, $2, $3) WITH ORDINALITY AS b(arm_id, tx, reward_id, i)"
-						 " CROSS JOIN LATERAL (SELECT " FOLD_COLUMNS " FROM model_select.rewards r"
-						 "   WHERE r.arm_id = b.arm_id AND (r.tx, r.reward_id) > (b.tx, b.reward_id)"
-						 "   ORDER BY r.tx, r.reward_id) r"
-						 " ORDER BY b.i, r.tx, r.reward_id",
-						 3, types), args, NULL, true, 0, SPI_OK_SELECT, "read the pending rewards");
-	return SPI_tuptable;
-}
-
-typedef struct LoadCall
-{
-	const char *name;
-	MemoryContext caller;
-	Selector   *sel;
-} LoadCall;
-
-/* Every arm's identity and cache entry from the arms query, then its rows. */
-static void
-arms_load(Selector *sel, MemoryContext caller, SPITupleTable *tt, FullTransactionId horizon)
-{
-	ModelCacheEntry **entries = palloc(sizeof(ModelCacheEntry *) * Max(sel->narms, 1));
-	SPITupleTable *rows;
-	uint64		nrows,
-				next = 0;
-	MemoryContext old = CurrentMemoryContext;
-
-	uint64		load = ++cache_loads;
-
-	for (int i = 0; i < sel->narms; i++)
-	{
-		HeapTuple	row = tt->vals[i];
-		ArmInfo    *arm = &sel->arms[i];
-		bool		isnull;
-		CheckpointRow ck;
-
-		arm->arm_id = DatumGetInt32(SPI_getbinval(row, tt->tupdesc, 1, &isnull));
-		arm->name = MemoryContextStrdup(caller, TextDatumGetCString(SPI_getbinval(row, tt->tupdesc, 2, &isnull)));
-		arm->ordinal = DatumGetInt32(SPI_getbinval(row, tt->tupdesc, 3, &isnull));
-		arm->active = DatumGetBool(SPI_getbinval(row, tt->tupdesc, 4, &isnull));
-		checkpoint_row(&sel->cfg, tt, i, &ck);
-		entries[i] = entry_for_statement(&sel->cfg, arm->arm_id, &ck, horizon);
-	}
-	rows = rows_after_bases(entries, sel->narms);
-	nrows = SPI_processed;
-	for (int i = 0; i < sel->narms; i++)
-	{
-		ModelCacheEntry *entry = entries[i];
-		uint64		first = next;
-
-		while (next < nrows && spi_int64(rows->vals[next], rows->tupdesc, 6) == i + 1)
-			next++;
-		PG_TRY();
-		{
-			entry_absorb(entry, rows, first, next, horizon);
-		}
-		PG_CATCH();
-		{
-			MemoryContextSwitchTo(old);
-			model_cache_remove(entry);
-			PG_RE_THROW();
-		}
-		PG_END_TRY();
-		entry_touch(entry, load);
-		sel->arms[i].n = entry->n;
-		sel->arms[i].version = entry->version;
-		sel->arms[i].xmin = entry->xmin;
-		sel->arms[i].model = entry->model;
-	}
-	model_cache_fit(load);
-}
-
-static void
-selector_load_as_owner(void *arg)
-{
-	int			spi_level;
-	static SPIPlanPtr arms_plan = NULL;
-	LoadCall   *call = arg;
-	Oid			types[1] = {INT4OID};
-	Datum		args[1];
-	Selector   *sel;
-
-	spi_level = spi_connect();
-	sel = call->sel = MemoryContextAllocZero(call->caller, sizeof(Selector));
-	sel->name = MemoryContextStrdup(call->caller, call->name);
-	config_load_by_name(call->name, &sel->cfg);
-	/* at every load, cached models or not: a revoke takes effect at once */
-	selector_check_privilege(sel->cfg.selector_id, call->name, SELECTOR_ROUTE);
-	args[0] = Int32GetDatum(sel->cfg.selector_id);
-	spi_execute(spi_plan(&arms_plan,
-						 "SELECT a.arm_id, a.name, a.ordinal, a.active, s.version,"
-						 " s.xmin::text::bigint, s.settings_version, "
-						 CHECKPOINT_POSITION_COLUMNS ", s.state"
-						 " FROM model_select.arms a LEFT JOIN model_select.arm_state s USING (arm_id)"
-						 " WHERE a.selector_id = $1 ORDER BY a.ordinal",
-						 1, types), args, NULL, true, 0, SPI_OK_SELECT, "read the arms of selector \"%s\"", call->name);
-	sel->narms = (int) SPI_processed;
-	sel->arms = MemoryContextAllocZero(call->caller, sizeof(ArmInfo) * Max(sel->narms, 1));
-	arms_load(sel, call->caller, SPI_tuptable, shared_horizon());
-	spi_finish(spi_level);
-}
-
-/*
- * Load a selector by name with every arm and its decoded model.  The result
- * is allocated in the caller's memory context.
- */
-Selector *
-selector_load(const char *name)
-{
-	LoadCall	call = {name, CurrentMemoryContext, NULL};
-
-	run_as_extension_owner(selector_load_as_owner, &call);
-	return call.sel;
+	return ++cache_loads;
 }
 
 /* Are the models a loaded selector points to still in the cache? */
