@@ -78,10 +78,11 @@ admin_call_init(AdminCall *call, FunctionCallInfo fcinfo)
 	ReleaseSysCache(proc);
 	for (i = 0; i < lengthof(admin_functions); i++)
 		if (strcmp(admin_functions[i].name, call->name) == 0)
-			break;
-	if (i == lengthof(admin_functions))
-		elog(ERROR, "model_select.%s() is not an administration function", call->name);
-	call->required = admin_functions[i].required;
+		{
+			call->required = admin_functions[i].required;
+			return;
+		}
+	elog(ERROR, "model_select.%s() is not an administration function", call->name);
 }
 
 /* As the extension owner: check, then SELECT model_select._<name>([owner,] $1, ...). */

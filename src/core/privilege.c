@@ -47,7 +47,7 @@ selector_privilege_parse(const char *list)
 
 	for (char *tok = strtok_r(copy, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save))
 	{
-		int			bit = 0;
+		int			flag = 0;
 		char	   *end;
 
 		while (*tok == ' ')
@@ -56,13 +56,13 @@ selector_privilege_parse(const char *list)
 			end[-1] = '\0';
 		for (int i = 0; i < lengthof(privilege_names); i++)
 			if (pg_strcasecmp(tok, privilege_names[i].name) == 0)
-				bit = privilege_names[i].bit;
-		if (bit == 0)
+				flag = privilege_names[i].bit;
+		if (flag == 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("unrecognized selector privilege \"%s\"", tok),
 					 errhint("Selector privileges are route, reward and admin.")));
-		mask |= bit;
+		mask |= flag;
 	}
 	if (mask == 0)
 		ereport(ERROR,
