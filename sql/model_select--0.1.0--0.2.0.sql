@@ -20,6 +20,10 @@ ALTER TABLE model_select.rewards ALTER COLUMN tx DROP DEFAULT;
 DROP INDEX model_select.rewards_arm_id_reward_id_idx;
 CREATE INDEX ON model_select.rewards (arm_id, tx, reward_id);
 
+-- the cost weight in force for each decision (the budget's pacer); NULL
+-- for decisions logged before.
+ALTER TABLE model_select.decisions ADD COLUMN cost_weight float8;
+
 ALTER TABLE model_select.arm_state
     ADD COLUMN settings_version int NOT NULL DEFAULT 0,
     ADD COLUMN ckpt_tx xid8 NOT NULL DEFAULT '0',
@@ -225,6 +229,7 @@ COMMENT ON TABLE model_select.decisions IS
 COMMENT ON COLUMN model_select.decisions.context IS 'The context as given (stored as float8[], not normalised).';
 COMMENT ON COLUMN model_select.decisions.score IS 'The chosen arm''s ucb at decision time (Infinity for an untried arm).';
 COMMENT ON COLUMN model_select.decisions.mean IS 'The chosen arm''s predicted reward at decision time (drift() compares it with the rewards).';
+COMMENT ON COLUMN model_select.decisions.cost_weight IS 'The cost weight in force at decision time: with a budget the pacer''s, a function of the costs in the reward log; else the cost_weight setting.';
 COMMENT ON FUNCTION model_select.select_model(text, float8[]) IS
 'The arm to use for this context: the active arm with the highest ucb, ties broken by a hash of seed, context and ordinal. Reads only (STABLE, PARALLEL SAFE).';
 COMMENT ON FUNCTION model_select.select_model(text, real[]) IS

@@ -336,6 +336,8 @@ arm_from_row(Selector *sel, MemoryContext caller, SPITupleTable *tt, uint64 i,
 	pending_range(keys, nkeys, arm->arm_id, &first, &last);
 	entry = model_cache_get(&sel->cfg, arm->arm_id, &ck, keys, first, last);
 	arm->n = entry->fold.totals.n;
+	arm->cost_sum = entry->fold.totals.cost_sum;
+	arm->cost_n = entry->fold.totals.cost_n;
 	arm->version = entry->version;
 	arm->xmin = entry->xmin;
 	arm->model = entry->model;

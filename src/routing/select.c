@@ -116,7 +116,7 @@ model_select_select_model(PG_FUNCTION_ARGS)
 
 typedef struct DecisionLog
 {
-	Datum		args[5];
+	Datum		args[6];
 	Datum		decision_id;
 } DecisionLog;
 
@@ -126,12 +126,12 @@ decision_insert(void *arg)
 {
 	static SPIPlanPtr plan = NULL;
 	DecisionLog *log = arg;
-	Oid			argtypes[5] = {INT4OID, INT4OID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8OID};
+	Oid			argtypes[6] = {INT4OID, INT4OID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8OID, FLOAT8OID};
 
 	log->decision_id = Int64GetDatum(spi_insert_returning_id(&plan,
-															 "INSERT INTO model_select.decisions(selector_id, arm_id, context, score, mean)"
-															 " VALUES ($1, $2, $3, $4, $5) RETURNING decision_id",
-															 5, argtypes, log->args, "log the decision"));
+															 "INSERT INTO model_select.decisions(selector_id, arm_id, context, score, mean,"
+															 " cost_weight) VALUES ($1, $2, $3, $4, $5, $6) RETURNING decision_id",
+															 6, argtypes, log->args, "log the decision"));
 }
 
 /*
@@ -174,6 +174,7 @@ model_select_route(PG_FUNCTION_ARGS)
 	log.args[2] = PointerGetDatum(float8_array(raw, NULL, sel->cfg.dim));
 	log.args[3] = Float8GetDatum(scores[chosen].ucb);
 	log.args[4] = Float8GetDatum(scores[chosen].mean);
+	log.args[5] = Float8GetDatum(pacer_lambda(sel));
 	run_as_extension_owner(decision_insert, &log);
 
 	values[0] = log.decision_id;
