@@ -41,8 +41,11 @@ CREATE FUNCTION model_select.route_batch(selector text, source text, log boolean
     RETURNS TABLE (key bigint, arm text, score float8, mean float8, width float8, decision_id bigint)
     AS 'MODULE_PATHNAME', 'model_select_route_batch' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 
--- This backend's cache of decoded arm models: entries, decodes, hits.
-CREATE FUNCTION model_select.cache_stats(OUT entries int, OUT decodes bigint, OUT hits bigint)
+-- This backend's cache of arm folds and decoded models (bounded by the
+-- setting model_select.cache_size): entries, bytes, hits, misses, decodes,
+-- evictions, and the bytes of the random feature matrices kept.
+CREATE FUNCTION model_select.cache_stats(OUT entries int, OUT bytes bigint, OUT hits bigint,
+    OUT misses bigint, OUT decodes bigint, OUT evictions bigint, OUT feature_bytes bigint)
     AS 'MODULE_PATHNAME', 'model_select_cache_stats' LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 
 SELECT pg_catalog.pg_extension_config_dump('model_select.decisions', '');
@@ -71,4 +74,4 @@ COMMENT ON FUNCTION model_select.scores(text, float8[]) IS
 COMMENT ON FUNCTION model_select.scores(text, real[]) IS
 'Every arm of the selector (retired ones too) in ordinal order: rewards n, mean, width, ucb = mean + radius * width, and the radius and ridge alpha of the bound for this context. Reads only.';
 COMMENT ON FUNCTION model_select.cache_stats() IS
-'This backend''s cache of decoded arm models: entries held, states decoded and cache hits so far.';
+'This backend''s cache of arm folds and decoded models: entries and bytes held, hits (a cached model reused), misses (an arm folded anew from its checkpoint), states decoded, evictions (least recently used selectors dropped to stay within model_select.cache_size), and bytes of random feature matrices.';

@@ -7,6 +7,9 @@
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "access/htup_details.h"
+#include "access/xact.h"
+#include "miscadmin.h"
+#include "storage/lock.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
@@ -16,6 +19,7 @@
 #include "utils/memutils.h"
 
 #include "core/catalog.h"
+#include "core/privilege.h"
 #include "policy/registry.h"
 
 
@@ -46,11 +50,14 @@ selector_id_by_name(const char *name)
 }
 
 /*
- * Resolve an arm by selector and arm names (42704 if either is unknown);
- * *active tells whether it may still learn.  The caller is connected to SPI.
+ * Resolve an arm by selector and arm names (42704 if either is unknown) for
+ * a caller that needs a right in `mask` on the selector (42501, checked
+ * before the arm is looked up: no arm names leak); *active tells whether it
+ * may still learn.  The caller is connected to SPI as the extension owner.
  */
 void
-arm_lookup(const char *selector, const char *arm, int32 *selector_id, int32 *arm_id, bool *active)
+arm_lookup(const char *selector, const char *arm, int mask, int32 *selector_id, int32 *arm_id,
+		   bool *active)
 {
 	static SPIPlanPtr plan = NULL;
 	Oid			types[2] = {TEXTOID, TEXTOID};
@@ -66,13 +73,25 @@ arm_lookup(const char *selector, const char *arm, int32 *selector_id, int32 *arm
 								2, types), args, selector);
 	desc = SPI_tuptable->tupdesc;
 	*selector_id = spi_int32(row, desc, 1);
-	(void) SPI_getbinval(row, desc, 2, &isnull);
+	*arm_id = DatumGetInt32(SPI_getbinval(row, desc, 2, &isnull));
+	*active = !isnull && spi_bool(row, desc, 3);
+	selector_check_privilege(*selector_id, selector, mask);
 	if (isnull)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("selector \"%s\" has no arm \"%s\"", selector, arm)));
-	*arm_id = spi_int32(row, desc, 2);
-	*active = spi_bool(row, desc, 3);
+}
+
+/* A backend-local hash table in cxt whose entries start with an int32 id (an arm_id). */
+HTAB *
+id_hash_create(const char *name, Size entrysize, MemoryContext cxt)
+{
+	HASHCTL		ctl;
+
+	ctl.keysize = sizeof(int32);
+	ctl.entrysize = entrysize;
+	ctl.hcxt = cxt;
+	return hash_create(name, 64, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 }
 
 /* Parse the CONFIG_COLUMNS of a selectors row, starting at first_col. */
@@ -114,16 +133,59 @@ config_load(int32 selector_id, SelectorConfig *cfg)
 }
 
 /*
- * Load a selector's configuration by id and share-lock its row until the
- * transaction ends: alter_selector() cannot change the settings meanwhile.
+ * The lock that orders reward inserts before a settings change: inserts
+ * hold it in ShareLock until they commit, alter_selector() takes it in
+ * ExclusiveLock (_settings_lock()) before it changes the settings, so it
+ * waits only for the inserts in flight and every later insert reads the
+ * new settings.  A heavyweight lock on an advisory tag of this extension's
+ * own class (field 4; pg_advisory_lock() uses 1 and 2): unlike a row lock
+ * on the selector it writes nothing and creates no MultiXact when many
+ * inserts share it.
+ */
+#define SETTINGS_LOCK_CLASS 0x4d53	/* "MS" */
+
+void
+selector_settings_lock(int32 selector_id, LOCKMODE mode)
+{
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) selector_id, 0, SETTINGS_LOCK_CLASS);
+	(void) LockAcquire(&tag, mode, false, false);
+}
+
+PG_FUNCTION_INFO_V1(model_select_settings_lock);
+
+/* SQL: _settings_lock(selector_id) — alter_selector()'s side of the lock above. */
+Datum
+model_select_settings_lock(PG_FUNCTION_ARGS)
+{
+	selector_settings_lock(PG_GETARG_INT32(0), ExclusiveLock);
+	PG_RETURN_VOID();
+}
+
+/*
+ * Load a selector's configuration by id for a reward insert: no settings
+ * change can commit until the transaction ends.  Under READ COMMITTED the
+ * settings lock, then a read under a new snapshot (the settings committed
+ * by an alter_selector() waited for).  Under a transaction snapshot that
+ * read would return the settings as of the snapshot, so the selector row
+ * is share-locked instead: a change committed since fails with 40001.
  */
 void
-config_load_shared(int32 selector_id, SelectorConfig *cfg)
+config_load_for_reward(int32 selector_id, SelectorConfig *cfg)
 {
-	static SPIPlanPtr plan = NULL;
+	static SPIPlanPtr fresh_plan = NULL;
+	static SPIPlanPtr share_plan = NULL;
 
-	config_load_with(&plan, "SELECT " CONFIG_COLUMNS " FROM model_select.selectors"
-					 " WHERE selector_id = $1 FOR SHARE", false, selector_id, cfg);
+	if (IsolationUsesXactSnapshot())
+	{
+		config_load_with(&share_plan, "SELECT " CONFIG_COLUMNS " FROM model_select.selectors"
+						 " WHERE selector_id = $1 FOR SHARE", false, selector_id, cfg);
+		return;
+	}
+	selector_settings_lock(selector_id, ShareLock);
+	config_load_with(&fresh_plan, "SELECT " CONFIG_COLUMNS " FROM model_select.selectors"
+					 " WHERE selector_id = $1", false, selector_id, cfg);
 }
 
 /* Load a selector's configuration by name; the caller is connected to SPI. */

@@ -14,6 +14,7 @@
 #include "utils/lsyscache.h"
 
 #include "core/context.h"
+#include "math/kernel.h"
 #include "math/prng.h"
 #include "policy/registry.h"
 
@@ -87,9 +88,35 @@ context_from_array(ArrayType *arr, int32 dim)
 }
 
 /*
- * Apply the selector's input transformation (L2 normalisation) in place.
- * The norm is taken of x / max|x_i| so that neither huge nor tiny finite
- * vectors overflow or underflow.
+ * The largest squared norm, and own kernel value k'(x, x), an unnormalised
+ * context may have: beyond, sums and products over an arm's contexts
+ * overflow to ±Inf and its scores become NaN.  (A normalised context has
+ * norm 1, and its kernel value is at most (gamma + offset)^degree ≤ 1e63.)
+ */
+#define CONTEXT_MAGNITUDE_MAX 1e100
+
+static void
+check_magnitude(const SelectorConfig *cfg, const double *x)
+{
+	double		sq = 0.0;
+
+	for (int i = 0; i < cfg->dim; i++)
+		sq += x[i] * x[i];
+	if (sq <= CONTEXT_MAGNITUDE_MAX &&
+		(policy_ops(cfg->policy)->kernels == 0 || fabs(kernel_self(cfg, x)) <= CONTEXT_MAGNITUDE_MAX))
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+			 errmsg("context is too large for this selector: its squared norm or kernel value exceeds %g",
+					CONTEXT_MAGNITUDE_MAX),
+			 errhint("Scale the embedding down, or set \"normalize\": true.")));
+}
+
+/*
+ * Apply the selector's input transformation (L2 normalisation) in place, or
+ * check that an unnormalised context is small enough to learn from.  The
+ * norm is taken of x / max|x_i| so that neither huge nor tiny finite vectors
+ * overflow or underflow.
  */
 void
 context_prepare(const SelectorConfig *cfg, double *x)
@@ -97,8 +124,13 @@ context_prepare(const SelectorConfig *cfg, double *x)
 	double		scale = 0.0,
 				norm = 0.0;
 
-	if (!cfg->normalize || !policy_ops(cfg->policy)->uses_context)
+	if (!policy_ops(cfg->policy)->uses_context)
 		return;
+	if (!cfg->normalize)
+	{
+		check_magnitude(cfg, x);
+		return;
+	}
 	for (int i = 0; i < cfg->dim; i++)
 		scale = Max(scale, fabs(x[i]));
 	if (scale == 0.0)

@@ -10,26 +10,40 @@
 #include "catalog/pg_extension.h"
 #include "commands/extension.h"
 #include "miscadmin.h"
+#include "storage/proc.h"
+#include "storage/sinval.h"
 #include "utils/fmgroids.h"
 #include "utils/rel.h"
 
 #include "core/owner.h"
+#include "core/spi_util.h"
 
 /*
- * The owner of extension model_select, read from pg_extension each time (a
- * catalog index lookup): ALTER EXTENSION ... OWNER and a dropped and
- * re-created extension must take effect at once.
+ * The owner of extension model_select, read from pg_extension (a catalog
+ * index lookup) once per transaction: every route() and reward INSERT runs
+ * three or four pieces as the owner.  It is read again when this backend
+ * has processed invalidation messages since (another session's DDL, such
+ * as REASSIGN OWNED or a dropped and re-created extension, takes effect at
+ * once), and in every new transaction.
  */
 Oid
 extension_owner(void)
 {
-	Oid			ext = get_extension_oid("model_select", false);
-	Relation	rel = table_open(ExtensionRelationId, AccessShareLock);
+	static Oid	cached_owner = InvalidOid;
+	static LocalTransactionId cached_lxid = InvalidLocalTransactionId;
+	static uint64 cached_inval = 0;
+	Oid			ext;
+	Relation	rel;
 	ScanKeyData key;
 	SysScanDesc scan;
 	HeapTuple	tuple;
 	Oid			owner = InvalidOid;
 
+	if (OidIsValid(cached_owner) && cached_lxid == MyProc->lxid &&
+		cached_inval == SharedInvalidMessageCounter)
+		return cached_owner;
+	ext = get_extension_oid("model_select", false);
+	rel = table_open(ExtensionRelationId, AccessShareLock);
 	ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber, F_OIDEQ,
 				ObjectIdGetDatum(ext));
 	scan = systable_beginscan(rel, ExtensionOidIndexId, true, NULL, 1, &key);
@@ -40,7 +54,26 @@ extension_owner(void)
 	table_close(rel, AccessShareLock);
 	if (!OidIsValid(owner))
 		elog(ERROR, "extension model_select has no owner");
+	cached_owner = owner;
+	cached_lxid = MyProc->lxid;
+	cached_inval = SharedInvalidMessageCounter;
 	return owner;
+}
+
+/*
+ * The user that entered the outermost run_as_extension_owner() of this
+ * backend, InvalidOid outside.  Privilege checks need the client's identity
+ * also when they run inside the extension's own code (an admin function's
+ * body calls rebuild_state(), a trigger fires below route()...), where
+ * GetUserId() is the extension owner.
+ */
+static Oid	outer_user = InvalidOid;
+
+/* The role whose privileges count: the client, even inside run_as_extension_owner(). */
+Oid
+calling_user(void)
+{
+	return OidIsValid(outer_user) ? outer_user : GetUserId();
 }
 
 /*
@@ -53,8 +86,11 @@ run_as_extension_owner(void (*fn) (void *arg), void *arg)
 {
 	Oid			save_userid;
 	int			save_sec_context;
+	bool		outermost = !OidIsValid(outer_user);
 
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	if (outermost)
+		outer_user = save_userid;
 	SetUserIdAndSecContext(extension_owner(), save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
 	PG_TRY();
 	{
@@ -63,6 +99,42 @@ run_as_extension_owner(void (*fn) (void *arg), void *arg)
 	PG_FINALLY();
 	{
 		SetUserIdAndSecContext(save_userid, save_sec_context);
+		if (outermost)
+			outer_user = InvalidOid;
 	}
 	PG_END_TRY();
+}
+
+typedef struct InsertCall
+{
+	SPIPlanPtr *slot;
+	const char *sql;
+	int			nargs;
+	const Oid  *argtypes;
+	Datum	   *args;
+	const char *what;
+	int64		id;
+} InsertCall;
+
+static void
+insert_as_owner(void *arg)
+{
+	InsertCall *call = arg;
+
+	call->id = spi_insert_returning_id(call->slot, call->sql, call->nargs, call->argtypes,
+									   call->args, call->what);
+}
+
+/*
+ * spi_insert_returning_id() as the extension owner: how route() and
+ * cascade_route() log, so that clients need no right on the log tables.
+ */
+int64
+insert_returning_id_as_owner(SPIPlanPtr *slot, const char *sql, int nargs, const Oid *argtypes,
+							 Datum *args, const char *what)
+{
+	InsertCall	call = {slot, sql, nargs, argtypes, args, what, 0};
+
+	run_as_extension_owner(insert_as_owner, &call);
+	return call.id;
 }

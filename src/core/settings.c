@@ -19,6 +19,7 @@
 #include "utils/numeric.h"
 
 #include "core/settings.h"
+#include "core/state.h"
 #include "policy/registry.h"
 
 typedef enum SettingType
@@ -81,7 +82,8 @@ static const SettingDef setting_defs[] = {
 	{"intercept", SETTING_NUMBER, offsetof(SelectorConfig, intercept), 1.0, 0, false, 1e6, FOR_CONTEXTUAL},
 	{"normalize", SETTING_BOOLEAN, offsetof(SelectorConfig, normalize), 1, 0, false, 1, FOR_CONTEXTUAL},
 	{"cap", SETTING_INTEGER, offsetof(SelectorConfig, cap), 2000, 1, false, MAX_CAP, FOR_HISTORY},
-	{"bandwidth", SETTING_NUMBER, offsetof(SelectorConfig, bandwidth), 1.0, 0, true, 1e6, FOR_BANDWIDTH},
+	/* below 1e-6 the squared distance over bandwidth² can be 0/0 */
+	{"bandwidth", SETTING_NUMBER, offsetof(SelectorConfig, bandwidth), 1.0, 1e-6, false, 1e6, FOR_BANDWIDTH},
 	{"nu", SETTING_NUMBER, offsetof(SelectorConfig, nu), 1.5, 0.5, false, 2.5, FOR_MATERN},
 	{"features", SETTING_INTEGER, offsetof(SelectorConfig, features), 200, 1, false, 8192, FOR_RFF},
 	{"qbar", SETTING_NUMBER, offsetof(SelectorConfig, qbar), 2.0, 0, true, 1e6, FOR_DICTIONARY},
@@ -463,9 +465,56 @@ settings_to_jsonb(const SelectorConfig *cfg)
 	return DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data)));
 }
 
+/*
+ * The checks of a reward (or a cascade value, a replay reward) and its cost,
+ * shared by every path that takes one: 22003 when out of range.
+ */
+void
+check_reward(const SelectorConfig *cfg, const char *what, double value)
+{
+	if (!(value >= cfg->reward_min && value <= cfg->reward_max))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("%s %g is outside the selector's range [%g, %g]", what, value,
+						cfg->reward_min, cfg->reward_max),
+				 errhint("The range is set by the reward_min and reward_max settings.")));
+}
+
+void
+check_cost(double cost)
+{
+	if (!(isfinite(cost) && cost >= 0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("cost %g must be finite and not negative", cost)));
+}
+
+/*
+ * What an arm learns from a reward: its utility reward − λ·cost (no cost:
+ * 0), refused (22003) beyond ±UTILITY_MAX, where an arm's means would
+ * overflow to ±Inf or NaN.
+ */
+double
+learned_value(const SelectorConfig *cfg, double reward, bool cost_null, double cost)
+{
+	double		u = cost_null ? reward : reward - cfg->cost_weight * cost;
+
+	if (!(fabs(u) <= UTILITY_MAX))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("utility %g - %g * %g is out of range", reward, cfg->cost_weight, cost),
+				 errdetail("An arm learns reward - cost_weight * cost, which must lie within ±%g.",
+						   UTILITY_MAX),
+				 errhint("Lower cost_weight or the cost.")));
+	return u;
+}
+
 PG_FUNCTION_INFO_V1(model_select_resolve_settings);
 
-/* SQL: resolve_settings(policy, kernel, settings) → validated settings with defaults. */
+/*
+ * SQL: resolve_settings(policy, kernel, settings[, dim]) → validated settings
+ * with defaults; with dim, also the size of the states they make.
+ */
 Datum
 model_select_resolve_settings(PG_FUNCTION_ARGS)
 {
@@ -479,5 +528,10 @@ model_select_resolve_settings(PG_FUNCTION_ARGS)
 	cfg.policy = policy_from_name(text_to_cstring(PG_GETARG_TEXT_PP(0)));
 	cfg.kernel = kernel_from_name(cfg.policy, PG_ARGISNULL(1) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(1)));
 	settings_resolve(&cfg, PG_ARGISNULL(2) ? NULL : PG_GETARG_JSONB_P(2));
+	if (PG_NARGS() > 3 && !PG_ARGISNULL(3))
+	{
+		cfg.dim = PG_GETARG_INT32(3);
+		state_check_limits(&cfg);
+	}
 	PG_RETURN_JSONB_P(settings_to_jsonb(&cfg));
 }

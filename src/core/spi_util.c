@@ -3,13 +3,18 @@
  */
 #include "postgres.h"
 
+#include "catalog/namespace.h"
 #include "lib/stringinfo.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 
 #include "core/spi_util.h"
 
-void
-spi_connect(void)
+/* spi_connect()'s token for spi_finish(); spi_connect_read_only() gives a GUC nest level. */
+#define PINNED_SEARCH_PATH (-1)
+
+static void
+connect(void)
 {
 	int			rc = SPI_connect();
 
@@ -17,22 +22,89 @@ spi_connect(void)
 		elog(ERROR, "SPI_connect failed: %s", SPI_result_code_string(rc));
 }
 
-void
-spi_finish(void)
+/*
+ * Connect for the extension's own queries, with the search path pinned to
+ * pg_catalog alone (no temporary schema) until spi_finish(): their
+ * operators, functions and type names resolve in pg_catalog whatever the
+ * caller's search_path, so a role's public.= or public.now() never runs
+ * inside them (often as the extension owner).  An override search path, not
+ * a GUC as a SET clause would, for speed: it costs no parsing and leaves
+ * search_path itself alone; an error pops it with the (sub)transaction.
+ */
+int
+spi_connect(void)
 {
-	int			rc = SPI_finish();
+	OverrideSearchPath path = {.schemas = NIL, .addCatalog = true, .addTemp = false};
 
+	connect();
+	PushOverrideSearchPath(&path);
+	return PINNED_SEARCH_PATH;
+}
+
+/*
+ * Connect to run query text the caller supplied (replay's source, a probe
+ * pool): with the caller's search_path, as it is the caller's SQL, but in a
+ * read-only transaction state (as a function's SET clause would set it,
+ * undone by spi_finish() or with the (sub)transaction), so nothing it calls
+ * can write.  Only SPI_execute that text on this connection.
+ */
+int
+spi_connect_read_only(void)
+{
+	connect();
+	return read_only_begin();
+}
+
+/*
+ * A read-only transaction state until read_only_end(level) (or the end of
+ * the (sub)transaction): what the caller's query text runs under.  Between
+ * the two, the connection can write again (route_batch logs decisions
+ * between fetches of its source).
+ */
+int
+read_only_begin(void)
+{
+	int			level = NewGUCNestLevel();
+
+	(void) set_config_option("transaction_read_only", "on", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	return level;
+}
+
+void
+read_only_end(int level)
+{
+	AtEOXact_GUC(true, level);
+}
+
+/* Undo what spi_connect*() set (token: what it returned) and disconnect. */
+void
+spi_finish(int token)
+{
+	int			rc;
+
+	if (token == PINNED_SEARCH_PATH)
+		PopOverrideSearchPath();
+	else
+		read_only_end(token);
+	rc = SPI_finish();
 	if (rc != SPI_OK_FINISH)
 		elog(ERROR, "SPI_finish failed: %s", SPI_result_code_string(rc));
 }
 
-/* Prepare a statement once per backend and keep it; the caller is connected. */
+/*
+ * Prepare a statement once per backend and keep it; the caller is
+ * connected.  Generic plans: every statement here looks rows up by key, and
+ * the plan cache would otherwise plan the ones whose row comparisons it
+ * cannot estimate without values again on every call.
+ */
 SPIPlanPtr
 spi_plan(SPIPlanPtr *slot, const char *sql, int nargs, const Oid *argtypes)
 {
 	if (*slot == NULL)
 	{
-		SPIPlanPtr	plan = SPI_prepare(sql, nargs, (Oid *) argtypes);
+		SPIPlanPtr	plan = SPI_prepare_cursor(sql, nargs, (Oid *) argtypes,
+											  CURSOR_OPT_GENERIC_PLAN);
 
 		if (plan == NULL)
 			elog(ERROR, "SPI_prepare failed for \"%s\": %s", sql, SPI_result_code_string(SPI_result));
@@ -100,12 +172,12 @@ spi_insert_returning_id(SPIPlanPtr *slot, const char *sql, int nargs, const Oid 
 						Datum *args, const char *what)
 {
 	int64		id;
+	int			level = spi_connect();
 
-	spi_connect();
 	spi_execute(spi_plan(slot, sql, nargs, argtypes), args, NULL, false, 1,
 				SPI_OK_INSERT_RETURNING, "%s", what);
 	id = spi_int64(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-	spi_finish();
+	spi_finish(level);
 	return id;
 }
 

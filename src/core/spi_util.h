@@ -1,6 +1,7 @@
 /*
  * spi_util.h — the one way this extension talks to SPI: checked connect and
- * finish, plans prepared once per backend, statements whose result code is
+ * finish (search_path pinned in between, or read-only for the caller's own
+ * query text), plans prepared once per backend, statements whose result code is
  * checked, "exactly one row or 42704 naming the object", and column getters.
  *
  * Column getters: spi_int32() … spi_text() read a column the schema declares
@@ -13,8 +14,11 @@
 #include "executor/spi.h"
 #include "utils/builtins.h"
 
-extern void spi_connect(void);
-extern void spi_finish(void);
+extern int	spi_connect(void);
+extern int	spi_connect_read_only(void);
+extern void spi_finish(int token);
+extern int	read_only_begin(void);
+extern void read_only_end(int level);
 extern SPIPlanPtr spi_plan(SPIPlanPtr *slot, const char *sql, int nargs, const Oid *argtypes);
 extern uint64 spi_execute(SPIPlanPtr plan, Datum *args, const char *nulls, bool read_only,
 						  long count, int expected, const char *what,...) pg_attribute_printf(7, 8);

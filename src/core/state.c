@@ -99,13 +99,31 @@ state_body_doubles(const StateHeader *st)
 }
 
 /*
- * Validate a stored state against the selector before it is used; raw must
- * be a detoasted, MAXALIGNed copy (the body is read as doubles).
+ * The most rows (header n) a state of cfg can hold: the cap for a policy
+ * that keeps its rows, else the window, else any count (the body does not
+ * grow).  Bounds n before a body size is computed from it.
+ */
+static int32
+state_max_rows(const SelectorConfig *cfg)
+{
+	if (policy_ops(cfg->policy)->keeps_rows)
+		return cfg->cap;
+	return cfg->window > 0 ? cfg->window : PG_INT32_MAX;
+}
+
+/*
+ * Validate a stored state against the selector before it is used: header,
+ * row count and body size, so that no byte of arm_state can make a reader
+ * touch memory past the state (a dictionary policy also checks its
+ * dictionary).  raw must be a detoasted, MAXALIGNed copy.
  */
 StateHeader *
 state_check(const SelectorConfig *cfg, bytea *raw)
 {
 	StateHeader *st = (StateHeader *) raw;
+	const PolicyOps *ops = policy_ops(cfg->policy);
+	bool		rows_ok;
+	Size		want;
 
 	if (VARSIZE(raw) < STATE_HEADER_SIZE || st->magic != STATE_MAGIC)
 		ereport(ERROR,
@@ -120,5 +138,49 @@ state_check(const SelectorConfig *cfg, bytea *raw)
 						st->format, st->policy, st->dim,
 						STATE_FORMAT_VERSION, (int) cfg->policy, cfg->dim),
 				 errhint("Run model_select.rebuild_state() to recompute it from the reward log.")));
+	/* n bounded first: body_size() of a huge n could overflow */
+	rows_ok = st->n <= state_max_rows(cfg);
+	want = rows_ok ? ops->body_size(cfg, st->n) : 0;
+	if (!rows_ok || (VARSIZE(raw) - STATE_HEADER_SIZE) % sizeof(double) != 0 ||
+		(ops->dictionary ? state_body_doubles(st) > want : state_body_doubles(st) != want))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("arm state of %u bytes does not hold %d rows of %s", VARSIZE(raw),
+						st->n, ops->name),
+				 errhint("Run model_select.rebuild_state() to recompute it from the reward log.")));
+	if (ops->check != NULL)
+		ops->check(cfg, st);
 	return st;
+}
+
+/*
+ * Refuse (22023) a selector whose largest state, or the largest square
+ * matrix its policy forms while learning (the p × p Gram matrix of a linear
+ * model, the n × n kernel matrix of a cmm spectrum or a bkb dictionary),
+ * would not fit in one allocation: at create and alter, not at the first
+ * reward.
+ */
+void
+state_check_limits(const SelectorConfig *cfg)
+{
+	const PolicyOps *ops = policy_ops(cfg->policy);
+	int32		rows = state_max_rows(cfg);
+	double		side = 0;
+	double		need;
+
+	if (rows == PG_INT32_MAX)
+		rows = 0;
+	if (ops->dictionary || (ops->keeps_rows && cfg->confidence == CONFIDENCE_CMM))
+		side = rows;
+	else if (ops->uses_context && !ops->keeps_rows)
+		side = policy_feature_count(cfg) + 1;
+	/* each is one allocation */
+	need = Max((double) ops->body_size(cfg, rows) + STATE_HEADER_SIZE / sizeof(double), side * side);
+	if (need * sizeof(double) > MaxAllocSize)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a %s selector of dimension %d with these settings needs blocks of %.0f MB",
+						ops->name, cfg->dim, need * sizeof(double) / 1048576.0),
+				 errhint("Lower dim, cap, window, features or the number of grid values: at most %zu MB fit.",
+						 MaxAllocSize / 1048576)));
 }

@@ -200,12 +200,13 @@ replay_costs_expected(ReplayData *data, HeapTuple row, TupleDesc desc, int i, bo
 static void
 replay_load(const char *source, ReplayData *data)
 {
+	int			spi_level;
 	MemoryContext caller = CurrentMemoryContext;
 	TupleDesc	desc;
 	int			has_costs,
 				has_expected;
 
-	spi_connect();
+	spi_level = spi_connect_read_only();
 	if (SPI_execute(source, true, 0) != SPI_OK_SELECT)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -234,7 +235,49 @@ replay_load(const char *source, ReplayData *data)
 		replay_rewards(data, row, desc, i, caller, has_expected);
 		replay_costs_expected(data, row, desc, i, has_costs);
 	}
-	spi_finish();
+	spi_finish(spi_level);
+}
+
+/*
+ * Check the loaded values as a live selector with these settings would
+ * check its rewards (range, costs finite and not negative, utilities
+ * within bounds under cost weight lambda), so that no NaN or infinity
+ * reaches the metrics.
+ */
+static void
+validate_context(void *arg)
+{
+	const int  *cell = arg;
+
+	errcontext("replay source row %d, arm %d", cell[0] + 1, cell[1] + 1);
+}
+
+static void
+replay_validate(const SelectorConfig *settings, const ReplayData *data, double lambda)
+{
+	SelectorConfig cfg = *settings;
+	int			cell[2];
+	ErrorContextCallback errcb = {error_context_stack, validate_context, cell};
+
+	cfg.cost_weight = lambda;
+	error_context_stack = &errcb;
+	for (Size i = 0; i < (Size) data->nrows * data->narms; i++)
+	{
+		cell[0] = (int) (i / data->narms);
+		cell[1] = (int) (i % data->narms);
+		check_cost(data->costs[i]);
+		/* an arm not available on the row is never played nor judged */
+		if (!data->available[i])
+			continue;
+		check_reward(&cfg, "reward", data->rewards[i]);
+		(void) learned_value(&cfg, data->rewards[i], false, data->costs[i]);
+		if (data->expected != NULL)
+		{
+			check_reward(&cfg, "expected reward", data->expected[i]);
+			(void) learned_value(&cfg, data->expected[i], false, data->costs[i]);
+		}
+	}
+	error_context_stack = errcb.previous;
 }
 
 static void
@@ -460,6 +503,7 @@ model_select_replay(PG_FUNCTION_ARGS)
 	/* the cost weight of the settings, unless the argument gives one */
 	if (lambda == 0)
 		lambda = learner.sel->cfg.cost_weight;
+	replay_validate(&learner.sel->cfg, &data, lambda);
 	rounds = PG_ARGISNULL(6) ? (int) Min((int64) data.nrows * passes, INT_MAX) : PG_GETARG_INT32(6);
 	if (rounds < 1)
 		replay_error("rounds must be at least 1");

@@ -32,21 +32,23 @@ checkpoint_arm_rows(SPITupleTable *tt, uint64 first, uint64 last, void *arg)
 
 	if (cfg->selector_id != selector_id)
 		config_load(selector_id, cfg);
-	checkpoint_if_due(cfg, arm_id);
+	checkpoint_if_due(cfg, arm_id, spi_int64(tt->vals[first], tt->tupdesc, 3));
 }
 
 static void
 checkpoint_statement_arms(void *arg)
 {
+	int			spi_level;
 	FunctionCallInfo fcinfo = arg;
 	SelectorConfig cfg = {0};
 
 	cfg.selector_id = -1;
-	spi_connect();
+	spi_level = spi_connect();
 	for_each_arm_of_statement(fcinfo,
-							  "SELECT DISTINCT arm_id, selector_id FROM new_rewards ORDER BY arm_id",
+							  "SELECT arm_id, selector_id, count(*) FROM new_rewards"
+							  " GROUP BY arm_id, selector_id ORDER BY arm_id",
 							  checkpoint_arm_rows, &cfg);
-	spi_finish();
+	spi_finish(spi_level);
 }
 
 Datum

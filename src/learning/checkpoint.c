@@ -22,13 +22,16 @@
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "utils/builtins.h"
+#include "utils/hsearch.h"
 #include "utils/memutils.h"
 #include "utils/xid8.h"
 
 #include "core/catalog.h"
 #include "core/owner.h"
+#include "core/privilege.h"
 #include "learning/checkpoint.h"
 #include "learning/fold.h"
+#include "policy/registry.h"
 
 PG_FUNCTION_INFO_V1(model_select_checkpoint);
 PG_FUNCTION_INFO_V1(model_select_rebuild_state);
@@ -46,8 +49,10 @@ typedef struct Checkpoint
 
 #define CHECKPOINT_COLUMNS "settings_version, " CHECKPOINT_POSITION_COLUMNS ", state"
 
+/* The checkpoint in row; its state is not read when from_scratch (a rebuild needs none). */
 static void
-checkpoint_from_row(const SelectorConfig *cfg, HeapTuple row, TupleDesc desc, Checkpoint *ck)
+checkpoint_from_row(const SelectorConfig *cfg, HeapTuple row, TupleDesc desc, bool from_scratch,
+					Checkpoint *ck)
 {
 	bool		isnull;
 	Datum		state;
@@ -56,7 +61,7 @@ checkpoint_from_row(const SelectorConfig *cfg, HeapTuple row, TupleDesc desc, Ch
 	ck->pos = LOG_START;
 	memset(&ck->totals, 0, sizeof(ck->totals));
 	ck->state = NULL;
-	if (!ck->valid)
+	if (!ck->valid || from_scratch)
 		return;
 	checkpoint_position_from_row(row, desc, 2, &ck->pos, &ck->totals);
 	state = SPI_getbinval(row, desc, 8, &isnull);
@@ -65,12 +70,14 @@ checkpoint_from_row(const SelectorConfig *cfg, HeapTuple row, TupleDesc desc, Ch
 }
 
 /*
- * Lock an arm's checkpoint row and read it.  With skip_locked, returns false
- * when another transaction holds the row.  A missing row (arm_state is
- * dumped empty) is created.
+ * Lock an arm's checkpoint row and read it (not its state when
+ * from_scratch: rebuild_state() must work whatever bytes it holds).  With
+ * skip_locked, returns false when another transaction holds the row.  A
+ * missing row (arm_state is dumped empty) is created.
  */
 static bool
-checkpoint_lock(const SelectorConfig *cfg, int32 arm_id, bool skip_locked, Checkpoint *ck)
+checkpoint_lock(const SelectorConfig *cfg, int32 arm_id, bool skip_locked, bool from_scratch,
+				Checkpoint *ck)
 {
 	static SPIPlanPtr wait_plan = NULL;
 	static SPIPlanPtr skip_plan = NULL;
@@ -97,7 +104,7 @@ checkpoint_lock(const SelectorConfig *cfg, int32 arm_id, bool skip_locked, Check
 		if (SPI_processed == 0)
 			return false;
 	}
-	checkpoint_from_row(cfg, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, ck);
+	checkpoint_from_row(cfg, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, from_scratch, ck);
 	return true;
 }
 
@@ -148,7 +155,7 @@ checkpoint_arm(const SelectorConfig *cfg, int32 arm_id, bool skip_locked, bool f
 											   ALLOCSET_DEFAULT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(work);
 
-	if (!checkpoint_lock(cfg, arm_id, skip_locked, &ck))
+	if (!checkpoint_lock(cfg, arm_id, skip_locked, from_scratch, &ck))
 	{
 		MemoryContextSwitchTo(old);
 		MemoryContextDelete(work);
@@ -158,7 +165,7 @@ checkpoint_arm(const SelectorConfig *cfg, int32 arm_id, bool skip_locked, bool f
 		fold_begin(&f, cfg, NULL, LOG_START, NULL);
 	else
 		fold_begin(&f, cfg, ck.state, ck.pos, &ck.totals);
-	folded = fold_log(&f, arm_id, true, from_scratch);
+	folded = fold_log(&f, arm_id, true, final_horizon(), from_scratch);
 	if (transform != NULL && f.st != NULL && f.st->n > 0)
 	{
 		f.st = transform->fn(cfg, f.st);
@@ -173,38 +180,104 @@ checkpoint_arm(const SelectorConfig *cfg, int32 arm_id, bool skip_locked, bool f
 }
 
 /*
- * After a reward INSERT: checkpoint the arm if it has checkpoint_threshold
- * final pending rows.  Only under READ COMMITTED, where a row lock taken
- * with SKIP LOCKED sees the newest checkpoint; a transaction-snapshot
- * isolation level could only fail with 40001 here, so it leaves the work to
- * the next READ COMMITTED writer or to checkpoint().
+ * When an arm is due.  A checkpoint rewrites the arm's stored state, so
+ * counting rewards alone would make WAL per reward grow with the state
+ * (a lin_ucb arm at d = 384 is 0.6 MB: 4.6 kB per reward at 128).  An arm
+ * is due once it has checkpoint_threshold final pending rewards and their
+ * log rows take at least CHECKPOINT_LOG_RATIO times the state's bytes: a
+ * checkpoint then adds at most 1/CHECKPOINT_LOG_RATIO of the log's own WAL
+ * (LOG_ROW_BYTES estimates a row), and readers fold at most about that many
+ * rows.  Not for policies whose state grows with its rows (pak_ucb, bkb):
+ * a reader's fold of one of their rows costs O(state), so their pending
+ * tail stays at checkpoint_threshold, and a checkpoint rewrites the state
+ * (pak_ucb: about state size / checkpoint_threshold of WAL per reward; an
+ * append-only layout is not done yet).  Counting is an index scan; a backend counts an arm again only
+ * after inserting a sixteenth of what it last found due (DueMemo), so the
+ * count costs about one row's scan per insert.
+ */
+#define CHECKPOINT_LOG_RATIO 2
+#define LOG_ROW_BYTES(dim) (8 * (int64) (dim) + 96)
+
+typedef struct DueMemo
+{
+	int32		arm_id;			/* hash key */
+	int64		since;			/* rows this backend inserted since it counted */
+	int64		need;			/* pending rows that make the arm due */
+} DueMemo;
+
+static DueMemo *
+due_memo(int32 arm_id)
+{
+	static HTAB *memo = NULL;
+	DueMemo    *m;
+	bool		found;
+
+	/* a heuristic: forgetting it only makes a backend count sooner */
+	if (memo != NULL && hash_get_num_entries(memo) >= 4096)
+	{
+		hash_destroy(memo);
+		memo = NULL;
+	}
+	if (memo == NULL)
+		memo = id_hash_create("model_select checkpoint memo", sizeof(DueMemo), TopMemoryContext);
+	m = hash_search(memo, &arm_id, HASH_ENTER, &found);
+	if (!found)
+	{
+		m->since = 0;
+		m->need = checkpoint_threshold;
+	}
+	return m;
+}
+
+/*
+ * After a reward INSERT of nrows rows for an arm: checkpoint it if it is
+ * due.  Only under READ COMMITTED, where a row lock taken with SKIP LOCKED
+ * sees the newest checkpoint; a transaction-snapshot isolation level could
+ * only fail with 40001 here, so it leaves the work to the next READ
+ * COMMITTED writer or to checkpoint().  The count is not read-only: under
+ * the statement's own snapshot it would miss the rows this statement
+ * inserted (a bulk load would then leave its whole log pending).
  */
 void
-checkpoint_if_due(const SelectorConfig *cfg, int32 arm_id)
+checkpoint_if_due(const SelectorConfig *cfg, int32 arm_id, int64 nrows)
 {
 	static SPIPlanPtr plan = NULL;
-	Oid			types[4] = {INT4OID, INT4OID, INT4OID, XID8OID};
+	Oid			types[4] = {INT4OID, INT4OID, INT8OID, XID8OID};
 	Datum		args[4];
+	DueMemo    *m;
+	int64		pending;
 	bool		isnull;
+	Datum		bytes;
 
 	if (checkpoint_threshold <= 0 || IsolationUsesXactSnapshot())
 		return;
+	m = due_memo(arm_id);
+	m->since += nrows;
+	if (m->since < Max(m->need / 16, 1))
+		return;
+	m->since = 0;
 	args[0] = Int32GetDatum(arm_id);
 	args[1] = Int32GetDatum(cfg->settings_version);
-	args[2] = Int32GetDatum(checkpoint_threshold);
+	args[2] = Int64GetDatum(Max(m->need, checkpoint_threshold));
 	args[3] = FullTransactionIdGetDatum(final_horizon());
 	spi_execute(spi_plan(&plan,
-						 "SELECT pg_catalog.count(*) FROM model_select.arm_state st,"
-						 " LATERAL (SELECT 1 FROM model_select.rewards r"
+						 "SELECT (SELECT pg_catalog.count(*) FROM (SELECT 1 FROM model_select.rewards r"
 						 "   WHERE r.arm_id = st.arm_id"
 						 "   AND (r.tx, r.reward_id) > (CASE WHEN st.settings_version = $2"
 						 "        THEN st.ckpt_tx ELSE '0'::pg_catalog.xid8 END,"
 						 "        CASE WHEN st.settings_version = $2 THEN st.ckpt_reward_id ELSE 0 END)"
-						 "   AND r.tx < $4 LIMIT $3) p"
-						 " WHERE st.arm_id = $1",
-						 4, types), args, NULL, true, 1, SPI_OK_SELECT, "count the pending rewards of arm %d", arm_id);
-	if (DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) >=
-		checkpoint_threshold)
+						 "   AND r.tx < $4 LIMIT $3) p), pg_catalog.octet_length(st.state)"
+						 " FROM model_select.arm_state st WHERE st.arm_id = $1",
+						 4, types), args, NULL, false, 1, SPI_OK_SELECT, "count the pending rewards of arm %d", arm_id);
+	if (SPI_processed == 0)
+		return;
+	pending = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	bytes = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+	m->need = checkpoint_threshold;
+	if (!isnull && !policy_ops(cfg->policy)->keeps_rows)
+		m->need = Max(m->need, CHECKPOINT_LOG_RATIO * (int64) DatumGetInt32(bytes) /
+					  LOG_ROW_BYTES(cfg->dim) + 1);
+	if (pending >= m->need)
 		checkpoint_arm(cfg, arm_id, true, false, NULL);
 }
 
@@ -238,29 +311,46 @@ typedef struct CheckpointCall
 {
 	const char *name;
 	bool		from_scratch;
+	StateTransform *transform;
 	int64		folded;
 } CheckpointCall;
 
 static void
 checkpoint_selector(void *arg)
 {
+	int			spi_level;
 	CheckpointCall *call = arg;
 	SelectorConfig cfg;
 
-	spi_connect();
+	spi_level = spi_connect();
 	config_load_by_name(call->name, &cfg);
-	call->folded = checkpoint_selector_arms(&cfg, call->from_scratch, NULL);
-	spi_finish();
+	selector_check_privilege(cfg.selector_id, call->name, SELECTOR_ADMIN);
+	if (call->transform != NULL && call->transform->check != NULL)
+		call->transform->check(call->name, &cfg);
+	call->folded = checkpoint_selector_arms(&cfg, call->from_scratch, call->transform);
+	spi_finish(spi_level);
+}
+
+/*
+ * Checkpoint every arm of the named selector (from scratch, and applying
+ * transform, when asked), as the extension owner, for a caller with the
+ * admin right; returns the rewards folded.  checkpoint(), rebuild_state()
+ * and resample().
+ */
+int64
+checkpoint_named_selector(const char *name, bool from_scratch, StateTransform *transform)
+{
+	CheckpointCall call = {name, from_scratch, transform, 0};
+
+	run_as_extension_owner(checkpoint_selector, &call);
+	return call.folded;
 }
 
 /* SQL: checkpoint(selector) → rewards folded into the stored checkpoints. */
 Datum
 model_select_checkpoint(PG_FUNCTION_ARGS)
 {
-	CheckpointCall call = {text_to_cstring(PG_GETARG_TEXT_PP(0)), false, 0};
-
-	run_as_extension_owner(checkpoint_selector, &call);
-	PG_RETURN_INT64(call.folded);
+	PG_RETURN_INT64(checkpoint_named_selector(text_to_cstring(PG_GETARG_TEXT_PP(0)), false, NULL));
 }
 
 /*
@@ -271,8 +361,5 @@ model_select_checkpoint(PG_FUNCTION_ARGS)
 Datum
 model_select_rebuild_state(PG_FUNCTION_ARGS)
 {
-	CheckpointCall call = {text_to_cstring(PG_GETARG_TEXT_PP(0)), true, 0};
-
-	run_as_extension_owner(checkpoint_selector, &call);
-	PG_RETURN_INT64(call.folded);
+	PG_RETURN_INT64(checkpoint_named_selector(text_to_cstring(PG_GETARG_TEXT_PP(0)), true, NULL));
 }

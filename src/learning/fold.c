@@ -15,6 +15,7 @@
 #include "core/catalog.h"
 #include "core/context.h"
 #include "learning/fold.h"
+#include "policy/registry.h"
 
 /* Rows fetched per round trip when folding a log. */
 #define FOLD_BATCH 4096
@@ -134,14 +135,15 @@ fold_rows(StateFold *f, SPITupleTable *tt, uint64 first, uint64 last)
 }
 
 /*
- * Fold all nrows rows of tt onto an empty state at once: the policy's build
- * from scratch (a full factorisation), the reference rebuild_state uses.
- * nrows is at most FOLD_BATCH.
+ * Fold rows [first, last) of tt onto an empty state at once: the policy's
+ * build from scratch (a full factorisation), the reference rebuild_state
+ * uses.
  */
 void
-fold_build(StateFold *f, SPITupleTable *tt, uint64 nrows)
+fold_build(StateFold *f, SPITupleTable *tt, uint64 first, uint64 last)
 {
 	int			dim = f->cfg->dim;
+	uint64		nrows = last - first;
 	double	   *X,
 			   *r;
 	MemoryContext old;
@@ -152,7 +154,7 @@ fold_build(StateFold *f, SPITupleTable *tt, uint64 nrows)
 	X = palloc(sizeof(double) * nrows * dim);
 	r = palloc(sizeof(double) * nrows);
 	for (uint64 i = 0; i < nrows; i++)
-		r[i] = row_value(f, tt, i, X + i * dim);
+		r[i] = row_value(f, tt, first + i, X + i * dim);
 	old = MemoryContextSwitchTo(f->cxt);
 	f->st = state_build(f->cfg, (int) nrows, X, r);
 	MemoryContextSwitchTo(old);
@@ -161,48 +163,55 @@ fold_build(StateFold *f, SPITupleTable *tt, uint64 nrows)
 }
 
 /*
- * Fold an arm's log rows after f->pos into f, in batches, appending them one
- * by one; the first batch of an empty fold is built from scratch when it has
- * more than one row, or with build (rebuild_state's definition).  final_only: only
- * rows no transaction can still precede (for checkpoints), read under a new
- * snapshot; otherwise every row visible to the current statement, under its
- * snapshot.  Returns the rows folded.  The caller is connected to SPI.
+ * Fold rows [first, last) of tt: appended one by one, or built at once onto
+ * an empty fold with build (rebuild_state's definition).  A state that
+ * grows with its rows (pak_ucb, bkb) is also built when there is more than
+ * one row: appending copies it.  Fixed-size states append in O(p²) whatever
+ * n, and appending agrees to the last bit with readers and replay(), which
+ * fold one reward at a time, whenever checkpoints happen.
+ */
+void
+fold_some(StateFold *f, SPITupleTable *tt, uint64 first, uint64 last, bool build)
+{
+	if (f->st == NULL && f->totals.n == 0 &&
+		(build || (last - first > 1 && policy_ops(f->cfg->policy)->keeps_rows)))
+		fold_build(f, tt, first, last);
+	else
+		fold_rows(f, tt, first, last);
+}
+
+/*
+ * Fold an arm's log rows after f->pos with tx < below into f, in batches
+ * (fold_some).  fresh_snapshot: read under a new snapshot (checkpoints: every
+ * row below a final horizon, whatever the caller's snapshot saw); else under
+ * the current statement's snapshot (readers).  Returns the rows folded.  The
+ * caller is connected to SPI.
  */
 int64
-fold_log(StateFold *f, int32 arm_id, bool final_only, bool build)
+fold_log(StateFold *f, int32 arm_id, bool fresh_snapshot, FullTransactionId below, bool build)
 {
-	static SPIPlanPtr final_plan = NULL;
-	static SPIPlanPtr visible_plan = NULL;
+	static SPIPlanPtr plan = NULL;
 	Oid			types[4] = {INT4OID, XID8OID, INT8OID, XID8OID};
 	Datum		args[4];
 	Portal		portal;
-	SPIPlanPtr	plan;
 	int64		folded = 0;
 
 	args[0] = Int32GetDatum(arm_id);
 	args[1] = FullTransactionIdGetDatum(f->pos.tx);
 	args[2] = Int64GetDatum(f->pos.reward_id);
-	if (final_only)
-		args[3] = FullTransactionIdGetDatum(final_horizon());
-	plan = final_only
-		? spi_plan(&final_plan,
-				   "SELECT " FOLD_COLUMNS " FROM model_select.rewards r"
-				   " WHERE r.arm_id = $1 AND (r.tx, r.reward_id) > ($2, $3)"
-				   " AND r.tx < $4 ORDER BY r.tx, r.reward_id", 4, types)
-		: spi_plan(&visible_plan,
-				   "SELECT " FOLD_COLUMNS " FROM model_select.rewards r"
-				   " WHERE r.arm_id = $1 AND (r.tx, r.reward_id) > ($2, $3)"
-				   " ORDER BY r.tx, r.reward_id", 3, types);
-	portal = SPI_cursor_open(NULL, plan, args, NULL, !final_only);
+	args[3] = FullTransactionIdGetDatum(below);
+	portal = SPI_cursor_open(NULL,
+							 spi_plan(&plan,
+									  "SELECT " FOLD_COLUMNS " FROM model_select.rewards r"
+									  " WHERE r.arm_id = $1 AND (r.tx, r.reward_id) > ($2, $3)"
+									  " AND r.tx < $4 ORDER BY r.tx, r.reward_id", 4, types),
+							 args, NULL, !fresh_snapshot);
 	for (;;)
 	{
 		SPI_cursor_fetch(portal, true, FOLD_BATCH);
 		if (SPI_processed == 0)
 			break;
-		if (f->st == NULL && f->totals.n == 0 && (build || SPI_processed > 1))
-			fold_build(f, SPI_tuptable, SPI_processed);
-		else
-			fold_rows(f, SPI_tuptable, 0, SPI_processed);
+		fold_some(f, SPI_tuptable, 0, SPI_processed, build);
 		folded += (int64) SPI_processed;
 		SPI_freetuptable(SPI_tuptable);
 	}
@@ -270,4 +279,20 @@ final_horizon(void)
 	if (older_running)
 		return full_xid(horizon);
 	return FullTransactionIdFromU64(U64FromFullTransactionId(full_xid(mine)) + 1);
+}
+
+/*
+ * The horizon below which a backend may keep folded rows across
+ * transactions: final_horizon() without our own rows, which roll back with
+ * us and are followed by rows of other transactions in canonical order.
+ */
+FullTransactionId
+shared_horizon(void)
+{
+	FullTransactionId h = final_horizon();
+	FullTransactionId mine = GetTopFullTransactionIdIfAny();
+
+	if (FullTransactionIdIsValid(mine) && FullTransactionIdPrecedes(mine, h))
+		return mine;
+	return h;
 }

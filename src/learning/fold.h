@@ -68,10 +68,13 @@ typedef struct StateFold
 extern void fold_begin(StateFold *f, const SelectorConfig *cfg, StateHeader *st,
 					   LogPosition pos, const FoldTotals *totals);
 extern void fold_rows(StateFold *f, SPITupleTable *tt, uint64 first, uint64 last);
-extern void fold_build(StateFold *f, SPITupleTable *tt, uint64 nrows);
+extern void fold_build(StateFold *f, SPITupleTable *tt, uint64 first, uint64 last);
+extern void fold_some(StateFold *f, SPITupleTable *tt, uint64 first, uint64 last, bool build);
 extern LogPosition fold_row_position(SPITupleTable *tt, uint64 row);
-extern int64 fold_log(StateFold *f, int32 arm_id, bool final_only, bool build);
+extern int64 fold_log(StateFold *f, int32 arm_id, bool fresh_snapshot, FullTransactionId below,
+					  bool build);
 extern FullTransactionId final_horizon(void);
+extern FullTransactionId shared_horizon(void);
 extern void checkpoint_position_from_row(HeapTuple row, TupleDesc desc, int first_col,
 										 LogPosition *pos, FoldTotals *totals);
 

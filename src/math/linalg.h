@@ -14,8 +14,8 @@
 #define PACKED_SIZE(n) ((Size) (n) * ((n) + 1) / 2)
 #define PACKED_ROW(i) ((Size) (i) * ((i) + 1) / 2)
 
-extern void chol_factor_packed(int n, double *ap);
-extern void chol_factor_shifted(int n, const double *ap, double shift, double *out);
+extern void chol_factor_packed(int n, double *ap, double floor);
+extern void chol_factor_shifted(int n, const double *ap, double shift, double floor, double *out);
 extern double chol_log_det_scaled(int n, const double *lp, double scale);
 extern void gram_packed(int n, int p, const double *Z, double ridge, bool factor, double *lp);
 extern double chol_append_row(int n, double *lp, const double *b, double c, double floor);

@@ -115,6 +115,13 @@ bkb_view(const SelectorConfig *cfg, const StateHeader *st, BkbView *v)
 	v->b = v->R + PACKED_SIZE(v->m);
 }
 
+/* The largest body for n rows: a dictionary of every row (bkb_check checks m). */
+static Size
+bkb_body(const SelectorConfig *cfg, int n)
+{
+	return BKB_BODY(n, n, cfg->dim);
+}
+
 static StateHeader *
 bkb_alloc(const SelectorConfig *cfg, int n, int m, BkbView *v)
 {
@@ -163,6 +170,15 @@ bkb_check(const SelectorConfig *cfg, const StateHeader *st, BkbView *v)
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("bkb state has the wrong size or an invalid dictionary for n = %d", st->n),
 				 errhint("Run model_select.rebuild_state() to recompute it from the reward log.")));
+}
+
+/* PolicyOps.check: the dictionary of a stored state. */
+static void
+bkb_check_stored(const SelectorConfig *cfg, const StateHeader *st)
+{
+	BkbView		v;
+
+	bkb_check(cfg, st, &v);
 }
 
 /* The dictionary's contexts, m × dim, and optionally their squared norms. */
@@ -539,5 +555,5 @@ const PolicyOps bkb_ops = {
 	.name = "bkb", .kind = POLICY_BKB,
 	.uses_context = true, .kernels = KERNELS_ALL, .bounds = BOUNDS_BETA,
 	.keeps_rows = true, .dictionary = true,
-	POLICY_FUNCTIONS(bkb), .kept_rows = bkb_kept_rows,
+	POLICY_FUNCTIONS(bkb), .kept_rows = bkb_kept_rows, .check = bkb_check_stored,
 };

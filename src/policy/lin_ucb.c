@@ -126,7 +126,7 @@ lin_other_factors(const SelectorConfig *cfg, StateHeader *st, const double *G)
 
 	confidence_factors(cfg, &fs);
 	for (int f = 1; f < fs.count; f++)
-		chol_factor_shifted(p, G, fs.alpha[f], lin_factor_at(st, p, f));
+		chol_factor_shifted(p, G, fs.alpha[f], fs.alpha[f], lin_factor_at(st, p, f));
 }
 
 static StateHeader *
@@ -284,7 +284,7 @@ discounted_factor(const SelectorConfig *cfg, const StateHeader *st, int p)
 {
 	double	   *L = palloc(sizeof(double) * PACKED_SIZE(p));
 
-	chol_factor_shifted(p, lin_factor(st), cfg->alpha, L);
+	chol_factor_shifted(p, lin_factor(st), cfg->alpha, cfg->alpha, L);
 	return L;
 }
 
@@ -315,10 +315,6 @@ lin_decode(const SelectorConfig *cfg, const StateHeader *st)
 	ArmModel   *m = palloc0(sizeof(ArmModel));
 	int			p = feature_count(cfg);
 
-	if (state_body_doubles(st) != lin_body(cfg, st->n))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("%s state has the wrong size for %d features", policy_name(cfg->policy), p)));
 	m->p = p;
 	confidence_factors(cfg, &m->factors);
 	for (int f = 0; f < m->factors.count; f++)

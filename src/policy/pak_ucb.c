@@ -57,6 +57,12 @@ factor_count(const SelectorConfig *cfg)
 	return fs.count;
 }
 
+static Size
+pak_body(const SelectorConfig *cfg, int n)
+{
+	return PAK_BODY(n, cfg->dim, factor_count(cfg));
+}
+
 /*
  * The ridge term of row i of n: α, or with a discount α·γ^-(age) where the
  * newest row has age 0 (weighted GP-UCB: a row of weight w is noise α/w).
@@ -93,8 +99,8 @@ pak_build(const SelectorConfig *cfg, int n, const double *X, const double *r)
 	}
 	/* the other factors differ by their ridge only */
 	for (int f = 1; f < fs.count; f++)
-		chol_factor_shifted(n, PAK_L(st, 0), fs.alpha[f] - fs.alpha[0], PAK_L(st, f));
-	chol_factor_packed(n, PAK_L(st, 0));
+		chol_factor_shifted(n, PAK_L(st, 0), fs.alpha[f] - fs.alpha[0], fs.alpha[f], PAK_L(st, f));
+	chol_factor_packed(n, PAK_L(st, 0), fs.alpha[0]);
 	return st;
 }
 
@@ -183,10 +189,6 @@ pak_decode(const SelectorConfig *cfg, const StateHeader *st)
 	int			n = st->n;
 
 	confidence_factors(cfg, &m->factors);
-	if (state_body_doubles(st) != PAK_BODY(n, cfg->dim, m->factors.count))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("pak_ucb state has the wrong size for n = %d", n)));
 	m->n = n;
 	m->X = PAK_X(st);
 	if (cfg->confidence == CONFIDENCE_CMM)

@@ -77,12 +77,22 @@ typedef struct PolicyOps
 								int m, const double *X, void **shared, ArmScore *out);
 	/* How many of an arm's n newest rewards the state keeps (NULL: all n). */
 	int			(*kept_rows) (const SelectorConfig *cfg, int n);
+	/*
+	 * float8 values in the body of a state whose header holds n (the
+	 * largest, with a full dictionary, for a dictionary policy, whose check
+	 * then reads the dictionary): state_check() compares it with the stored
+	 * size before any body is read, create and alter with the allocation
+	 * limit.
+	 */
+	Size		(*body_size) (const SelectorConfig *cfg, int n);
+	/* Further checks of a stored body of a fitting size (NULL: none): XX001. */
+	void		(*check) (const SelectorConfig *cfg, const StateHeader *st);
 } PolicyOps;
 
-/* The four functions of a PolicyOps named prefix_build, prefix_append, … */
+/* The functions of a PolicyOps named prefix_build, prefix_append, … */
 #define POLICY_FUNCTIONS(prefix) \
 	.build = prefix##_build, .append = prefix##_append, \
-	.decode = prefix##_decode, .score = prefix##_score
+	.decode = prefix##_decode, .score = prefix##_score, .body_size = prefix##_body
 
 extern const PolicyOps pak_ucb_ops;
 extern const PolicyOps rff_ucb_ops;

@@ -108,34 +108,44 @@ probe_load_run(int32 run_id, ProbeRun *run)
 	run->cfg.seed = (uint64) spi_int64(row, desc, 12);
 }
 
+/*
+ * The pool query's rows, copied out of SPI: the query runs on a read-only
+ * connection of its own, the items are stored on another.
+ */
+typedef struct PoolRows
+{
+	int			n;
+	Datum	   *prompt;
+	Datum	   *model;
+	bool	   *prompt_null;
+	bool	   *model_null;
+} PoolRows;
+
 /* Validate row i of the pool query and store it as item i + 1. */
 static void
-pool_store_row(ProbeRun *run, SPITupleTable *rows, int i)
+pool_store_row(ProbeRun *run, const PoolRows *rows, int i)
 {
 	static SPIPlanPtr plan = NULL;
 	Oid			types[4] = {INT4OID, INT4OID, FLOAT8ARRAYOID, TEXTOID};
 	Datum		args[4];
-	bool		isnull;
-	Datum		d = SPI_getbinval(rows->vals[i], rows->tupdesc, 1, &isnull);
 	double	   *x;
 	double	   *prepared;
 	int			n;
 	char	   *model;
 
-	if (isnull)
+	if (rows->prompt_null[i])
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("pool row %d: prompt is NULL", i + 1)));
-	x = float_array(DatumGetArrayTypeP(d), &n, psprintf("pool row %d: prompt", i + 1), NULL);
+	x = float_array(DatumGetArrayTypeP(rows->prompt[i]), &n, psprintf("pool row %d: prompt", i + 1), NULL);
 	if (i == 0 && (n < 1 || n > PROBE_MAX_DIM))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("pool prompts must have 1 to %d elements, not %d", PROBE_MAX_DIM, n)));
-	if (i == 0 && (Size) n * rows->numvals > MaxAllocSize / sizeof(double))
+	if (i == 0 && (Size) n * rows->n > MaxAllocSize / sizeof(double))
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("a pool of %lu prompts of %d elements is too large",
-						(unsigned long) rows->numvals, n)));
+				 errmsg("a pool of %d prompts of %d elements is too large", rows->n, n)));
 	if (i == 0)
 		run->cfg.dim = n;
 	else if (n != run->cfg.dim)
@@ -146,12 +156,11 @@ pool_store_row(ProbeRun *run, SPITupleTable *rows, int i)
 	memcpy(prepared, x, sizeof(double) * n);
 	context_prepare(&run->cfg, prepared);	/* rejects a zero prompt if normalising */
 
-	d = SPI_getbinval(rows->vals[i], rows->tupdesc, 2, &isnull);
-	if (isnull)
+	if (rows->model_null[i])
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("pool row %d: model is NULL", i + 1)));
-	model = TextDatumGetCString(d);
+	model = TextDatumGetCString(rows->model[i]);
 	if (model[0] == '\0')
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -167,33 +176,25 @@ pool_store_row(ProbeRun *run, SPITupleTable *rows, int i)
 }
 
 /*
- * SQL: _probe_load_pool(run_id, query) — store the rows of the query
- * (prompt real[]/float8[], model text) as items 1..n in the order the query
- * yields them, with the caller's search_path.  Returns run_id, for chaining.
+ * Run the caller's pool query (read-only, with the caller's search_path) and
+ * copy its rows, checked for shape, into the current memory context.
  */
-Datum
-model_select_probe_load_pool(PG_FUNCTION_ARGS)
+static void
+pool_query(const char *query, PoolRows *rows)
 {
-	static SPIPlanPtr plan = NULL;
-	Oid			types[3] = {INT4OID, INT4OID, INT4OID};
-	Datum		args[3];
-	char	   *query = text_to_cstring(PG_GETARG_TEXT_PP(1));
-	ProbeRun	run;
-	SPITupleTable *rows;
+	MemoryContext caller = CurrentMemoryContext;
+	int			spi_level = spi_connect_read_only();
+	SPITupleTable *tt;
 	Oid			prompt_type,
 				model_type;
-	MemoryContext rowcxt;
-	int			n;
 
-	spi_connect();
-	probe_load_run(PG_GETARG_INT32(0), &run);
 	if (SPI_execute(query, true, 0) != SPI_OK_SELECT)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("the pool must be a SELECT query yielding (prompt, model)")));
-	rows = SPI_tuptable;
-	prompt_type = SPI_gettypeid(rows->tupdesc, 1);
-	model_type = rows->tupdesc->natts == 2 ? SPI_gettypeid(rows->tupdesc, 2) : InvalidOid;
+	tt = SPI_tuptable;
+	prompt_type = SPI_gettypeid(tt->tupdesc, 1);
+	model_type = tt->tupdesc->natts == 2 ? SPI_gettypeid(tt->tupdesc, 2) : InvalidOid;
 	if ((prompt_type != FLOAT8ARRAYOID && prompt_type != FLOAT4ARRAYOID) ||
 		(model_type != TEXTOID && model_type != VARCHAROID))
 		ereport(ERROR,
@@ -205,25 +206,62 @@ model_select_probe_load_pool(PG_FUNCTION_ARGS)
 						 : ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("the pool has %lu items; it needs 1 to %d",
 						(unsigned long) SPI_processed, PROBE_MAX_POOL)));
-	n = (int) SPI_processed;
+	rows->n = (int) SPI_processed;
+	rows->prompt = MemoryContextAlloc(caller, sizeof(Datum) * rows->n);
+	rows->model = MemoryContextAlloc(caller, sizeof(Datum) * rows->n);
+	rows->prompt_null = MemoryContextAlloc(caller, sizeof(bool) * rows->n);
+	rows->model_null = MemoryContextAlloc(caller, sizeof(bool) * rows->n);
+	for (int i = 0; i < rows->n; i++)
+	{
+		MemoryContext old = MemoryContextSwitchTo(caller);
+		Datum		p = SPI_getbinval(tt->vals[i], tt->tupdesc, 1, &rows->prompt_null[i]);
+		Datum		m = SPI_getbinval(tt->vals[i], tt->tupdesc, 2, &rows->model_null[i]);
+
+		rows->prompt[i] = rows->prompt_null[i] ? (Datum) 0 : PointerGetDatum(PG_DETOAST_DATUM_COPY(p));
+		rows->model[i] = rows->model_null[i] ? (Datum) 0 : PointerGetDatum(PG_DETOAST_DATUM_COPY(m));
+		MemoryContextSwitchTo(old);
+	}
+	spi_finish(spi_level);
+}
+
+/*
+ * SQL: _probe_load_pool(run_id, query) — store the rows of the query
+ * (prompt real[]/float8[], model text) as items 1..n in the order the query
+ * yields them.  The query runs with the caller's search_path, read-only.
+ * Returns run_id, for chaining.
+ */
+Datum
+model_select_probe_load_pool(PG_FUNCTION_ARGS)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			types[3] = {INT4OID, INT4OID, INT4OID};
+	Datum		args[3];
+	ProbeRun	run;
+	PoolRows	rows;
+	MemoryContext rowcxt;
+	int			spi_level;
+
+	pool_query(text_to_cstring(PG_GETARG_TEXT_PP(1)), &rows);
+	spi_level = spi_connect();
+	probe_load_run(PG_GETARG_INT32(0), &run);
 	rowcxt = AllocSetContextCreate(CurrentMemoryContext, "probe pool row", ALLOCSET_DEFAULT_SIZES);
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < rows.n; i++)
 	{
 		MemoryContext old = MemoryContextSwitchTo(rowcxt);
 
-		pool_store_row(&run, rows, i);
+		pool_store_row(&run, &rows, i);
 		MemoryContextSwitchTo(old);
 		MemoryContextReset(rowcxt);
 		CHECK_FOR_INTERRUPTS();
 	}
 	args[0] = Int32GetDatum(run.run_id);
-	args[1] = Int32GetDatum(n);
+	args[1] = Int32GetDatum(rows.n);
 	args[2] = Int32GetDatum(run.cfg.dim);
 	spi_execute(spi_plan(&plan,
 						 "UPDATE model_select.probe_runs SET pool_size = $2, dim = $3"
 						 " WHERE run_id = $1", 3, types),
 				args, NULL, false, 0, SPI_OK_UPDATE, "update probe run %d", run.run_id);
-	spi_finish();
+	spi_finish(spi_level);
 	PG_RETURN_INT32(run.run_id);
 }
 
@@ -243,7 +281,10 @@ probe_load_items(const ProbeRun *run, ProbeItems *it)
 									   1, types), args, NULL, true, 0, SPI_OK_SELECT,
 							  "read the pool of probe run %d", run->run_id);
 	if (it->n == 0)
-		elog(ERROR, "probe run %d has no active item", run->run_id);
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("probe run %d has no active item", run->run_id),
+				 errhint(PROBE_DAMAGED_HINT)));
 	it->nblocks = 0;
 	it->item_id = palloc(sizeof(int32) * it->n);
 	it->block = palloc(sizeof(int) * it->n);
@@ -260,7 +301,11 @@ probe_load_items(const ProbeRun *run, ProbeItems *it)
 		char	   *model = spi_text(row, SPI_tuptable->tupdesc, 3);
 
 		if (n != dim)
-			elog(ERROR, "pool item of probe run %d has %d dimensions, expected %d", run->run_id, n, dim);
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("pool item of probe run %d has %d dimensions, expected %d",
+							run->run_id, n, dim),
+					 errhint(PROBE_DAMAGED_HINT)));
 		if (prev_model == NULL || strcmp(model, prev_model) != 0)
 			it->block_start[it->nblocks++] = x;
 		prev_model = model;
@@ -393,6 +438,7 @@ ceil_sqrt(int64 x)
 Datum
 model_select_probe_plan(PG_FUNCTION_ARGS)
 {
+	int			spi_level;
 	static SPIPlanPtr plan = NULL;
 	Oid			types[5] = {INT4OID, INT4OID, INT4OID, INT8OID, INT4ARRAYOID};
 	Datum		args[5];
@@ -402,13 +448,16 @@ model_select_probe_plan(PG_FUNCTION_ARGS)
 	int		   *S;
 	Datum	   *ids;
 
-	spi_connect();
+	spi_level = spi_connect();
 	probe_load_run(PG_GETARG_INT32(0), &run);
 	N = ceil_sqrt((int64) run.interval_len * run.prev_batch_size);
 	N = Min(N, (int64) run.interval_len - run.used);
 	if (run.interval < 1 || run.batch < 1 || N < 1)
-		elog(ERROR, "probe run %d has no batch to plan (interval %d, batch %d, %d of %d used)",
-			 run.run_id, run.interval, run.batch, run.used, run.interval_len);
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("probe run %d has no batch to plan (interval %d, batch %d, %d of %d used)",
+						run.run_id, run.interval, run.batch, run.used, run.interval_len),
+				 errhint(PROBE_DAMAGED_HINT)));
 	probe_load_items(&run, &it);
 	S = palloc(sizeof(int) * N);
 	design_batch(&run, &it, (int) N, S);
@@ -427,6 +476,6 @@ model_select_probe_plan(PG_FUNCTION_ARGS)
 						 " FROM unnest($5::int[]) WITH ORDINALITY AS u(item_id, m)",
 						 5, types), args, NULL, false, 0, SPI_OK_INSERT,
 				"write the plan of probe run %d", run.run_id);
-	spi_finish();
+	spi_finish(spi_level);
 	PG_RETURN_INT32((int32) N);
 }

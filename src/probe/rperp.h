@@ -8,6 +8,8 @@
 #include "core/settings.h"
 
 #define PROBE_MAX_POOL 100000
+/* Inconsistent probe tables (edited by hand): the hint of their XX001 errors. */
+#define PROBE_DAMAGED_HINT "The probe run's tables were changed by hand: drop the run and create it again."
 #define PROBE_MAX_DIM 16000
 
 /* A run's parameters and its position in the state machine. */

@@ -55,7 +55,10 @@ load_batch(const ProbeRun *run, const ProbeItems *it, int *count, double *ysum)
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("batch %d of probe run %d is not fully reported", run->batch, run->run_id)));
 		if (id < 1 || id > run->pool_size || index[id] < 0)
-			elog(ERROR, "probe run %d: planned item %d is not active", run->run_id, id);
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("probe run %d: planned item %d is not active", run->run_id, id),
+					 errhint(PROBE_DAMAGED_HINT)));
 		count[index[id]]++;
 		ysum[index[id]] += y;
 	}
@@ -78,6 +81,7 @@ fit_block(const ProbeRun *run, const ProbeItems *it, int b, const int *count,
 				hi = it->block_start[b + 1],
 				d = 0;
 	double	   *XD = palloc(sizeof(double) * (Size) (hi - lo) * dim);
+	double		floor = run->cfg.alpha;	/* the smallest ridge term */
 	double	   *sqD = palloc(sizeof(double) * (hi - lo));
 	double	   *coef = palloc(sizeof(double) * (hi - lo));
 	double	   *A;
@@ -97,9 +101,10 @@ fit_block(const ProbeRun *run, const ProbeItems *it, int b, const int *count,
 			continue;
 		kernel_vector(&run->cfg, i + 1, XD, sqD, XD + (Size) i * dim, A + PACKED_ROW(i));
 		A[PACKED_ROW(i) + i] += run->cfg.alpha / count[x];
+		floor = Min(floor, run->cfg.alpha / count[x]);
 		i++;
 	}
-	chol_factor_packed(d, A);
+	chol_factor_packed(d, A, floor);
 	chol_solve(d, A, coef);
 	for (int x = lo; x < hi; x++)
 	{
@@ -148,6 +153,7 @@ write_fit(const ProbeRun *run, const ProbeItems *it, double *fit[4], Datum *keep
 Datum
 model_select_probe_eliminate(PG_FUNCTION_ARGS)
 {
+	int			spi_level;
 	ProbeRun	run;
 	ProbeItems	it;
 	int		   *count;
@@ -158,7 +164,7 @@ model_select_probe_eliminate(PG_FUNCTION_ARGS)
 				best = 0,
 				kept = 0;
 
-	spi_connect();
+	spi_level = spi_connect();
 	probe_load_run(PG_GETARG_INT32(0), &run);
 	probe_load_items(&run, &it);
 	count = palloc0(sizeof(int) * it.n);
@@ -168,8 +174,11 @@ model_select_probe_eliminate(PG_FUNCTION_ARGS)
 		fit[c] = palloc(sizeof(double) * it.n);
 	nobs = load_batch(&run, &it, count, ysum);
 	if (nobs < 1 || run.used + nobs >= run.interval_len)
-		elog(ERROR, "probe run %d: no elimination after batch %d of interval %d (%d + %d of %d)",
-			 run.run_id, run.batch, run.interval, run.used, nobs, run.interval_len);
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("probe run %d: no elimination after batch %d of interval %d (%d + %d of %d)",
+						run.run_id, run.batch, run.interval, run.used, nobs, run.interval_len),
+				 errhint(PROBE_DAMAGED_HINT)));
 	for (int b = 0; b < it.nblocks; b++)
 		fit_block(&run, &it, b, count, ysum, fit[0], fit[1]);
 	for (int x = 0; x < it.n; x++)
@@ -186,6 +195,6 @@ model_select_probe_eliminate(PG_FUNCTION_ARGS)
 		kept += DatumGetBool(keep[x]);
 	}
 	write_fit(&run, &it, fit, keep);
-	spi_finish();
+	spi_finish(spi_level);
 	PG_RETURN_INT32(kept);
 }

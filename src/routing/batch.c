@@ -3,7 +3,7 @@
  * in one call.
  *
  * The source query yields (key, context).  Its rows are read through a
- * read-only cursor in blocks of BATCH_ROWS, and each block is scored by
+ * cursor, in a read-only transaction state, in blocks of BATCH_ROWS, and each block is scored by
  * decide_block(): a policy with a score_block (lin_ucb, rff_ucb, pak_ucb)
  * computes the features or kernel block of all the block's contexts and
  * their widths by BLAS-3 (GEMM, TRSM) instead of one packed solve per row.
@@ -26,6 +26,7 @@
 #include "core/owner.h"
 #include "core/spi_util.h"
 #include "routing/decide.h"
+#include "routing/model_cache.h"
 
 PG_FUNCTION_INFO_V1(model_select_route_batch);
 
@@ -105,6 +106,7 @@ static void
 block_log(void *arg)
 {
 	static SPIPlanPtr plan = NULL;
+	int			spi_level;
 	Block	   *b = arg;
 	const Selector *sel = b->sel;
 	int			dim = sel->cfg.dim;
@@ -136,7 +138,7 @@ block_log(void *arg)
 	args[6] = PointerGetDatum(float8_array(b->rawX, NULL, b->m * dim));
 	/* one state, one λ for the whole block */
 	args[7] = Float8GetDatum(pacer_lambda(sel));
-	spi_connect();
+	spi_level = spi_connect();
 	/* rows are inserted, and their ids drawn, in ordinality order */
 	spi_execute(spi_plan(&plan,
 						 "INSERT INTO model_select.decisions(selector_id, arm_id, context, score, mean,"
@@ -149,7 +151,7 @@ block_log(void *arg)
 				"log the decisions of a batch");
 	for (int t = 0; t < b->m; t++)
 		b->decision_ids[t] = spi_int64(SPI_tuptable->vals[t], SPI_tuptable->tupdesc, 1);
-	spi_finish();
+	spi_finish(spi_level);
 }
 
 static void
@@ -188,13 +190,15 @@ model_select_route_batch(PG_FUNCTION_ARGS)
 													ALLOCSET_DEFAULT_SIZES);
 	Block	   *b = palloc0(sizeof(Block));
 	Portal		cursor;
+	int			read_only;
 
 	if (log)
 		check_decisions_writable("route_batch(log => true)");
 	sel = selector_load(text_to_cstring(PG_GETARG_TEXT_PP(0)));
 	InitMaterializedSRF(fcinfo, 0);
 	b->sel = sel;
-	spi_connect();
+	/* the caller's query, with the caller's search_path, read only */
+	read_only = spi_connect_read_only();
 	cursor = SPI_cursor_open_with_args(NULL, source, 0, NULL, NULL, NULL, true, CURSOR_OPT_NO_SCROLL);
 	if (cursor->tupDesc == NULL)
 		ereport(ERROR,
@@ -218,13 +222,17 @@ model_select_route_batch(PG_FUNCTION_ARGS)
 		block_read(b, tt, nrows);
 		decide_block(sel, b->m, b->rawX, b->scores, b->chosen);
 		if (log)
+		{
+			read_only_end(read_only);
 			run_as_extension_owner(block_log, b);
+			read_only = read_only_begin();
+		}
 		MemoryContextSwitchTo(old);
 		block_emit(b, log, rsinfo);
 		SPI_freetuptable(tt);
 		MemoryContextReset(block_cxt);
 	}
 	SPI_cursor_close(cursor);
-	spi_finish();
+	spi_finish(read_only);
 	return (Datum) 0;
 }

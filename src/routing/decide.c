@@ -8,6 +8,8 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "utils/float.h"
 
 #include "core/context.h"
@@ -102,6 +104,23 @@ sample_scores(const Selector *sel, const double *raw_x, ArmScore *scores)
 	}
 }
 
+/*
+ * Can arm i's score be chosen?  A finite score can, and +Infinity for an arm
+ * without rewards; a NaN or infinite score of a learned arm (a numerical
+ * failure) never becomes a decision: the arm is skipped with a WARNING.
+ */
+static bool
+score_usable(const Selector *sel, int i, const ArmScore *s)
+{
+	if (sel->arms[i].model == NULL || isfinite(s->ucb))
+		return true;
+	ereport(WARNING,
+			(errmsg("arm \"%s\" of selector \"%s\" has score %g and is skipped",
+					sel->arms[i].name, sel->name, s->ucb),
+			 errhint("Check the selector's settings; model_select.rebuild_state() recomputes its state.")));
+	return false;
+}
+
 /* Index of the chosen active arm; raw_x is the context as given. */
 static int
 choose_arm(const Selector *sel, const ArmScore *scores, const double *raw_x)
@@ -110,6 +129,7 @@ choose_arm(const Selector *sel, const ArmScore *scores, const double *raw_x)
 	int			best = -1;
 	uint64		best_key = 0;
 	bool		at_random = policy_ops(sel->cfg.policy)->picks_at_random;
+	bool		any_active = false;
 
 	for (int i = 0; i < sel->narms; i++)
 	{
@@ -117,6 +137,9 @@ choose_arm(const Selector *sel, const ArmScore *scores, const double *raw_x)
 		bool		better;
 
 		if (!sel->arms[i].active)
+			continue;
+		any_active = true;
+		if (!score_usable(sel, i, &scores[i]))
 			continue;
 		if (best < 0)
 			better = true;
@@ -130,6 +153,11 @@ choose_arm(const Selector *sel, const ArmScore *scores, const double *raw_x)
 			best_key = key;
 		}
 	}
+	if (best < 0 && any_active)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("no active arm of selector \"%s\" has a usable score", sel->name),
+				 errhint("Check the selector's settings; model_select.rebuild_state() recomputes its state.")));
 	if (best < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

@@ -52,7 +52,7 @@ SELECT s, (ARRAY['a','b','c'])[1 + i % 3], ARRAY[sin(i), cos(i), sin(0.3 * i)]::
 SELECT model_select.checkpoint(s) FROM unnest(ARRAY['sb_pak', 'sb_rff', 'sb_lin']) s;
 SQL
 
-as_server "$BINDIR/pg_basebackup" -h "$CL" -p "$PRIMARY" -U postgres -D "$CL/standby" -R -X stream \
+as_server "$BINDIR/pg_basebackup" -h "$CL" -p "$PRIMARY" -U postgres -D "$CL/standby" -R -X stream --checkpoint=fast \
     >"$CL/basebackup.log" 2>&1 || bail "pg_basebackup failed: $(tail -n 5 "$CL/basebackup.log")"
 start standby "$STANDBY" || bail "standby failed to start: $(tail -n 5 "$CL/standby.log")"
 sq() { PGPORT=$STANDBY q "$@"; }

@@ -114,13 +114,16 @@ SELECT cmp_ok((SELECT abs(stddev_samp(e) - 0.25) FROM eps), '<', 0.006::float8, 
 SELECT cmp_ok((SELECT abs(avg((abs(e) > 0.5)::int)::float8 - 0.0455) FROM eps), '<', 0.005::float8,
               'noise is Gaussian and not clipped: 4.55% of draws beyond 2 sd (tolerance 3.4 standard errors)');
 
--- replay() can run on the stream and tells the functions apart
+-- replay() can run on the stream and tells the functions apart (its rewards
+-- are not in [0, 1]: the settings give replay() their range)
 CREATE TEMP TABLE env AS SELECT * FROM model_select.synthetic_rkhs(600, 2, 3, 12);
 SELECT cmp_ok((SELECT regret_oracle FROM model_select.replay('SELECT context, reward, NULL::float8[], expected FROM env ORDER BY round',
-                 'pak_ucb', 'rbf', '{"normalize": false, "bandwidth": 0.5, "intercept": 0, "alpha": 0.01, "eta": 1}', seed => 1, shuffle => false)
+                 'pak_ucb', 'rbf', '{"normalize": false, "bandwidth": 0.5, "intercept": 0, "alpha": 0.01, "eta": 1,
+                              "reward_min": -100, "reward_max": 100}', seed => 1, shuffle => false)
                 ORDER BY round DESC LIMIT 1),
               '<', (SELECT 0.5 * regret_oracle FROM model_select.replay('SELECT context, reward, NULL::float8[], expected FROM env ORDER BY round',
-                 'random', seed => 1, shuffle => false) ORDER BY round DESC LIMIT 1),
+                 'random', NULL, '{"reward_min": -100, "reward_max": 100}', seed => 1, shuffle => false)
+                ORDER BY round DESC LIMIT 1),
               'replay: pak_ucb with the true kernel has less than half the regret of random');
 
 -- Bad input
