@@ -8,7 +8,8 @@ CREATE TABLE model_select.decisions (
     context     float8[] NOT NULL,
     score       float8 NOT NULL,            -- the chosen arm's ucb
     mean        float8,                     -- its predicted reward (mean) at decision time
-    created_at  timestamptz NOT NULL DEFAULT now()
+    created_at  timestamptz NOT NULL DEFAULT now(),
+    cost_weight float8                      -- the cost weight λ in force (the budget's pacer)
 );
 CREATE INDEX ON model_select.decisions (selector_id, created_at);
 
@@ -56,6 +57,7 @@ COMMENT ON TABLE model_select.decisions IS
 COMMENT ON COLUMN model_select.decisions.context IS 'The context as given (stored as float8[], not normalised).';
 COMMENT ON COLUMN model_select.decisions.score IS 'The chosen arm''s ucb at decision time (Infinity for an untried arm).';
 COMMENT ON COLUMN model_select.decisions.mean IS 'The chosen arm''s predicted reward at decision time (drift() compares it with the rewards).';
+COMMENT ON COLUMN model_select.decisions.cost_weight IS 'The cost weight in force at decision time: with a budget the pacer''s, a function of the costs in the reward log; else the cost_weight setting.';
 
 COMMENT ON FUNCTION model_select.select_model(text, float8[]) IS
 'The arm to use for this context: the active arm with the highest ucb, ties broken by a hash of seed, context and ordinal. Reads only (STABLE, PARALLEL SAFE).';

@@ -20,6 +20,8 @@ typedef struct ArmInfo
 	int32		ordinal;
 	bool		active;
 	int64		n;
+	double		cost_sum;		/* the costs of the arm's log (FoldTotals), */
+	int64		cost_n;			/* for the budget's pacer (decide.c) */
 	int64		version;
 	int64		xmin;			/* of the arm_state row: versions of rolled
 								 * back transactions are not reused */

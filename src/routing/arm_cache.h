@@ -31,7 +31,7 @@ typedef struct ModelCacheEntry
 	MemoryContext overlay_model_cxt;	/* child of overlay_cxt */
 	ArmModel   *overlay_model;
 	const ArmModel *model;		/* the model last handed out */
-	int64		n;				/* and its count of rewards */
+	FoldTotals	totals;			/* and the totals of its fold */
 	uint64		last_used;		/* load counter when last used (LRU) */
 	Size		bytes;			/* memory held by cxt when last measured */
 } ModelCacheEntry;

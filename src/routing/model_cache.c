@@ -377,7 +377,7 @@ model_cache_absorb(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint
 	{
 		entry_overlay(entry, tt, split, last);
 		entry->model = entry->overlay_model;
-		entry->n = entry->ofold.totals.n;
+		entry->totals = entry->ofold.totals;
 		return;
 	}
 	entry_drop_overlay(entry);
@@ -386,7 +386,7 @@ model_cache_absorb(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint
 	else
 		entry->base_model = entry_decode(entry, entry->fold.st, entry->cxt, &entry->base_cxt);
 	entry->model = entry->base_model;
-	entry->n = entry->fold.totals.n;
+	entry->totals = entry->fold.totals;
 }
 
 /* A new load's number: the entries it touches are the most recently used. */

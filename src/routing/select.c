@@ -138,12 +138,12 @@ Datum
 model_select_route(PG_FUNCTION_ARGS)
 {
 	static SPIPlanPtr plan = NULL;
-	Oid			types[5] = {INT4OID, INT4OID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8OID};
+	Oid			types[6] = {INT4OID, INT4OID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8OID, FLOAT8OID};
 	Selector   *sel;
 	ArmScore   *scores;
 	double	   *raw;
 	int			chosen;
-	Datum		args[5];
+	Datum		args[6];
 	TupleDesc	tupdesc;
 	Datum		values[3];
 	bool		nulls[3] = {false, false, false};
@@ -160,11 +160,12 @@ model_select_route(PG_FUNCTION_ARGS)
 	args[2] = PointerGetDatum(float8_array(raw, NULL, sel->cfg.dim));
 	args[3] = Float8GetDatum(scores[chosen].ucb);
 	args[4] = Float8GetDatum(scores[chosen].mean);
+	args[5] = Float8GetDatum(pacer_lambda(sel));
 	/* as the extension owner: clients need no right on decisions */
 	values[0] = Int64GetDatum(insert_returning_id_as_owner(&plan,
-														   "INSERT INTO model_select.decisions(selector_id, arm_id, context, score, mean)"
-														   " VALUES ($1, $2, $3, $4, $5) RETURNING decision_id",
-														   5, types, args, "log the decision"));
+														   "INSERT INTO model_select.decisions(selector_id, arm_id, context, score, mean,"
+														   " cost_weight) VALUES ($1, $2, $3, $4, $5, $6) RETURNING decision_id",
+														   6, types, args, "log the decision"));
 	values[1] = CStringGetTextDatum(sel->arms[chosen].name);
 	values[2] = Float8GetDatum(scores[chosen].ucb);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));

@@ -132,7 +132,9 @@ arms_load(Selector *sel, MemoryContext caller, SPITupleTable *tt, FullTransactio
 		}
 		PG_END_TRY();
 		model_cache_touch(entry, load);
-		sel->arms[i].n = entry->n;
+		sel->arms[i].n = entry->totals.n;
+		sel->arms[i].cost_sum = entry->totals.cost_sum;
+		sel->arms[i].cost_n = entry->totals.cost_n;
 		sel->arms[i].version = entry->version;
 		sel->arms[i].xmin = entry->xmin;
 		sel->arms[i].model = entry->model;
