@@ -94,7 +94,7 @@ endif
 # `make -n test` from actually running the test suite.)
 MS_MAKE = $(MAKE)
 
-.PHONY: test demo ms-setup bench-perf bench-batch bench-pgbench bench-scale bench-forgetting bench-quality bench-confidence
+.PHONY: test demo example ms-setup bench-perf bench-batch bench-pgbench bench-scale bench-forgetting bench-quality bench-confidence
 ms-setup:
 	scripts/ensure-deps.sh
 	$(MAKE) PG_CONFIG=$(PG_CONFIG)
@@ -114,6 +114,12 @@ bench-perf: ms-setup
 	bench/perf.sh
 	bench/batch.sh
 	bench/pgbench.sh
+
+# The application example over a whole outcome table, in a throwaway cluster:
+#   make example OUTCOMES=../shared/bench/routerdc7_dev.csv
+OUTCOMES ?= examples/routerdc7_slice.csv
+example: ms-setup
+	scripts/with-cluster.sh sh -c 'psql -X -q -c "CREATE EXTENSION model_select" && /usr/bin/python3 examples/route_loop.py $(OUTCOMES)'
 
 # route_batch() vs select_model() row by row vs a bare BLAS-3 loop (also in bench-perf).
 bench-batch: ms-setup

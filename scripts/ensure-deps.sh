@@ -17,6 +17,8 @@ PACKAGES=(
     libtap-parser-sourcehandler-pgtap-perl
     pkg-config
     python3-numpy
+    # the application example (examples/route_loop.py, test/session/example.sh)
+    python3-psycopg
     # toolchain (postgresql-server-dev-15 pulls in clang for bitcode, not gcc)
     gcc
     libc6-dev

@@ -20,6 +20,10 @@ ALTER TABLE model_select.rewards ALTER COLUMN tx DROP DEFAULT;
 DROP INDEX model_select.rewards_arm_id_reward_id_idx;
 CREATE INDEX ON model_select.rewards (arm_id, tx, reward_id);
 
+-- the cost weight in force for each decision (the budget's pacer); NULL
+-- for decisions logged before.
+ALTER TABLE model_select.decisions ADD COLUMN cost_weight float8;
+
 ALTER TABLE model_select.arm_state
     ADD COLUMN settings_version int NOT NULL DEFAULT 0,
     ADD COLUMN ckpt_tx xid8 NOT NULL DEFAULT '0',
@@ -41,8 +45,11 @@ CREATE TABLE model_select.arm_state_rows (
 -- Float8 values that pglz cannot shrink: skip the compression try.
 ALTER TABLE model_select.arm_state_rows ALTER COLUMN rows SET STORAGE EXTERNAL;
 
-CREATE OR REPLACE FUNCTION model_select.add_arm(selector text, arm text) RETURNS void
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+-- The functions that change selectors become C entries (src/core/admin.c)
+-- that check the caller's right, then run their former PL/pgSQL bodies,
+-- now model_select._<name>, as the extension owner.
+CREATE FUNCTION model_select._add_arm(selector text, arm text) RETURNS void
+LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     sid int;
     existing model_select.arms;
@@ -76,11 +83,10 @@ CREATE FUNCTION model_select.resolve_settings(policy text, kernel text, settings
     RETURNS jsonb
     AS 'MODULE_PATHNAME', 'model_select_resolve_settings' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 
-CREATE OR REPLACE FUNCTION model_select.create_selector(
-    name text, dim int, arms text[], policy text DEFAULT 'pak_ucb',
-    kernel text DEFAULT NULL, settings jsonb DEFAULT '{}', seed bigint DEFAULT 0)
+CREATE FUNCTION model_select._create_selector(
+    owner regrole, name text, dim int, arms text[], policy text, kernel text, settings jsonb, seed bigint)
 RETURNS int
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     sid int;
     arm text;
@@ -97,16 +103,16 @@ BEGIN
     IF cardinality(arms) = 0 THEN
         RAISE EXCEPTION 'a selector needs at least one arm' USING ERRCODE = '22023';
     END IF;
-    IF EXISTS (SELECT 1 FROM model_select.selectors s WHERE s.name = create_selector.name) THEN
+    IF EXISTS (SELECT 1 FROM model_select.selectors s WHERE s.name = _create_selector.name) THEN
         RAISE EXCEPTION 'selector "%" already exists', name USING ERRCODE = '42710';
     END IF;
-    INSERT INTO model_select.selectors(name, dim, policy, kernel, settings, seed)
+    INSERT INTO model_select.selectors(name, dim, policy, kernel, settings, seed, owner)
     VALUES (name, dim, policy,
             CASE WHEN policy IN ('pak_ucb', 'rff_ucb', 'bkb') THEN coalesce(kernel, 'rbf') ELSE kernel END,
-            model_select.resolve_settings(policy, kernel, coalesce(settings, '{}'), dim), seed)
+            model_select.resolve_settings(policy, kernel, coalesce(settings, '{}'), dim), seed, owner)
     RETURNING selector_id INTO sid;
     FOREACH arm IN ARRAY arms LOOP
-        PERFORM model_select.add_arm(name, arm);
+        PERFORM model_select._add_arm(name, arm);
     END LOOP;
     RETURN sid;
 END $$;
@@ -117,8 +123,8 @@ CREATE FUNCTION model_select._settings_lock(selector_id int) RETURNS void
     AS 'MODULE_PATHNAME', 'model_select_settings_lock' LANGUAGE C STRICT PARALLEL UNSAFE;
 REVOKE ALL ON FUNCTION model_select._settings_lock(int) FROM PUBLIC;
 
-CREATE OR REPLACE FUNCTION model_select.alter_selector(name text, settings jsonb) RETURNS bigint
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+CREATE FUNCTION model_select._alter_selector(name text, settings jsonb) RETURNS bigint
+LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     sid int;
     s model_select.selectors;
@@ -129,7 +135,7 @@ BEGIN
     -- First wait for the reward inserts in flight (later ones wait for us and
     -- read the new settings), then lock the row: an insert's foreign key
     -- check key-share-locks it while the insert holds the settings lock.
-    SELECT sel.selector_id INTO sid FROM model_select.selectors sel WHERE sel.name = alter_selector.name;
+    SELECT sel.selector_id INTO sid FROM model_select.selectors sel WHERE sel.name = _alter_selector.name;
     IF FOUND THEN
         PERFORM model_select._settings_lock(sid);
         SELECT * INTO s FROM model_select.selectors sel WHERE sel.selector_id = sid FOR UPDATE;
@@ -138,15 +144,59 @@ BEGIN
         RAISE EXCEPTION 'selector "%" does not exist', name USING ERRCODE = '42704';
     END IF;
     UPDATE model_select.selectors sel
-       SET settings = model_select.resolve_settings(s.policy, s.kernel, s.settings || alter_selector.settings, s.dim),
+       SET settings = model_select.resolve_settings(s.policy, s.kernel, s.settings || _alter_selector.settings, s.dim),
            settings_version = sel.settings_version + 1
      WHERE sel.selector_id = s.selector_id;
     RETURN model_select.rebuild_state(name);
 END $$;
 
+CREATE FUNCTION model_select._drop_selector(name text) RETURNS void
+LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    DELETE FROM model_select.selectors s WHERE s.name = _drop_selector.name;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'selector "%" does not exist', name USING ERRCODE = '42704';
+    END IF;
+END $$;
+
+CREATE FUNCTION model_select._retire_arm(selector text, arm text) RETURNS void
+LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM model_select.selectors s WHERE s.name = selector) THEN
+        RAISE EXCEPTION 'selector "%" does not exist', selector USING ERRCODE = '42704';
+    END IF;
+    UPDATE model_select.arms a SET active = false, retired_at = now()
+      FROM model_select.selectors s
+     WHERE s.name = selector AND a.selector_id = s.selector_id AND a.name = arm;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'selector "%" has no arm "%"', selector, arm USING ERRCODE = '42704';
+    END IF;
+END $$;
+
+CREATE OR REPLACE FUNCTION model_select.add_arm(selector text, arm text) RETURNS void
+    AS 'MODULE_PATHNAME', 'model_select_admin_call' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+CREATE OR REPLACE FUNCTION model_select.create_selector(
+    name text, dim int, arms text[], policy text DEFAULT 'pak_ucb',
+    kernel text DEFAULT NULL, settings jsonb DEFAULT '{}', seed bigint DEFAULT 0) RETURNS int
+    AS 'MODULE_PATHNAME', 'model_select_admin_call' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+CREATE OR REPLACE FUNCTION model_select.alter_selector(name text, settings jsonb) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'model_select_admin_call' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+CREATE OR REPLACE FUNCTION model_select.drop_selector(name text) RETURNS void
+    AS 'MODULE_PATHNAME', 'model_select_admin_call' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+CREATE OR REPLACE FUNCTION model_select.retire_arm(selector text, arm text) RETURNS void
+    AS 'MODULE_PATHNAME', 'model_select_admin_call' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+
 CREATE OR REPLACE FUNCTION model_select.drift(selector text, recent int DEFAULT 100)
 RETURNS TABLE (arm text, n bigint, observed float8, predicted float8, gap float8, z float8)
-LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF NOT model_select.has_selector_privilege(drift.selector, 'route') THEN
+        RAISE EXCEPTION 'permission denied for selector "%"', drift.selector USING ERRCODE = '42501',
+            DETAIL = 'This needs the route privilege on the selector.',
+            HINT = 'The selector''s owner can grant it with model_select.grant_selector().';
+    END IF;
+    RETURN QUERY
     SELECT a.name, count(r.reward), avg(r.reward), avg(r.mean), avg(r.reward - r.mean),
            avg(r.reward - r.mean) / nullif(stddev_samp(r.reward - r.mean) / sqrt(count(r.reward)), 0)
       FROM model_select.selectors s
@@ -160,8 +210,8 @@ LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
              LIMIT greatest(recent, 1)) r ON true
      WHERE s.name = drift.selector
      GROUP BY a.name, a.ordinal
-     ORDER BY a.ordinal
-$$;
+     ORDER BY a.ordinal;
+END $$;
 
 -- Fold every arm's final pending rewards into its checkpoint now; returns
 -- the rewards folded.  Scores do not change: readers fold pending rewards.
@@ -174,10 +224,18 @@ CREATE FUNCTION model_select.route_batch(selector text, source text, log boolean
     RETURNS TABLE (key bigint, arm text, score float8, mean float8, width float8, decision_id bigint)
     AS 'MODULE_PATHNAME', 'model_select_route_batch' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 
+DROP FUNCTION model_select.cache_stats();
+-- This backend's cache of arm folds and decoded models (bounded by the
+-- setting model_select.cache_size): entries, bytes, hits, misses, decodes,
+-- evictions, and the bytes of the random feature matrices kept.
+CREATE FUNCTION model_select.cache_stats(OUT entries int, OUT bytes bigint, OUT hits bigint,
+    OUT misses bigint, OUT decodes bigint, OUT evictions bigint, OUT feature_bytes bigint)
+    AS 'MODULE_PATHNAME', 'model_select_cache_stats' LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
 DROP VIEW model_select.arm_stats;
 -- Per arm: rewards in the log (n), their means, how many are pending after
 -- the checkpoint, and the checkpoint's version, size and time.
-CREATE VIEW model_select.arm_stats AS
+CREATE VIEW model_select.arm_stats WITH (security_invoker = true) AS
 SELECT s.name AS selector, a.name AS arm, a.ordinal, a.active, c.n + p.n AS n,
        CASE WHEN c.n + p.n > 0 THEN (c.reward_sum + p.reward_sum) / (c.n + p.n) END AS mean_reward,
        CASE WHEN c.cost_n + p.cost_n > 0
@@ -277,6 +335,7 @@ COMMENT ON TABLE model_select.decisions IS
 COMMENT ON COLUMN model_select.decisions.context IS 'The context as given (stored as float8[], not normalised).';
 COMMENT ON COLUMN model_select.decisions.score IS 'The chosen arm''s ucb at decision time (Infinity for an untried arm).';
 COMMENT ON COLUMN model_select.decisions.mean IS 'The chosen arm''s predicted reward at decision time (drift() compares it with the rewards).';
+COMMENT ON COLUMN model_select.decisions.cost_weight IS 'The cost weight in force at decision time: with a budget the pacer''s, a function of the costs in the reward log; else the cost_weight setting.';
 COMMENT ON FUNCTION model_select.select_model(text, float8[]) IS
 'The arm to use for this context: the active arm with the highest ucb, ties broken by a hash of seed, context and ordinal. Reads only (STABLE, PARALLEL SAFE).';
 COMMENT ON FUNCTION model_select.select_model(text, real[]) IS
@@ -292,7 +351,7 @@ COMMENT ON FUNCTION model_select.scores(text, float8[]) IS
 COMMENT ON FUNCTION model_select.scores(text, real[]) IS
 'Every arm of the selector (retired ones too) in ordinal order: rewards n, mean, width, ucb = mean + radius * width, and the radius and ridge alpha of the bound for this context. Reads only.';
 COMMENT ON FUNCTION model_select.cache_stats() IS
-'This backend''s cache of decoded arm models: entries held, states decoded and cache hits so far.';
+'This backend''s cache of arm folds and decoded models: entries and bytes held, hits (a cached model reused), misses (an arm folded anew from its checkpoint), states decoded, evictions (least recently used selectors dropped to stay within model_select.cache_size), and bytes of random feature matrices.';
 
 -- from learning
 COMMENT ON TABLE model_select.rewards IS
@@ -426,5 +485,402 @@ COMMENT ON FUNCTION model_select.synthetic_clusters(int, int, int, int, bigint, 
 COMMENT ON FUNCTION model_select.synthetic_rkhs(int, int, int, bigint, text, float8, float8, float8, float8, int) IS
 'Seeded synthetic stream: per arm a reward function of given RKHS norm, contexts uniform in [0,1]^dim, Gaussian noise.';
 
+-- == Owners, grants and row-level security (sql/install/80_security.sql).
+
+-- Selectors and probe runs made before 0.2.0 belong to the extension owner.
+ALTER TABLE model_select.selectors ADD COLUMN owner regrole;
+UPDATE model_select.selectors
+   SET owner = (SELECT e.extowner FROM pg_catalog.pg_extension e WHERE e.extname = 'model_select');
+ALTER TABLE model_select.selectors ALTER COLUMN owner SET NOT NULL;
+ALTER TABLE model_select.probe_runs ADD COLUMN owner regrole;
+UPDATE model_select.probe_runs
+   SET owner = (SELECT e.extowner FROM pg_catalog.pg_extension e WHERE e.extname = 'model_select');
+ALTER TABLE model_select.probe_runs ALTER COLUMN owner SET NOT NULL;
+
+CREATE OR REPLACE FUNCTION model_select._probe_create(
+    name text, horizon int, reset_every int, beta float8, pool text,
+    kernel text, settings jsonb, seed bigint)
+RETURNS int
+LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    allowed text[] := ARRAY['alpha', 'intercept', 'normalize', 'bandwidth', 'nu', 'gamma', 'degree', 'offset'];
+    kern text := coalesce(kernel, 'rbf');
+    resolved jsonb;
+    bad text;
+    rid int;
+BEGIN
+    IF name IS NULL OR horizon IS NULL OR reset_every IS NULL OR beta IS NULL OR pool IS NULL OR seed IS NULL THEN
+        RAISE EXCEPTION 'name, horizon, reset_every, beta, pool and seed must not be NULL' USING ERRCODE = '22004';
+    END IF;
+    IF name = '' THEN
+        RAISE EXCEPTION 'probe run name must not be empty' USING ERRCODE = '22023';
+    END IF;
+    IF horizon < 1 THEN
+        RAISE EXCEPTION 'horizon must be at least 1, not %', horizon USING ERRCODE = '22023';
+    END IF;
+    IF reset_every < 2 THEN
+        RAISE EXCEPTION 'reset_every must be at least 2, not %', reset_every USING ERRCODE = '22023';
+    END IF;
+    IF NOT (beta > 0 AND beta < 'Infinity') THEN
+        RAISE EXCEPTION 'beta must be positive and finite, not %', beta USING ERRCODE = '22023';
+    END IF;
+    IF kern NOT IN ('rbf', 'matern', 'laplacian', 'poly', 'linear') THEN
+        RAISE EXCEPTION 'unknown kernel "%"', kern USING ERRCODE = '22023',
+            HINT = 'Valid kernels are rbf, matern, laplacian, poly and linear.';
+    END IF;
+    IF jsonb_typeof(coalesce(settings, '{}')) <> 'object' THEN
+        RAISE EXCEPTION 'settings must be a JSON object' USING ERRCODE = '22023';
+    END IF;
+    SELECT k INTO bad FROM jsonb_object_keys(coalesce(settings, '{}')) k WHERE k <> ALL (allowed) LIMIT 1;
+    IF bad IS NOT NULL THEN
+        RAISE EXCEPTION 'invalid setting "%": does not apply to probe runs', bad USING ERRCODE = '22023',
+            DETAIL = 'Valid keys are alpha, intercept, normalize and the kernel''s bandwidth, nu, gamma, degree and offset.';
+    END IF;
+    SELECT jsonb_object_agg(e.key, e.value) INTO resolved
+      FROM jsonb_each(model_select.resolve_settings('pak_ucb', kern, coalesce(settings, '{}'))) e
+     WHERE e.key = ANY (allowed);
+    IF EXISTS (SELECT 1 FROM model_select.probe_runs pr WHERE pr.name = _probe_create.name) THEN
+        RAISE EXCEPTION 'probe run "%" already exists', name USING ERRCODE = '42710';
+    END IF;
+    -- the probe functions run with the caller's rights: the run is the caller's
+    INSERT INTO model_select.probe_runs(name, horizon, reset_every, beta, kernel, settings, seed, owner)
+    VALUES (name, horizon, reset_every, beta, kern, resolved, seed,
+            (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname = current_user)::regrole)
+    RETURNING run_id INTO rid;
+    RETURN rid;
+END $$;
+
+ALTER VIEW model_select.cascade_outcomes SET (security_invoker = true);
+ALTER VIEW model_select.cascade_arm_stats SET (security_invoker = true);
+
+CREATE TABLE model_select.selector_grants (
+    selector_id int NOT NULL REFERENCES model_select.selectors ON DELETE CASCADE,
+    grantee     regrole NOT NULL,
+    privilege   text NOT NULL CHECK (privilege IN ('route', 'reward', 'admin')),
+    PRIMARY KEY (selector_id, grantee, privilege)
+);
+
+-- Does the current user hold one of the privileges ('route', 'reward',
+-- 'admin' or a comma-separated list of them: any one) on the selector?  The
+-- by-name form raises 42704 for an unknown selector; the by-id form, which
+-- the policies below call once per row, returns NULL (as
+-- has_table_privilege(oid, ...) does).
+CREATE FUNCTION model_select.has_selector_privilege(selector text, privilege text) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'model_select_has_selector_privilege' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION model_select.has_selector_privilege(selector_id int, privilege text) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'model_select_has_selector_privilege_id' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+-- grant_selector / revoke_selector: the C entry (src/core/admin.c) lets only
+-- the owner (or a member of its role), a superuser or the extension owner
+-- through, then runs these bodies as the extension owner.
+-- The arguments of grant_selector and revoke_selector, checked; returns the
+-- privilege in lower case, as stored.
+CREATE FUNCTION model_select._grant_privilege(selector text, role regrole, privilege text) RETURNS text
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF selector IS NULL OR role IS NULL OR privilege IS NULL THEN
+        RAISE EXCEPTION 'selector, role and privilege must not be NULL' USING ERRCODE = '22004';
+    END IF;
+    IF lower(privilege) NOT IN ('route', 'reward', 'admin') THEN
+        RAISE EXCEPTION 'unrecognized selector privilege "%"', privilege USING ERRCODE = '22023',
+            HINT = 'Selector privileges are route, reward and admin.';
+    END IF;
+    RETURN lower(privilege);
+END $$;
+
+CREATE FUNCTION model_select._grant_selector(selector text, role regrole, privilege text) RETURNS void
+LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    p text := model_select._grant_privilege(selector, role, privilege);
+BEGIN
+    INSERT INTO model_select.selector_grants(selector_id, grantee, privilege)
+    SELECT s.selector_id, role, p FROM model_select.selectors s WHERE s.name = selector
+    ON CONFLICT DO NOTHING;
+END $$;
+
+CREATE FUNCTION model_select._revoke_selector(selector text, role regrole, privilege text) RETURNS void
+LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    p text := model_select._grant_privilege(selector, role, privilege);
+BEGIN
+    DELETE FROM model_select.selector_grants g USING model_select.selectors s
+     WHERE s.name = selector AND g.selector_id = s.selector_id AND g.grantee = role AND g.privilege = p;
+END $$;
+
+CREATE FUNCTION model_select.grant_selector(selector text, role regrole, privilege text) RETURNS void
+    AS 'MODULE_PATHNAME', 'model_select_admin_call' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+CREATE FUNCTION model_select.revoke_selector(selector text, role regrole, privilege text) RETURNS void
+    AS 'MODULE_PATHNAME', 'model_select_admin_call' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+-- The rights of the two kinds of role, granted by setup_role(); an
+-- administrator gets the application's and these.  Probe runs use the
+-- caller's rights on the probe tables (create_probe_run runs the caller's
+-- pool query), with row-level security by owner.
+CREATE FUNCTION model_select.setup_role(role regrole, kind text) RETURNS SETOF text
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    application text[] := ARRAY[
+        'USAGE ON SCHEMA model_select',
+        'SELECT ON model_select.selectors, model_select.arms, model_select.arm_state, model_select.arm_state_rows, '
+            'model_select.decisions, '
+            'model_select.rewards, model_select.selector_grants, model_select.cascade_decisions, '
+            'model_select.cascade_observations, model_select.cascade_state, model_select.arm_stats, '
+            'model_select.cascade_outcomes, model_select.cascade_arm_stats',
+        'INSERT ON model_select.rewards, model_select.cascade_observations',
+        'USAGE ON SEQUENCE model_select.rewards_reward_id_seq, model_select.cascade_observations_obs_id_seq'];
+    administrator text[] := ARRAY[
+        'EXECUTE ON FUNCTION model_select.create_selector(text, int, text[], text, text, jsonb, bigint)',
+        'SELECT, INSERT, UPDATE, DELETE ON model_select.probe_runs, model_select.probe_pool, model_select.probe_plan',
+        'USAGE ON SEQUENCE model_select.probe_runs_run_id_seq',
+        'EXECUTE ON FUNCTION model_select._probe_create(text, int, int, float8, text, text, jsonb, bigint), '
+            'model_select._probe_load_pool(int, text), model_select._probe_start(int), '
+            'model_select._probe_advance(int), model_select._probe_plan(int), model_select._probe_eliminate(int), '
+            'model_select._probe_lock_for_report(text, float8), '
+            'model_select._probe_record(model_select.probe_runs, int, float8)'];
+    p text;
+BEGIN
+    IF role IS NULL OR kind IS NULL THEN
+        RAISE EXCEPTION 'role and kind must not be NULL' USING ERRCODE = '22004';
+    END IF;
+    IF kind NOT IN ('application', 'administrator', 'none') THEN
+        RAISE EXCEPTION 'unknown kind of role "%"', kind USING ERRCODE = '22023',
+            HINT = 'Kinds are application (route and reward), administrator (also create selectors and probe runs) and none (revoke them all).';
+    END IF;
+    IF NOT (SELECT r.rolsuper FROM pg_roles r WHERE r.rolname = current_user)
+       AND NOT pg_has_role((SELECT e.extowner FROM pg_extension e WHERE e.extname = 'model_select'), 'USAGE') THEN
+        RAISE EXCEPTION 'permission denied to set up roles for model_select' USING ERRCODE = '42501',
+            HINT = 'Only superusers and the extension owner set up roles.';
+    END IF;
+    -- start from nothing: changing a role's kind leaves no right of the old one
+    FOREACH p IN ARRAY application || administrator LOOP
+        EXECUTE format('REVOKE %s FROM %s', p, role);
+    END LOOP;
+    FOREACH p IN ARRAY CASE kind WHEN 'application' THEN application
+                                 WHEN 'administrator' THEN application || administrator
+                                 ELSE '{}'::text[] END LOOP
+        EXECUTE format('GRANT %s TO %s', p, role);
+        RETURN NEXT format('GRANT %s TO %s', p, role);
+    END LOOP;
+END $$;
+
+-- Row-level security: a role sees the rows of the selectors on which it
+-- holds any right; it inserts log rows only with the reward right (checked
+-- after the BEFORE trigger has filled in selector_id).  The extension's C
+-- code reads and writes as the extension owner, which owns the tables and
+-- so bypasses these policies, as superusers do.
+DO $$
+DECLARE
+    t text;
+BEGIN
+    -- every table with per-selector data (a selector_id column)
+    FOREACH t IN ARRAY ARRAY['selectors', 'arms', 'arm_state', 'arm_state_rows', 'decisions', 'rewards',
+                             'cascade_decisions', 'cascade_observations', 'cascade_state'] LOOP
+        EXECUTE format('ALTER TABLE model_select.%I ENABLE ROW LEVEL SECURITY', t);
+        EXECUTE format('CREATE POLICY selector_rights ON model_select.%I FOR SELECT'
+                       ' USING (model_select.has_selector_privilege(selector_id, %L))',
+                       t, 'route, reward, admin');
+    END LOOP;
+    -- the two logs that clients write
+    FOREACH t IN ARRAY ARRAY['rewards', 'cascade_observations'] LOOP
+        EXECUTE format('CREATE POLICY reward_right ON model_select.%I FOR INSERT'
+                       ' WITH CHECK (model_select.has_selector_privilege(selector_id, %L))', t, 'reward');
+    END LOOP;
+END $$;
+ALTER TABLE model_select.selector_grants ENABLE ROW LEVEL SECURITY;
+ALTER TABLE model_select.probe_runs ENABLE ROW LEVEL SECURITY;
+ALTER TABLE model_select.probe_pool ENABLE ROW LEVEL SECURITY;
+ALTER TABLE model_select.probe_plan ENABLE ROW LEVEL SECURITY;
+
+-- a grantee sees its own grants, an administrator of the selector all of them
+CREATE POLICY grantee_or_admin ON model_select.selector_grants FOR SELECT
+    USING (pg_catalog.pg_has_role(grantee, 'USAGE')
+           OR model_select.has_selector_privilege(selector_id, 'admin'));
+-- probe runs are private to their owner's role, with their pool and plan
+CREATE POLICY run_owner ON model_select.probe_runs
+    USING (pg_catalog.pg_has_role(owner, 'USAGE'));
+CREATE POLICY run_owner ON model_select.probe_pool
+    USING (EXISTS (SELECT 1 FROM model_select.probe_runs r WHERE r.run_id = probe_pool.run_id));
+CREATE POLICY run_owner ON model_select.probe_plan
+    USING (EXISTS (SELECT 1 FROM model_select.probe_runs r WHERE r.run_id = probe_plan.run_id));
+
+-- EXECUTE: the schema has no USAGE for PUBLIC, and every function that
+-- touches a selector checks the caller's right on it, so PUBLIC keeps
+-- EXECUTE on the public functions.  Revoked: the internal functions (trigger
+-- functions fire without EXECUTE; the bodies run as the extension owner;
+-- the probe steps are granted to administrators), creating selectors (an
+-- administrator's right) and setting up roles.
+REVOKE EXECUTE ON FUNCTION
+    model_select._add_arm(text, text),
+    model_select._create_selector(regrole, text, int, text[], text, text, jsonb, bigint),
+    model_select._alter_selector(text, jsonb),
+    model_select._drop_selector(text),
+    model_select._retire_arm(text, text),
+    model_select._grant_selector(text, regrole, text),
+    model_select._grant_privilege(text, regrole, text),
+    model_select._revoke_selector(text, regrole, text),
+    model_select._rewards_resolve(),
+    model_select._rewards_apply(),
+    model_select._rewards_append_only(),
+    model_select._cascade_resolve(),
+    model_select._cascade_apply(),
+    model_select._cascade_append_only(),
+    model_select._probe_create(text, int, int, float8, text, text, jsonb, bigint),
+    model_select._probe_load_pool(int, text),
+    model_select._probe_start(int),
+    model_select._probe_advance(int),
+    model_select._probe_plan(int),
+    model_select._probe_eliminate(int),
+    model_select._probe_lock_for_report(text, float8),
+    model_select._probe_record(model_select.probe_runs, int, float8),
+    model_select.create_selector(text, int, text[], text, text, jsonb, bigint),
+    model_select.setup_role(regrole, text)
+FROM PUBLIC;
+
+SELECT pg_catalog.pg_extension_config_dump('model_select.selector_grants', '');
+
+-- Comments (psql: \dt+, \d+, \df+, \dd).
+COMMENT ON TABLE model_select.selector_grants IS
+'Rights on selectors granted by their owners with grant_selector(): route, reward or admin, each separately.';
+COMMENT ON COLUMN model_select.selector_grants.grantee IS 'The role granted the right (and, through membership, the roles that inherit from it).';
+COMMENT ON COLUMN model_select.selector_grants.privilege IS
+'route (select_model, route, scores, drift, cascades), reward (INSERT into rewards and cascade_observations) or admin (alter_selector, add_arm, retire_arm, rebuild_state, checkpoint, resample, cascade_refit, drop_selector).';
+COMMENT ON FUNCTION model_select.has_selector_privilege(text, text) IS
+'Whether the current user holds the privilege (route, reward, admin, or a comma-separated list: any of them) on the selector.';
+COMMENT ON FUNCTION model_select.has_selector_privilege(int, text) IS
+'has_selector_privilege() by selector_id, NULL for an unknown selector: what the row-level security policies call.';
+COMMENT ON FUNCTION model_select._grant_privilege(text, regrole, text) IS
+'Internal: checks the arguments of grant_selector() and revoke_selector(); returns the privilege as stored.';
+COMMENT ON FUNCTION model_select._grant_selector(text, regrole, text) IS
+'Internal: the body of grant_selector(), run as the extension owner once the caller is known to own the selector.';
+COMMENT ON FUNCTION model_select._revoke_selector(text, regrole, text) IS
+'Internal: the body of revoke_selector(), run as the extension owner once the caller is known to own the selector.';
+COMMENT ON FUNCTION model_select.grant_selector(text, regrole, text) IS
+'Grants a right on a selector (route, reward or admin) to a role; only its owner (or a member of the owner role), a superuser or the extension owner may.';
+COMMENT ON FUNCTION model_select.revoke_selector(text, regrole, text) IS
+'Revokes a right granted with grant_selector(); it takes effect at the next statement of every session.';
+COMMENT ON FUNCTION model_select.setup_role(regrole, text) IS
+'Superusers and the extension owner: gives a role exactly the rights of an application (route and reward), of an administrator (also create selectors and probe runs), or none; returns the GRANT statements run.';
+COMMENT ON COLUMN model_select.selectors.owner IS
+'The role that created the selector: it (and its members) has every right on it and grants them with grant_selector().';
+COMMENT ON COLUMN model_select.probe_runs.owner IS
+'The role that created the run: row-level security shows a run, its pool and its plan only to members of this role (and to superusers and the extension owner).';
+COMMENT ON FUNCTION model_select._add_arm(text, text) IS
+'Internal: the body of add_arm(), run as the extension owner once the caller''s admin right is checked.';
+COMMENT ON FUNCTION model_select._create_selector(regrole, text, int, text[], text, text, jsonb, bigint) IS
+'Internal: the body of create_selector(), run as the extension owner; the first argument is the caller, the new owner.';
+COMMENT ON FUNCTION model_select._alter_selector(text, jsonb) IS
+'Internal: the body of alter_selector(), run as the extension owner once the caller''s admin right is checked.';
+COMMENT ON FUNCTION model_select._drop_selector(text) IS
+'Internal: the body of drop_selector(), run as the extension owner once the caller''s admin right is checked.';
+COMMENT ON FUNCTION model_select._retire_arm(text, text) IS
+'Internal: the body of retire_arm(), run as the extension owner once the caller''s admin right is checked.';
+
 -- Re-derive every arm's state from the log under the new layout.
 SELECT model_select.rebuild_state(name) FROM model_select.selectors ORDER BY selector_id;
+
+-- == Quality vs cost: hull and AIQ over replay() runs.
+
+-- Quality vs cost (RouterBench's AIQ): the non-decreasing concave hull of
+-- (cost, quality) points and the origin (answering nothing costs and earns
+-- 0; mixing two routers at random reaches every point between them), flat
+-- past its best point; aiq = its area over [0, max_cost] / max_cost.
+CREATE FUNCTION model_select.quality_hull(costs float8[], qualities float8[], max_cost float8)
+    RETURNS TABLE (cost float8, quality float8, aiq float8)
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    hx float8[] := ARRAY[0];
+    hy float8[] := ARRAY[0];
+    p record;
+    n int := 1;
+    best int := 1;
+    area float8 := 0;
+    x1 float8;
+BEGIN
+    IF costs IS NULL OR qualities IS NULL OR max_cost IS NULL THEN
+        RAISE EXCEPTION 'quality_hull: costs, qualities and max_cost must not be NULL' USING ERRCODE = '22004';
+    END IF;
+    IF cardinality(costs) <> cardinality(qualities) OR array_position(costs, NULL) IS NOT NULL
+       OR array_position(qualities, NULL) IS NOT NULL OR NOT max_cost > 0 OR max_cost = 'Infinity'
+       OR EXISTS (SELECT FROM unnest(costs, qualities) u(c, q)
+                   WHERE NOT (c >= 0 AND c < 'Infinity' AND q > '-Infinity' AND q < 'Infinity')) THEN
+        RAISE EXCEPTION 'quality_hull: costs and qualities must be arrays of equal length of finite numbers, costs not negative, and max_cost above 0'
+            USING ERRCODE = '22023';
+    END IF;
+    -- the upper hull by the monotone chain: a vertex stays while it lies strictly above the chord
+    FOR p IN SELECT u.c, u.q FROM unnest(costs, qualities) u(c, q) ORDER BY u.c, u.q DESC LOOP
+        WHILE n >= 2 AND (hx[n] - hx[n - 1]) * (p.q - hy[n - 1]) - (hy[n] - hy[n - 1]) * (p.c - hx[n - 1]) >= 0 LOOP
+            n := n - 1;
+        END LOOP;
+        hx := hx[1:n] || p.c;
+        hy := hy[1:n] || p.q;
+        n := n + 1;
+    END LOOP;
+    -- non-decreasing: stop at the best vertex, flat after it
+    FOR i IN 1..n LOOP
+        IF hy[i] > hy[best] THEN
+            best := i;
+        END IF;
+    END LOOP;
+    FOR i IN 2..best LOOP
+        x1 := least(hx[i], max_cost);
+        IF x1 > hx[i - 1] THEN
+            area := area + (x1 - hx[i - 1])
+                    * (hy[i - 1] + (hy[i - 1] + (hy[i] - hy[i - 1]) * (x1 - hx[i - 1]) / (hx[i] - hx[i - 1]))) / 2;
+        END IF;
+    END LOOP;
+    area := area + greatest(max_cost - hx[best], 0) * hy[best];
+    RETURN QUERY SELECT hx[i], hy[i], area / max_cost FROM generate_series(1, best) i;
+END $$;
+
+-- replay() over a grid of cost weights and/or budgets: each run's mean cost
+-- and reward per decision, next to each arm's own (always that arm); which
+-- points are vertices of their kind's hull, and the AIQ of the router's
+-- points and of the arms' up to the dearest arm's mean cost.
+CREATE FUNCTION model_select.quality_cost(
+    source text, policy text DEFAULT 'pak_ucb', kernel text DEFAULT NULL, settings jsonb DEFAULT '{}',
+    cost_weights float8[] DEFAULT NULL, budgets float8[] DEFAULT NULL, seed bigint DEFAULT 0,
+    rounds int DEFAULT NULL)
+    RETURNS TABLE (kind text, knob float8, cost float8, quality float8, on_hull boolean, aiq float8)
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE AS $$
+DECLARE
+    max_cost float8;
+BEGIN
+    IF source IS NULL OR policy IS NULL OR settings IS NULL OR seed IS NULL THEN
+        RAISE EXCEPTION 'quality_cost: source, policy, settings and seed must not be NULL' USING ERRCODE = '22004';
+    END IF;
+    IF coalesce(cardinality(cost_weights), 0) + coalesce(cardinality(budgets), 0) = 0 THEN
+        RAISE EXCEPTION 'quality_cost: give cost_weights, budgets or both' USING ERRCODE = '22023';
+    END IF;
+    CREATE TEMP TABLE IF NOT EXISTS ms_quality_points (kind text, knob float8, cost float8, quality float8)
+        ON COMMIT DROP;
+    TRUNCATE ms_quality_points;
+    -- each arm: its mean reward and cost over the rows where it is available
+    EXECUTE format('INSERT INTO ms_quality_points SELECT ''arm'', a, pg_catalog.avg(COALESCE(s.c[a], 0)),'
+                   ' pg_catalog.avg(s.r[a]) FROM (%s) s(x, r, c), pg_catalog.generate_series(1, pg_catalog.cardinality(s.r)) a'
+                   ' WHERE s.r[a] IS NOT NULL GROUP BY a', source);
+    INSERT INTO ms_quality_points
+    SELECT g.kind, g.knob, r.cum_cost / r.round, r.cum_reward / r.round
+      FROM (SELECT 'cost_weight' AS kind, w AS knob, settings AS st, w AS lambda FROM unnest(cost_weights) w
+            UNION ALL
+            SELECT 'budget', b, settings || jsonb_build_object('budget', b), 0 FROM unnest(budgets) b) g
+      CROSS JOIN LATERAL (SELECT * FROM model_select.replay(source, policy, kernel, g.st, seed, g.lambda, rounds, 1,
+                                                            rounds) x ORDER BY x.round DESC LIMIT 1) r;
+    SELECT max(p.cost) INTO max_cost FROM ms_quality_points p WHERE p.kind = 'arm';
+    IF NOT max_cost > 0 THEN
+        RAISE EXCEPTION 'quality_cost: every arm costs 0 on these rows' USING ERRCODE = '22023',
+            HINT = 'The source yields (context, rewards, costs); give the costs.';
+    END IF;
+    RETURN QUERY
+    SELECT p.kind, p.knob, p.cost, p.quality,
+           EXISTS (SELECT FROM model_select.quality_hull(h.cs, h.qs, max_cost) v WHERE v.cost = p.cost AND v.quality = p.quality),
+           (SELECT v.aiq FROM model_select.quality_hull(h.cs, h.qs, max_cost) v LIMIT 1)
+      FROM ms_quality_points p
+      JOIN (SELECT q.kind = 'arm' AS is_arm, array_agg(q.cost) AS cs, array_agg(q.quality) AS qs
+              FROM ms_quality_points q GROUP BY 1) h ON h.is_arm = (p.kind = 'arm')
+     ORDER BY p.kind = 'arm', p.kind, p.knob;
+END $$;
+
+COMMENT ON FUNCTION model_select.quality_hull(float8[], float8[], float8) IS
+'RouterBench''s quality-vs-cost hull: the vertices of the non-decreasing concave hull of the (cost, quality) points and the origin, flat past the best point, with aiq = the area under it over [0, max_cost] divided by max_cost.';
+COMMENT ON FUNCTION model_select.quality_cost(text, text, text, jsonb, float8[], float8[], bigint, int) IS
+'replay() of a policy over a grid of cost weights and/or budgets on the rows (context, rewards, costs) of source: per run and per arm (always that arm) the mean cost and reward per decision, whether the point is a vertex of its kind''s hull, and the AIQ of the router''s and of the arms'' hulls up to the dearest arm''s mean cost.';

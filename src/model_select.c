@@ -9,6 +9,7 @@
 #include <cblas.h>
 
 #include "learning/checkpoint.h"
+#include "routing/model_cache.h"
 
 PG_MODULE_MAGIC;
 
@@ -30,5 +31,11 @@ _PG_init(void)
 							"the fold.  0 turns automatic checkpoints off.",
 							&checkpoint_threshold, 128, 0, 1000000,
 							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("model_select.cache_size",
+							"Memory each backend may keep for decoded arm models and random features.",
+							"Least recently used selectors are evicted past it; a selector "
+							"larger than it is still loaded, alone.",
+							&model_cache_size_kb, 256 * 1024, 1024, INT_MAX / 2,
+							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
 	MarkGUCPrefixReserved("model_select");
 }

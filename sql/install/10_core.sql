@@ -18,7 +18,9 @@ CREATE TABLE model_select.selectors (
     seed        bigint NOT NULL,
     created_at  timestamptz NOT NULL DEFAULT now(),
     -- bumped by every settings change: checkpoints of older settings are void
-    settings_version int NOT NULL DEFAULT 1
+    settings_version int NOT NULL DEFAULT 1,
+    -- the role that created it (set by create_selector; see 80_security.sql)
+    owner       regrole NOT NULL
 );
 
 CREATE TABLE model_select.arms (
@@ -82,7 +84,12 @@ CREATE FUNCTION model_select.resolve_settings(policy text, kernel text, settings
     RETURNS jsonb
     AS 'MODULE_PATHNAME', 'model_select_resolve_settings' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 
-CREATE FUNCTION model_select.add_arm(selector text, arm text) RETURNS void
+-- The functions that change selectors are C entries (src/core/admin.c) that
+-- check the caller's right on the selector, then run these bodies,
+-- model_select._<name>, as the extension owner: clients hold no write right
+-- on selectors, arms or arm_state.  EXECUTE on the bodies is revoked from
+-- PUBLIC (80_security.sql).
+CREATE FUNCTION model_select._add_arm(selector text, arm text) RETURNS void
 LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     sid int;
@@ -112,9 +119,8 @@ BEGIN
     SELECT arm_id, sid, s.settings_version FROM a, model_select.selectors s WHERE s.selector_id = sid;
 END $$;
 
-CREATE FUNCTION model_select.create_selector(
-    name text, dim int, arms text[], policy text DEFAULT 'pak_ucb',
-    kernel text DEFAULT NULL, settings jsonb DEFAULT '{}', seed bigint DEFAULT 0)
+CREATE FUNCTION model_select._create_selector(
+    owner regrole, name text, dim int, arms text[], policy text, kernel text, settings jsonb, seed bigint)
 RETURNS int
 LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -133,16 +139,16 @@ BEGIN
     IF cardinality(arms) = 0 THEN
         RAISE EXCEPTION 'a selector needs at least one arm' USING ERRCODE = '22023';
     END IF;
-    IF EXISTS (SELECT 1 FROM model_select.selectors s WHERE s.name = create_selector.name) THEN
+    IF EXISTS (SELECT 1 FROM model_select.selectors s WHERE s.name = _create_selector.name) THEN
         RAISE EXCEPTION 'selector "%" already exists', name USING ERRCODE = '42710';
     END IF;
-    INSERT INTO model_select.selectors(name, dim, policy, kernel, settings, seed)
+    INSERT INTO model_select.selectors(name, dim, policy, kernel, settings, seed, owner)
     VALUES (name, dim, policy,
             CASE WHEN policy IN ('pak_ucb', 'rff_ucb', 'bkb') THEN coalesce(kernel, 'rbf') ELSE kernel END,
-            model_select.resolve_settings(policy, kernel, coalesce(settings, '{}'), dim), seed)
+            model_select.resolve_settings(policy, kernel, coalesce(settings, '{}'), dim), seed, owner)
     RETURNING selector_id INTO sid;
     FOREACH arm IN ARRAY arms LOOP
-        PERFORM model_select.add_arm(name, arm);
+        PERFORM model_select._add_arm(name, arm);
     END LOOP;
     RETURN sid;
 END $$;
@@ -156,7 +162,7 @@ REVOKE ALL ON FUNCTION model_select._settings_lock(int) FROM PUBLIC;
 -- Change settings after creation: merged into the current ones, validated,
 -- and every arm's state re-derived from the reward log (e.g. a new
 -- cost_weight, alpha or bandwidth).  Returns the rewards re-applied.
-CREATE FUNCTION model_select.alter_selector(name text, settings jsonb) RETURNS bigint
+CREATE FUNCTION model_select._alter_selector(name text, settings jsonb) RETURNS bigint
 LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     sid int;
@@ -168,7 +174,7 @@ BEGIN
     -- First wait for the reward inserts in flight (later ones wait for us and
     -- read the new settings), then lock the row: an insert's foreign key
     -- check key-share-locks it while the insert holds the settings lock.
-    SELECT sel.selector_id INTO sid FROM model_select.selectors sel WHERE sel.name = alter_selector.name;
+    SELECT sel.selector_id INTO sid FROM model_select.selectors sel WHERE sel.name = _alter_selector.name;
     IF FOUND THEN
         PERFORM model_select._settings_lock(sid);
         SELECT * INTO s FROM model_select.selectors sel WHERE sel.selector_id = sid FOR UPDATE;
@@ -177,22 +183,22 @@ BEGIN
         RAISE EXCEPTION 'selector "%" does not exist', name USING ERRCODE = '42704';
     END IF;
     UPDATE model_select.selectors sel
-       SET settings = model_select.resolve_settings(s.policy, s.kernel, s.settings || alter_selector.settings, s.dim),
+       SET settings = model_select.resolve_settings(s.policy, s.kernel, s.settings || _alter_selector.settings, s.dim),
            settings_version = sel.settings_version + 1
      WHERE sel.selector_id = s.selector_id;
     RETURN model_select.rebuild_state(name);
 END $$;
 
-CREATE FUNCTION model_select.drop_selector(name text) RETURNS void
+CREATE FUNCTION model_select._drop_selector(name text) RETURNS void
 LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-    DELETE FROM model_select.selectors s WHERE s.name = drop_selector.name;
+    DELETE FROM model_select.selectors s WHERE s.name = _drop_selector.name;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'selector "%" does not exist', name USING ERRCODE = '42704';
     END IF;
 END $$;
 
-CREATE FUNCTION model_select.retire_arm(selector text, arm text) RETURNS void
+CREATE FUNCTION model_select._retire_arm(selector text, arm text) RETURNS void
 LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     IF NOT EXISTS (SELECT 1 FROM model_select.selectors s WHERE s.name = selector) THEN
@@ -205,6 +211,21 @@ BEGIN
         RAISE EXCEPTION 'selector "%" has no arm "%"', selector, arm USING ERRCODE = '42704';
     END IF;
 END $$;
+
+-- The entries (src/core/admin.c): same arguments as the bodies, less the
+-- new selector's owner, which create_selector takes from the caller.
+CREATE FUNCTION model_select.add_arm(selector text, arm text) RETURNS void
+    AS 'MODULE_PATHNAME', 'model_select_admin_call' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+CREATE FUNCTION model_select.create_selector(
+    name text, dim int, arms text[], policy text DEFAULT 'pak_ucb',
+    kernel text DEFAULT NULL, settings jsonb DEFAULT '{}', seed bigint DEFAULT 0) RETURNS int
+    AS 'MODULE_PATHNAME', 'model_select_admin_call' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+CREATE FUNCTION model_select.alter_selector(name text, settings jsonb) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'model_select_admin_call' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+CREATE FUNCTION model_select.drop_selector(name text) RETURNS void
+    AS 'MODULE_PATHNAME', 'model_select_admin_call' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+CREATE FUNCTION model_select.retire_arm(selector text, arm text) RETURNS void
+    AS 'MODULE_PATHNAME', 'model_select_admin_call' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 -- pg_dump keeps the user data and the sequences.  arm_state is derived: it is
 -- dumped empty, and restoring the reward log re-learns it through the
@@ -228,6 +249,8 @@ COMMENT ON COLUMN model_select.selectors.settings IS
 COMMENT ON COLUMN model_select.selectors.seed IS 'Seed of tie-breaking, of the random policy and of random features.';
 COMMENT ON COLUMN model_select.selectors.settings_version IS
 'Bumped by alter_selector(): checkpoints taken under older settings are void.';
+COMMENT ON COLUMN model_select.selectors.owner IS
+'The role that created the selector: it (and its members) has every right on it and grants them with grant_selector().';
 
 COMMENT ON TABLE model_select.arms IS
 'The arms (models) of each selector. A retired arm (active = false) is never chosen and refuses rewards; its state and rewards stay, add_arm() re-activates it.';
@@ -273,3 +296,13 @@ COMMENT ON FUNCTION model_select.drop_selector(text) IS
 'Deletes a selector with its arms, states, decisions, rewards and cascade data.';
 COMMENT ON FUNCTION model_select.retire_arm(text, text) IS
 'Retires an arm: it is never chosen again and refuses rewards; its state and rewards stay and scores() still shows it.';
+COMMENT ON FUNCTION model_select._add_arm(text, text) IS
+'Internal: the body of add_arm(), run as the extension owner once the caller''s admin right is checked.';
+COMMENT ON FUNCTION model_select._create_selector(regrole, text, int, text[], text, text, jsonb, bigint) IS
+'Internal: the body of create_selector(), run as the extension owner; the first argument is the caller, the new owner.';
+COMMENT ON FUNCTION model_select._alter_selector(text, jsonb) IS
+'Internal: the body of alter_selector(), run as the extension owner once the caller''s admin right is checked.';
+COMMENT ON FUNCTION model_select._drop_selector(text) IS
+'Internal: the body of drop_selector(), run as the extension owner once the caller''s admin right is checked.';
+COMMENT ON FUNCTION model_select._retire_arm(text, text) IS
+'Internal: the body of retire_arm(), run as the extension owner once the caller''s admin right is checked.';

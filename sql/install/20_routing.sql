@@ -8,7 +8,8 @@ CREATE TABLE model_select.decisions (
     context     float8[] NOT NULL,
     score       float8 NOT NULL,            -- the chosen arm's ucb
     mean        float8,                     -- its predicted reward (mean) at decision time
-    created_at  timestamptz NOT NULL DEFAULT now()
+    created_at  timestamptz NOT NULL DEFAULT now(),
+    cost_weight float8                      -- the cost weight λ in force (the budget's pacer)
 );
 CREATE INDEX ON model_select.decisions (selector_id, created_at);
 
@@ -40,8 +41,11 @@ CREATE FUNCTION model_select.route_batch(selector text, source text, log boolean
     RETURNS TABLE (key bigint, arm text, score float8, mean float8, width float8, decision_id bigint)
     AS 'MODULE_PATHNAME', 'model_select_route_batch' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 
--- This backend's cache of decoded arm models: entries, decodes, hits.
-CREATE FUNCTION model_select.cache_stats(OUT entries int, OUT decodes bigint, OUT hits bigint)
+-- This backend's cache of arm folds and decoded models (bounded by the
+-- setting model_select.cache_size): entries, bytes, hits, misses, decodes,
+-- evictions, and the bytes of the random feature matrices kept.
+CREATE FUNCTION model_select.cache_stats(OUT entries int, OUT bytes bigint, OUT hits bigint,
+    OUT misses bigint, OUT decodes bigint, OUT evictions bigint, OUT feature_bytes bigint)
     AS 'MODULE_PATHNAME', 'model_select_cache_stats' LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 
 SELECT pg_catalog.pg_extension_config_dump('model_select.decisions', '');
@@ -53,6 +57,7 @@ COMMENT ON TABLE model_select.decisions IS
 COMMENT ON COLUMN model_select.decisions.context IS 'The context as given (stored as float8[], not normalised).';
 COMMENT ON COLUMN model_select.decisions.score IS 'The chosen arm''s ucb at decision time (Infinity for an untried arm).';
 COMMENT ON COLUMN model_select.decisions.mean IS 'The chosen arm''s predicted reward at decision time (drift() compares it with the rewards).';
+COMMENT ON COLUMN model_select.decisions.cost_weight IS 'The cost weight in force at decision time: with a budget the pacer''s, a function of the costs in the reward log; else the cost_weight setting.';
 
 COMMENT ON FUNCTION model_select.select_model(text, float8[]) IS
 'The arm to use for this context: the active arm with the highest ucb, ties broken by a hash of seed, context and ordinal. Reads only (STABLE, PARALLEL SAFE).';
@@ -69,4 +74,4 @@ COMMENT ON FUNCTION model_select.scores(text, float8[]) IS
 COMMENT ON FUNCTION model_select.scores(text, real[]) IS
 'Every arm of the selector (retired ones too) in ordinal order: rewards n, mean, width, ucb = mean + radius * width, and the radius and ridge alpha of the bound for this context. Reads only.';
 COMMENT ON FUNCTION model_select.cache_stats() IS
-'This backend''s cache of decoded arm models: entries held, states decoded and cache hits so far.';
+'This backend''s cache of arm folds and decoded models: entries and bytes held, hits (a cached model reused), misses (an arm folded anew from its checkpoint), states decoded, evictions (least recently used selectors dropped to stay within model_select.cache_size), and bytes of random feature matrices.';

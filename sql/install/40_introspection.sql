@@ -1,8 +1,10 @@
 -- Introspection: per-arm statistics and the drift detector.
 
 -- Per arm: rewards in the log (n), their means, how many are pending after
--- the checkpoint, and the checkpoint's version, size and time.
-CREATE VIEW model_select.arm_stats AS
+-- the checkpoint, and the checkpoint's version, size and time.  With the
+-- reader's rights (security_invoker), so that row-level security shows each
+-- role only the selectors it may use.
+CREATE VIEW model_select.arm_stats WITH (security_invoker = true) AS
 SELECT s.name AS selector, a.name AS arm, a.ordinal, a.active, c.n + p.n AS n,
        CASE WHEN c.n + p.n > 0 THEN (c.reward_sum + p.reward_sum) / (c.n + p.n) END AS mean_reward,
        CASE WHEN c.cost_n + p.cost_n > 0
@@ -28,10 +30,18 @@ SELECT s.name AS selector, a.name AS arm, a.ordinal, a.active, c.n + p.n AS n,
 -- Change detector: per arm, over its last `recent` rewarded decisions, the
 -- mean reward observed vs the mean the model predicted when it decided.  A
 -- gap many standard errors wide means the arm's world has moved: consider a
--- window, a discount or restart_every (see README).
+-- window, a discount or restart_every (see README).  Needs the route
+-- right; reads with the caller's rights (row-level security).
 CREATE FUNCTION model_select.drift(selector text, recent int DEFAULT 100)
 RETURNS TABLE (arm text, n bigint, observed float8, predicted float8, gap float8, z float8)
-LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF NOT model_select.has_selector_privilege(drift.selector, 'route') THEN
+        RAISE EXCEPTION 'permission denied for selector "%"', drift.selector USING ERRCODE = '42501',
+            DETAIL = 'This needs the route privilege on the selector.',
+            HINT = 'The selector''s owner can grant it with model_select.grant_selector().';
+    END IF;
+    RETURN QUERY
     SELECT a.name, count(r.reward), avg(r.reward), avg(r.mean), avg(r.reward - r.mean),
            avg(r.reward - r.mean) / nullif(stddev_samp(r.reward - r.mean) / sqrt(count(r.reward)), 0)
       FROM model_select.selectors s
@@ -45,8 +55,8 @@ LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
              LIMIT greatest(recent, 1)) r ON true
      WHERE s.name = drift.selector
      GROUP BY a.name, a.ordinal
-     ORDER BY a.ordinal
-$$;
+     ORDER BY a.ordinal;
+END $$;
 
 -- Comments (psql: \dv+, \d+, \df+, \dd).
 COMMENT ON VIEW model_select.arm_stats IS

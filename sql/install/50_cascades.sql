@@ -138,7 +138,8 @@ CREATE FUNCTION model_select.cascade_refit(selector text, from_scratch boolean D
 
 -- Per logged cascade: what was queried, the best value and the utility
 -- (best value − total cost) of the observations that name it.
-CREATE VIEW model_select.cascade_outcomes AS
+-- Both views with the reader's rights, as arm_stats (row-level security).
+CREATE VIEW model_select.cascade_outcomes WITH (security_invoker = true) AS
 SELECT d.cascade_id, s.name AS selector, d.created_at, count(o.obs_id) AS queried,
        (array_agg(o.arm ORDER BY o.value DESC, o.obs_id) FILTER (WHERE o.obs_id IS NOT NULL))[1] AS best_arm,
        max(o.value) AS best_value, sum(o.cost) AS total_cost, max(o.value) - sum(o.cost) AS utility
@@ -147,7 +148,7 @@ SELECT d.cascade_id, s.name AS selector, d.created_at, count(o.obs_id) AS querie
   LEFT JOIN model_select.cascade_observations o ON o.cascade_id = d.cascade_id
  GROUP BY d.cascade_id, s.name, d.created_at;
 
-CREATE VIEW model_select.cascade_arm_stats AS
+CREATE VIEW model_select.cascade_arm_stats WITH (security_invoker = true) AS
 SELECT s.name AS selector, a.name AS arm, a.ordinal, a.active, coalesce(st.n, 0) AS n,
        st.fit_n, st.rho, st.version, octet_length(st.design) AS design_bytes, st.updated_at
   FROM model_select.selectors s

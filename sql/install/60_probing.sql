@@ -39,7 +39,8 @@ CREATE TABLE model_select.probe_runs (
     issued          int NOT NULL DEFAULT 0, -- queries of batch j handed out (m = 1..issued)
     observed        int NOT NULL DEFAULT 0, -- queries of batch j reported
     finished        boolean NOT NULL DEFAULT false,
-    created_at      timestamptz NOT NULL DEFAULT now()
+    created_at      timestamptz NOT NULL DEFAULT now(),
+    owner           regrole NOT NULL        -- the creator: only its members see the run
 );
 
 -- The pool X, items numbered from 1 in the order the pool query yields them.
@@ -170,8 +171,10 @@ BEGIN
     IF EXISTS (SELECT 1 FROM model_select.probe_runs pr WHERE pr.name = _probe_create.name) THEN
         RAISE EXCEPTION 'probe run "%" already exists', name USING ERRCODE = '42710';
     END IF;
-    INSERT INTO model_select.probe_runs(name, horizon, reset_every, beta, kernel, settings, seed)
-    VALUES (name, horizon, reset_every, beta, kern, resolved, seed)
+    -- the probe functions run with the caller's rights: the run is the caller's
+    INSERT INTO model_select.probe_runs(name, horizon, reset_every, beta, kernel, settings, seed, owner)
+    VALUES (name, horizon, reset_every, beta, kern, resolved, seed,
+            (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname = current_user)::regrole)
     RETURNING run_id INTO rid;
     RETURN rid;
 END $$;
@@ -370,6 +373,8 @@ SELECT pg_catalog.pg_extension_config_dump('model_select.probe_runs_run_id_seq',
 -- Comments (psql: \dt+, \d+, \df+, \dd).
 COMMENT ON TABLE model_select.probe_runs IS
 'R-PERP probing runs: one row per run with its parameters (horizon T, reset_every H, beta) and where it stands (interval, batch, queries issued and reported).';
+COMMENT ON COLUMN model_select.probe_runs.owner IS
+'The role that created the run: row-level security shows a run, its pool and its plan only to members of this role (and to superusers and the extension owner).';
 COMMENT ON TABLE model_select.probe_pool IS
 'The fixed pool of (prompt, model) items of each run, numbered from 1, with whether each is still active and its last fit in the current interval.';
 COMMENT ON TABLE model_select.probe_plan IS

@@ -42,3 +42,108 @@ COMMENT ON FUNCTION model_select.synthetic_clusters(int, int, int, int, bigint, 
 'Seeded synthetic stream: prompts in clusters whose best arm differs, with optional changing worlds (a late arm, rotating experts, new clusters).';
 COMMENT ON FUNCTION model_select.synthetic_rkhs(int, int, int, bigint, text, float8, float8, float8, float8, int) IS
 'Seeded synthetic stream: per arm a reward function of given RKHS norm, contexts uniform in [0,1]^dim, Gaussian noise.';
+
+-- Quality vs cost (RouterBench's AIQ): the non-decreasing concave hull of
+-- (cost, quality) points and the origin (answering nothing costs and earns
+-- 0; mixing two routers at random reaches every point between them), flat
+-- past its best point; aiq = its area over [0, max_cost] / max_cost.
+CREATE FUNCTION model_select.quality_hull(costs float8[], qualities float8[], max_cost float8)
+    RETURNS TABLE (cost float8, quality float8, aiq float8)
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    hx float8[] := ARRAY[0];
+    hy float8[] := ARRAY[0];
+    p record;
+    n int := 1;
+    best int := 1;
+    area float8 := 0;
+    x1 float8;
+BEGIN
+    IF costs IS NULL OR qualities IS NULL OR max_cost IS NULL THEN
+        RAISE EXCEPTION 'quality_hull: costs, qualities and max_cost must not be NULL' USING ERRCODE = '22004';
+    END IF;
+    IF cardinality(costs) <> cardinality(qualities) OR array_position(costs, NULL) IS NOT NULL
+       OR array_position(qualities, NULL) IS NOT NULL OR NOT max_cost > 0 OR max_cost = 'Infinity'
+       OR EXISTS (SELECT FROM unnest(costs, qualities) u(c, q)
+                   WHERE NOT (c >= 0 AND c < 'Infinity' AND q > '-Infinity' AND q < 'Infinity')) THEN
+        RAISE EXCEPTION 'quality_hull: costs and qualities must be arrays of equal length of finite numbers, costs not negative, and max_cost above 0'
+            USING ERRCODE = '22023';
+    END IF;
+    -- the upper hull by the monotone chain: a vertex stays while it lies strictly above the chord
+    FOR p IN SELECT u.c, u.q FROM unnest(costs, qualities) u(c, q) ORDER BY u.c, u.q DESC LOOP
+        WHILE n >= 2 AND (hx[n] - hx[n - 1]) * (p.q - hy[n - 1]) - (hy[n] - hy[n - 1]) * (p.c - hx[n - 1]) >= 0 LOOP
+            n := n - 1;
+        END LOOP;
+        hx := hx[1:n] || p.c;
+        hy := hy[1:n] || p.q;
+        n := n + 1;
+    END LOOP;
+    -- non-decreasing: stop at the best vertex, flat after it
+    FOR i IN 1..n LOOP
+        IF hy[i] > hy[best] THEN
+            best := i;
+        END IF;
+    END LOOP;
+    FOR i IN 2..best LOOP
+        x1 := least(hx[i], max_cost);
+        IF x1 > hx[i - 1] THEN
+            area := area + (x1 - hx[i - 1])
+                    * (hy[i - 1] + (hy[i - 1] + (hy[i] - hy[i - 1]) * (x1 - hx[i - 1]) / (hx[i] - hx[i - 1]))) / 2;
+        END IF;
+    END LOOP;
+    area := area + greatest(max_cost - hx[best], 0) * hy[best];
+    RETURN QUERY SELECT hx[i], hy[i], area / max_cost FROM generate_series(1, best) i;
+END $$;
+
+-- replay() over a grid of cost weights and/or budgets: each run's mean cost
+-- and reward per decision, next to each arm's own (always that arm); which
+-- points are vertices of their kind's hull, and the AIQ of the router's
+-- points and of the arms' up to the dearest arm's mean cost.
+CREATE FUNCTION model_select.quality_cost(
+    source text, policy text DEFAULT 'pak_ucb', kernel text DEFAULT NULL, settings jsonb DEFAULT '{}',
+    cost_weights float8[] DEFAULT NULL, budgets float8[] DEFAULT NULL, seed bigint DEFAULT 0,
+    rounds int DEFAULT NULL)
+    RETURNS TABLE (kind text, knob float8, cost float8, quality float8, on_hull boolean, aiq float8)
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE AS $$
+DECLARE
+    max_cost float8;
+BEGIN
+    IF source IS NULL OR policy IS NULL OR settings IS NULL OR seed IS NULL THEN
+        RAISE EXCEPTION 'quality_cost: source, policy, settings and seed must not be NULL' USING ERRCODE = '22004';
+    END IF;
+    IF coalesce(cardinality(cost_weights), 0) + coalesce(cardinality(budgets), 0) = 0 THEN
+        RAISE EXCEPTION 'quality_cost: give cost_weights, budgets or both' USING ERRCODE = '22023';
+    END IF;
+    CREATE TEMP TABLE IF NOT EXISTS ms_quality_points (kind text, knob float8, cost float8, quality float8)
+        ON COMMIT DROP;
+    TRUNCATE ms_quality_points;
+    -- each arm: its mean reward and cost over the rows where it is available
+    EXECUTE format('INSERT INTO ms_quality_points SELECT ''arm'', a, pg_catalog.avg(COALESCE(s.c[a], 0)),'
+                   ' pg_catalog.avg(s.r[a]) FROM (%s) s(x, r, c), pg_catalog.generate_series(1, pg_catalog.cardinality(s.r)) a'
+                   ' WHERE s.r[a] IS NOT NULL GROUP BY a', source);
+    INSERT INTO ms_quality_points
+    SELECT g.kind, g.knob, r.cum_cost / r.round, r.cum_reward / r.round
+      FROM (SELECT 'cost_weight' AS kind, w AS knob, settings AS st, w AS lambda FROM unnest(cost_weights) w
+            UNION ALL
+            SELECT 'budget', b, settings || jsonb_build_object('budget', b), 0 FROM unnest(budgets) b) g
+      CROSS JOIN LATERAL (SELECT * FROM model_select.replay(source, policy, kernel, g.st, seed, g.lambda, rounds, 1,
+                                                            rounds) x ORDER BY x.round DESC LIMIT 1) r;
+    SELECT max(p.cost) INTO max_cost FROM ms_quality_points p WHERE p.kind = 'arm';
+    IF NOT max_cost > 0 THEN
+        RAISE EXCEPTION 'quality_cost: every arm costs 0 on these rows' USING ERRCODE = '22023',
+            HINT = 'The source yields (context, rewards, costs); give the costs.';
+    END IF;
+    RETURN QUERY
+    SELECT p.kind, p.knob, p.cost, p.quality,
+           EXISTS (SELECT FROM model_select.quality_hull(h.cs, h.qs, max_cost) v WHERE v.cost = p.cost AND v.quality = p.quality),
+           (SELECT v.aiq FROM model_select.quality_hull(h.cs, h.qs, max_cost) v LIMIT 1)
+      FROM ms_quality_points p
+      JOIN (SELECT q.kind = 'arm' AS is_arm, array_agg(q.cost) AS cs, array_agg(q.quality) AS qs
+              FROM ms_quality_points q GROUP BY 1) h ON h.is_arm = (p.kind = 'arm')
+     ORDER BY p.kind = 'arm', p.kind, p.knob;
+END $$;
+
+COMMENT ON FUNCTION model_select.quality_hull(float8[], float8[], float8) IS
+'RouterBench''s quality-vs-cost hull: the vertices of the non-decreasing concave hull of the (cost, quality) points and the origin, flat past the best point, with aiq = the area under it over [0, max_cost] divided by max_cost.';
+COMMENT ON FUNCTION model_select.quality_cost(text, text, text, jsonb, float8[], float8[], bigint, int) IS
+'replay() of a policy over a grid of cost weights and/or budgets on the rows (context, rewards, costs) of source: per run and per arm (always that arm) the mean cost and reward per decision, whether the point is a vertex of its kind''s hull, and the AIQ of the router''s and of the arms'' hulls up to the dearest arm''s mean cost.';

@@ -32,6 +32,8 @@
 #include "cascade/cascade.h"
 #include "core/catalog.h"
 #include "core/context.h"
+#include "core/owner.h"
+#include "core/privilege.h"
 #include "policy/registry.h"
 #include "math/linalg.h"
 #include "math/prng.h"
@@ -158,23 +160,36 @@ cascade_arm_from_row(CascadeArm *a, HeapTuple row, TupleDesc desc, int m)
 	cascade_state_decode(&a->st, m, rho_null, rho, design_null, design);
 }
 
-/* Load a selector with every arm (and, with_state, its decoded cascade state). */
-static CascadeSelector *
-cascade_load(const char *name, bool with_state)
+typedef struct CascadeLoad
+{
+	const char *name;
+	bool		with_state;
+	CascadeSelector *sel;
+} CascadeLoad;
+
+/*
+ * cascade_load() as the extension owner (clients read no table), for a
+ * caller with the route right.
+ */
+static void
+cascade_load_as_owner(void *arg)
 {
 	int			spi_level;
 	static SPIPlanPtr arms_plan = NULL;
+	CascadeLoad *call = arg;
+	const char *name = call->name;
 	Oid			types[2] = {INT4OID, BOOLOID};
 	Datum		args[2];
 	MemoryContext caller = CurrentMemoryContext;
-	CascadeSelector *sel = palloc0(sizeof(CascadeSelector));
+	CascadeSelector *sel = call->sel = palloc0(sizeof(CascadeSelector));
 
 	spi_level = spi_connect();
 	config_load_by_name(name, &sel->cfg);
+	selector_check_privilege(sel->cfg.selector_id, name, SELECTOR_ROUTE);
 	sel->name = MemoryContextStrdup(caller, name);
 	sel->m = cascade_psi_dim(&sel->cfg);
 	args[0] = Int32GetDatum(sel->cfg.selector_id);
-	args[1] = BoolGetDatum(with_state);
+	args[1] = BoolGetDatum(call->with_state);
 	sel->narms = (int) spi_execute(spi_plan(&arms_plan,
 											"SELECT a.arm_id, a.name, a.ordinal, a.active, coalesce(s.n, 0),"
 											" CASE WHEN $2 THEN s.rho END, CASE WHEN $2 THEN s.design END"
@@ -197,7 +212,16 @@ cascade_load(const char *name, bool with_state)
 					 errhint("Run model_select.cascade_refit() after changing the selector's settings.")));
 	}
 	spi_finish(spi_level);
-	return sel;
+}
+
+/* Load a selector with every arm (and, with_state, its decoded cascade state). */
+static CascadeSelector *
+cascade_load(const char *name, bool with_state)
+{
+	CascadeLoad call = {name, with_state, NULL};
+
+	run_as_extension_owner(cascade_load_as_owner, &call);
+	return call.sel;
 }
 
 static double
@@ -490,9 +514,10 @@ model_select_cascade_route(PG_FUNCTION_ARGS)
 	args[2] = Float8GetDatum(beta);
 	args[3] = values[1] = PointerGetDatum(construct_array(names, k, TEXTOID, -1, false, TYPALIGN_INT));
 	args[4] = values[2] = PointerGetDatum(float8_array(indices, NULL, k));
-	values[0] = Int64GetDatum(spi_insert_returning_id(&plan,
-													  "INSERT INTO model_select.cascade_decisions(selector_id, context, beta, arms, indices)"
-													  " VALUES ($1, $2, $3, $4, $5) RETURNING cascade_id",
-													  5, types, args, "log the cascade"));
+	/* as the extension owner: clients need no right on cascade_decisions */
+	values[0] = Int64GetDatum(insert_returning_id_as_owner(&plan,
+														   "INSERT INTO model_select.cascade_decisions(selector_id, context, beta, arms, indices)"
+														   " VALUES ($1, $2, $3, $4, $5) RETURNING cascade_id",
+														   5, types, args, "log the cascade"));
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
 }

@@ -24,6 +24,8 @@
 #include "core/catalog.h"
 #include "core/log_table.h"
 #include "core/context.h"
+#include "core/owner.h"
+#include "core/privilege.h"
 #include "math/linalg.h"
 
 PG_FUNCTION_INFO_V1(model_select_cascade_resolve);
@@ -34,20 +36,21 @@ PG_FUNCTION_INFO_V1(model_select_cascade_refit);
 /* cascade_observations: BEFORE INSERT FOR EACH ROW                  */
 /* ---------------------------------------------------------------- */
 
+/* The LogTarget columns first, in their order (log_row_complete). */
 typedef struct ObsColumns
 {
 	int			selector;
 	int			arm;
-	int			cascade_id;
 	int			context;
-	int			value;
-	int			cost;
 	int			selector_id;
 	int			arm_id;
+	int			cascade_id;
+	int			value;
+	int			cost;
 } ObsColumns;
 
 static const char *const obs_column_names[] = {
-	"selector", "arm", "cascade_id", "context", "value", "cost", "selector_id", "arm_id"
+	"selector", "arm", "context", "selector_id", "arm_id", "cascade_id", "value", "cost"
 };
 
 /* The selector name and context of a logged cascade; selector/context given must match. */
@@ -62,11 +65,13 @@ from_cascade(int64 cascade_id, char **selector, bool context_given, Datum contex
 	Datum		logged;
 
 	row = spi_fetch_one(spi_plan(&plan,
-								 "SELECT s.name, d.context FROM model_select.cascade_decisions d"
+								 "SELECT s.name, d.context, d.selector_id FROM model_select.cascade_decisions d"
 								 " JOIN model_select.selectors s USING (selector_id) WHERE d.cascade_id = $1",
 								 1, types), args, true, psprintf("cascade " INT64_FORMAT, cascade_id), NULL);
 	name = spi_text(row, SPI_tuptable->tupdesc, 1);
 	logged = spi_datum(row, SPI_tuptable->tupdesc, 2);
+	/* before anything about the cascade shows in an error */
+	selector_check_privilege(spi_int32(row, SPI_tuptable->tupdesc, 3), name, SELECTOR_REWARD);
 	if (*selector != NULL && strcmp(*selector, name) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -96,7 +101,7 @@ resolve_arm(const char *selector, const char *arm, int32 *selector_id, int32 *ar
 {
 	bool		active;
 
-	arm_lookup(selector, arm, selector_id, arm_id, &active);
+	arm_lookup(selector, arm, SELECTOR_REWARD, selector_id, arm_id, &active);
 	if (!active)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -121,11 +126,11 @@ check_value_cost(const SelectorConfig *cfg, HeapTuple tuple, TupleDesc desc, con
 	check_cost(cost);
 }
 
-Datum
-model_select_cascade_resolve(PG_FUNCTION_ARGS)
+/* As the extension owner, for a caller with the reward right: the row completed. */
+static HeapTuple
+resolve_observation(TriggerData *td)
 {
 	int			spi_level;
-	TriggerData *td = log_row_trigger(fcinfo);
 	HeapTuple	tuple;
 	TupleDesc	desc;
 	ObsColumns	c;
@@ -136,12 +141,9 @@ model_select_cascade_resolve(PG_FUNCTION_ARGS)
 				ctx_null;
 	Datum		cid,
 				context;
-	int			cols[5];
-	Datum		values[5];
-	bool		nulls[5] = {false};
+	LogTarget	target;
 	int32		selector_id,
 				arm_id;
-	HeapTuple	result;
 
 	tuple = td->tg_trigtuple;
 	desc = RelationGetDescr(td->tg_relation);
@@ -166,20 +168,22 @@ model_select_cascade_resolve(PG_FUNCTION_ARGS)
 	config_load(selector_id, &cfg);
 	check_value_cost(&cfg, tuple, desc, &c);
 
-	cols[0] = c.selector;
-	values[0] = CStringGetTextDatum(selector);
-	cols[1] = c.arm;
-	values[1] = CStringGetTextDatum(arm);
-	cols[2] = c.context;		/* validated, stored as float8[] */
-	values[2] = PointerGetDatum(float8_array(context_from_array(DatumGetArrayTypeP(context), cfg.dim),
-											 NULL, cfg.dim));
-	cols[3] = c.selector_id;
-	values[3] = Int32GetDatum(selector_id);
-	cols[4] = c.arm_id;
-	values[4] = Int32GetDatum(arm_id);
-	result = SPI_copytuple(heap_modify_tuple_by_cols(tuple, desc, 5, cols, values, nulls));
+	/* the context validated, stored as float8[] */
+	target.selector = selector;
+	target.arm = arm;
+	target.context = PointerGetDatum(float8_array(context_from_array(DatumGetArrayTypeP(context), cfg.dim),
+												  NULL, cfg.dim));
+	target.selector_id = selector_id;
+	target.arm_id = arm_id;
+	tuple = log_row_complete(tuple, desc, (const int *) &c, &target, 0, (Datum) 0);
 	spi_finish(spi_level);
-	return PointerGetDatum(result);
+	return tuple;
+}
+
+Datum
+model_select_cascade_resolve(PG_FUNCTION_ARGS)
+{
+	return log_row_resolve(fcinfo, resolve_observation);
 }
 
 /* ---------------------------------------------------------------- */
@@ -375,18 +379,25 @@ apply_arm_rows(SPITupleTable *tt, uint64 first, uint64 last, void *arg)
 	MemoryContextDelete(work);
 }
 
-Datum
-model_select_cascade_apply(PG_FUNCTION_ARGS)
+/* The statement's observations, as the extension owner: clients need no right on cascade_state. */
+static void
+apply_statement(void *arg)
 {
 	int			spi_level;
 	SelectorConfig cfg = {0};
 
 	cfg.selector_id = -1;
 	spi_level = spi_connect();
-	for_each_arm_of_statement(fcinfo,
+	for_each_arm_of_statement((FunctionCallInfo) arg,
 							  "SELECT arm_id, selector_id, context FROM new_observations"
 							  " ORDER BY arm_id, obs_id", apply_arm_rows, &cfg);
 	spi_finish(spi_level);
+}
+
+Datum
+model_select_cascade_apply(PG_FUNCTION_ARGS)
+{
+	run_as_extension_owner(apply_statement, fcinfo);
 	return PointerGetDatum(NULL);
 }
 
@@ -416,22 +427,29 @@ refit_arm(const SelectorConfig *cfg, int32 arm_id, bool from_scratch)
 	return s->n;
 }
 
-/* SQL: cascade_refit(selector, from_scratch) → observations refit. */
-Datum
-model_select_cascade_refit(PG_FUNCTION_ARGS)
+typedef struct RefitCall
+{
+	const char *name;
+	bool		from_scratch;
+	int64		total;
+} RefitCall;
+
+/* As the extension owner, for a caller with the admin right: refit every arm. */
+static void
+refit_selector(void *arg)
 {
 	int			spi_level;
 	static SPIPlanPtr arms_plan = NULL;
+	RefitCall  *call = arg;
 	Oid			int_type[1] = {INT4OID};
 	Datum		args[1];
-	bool		from_scratch = PG_GETARG_BOOL(1);
 	SelectorConfig cfg;
 	int			narms;
 	int32	   *arm_ids;
-	int64		total = 0;
 
 	spi_level = spi_connect();
-	config_load(selector_id_by_name(text_to_cstring(PG_GETARG_TEXT_PP(0))), &cfg);
+	config_load(selector_id_by_name(call->name), &cfg);
+	selector_check_privilege(cfg.selector_id, call->name, SELECTOR_ADMIN);
 	args[0] = Int32GetDatum(cfg.selector_id);
 	narms = (int) spi_execute(spi_plan(&arms_plan,
 									   "SELECT arm_id FROM model_select.arms WHERE selector_id = $1 ORDER BY arm_id",
@@ -446,10 +464,19 @@ model_select_cascade_refit(PG_FUNCTION_ARGS)
 												   ALLOCSET_DEFAULT_SIZES);
 		MemoryContext old = MemoryContextSwitchTo(work);
 
-		total += refit_arm(&cfg, arm_ids[i], from_scratch);
+		call->total += refit_arm(&cfg, arm_ids[i], call->from_scratch);
 		MemoryContextSwitchTo(old);
 		MemoryContextDelete(work);
 	}
 	spi_finish(spi_level);
-	PG_RETURN_INT64(total);
+}
+
+/* SQL: cascade_refit(selector, from_scratch) → observations refit. */
+Datum
+model_select_cascade_refit(PG_FUNCTION_ARGS)
+{
+	RefitCall	call = {text_to_cstring(PG_GETARG_TEXT_PP(0)), PG_GETARG_BOOL(1), 0};
+
+	run_as_extension_owner(refit_selector, &call);
+	PG_RETURN_INT64(call.total);
 }

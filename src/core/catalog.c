@@ -19,6 +19,7 @@
 #include "utils/memutils.h"
 
 #include "core/catalog.h"
+#include "core/privilege.h"
 #include "policy/registry.h"
 
 
@@ -49,11 +50,14 @@ selector_id_by_name(const char *name)
 }
 
 /*
- * Resolve an arm by selector and arm names (42704 if either is unknown);
- * *active tells whether it may still learn.  The caller is connected to SPI.
+ * Resolve an arm by selector and arm names (42704 if either is unknown) for
+ * a caller that needs a right in `mask` on the selector (42501, checked
+ * before the arm is looked up: no arm names leak); *active tells whether it
+ * may still learn.  The caller is connected to SPI as the extension owner.
  */
 void
-arm_lookup(const char *selector, const char *arm, int32 *selector_id, int32 *arm_id, bool *active)
+arm_lookup(const char *selector, const char *arm, int mask, int32 *selector_id, int32 *arm_id,
+		   bool *active)
 {
 	static SPIPlanPtr plan = NULL;
 	Oid			types[2] = {TEXTOID, TEXTOID};
@@ -69,13 +73,25 @@ arm_lookup(const char *selector, const char *arm, int32 *selector_id, int32 *arm
 								2, types), args, selector);
 	desc = SPI_tuptable->tupdesc;
 	*selector_id = spi_int32(row, desc, 1);
-	(void) SPI_getbinval(row, desc, 2, &isnull);
+	*arm_id = DatumGetInt32(SPI_getbinval(row, desc, 2, &isnull));
+	*active = !isnull && spi_bool(row, desc, 3);
+	selector_check_privilege(*selector_id, selector, mask);
 	if (isnull)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("selector \"%s\" has no arm \"%s\"", selector, arm)));
-	*arm_id = spi_int32(row, desc, 2);
-	*active = spi_bool(row, desc, 3);
+}
+
+/* A backend-local hash table in cxt whose entries start with an int32 id (an arm_id). */
+HTAB *
+id_hash_create(const char *name, Size entrysize, MemoryContext cxt)
+{
+	HASHCTL		ctl;
+
+	ctl.keysize = sizeof(int32);
+	ctl.entrysize = entrysize;
+	ctl.hcxt = cxt;
+	return hash_create(name, 64, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 }
 
 /* Parse the CONFIG_COLUMNS of a selectors row, starting at first_col. */

@@ -4,10 +4,13 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
+#include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
 #include "core/log_table.h"
+#include "core/owner.h"
 #include "core/spi_util.h"
 
 /* The trigger data of a BEFORE INSERT FOR EACH ROW trigger, or an error. */
@@ -22,6 +25,61 @@ log_row_trigger(FunctionCallInfo fcinfo)
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("%s must fire BEFORE INSERT FOR EACH ROW", get_func_name(fcinfo->flinfo->fn_oid))));
 	return td;
+}
+
+typedef struct LogRowCall
+{
+	TriggerData *td;
+	LogRowResolver resolve;
+	HeapTuple	result;
+} LogRowCall;
+
+static void
+log_row_resolve_as_owner(void *arg)
+{
+	LogRowCall *call = arg;
+
+	call->result = call->resolve(call->td);
+}
+
+/*
+ * A BEFORE INSERT FOR EACH ROW trigger of a log: resolve (as the extension
+ * owner: clients need no right on the tables it reads) completes the row.
+ */
+Datum
+log_row_resolve(FunctionCallInfo fcinfo, LogRowResolver resolve)
+{
+	LogRowCall	call = {log_row_trigger(fcinfo), resolve, NULL};
+
+	run_as_extension_owner(log_row_resolve_as_owner, &call);
+	return PointerGetDatum(call.result);
+}
+
+/*
+ * The row with its target columns (and, if extra_attnum > 0, one more)
+ * replaced, copied so that it outlives SPI_finish.
+ */
+HeapTuple
+log_row_complete(HeapTuple tuple, TupleDesc desc, const int attnums[LOG_TARGET_COLUMNS],
+				 const LogTarget *target, int extra_attnum, Datum extra_value)
+{
+	int			cols[LOG_TARGET_COLUMNS + 1];
+	Datum		values[LOG_TARGET_COLUMNS + 1];
+	bool		nulls[LOG_TARGET_COLUMNS + 1] = {false};
+	int			n = LOG_TARGET_COLUMNS;
+
+	memcpy(cols, attnums, sizeof(int) * LOG_TARGET_COLUMNS);
+	values[0] = CStringGetTextDatum(target->selector);
+	values[1] = CStringGetTextDatum(target->arm);
+	values[2] = target->context;
+	values[3] = Int32GetDatum(target->selector_id);
+	values[4] = Int32GetDatum(target->arm_id);
+	if (extra_attnum > 0)
+	{
+		cols[n] = extra_attnum;
+		values[n++] = extra_value;
+	}
+	return SPI_copytuple(heap_modify_tuple_by_cols(tuple, desc, n, cols, values, nulls));
 }
 
 /*

@@ -10,7 +10,29 @@
 #include "commands/trigger.h"
 #include "executor/spi.h"
 
+/* Completes a log row as the extension owner; returns the row to store. */
+typedef HeapTuple (*LogRowResolver) (TriggerData *td);
+
 extern TriggerData *log_row_trigger(FunctionCallInfo fcinfo);
+extern Datum log_row_resolve(FunctionCallInfo fcinfo, LogRowResolver resolve);
+/*
+ * What a resolver fills in every log row: names, the context (float8[]) and
+ * the ids; LogTarget's columns are given by attribute number, in this order.
+ */
+typedef struct LogTarget
+{
+	const char *selector;
+	const char *arm;
+	Datum		context;
+	int32		selector_id;
+	int32		arm_id;
+} LogTarget;
+
+#define LOG_TARGET_COLUMNS 5
+
+extern HeapTuple log_row_complete(HeapTuple tuple, TupleDesc desc,
+								  const int attnums[LOG_TARGET_COLUMNS], const LogTarget *target,
+								  int extra_attnum, Datum extra_value);
 extern void log_columns(TupleDesc desc, const char *const *names, int ncolumns, int *attnums);
 extern void for_each_arm_of_statement(FunctionCallInfo fcinfo, const char *query,
 									  void (*fn) (SPITupleTable *tt, uint64 first, uint64 last, void *arg),

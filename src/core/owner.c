@@ -16,6 +16,7 @@
 #include "utils/rel.h"
 
 #include "core/owner.h"
+#include "core/spi_util.h"
 
 /*
  * The owner of extension model_select, read from pg_extension (a catalog
@@ -60,6 +61,22 @@ extension_owner(void)
 }
 
 /*
+ * The user that entered the outermost run_as_extension_owner() of this
+ * backend, InvalidOid outside.  Privilege checks need the client's identity
+ * also when they run inside the extension's own code (an admin function's
+ * body calls rebuild_state(), a trigger fires below route()...), where
+ * GetUserId() is the extension owner.
+ */
+static Oid	outer_user = InvalidOid;
+
+/* The role whose privileges count: the client, even inside run_as_extension_owner(). */
+Oid
+calling_user(void)
+{
+	return OidIsValid(outer_user) ? outer_user : GetUserId();
+}
+
+/*
  * Call fn(arg) as the extension owner.  SECURITY_LOCAL_USERID_CHANGE, like
  * a SECURITY DEFINER function: the change is undone on error, and SET ROLE
  * or SET SESSION AUTHORIZATION inside is refused.
@@ -69,8 +86,11 @@ run_as_extension_owner(void (*fn) (void *arg), void *arg)
 {
 	Oid			save_userid;
 	int			save_sec_context;
+	bool		outermost = !OidIsValid(outer_user);
 
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	if (outermost)
+		outer_user = save_userid;
 	SetUserIdAndSecContext(extension_owner(), save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
 	PG_TRY();
 	{
@@ -79,6 +99,42 @@ run_as_extension_owner(void (*fn) (void *arg), void *arg)
 	PG_FINALLY();
 	{
 		SetUserIdAndSecContext(save_userid, save_sec_context);
+		if (outermost)
+			outer_user = InvalidOid;
 	}
 	PG_END_TRY();
+}
+
+typedef struct InsertCall
+{
+	SPIPlanPtr *slot;
+	const char *sql;
+	int			nargs;
+	const Oid  *argtypes;
+	Datum	   *args;
+	const char *what;
+	int64		id;
+} InsertCall;
+
+static void
+insert_as_owner(void *arg)
+{
+	InsertCall *call = arg;
+
+	call->id = spi_insert_returning_id(call->slot, call->sql, call->nargs, call->argtypes,
+									   call->args, call->what);
+}
+
+/*
+ * spi_insert_returning_id() as the extension owner: how route() and
+ * cascade_route() log, so that clients need no right on the log tables.
+ */
+int64
+insert_returning_id_as_owner(SPIPlanPtr *slot, const char *sql, int nargs, const Oid *argtypes,
+							 Datum *args, const char *what)
+{
+	InsertCall	call = {slot, sql, nargs, argtypes, args, what, 0};
+
+	run_as_extension_owner(insert_as_owner, &call);
+	return call.id;
 }

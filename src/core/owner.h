@@ -7,7 +7,12 @@
 #ifndef MODEL_SELECT_OWNER_H
 #define MODEL_SELECT_OWNER_H
 
+#include "executor/spi.h"
+
 extern Oid	extension_owner(void);
 extern void run_as_extension_owner(void (*fn) (void *arg), void *arg);
+extern Oid	calling_user(void);
+extern int64 insert_returning_id_as_owner(SPIPlanPtr *slot, const char *sql, int nargs,
+										  const Oid *argtypes, Datum *args, const char *what);
 
 #endif

@@ -50,7 +50,9 @@ typedef enum SettingScope
 	FOR_FIXED_WIDTH,			/* confidence fixed, or a policy's own radius */
 	FOR_BOUNDS,					/* confidence other than fixed, or a policy's own radius */
 	FOR_GRID,					/* confidence dmm or cmm */
-	FOR_IGP						/* confidence igp */
+	FOR_IGP,					/* confidence igp */
+	FOR_FIXED_CHOICE,			/* a policy with a choice of bounds, confidence fixed */
+	FOR_BUDGET					/* a selector with a budget */
 } SettingScope;
 
 typedef struct SettingDef
@@ -68,6 +70,8 @@ typedef struct SettingDef
 
 static const char *const confidence_names[CONFIDENCE_COUNT + 1] = {"fixed", "ay", "igp", "amm", "dmm",
 "cmm", NULL};
+
+static const char *const exploration_names[EXPLORE_COUNT + 1] = {"ucb", "thompson", NULL};
 
 /* The DMM grid recommended by spec/001.md §6, as multiples of α₀ = alpha. */
 static const double default_grid[] = {0.1, 0.3, 1, 3, 10};
@@ -91,6 +95,8 @@ static const SettingDef setting_defs[] = {
 	{"rkhs_bound", SETTING_NUMBER, offsetof(SelectorConfig, rkhs_bound), 1.0, 0, false, 1e6, FOR_BOUNDS},
 	{"grid", SETTING_GRID, offsetof(SelectorConfig, grid), 0, 1e-6, false, 1e6, FOR_GRID},
 	{"horizon", SETTING_INTEGER, offsetof(SelectorConfig, horizon), 1000, 1, false, 1e9, FOR_IGP},
+	{"exploration", SETTING_CHOICE, offsetof(SelectorConfig, exploration), EXPLORE_UCB, 0, false, 0,
+	FOR_FIXED_CHOICE, exploration_names},
 	{"gamma", SETTING_NUMBER, offsetof(SelectorConfig, gamma), 1.0, 0, true, 1e6, FOR_POLY},
 	{"degree", SETTING_INTEGER, offsetof(SelectorConfig, degree), 3, 1, false, 10, FOR_POLY},
 	{"offset", SETTING_NUMBER, offsetof(SelectorConfig, offset), 1.0, 0, false, 1e6, FOR_POLY},
@@ -98,6 +104,8 @@ static const SettingDef setting_defs[] = {
 	{"discount", SETTING_NUMBER, offsetof(SelectorConfig, discount), 1.0, 0, true, 1, FOR_DISCOUNT},
 	{"restart_every", SETTING_INTEGER, offsetof(SelectorConfig, restart_every), 0, 0, false, 100000000, FOR_RESTART},
 	{"cost_weight", SETTING_NUMBER, offsetof(SelectorConfig, cost_weight), 0.0, 0, false, 1e12, FOR_ALL},
+	{"budget", SETTING_NUMBER, offsetof(SelectorConfig, budget), 0.0, 0, false, 1e12, FOR_ALL},
+	{"pace", SETTING_INTEGER, offsetof(SelectorConfig, pace), 100, 1, false, 1e6, FOR_BUDGET},
 	{"reward_min", SETTING_NUMBER, offsetof(SelectorConfig, reward_min), 0.0, -1e15, false, 1e15, FOR_ALL},
 	{"reward_max", SETTING_NUMBER, offsetof(SelectorConfig, reward_max), 1.0, -1e15, false, 1e15, FOR_ALL},
 };
@@ -173,6 +181,10 @@ scope_covers(SettingScope scope, const SelectorConfig *cfg, const PolicyOps *ops
 			return choice && (cfg->confidence == CONFIDENCE_DMM || cfg->confidence == CONFIDENCE_CMM);
 		case FOR_IGP:
 			return choice && cfg->confidence == CONFIDENCE_IGP;
+		case FOR_FIXED_CHOICE:
+			return choice && cfg->confidence == CONFIDENCE_FIXED;
+		case FOR_BUDGET:
+			return cfg->budget > 0;
 	}
 	return false;
 }
@@ -402,6 +414,9 @@ settings_resolve(SelectorConfig *cfg, Jsonb *settings)
 			settings_error(cfg, setting_defs[i].name, "does not apply to this policy, kernel and confidence");
 	if (!(cfg->reward_min < cfg->reward_max))
 		settings_error(cfg, "reward_max", "must be greater than reward_min");
+	/* with a budget the pacer sets λ, and arms learn rewards (pacer.c) */
+	if (cfg->budget > 0 && cfg->cost_weight > 0)
+		settings_error(cfg, "budget", "use one of cost_weight and budget");
 	if ((cfg->window > 0) + (cfg->discount < 1) + (cfg->restart_every > 0) > 1)
 		settings_error(cfg, cfg->window > 0 ? "window" : "discount",
 					   "use one of window, discount and restart_every");

@@ -44,6 +44,15 @@ typedef enum ConfidenceKind
 	CONFIDENCE_COUNT
 } ConfidenceKind;
 
+/* How a contextual policy explores (confidence fixed). */
+typedef enum ExplorationKind
+{
+	EXPLORE_UCB,				/* mean + eta·width */
+	EXPLORE_THOMPSON,			/* mean + eta·width·ξ, ξ ~ N(0, 1) per arm and decision */
+	EXPLORE_COUNT
+} ExplorationKind;
+
+
 /* The largest "cap": most rewards a policy that keeps its rows holds per arm. */
 #define MAX_CAP 10000
 
@@ -71,6 +80,8 @@ typedef struct SelectorConfig
 	double		reward_min;
 	double		reward_max;
 	double		cost_weight;	/* λ: arms learn utility = reward − λ·cost */
+	double		budget;			/* target mean cost per decision (0: off), pacer.c */
+	int32		pace;			/* the pacer's λ reaches its scale after pace decisions' overspend */
 	int32		window;			/* forget all but an arm's last W rewards (0: off) */
 	double		discount;		/* weight γ^age of a reward (1: off) */
 	int32		restart_every;	/* reset an arm every H rewards (0: off) */
@@ -85,6 +96,7 @@ typedef struct SelectorConfig
 	int32		horizon;		/* igp: T, with η = 2/T */
 	int32		ngrid;			/* dmm, cmm: regularisers alpha·grid[i] */
 	double		grid[MAX_GRID];
+	ExplorationKind exploration;	/* pak_ucb, lin_ucb, rff_ucb with confidence fixed */
 } SelectorConfig;
 
 extern const char *kernel_name(KernelKind kernel);

@@ -452,6 +452,9 @@ replay_round(ReplayLearner *learner, const ReplayData *data, int row, double lam
 	tot->window_rounds++;
 	tot->picks[chosen]++;
 	replay_learn(sel, learner->states, learner->state_cxt, learner->model_cxt, chosen, x, u);
+	/* the totals a live arm reads from its log (the budget's pacer) */
+	sel->arms[chosen].cost_sum += c[chosen];
+	sel->arms[chosen].cost_n++;
 }
 
 /* Per-arm states, their memory contexts and scores, all empty. */
@@ -495,6 +498,8 @@ model_select_replay(PG_FUNCTION_ARGS)
 
 	replay_load(text_to_cstring(PG_GETARG_TEXT_PP(0)), &data);
 	learner.sel = replay_selector(fcinfo, &data);
+	if (lambda > 0 && learner.sel->cfg.budget > 0)
+		replay_error("pass cost_weight 0 with a budget: the budget's pacer sets the cost weight");
 	/* the cost weight of the settings, unless the argument gives one */
 	if (lambda == 0)
 		lambda = learner.sel->cfg.cost_weight;

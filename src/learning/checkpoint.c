@@ -28,6 +28,7 @@
 
 #include "core/catalog.h"
 #include "core/owner.h"
+#include "core/privilege.h"
 #include "core/state_store.h"
 #include "learning/checkpoint.h"
 #include "learning/fold.h"
@@ -226,15 +227,7 @@ due_memo(int32 arm_id)
 		memo = NULL;
 	}
 	if (memo == NULL)
-	{
-		HASHCTL		ctl;
-
-		ctl.keysize = sizeof(int32);
-		ctl.entrysize = sizeof(DueMemo);
-		ctl.hcxt = TopMemoryContext;
-		memo = hash_create("model_select checkpoint memo", 64, &ctl,
-						   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	}
+		memo = id_hash_create("model_select checkpoint memo", sizeof(DueMemo), TopMemoryContext);
 	m = hash_search(memo, &arm_id, HASH_ENTER, &found);
 	if (!found)
 	{
@@ -326,6 +319,7 @@ typedef struct CheckpointCall
 {
 	const char *name;
 	bool		from_scratch;
+	StateTransform *transform;
 	int64		folded;
 } CheckpointCall;
 
@@ -338,18 +332,33 @@ checkpoint_selector(void *arg)
 
 	spi_level = spi_connect();
 	config_load_by_name(call->name, &cfg);
-	call->folded = checkpoint_selector_arms(&cfg, call->from_scratch, NULL);
+	selector_check_privilege(cfg.selector_id, call->name, SELECTOR_ADMIN);
+	if (call->transform != NULL && call->transform->check != NULL)
+		call->transform->check(call->name, &cfg);
+	call->folded = checkpoint_selector_arms(&cfg, call->from_scratch, call->transform);
 	spi_finish(spi_level);
+}
+
+/*
+ * Checkpoint every arm of the named selector (from scratch, and applying
+ * transform, when asked), as the extension owner, for a caller with the
+ * admin right; returns the rewards folded.  checkpoint(), rebuild_state()
+ * and resample().
+ */
+int64
+checkpoint_named_selector(const char *name, bool from_scratch, StateTransform *transform)
+{
+	CheckpointCall call = {name, from_scratch, transform, 0};
+
+	run_as_extension_owner(checkpoint_selector, &call);
+	return call.folded;
 }
 
 /* SQL: checkpoint(selector) → rewards folded into the stored checkpoints. */
 Datum
 model_select_checkpoint(PG_FUNCTION_ARGS)
 {
-	CheckpointCall call = {text_to_cstring(PG_GETARG_TEXT_PP(0)), false, 0};
-
-	run_as_extension_owner(checkpoint_selector, &call);
-	PG_RETURN_INT64(call.folded);
+	PG_RETURN_INT64(checkpoint_named_selector(text_to_cstring(PG_GETARG_TEXT_PP(0)), false, NULL));
 }
 
 /*
@@ -360,8 +369,5 @@ model_select_checkpoint(PG_FUNCTION_ARGS)
 Datum
 model_select_rebuild_state(PG_FUNCTION_ARGS)
 {
-	CheckpointCall call = {text_to_cstring(PG_GETARG_TEXT_PP(0)), true, 0};
-
-	run_as_extension_owner(checkpoint_selector, &call);
-	PG_RETURN_INT64(call.folded);
+	PG_RETURN_INT64(checkpoint_named_selector(text_to_cstring(PG_GETARG_TEXT_PP(0)), true, NULL));
 }

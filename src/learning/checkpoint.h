@@ -13,17 +13,21 @@ extern int	checkpoint_threshold;
 
 /*
  * A change made to a checkpointed state before it is stored (resample()'s
- * new dictionary); applied counts the arms it changed.
+ * new dictionary); check (optional) refuses a selector it does not apply
+ * to; applied counts the arms it changed.
  */
 typedef struct StateTransform
 {
 	StateHeader *(*fn) (const SelectorConfig *cfg, const StateHeader *st);
+	void		(*check) (const char *name, const SelectorConfig *cfg);
 	int64		applied;
 } StateTransform;
 
 extern int64 checkpoint_arm(const SelectorConfig *cfg, int32 arm_id, bool skip_locked,
 							bool from_scratch, StateTransform *transform);
 extern void checkpoint_if_due(const SelectorConfig *cfg, int32 arm_id, int64 nrows);
+extern int64 checkpoint_named_selector(const char *name, bool from_scratch,
+									   StateTransform *transform);
 extern int64 checkpoint_selector_arms(const SelectorConfig *cfg, bool from_scratch,
 									  StateTransform *transform);
 

@@ -23,25 +23,27 @@
 #include "core/log_table.h"
 #include "core/context.h"
 #include "core/owner.h"
+#include "core/privilege.h"
 
 PG_FUNCTION_INFO_V1(model_select_rewards_resolve);
 
 /* Columns of model_select.rewards that the triggers read or fill. */
+/* The LogTarget columns first, in their order (log_row_complete). */
 typedef struct RewardColumns
 {
 	int			selector;
 	int			arm;
-	int			decision_id;
 	int			context;
-	int			reward;
-	int			cost;
 	int			selector_id;
 	int			arm_id;
+	int			decision_id;
+	int			reward;
+	int			cost;
 	int			tx;
 } RewardColumns;
 
 static const char *const reward_column_names[] = {
-	"selector", "arm", "decision_id", "context", "reward", "cost", "selector_id", "arm_id", "tx"
+	"selector", "arm", "context", "selector_id", "arm_id", "decision_id", "reward", "cost", "tx"
 };
 
 /* Resolved identity of the reward's arm. */
@@ -89,7 +91,7 @@ target_from_decision(int64 decision_id, RewardTarget *t)
 static void
 target_from_names(const char *selector, const char *arm, RewardTarget *t)
 {
-	arm_lookup(selector, arm, &t->selector_id, &t->arm_id, &t->active);
+	arm_lookup(selector, arm, SELECTOR_REWARD, &t->selector_id, &t->arm_id, &t->active);
 	t->selector = pstrdup(selector);
 	t->arm = pstrdup(arm);
 	t->context = (Datum) 0;
@@ -122,6 +124,8 @@ resolve_target(HeapTuple tuple, TupleDesc desc, const RewardColumns *c, RewardTa
 	if (!isnull)
 	{
 		target_from_decision(DatumGetInt64(decision), t);
+		/* before anything about the decision shows in an error */
+		selector_check_privilege(t->selector_id, t->selector, SELECTOR_REWARD);
 		/* a context equal to the decision's is accepted: pg_dump's rows have it */
 		if (!context_null && !same_context(*context, t->context))
 			ereport(ERROR,
@@ -170,26 +174,17 @@ check_reward_values(const SelectorConfig *cfg, HeapTuple tuple, TupleDesc desc, 
 						 cost_null ? 0 : DatumGetFloat8(cost));
 }
 
-typedef struct ResolveCall
-{
-	TriggerData *td;
-	HeapTuple	result;
-} ResolveCall;
-
 /* The row completed: names, float8 context, ids and its place in the log. */
-static void
-resolve_row(void *arg)
+static HeapTuple
+resolve_row(TriggerData *td)
 {
 	int			spi_level;
-	ResolveCall *call = arg;
-	HeapTuple	tuple = call->td->tg_trigtuple;
-	TupleDesc	desc = RelationGetDescr(call->td->tg_relation);
+	HeapTuple	tuple = td->tg_trigtuple;
+	TupleDesc	desc = RelationGetDescr(td->tg_relation);
 	RewardColumns c;
 	RewardTarget t;
 	SelectorConfig cfg;
-	int			cols[6];
-	Datum		values[6];
-	bool		nulls[6] = {false};
+	LogTarget	target;
 	Datum		context;
 	bool		context_null;
 
@@ -211,29 +206,20 @@ resolve_row(void *arg)
 	}
 	check_reward_values(&cfg, tuple, desc, &c);
 
-	cols[0] = c.selector;
-	values[0] = CStringGetTextDatum(t.selector);
-	cols[1] = c.arm;
-	values[1] = CStringGetTextDatum(t.arm);
-	cols[2] = c.context;
-	values[2] = context;
-	cols[3] = c.selector_id;
-	values[3] = Int32GetDatum(t.selector_id);
-	cols[4] = c.arm_id;
-	values[4] = Int32GetDatum(t.arm_id);
-	/* whatever the client wrote: the log's order is the server's */
-	cols[5] = c.tx;
-	values[5] = FullTransactionIdGetDatum(GetTopFullTransactionId());
-	/* the modified tuple must outlive SPI_finish */
-	call->result = SPI_copytuple(heap_modify_tuple_by_cols(tuple, desc, 6, cols, values, nulls));
+	target.selector = t.selector;
+	target.arm = t.arm;
+	target.context = context;
+	target.selector_id = t.selector_id;
+	target.arm_id = t.arm_id;
+	/* tx whatever the client wrote: the log's order is the server's */
+	tuple = log_row_complete(tuple, desc, (const int *) &c, &target, c.tx,
+							 FullTransactionIdGetDatum(GetTopFullTransactionId()));
 	spi_finish(spi_level);
+	return tuple;
 }
 
 Datum
 model_select_rewards_resolve(PG_FUNCTION_ARGS)
 {
-	ResolveCall call = {log_row_trigger(fcinfo), NULL};
-
-	run_as_extension_owner(resolve_row, &call);
-	return PointerGetDatum(call.result);
+	return log_row_resolve(fcinfo, resolve_row);
 }

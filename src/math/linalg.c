@@ -163,7 +163,7 @@ chol_append_row(int n, double *lp, const double *b, double c, double floor)
 	} while (0)
 
 static bool
-chol_rank1(int n, double *lp, double *x, double sign)
+chol_rank1(int n, double *lp, const double *x, double sign)
 {
 	double	   *ci = palloc(sizeof(double) * 3 * Max(n, 1));
 	double	   *a = ci + n;
@@ -186,6 +186,7 @@ chol_rank1(int n, double *lp, double *x, double sign)
 			row[r] = lp + PACKED_ROW(i0 + r);
 			X[r] = x[i0 + r];
 		}
+		/* cppcheck-suppress knownConditionTrueFalse ; nb is 1 to 4 */
 		if (nb == 4)
 			for (int k = 0; k < i0; k++)
 			{

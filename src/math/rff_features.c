@@ -95,6 +95,44 @@ frequencies(const SelectorConfig *cfg)
 	return c->W;
 }
 
+static Size
+frequency_bytes(const FrequencyCache *c)
+{
+	return c->valid ? sizeof(double) * (Size) c->cfg.features * c->cfg.dim : 0;
+}
+
+/* Memory held by the frequency matrices kept. */
+Size
+rff_cache_bytes(void)
+{
+	Size		total = 0;
+
+	for (int i = 0; i < FREQUENCY_CACHE_SIZE; i++)
+		total += frequency_bytes(&frequency_cache[i]);
+	return total;
+}
+
+/*
+ * Free kept frequency matrices, oldest first, until at most keep bytes
+ * remain (the model cache's byte bound covers them).  Nobody holds one
+ * across calls: each is looked up (or drawn again) per use.
+ */
+void
+rff_cache_trim(Size keep)
+{
+	for (int k = 0; k < FREQUENCY_CACHE_SIZE && rff_cache_bytes() > keep; k++)
+	{
+		FrequencyCache *c = &frequency_cache[(frequency_cache_next + k) % FREQUENCY_CACHE_SIZE];
+
+		if (c->valid)
+		{
+			pfree(c->W);
+			c->W = NULL;
+			c->valid = false;
+		}
+	}
+}
+
 /* phi (2·features values) = φ(x) from the D angles Wx held in phi[0, D). */
 static void
 features_from_angles(int D, double *phi)

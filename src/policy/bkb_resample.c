@@ -15,17 +15,17 @@
 
 #include "core/catalog.h"
 #include "core/owner.h"
+#include "core/privilege.h"
 #include "learning/checkpoint.h"
 #include "policy/bkb.h"
 #include "policy/registry.h"
 
 PG_FUNCTION_INFO_V1(model_select_resample);
 
-/* The selector's configuration; it must exist and use bkb. */
+/* Only bkb selectors have a dictionary. */
 static void
-resample_config(const char *name, SelectorConfig *cfg)
+require_dictionary(const char *name, const SelectorConfig *cfg)
 {
-	config_load(selector_id_by_name(name), cfg);
 	if (!policy_ops(cfg->policy)->dictionary)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -33,31 +33,11 @@ resample_config(const char *name, SelectorConfig *cfg)
 						name, policy_name(cfg->policy))));
 }
 
-typedef struct ResampleCall
-{
-	const char *name;
-	StateTransform transform;
-} ResampleCall;
-
-/* Checkpoint every arm, then give the state of each arm with rewards a new dictionary. */
-static void
-resample_selector(void *arg)
-{
-	int			spi_level;
-	ResampleCall *call = arg;
-	SelectorConfig cfg;
-
-	spi_level = spi_connect();
-	resample_config(call->name, &cfg);
-	checkpoint_selector_arms(&cfg, false, &call->transform);
-	spi_finish(spi_level);
-}
-
 Datum
 model_select_resample(PG_FUNCTION_ARGS)
 {
-	ResampleCall call = {text_to_cstring(PG_GETARG_TEXT_PP(0)), {bkb_resample, 0}};
+	StateTransform resample = {bkb_resample, require_dictionary, 0};
 
-	run_as_extension_owner(resample_selector, &call);
-	PG_RETURN_INT64(call.transform.applied);
+	checkpoint_named_selector(text_to_cstring(PG_GETARG_TEXT_PP(0)), false, &resample);
+	PG_RETURN_INT64(resample.applied);
 }

@@ -26,6 +26,7 @@
 #include "core/owner.h"
 #include "core/spi_util.h"
 #include "routing/decide.h"
+#include "routing/model_cache.h"
 
 PG_FUNCTION_INFO_V1(model_select_route_batch);
 
@@ -109,9 +110,9 @@ block_log(void *arg)
 	Block	   *b = arg;
 	const Selector *sel = b->sel;
 	int			dim = sel->cfg.dim;
-	Oid			types[7] = {INT4OID, INT4ARRAYOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID,
-	INT4ARRAYOID, INT4ARRAYOID, FLOAT8ARRAYOID};
-	Datum		args[7];
+	Oid			types[8] = {INT4OID, INT4ARRAYOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID,
+	INT4ARRAYOID, INT4ARRAYOID, FLOAT8ARRAYOID, FLOAT8OID};
+	Datum		args[8];
 	Datum	   *arms = palloc(sizeof(Datum) * b->m);
 	double	   *ucb = palloc(sizeof(double) * b->m);
 	double	   *mean = palloc(sizeof(double) * b->m);
@@ -135,16 +136,18 @@ block_log(void *arg)
 	args[4] = PointerGetDatum(construct_array(lo, b->m, INT4OID, 4, true, TYPALIGN_INT));
 	args[5] = PointerGetDatum(construct_array(hi, b->m, INT4OID, 4, true, TYPALIGN_INT));
 	args[6] = PointerGetDatum(float8_array(b->rawX, NULL, b->m * dim));
+	/* one state, one λ for the whole block */
+	args[7] = Float8GetDatum(pacer_lambda(sel));
 	spi_level = spi_connect();
 	/* rows are inserted, and their ids drawn, in ordinality order */
 	spi_execute(spi_plan(&plan,
-						 "INSERT INTO model_select.decisions(selector_id, arm_id, context, score, mean)"
-						 " SELECT $1, u.arm, $7[u.lo:u.hi], u.score, u.mean"
+						 "INSERT INTO model_select.decisions(selector_id, arm_id, context, score, mean,"
+						 " cost_weight) SELECT $1, u.arm, $7[u.lo:u.hi], u.score, u.mean, $8"
 						 " FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3), pg_catalog.unnest($4),"
 						 "   pg_catalog.unnest($5), pg_catalog.unnest($6)) WITH ORDINALITY"
 						 "   AS u(arm, score, mean, lo, hi, i)"
 						 " ORDER BY u.i RETURNING decision_id",
-						 7, types), args, NULL, false, 0, SPI_OK_INSERT_RETURNING,
+						 8, types), args, NULL, false, 0, SPI_OK_INSERT_RETURNING,
 				"log the decisions of a batch");
 	for (int t = 0; t < b->m; t++)
 		b->decision_ids[t] = spi_int64(SPI_tuptable->vals[t], SPI_tuptable->tupdesc, 1);

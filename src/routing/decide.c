@@ -76,6 +76,35 @@ score_arm_block(const Selector *sel, int i, int m, const double *X, void **share
 }
 
 /*
+ * exploration thompson: each learned arm's ucb becomes a draw from its
+ * posterior at this context, mean + eta·width·ξ.  For one context that is
+ * Thompson sampling exactly (the arms are independent and the choice
+ * depends only on each arm's value there).  ξ is a hash of (seed, context,
+ * arm ordinal, the arm's reward count): every backend and replica draws the
+ * same, and an arm's draw changes as it learns.
+ */
+static void
+sample_scores(const Selector *sel, const double *raw_x, ArmScore *scores)
+{
+	uint64		h;
+
+	if (sel->cfg.exploration != EXPLORE_THOMPSON)
+		return;
+	h = context_hash(raw_x, sel->cfg.dim, sel->cfg.seed);
+	for (int i = 0; i < sel->narms; i++)
+	{
+		ArmScore   *s = &scores[i];
+		Prng		rng;
+
+		if (sel->arms[i].model == NULL)
+			continue;
+		prng_seed(&rng, h ^ mix64((uint64) sel->arms[i].ordinal * UINT64_C(0x9E3779B97F4A7C15) +
+								  (uint64) sel->arms[i].n));
+		s->ucb = s->mean + s->radius * s->width * prng_normal(&rng);
+	}
+}
+
+/*
  * Can arm i's score be chosen?  A finite score can, and +Infinity for an arm
  * without rewards; a NaN or infinite score of a learned arm (a numerical
  * failure) never becomes a decision: the arm is skipped with a WARNING.
@@ -161,12 +190,19 @@ decide_block(const Selector *sel, int m, const double *rawX, ArmScore *scores, i
 	double	   *X = palloc(sizeof(double) * (Size) m * dim);
 	ArmScore   *column = palloc(sizeof(ArmScore) * Max(m, 1));
 	void	   *shared = NULL;
+	double		lambda = pacer_lambda(sel);
 
 	memcpy(X, rawX, sizeof(double) * (Size) m * dim);
 	for (int t = 0; t < m; t++)
 		context_prepare(&sel->cfg, X + (Size) t * dim);
+
 	for (int i = 0; i < sel->narms; i++)
 		score_arm_block(sel, i, m, X, &shared, column, scores);
+	for (int t = 0; t < m; t++)
+	{
+		sample_scores(sel, rawX + (Size) t * dim, scores + (Size) t * sel->narms);
+		pacer_apply(sel, lambda, scores + (Size) t * sel->narms);
+	}
 	for (int t = 0; t < m; t++)
 		chosen[t] = choose_arm(sel, scores + (Size) t * sel->narms, rawX + (Size) t * dim);
 	pfree(X);
@@ -182,6 +218,8 @@ score_arms(const Selector *sel, const double *raw_x, ArmScore *scores)
 	memcpy(x, raw_x, sizeof(double) * sel->cfg.dim);
 	context_prepare(&sel->cfg, x);
 	score_prepared(sel, x, scores);
+	sample_scores(sel, raw_x, scores);
+	pacer_apply(sel, pacer_lambda(sel), scores);
 	pfree(x);
 }
 

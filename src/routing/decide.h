@@ -9,6 +9,8 @@
 extern int	decide(const Selector *sel, const double *raw_x, ArmScore *scores);
 extern void score_arms(const Selector *sel, const double *raw_x, ArmScore *scores);
 extern void check_decisions_writable(const char *function);
+extern double pacer_lambda(const Selector *sel);
+extern void pacer_apply(const Selector *sel, double lambda, ArmScore *scores);
 extern void decide_block(const Selector *sel, int m, const double *rawX, ArmScore *scores,
 						 int *chosen);
 

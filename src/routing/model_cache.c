@@ -1,7 +1,7 @@
 /*
- * model_cache.c — loading a selector for scoring: every arm's state as the
- * fold of its log (its stored checkpoint plus the rewards logged after it),
- * decoded and kept in a backend-local cache.
+ * model_cache.c — the backend-local cache of arm folds: every arm's state as
+ * the fold of its log (its stored checkpoint plus the rewards logged after
+ * it), decoded for scoring.  selector_load.c reads a selector through it.
  *
  * Per arm the cache keeps a base: the checkpoint it started from (arm_state
  * row version and xmin, settings version) with the rows after it that were
@@ -10,9 +10,14 @@
  * in.  A statement also sees rows that are not final yet (a transaction
  * that committed while an older one still runs, or our own): those are
  * folded onto a copy of the base, the overlay, kept while the same rows
- * are seen on the same base.  Each load reads, in one query, the visible
- * rows after every arm's base.  So every reader scores exactly the fold of
- * the log its snapshot sees.  Bounded by MODEL_CACHE_MAX_ARMS entries.
+ * are seen on the same base.
+ *
+ * Bounded in bytes (model_select.cache_size, which also covers the random
+ * feature matrices of rff_features.c): after a selector is loaded, the least
+ * recently used entries of other selectors are evicted until the cache fits
+ * (the loaded selector's own entries stay: its models are in use).  A
+ * statement that kept pointers to an evicted model notices
+ * (selector_models_current) and reloads.
  */
 #include "postgres.h"
 
@@ -29,50 +34,32 @@
 
 #include "core/catalog.h"
 #include "core/owner.h"
+#include "core/privilege.h"
 #include "learning/fold.h"
+#include "math/rff_features.h"
 #include "policy/registry.h"
+#include "routing/arm_cache.h"
+#include "routing/model_cache.h"
 
-#define MODEL_CACHE_MAX_ARMS 1024
+/* GUC model_select.cache_size, in kB */
+int			model_cache_size_kb = 256 * 1024;
 
-typedef struct ModelCacheEntry
-{
-	int32		arm_id;			/* hash key */
-	int64		version;		/* of the checkpoint row folded from ... */
-	int64		xmin;			/* ... and its xmin (rolled back versions) */
-	int32		settings_version;
-	SelectorConfig cfg;
-	MemoryContext cxt;			/* everything below */
-	LogPosition ckpt_pos;		/* the checkpoint's position */
-	StateFold	fold;			/* the base: checkpoint + final rows */
-	MemoryContext base_cxt;		/* child of cxt: base_model (NULL: not decoded) */
-	ArmModel   *base_model;
-	MemoryContext overlay_cxt;	/* child of cxt, NULL: no overlay kept */
-	int			noverlay;		/* rows of the overlay and their positions */
-	int			maxoverlay;
-	LogPosition *overlay;
-	StateFold	ofold;			/* the base + those rows */
-	MemoryContext overlay_model_cxt;	/* child of overlay_cxt */
-	ArmModel   *overlay_model;
-	const ArmModel *model;		/* the model last handed out */
-	int64		n;				/* and its count of rewards */
-} ModelCacheEntry;
 
 static HTAB *model_cache = NULL;
+static uint64 cache_loads = 0;
+static Size cache_bytes = 0;	/* sum of the entries' bytes */
 
-/* Counters for model_select.cache_stats(): how often states were decoded. */
+/* Counters for model_select.cache_stats(). */
 static int64 cache_decodes = 0;
 static int64 cache_hits = 0;
+static int64 cache_misses = 0;
+static int64 cache_evictions = 0;
 
 static void
 model_cache_init(void)
 {
-	HASHCTL		ctl;
-
-	ctl.keysize = sizeof(int32);
-	ctl.entrysize = sizeof(ModelCacheEntry);
-	ctl.hcxt = CacheMemoryContext;
-	model_cache = hash_create("model_select model cache", 64, &ctl,
-							  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	model_cache = id_hash_create("model_select model cache", sizeof(ModelCacheEntry),
+								 CacheMemoryContext);
 }
 
 void
@@ -88,27 +75,63 @@ model_cache_forget_all(void)
 		MemoryContextDelete(entry->cxt);
 	hash_destroy(model_cache);
 	model_cache = NULL;
+	cache_bytes = 0;
 }
 
-static void
+void
 model_cache_remove(ModelCacheEntry *entry)
 {
 	int32		arm_id = entry->arm_id;
 
+	cache_bytes -= entry->bytes;
 	MemoryContextDelete(entry->cxt);
 	hash_search(model_cache, &arm_id, HASH_REMOVE, NULL);
 }
 
-/* A stored checkpoint's identity and contents, from the arms query. */
-typedef struct CheckpointRow
+/* Measure an entry in use by the load numbered `load`. */
+void
+model_cache_touch(ModelCacheEntry *entry, uint64 load)
 {
-	int64		version;
-	int64		xmin;
-	bool		valid;			/* exists and matches the settings */
-	LogPosition pos;
-	FoldTotals	totals;
-	Datum		state;			/* (Datum) 0: none */
-} CheckpointRow;
+	Size		bytes = MemoryContextMemAllocated(entry->cxt, true);
+
+	cache_bytes += bytes - entry->bytes;
+	entry->bytes = bytes;
+	entry->last_used = load;
+}
+
+/*
+ * Evict least recently used entries, never those of the current load, until
+ * the cache fits model_select.cache_size.
+ */
+void
+model_cache_fit(uint64 load)
+{
+	Size		limit = (Size) model_cache_size_kb * 1024;
+
+	while (cache_bytes + rff_cache_bytes() > limit)
+	{
+		HASH_SEQ_STATUS status;
+		ModelCacheEntry *entry,
+				   *lru = NULL;
+
+		if (model_cache != NULL)
+		{
+			hash_seq_init(&status, model_cache);
+			while ((entry = hash_seq_search(&status)) != NULL)
+				if (entry->last_used < load && (lru == NULL || entry->last_used < lru->last_used))
+					lru = entry;
+		}
+		if (lru == NULL)
+		{
+			/* the current selector alone is larger: drop the features kept */
+			rff_cache_trim(limit > cache_bytes ? limit - cache_bytes : 0);
+			return;
+		}
+		model_cache_remove(lru);
+		cache_evictions++;
+	}
+}
+
 
 /*
  * A fresh entry for an arm, holding its checkpoint (nothing folded after
@@ -124,15 +147,15 @@ entry_reset(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck)
 
 	if (model_cache == NULL)
 		model_cache_init();
-	else if (hash_get_num_entries(model_cache) >= MODEL_CACHE_MAX_ARMS &&
-			 hash_search(model_cache, &arm_id, HASH_FIND, NULL) == NULL)
-	{
-		model_cache_forget_all();
-		model_cache_init();
-	}
 	entry = hash_search(model_cache, &arm_id, HASH_ENTER, &found);
 	if (found)
+	{
+		cache_bytes -= entry->bytes;
 		MemoryContextDelete(entry->cxt);
+	}
+	cache_misses++;
+	entry->bytes = 0;
+	entry->last_used = 0;
 	entry->cxt = AllocSetContextCreate(CacheMemoryContext, "model_select arm model",
 									   ALLOCSET_DEFAULT_SIZES);
 	entry->base_cxt = entry->overlay_cxt = NULL;
@@ -172,8 +195,8 @@ entry_reset(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck)
  * horizon (a statement with an older snapshot may not see them all).  A new
  * base is caught up with the final rows at once.
  */
-static ModelCacheEntry *
-entry_for_statement(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck,
+ModelCacheEntry *
+model_cache_entry(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck,
 					FullTransactionId horizon)
 {
 	ModelCacheEntry *entry = model_cache
@@ -335,8 +358,8 @@ entry_extend_base(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint6
  * Bring an entry to rows [first, last) of tt, the visible rows after its
  * base: those below horizon join the base, the rest are the overlay.
  */
-static void
-entry_absorb(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 last,
+void
+model_cache_absorb(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 last,
 			 FullTransactionId horizon)
 {
 	uint64		split = first;
@@ -349,7 +372,7 @@ entry_absorb(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 las
 	{
 		entry_overlay(entry, tt, split, last);
 		entry->model = entry->overlay_model;
-		entry->n = entry->ofold.totals.n;
+		entry->totals = entry->ofold.totals;
 		return;
 	}
 	entry_drop_overlay(entry);
@@ -358,166 +381,14 @@ entry_absorb(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 las
 	else
 		entry->base_model = entry_decode(entry, entry->fold.st, entry->cxt, &entry->base_cxt);
 	entry->model = entry->base_model;
-	entry->n = entry->fold.totals.n;
+	entry->totals = entry->fold.totals;
 }
 
-/* The arms query's checkpoint columns 5.. of row i. */
-static void
-checkpoint_row(const SelectorConfig *cfg, SPITupleTable *tt, uint64 i, CheckpointRow *ck)
+/* A new load's number: the entries it touches are the most recently used. */
+uint64
+model_cache_next_load(void)
 {
-	HeapTuple	row = tt->vals[i];
-	TupleDesc	desc = tt->tupdesc;
-	bool		isnull;
-
-	memset(ck, 0, sizeof(*ck));
-	ck->version = DatumGetInt64(SPI_getbinval(row, desc, 5, &isnull));
-	if (isnull)
-		return;					/* no checkpoint row: fold the whole log */
-	ck->xmin = DatumGetInt64(SPI_getbinval(row, desc, 6, &isnull));
-	ck->valid = DatumGetInt32(SPI_getbinval(row, desc, 7, &isnull)) == cfg->settings_version;
-	checkpoint_position_from_row(row, desc, 8, &ck->pos, &ck->totals);
-	ck->state = SPI_getbinval(row, desc, 14, &isnull);
-	if (isnull)
-		ck->state = (Datum) 0;
-}
-
-/*
- * The visible rows after every entry's base (FOLD_COLUMNS, then the arm's
- * index + 1), ordered by arm index then canonical order; the table stays
- * valid until SPI_finish.
- */
-static SPITupleTable *
-rows_after_bases(ModelCacheEntry **entries, int narms)
-{
-	static SPIPlanPtr plan = NULL;
-	Oid			types[3] = {INT4ARRAYOID, XID8ARRAYOID, INT8ARRAYOID};
-	Datum	   *ids = palloc(sizeof(Datum) * Max(narms, 1));
-	Datum	   *txs = palloc(sizeof(Datum) * Max(narms, 1));
-	Datum	   *rids = palloc(sizeof(Datum) * Max(narms, 1));
-	Datum		args[3];
-
-	for (int i = 0; i < narms; i++)
-	{
-		ids[i] = Int32GetDatum(entries[i]->arm_id);
-		txs[i] = FullTransactionIdGetDatum(entries[i]->fold.pos.tx);
-		rids[i] = Int64GetDatum(entries[i]->fold.pos.reward_id);
-	}
-	args[0] = PointerGetDatum(construct_array(ids, narms, INT4OID, 4, true, TYPALIGN_INT));
-	args[1] = PointerGetDatum(construct_array(txs, narms, XID8OID, 8, FLOAT8PASSBYVAL,
-											  TYPALIGN_DOUBLE));
-	args[2] = PointerGetDatum(construct_array(rids, narms, INT8OID, 8, FLOAT8PASSBYVAL,
-											  TYPALIGN_DOUBLE));
-	spi_execute(spi_plan(&plan,
-						 "SELECT " FOLD_COLUMNS ", b.i"
-						 " FROM unnest($1, $2, $3) WITH ORDINALITY AS b(arm_id, tx, reward_id, i)"
-						 " CROSS JOIN LATERAL (SELECT " FOLD_COLUMNS " FROM model_select.rewards r"
-						 "   WHERE r.arm_id = b.arm_id AND (r.tx, r.reward_id) > (b.tx, b.reward_id)"
-						 "   ORDER BY r.tx, r.reward_id) r"
-						 " ORDER BY b.i, r.tx, r.reward_id",
-						 3, types), args, NULL, true, 0, SPI_OK_SELECT, "read the pending rewards");
-	return SPI_tuptable;
-}
-
-typedef struct LoadCall
-{
-	const char *name;
-	MemoryContext caller;
-	Selector   *sel;
-} LoadCall;
-
-/* Every arm's identity and cache entry from the arms query, then its rows. */
-static void
-arms_load(Selector *sel, MemoryContext caller, SPITupleTable *tt, FullTransactionId horizon)
-{
-	ModelCacheEntry **entries = palloc(sizeof(ModelCacheEntry *) * Max(sel->narms, 1));
-	SPITupleTable *rows;
-	uint64		nrows,
-				next = 0;
-	MemoryContext old = CurrentMemoryContext;
-
-	/* entries are made below and must all stay until the selector is loaded */
-	if (model_cache && hash_get_num_entries(model_cache) + sel->narms > MODEL_CACHE_MAX_ARMS)
-		model_cache_forget_all();
-	for (int i = 0; i < sel->narms; i++)
-	{
-		HeapTuple	row = tt->vals[i];
-		ArmInfo    *arm = &sel->arms[i];
-		bool		isnull;
-		CheckpointRow ck;
-
-		arm->arm_id = DatumGetInt32(SPI_getbinval(row, tt->tupdesc, 1, &isnull));
-		arm->name = MemoryContextStrdup(caller, TextDatumGetCString(SPI_getbinval(row, tt->tupdesc, 2, &isnull)));
-		arm->ordinal = DatumGetInt32(SPI_getbinval(row, tt->tupdesc, 3, &isnull));
-		arm->active = DatumGetBool(SPI_getbinval(row, tt->tupdesc, 4, &isnull));
-		checkpoint_row(&sel->cfg, tt, i, &ck);
-		entries[i] = entry_for_statement(&sel->cfg, arm->arm_id, &ck, horizon);
-	}
-	rows = rows_after_bases(entries, sel->narms);
-	nrows = SPI_processed;
-	for (int i = 0; i < sel->narms; i++)
-	{
-		ModelCacheEntry *entry = entries[i];
-		uint64		first = next;
-
-		while (next < nrows && spi_int64(rows->vals[next], rows->tupdesc, 6) == i + 1)
-			next++;
-		PG_TRY();
-		{
-			entry_absorb(entry, rows, first, next, horizon);
-		}
-		PG_CATCH();
-		{
-			MemoryContextSwitchTo(old);
-			model_cache_remove(entry);
-			PG_RE_THROW();
-		}
-		PG_END_TRY();
-		sel->arms[i].n = entry->n;
-		sel->arms[i].version = entry->version;
-		sel->arms[i].xmin = entry->xmin;
-		sel->arms[i].model = entry->model;
-	}
-}
-
-static void
-selector_load_as_owner(void *arg)
-{
-	int			spi_level;
-	static SPIPlanPtr arms_plan = NULL;
-	LoadCall   *call = arg;
-	Oid			types[1] = {INT4OID};
-	Datum		args[1];
-	Selector   *sel;
-
-	spi_level = spi_connect();
-	sel = call->sel = MemoryContextAllocZero(call->caller, sizeof(Selector));
-	sel->name = MemoryContextStrdup(call->caller, call->name);
-	config_load_by_name(call->name, &sel->cfg);
-	args[0] = Int32GetDatum(sel->cfg.selector_id);
-	spi_execute(spi_plan(&arms_plan,
-						 "SELECT a.arm_id, a.name, a.ordinal, a.active, s.version,"
-						 " s.xmin::text::bigint, s.settings_version, "
-						 CHECKPOINT_POSITION_COLUMNS ", s.state"
-						 " FROM model_select.arms a LEFT JOIN model_select.arm_state s USING (arm_id)"
-						 " WHERE a.selector_id = $1 ORDER BY a.ordinal",
-						 1, types), args, NULL, true, 0, SPI_OK_SELECT, "read the arms of selector \"%s\"", call->name);
-	sel->narms = (int) SPI_processed;
-	sel->arms = MemoryContextAllocZero(call->caller, sizeof(ArmInfo) * Max(sel->narms, 1));
-	arms_load(sel, call->caller, SPI_tuptable, shared_horizon());
-	spi_finish(spi_level);
-}
-
-/*
- * Load a selector by name with every arm and its decoded model.  The result
- * is allocated in the caller's memory context.
- */
-Selector *
-selector_load(const char *name)
-{
-	LoadCall	call = {name, CurrentMemoryContext, NULL};
-
-	run_as_extension_owner(selector_load_as_owner, &call);
-	return call.sel;
+	return ++cache_loads;
 }
 
 /* Are the models a loaded selector points to still in the cache? */
@@ -545,13 +416,17 @@ Datum
 model_select_cache_stats(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[3];
-	bool		nulls[3] = {false, false, false};
+	Datum		values[7];
+	bool		nulls[7] = {false};
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "cache_stats() must return a composite type");
 	values[0] = Int32GetDatum(model_cache ? (int32) hash_get_num_entries(model_cache) : 0);
-	values[1] = Int64GetDatum(cache_decodes);
+	values[1] = Int64GetDatum((int64) cache_bytes);
 	values[2] = Int64GetDatum(cache_hits);
+	values[3] = Int64GetDatum(cache_misses);
+	values[4] = Int64GetDatum(cache_decodes);
+	values[5] = Int64GetDatum(cache_evictions);
+	values[6] = Int64GetDatum((int64) rff_cache_bytes());
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
 }

@@ -20,6 +20,7 @@
 #include "core/context.h"
 #include "core/owner.h"
 #include "routing/decide.h"
+#include "routing/model_cache.h"
 
 PG_FUNCTION_INFO_V1(model_select_select_model);
 PG_FUNCTION_INFO_V1(model_select_route);
@@ -33,11 +34,13 @@ PG_FUNCTION_INFO_V1(model_select_scores);
  * dropped one of its models.  Within a transaction, equal xmin, xmax,
  * in-progress counts and command id mean equal snapshot contents: a
  * transaction that starts later gets an xid >= xmax, so the in-progress
- * lists can only shrink unless xmax moves.
+ * lists can only shrink unless xmax moves.  The same snapshot also means the
+ * same grants, so the privilege check of the load holds for the same user.
  */
 typedef struct StatementCache
 {
 	Selector   *sel;
+	Oid			user;			/* whose route right the load checked */
 	TransactionId xmin;
 	TransactionId xmax;
 	uint32		xcnt;
@@ -78,7 +81,7 @@ selector_for_statement(FunctionCallInfo fcinfo, const char *name)
 	MemoryContext old;
 
 	if (sc != NULL && strcmp(sc->sel->name, name) == 0 && snapshot_matches(sc, snap) &&
-		selector_models_current(sc->sel))
+		sc->user == calling_user() && selector_models_current(sc->sel))
 		return sc->sel;
 
 	old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
@@ -88,6 +91,7 @@ selector_for_statement(FunctionCallInfo fcinfo, const char *name)
 		pfree(sc->sel);			/* arm names and array stay until fn_mcxt goes */
 	sc->valid = false;
 	sc->sel = selector_load(name);
+	sc->user = calling_user();
 	MemoryContextSwitchTo(old);
 	snapshot_remember(sc, snap);
 	return sc->sel;
@@ -114,26 +118,6 @@ model_select_select_model(PG_FUNCTION_ARGS)
 	PG_RETURN_TEXT_P(cstring_to_text(sel->arms[chosen].name));
 }
 
-typedef struct DecisionLog
-{
-	Datum		args[5];
-	Datum		decision_id;
-} DecisionLog;
-
-/* Log a decision (as the extension owner: clients need no right on decisions). */
-static void
-decision_insert(void *arg)
-{
-	static SPIPlanPtr plan = NULL;
-	DecisionLog *log = arg;
-	Oid			argtypes[5] = {INT4OID, INT4OID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8OID};
-
-	log->decision_id = Int64GetDatum(spi_insert_returning_id(&plan,
-															 "INSERT INTO model_select.decisions(selector_id, arm_id, context, score, mean)"
-															 " VALUES ($1, $2, $3, $4, $5) RETURNING decision_id",
-															 5, argtypes, log->args, "log the decision"));
-}
-
 /*
  * Logging a decision writes: refuse early, with a hint, where that cannot
  * work (a hot standby, a read-only transaction), rather than fail inside.
@@ -153,11 +137,13 @@ check_decisions_writable(const char *function)
 Datum
 model_select_route(PG_FUNCTION_ARGS)
 {
+	static SPIPlanPtr plan = NULL;
+	Oid			types[6] = {INT4OID, INT4OID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8OID, FLOAT8OID};
 	Selector   *sel;
 	ArmScore   *scores;
 	double	   *raw;
 	int			chosen;
-	DecisionLog log;
+	Datum		args[6];
 	TupleDesc	tupdesc;
 	Datum		values[3];
 	bool		nulls[3] = {false, false, false};
@@ -169,14 +155,17 @@ model_select_route(PG_FUNCTION_ARGS)
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "route() must return a composite type");
 
-	log.args[0] = Int32GetDatum(sel->cfg.selector_id);
-	log.args[1] = Int32GetDatum(sel->arms[chosen].arm_id);
-	log.args[2] = PointerGetDatum(float8_array(raw, NULL, sel->cfg.dim));
-	log.args[3] = Float8GetDatum(scores[chosen].ucb);
-	log.args[4] = Float8GetDatum(scores[chosen].mean);
-	run_as_extension_owner(decision_insert, &log);
-
-	values[0] = log.decision_id;
+	args[0] = Int32GetDatum(sel->cfg.selector_id);
+	args[1] = Int32GetDatum(sel->arms[chosen].arm_id);
+	args[2] = PointerGetDatum(float8_array(raw, NULL, sel->cfg.dim));
+	args[3] = Float8GetDatum(scores[chosen].ucb);
+	args[4] = Float8GetDatum(scores[chosen].mean);
+	args[5] = Float8GetDatum(pacer_lambda(sel));
+	/* as the extension owner: clients need no right on decisions */
+	values[0] = Int64GetDatum(insert_returning_id_as_owner(&plan,
+														   "INSERT INTO model_select.decisions(selector_id, arm_id, context, score, mean,"
+														   " cost_weight) VALUES ($1, $2, $3, $4, $5, $6) RETURNING decision_id",
+														   6, types, args, "log the decision"));
 	values[1] = CStringGetTextDatum(sel->arms[chosen].name);
 	values[2] = Float8GetDatum(scores[chosen].ucb);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));

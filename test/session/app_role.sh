@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# Issue 14, Must show (g): an application role with only the application
-# privileges -- USAGE on schema model_select, EXECUTE on route, select_model
-# and scores, INSERT on model_select.rewards (+ USAGE on its id sequence) --
-# routes and rewards (by decision_id, by name, and a 60-row INSERT that
-# crosses a checkpoint_threshold of 10, so that a checkpoint happens in its
-# statement), and the state equals its rebuild; it cannot INSERT, UPDATE,
-# DELETE or TRUNCATE any other table of the schema, nor UPDATE, DELETE or
-# TRUNCATE rewards: each attempt fails with 42501 (each in a transaction
-# rolled back, UPDATE/DELETE with WHERE false, so nothing changes even when
-# a privilege is wrongly there).
+# Issue 14, Must show (g), and issue 11: an application role set up by
+# model_select.setup_role(role, 'application') -- USAGE on the schema,
+# SELECT on the tables and views (row-level security), INSERT on the two
+# logs (+ USAGE on their id sequences) -- and granted route and reward on
+# the selector by its owner, routes and rewards (by decision_id, by name,
+# and a 60-row INSERT that crosses a checkpoint_threshold of 10, so that a
+# checkpoint happens in its statement), and the state equals its rebuild; it
+# cannot INSERT, UPDATE, DELETE or TRUNCATE any other table of the schema,
+# nor UPDATE, DELETE or TRUNCATE the logs (rewards, cascade_observations):
+# each attempt fails with 42501 (each in a transaction rolled back,
+# UPDATE/DELETE with WHERE false, so nothing changes even when a privilege
+# is wrongly there).
 #
 # Needs PGHOST/PGPORT/PGUSER (a superuser) of a running cluster with
 # model_select installed.  Creates the role ms_app_role14 and drops it.
@@ -23,12 +25,9 @@ psql -X -q -d postgres -c "DROP ROLE IF EXISTS $APP" >/dev/null 2>&1 || true
 q >/dev/null <<SQL || bail "creating the selector or the role failed"
 SELECT model_select.create_selector('app', 4, ARRAY['a','b'], 'lin_ucb');
 CREATE ROLE $APP NOLOGIN;
-GRANT USAGE ON SCHEMA model_select TO $APP;
-GRANT EXECUTE ON FUNCTION model_select.route(text, float8[]), model_select.route(text, real[]),
-      model_select.select_model(text, float8[]), model_select.select_model(text, real[]),
-      model_select.scores(text, float8[]), model_select.scores(text, real[]) TO $APP;
-GRANT INSERT ON model_select.rewards TO $APP;
-GRANT USAGE ON SEQUENCE model_select.rewards_reward_id_seq TO $APP;
+SELECT count(*) FROM model_select.setup_role('$APP', 'application');
+SELECT model_select.grant_selector('app', '$APP', 'route');
+SELECT model_select.grant_selector('app', '$APP', 'reward');
 SQL
 
 # qa SQL...: psql as the application role (error text on stdout, verbose)
@@ -74,13 +73,14 @@ for t in $tables; do
     col=$(q -c "SELECT quote_ident(attname) FROM pg_attribute WHERE attrelid = 'model_select.$t'::regclass
                  AND attnum > 0 AND NOT attisdropped ORDER BY attnum LIMIT 1")
     ops=()
-    [ "$t" != rewards ] && ops+=("INSERT INTO model_select.$t DEFAULT VALUES")
+    log=0; [ "$t" = rewards ] || [ "$t" = cascade_observations ] && log=1
+    [ "$log" = 0 ] && ops+=("INSERT INTO model_select.$t DEFAULT VALUES")
     ops+=("UPDATE model_select.$t SET $col = $col WHERE false"
           "DELETE FROM model_select.$t WHERE false"
           "TRUNCATE model_select.$t")
     all_denied() { local o2 ok=0; for o2 in "${ops[@]}"; do denied "$o2" || ok=1; done; return $ok; }
-    if [ "$t" = rewards ]; then
-        check "rewards: UPDATE, DELETE and TRUNCATE by the role fail with 42501" all_denied
+    if [ "$log" = 1 ]; then
+        check "$t: UPDATE, DELETE and TRUNCATE by the role fail with 42501" all_denied
     else
         check "$t: INSERT, UPDATE, DELETE and TRUNCATE by the role fail with 42501" all_denied
     fi

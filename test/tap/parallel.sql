@@ -10,8 +10,8 @@ SELECT plan(16);
 
 -- 1. the labels -----------------------------------------------------------------
 -- a new function fails this count until its label is decided below
-SELECT is((SELECT count(*) FROM pg_proc WHERE pronamespace = 'model_select'::regnamespace), 54::bigint,
-          '54 functions, each labelled on purpose');
+SELECT is((SELECT count(*) FROM pg_proc WHERE pronamespace = 'model_select'::regnamespace), 69::bigint,
+          '69 functions, each labelled on purpose');
 SELECT set_eq($$SELECT oid::regprocedure::text FROM pg_proc
                  WHERE pronamespace = 'model_select'::regnamespace AND proparallel = 's'$$,
               ARRAY['model_select.select_model(text,double precision[])', 'model_select.select_model(text,real[])',
@@ -27,7 +27,11 @@ SELECT set_eq($$SELECT oid::regprocedure::text FROM pg_proc
                     'model_select.resolve_settings(text,text,jsonb)', 'model_select.resolve_settings(text,text,jsonb,integer)',
                     'model_select.synthetic_clusters(integer,integer,integer,integer,bigint,double precision,integer,integer,integer)',
                     'model_select.synthetic_rkhs(integer,integer,integer,bigint,text,double precision,double precision,double precision,double precision,integer)',
-                    'model_select.drift(text,integer)', 'model_select.probe_status(text)'],
+                    'model_select.drift(text,integer)', 'model_select.probe_status(text)',
+                    'model_select.has_selector_privilege(text,text)',
+                    'model_select.has_selector_privilege(integer,text)',
+                    'model_select._grant_privilege(text,regrole,text)',
+                    'model_select.quality_hull(double precision[],double precision[],double precision)'],
               'PARALLEL SAFE: the pure functions and those that only read the extension''s tables');
 SELECT set_eq($$SELECT oid::regprocedure::text FROM pg_proc
                  WHERE pronamespace = 'model_select'::regnamespace AND proparallel = 'r'$$,

@@ -1,0 +1,95 @@
+#!/usr/bin/python3
+"""The loop an application runs with model_select: route each prompt, call the
+chosen model, report how well it did, and learn.
+
+Prompts come from an outcome table in the format of the project's benchmark
+files (CSV: id, category, embedding real[], rewards real[] — one recorded
+score per model, in the order of the .arms file next to it — costs). "Calling"
+the chosen model means reading its recorded score for that prompt, so the
+program shows what routing would have earned on real traffic.
+
+    examples/route_loop.py examples/routerdc7_slice.csv          # 240 prompts
+    examples/route_loop.py ../shared/bench/routerdc7_dev.csv     # all 9,271
+
+Connects with the usual libpq environment (PGHOST, PGPORT, PGDATABASE, ...)
+or --dsn; needs psycopg 3 (Debian: python3-psycopg). It (re)creates the
+selector --selector, then prints the learning curve every --every prompts and
+a summary: the router's mean reward next to the best single model's and the
+per-prompt oracle's over the same prompts.
+"""
+import argparse
+import csv
+import os
+import random
+import sys
+
+import psycopg
+
+
+def read_outcomes(path):
+    """Rows (category, embedding literal, rewards) and the model names."""
+    arms_path = os.path.splitext(path)[0] + ".arms"
+    with open(arms_path) as f:
+        arms = [line.strip() for line in f if line.strip()]
+    rows = []
+    with open(path, newline="") as f:
+        for rec in csv.DictReader(f):
+            rewards = [float(v) for v in rec["rewards"].strip("{}").split(",")]
+            if len(rewards) != len(arms):
+                sys.exit(f"{path}: row {rec['id']} has {len(rewards)} rewards for {len(arms)} models")
+            rows.append((rec["category"], rec["embedding"], rewards))
+    return rows, arms
+
+
+def create_selector(conn, name, dim, arms, policy, seed):
+    conn.execute("SELECT model_select.drop_selector(name) FROM model_select.selectors WHERE name = %s",
+                 (name,))
+    conn.execute("SELECT model_select.create_selector(%s, %s, %s, %s, NULL, '{}', %s)",
+                 (name, dim, arms, policy, seed))
+
+
+def route_and_reward(conn, selector, embedding, rewards, arms):
+    """One round: route, "call" the model, insert the reward; returns it."""
+    decision_id, arm = conn.execute(
+        "SELECT decision_id, arm FROM model_select.route(%s, %s::real[])",
+        (selector, embedding)).fetchone()
+    reward = rewards[arms.index(arm)]
+    conn.execute("INSERT INTO model_select.rewards(decision_id, reward) VALUES (%s, %s)",
+                 (decision_id, reward))
+    return reward
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("outcomes", help="CSV outcome table (with its .arms file next to it)")
+    ap.add_argument("--dsn", default="", help="libpq connection string (default: environment)")
+    ap.add_argument("--selector", default="example_router")
+    ap.add_argument("--policy", default="rff_ucb")
+    ap.add_argument("--seed", type=int, default=1, help="selector seed and shuffle of the prompts")
+    ap.add_argument("--every", type=int, default=1000, help="print the curve every N prompts")
+    args = ap.parse_args()
+
+    rows, arms = read_outcomes(args.outcomes)
+    random.Random(args.seed).shuffle(rows)
+    dim = len(rows[0][1].strip("{}").split(","))
+    earned = 0.0
+    window = []
+    with psycopg.connect(args.dsn, autocommit=True) as conn:
+        create_selector(conn, args.selector, dim, arms, args.policy, args.seed)
+        print(f"{len(rows)} prompts, {len(arms)} models, {args.policy}, d = {dim}")
+        print(f"{'prompts':>8} {'mean reward':>12} {'last ' + str(args.every):>12}")
+        for t, (_, embedding, rewards) in enumerate(rows, start=1):
+            reward = route_and_reward(conn, args.selector, embedding, rewards, arms)
+            earned += reward
+            window = (window + [reward])[-args.every:]
+            if t % args.every == 0 or t == len(rows):
+                print(f"{t:>8} {earned / t:>12.4f} {sum(window) / len(window):>12.4f}")
+    best = max(range(len(arms)), key=lambda a: sum(r[2][a] for r in rows))
+    best_mean = sum(r[2][best] for r in rows) / len(rows)
+    oracle = sum(max(r[2]) for r in rows) / len(rows)
+    print(f"router {earned / len(rows):.4f}; best single model {best_mean:.4f} ({arms[best]}); "
+          f"oracle {oracle:.4f}")
+
+
+if __name__ == "__main__":
+    main()

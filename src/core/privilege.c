@@ -1,0 +1,264 @@
+/*
+ * privilege.c — see privilege.h.  Owner and grants are read as the extension
+ * owner (who bypasses the row-level security that hides them from clients),
+ * membership is PostgreSQL's own (has_privs_of_role: pg_has_role(...,
+ * 'USAGE')), and nothing is cached beyond one command: a revoke takes effect
+ * at the next statement.
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+
+#include "core/catalog.h"
+#include "core/owner.h"
+#include "core/privilege.h"
+
+PG_FUNCTION_INFO_V1(model_select_has_selector_privilege);
+PG_FUNCTION_INFO_V1(model_select_has_selector_privilege_id);
+
+static const struct
+{
+	const char *name;
+	int			bit;
+}			privilege_names[] =
+{
+	{"route", SELECTOR_ROUTE},
+	{"reward", SELECTOR_REWARD},
+	{"admin", SELECTOR_ADMIN},
+};
+
+/*
+ * A privilege name, or a comma-separated list of them meaning any one (as
+ * has_table_privilege() reads 'SELECT, INSERT'); 22023 for anything else.
+ */
+int
+selector_privilege_parse(const char *list)
+{
+	char	   *copy = pstrdup(list);
+	char	   *save = NULL;
+	int			mask = 0;
+
+	for (char *tok = strtok_r(copy, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save))
+	{
+		int			flag = 0;
+		char	   *end;
+
+		while (*tok == ' ')
+			tok++;
+		for (end = tok + strlen(tok); end > tok && end[-1] == ' '; end--)
+			end[-1] = '\0';
+		for (int i = 0; i < lengthof(privilege_names); i++)
+			if (pg_strcasecmp(tok, privilege_names[i].name) == 0)
+				flag = privilege_names[i].bit;
+		if (flag == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("unrecognized selector privilege \"%s\"", tok),
+					 errhint("Selector privileges are route, reward and admin.")));
+		mask |= flag;
+	}
+	if (mask == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unrecognized selector privilege \"%s\"", list),
+				 errhint("Selector privileges are route, reward and admin.")));
+	return mask;
+}
+
+/* The granted privileges a mask accepts, as the text[] of selector_grants.privilege. */
+static Datum
+granted_names(int mask)
+{
+	Datum		names[lengthof(privilege_names)];
+	int			n = 0;
+
+	for (int i = 0; i < lengthof(privilege_names); i++)
+		if (mask & privilege_names[i].bit)
+			names[n++] = CStringGetTextDatum(privilege_names[i].name);
+	return PointerGetDatum(construct_array(names, n, TEXTOID, -1, false, TYPALIGN_INT));
+}
+
+/*
+ * Has role any one of the rights in mask on the selector?  *exists (when
+ * not NULL) tells whether the selector exists.  Superusers, the extension
+ * owner and the selector's owner (and the members of either role) have
+ * every right; SELECTOR_OWNER is never granted.  The caller is connected to
+ * SPI as the extension owner.
+ */
+bool
+role_has_selector_privilege(Oid role, int32 selector_id, int mask, bool *exists)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			types[2] = {INT4OID, TEXTARRAYOID};
+	Datum		args[2] = {Int32GetDatum(selector_id), granted_names(mask)};
+	bool		privileged = superuser_arg(role) || has_privs_of_role(role, extension_owner());
+	HeapTuple	row;
+	Datum	   *grantees;
+	int			ngrantees;
+
+	if (privileged && exists == NULL)
+		return true;
+	if (spi_execute(spi_plan(&plan,
+							 "SELECT s.owner, ARRAY(SELECT g.grantee FROM model_select.selector_grants g"
+							 " WHERE g.selector_id OPERATOR(pg_catalog.=) s.selector_id"
+							 " AND g.privilege OPERATOR(pg_catalog.=) ANY ($2))"
+							 " FROM model_select.selectors s WHERE s.selector_id OPERATOR(pg_catalog.=) $1",
+							 2, types), args, NULL, true, 1, SPI_OK_SELECT,
+					"read the owner and grants of selector %d", selector_id) == 0)
+	{
+		if (exists)
+			*exists = false;
+		return false;
+	}
+	if (exists)
+		*exists = true;
+	row = SPI_tuptable->vals[0];
+	if (privileged || has_privs_of_role(role, DatumGetObjectId(spi_datum(row, SPI_tuptable->tupdesc, 1))))
+		return true;
+	deconstruct_array(DatumGetArrayTypeP(spi_datum(row, SPI_tuptable->tupdesc, 2)), REGROLEOID,
+					  sizeof(Oid), true, TYPALIGN_INT, &grantees, NULL, &ngrantees);
+	for (int i = 0; i < ngrantees; i++)
+		if (has_privs_of_role(role, DatumGetObjectId(grantees[i])))
+			return true;
+	return false;
+}
+
+/* The name of the first right in mask, for messages. */
+static const char *
+privilege_name(int mask)
+{
+	for (int i = 0; i < lengthof(privilege_names); i++)
+		if (mask & privilege_names[i].bit)
+			return privilege_names[i].name;
+	return "owner";
+}
+
+/*
+ * 42501 unless the calling user (the client, also inside the extension's
+ * own code) has a right in mask on the selector `name`.  The caller is
+ * connected to SPI as the extension owner.
+ */
+void
+selector_check_privilege(int32 selector_id, const char *name, int mask)
+{
+	if (role_has_selector_privilege(calling_user(), selector_id, mask, NULL))
+		return;
+	if (mask == SELECTOR_OWNER)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("must be owner of selector \"%s\"", name),
+				 errhint("Only the selector's owner (or a member of its role) and superusers grant and revoke its privileges.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("permission denied for selector \"%s\"", name),
+			 errdetail("This needs the %s privilege on the selector.", privilege_name(mask)),
+			 errhint("The selector's owner can grant it with model_select.grant_selector('%s', role, '%s').",
+					 name, privilege_name(mask))));
+}
+
+typedef struct PrivilegeCall
+{
+	const char *name;			/* by name (42704 if unknown) ... */
+	int32		selector_id;	/* ... or by id */
+	int			mask;
+	Oid			role;
+	bool		exists;
+	bool		result;
+} PrivilegeCall;
+
+static void
+privilege_lookup(void *arg)
+{
+	PrivilegeCall *call = arg;
+	int			spi_level;
+
+	spi_level = spi_connect();
+	if (call->name)
+		call->selector_id = selector_id_by_name(call->name);
+	call->result = role_has_selector_privilege(call->role, call->selector_id, call->mask, &call->exists);
+	spi_finish(spi_level);
+}
+
+/* SQL: has_selector_privilege(selector text, privilege text) → boolean. */
+Datum
+model_select_has_selector_privilege(PG_FUNCTION_ARGS)
+{
+	PrivilegeCall call = {text_to_cstring(PG_GETARG_TEXT_PP(0)), 0,
+	selector_privilege_parse(text_to_cstring(PG_GETARG_TEXT_PP(1))), calling_user()};
+
+	run_as_extension_owner(privilege_lookup, &call);
+	PG_RETURN_BOOL(call.result);
+}
+
+/*
+ * The row-level security policies call the by-id form once per row: keep
+ * the answers of one command (same role, same command id, hence the same
+ * snapshot of the grants) in fn_extra.
+ */
+#define PRIVILEGE_CACHE_SIZE 32
+
+typedef struct PrivilegeCache
+{
+	Oid			role;
+	CommandId	cid;
+	int			n;
+	struct
+	{
+		int32		selector_id;
+		int			mask;
+		bool		exists;
+		bool		result;
+	}			e[PRIVILEGE_CACHE_SIZE];
+} PrivilegeCache;
+
+/* This command's entry for (selector_id, mask), filled in on first use. */
+static void
+privilege_cached(FunctionCallInfo fcinfo, PrivilegeCall *call)
+{
+	PrivilegeCache *pc = fcinfo->flinfo->fn_extra;
+	CommandId	cid = GetCurrentCommandId(false);
+	int			i;
+
+	if (pc == NULL)
+		pc = fcinfo->flinfo->fn_extra = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(PrivilegeCache));
+	if (pc->role != call->role || pc->cid != cid || pc->n == PRIVILEGE_CACHE_SIZE)
+	{
+		pc->role = call->role;
+		pc->cid = cid;
+		pc->n = 0;
+	}
+	for (i = 0; i < pc->n; i++)
+		if (pc->e[i].selector_id == call->selector_id && pc->e[i].mask == call->mask)
+			break;
+	if (i == pc->n)
+	{
+		run_as_extension_owner(privilege_lookup, call);
+		pc->e[i].selector_id = call->selector_id;
+		pc->e[i].mask = call->mask;
+		pc->e[i].exists = call->exists;
+		pc->e[i].result = call->result;
+		pc->n++;
+	}
+	call->exists = pc->e[i].exists;
+	call->result = pc->e[i].result;
+}
+
+/* SQL: has_selector_privilege(selector_id int, privilege text) → boolean, NULL if no such selector. */
+Datum
+model_select_has_selector_privilege_id(PG_FUNCTION_ARGS)
+{
+	PrivilegeCall call = {NULL, PG_GETARG_INT32(0),
+	selector_privilege_parse(text_to_cstring(PG_GETARG_TEXT_PP(1))), calling_user()};
+
+	privilege_cached(fcinfo, &call);
+	if (!call.exists)
+		PG_RETURN_NULL();
+	PG_RETURN_BOOL(call.result);
+}

@@ -1,0 +1,25 @@
+/*
+ * privilege.h — who may use a selector: its owner (and the members of the
+ * owner role), the roles it granted a right to (model_select.selector_grants),
+ * superusers and the extension owner.  One check serves every entry point,
+ * the row-level security policies and has_selector_privilege().
+ */
+#ifndef MODEL_SELECT_PRIVILEGE_H
+#define MODEL_SELECT_PRIVILEGE_H
+
+/* Rights on a selector, as bits: a mask asks for any one of them. */
+typedef enum SelectorPrivilege
+{
+	SELECTOR_ROUTE = 1 << 0,	/* select_model, route, scores, cascades, drift */
+	SELECTOR_REWARD = 1 << 1,	/* INSERT into rewards, cascade_observations */
+	SELECTOR_ADMIN = 1 << 2,	/* alter, arms, rebuild, checkpoint, drop */
+	SELECTOR_OWNER = 1 << 3		/* grant and revoke: never granted */
+} SelectorPrivilege;
+
+#define SELECTOR_ANY (SELECTOR_ROUTE | SELECTOR_REWARD | SELECTOR_ADMIN)
+
+extern int	selector_privilege_parse(const char *list);
+extern bool role_has_selector_privilege(Oid role, int32 selector_id, int mask, bool *exists);
+extern void selector_check_privilege(int32 selector_id, const char *name, int mask);
+
+#endif

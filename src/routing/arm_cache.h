@@ -1,0 +1,59 @@
+/*
+ * arm_cache.h — the backend's cache of arm folds (model_cache.c), as used by
+ * the selector loader (selector_load.c): one entry per arm with its base
+ * (checkpoint + final rows), overlay and decoded model.
+ */
+#ifndef MODEL_SELECT_ARM_CACHE_H
+#define MODEL_SELECT_ARM_CACHE_H
+
+#include "executor/spi.h"
+
+#include "core/settings.h"
+#include "learning/fold.h"
+
+typedef struct ModelCacheEntry
+{
+	int32		arm_id;			/* hash key */
+	int64		version;		/* of the checkpoint row folded from ... */
+	int64		xmin;			/* ... and its xmin (rolled back versions) */
+	int32		settings_version;
+	SelectorConfig cfg;
+	MemoryContext cxt;			/* everything below */
+	LogPosition ckpt_pos;		/* the checkpoint's position */
+	StateFold	fold;			/* the base: checkpoint + final rows */
+	MemoryContext base_cxt;		/* child of cxt: base_model (NULL: not decoded) */
+	ArmModel   *base_model;
+	MemoryContext overlay_cxt;	/* child of cxt, NULL: no overlay kept */
+	int			noverlay;		/* rows of the overlay and their positions */
+	int			maxoverlay;
+	LogPosition *overlay;
+	StateFold	ofold;			/* the base + those rows */
+	MemoryContext overlay_model_cxt;	/* child of overlay_cxt */
+	ArmModel   *overlay_model;
+	const ArmModel *model;		/* the model last handed out */
+	FoldTotals	totals;			/* and the totals of its fold */
+	uint64		last_used;		/* load counter when last used (LRU) */
+	Size		bytes;			/* memory held by cxt when last measured */
+} ModelCacheEntry;
+
+/* A stored checkpoint's identity and contents, from the arms query. */
+typedef struct CheckpointRow
+{
+	int64		version;
+	int64		xmin;
+	bool		valid;			/* exists and matches the settings */
+	LogPosition pos;
+	FoldTotals	totals;
+	Datum		state;			/* (Datum) 0: none */
+} CheckpointRow;
+
+extern ModelCacheEntry *model_cache_entry(const SelectorConfig *cfg, int32 arm_id,
+										  const CheckpointRow *ck, FullTransactionId horizon);
+extern void model_cache_absorb(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first,
+							   uint64 last, FullTransactionId horizon);
+extern uint64 model_cache_next_load(void);
+extern void model_cache_touch(ModelCacheEntry *entry, uint64 load);
+extern void model_cache_fit(uint64 load);
+extern void model_cache_remove(ModelCacheEntry *entry);
+
+#endif

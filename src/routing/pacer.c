@@ -1,0 +1,64 @@
+/*
+ * pacer.c — the budget's pacer: the cost weight λ in force for a decision
+ * when a selector has a target mean cost per decision (setting budget).
+ *
+ * Dual ascent on the constraint "mean cost per decision <= budget" with the
+ * constraint summed over the whole log (an integral controller):
+ *
+ *   λ = max(0, scale · (C − B·N) / (pace · B)),   scale = (reward_max − reward_min) / B
+ *
+ * C is the cost of every reward of the selector that reports one, N the
+ * number of those rewards, B the budget.  λ grows with the overspend C − B·N
+ * and reaches `scale` — the weight at which an arm costing B loses the whole
+ * reward range — after `pace` decisions' worth of overspend; it falls back
+ * to 0 as spend drops below the budget.  Each decision subtracts λ times an
+ * arm's mean cost from its ucb, so the arms themselves learn rewards only.
+ *
+ * Why the sum and not the usual step-by-step projected update: λ must be a
+ * function of the reward log, like every arm's state, so that rebuild_state,
+ * checkpoints and every backend agree on it.  Sums over the log do not
+ * depend on the order in which rewards commit; a projected update would.
+ * The price: spend below the budget is credit that later decisions may use
+ * (the mean over the whole log is what is kept).
+ */
+#include "postgres.h"
+
+#include "routing/decide.h"
+
+/* The cost weight λ in force for a selector's next decision. */
+double
+pacer_lambda(const Selector *sel)
+{
+	const SelectorConfig *cfg = &sel->cfg;
+	double		cost = 0.0;
+	double		decisions = 0.0;
+	double		scale;
+
+	if (cfg->budget <= 0)
+		return cfg->cost_weight;
+	for (int i = 0; i < sel->narms; i++)
+	{
+		cost += sel->arms[i].cost_sum;
+		decisions += (double) sel->arms[i].cost_n;
+	}
+	scale = (cfg->reward_max - cfg->reward_min) / cfg->budget;
+	return Max(0.0, scale * (cost - cfg->budget * decisions) / (cfg->pace * cfg->budget));
+}
+
+/*
+ * With a budget: every learned arm's ucb less λ times its mean cost (an arm
+ * without a logged cost counts as free; an untried arm keeps +Infinity).
+ */
+void
+pacer_apply(const Selector *sel, double lambda, ArmScore *scores)
+{
+	if (sel->cfg.budget <= 0 || lambda == 0)
+		return;
+	for (int i = 0; i < sel->narms; i++)
+	{
+		const ArmInfo *arm = &sel->arms[i];
+
+		if (arm->model != NULL && arm->cost_n > 0)
+			scores[i].ucb -= lambda * (arm->cost_sum / (double) arm->cost_n);
+	}
+}

@@ -1,0 +1,187 @@
+/*
+ * selector_load.c — loading a selector for scoring: its configuration, its
+ * arms with their checkpoints, and the rewards logged after each arm's
+ * cached base, read in two queries as the extension owner and folded
+ * through the arm cache (model_cache.c).  Every reader thus scores exactly
+ * the fold of the log its snapshot sees.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+#include "utils/xid8.h"
+
+#include "core/catalog.h"
+#include "core/owner.h"
+#include "core/privilege.h"
+#include "routing/arm_cache.h"
+#include "routing/model_cache.h"
+
+/* The arms query's checkpoint columns 5.. of row i. */
+static void
+checkpoint_row(const SelectorConfig *cfg, SPITupleTable *tt, uint64 i, CheckpointRow *ck)
+{
+	HeapTuple	row = tt->vals[i];
+	TupleDesc	desc = tt->tupdesc;
+	bool		isnull;
+
+	memset(ck, 0, sizeof(*ck));
+	ck->version = DatumGetInt64(SPI_getbinval(row, desc, 5, &isnull));
+	if (isnull)
+		return;					/* no checkpoint row: fold the whole log */
+	ck->xmin = DatumGetInt64(SPI_getbinval(row, desc, 6, &isnull));
+	ck->valid = DatumGetInt32(SPI_getbinval(row, desc, 7, &isnull)) == cfg->settings_version;
+	checkpoint_position_from_row(row, desc, 8, &ck->pos, &ck->totals);
+	ck->state = SPI_getbinval(row, desc, 14, &isnull);
+	if (isnull)
+		ck->state = (Datum) 0;
+}
+
+/*
+ * The visible rows after every entry's base (FOLD_COLUMNS, then the arm's
+ * index + 1), ordered by arm index then canonical order; the table stays
+ * valid until SPI_finish.
+ */
+static SPITupleTable *
+rows_after_bases(ModelCacheEntry **entries, int narms)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			types[3] = {INT4ARRAYOID, XID8ARRAYOID, INT8ARRAYOID};
+	Datum	   *ids = palloc(sizeof(Datum) * Max(narms, 1));
+	Datum	   *txs = palloc(sizeof(Datum) * Max(narms, 1));
+	Datum	   *rids = palloc(sizeof(Datum) * Max(narms, 1));
+	Datum		args[3];
+
+	for (int i = 0; i < narms; i++)
+	{
+		ids[i] = Int32GetDatum(entries[i]->arm_id);
+		txs[i] = FullTransactionIdGetDatum(entries[i]->fold.pos.tx);
+		rids[i] = Int64GetDatum(entries[i]->fold.pos.reward_id);
+	}
+	args[0] = PointerGetDatum(construct_array(ids, narms, INT4OID, 4, true, TYPALIGN_INT));
+	args[1] = PointerGetDatum(construct_array(txs, narms, XID8OID, 8, FLOAT8PASSBYVAL,
+											  TYPALIGN_DOUBLE));
+	args[2] = PointerGetDatum(construct_array(rids, narms, INT8OID, 8, FLOAT8PASSBYVAL,
+											  TYPALIGN_DOUBLE));
+	spi_execute(spi_plan(&plan,
+						 "SELECT " FOLD_COLUMNS ", b.i"
+						 " FROM unnest($1, $2, $3) WITH ORDINALITY AS b(arm_id, tx, reward_id, i)"
+						 " CROSS JOIN LATERAL (SELECT " FOLD_COLUMNS " FROM model_select.rewards r"
+						 "   WHERE r.arm_id = b.arm_id AND (r.tx, r.reward_id) > (b.tx, b.reward_id)"
+						 "   ORDER BY r.tx, r.reward_id) r"
+						 " ORDER BY b.i, r.tx, r.reward_id",
+						 3, types), args, NULL, true, 0, SPI_OK_SELECT, "read the pending rewards");
+	return SPI_tuptable;
+}
+
+typedef struct LoadCall
+{
+	const char *name;
+	MemoryContext caller;
+	Selector   *sel;
+} LoadCall;
+
+/* Every arm's identity and cache entry from the arms query, then its rows. */
+static void
+arms_load(Selector *sel, MemoryContext caller, SPITupleTable *tt, FullTransactionId horizon)
+{
+	ModelCacheEntry **entries = palloc(sizeof(ModelCacheEntry *) * Max(sel->narms, 1));
+	SPITupleTable *rows;
+	uint64		nrows,
+				next = 0;
+	MemoryContext old = CurrentMemoryContext;
+
+	uint64		load = model_cache_next_load();
+
+	for (int i = 0; i < sel->narms; i++)
+	{
+		HeapTuple	row = tt->vals[i];
+		ArmInfo    *arm = &sel->arms[i];
+		bool		isnull;
+		CheckpointRow ck;
+
+		arm->arm_id = DatumGetInt32(SPI_getbinval(row, tt->tupdesc, 1, &isnull));
+		arm->name = MemoryContextStrdup(caller, TextDatumGetCString(SPI_getbinval(row, tt->tupdesc, 2, &isnull)));
+		arm->ordinal = DatumGetInt32(SPI_getbinval(row, tt->tupdesc, 3, &isnull));
+		arm->active = DatumGetBool(SPI_getbinval(row, tt->tupdesc, 4, &isnull));
+		checkpoint_row(&sel->cfg, tt, i, &ck);
+		entries[i] = model_cache_entry(&sel->cfg, arm->arm_id, &ck, horizon);
+	}
+	rows = rows_after_bases(entries, sel->narms);
+	nrows = SPI_processed;
+	for (int i = 0; i < sel->narms; i++)
+	{
+		ModelCacheEntry *entry = entries[i];
+		uint64		first = next;
+
+		while (next < nrows && spi_int64(rows->vals[next], rows->tupdesc, 6) == i + 1)
+			next++;
+		PG_TRY();
+		{
+			model_cache_absorb(entry, rows, first, next, horizon);
+		}
+		PG_CATCH();
+		{
+			MemoryContextSwitchTo(old);
+			model_cache_remove(entry);
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
+		model_cache_touch(entry, load);
+		sel->arms[i].n = entry->totals.n;
+		sel->arms[i].cost_sum = entry->totals.cost_sum;
+		sel->arms[i].cost_n = entry->totals.cost_n;
+		sel->arms[i].version = entry->version;
+		sel->arms[i].xmin = entry->xmin;
+		sel->arms[i].model = entry->model;
+	}
+	model_cache_fit(load);
+}
+
+static void
+selector_load_as_owner(void *arg)
+{
+	int			spi_level;
+	static SPIPlanPtr arms_plan = NULL;
+	LoadCall   *call = arg;
+	Oid			types[1] = {INT4OID};
+	Datum		args[1];
+	Selector   *sel;
+
+	spi_level = spi_connect();
+	sel = call->sel = MemoryContextAllocZero(call->caller, sizeof(Selector));
+	sel->name = MemoryContextStrdup(call->caller, call->name);
+	config_load_by_name(call->name, &sel->cfg);
+	/* at every load, cached models or not: a revoke takes effect at once */
+	selector_check_privilege(sel->cfg.selector_id, call->name, SELECTOR_ROUTE);
+	args[0] = Int32GetDatum(sel->cfg.selector_id);
+	spi_execute(spi_plan(&arms_plan,
+						 "SELECT a.arm_id, a.name, a.ordinal, a.active, s.version,"
+						 " s.xmin::text::bigint, s.settings_version, "
+						 CHECKPOINT_POSITION_COLUMNS ", s.state"
+						 " FROM model_select.arms a LEFT JOIN model_select.arm_state s USING (arm_id)"
+						 " WHERE a.selector_id = $1 ORDER BY a.ordinal",
+						 1, types), args, NULL, true, 0, SPI_OK_SELECT, "read the arms of selector \"%s\"", call->name);
+	sel->narms = (int) SPI_processed;
+	sel->arms = MemoryContextAllocZero(call->caller, sizeof(ArmInfo) * Max(sel->narms, 1));
+	arms_load(sel, call->caller, SPI_tuptable, shared_horizon());
+	spi_finish(spi_level);
+}
+
+/*
+ * Load a selector by name with every arm and its decoded model.  The result
+ * is allocated in the caller's memory context.
+ */
+Selector *
+selector_load(const char *name)
+{
+	LoadCall	call = {name, CurrentMemoryContext, NULL};
+
+	run_as_extension_owner(selector_load_as_owner, &call);
+	return call.sel;
+}
+

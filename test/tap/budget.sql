@@ -1,0 +1,86 @@
+-- Budgets: with a target mean cost per decision (setting budget) the pacer
+-- sets the cost weight λ from the costs in the reward log (src/routing/pacer.c);
+-- replay() and live selectors decide the same way, and route() logs the λ in force.
+BEGIN;
+CREATE EXTENSION IF NOT EXISTS pgtap;
+CREATE EXTENSION model_select;
+SELECT plan(13);
+
+-- A seeded stream of 5,000 prompts in two clusters.  Arm 1 is cheap (cost
+-- 0.1) and good on cluster 0 only (0.9 vs 0.2), arm 2 costs 0.5 and earns 0.6
+-- everywhere, arm 3 costs 1.0 and earns 0.85 everywhere.  With a budget of
+-- 0.55 the best router sends cluster 0 to arm 1 and cluster 1 to arm 3
+-- (cost 0.55, reward 0.875); the best single arm within the budget is arm 2
+-- (0.6).
+SELECT setseed(0.13);
+CREATE TEMP TABLE stream AS
+SELECT i, k, ARRAY[(k = 0)::int + (random() - 0.5) * 0.2, (k = 1)::int + (random() - 0.5) * 0.2] AS context,
+       ARRAY[(random() < CASE k WHEN 0 THEN 0.9 ELSE 0.2 END)::int, (random() < 0.6)::int,
+             (random() < 0.85)::int]::float8[] AS rewards
+  FROM (SELECT i, (random() < 0.5)::int AS k FROM generate_series(1, 5000) i) s;
+CREATE TEMP TABLE costs AS SELECT ARRAY[0.1, 0.5, 1.0]::float8[] AS c;
+
+-- replay with the pacer, checkpoints at 2,500 and 5,000 rounds
+CREATE TEMP TABLE paced AS
+SELECT * FROM model_select.replay('SELECT context, rewards, (SELECT c FROM costs) FROM stream ORDER BY i',
+                                  'lin_ucb', NULL, '{"budget": 0.55}', 1, 0, NULL, 1, 2500);
+SELECT is((SELECT count(*) FROM paced), 2::bigint, 'two checkpoints');
+SELECT cmp_ok((SELECT abs((max(cum_cost) - min(cum_cost)) / 2500 - 0.55) FROM paced), '<=', 0.055::float8,
+              'mean cost per decision over the last 2,500 rounds within 10% of the budget 0.55');
+SELECT cmp_ok((SELECT max(cum_reward) / 5000 FROM paced), '>',
+              (SELECT max(m) FROM (SELECT avg(rewards[a]) AS m FROM stream, costs, generate_series(1, 3) a
+                                    WHERE c[a] <= 0.55 GROUP BY a) q) + 0.1,
+              'earns more than the best single arm within the budget (by 0.1)');
+SELECT cmp_ok((SELECT (max(picks[1]) - min(picks[1]))::float8 / 2500 FROM paced), '>', 0.3::float8,
+              'and sends a good part of the traffic to the cheap arm');
+
+-- a budget every arm fits: the pacer stays at λ = 0 and the router learns rewards
+SELECT cmp_ok((SELECT max(cum_reward) / 5000 FROM model_select.replay(
+                  'SELECT context, rewards, (SELECT c FROM costs) FROM stream ORDER BY i',
+                  'lin_ucb', NULL, '{"budget": 2}', 1, 0, NULL, 1, 5000)), '>', 0.85::float8,
+              'a loose budget costs no reward');
+
+-- live: route() and rewards with costs; every decision logs the λ of the pacer,
+-- recomputed here from the rewards logged before it
+SELECT lives_ok($$SELECT model_select.create_selector('b', 2, ARRAY['cheap', 'mid', 'dear'], 'lin_ucb', NULL,
+                    '{"budget": 0.3, "pace": 20}')$$, 'selector with a budget');
+DO $$
+DECLARE
+    s record;
+    d record;
+BEGIN
+    FOR s IN SELECT * FROM stream, costs WHERE i <= 300 ORDER BY i LOOP
+        SELECT * INTO d FROM model_select.route('b', s.context);
+        INSERT INTO model_select.rewards(decision_id, reward, cost)
+        VALUES (d.decision_id, s.rewards[array_position(ARRAY['cheap', 'mid', 'dear'], d.arm)],
+                s.c[array_position(ARRAY['cheap', 'mid', 'dear'], d.arm)]);
+    END LOOP;
+END $$;
+SELECT is((SELECT count(*) FROM model_select.decisions WHERE cost_weight IS NOT NULL), 300::bigint,
+          'every decision logs a cost weight');
+SELECT cmp_ok((SELECT max(abs(d.cost_weight - greatest(0, (1.0 / 0.3) *
+                   (coalesce(p.cost, 0) - 0.3 * coalesce(p.n, 0)) / (20 * 0.3))))
+                 FROM model_select.decisions d
+                 CROSS JOIN LATERAL (SELECT sum(r.cost) AS cost, count(*) AS n FROM model_select.rewards r
+                                      WHERE r.decision_id < d.decision_id) p), '<', 1e-9::float8,
+              'the logged λ is the pacer''s function of the costs logged before the decision');
+SELECT cmp_ok((SELECT max(cost_weight) FROM model_select.decisions), '>', 0::float8,
+              'the pacer raised λ above 0 at some point');
+SELECT cmp_ok((SELECT abs(sum(cost) / count(*) - 0.3) FROM model_select.rewards
+                WHERE decision_id > 150), '<', 0.06::float8,
+              'live spend over the last 150 decisions within 20% of the budget 0.3');
+CREATE TEMP TABLE before AS SELECT * FROM model_select.scores('b', ARRAY[1, 0]::float8[]);
+SELECT model_select.rebuild_state('b');
+SELECT cmp_ok((SELECT max(abs(a.ucb - b.ucb) + abs(a.mean - b.mean))
+                 FROM model_select.scores('b', ARRAY[1, 0]::float8[]) a JOIN before b USING (arm)), '<', 1e-9::float8,
+              'rebuild_state reproduces the scores, the pacer''s λ included');
+
+-- settings
+SELECT throws_ok($$SELECT model_select.resolve_settings('lin_ucb', NULL, '{"budget": 1, "cost_weight": 0.5}')$$,
+                 '22023', NULL, 'budget and cost_weight exclude each other');
+SELECT throws_ok($$SELECT * FROM model_select.replay('SELECT context, rewards, (SELECT c FROM costs) FROM stream',
+                     'lin_ucb', NULL, '{"budget": 0.5}', 1, 0.2)$$,
+                 '22023', NULL, 'replay() refuses a cost_weight argument with a budget');
+
+SELECT * FROM finish();
+ROLLBACK;
