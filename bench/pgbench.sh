@@ -21,8 +21,13 @@
 # Prints one table: per policy and client count, decisions/s and WAL bytes per
 # decision for model_select and the baseline, and their ratios.
 #
+# A second table: single select_model() calls (read a prompt and choose an arm,
+# nothing logged) against the plain row read `SELECT emb FROM prompts WHERE id
+# = :p`, at 1 and 2 clients: the per-call overhead of routing.
+#
 # Environment: MS_PGBENCH_T (seconds per run, 15), MS_PGBENCH_POLICIES
-# ("rff_ucb lin_ucb pak_ucb"), MS_PGBENCH_CLIENTS ("1 4").
+# ("rff_ucb lin_ucb pak_ucb"), MS_PGBENCH_CLIENTS ("1 4"),
+# MS_PGBENCH_READ_CLIENTS ("1 2").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-Haswell}
@@ -33,6 +38,7 @@ fi
 T=${MS_PGBENCH_T:-15}
 POLICIES=${MS_PGBENCH_POLICIES:-rff_ucb lin_ucb pak_ucb}
 CLIENTS=${MS_PGBENCH_CLIENTS:-1 4}
+READ_CLIENTS=${MS_PGBENCH_READ_CLIENTS:-1 2}
 DB=ms_pgbench
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ms_pgbench.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
@@ -77,7 +83,15 @@ RETURNING decision_id \gset
 INSERT INTO rewards_b(decision_id, reward) VALUES (:decision_id, random());
 COMMIT;
 SQL
+cat >"$WORK/read.sql" <<'SQL'
+\set p random(1, 10000)
+SELECT emb FROM prompts WHERE id = :p;
+SQL
 for pol in $POLICIES; do
+    cat >"$WORK/select_$pol.sql" <<SQL
+\set p random(1, 10000)
+SELECT model_select.select_model('$pol', emb) FROM prompts WHERE id = :p;
+SQL
     cat >"$WORK/$pol.sql" <<SQL
 \\set p random(1, 10000)
 BEGIN;
@@ -133,5 +147,24 @@ for pol in $POLICIES; do
         read -r bt bw <<<"${res[baseline,$c]}"
         printf "$fmt" "$pol" "$c" "$(num "$mt")" "$(num "$bt")" "$(ratio "$mt" "$bt")" \
             "$(num "$mw")" "$(num "$bw")" "$(ratio "$mw" "$bw")"
+    done
+done
+
+for c in $READ_CLIENTS; do
+    res[read,$c]=$(run read "$c")
+    for pol in $POLICIES; do
+        res[select_$pol,$c]=$(run "select_$pol" "$c")
+    done
+done
+echo
+echo "Single select_model() calls (read the prompt, choose an arm) vs the plain row read; target >= 0.85."
+fmt='| %-8s | %7s | %14s | %9s | %6s |\n'
+printf "\n$fmt" policy clients "select_model/s" "read/s" ratio
+printf "$fmt" -------- ------: -------------: --------: -----:
+for pol in $POLICIES; do
+    for c in $READ_CLIENTS; do
+        read -r mt _ <<<"${res[select_$pol,$c]}"
+        read -r bt _ <<<"${res[read,$c]}"
+        printf "$fmt" "$pol" "$c" "$(num "$mt")" "$(num "$bt")" "$(ratio "$mt" "$bt")"
     done
 done
