@@ -17,32 +17,15 @@
 # Uses the PostgreSQL binaries of PG_BINDIR, or of `pg_config --bindir`.
 set -euo pipefail
 DB=ms_session_crash
-BINDIR=${PG_BINDIR:-$(pg_config --bindir)}
-CL=$(mktemp -d "${TMPDIR:-/tmp}/ms_crash_pg.XXXXXX")
-as_server() {
-    if [ "$(id -u)" -eq 0 ]; then (cd "$CL" && runuser -u postgres -- "$@")
-    else (cd "$CL" && "$@"); fi
-}
-MS_EXTRA_CLEANUP='as_server "$BINDIR/pg_ctl" -D "$CL/data" -m immediate -w stop >/dev/null 2>&1 || true; rm -rf "$CL"'
+. "$(dirname "$0")/lib/own_cluster.bash"
+MS_EXTRA_CLEANUP='cluster_stop_all'
 . "$(dirname "$0")/lib/common.bash"
 
-[ "$(id -u)" -eq 0 ] && chown postgres: "$CL"
-chmod 700 "$CL"
-port_in_use() {
-    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null ||
-        compgen -G "${TMPDIR:-/tmp}/*/.s.PGSQL.$1" >/dev/null
-}
-PORT=${MS_CRASH_PORT:-$(( ${PGPORT:-55500} + 50 ))}
-while port_in_use "$PORT"; do PORT=$((PORT + 1)); done
+PORT=$(free_port "${MS_CRASH_PORT:-$(( ${PGPORT:-55500} + 50 ))}")
 export OPENBLAS_NUM_THREADS=1
-as_server "$BINDIR/initdb" -D "$CL/data" -A trust -U postgres --encoding=UTF8 --locale=C.UTF-8 \
-    >"$CL/initdb.log" 2>&1 || bail "initdb failed: $(tail -n 5 "$CL/initdb.log")"
-# fsync=off is safe here: an immediate stop loses no OS cache, only the server.
-start_server() {
-    as_server "$BINDIR/pg_ctl" -D "$CL/data" -l "$CL/server.log" -w -t 60 \
-        -o "-k '$CL' -p $PORT -c listen_addresses='' -c fsync=off" start >/dev/null
-}
-start_server || bail "server failed to start: $(tail -n 5 "$CL/server.log")"
+cluster_initdb data || bail "initdb failed: $(tail -n 5 "$CL/initdb.log")"
+start_server() { cluster_start data "$PORT"; }
+start_server || bail "server failed to start: $(tail -n 5 "$CL/data.log")"
 export PGHOST=$CL PGPORT=$PORT PGUSER=postgres PGDATABASE=postgres
 
 SELS="crash_lin crash_pak crash_rff"

@@ -9,36 +9,15 @@
 # Uses the PostgreSQL binaries of PG_BINDIR, or of `pg_config --bindir`.
 set -euo pipefail
 DB=ms_session_standby
-BINDIR=${PG_BINDIR:-$(pg_config --bindir)}
-CL=$(mktemp -d "${TMPDIR:-/tmp}/ms_standby_pg.XXXXXX")
-as_server() {
-    if [ "$(id -u)" -eq 0 ]; then (cd "$CL" && runuser -u postgres -- "$@")
-    else (cd "$CL" && "$@"); fi
-}
-MS_EXTRA_CLEANUP='for d in standby primary; do as_server "$BINDIR/pg_ctl" -D "$CL/$d" -m immediate -w stop >/dev/null 2>&1 || true; done; rm -rf "$CL"'
+. "$(dirname "$0")/lib/own_cluster.bash"
+MS_EXTRA_CLEANUP='cluster_stop_all'
 . "$(dirname "$0")/lib/common.bash"
 
-[ "$(id -u)" -eq 0 ] && chown postgres: "$CL"
-chmod 700 "$CL"
-port_in_use() {
-    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null ||
-        compgen -G "${TMPDIR:-/tmp}/*/.s.PGSQL.$1" >/dev/null
-}
-free_port() {
-    local p=$1
-    while port_in_use "$p" || [ "$p" = "${2:-}" ]; do p=$((p + 1)); done
-    echo "$p"
-}
 PRIMARY=$(free_port $(( ${PGPORT:-55500} + 60 )))
 STANDBY=$(free_port $((PRIMARY + 1)) "$PRIMARY")
 export OPENBLAS_NUM_THREADS=1
-start() {  # start DIR PORT
-    as_server "$BINDIR/pg_ctl" -D "$CL/$1" -l "$CL/$1.log" -w -t 60 \
-        -o "-k '$CL' -p $2 -c listen_addresses='' -c fsync=off" start >/dev/null
-}
-as_server "$BINDIR/initdb" -D "$CL/primary" -A trust -U postgres --encoding=UTF8 --locale=C.UTF-8 \
-    >"$CL/initdb.log" 2>&1 || bail "initdb failed: $(tail -n 5 "$CL/initdb.log")"
-start primary "$PRIMARY" || bail "primary failed to start: $(tail -n 5 "$CL/primary.log")"
+cluster_initdb primary || bail "initdb failed: $(tail -n 5 "$CL/initdb.log")"
+cluster_start primary "$PRIMARY" || bail "primary failed to start: $(tail -n 5 "$CL/primary.log")"
 export PGHOST=$CL PGPORT=$PRIMARY PGUSER=postgres PGDATABASE=postgres
 
 ms_setup || bail "set-up failed"
@@ -54,7 +33,7 @@ SQL
 
 as_server "$BINDIR/pg_basebackup" -h "$CL" -p "$PRIMARY" -U postgres -D "$CL/standby" -R -X stream --checkpoint=fast \
     >"$CL/basebackup.log" 2>&1 || bail "pg_basebackup failed: $(tail -n 5 "$CL/basebackup.log")"
-start standby "$STANDBY" || bail "standby failed to start: $(tail -n 5 "$CL/standby.log")"
+cluster_start standby "$STANDBY" || bail "standby failed to start: $(tail -n 5 "$CL/standby.log")"
 sq() { PGPORT=$STANDBY q "$@"; }
 check "the standby is in recovery" test "$(sq -c 'SELECT pg_is_in_recovery()')" = t
 

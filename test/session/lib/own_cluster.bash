@@ -1,0 +1,53 @@
+# Helpers for session tests that run clusters of their own (they crash them,
+# or stream between two); sourced before lib/common.bash, with
+#   MS_EXTRA_CLEANUP='cluster_stop_all'
+# so that common.bash's exit trap stops them.  As root the servers run as
+# user postgres.
+#
+#   CL                        a fresh private directory for the clusters
+#   BINDIR                    the PostgreSQL binaries (PG_BINDIR, or pg_config --bindir)
+#   as_server CMD...          run CMD in $CL as the servers' user
+#   free_port START [NOT]     the first port from START no server uses (and not NOT)
+#   cluster_initdb NAME       initdb $CL/NAME (trust, UTF-8; log in $CL/initdb.log)
+#   cluster_start NAME PORT   start $CL/NAME on a socket in $CL (log: $CL/NAME.log);
+#                             fsync=off: an immediate stop loses no OS cache
+#   cluster_stop_all          stop every cluster in $CL at once and remove $CL
+
+BINDIR=${PG_BINDIR:-$(pg_config --bindir)}
+CL=$(mktemp -d "${TMPDIR:-/tmp}/ms_own_pg.XXXXXX")
+[ "$(id -u)" -eq 0 ] && chown postgres: "$CL"
+chmod 700 "$CL"
+
+as_server() {
+    if [ "$(id -u)" -eq 0 ]; then (cd "$CL" && runuser -u postgres -- "$@")
+    else (cd "$CL" && "$@"); fi
+}
+
+port_in_use() {
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null ||
+        compgen -G "${TMPDIR:-/tmp}/*/.s.PGSQL.$1" >/dev/null
+}
+
+free_port() {
+    local p=$1
+    while port_in_use "$p" || [ "$p" = "${2:-}" ]; do p=$((p + 1)); done
+    echo "$p"
+}
+
+cluster_initdb() {
+    as_server "$BINDIR/initdb" -D "$CL/$1" -A trust -U postgres --encoding=UTF8 --locale=C.UTF-8 \
+        >"$CL/initdb.log" 2>&1
+}
+
+cluster_start() {
+    as_server "$BINDIR/pg_ctl" -D "$CL/$1" -l "$CL/$1.log" -w -t 60 \
+        -o "-k '$CL' -p $2 -c listen_addresses='' -c fsync=off" start >/dev/null
+}
+
+cluster_stop_all() {
+    local d
+    for d in "$CL"/*/; do
+        [ -f "$d/PG_VERSION" ] && as_server "$BINDIR/pg_ctl" -D "$d" -m immediate -w stop >/dev/null 2>&1
+    done
+    rm -rf "$CL"
+}
