@@ -227,9 +227,14 @@ CREATE FUNCTION model_select.route_batch(selector text, source text, log boolean
 DROP FUNCTION model_select.cache_stats();
 -- This backend's cache of arm folds and decoded models (bounded by the
 -- setting model_select.cache_size): entries, bytes, hits, misses, decodes,
--- evictions, and the bytes of the random feature matrices kept.
+-- evictions, and the bytes of the random feature matrices kept; then the
+-- server's shared cache (with shared_preload_libraries, else NULL): bases
+-- held, their bytes, pins on them, this backend's hits and publishes, and
+-- evictions.
 CREATE FUNCTION model_select.cache_stats(OUT entries int, OUT bytes bigint, OUT hits bigint,
-    OUT misses bigint, OUT decodes bigint, OUT evictions bigint, OUT feature_bytes bigint)
+    OUT misses bigint, OUT decodes bigint, OUT evictions bigint, OUT feature_bytes bigint,
+    OUT shared_entries int, OUT shared_bytes bigint, OUT shared_pins int,
+    OUT shared_hits bigint, OUT shared_publishes bigint, OUT shared_evictions bigint)
     AS 'MODULE_PATHNAME', 'model_select_cache_stats' LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 
 DROP VIEW model_select.arm_stats;
@@ -351,7 +356,7 @@ COMMENT ON FUNCTION model_select.scores(text, float8[]) IS
 COMMENT ON FUNCTION model_select.scores(text, real[]) IS
 'Every arm of the selector (retired ones too) in ordinal order: rewards n, mean, width, ucb = mean + radius * width, and the radius and ridge alpha of the bound for this context. Reads only.';
 COMMENT ON FUNCTION model_select.cache_stats() IS
-'This backend''s cache of arm folds and decoded models: entries and bytes held, hits (a cached model reused), misses (an arm folded anew from its checkpoint), states decoded, evictions (least recently used selectors dropped to stay within model_select.cache_size), and bytes of random feature matrices.';
+'This backend''s cache of arm folds and decoded models: entries and bytes held, hits (a cached model reused), misses (an arm folded anew from its checkpoint), states decoded, evictions (least recently used selectors dropped to stay within model_select.cache_size), and bytes of random feature matrices; then the server''s shared cache (model_select in shared_preload_libraries, else NULL): bases held, their bytes, pins on them, bases this backend took from it and published to it, and evictions.';
 
 -- from learning
 COMMENT ON TABLE model_select.rewards IS

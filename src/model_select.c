@@ -4,12 +4,14 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "miscadmin.h"
 #include "utils/guc.h"
 
 #include <cblas.h>
 
 #include "learning/checkpoint.h"
 #include "routing/model_cache.h"
+#include "routing/shared_cache.h"
 
 PG_MODULE_MAGIC;
 
@@ -37,5 +39,7 @@ _PG_init(void)
 							"larger than it is still loaded, alone.",
 							&model_cache_size_kb, 256 * 1024, 1024, INT_MAX / 2,
 							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
+	if (process_shared_preload_libraries_in_progress)
+		shared_cache_preload();
 	MarkGUCPrefixReserved("model_select");
 }

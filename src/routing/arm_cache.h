@@ -10,6 +10,7 @@
 
 #include "core/settings.h"
 #include "learning/fold.h"
+#include "routing/shared_cache.h"
 
 typedef struct ModelCacheEntry
 {
@@ -21,6 +22,8 @@ typedef struct ModelCacheEntry
 	MemoryContext cxt;			/* everything below */
 	LogPosition ckpt_pos;		/* the checkpoint's position */
 	StateFold	fold;			/* the base: checkpoint + final rows */
+	int			shared_slot;	/* fold.st is the shared cache's base pinned
+								 * in this slot (read only!), -1: ours */
 	MemoryContext base_cxt;		/* child of cxt: base_model (NULL: not decoded) */
 	ArmModel   *base_model;
 	MemoryContext overlay_cxt;	/* child of cxt, NULL: no overlay kept */
@@ -55,5 +58,13 @@ extern uint64 model_cache_next_load(void);
 extern void model_cache_touch(ModelCacheEntry *entry, uint64 load);
 extern void model_cache_fit(uint64 load);
 extern void model_cache_remove(ModelCacheEntry *entry);
+
+/* model_share.c */
+extern void base_key(SharedBaseKey *key, int32 arm_id, int32 settings_version, int64 version,
+					 int64 xmin);
+extern void entry_share(ModelCacheEntry *entry);
+extern void entry_own_base(ModelCacheEntry *entry);
+extern uint64 entry_catch_up(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 last,
+							 FullTransactionId horizon);
 
 #endif

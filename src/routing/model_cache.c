@@ -18,6 +18,14 @@
  * (the loaded selector's own entries stay: its models are in use).  A
  * statement that kept pointers to an evicted model notices
  * (selector_models_current) and reloads.
+ *
+ * With shared_preload_libraries, bases live once per server in the shared
+ * cache (shared_cache.c): a new entry takes the newest base published for
+ * its checkpoint before it reads the checkpoint, a base folded here is
+ * published and this backend then scores from the shared copy, and a base
+ * that grows is first copied back (a shared base is never written to).
+ * Overlays stay per backend.  The decoded model of a shared base points
+ * into shared memory (its policy's decode only adds small vectors).
  */
 #include "postgres.h"
 
@@ -26,6 +34,7 @@
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
@@ -40,6 +49,7 @@
 #include "policy/registry.h"
 #include "routing/arm_cache.h"
 #include "routing/model_cache.h"
+#include "routing/shared_cache.h"
 
 /* GUC model_select.cache_size, in kB */
 int			model_cache_size_kb = 256 * 1024;
@@ -62,6 +72,18 @@ model_cache_init(void)
 								 CacheMemoryContext);
 }
 
+/* Let go of everything an entry holds: its memory and its shared base's pin. */
+static void
+entry_free(ModelCacheEntry *entry)
+{
+	if (entry->shared_slot >= 0)
+		shared_base_release(entry->shared_slot);
+	entry->shared_slot = -1;
+	cache_bytes -= entry->bytes;
+	entry->bytes = 0;
+	MemoryContextDelete(entry->cxt);
+}
+
 void
 model_cache_forget_all(void)
 {
@@ -72,7 +94,7 @@ model_cache_forget_all(void)
 		return;
 	hash_seq_init(&status, model_cache);
 	while ((entry = hash_seq_search(&status)) != NULL)
-		MemoryContextDelete(entry->cxt);
+		entry_free(entry);
 	hash_destroy(model_cache);
 	model_cache = NULL;
 	cache_bytes = 0;
@@ -83,8 +105,7 @@ model_cache_remove(ModelCacheEntry *entry)
 {
 	int32		arm_id = entry->arm_id;
 
-	cache_bytes -= entry->bytes;
-	MemoryContextDelete(entry->cxt);
+	entry_free(entry);
 	hash_search(model_cache, &arm_id, HASH_REMOVE, NULL);
 }
 
@@ -135,24 +156,25 @@ model_cache_fit(uint64 load)
 
 /*
  * A fresh entry for an arm, holding its checkpoint (nothing folded after
- * it yet).  The state is validated against the selector before anything
- * reads it.
+ * it yet) or the newest base published for it that the statement may use.
+ * The state is validated against the selector before anything reads it.
  */
 static ModelCacheEntry *
-entry_reset(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck)
+entry_reset(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck,
+			FullTransactionId horizon)
 {
 	ModelCacheEntry *entry;
 	bool		found;
 	MemoryContext old;
+	SharedBaseKey key;
+	SharedBase	sb = {.slot = -1};
 
 	if (model_cache == NULL)
 		model_cache_init();
 	entry = hash_search(model_cache, &arm_id, HASH_ENTER, &found);
 	if (found)
-	{
-		cache_bytes -= entry->bytes;
-		MemoryContextDelete(entry->cxt);
-	}
+		entry_free(entry);
+	entry->shared_slot = -1;
 	cache_misses++;
 	entry->bytes = 0;
 	entry->last_used = 0;
@@ -165,15 +187,27 @@ entry_reset(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck)
 	entry->model = NULL;
 	/* an error below must not leave a half-built entry behind */
 	entry->version = -1;
+	entry->ckpt_pos = ck->valid ? ck->pos : LOG_START;
+	if (shared_cache_active())
+	{
+		base_key(&key, arm_id, cfg->settings_version, ck->version, ck->xmin);
+		shared_base_find(&key, entry->ckpt_pos, true, horizon, &sb);
+	}
+	entry->shared_slot = sb.slot;
 	old = CurrentMemoryContext;
 	PG_TRY();
 	{
 		MemoryContextSwitchTo(entry->cxt);
 		entry->cfg = *cfg;
-		entry->ckpt_pos = ck->valid ? ck->pos : LOG_START;
-		/* under the arms query's snapshot: the rows of the row version it read */
-		fold_begin_stored(&entry->fold, &entry->cfg, arm_id, ck->valid ? ck->state : (Datum) 0,
-						  true, entry->ckpt_pos, ck->valid ? &ck->totals : NULL);
+		if (sb.slot >= 0)
+		{
+			fold_begin(&entry->fold, &entry->cfg, NULL, sb.pos, &sb.totals);
+			entry->fold.st = unconstify(StateHeader *, sb.st);
+		}
+		else
+			/* under the arms query's snapshot: the rows of the row version it read */
+			fold_begin_stored(&entry->fold, &entry->cfg, arm_id, ck->valid ? ck->state : (Datum) 0,
+							  true, entry->ckpt_pos, ck->valid ? &ck->totals : NULL);
 		MemoryContextSwitchTo(old);
 	}
 	PG_CATCH();
@@ -193,7 +227,8 @@ entry_reset(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck)
  * The entry of an arm with a base this statement may build on: its
  * checkpoint is the one visible, and every row folded after it is below
  * horizon (a statement with an older snapshot may not see them all).  A new
- * base is caught up with the final rows at once.
+ * base is caught up with the final rows at once (one taken from the shared
+ * cache by model_cache_absorb, as they are few) and published.
  */
 ModelCacheEntry *
 model_cache_entry(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck,
@@ -208,11 +243,14 @@ model_cache_entry(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *
 		(log_position_cmp(entry->fold.pos, entry->ckpt_pos) == 0 ||
 		 FullTransactionIdPrecedes(entry->fold.pos.tx, horizon)))
 		return entry;
-	entry = entry_reset(cfg, arm_id, ck);
+	entry = entry_reset(cfg, arm_id, ck, horizon);
+	if (entry->shared_slot >= 0)
+		return entry;
 	old = MemoryContextSwitchTo(entry->cxt);
 	PG_TRY();
 	{
 		fold_log(&entry->fold, arm_id, false, horizon, false);
+		entry_share(entry);
 	}
 	PG_CATCH();
 	{
@@ -325,10 +363,12 @@ entry_overlay(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 la
  * The final rows [first, last) of tt join the base.  When the overlay's
  * rows start them (they became final), the overlay becomes the base, model
  * and all: a reward is folded once per backend, whatever order it became
- * visible and final in.
+ * visible and final in.  With a shared cache, a base published by another
+ * backend saves the fold, and one folded here is published.
  */
 static void
-entry_extend_base(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 last)
+entry_extend_base(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 last,
+				  FullTransactionId horizon)
 {
 	int			kept = overlay_prefix(entry, tt, first, last);
 	MemoryContext old;
@@ -336,6 +376,9 @@ entry_extend_base(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint6
 	entry_drop_base_model(entry);
 	if (kept > 0)
 	{
+		if (entry->shared_slot >= 0)
+			shared_base_release(entry->shared_slot);
+		entry->shared_slot = -1;
 		MemoryContextSetParent(entry->ofold.cxt, entry->cxt);
 		MemoryContextDelete(entry->fold.cxt);
 		entry->fold = entry->ofold;
@@ -348,10 +391,17 @@ entry_extend_base(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint6
 		entry->overlay_model = NULL;
 		first += kept;
 	}
+	else
+		first = entry_catch_up(entry, tt, first, last, horizon);
 	entry_drop_overlay(entry);
-	old = MemoryContextSwitchTo(entry->cxt);
-	fold_some(&entry->fold, tt, first, last, false);
-	MemoryContextSwitchTo(old);
+	if (first < last)
+	{
+		entry_own_base(entry);
+		old = MemoryContextSwitchTo(entry->cxt);
+		fold_some(&entry->fold, tt, first, last, false);
+		MemoryContextSwitchTo(old);
+	}
+	entry_share(entry);
 }
 
 /*
@@ -367,7 +417,7 @@ model_cache_absorb(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint
 	while (split < last && FullTransactionIdPrecedes(fold_row_position(tt, split).tx, horizon))
 		split++;
 	if (split > first)
-		entry_extend_base(entry, tt, first, split);
+		entry_extend_base(entry, tt, first, split, horizon);
 	if (split < last)
 	{
 		entry_overlay(entry, tt, split, last);
@@ -411,13 +461,17 @@ selector_models_current(Selector *sel)
 
 PG_FUNCTION_INFO_V1(model_select_cache_stats);
 
-/* SQL: cache_stats() → this backend's model cache counters. */
+/*
+ * SQL: cache_stats() → this backend's model cache counters, then the
+ * shared cache's (NULL without one).
+ */
 Datum
 model_select_cache_stats(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[7];
-	bool		nulls[7] = {false};
+	Datum		values[13];
+	bool		nulls[13] = {false};
+	SharedCacheStats shared;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "cache_stats() must return a composite type");
@@ -428,5 +482,17 @@ model_select_cache_stats(PG_FUNCTION_ARGS)
 	values[4] = Int64GetDatum(cache_decodes);
 	values[5] = Int64GetDatum(cache_evictions);
 	values[6] = Int64GetDatum((int64) rff_cache_bytes());
+	if (shared_cache_stats(&shared))
+	{
+		values[7] = Int32GetDatum(shared.entries);
+		values[8] = Int64GetDatum(shared.bytes);
+		values[9] = Int32GetDatum(shared.pins);
+		values[10] = Int64GetDatum(shared.hits);
+		values[11] = Int64GetDatum(shared.publishes);
+		values[12] = Int64GetDatum(shared.evictions);
+	}
+	else
+		for (int i = 7; i < 13; i++)
+			nulls[i] = true;
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
 }

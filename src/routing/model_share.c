@@ -1,0 +1,122 @@
+/*
+ * model_share.c — the arm cache's side of the shared cache: an entry's base
+ * published to it, taken from it, or copied back before it grows
+ * (model_cache.c decides when; shared_cache.c holds the bases).
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "utils/memutils.h"
+
+#include "routing/arm_cache.h"
+#include "routing/shared_cache.h"
+
+/* The shared cache's name of the bases folded from a checkpoint. */
+void
+base_key(SharedBaseKey *key, int32 arm_id, int32 settings_version, int64 version, int64 xmin)
+{
+	memset(key, 0, sizeof(*key));
+	key->database = MyDatabaseId;
+	key->arm_id = arm_id;
+	key->settings_version = settings_version;
+	key->ckpt_version = version;
+	key->ckpt_xmin = xmin;
+}
+
+static void
+entry_base_key(const ModelCacheEntry *entry, SharedBaseKey *key)
+{
+	base_key(key, entry->arm_id, entry->settings_version, entry->version, entry->xmin);
+}
+
+/*
+ * The base becomes the shared base sb, pinned by the caller (the entry now
+ * holds the pin); the previous base and its model go.
+ */
+static void
+entry_adopt(ModelCacheEntry *entry, const SharedBase *sb)
+{
+	StateFold	fold;
+	MemoryContext old = MemoryContextSwitchTo(entry->cxt);
+
+	fold_begin(&fold, &entry->cfg, NULL, sb->pos, &sb->totals);
+	MemoryContextSwitchTo(old);
+	fold.st = unconstify(StateHeader *, sb->st);
+	if (entry->base_cxt)
+		MemoryContextDelete(entry->base_cxt);
+	entry->base_cxt = NULL;
+	entry->base_model = NULL;
+	if (entry->shared_slot >= 0)
+		shared_base_release(entry->shared_slot);
+	MemoryContextDelete(entry->fold.cxt);
+	entry->fold = fold;
+	entry->shared_slot = sb->slot;
+}
+
+/* A base worth sharing: large enough, and the server has a shared cache. */
+static bool
+entry_shareable(const ModelCacheEntry *entry)
+{
+	return entry->fold.st != NULL &&
+		(entry->shared_slot >= 0 || VARSIZE(entry->fold.st) >= SHARED_BASE_MIN_BYTES) &&
+		shared_cache_active();
+}
+
+/* Publish a base folded here, then score from the shared copy instead. */
+void
+entry_share(ModelCacheEntry *entry)
+{
+	SharedBaseKey key;
+	SharedBase	sb;
+
+	if (entry->shared_slot >= 0 || !entry_shareable(entry))
+		return;
+	entry_base_key(entry, &key);
+	if (shared_base_publish(&key, entry->fold.st, entry->fold.pos, &entry->fold.totals, &sb))
+		entry_adopt(entry, &sb);
+}
+
+/* Before the base grows: a copy of our own instead of the shared one. */
+void
+entry_own_base(ModelCacheEntry *entry)
+{
+	StateFold	fold;
+	MemoryContext old;
+
+	if (entry->shared_slot < 0)
+		return;
+	Assert(entry->base_model == NULL);
+	old = MemoryContextSwitchTo(entry->cxt);
+	fold_begin(&fold, &entry->cfg, entry->fold.st, entry->fold.pos, &entry->fold.totals);
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(entry->fold.cxt);
+	shared_base_release(entry->shared_slot);
+	entry->shared_slot = -1;
+	entry->fold = fold;
+}
+
+/*
+ * The first of rows [first, last) of tt that a newer shared base does not
+ * already hold: that base is taken when one is published.
+ */
+uint64
+entry_catch_up(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 last,
+			   FullTransactionId horizon)
+{
+	SharedBaseKey key;
+	SharedBase	sb;
+
+	if (!entry_shareable(entry))
+		return first;
+	entry_base_key(entry, &key);
+	if (!shared_base_find(&key, entry->fold.pos, false, horizon, &sb))
+		return first;
+	for (uint64 i = first; i < last; i++)
+		if (log_position_cmp(fold_row_position(tt, i), sb.pos) == 0)
+		{
+			entry_adopt(entry, &sb);
+			return i + 1;
+		}
+	shared_base_release(sb.slot);	/* below horizon, so among the rows: cannot happen */
+	return first;
+}

@@ -1,0 +1,461 @@
+/*
+ * shared_cache.c — one copy per server of the arms' bases (see
+ * shared_cache.h), when model_select is in shared_preload_libraries.
+ *
+ * The postmaster reserves model_select.shared_cache_size bytes of its main
+ * shared memory and lays a dynamic shared memory area (DSA) over them, with
+ * that size as its limit, so the area never asks the OS for more (nor needs
+ * /dev/shm): pages the cache never touched take no memory.  Next to it, a
+ * table of SHARED_SLOTS slots, under one LWLock, names each base held: its
+ * key and position, its totals, and the dsa_pointer of a copy of its state
+ * (a StateHeader as stored: flat, position independent).  Backends map the
+ * area and score straight from those bytes (a policy's decode only points
+ * into the state); nothing ever writes a published state.
+ *
+ * Pins.  A backend pins the bases its arm cache holds (one pin per arm
+ * entry, kept across transactions like the entry itself) and unpins them
+ * when the entry moves on, is evicted, or at exit (before_shmem_exit, which
+ * also runs on FATAL errors and pg_terminate_backend).  A backend that dies
+ * without exiting (SIGKILL, a crash) makes the postmaster reinitialise all
+ * shared memory, this area included, so no pin outlives its backend.
+ *
+ * Eviction.  A base that a newer one of the same arm replaces is stale and
+ * freed as soon as nobody pins it; when the area or the slot table is full,
+ * unpinned bases go, stale first, then least recently used.  If everything
+ * is pinned, the caller keeps its base per backend (the path without
+ * preloading).
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "utils/dsa.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+
+#include "routing/shared_cache.h"
+
+/* GUC model_select.shared_cache_size, in kB */
+int			shared_cache_size_kb = 256 * 1024;
+
+/* Bases the server can hold at once (each slot costs about 120 bytes). */
+#define SHARED_SLOTS 1024
+
+#define LOCK_TRANCHE "model_select shared cache"
+#define AREA_TRANCHE "model_select shared cache area"
+
+typedef struct SharedSlot
+{
+	SharedBaseKey key;
+	LogPosition pos;
+	FoldTotals	totals;
+	dsa_pointer state;			/* InvalidDsaPointer: the slot is free */
+	Size		bytes;
+	int32		pins;
+	bool		stale;			/* a newer base of the arm exists */
+	uint64		last_used;
+} SharedSlot;
+
+typedef struct SharedCacheControl
+{
+	LWLock	   *lock;			/* the slots and counters below */
+	int			area_tranche;
+	uint64		clock;
+	int64		bytes;
+	int64		evictions;
+	SharedSlot	slots[SHARED_SLOTS];
+} SharedCacheControl;
+
+/* Set in the postmaster (inherited) or at start-up: NULL when not preloaded. */
+static SharedCacheControl *control = NULL;
+
+/* This backend's mapping of the area and its pins per slot. */
+static dsa_area *area = NULL;
+static int32 *my_pins = NULL;
+static int64 my_hits = 0;
+static int64 my_publishes = 0;
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+static Size
+area_size(void)
+{
+	return (Size) shared_cache_size_kb * 1024;
+}
+
+static void *
+area_place(void)
+{
+	return (char *) control + MAXALIGN(sizeof(SharedCacheControl));
+}
+
+static void
+shared_cache_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(MAXALIGN(sizeof(SharedCacheControl)) + area_size());
+	RequestNamedLWLockTranche(LOCK_TRANCHE, 1);
+}
+
+static void
+shared_cache_startup(void)
+{
+	bool		found;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	control = ShmemInitStruct("model_select shared cache",
+							  MAXALIGN(sizeof(SharedCacheControl)) + area_size(), &found);
+	if (!found)
+	{
+		dsa_area   *a;
+
+		memset(control, 0, sizeof(SharedCacheControl));
+		control->lock = &(GetNamedLWLockTranche(LOCK_TRANCHE))->lock;
+		control->area_tranche = LWLockNewTrancheId();
+		for (int i = 0; i < SHARED_SLOTS; i++)
+			control->slots[i].state = InvalidDsaPointer;
+		/* the postmaster may not create DSM segments: the area is in place, limited to it */
+		a = dsa_create_in_place(area_place(), area_size(), control->area_tranche, NULL);
+		dsa_pin(a);
+		dsa_set_size_limit(a, area_size());
+		dsa_detach(a);
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/* model_select.shared_cache_size: 0 (off) or at least 1 MB, room for the DSA's own pages. */
+static bool
+check_shared_cache_size(int *newval, void **extra, GucSource source)
+{
+	if (*newval == 0 || *newval >= 1024)
+		return true;
+	GUC_check_errdetail("The shared cache takes 0 (off) or at least 1MB.");
+	return false;
+}
+
+/*
+ * From _PG_init while shared_preload_libraries are loaded: the setting
+ * model_select.shared_cache_size (a server-start setting, which PostgreSQL
+ * only lets a preloaded library define) and, unless it is 0, the cache.
+ */
+void
+shared_cache_preload(void)
+{
+	DefineCustomIntVariable("model_select.shared_cache_size",
+							"Shared memory for the arms' models, read by every backend.",
+							"Reserved at server start; 0 keeps every backend's models in its "
+							"own cache (model_select.cache_size).",
+							&shared_cache_size_kb, 256 * 1024, 0, INT_MAX / 2,
+							PGC_POSTMASTER, GUC_UNIT_KB, check_shared_cache_size, NULL, NULL);
+	if (shared_cache_size_kb == 0)
+		return;
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = shared_cache_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = shared_cache_startup;
+}
+
+static void slot_free(SharedSlot *slot);
+
+/* At exit: the pins this backend still holds. */
+static void
+release_all_pins(int code, Datum arg)
+{
+	LWLockAcquire(control->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < SHARED_SLOTS; i++)
+	{
+		SharedSlot *slot = &control->slots[i];
+
+		slot->pins -= my_pins[i];
+		my_pins[i] = 0;
+		if (DsaPointerIsValid(slot->state) && slot->pins == 0 && slot->stale)
+			slot_free(slot);
+	}
+	LWLockRelease(control->lock);
+}
+
+/* Is there a shared cache?  Maps the area on first use. */
+bool
+shared_cache_active(void)
+{
+	MemoryContext old;
+
+	if (area != NULL)
+		return true;
+	if (control == NULL || !IsUnderPostmaster)
+		return false;
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	my_pins = palloc0(sizeof(int32) * SHARED_SLOTS);
+	LWLockRegisterTranche(control->area_tranche, AREA_TRANCHE);
+	area = dsa_attach_in_place(area_place(), NULL);
+	dsa_pin_mapping(area);
+	MemoryContextSwitchTo(old);
+	on_shmem_exit(dsa_on_shmem_exit_release_in_place, PointerGetDatum(area_place()));
+	before_shmem_exit(release_all_pins, (Datum) 0);
+	return true;
+}
+
+static bool
+key_equal(const SharedBaseKey *a, const SharedBaseKey *b)
+{
+	return a->database == b->database && a->arm_id == b->arm_id &&
+		a->settings_version == b->settings_version &&
+		a->ckpt_version == b->ckpt_version && a->ckpt_xmin == b->ckpt_xmin;
+}
+
+/* Free a slot's base.  Under the lock, exclusive. */
+static void
+slot_free(SharedSlot *slot)
+{
+	dsa_free(area, slot->state);
+	control->bytes -= slot->bytes;
+	slot->state = InvalidDsaPointer;
+	slot->pins = 0;
+}
+
+/* Pin slot i for the caller and describe it in out.  Under the lock, exclusive. */
+static void
+slot_pin(int i, SharedBase *out)
+{
+	SharedSlot *slot = &control->slots[i];
+
+	slot->pins++;
+	my_pins[i]++;
+	slot->last_used = ++control->clock;
+	out->slot = i;
+	out->st = dsa_get_address(area, slot->state);
+	out->pos = slot->pos;
+	out->totals = slot->totals;
+}
+
+/*
+ * The published base of key with the greatest position that the caller may
+ * use: at `from` itself if from_itself (a checkpoint's position), or after
+ * `from` and below horizon (every row it folds is final and visible).  Pinned
+ * in *out; false when there is none.
+ */
+bool
+shared_base_find(const SharedBaseKey *key, LogPosition from, bool from_itself,
+				 FullTransactionId horizon, SharedBase *out)
+{
+	int			best = -1;
+
+	if (!shared_cache_active())
+		return false;
+	LWLockAcquire(control->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < SHARED_SLOTS; i++)
+	{
+		SharedSlot *slot = &control->slots[i];
+		int			cmp;
+
+		if (!DsaPointerIsValid(slot->state) || !key_equal(&slot->key, key))
+			continue;
+		cmp = log_position_cmp(slot->pos, from);
+		if (!((cmp == 0 && from_itself) ||
+			  (cmp > 0 && FullTransactionIdPrecedes(slot->pos.tx, horizon))))
+			continue;
+		if (best < 0 || log_position_cmp(slot->pos, control->slots[best].pos) > 0)
+			best = i;
+	}
+	if (best >= 0)
+	{
+		slot_pin(best, out);
+		my_hits++;
+	}
+	LWLockRelease(control->lock);
+	return best >= 0;
+}
+
+/* Unpin a base; a stale one nobody pins any more is freed. */
+void
+shared_base_release(int i)
+{
+	SharedSlot *slot = &control->slots[i];
+
+	Assert(my_pins[i] > 0);
+	LWLockAcquire(control->lock, LW_EXCLUSIVE);
+	slot->pins--;
+	my_pins[i]--;
+	if (slot->pins == 0 && slot->stale)
+		slot_free(slot);
+	LWLockRelease(control->lock);
+}
+
+/*
+ * Free the unpinned base that matters least (stale, else least recently
+ * used); false when every base is pinned.  Under the lock, exclusive.
+ */
+static bool
+evict_one(void)
+{
+	SharedSlot *victim = NULL;
+
+	for (int i = 0; i < SHARED_SLOTS; i++)
+	{
+		SharedSlot *slot = &control->slots[i];
+
+		if (!DsaPointerIsValid(slot->state) || slot->pins > 0)
+			continue;
+		if (victim == NULL || (slot->stale && !victim->stale) ||
+			(slot->stale == victim->stale && slot->last_used < victim->last_used))
+			victim = slot;
+	}
+	if (victim == NULL)
+		return false;
+	slot_free(victim);
+	control->evictions++;
+	return true;
+}
+
+/* Room for bytes in the area, evicting what is needed (InvalidDsaPointer: none). */
+static dsa_pointer
+area_allocate(Size bytes)
+{
+	for (;;)
+	{
+		dsa_pointer dp = dsa_allocate_extended(area, bytes, DSA_ALLOC_HUGE | DSA_ALLOC_NO_OOM);
+		bool		evicted;
+
+		if (DsaPointerIsValid(dp))
+			return dp;
+		LWLockAcquire(control->lock, LW_EXCLUSIVE);
+		evicted = evict_one();
+		LWLockRelease(control->lock);
+		if (!evicted)
+			return InvalidDsaPointer;
+	}
+}
+
+/* A free slot, evicting if needed (-1: all pinned).  Under the lock, exclusive. */
+static int
+free_slot(void)
+{
+	for (;;)
+	{
+		for (int i = 0; i < SHARED_SLOTS; i++)
+			if (!DsaPointerIsValid(control->slots[i].state))
+				return i;
+		if (!evict_one())
+			return -1;
+	}
+}
+
+/* The slot holding exactly (key, pos), or -1.  Under the lock. */
+static int
+slot_of(const SharedBaseKey *key, LogPosition pos)
+{
+	for (int i = 0; i < SHARED_SLOTS; i++)
+	{
+		SharedSlot *slot = &control->slots[i];
+
+		if (DsaPointerIsValid(slot->state) && key_equal(&slot->key, key) &&
+			log_position_cmp(slot->pos, pos) == 0)
+			return i;
+	}
+	return -1;
+}
+
+/*
+ * The arm's other bases are stale once slot i is published, but for a
+ * later fold of the same checkpoint; unpinned stale ones are freed.  Under
+ * the lock, exclusive.
+ */
+static void
+mark_others_stale(int i)
+{
+	SharedSlot *mine = &control->slots[i];
+
+	for (int j = 0; j < SHARED_SLOTS; j++)
+	{
+		SharedSlot *slot = &control->slots[j];
+
+		if (j == i || !DsaPointerIsValid(slot->state) ||
+			slot->key.database != mine->key.database || slot->key.arm_id != mine->key.arm_id)
+			continue;
+		if (key_equal(&slot->key, &mine->key) && log_position_cmp(slot->pos, mine->pos) > 0)
+			mine->stale = true;
+		else
+		{
+			slot->stale = true;
+			if (slot->pins == 0)
+				slot_free(slot);
+		}
+	}
+}
+
+/*
+ * Publish a copy of the base st (key, pos, totals) and pin it in *out; if
+ * another backend published it first, pin that one.  False when the cache
+ * has no room that is not pinned: the caller keeps its own copy.
+ */
+bool
+shared_base_publish(const SharedBaseKey *key, const StateHeader *st, LogPosition pos,
+					const FoldTotals *totals, SharedBase *out)
+{
+	Size		bytes = VARSIZE(st);
+	dsa_pointer dp;
+	int			i;
+
+	if (!shared_cache_active())
+		return false;
+	LWLockAcquire(control->lock, LW_EXCLUSIVE);
+	i = slot_of(key, pos);
+	if (i >= 0)
+		slot_pin(i, out);
+	LWLockRelease(control->lock);
+	if (i >= 0 || !DsaPointerIsValid(dp = area_allocate(bytes)))
+		return i >= 0;
+	/* copied outside the lock: nobody knows dp yet */
+	memcpy(dsa_get_address(area, dp), st, bytes);
+	LWLockAcquire(control->lock, LW_EXCLUSIVE);
+	if ((i = slot_of(key, pos)) < 0 && (i = free_slot()) >= 0)
+	{
+		SharedSlot *slot = &control->slots[i];
+
+		slot->key = *key;
+		slot->pos = pos;
+		slot->totals = *totals;
+		slot->state = dp;
+		slot->bytes = bytes;
+		slot->pins = 0;
+		slot->stale = false;
+		control->bytes += bytes;
+		dp = InvalidDsaPointer;
+		mark_others_stale(i);
+		my_publishes++;
+	}
+	if (i >= 0)
+		slot_pin(i, out);
+	LWLockRelease(control->lock);
+	if (DsaPointerIsValid(dp))
+		dsa_free(area, dp);		/* published meanwhile, or no slot */
+	return i >= 0;
+}
+
+/* cache_stats(): false when there is no shared cache. */
+bool
+shared_cache_stats(SharedCacheStats *out)
+{
+	if (!shared_cache_active())
+		return false;
+	memset(out, 0, sizeof(*out));
+	LWLockAcquire(control->lock, LW_SHARED);
+	for (int i = 0; i < SHARED_SLOTS; i++)
+		if (DsaPointerIsValid(control->slots[i].state))
+		{
+			out->entries++;
+			out->pins += control->slots[i].pins;
+		}
+	out->bytes = control->bytes;
+	out->evictions = control->evictions;
+	LWLockRelease(control->lock);
+	out->hits = my_hits;
+	out->publishes = my_publishes;
+	return true;
+}

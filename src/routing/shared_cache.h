@@ -1,0 +1,62 @@
+/*
+ * shared_cache.h — one copy per server of the arms' bases (a checkpoint plus
+ * the final rows folded onto it), in a dynamic shared memory area when the
+ * library is in shared_preload_libraries (shared_cache.c).  model_cache.c
+ * looks bases up here before it reads a checkpoint, and publishes the bases
+ * it folds; a backend pins the bases it scores with.
+ */
+#ifndef MODEL_SELECT_SHARED_CACHE_H
+#define MODEL_SELECT_SHARED_CACHE_H
+
+#include "learning/fold.h"
+
+/*
+ * What a base is the fold of, besides its position: two bases with equal keys
+ * and positions hold the same state (the rows up to a final position never
+ * change).
+ */
+typedef struct SharedBaseKey
+{
+	Oid			database;
+	int32		arm_id;
+	int32		settings_version;
+	int64		ckpt_version;	/* the arm_state row folded from (0: none) */
+	int64		ckpt_xmin;		/* and its xmin (a rolled back version) */
+} SharedBaseKey;
+
+/* A pinned base: read only, valid until shared_base_release(slot). */
+typedef struct SharedBase
+{
+	int			slot;
+	const StateHeader *st;
+	LogPosition pos;
+	FoldTotals	totals;
+} SharedBase;
+
+/* Server-wide figures for cache_stats(), plus this backend's counters. */
+typedef struct SharedCacheStats
+{
+	int32		entries;
+	int64		bytes;
+	int32		pins;
+	int64		evictions;
+	int64		hits;			/* this backend: bases taken from the cache */
+	int64		publishes;		/* this backend: bases it folded and published */
+} SharedCacheStats;
+
+/* States smaller than this stay per backend: a copy costs less than a look-up. */
+#define SHARED_BASE_MIN_BYTES 8192
+
+/* GUC model_select.shared_cache_size (kB; 0: off) */
+extern int	shared_cache_size_kb;
+
+extern void shared_cache_preload(void);
+extern bool shared_cache_active(void);
+extern bool shared_base_find(const SharedBaseKey *key, LogPosition from, bool from_itself,
+							 FullTransactionId horizon, SharedBase *out);
+extern bool shared_base_publish(const SharedBaseKey *key, const StateHeader *st, LogPosition pos,
+								const FoldTotals *totals, SharedBase *out);
+extern void shared_base_release(int slot);
+extern bool shared_cache_stats(SharedCacheStats *out);
+
+#endif
