@@ -94,7 +94,7 @@ endif
 # `make -n test` from actually running the test suite.)
 MS_MAKE = $(MAKE)
 
-.PHONY: test demo example ms-setup bench-perf bench-batch bench-pgbench bench-scale bench-forgetting bench-quality bench-confidence
+.PHONY: test demo example ms-setup bench-perf bench-batch bench-pgbench bench-scale bench-forgetting bench-quality bench-confidence bench-memory
 ms-setup:
 	scripts/ensure-deps.sh
 	$(MAKE) PG_CONFIG=$(PG_CONFIG)
@@ -129,6 +129,11 @@ bench-batch: ms-setup
 # extension, 1 and 4 clients (also the last part of bench-perf).
 bench-pgbench: ms-setup
 	bench/pgbench.sh
+
+# Resident memory of 16 backends scoring one pak_ucb selector (5 arms x 2,000
+# rewards, d 384), each with its own cache vs the shared cache (preloaded).
+bench-memory: ms-setup
+	PG_BINDIR=$$($(PG_CONFIG) --bindir) bench/shared_memory.sh
 
 bench-scale: ms-setup
 	bench/scale.sh

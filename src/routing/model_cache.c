@@ -158,10 +158,12 @@ model_cache_fit(uint64 load)
  * A fresh entry for an arm, holding its checkpoint (nothing folded after
  * it yet) or the newest base published for it that the statement may use.
  * The state is validated against the selector before anything reads it.
+ * *load_locked: a miss in the shared cache took the arm's load lock (the
+ * caller releases it once it has published the base).
  */
 static ModelCacheEntry *
 entry_reset(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck,
-			FullTransactionId horizon)
+			FullTransactionId horizon, bool *load_locked)
 {
 	ModelCacheEntry *entry;
 	bool		found;
@@ -188,10 +190,17 @@ entry_reset(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck,
 	/* an error below must not leave a half-built entry behind */
 	entry->version = -1;
 	entry->ckpt_pos = ck->valid ? ck->pos : LOG_START;
+	*load_locked = false;
 	if (shared_cache_active())
 	{
 		base_key(&key, arm_id, cfg->settings_version, ck->version, ck->xmin);
-		shared_base_find(&key, entry->ckpt_pos, true, horizon, &sb);
+		if (!shared_base_find(&key, entry->ckpt_pos, true, horizon, &sb))
+		{
+			/* another backend may be loading it: wait, then look again */
+			shared_load_lock(arm_id);
+			*load_locked = true;
+			shared_base_find(&key, entry->ckpt_pos, true, horizon, &sb);
+		}
 	}
 	entry->shared_slot = sb.slot;
 	old = CurrentMemoryContext;
@@ -237,29 +246,33 @@ model_cache_entry(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *
 	ModelCacheEntry *entry = model_cache
 		? hash_search(model_cache, &arm_id, HASH_FIND, NULL) : NULL;
 	MemoryContext old;
+	bool		load_locked;
 
 	if (entry != NULL && entry->version == ck->version && entry->xmin == ck->xmin &&
 		entry->settings_version == cfg->settings_version &&
 		(log_position_cmp(entry->fold.pos, entry->ckpt_pos) == 0 ||
 		 FullTransactionIdPrecedes(entry->fold.pos.tx, horizon)))
 		return entry;
-	entry = entry_reset(cfg, arm_id, ck, horizon);
-	if (entry->shared_slot >= 0)
-		return entry;
-	old = MemoryContextSwitchTo(entry->cxt);
-	PG_TRY();
+	entry = entry_reset(cfg, arm_id, ck, horizon, &load_locked);
+	if (entry->shared_slot < 0)
 	{
-		fold_log(&entry->fold, arm_id, false, horizon, false);
-		entry_share(entry);
-	}
-	PG_CATCH();
-	{
+		old = MemoryContextSwitchTo(entry->cxt);
+		PG_TRY();
+		{
+			fold_log(&entry->fold, arm_id, false, horizon, false);
+			entry_share(entry);
+		}
+		PG_CATCH();
+		{
+			MemoryContextSwitchTo(old);
+			model_cache_remove(entry);
+			PG_RE_THROW();		/* the load lock goes with the transaction */
+		}
+		PG_END_TRY();
 		MemoryContextSwitchTo(old);
-		model_cache_remove(entry);
-		PG_RE_THROW();
 	}
-	PG_END_TRY();
-	MemoryContextSwitchTo(old);
+	if (load_locked)
+		shared_load_unlock(arm_id);
 	return entry;
 }
 

@@ -5,6 +5,10 @@
  */
 #include "postgres.h"
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
@@ -31,12 +35,16 @@ entry_base_key(const ModelCacheEntry *entry, SharedBaseKey *key)
 
 /*
  * The base becomes the shared base sb, pinned by the caller (the entry now
- * holds the pin); the previous base and its model go.
+ * holds the pin); the previous base and its model go.  A copy of our own is
+ * given back to the OS at once: glibc keeps freed blocks of this size in the
+ * heap (its mmap threshold grows with the blocks freed), and a backend would
+ * stay as large as without the shared cache.
  */
 static void
 entry_adopt(ModelCacheEntry *entry, const SharedBase *sb)
 {
 	StateFold	fold;
+	bool		had_own = entry->shared_slot < 0 && entry->fold.st != NULL;
 	MemoryContext old = MemoryContextSwitchTo(entry->cxt);
 
 	fold_begin(&fold, &entry->cfg, NULL, sb->pos, &sb->totals);
@@ -51,6 +59,10 @@ entry_adopt(ModelCacheEntry *entry, const SharedBase *sb)
 	MemoryContextDelete(entry->fold.cxt);
 	entry->fold = fold;
 	entry->shared_slot = sb->slot;
+#ifdef __GLIBC__
+	if (had_own)
+		malloc_trim(0);
+#endif
 }
 
 /* A base worth sharing: large enough, and the server has a shared cache. */

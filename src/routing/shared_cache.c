@@ -29,6 +29,7 @@
 
 #include "miscadmin.h"
 #include "storage/ipc.h"
+#include "storage/lock.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
 #include "utils/dsa.h"
@@ -436,6 +437,41 @@ shared_base_publish(const SharedBaseKey *key, const StateHeader *st, LogPosition
 	if (DsaPointerIsValid(dp))
 		dsa_free(area, dp);		/* published meanwhile, or no slot */
 	return i >= 0;
+}
+
+/*
+ * The lock that makes backends missing the same arm's base load it one at a
+ * time, so that the first publishes it and the others take it instead of
+ * each reading the checkpoint (16 backends starting at once would otherwise
+ * read, fold and copy it 16 times).  A heavyweight advisory lock on
+ * (database, arm_id), in a field4 that SQL's pg_advisory_lock functions do
+ * not use: unlike an LWLock it may be held while reading tables, the
+ * deadlock detector sees it, and it goes with the transaction on error.
+ */
+#define LOAD_LOCK_FIELD4 0x4d53
+
+static void
+load_locktag(LOCKTAG *tag, int32 arm_id)
+{
+	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, (uint32) arm_id, 0, LOAD_LOCK_FIELD4);
+}
+
+void
+shared_load_lock(int32 arm_id)
+{
+	LOCKTAG		tag;
+
+	load_locktag(&tag, arm_id);
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+}
+
+void
+shared_load_unlock(int32 arm_id)
+{
+	LOCKTAG		tag;
+
+	load_locktag(&tag, arm_id);
+	LockRelease(&tag, ExclusiveLock, false);
 }
 
 /* cache_stats(): false when there is no shared cache. */

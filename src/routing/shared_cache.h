@@ -57,6 +57,8 @@ extern bool shared_base_find(const SharedBaseKey *key, LogPosition from, bool fr
 extern bool shared_base_publish(const SharedBaseKey *key, const StateHeader *st, LogPosition pos,
 								const FoldTotals *totals, SharedBase *out);
 extern void shared_base_release(int slot);
+extern void shared_load_lock(int32 arm_id);
+extern void shared_load_unlock(int32 arm_id);
 extern bool shared_cache_stats(SharedCacheStats *out);
 
 #endif
