@@ -186,7 +186,9 @@ state_check(const SelectorConfig *cfg, bytea *raw)
 	if ((VARSIZE(raw) - STATE_HEADER_SIZE) % sizeof(double) != 0 ||
 		(ops->dictionary ? state_body_doubles(st) > want : state_body_doubles(st) != want))
 		state_size_error(cfg, VARSIZE(raw), st->n);
-	if (ops->check != NULL && !clocked)
+	if (clocked)
+		clock_check(cfg, st);
+	else if (ops->check != NULL)
 		ops->check(cfg, st);
 	return st;
 }

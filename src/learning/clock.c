@@ -79,6 +79,26 @@ clock_max_rows(const SelectorConfig *cfg)
 	return rows;
 }
 
+/*
+ * Further checks of a stored clocked state (state_check has checked its
+ * size): ticks from 1 to C, increasing, and finite rewards; else a reader
+ * would fold onto rows out of order (XX001).
+ */
+void
+clock_check(const SelectorConfig *cfg, const StateHeader *st)
+{
+	const double *ticks = CLOCK_TICKS(st);
+	double		count = STATE_BODY(st)[2];
+
+	for (int i = 0; i < st->n; i++)
+		if (!(ticks[i] >= (i == 0 ? 1 : ticks[i - 1] + 1) && ticks[i] <= count &&
+			  isfinite(CLOCK_REWARDS(st)[i])))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("clocked arm state has row %d at tick %g of %g", i, ticks[i], count),
+					 errhint("Run model_select.rebuild_state() to recompute it from the reward log.")));
+}
+
 /* Does a row of this tick still count at now (>= tick)? */
 static bool
 clock_counts(const SelectorConfig *cfg, double tick, double now)
@@ -173,7 +193,7 @@ ArmModel *
 clock_decode(const SelectorConfig *cfg, const StateHeader *st, double now)
 {
 	const PolicyOps *ops = policy_ops(cfg->policy);
-	SelectorConfig plain = *cfg;
+	SelectorConfig *plain;
 	int			first = clock_first_counting(cfg, st, now);
 	int			k = st->n - first;
 	double	   *w = NULL;
@@ -183,18 +203,21 @@ clock_decode(const SelectorConfig *cfg, const StateHeader *st, double now)
 		return NULL;
 	if (ops->build_weighted == NULL)
 		elog(ERROR, "policy %s has no weighted build", ops->name);
-	plain.window = 0;
-	plain.restart_every = 0;
-	plain.clock = CLOCK_ARM;
+	/* in the model's context, should a policy's model ever keep its cfg */
+	plain = palloc(sizeof(SelectorConfig));
+	*plain = *cfg;
+	plain->window = 0;
+	plain->restart_every = 0;
+	plain->clock = CLOCK_ARM;
 	if (cfg->discount < 1)
 	{
 		w = palloc(sizeof(double) * k);
 		for (int i = 0; i < k; i++)
 			w[i] = pow(cfg->discount, now - CLOCK_TICKS(st)[first + i]);
 	}
-	built = ops->build_weighted(&plain, k, CLOCK_X(st) + (Size) first * cfg->dim,
+	built = ops->build_weighted(plain, k, CLOCK_X(st) + (Size) first * cfg->dim,
 								CLOCK_REWARDS(st) + first, w);
-	return ops->decode(&plain, built);
+	return ops->decode(plain, built);
 }
 
 double

@@ -20,6 +20,7 @@
 
 extern Size clock_body_size(const SelectorConfig *cfg, int n);
 extern int32 clock_max_rows(const SelectorConfig *cfg);
+extern void clock_check(const SelectorConfig *cfg, const StateHeader *st);
 extern StateHeader *clock_append(const SelectorConfig *cfg, const StateHeader *old,
 								 const double *x, double r, double tick);
 extern ArmModel *clock_decode(const SelectorConfig *cfg, const StateHeader *st, double now);

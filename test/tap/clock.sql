@@ -7,7 +7,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(25);
+SELECT plan(28);
 
 -- rewards stay pending unless a test checkpoints
 SET LOCAL model_select.checkpoint_threshold = 0;
@@ -132,6 +132,15 @@ SELECT model_select.create_selector('sw', 4, ARRAY['a', 'b', 'c'], 'greedy', NUL
 SELECT pg_temp.feed('sw', 0, 150);
 SELECT model_select.alter_selector('sw', '{"window": 20, "clock": "selector"}');
 SELECT cmp_ok(pg_temp.greedy_gap('sw', 20, 1, NULL), '<', 1e-12::float8, 'alter_selector to the selector clock: the definition on the whole log');
+
+-- A damaged clocked state (a tick that is not a number) is refused, not folded onto.
+UPDATE model_select.arm_state st SET state = overlay(state placing '\xffffffffffffffff'::bytea from 45), version = version + 1
+  FROM model_select.arms a JOIN model_select.selectors s USING (selector_id)
+ WHERE st.arm_id = a.arm_id AND s.name = 'sw' AND a.name = 'a';
+SELECT throws_ok($$SELECT * FROM model_select.scores('sw', (SELECT context FROM probes LIMIT 1))$$, 'XX001',
+                 NULL, 'a clocked state with a damaged tick: XX001');
+SELECT lives_ok($$SELECT model_select.rebuild_state('sw')$$, 'rebuild_state repairs it');
+SELECT cmp_ok(pg_temp.greedy_gap('sw', 20, 1, NULL), '<', 1e-12::float8, 'and the means are the definition again');
 
 -- Settings.
 SELECT throws_ok($$SELECT model_select.create_selector('x', 4, ARRAY['a'], 'lin_ucb', NULL, '{"clock": "selector"}')$$, '22023',
