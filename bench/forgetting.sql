@@ -17,7 +17,11 @@ SELECT v.policy, v.name AS forgetting,
                ('lin_ucb', 'stationary', '{"eta": 0.3}'), ('lin_ucb', 'window 100', '{"eta": 0.3, "window": 100}'),
                ('lin_ucb', 'discount 0.99', '{"eta": 0.3, "discount": 0.99}'),
                ('lin_ucb', 'discount 0.97', '{"eta": 0.3, "discount": 0.97}'),
-               ('lin_ucb', 'restart_every 250', '{"eta": 0.3, "restart_every": 250}')) v(policy, name, settings),
+               ('lin_ucb', 'restart_every 250', '{"eta": 0.3, "restart_every": 250}'),
+               ('lin_ucb', 'window 300', '{"eta": 0.3, "window": 300}'),
+               ('lin_ucb', 'window 300, selector clock', '{"eta": 0.3, "window": 300, "clock": "selector"}'),
+               ('lin_ucb', 'window 100, selector clock', '{"eta": 0.3, "window": 100, "clock": "selector"}'),
+               ('lin_ucb', 'discount 0.99, selector clock', '{"eta": 0.3, "discount": 0.99, "clock": "selector"}')) v(policy, name, settings),
        LATERAL model_select.replay(format('SELECT context, reward, NULL::real[], expected FROM model_select.synthetic_clusters('
                                           '3000, 16, 2, NULL, %s, 0.1, switch_every => 1000) ORDER BY round', s.seed),
                                    v.policy, settings => v.settings::jsonb, seed => s.seed, checkpoint => 3000, shuffle => false) r

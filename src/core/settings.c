@@ -45,6 +45,7 @@ typedef enum SettingScope
 	FOR_WINDOW,					/* policies that honour each kind of forgetting */
 	FOR_DISCOUNT,
 	FOR_RESTART,
+	FOR_CLOCK,					/* a selector that forgets (window, discount, restart_every) */
 	FOR_CONFIDENCE,				/* policies whose bounds the confidence setting chooses */
 	FOR_RIDGE,					/* contextual, unless confidence igp fixes the ridge */
 	FOR_FIXED_WIDTH,			/* confidence fixed, or a policy's own radius */
@@ -70,6 +71,8 @@ typedef struct SettingDef
 
 static const char *const confidence_names[CONFIDENCE_COUNT + 1] = {"fixed", "ay", "igp", "amm", "dmm",
 "cmm", NULL};
+
+static const char *const clock_names[CLOCK_COUNT + 1] = {"arm", "selector", NULL};
 
 static const char *const exploration_names[EXPLORE_COUNT + 1] = {"ucb", "thompson", NULL};
 
@@ -103,6 +106,7 @@ static const SettingDef setting_defs[] = {
 	{"window", SETTING_INTEGER, offsetof(SelectorConfig, window), 0, 0, false, 100000, FOR_WINDOW},
 	{"discount", SETTING_NUMBER, offsetof(SelectorConfig, discount), 1.0, 0, true, 1, FOR_DISCOUNT},
 	{"restart_every", SETTING_INTEGER, offsetof(SelectorConfig, restart_every), 0, 0, false, 100000000, FOR_RESTART},
+	{"clock", SETTING_CHOICE, offsetof(SelectorConfig, clock), CLOCK_ARM, 0, false, 0, FOR_CLOCK, clock_names},
 	{"cost_weight", SETTING_NUMBER, offsetof(SelectorConfig, cost_weight), 0.0, 0, false, 1e12, FOR_ALL},
 	{"budget", SETTING_NUMBER, offsetof(SelectorConfig, budget), 0.0, 0, false, 1e12, FOR_ALL},
 	{"pace", SETTING_INTEGER, offsetof(SelectorConfig, pace), 100, 1, false, 1e6, FOR_BUDGET},
@@ -169,6 +173,8 @@ scope_covers(SettingScope scope, const SelectorConfig *cfg, const PolicyOps *ops
 			return ops->forgets.discount;
 		case FOR_RESTART:
 			return ops->forgets.restart;
+		case FOR_CLOCK:
+			return cfg->window > 0 || cfg->discount < 1 || cfg->restart_every > 0;
 		case FOR_CONFIDENCE:
 			return choice;
 		case FOR_RIDGE:
@@ -409,6 +415,8 @@ settings_resolve(SelectorConfig *cfg, Jsonb *settings)
 
 	if (settings != NULL)
 		read_settings(cfg, settings, given);
+	if (cfg->clock != CLOCK_ARM && !scope_covers(FOR_CLOCK, cfg, policy_ops(cfg->policy)))
+		settings_error(cfg, "clock", "applies only with window, discount or restart_every");
 	for (int i = 0; i < (int) N_SETTINGS; i++)
 		if (given[i] && !setting_applies(&setting_defs[i], cfg))
 			settings_error(cfg, setting_defs[i].name, "does not apply to this policy, kernel and confidence");

@@ -52,6 +52,17 @@ typedef enum ExplorationKind
 	EXPLORE_COUNT
 } ExplorationKind;
 
+/*
+ * What the forgetting settings count (learning/clock.c): an arm's own
+ * rewards, or the rewards of the whole selector, so that an arm that is not
+ * chosen still ages.
+ */
+typedef enum ClockKind
+{
+	CLOCK_ARM,					/* age = later rewards of the same arm */
+	CLOCK_SELECTOR,				/* age = later rewards of any arm of the selector */
+	CLOCK_COUNT
+} ClockKind;
 
 /* The largest "cap": most rewards a policy that keeps its rows holds per arm. */
 #define MAX_CAP 10000
@@ -85,6 +96,7 @@ typedef struct SelectorConfig
 	int32		window;			/* forget all but an arm's last W rewards (0: off) */
 	double		discount;		/* weight γ^age of a reward (1: off) */
 	int32		restart_every;	/* reset an arm every H rewards (0: off) */
+	ClockKind	clock;			/* what window, discount and restart_every count */
 	double		nu;				/* matern smoothness: 0.5, 1.5 or 2.5 */
 	int32		features;		/* rff_ucb: frequencies D (2D features) */
 	double		qbar;			/* bkb: oversampling of the dictionary */

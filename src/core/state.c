@@ -10,12 +10,15 @@
 #include "utils/memutils.h"
 
 #include "core/state.h"
+#include "learning/clock.h"
 #include "policy/registry.h"
 
 /* Which layout variant a selector's states use (see state.h). */
 int32
 state_forgetting(const SelectorConfig *cfg)
 {
+	if (cfg->clock != CLOCK_ARM)
+		return FORGET_CLOCK;
 	if (cfg->window > 0)
 		return FORGET_WINDOW;
 	if (cfg->discount < 1)
@@ -106,6 +109,8 @@ state_body_doubles(const StateHeader *st)
 static int32
 state_max_rows(const SelectorConfig *cfg)
 {
+	if (cfg->clock != CLOCK_ARM)
+		return clock_max_rows(cfg);
 	if (policy_ops(cfg->policy)->keeps_rows)
 		return cfg->cap;
 	return cfg->window > 0 ? cfg->window : PG_INT32_MAX;
@@ -175,12 +180,15 @@ state_check(const SelectorConfig *cfg, bytea *raw)
 {
 	StateHeader *st = state_check_header(cfg, raw);
 	const PolicyOps *ops = policy_ops(cfg->policy);
-	Size		want = ops->body_size(cfg, st->n);
+	bool		clocked = cfg->clock != CLOCK_ARM;
+	Size		want = clocked ? clock_body_size(cfg, st->n) : ops->body_size(cfg, st->n);
 
 	if ((VARSIZE(raw) - STATE_HEADER_SIZE) % sizeof(double) != 0 ||
 		(ops->dictionary ? state_body_doubles(st) > want : state_body_doubles(st) != want))
 		state_size_error(cfg, VARSIZE(raw), st->n);
-	if (ops->check != NULL)
+	if (clocked)
+		clock_check(cfg, st);
+	else if (ops->check != NULL)
 		ops->check(cfg, st);
 	return st;
 }
@@ -207,7 +215,8 @@ state_check_limits(const SelectorConfig *cfg)
 	else if (ops->uses_context && !ops->keeps_rows)
 		side = policy_feature_count(cfg) + 1;
 	/* each is one allocation */
-	need = Max((double) ops->body_size(cfg, rows) + STATE_HEADER_SIZE / sizeof(double), side * side);
+	need = Max((double) (cfg->clock != CLOCK_ARM ? clock_body_size(cfg, rows) : ops->body_size(cfg, rows))
+			   + STATE_HEADER_SIZE / sizeof(double), side * side);
 	if (need * sizeof(double) > MaxAllocSize)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

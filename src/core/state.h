@@ -29,6 +29,10 @@
  * the weighted sums Σγ^age zzᵀ (packed) and b instead of a factor; greedy
  * with a window keeps the held rewards, with a discount (Σγ^age r, Σγ^age).
  *
+ * On the selector's clock (setting clock "selector", learning/clock.c) every
+ * policy's state is the rows that may still count and their ticks, and the
+ * model is built from them when decoded.
+ *
  * `format` is STATE_FORMAT_VERSION when written; readers reject other
  * versions, so a later release can convert old states or rebuild them from
  * the reward log (the log is the source of truth).
@@ -63,6 +67,7 @@ StaticAssertDecl(offsetof(StateHeader, body) == 24, "state body starts at byte 2
 #define FORGET_NONE 0
 #define FORGET_WINDOW 1			/* the state keeps the rows it may drop */
 #define FORGET_DISCOUNT 2		/* weights γ^age */
+#define FORGET_CLOCK 3			/* on the selector's clock: the rows, ticked (learning/clock.c) */
 
 /* A decoded model ready for scoring; policy-specific, opaque to callers. */
 typedef struct ArmModel ArmModel;

@@ -120,6 +120,16 @@ rows_read(const SelectorConfig *cfg, int32 arm_id, StateHeader *st, bool read_on
 }
 
 /*
+ * Is cfg's state stored by rows?  A policy's own layout with row_spans is;
+ * a clocked state (learning/clock.c) is one value.
+ */
+static bool
+stored_by_rows(const SelectorConfig *cfg)
+{
+	return policy_ops(cfg->policy)->row_spans != NULL && cfg->clock == CLOCK_ARM;
+}
+
+/*
  * The state stored as `stored` (arm_state.state of arm_id, not NULL),
  * checked against cfg, in the current memory context.  The caller is
  * connected to SPI.
@@ -132,7 +142,7 @@ state_store_read(const SelectorConfig *cfg, int32 arm_id, Datum stored, bool rea
 	StateHeader *head;
 	StateHeader *st;
 
-	if (ops->row_spans == NULL)
+	if (!stored_by_rows(cfg))
 		return state_check(cfg, raw);
 	head = state_check_head(cfg, raw);
 	st = state_alloc(cfg, head->n, ops->body_size(cfg, head->n));
@@ -244,8 +254,13 @@ state_store_write(const SelectorConfig *cfg, int32 arm_id, const StateHeader *st
 	int			first;
 	bytea	   *head;
 
-	if (policy_ops(cfg->policy)->row_spans == NULL)
+	if (!stored_by_rows(cfg))
+	{
+		/* rows of a state stored by rows under other settings go */
+		if (policy_ops(cfg->policy)->row_spans != NULL)
+			rows_delete(arm_id);
 		return (bytea *) unconstify(StateHeader *, st);
+	}
 	first = st != NULL ? rows_kept(cfg, stored, st) : 0;
 	if (first == 0)
 		rows_delete(arm_id);

@@ -31,6 +31,7 @@
 
 #include "core/context.h"
 #include "core/spi_util.h"
+#include "learning/clock.h"
 #include "routing/decide.h"
 #include "math/prng.h"
 #include "policy/registry.h"
@@ -329,12 +330,13 @@ replay_selector(FunctionCallInfo fcinfo, const ReplayData *data)
 }
 
 /*
- * Feed utility u of context raw_x to arm a: new state (in place, or in a
- * fresh context that replaces the old state's), new decoded model.
+ * Feed utility u of context raw_x to arm a in round `tick`: new state (in
+ * place, or in a fresh context that replaces the old state's), new decoded
+ * model (clocked: decoded before each round instead, replay_age).
  */
 static void
 replay_learn(Selector *sel, StateHeader **states, MemoryContext *state_cxt,
-			 MemoryContext *model_cxt, int a, const double *raw_x, double u)
+			 MemoryContext *model_cxt, int a, const double *raw_x, double u, int tick)
 {
 	MemoryContext fresh = AllocSetContextCreate(CurrentMemoryContext, "replay arm state",
 												ALLOCSET_DEFAULT_SIZES);
@@ -345,7 +347,8 @@ replay_learn(Selector *sel, StateHeader **states, MemoryContext *state_cxt,
 
 	memcpy(x, raw_x, sizeof(double) * sel->cfg.dim);
 	context_prepare(&sel->cfg, x);
-	appended = state_append(&sel->cfg, states[a], x, u);
+	appended = sel->cfg.clock != CLOCK_ARM ? clock_append(&sel->cfg, states[a], x, u, tick)
+		: state_append(&sel->cfg, states[a], x, u);
 	MemoryContextSwitchTo(old);
 	if (appended == states[a])
 		MemoryContextDelete(fresh);
@@ -356,7 +359,9 @@ replay_learn(Selector *sel, StateHeader **states, MemoryContext *state_cxt,
 		state_cxt[a] = fresh;
 	}
 	states[a] = appended;
-
+	sel->arms[a].n++;
+	if (sel->cfg.clock != CLOCK_ARM)
+		return;
 	if (model_cxt[a] == NULL)
 		model_cxt[a] = AllocSetContextCreate(CurrentMemoryContext, "replay arm model",
 											 ALLOCSET_DEFAULT_SIZES);
@@ -364,7 +369,6 @@ replay_learn(Selector *sel, StateHeader **states, MemoryContext *state_cxt,
 		MemoryContextReset(model_cxt[a]);
 	MemoryContextSwitchTo(model_cxt[a]);
 	sel->arms[a].model = ops->decode(&sel->cfg, states[a]);
-	sel->arms[a].n++;
 	MemoryContextSwitchTo(old);
 }
 
@@ -411,6 +415,32 @@ replay_error(const char *message)
 			 errmsg("%s", message)));
 }
 
+/*
+ * A clocked selector's models at the selector's clock `now` (the rounds
+ * played): every arm ages, chosen or not (learning/clock.c).
+ */
+static void
+replay_age(ReplayLearner *learner, int narms, int now)
+{
+	Selector   *sel = learner->sel;
+
+	for (int a = 0; a < narms; a++)
+	{
+		MemoryContext old;
+
+		if (learner->states[a] == NULL)
+			continue;
+		if (learner->model_cxt[a] == NULL)
+			learner->model_cxt[a] = AllocSetContextCreate(CurrentMemoryContext, "replay arm model",
+														  ALLOCSET_DEFAULT_SIZES);
+		else
+			MemoryContextReset(learner->model_cxt[a]);
+		old = MemoryContextSwitchTo(learner->model_cxt[a]);
+		sel->arms[a].model = clock_decode(&sel->cfg, learner->states[a], now);
+		MemoryContextSwitchTo(old);
+	}
+}
+
 /* One round on one row: decide, account, learn the chosen arm's utility. */
 static void
 replay_round(ReplayLearner *learner, const ReplayData *data, int row, double lambda,
@@ -429,6 +459,8 @@ replay_round(ReplayLearner *learner, const ReplayData *data, int row, double lam
 
 	for (int a = 0; a < data->narms; a++)
 		sel->arms[a].active = avail[a];
+	if (sel->cfg.clock != CLOCK_ARM)
+		replay_age(learner, data->narms, tot->round);
 	chosen = decide(sel, x, learner->scores);
 	for (int a = 0; a < data->narms; a++)
 	{
@@ -451,7 +483,8 @@ replay_round(ReplayLearner *learner, const ReplayData *data, int row, double lam
 	tot->window_optimal += judged >= best;
 	tot->window_rounds++;
 	tot->picks[chosen]++;
-	replay_learn(sel, learner->states, learner->state_cxt, learner->model_cxt, chosen, x, u);
+	replay_learn(sel, learner->states, learner->state_cxt, learner->model_cxt, chosen, x, u,
+				 tot->round);
 	/* the totals a live arm reads from its log (the budget's pacer) */
 	sel->arms[chosen].cost_sum += c[chosen];
 	sel->arms[chosen].cost_n++;

@@ -31,6 +31,7 @@
 #include "core/privilege.h"
 #include "core/state_store.h"
 #include "learning/checkpoint.h"
+#include "learning/clock.h"
 #include "learning/fold.h"
 #include "policy/registry.h"
 
@@ -38,6 +39,9 @@ PG_FUNCTION_INFO_V1(model_select_checkpoint);
 PG_FUNCTION_INFO_V1(model_select_rebuild_state);
 
 int			checkpoint_threshold = 128;
+
+static int64 checkpoint_arms(const SelectorConfig *cfg, bool skip_locked, bool from_scratch,
+							 StateTransform *transform);
 
 /* A stored checkpoint as read from arm_state. */
 typedef struct Checkpoint
@@ -156,6 +160,7 @@ checkpoint_arm(const SelectorConfig *cfg, int32 arm_id, bool skip_locked, bool f
 			   StateTransform *transform)
 {
 	bool		transformed = false;
+	bool		moved = false;	/* a clocked state's Q moved */
 	Checkpoint	ck;
 	StateFold	f;
 	int64		folded;
@@ -173,14 +178,27 @@ checkpoint_arm(const SelectorConfig *cfg, int32 arm_id, bool skip_locked, bool f
 		fold_begin(&f, cfg, NULL, LOG_START, NULL);
 	else
 		fold_begin(&f, cfg, ck.state, ck.pos, &ck.totals);
-	folded = fold_log(&f, arm_id, true, final_horizon(), from_scratch);
+	if (cfg->clock != CLOCK_ARM)
+	{
+		LogPosition before;
+		LogPosition after;
+		double		count;
+
+		clock_base(f.st, &before, &count);
+		folded = clock_fold_log(&f, arm_id, final_horizon());
+		clock_base(f.st, &after, &count);
+		/* a moved Q is stored even with no row of the arm: readers count from it */
+		moved = log_position_cmp(before, after) != 0;
+	}
+	else
+		folded = fold_log(&f, arm_id, true, final_horizon(), from_scratch);
 	if (transform != NULL && f.st != NULL && f.st->n > 0)
 	{
 		f.st = transform->fn(cfg, f.st);
 		transform->applied++;
 		transformed = true;
 	}
-	if (folded > 0 || from_scratch || !ck.valid || transformed)
+	if (folded > 0 || from_scratch || !ck.valid || transformed || moved)
 		checkpoint_write(cfg, arm_id, &ck, &f);
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(work);
@@ -285,7 +303,9 @@ checkpoint_if_due(const SelectorConfig *cfg, int32 arm_id, int64 nrows)
 	if (!isnull && !policy_ops(cfg->policy)->keeps_rows)
 		m->need = Max(m->need, CHECKPOINT_LOG_RATIO * (int64) DatumGetInt32(bytes) /
 					  LOG_ROW_BYTES(cfg->dim) + 1);
-	if (pending >= m->need)
+	if (pending >= m->need && cfg->clock != CLOCK_ARM)
+		checkpoint_arms(cfg, true, false, NULL);
+	else if (pending >= m->need)
 		checkpoint_arm(cfg, arm_id, true, false, NULL);
 }
 
@@ -296,6 +316,19 @@ checkpoint_if_due(const SelectorConfig *cfg, int32 arm_id, int64 nrows)
  */
 int64
 checkpoint_selector_arms(const SelectorConfig *cfg, bool from_scratch, StateTransform *transform)
+{
+	return checkpoint_arms(cfg, false, from_scratch, transform);
+}
+
+/*
+ * checkpoint_selector_arms, skipping arms another transaction holds with
+ * skip_locked.  A clocked selector's due arm checkpoints every arm this
+ * way (checkpoint_if_due): then every arm's horizon moves on together, and
+ * readers count the selector's rows only from the oldest (clock.c).
+ */
+static int64
+checkpoint_arms(const SelectorConfig *cfg, bool skip_locked, bool from_scratch,
+				StateTransform *transform)
 {
 	static SPIPlanPtr plan = NULL;
 	Oid			types[1] = {INT4OID};
@@ -311,7 +344,7 @@ checkpoint_selector_arms(const SelectorConfig *cfg, bool from_scratch, StateTran
 	for (int i = 0; i < narms; i++)
 		ids[i] = spi_int32(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
 	for (int i = 0; i < narms; i++)
-		folded += checkpoint_arm(cfg, ids[i], false, from_scratch, transform);
+		folded += checkpoint_arm(cfg, ids[i], skip_locked, from_scratch, transform);
 	return folded;
 }
 

@@ -15,6 +15,7 @@
 #include "core/catalog.h"
 #include "core/context.h"
 #include "core/state_store.h"
+#include "learning/clock.h"
 #include "learning/fold.h"
 #include "policy/registry.h"
 
@@ -139,7 +140,9 @@ fold_rows(StateFold *f, SPITupleTable *tt, uint64 first, uint64 last)
 		double		r = row_value(f, tt, i, x);
 		MemoryContext next = fold_context(parent);
 		MemoryContext old = MemoryContextSwitchTo(next);
-		StateHeader *appended = state_append(f->cfg, f->st, x, r);
+		StateHeader *appended = f->cfg->clock != CLOCK_ARM
+			? clock_append(f->cfg, f->st, x, r, clock_row_tick(tt, i))
+			: state_append(f->cfg, f->st, x, r);
 
 		MemoryContextSwitchTo(old);
 		if (appended == f->st)
@@ -184,7 +187,8 @@ fold_build(StateFold *f, SPITupleTable *tt, uint64 first, uint64 last)
 
 /*
  * Fold rows [first, last) of tt: appended one by one, or built at once onto
- * an empty fold with build (rebuild_state's definition).  A state that
+ * an empty fold with build (rebuild_state's definition; a clocked state is
+ * its rows, so it is always appended, clock.c).  A state that
  * grows with its rows (pak_ucb, bkb) is also built when there is more than
  * one row: appending copies it.  Fixed-size states append in O(p²) whatever
  * n, and appending agrees to the last bit with readers and replay(), which
@@ -193,7 +197,7 @@ fold_build(StateFold *f, SPITupleTable *tt, uint64 first, uint64 last)
 void
 fold_some(StateFold *f, SPITupleTable *tt, uint64 first, uint64 last, bool build)
 {
-	if (f->st == NULL && f->totals.n == 0 &&
+	if (f->st == NULL && f->totals.n == 0 && f->cfg->clock == CLOCK_ARM &&
 		(build || (last - first > 1 && policy_ops(f->cfg->policy)->keeps_rows)))
 		fold_build(f, tt, first, last);
 	else

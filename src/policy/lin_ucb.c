@@ -129,8 +129,10 @@ lin_other_factors(const SelectorConfig *cfg, StateHeader *st, const double *G)
 		chol_factor_shifted(p, G, fs.alpha[f], fs.alpha[f], lin_factor_at(st, p, f));
 }
 
+/* With weights w (NULL: γ^age by position under a discount, else 1). */
 static StateHeader *
-lin_build(const SelectorConfig *cfg, int n, const double *X, const double *r)
+lin_build_weighted(const SelectorConfig *cfg, int n, const double *X, const double *r,
+				   const double *w_given)
 {
 	int			p = feature_count(cfg);
 	StateHeader *st = state_alloc(cfg, n, lin_body(cfg, n));
@@ -141,7 +143,8 @@ lin_build(const SelectorConfig *cfg, int n, const double *X, const double *r)
 	for (int t = 0; t < n; t++)
 	{
 		/* a row of weight w enters as √w·z: Σ w zzᵀ and Σ w r z */
-		double		sw = discounted ? pow(cfg->discount, 0.5 * (n - 1 - t)) : 1.0;
+		double		sw = w_given ? sqrt(w_given[t])
+			: discounted ? pow(cfg->discount, 0.5 * (n - 1 - t)) : 1.0;
 
 		features(cfg, X + (Size) t * cfg->dim, Z + (Size) t * p);
 		for (int i = 0; i < p; i++)
@@ -168,6 +171,12 @@ lin_build(const SelectorConfig *cfg, int n, const double *X, const double *r)
 	pfree(Z);
 	pfree(w);
 	return st;
+}
+
+static StateHeader *
+lin_build(const SelectorConfig *cfg, int n, const double *X, const double *r)
+{
+	return lin_build_weighted(cfg, n, X, r, NULL);
 }
 
 /* Windowed: the state with one more held row (a new allocation). */
@@ -397,7 +406,7 @@ lin_score_block(const SelectorConfig *cfg, const ArmModel *m, int nrows, const d
 const PolicyOps lin_ucb_ops = {
 	.name = "lin_ucb", .kind = POLICY_LIN_UCB,
 	.uses_context = true, .bounds = BOUNDS_CHOICE, .forgets = FORGETS_ALL,
-	POLICY_FUNCTIONS(lin), .score_block = lin_score_block,
+	POLICY_FUNCTIONS(lin), .score_block = lin_score_block, .build_weighted = lin_build_weighted,
 };
 
 /* lin_ucb on random Fourier features of a shift-invariant kernel. */
@@ -405,5 +414,5 @@ const PolicyOps rff_ucb_ops = {
 	.name = "rff_ucb", .kind = POLICY_RFF_UCB,
 	.uses_context = true, .kernels = KERNELS_SHIFT_INVARIANT, .random_features = true,
 	.bounds = BOUNDS_CHOICE, .forgets = FORGETS_ALL,
-	POLICY_FUNCTIONS(lin), .score_block = lin_score_block,
+	POLICY_FUNCTIONS(lin), .score_block = lin_score_block, .build_weighted = lin_build_weighted,
 };

@@ -28,14 +28,22 @@ mean_body(const SelectorConfig *cfg, int n)
 	return cfg->discount < 1 ? 2 : 1;
 }
 
+/* With weights w (NULL: γ^age by position) under a discount: Σ w r and Σ w. */
 static StateHeader *
-mean_build(const SelectorConfig *cfg, int n, const double *X, const double *r)
+mean_build_weighted(const SelectorConfig *cfg, int n, const double *X, const double *r,
+					const double *w)
 {
 	StateHeader *st = state_alloc(cfg, n, mean_body(cfg, n));
 	double	   *body = STATE_BODY(st);
 
 	if (cfg->window > 0)
 		memcpy(body, r, sizeof(double) * n);
+	else if (cfg->discount < 1 && w != NULL)
+		for (int i = 0; i < n; i++)
+		{
+			body[0] += w[i] * r[i];
+			body[1] += w[i];
+		}
 	else if (cfg->discount < 1)
 		for (int i = 0; i < n; i++)
 		{
@@ -46,6 +54,12 @@ mean_build(const SelectorConfig *cfg, int n, const double *X, const double *r)
 		for (int i = 0; i < n; i++)
 			body[0] += r[i];
 	return st;
+}
+
+static StateHeader *
+mean_build(const SelectorConfig *cfg, int n, const double *X, const double *r)
+{
+	return mean_build_weighted(cfg, n, X, r, NULL);
 }
 
 static StateHeader *
@@ -111,7 +125,7 @@ mean_score(const SelectorConfig *cfg, const ArmModel *m, const double *x, ArmSco
 
 const PolicyOps greedy_ops = {
 	.name = "greedy", .kind = POLICY_GREEDY, .forgets = FORGETS_ALL,
-	POLICY_FUNCTIONS(mean),
+	POLICY_FUNCTIONS(mean), .build_weighted = mean_build_weighted,
 };
 
 /* Learns the same means as greedy (reported by scores()) but ignores them. */

@@ -144,8 +144,10 @@ pak_ridge(const SelectorConfig *cfg, int i, int n)
 	return cfg->discount < 1 ? alpha * pow(cfg->discount, -(double) (n - 1 - i)) : alpha;
 }
 
+/* With weights w (NULL: γ^age by position under a discount): ridge α/w. */
 static StateHeader *
-pak_build(const SelectorConfig *cfg, int n, const double *X, const double *r)
+pak_build_weighted(const SelectorConfig *cfg, int n, const double *X, const double *r,
+				   const double *w)
 {
 	StateHeader *st;
 	FactorSet	fs;
@@ -155,6 +157,8 @@ pak_build(const SelectorConfig *cfg, int n, const double *X, const double *r)
 	/* rows too old to matter under a discount, and past the cap, are dropped */
 	X += (Size) skip * cfg->dim;
 	r += skip;
+	if (w != NULL)
+		w += skip;
 	n -= skip;
 	confidence_factors(cfg, &fs);
 	st = state_alloc(cfg, n, pak_body(cfg, n));
@@ -166,7 +170,7 @@ pak_build(const SelectorConfig *cfg, int n, const double *X, const double *r)
 		double	   *row = PAK_L(st, c, 0) + PACKED_ROW(i);
 
 		kernel_vector(cfg, i + 1, X, NULL, X + (Size) i * cfg->dim, row);
-		row[i] += pak_ridge(cfg, i, n);
+		row[i] += w ? confidence_base_alpha(cfg) / w[i] : pak_ridge(cfg, i, n);
 	}
 	/* the other factors differ by their ridge only */
 	for (int f = 1; f < fs.count; f++)
@@ -174,6 +178,12 @@ pak_build(const SelectorConfig *cfg, int n, const double *X, const double *r)
 							PAK_L(st, c, f));
 	chol_factor_packed(n, PAK_L(st, c, 0), fs.alpha[0]);
 	return st;
+}
+
+static StateHeader *
+pak_build(const SelectorConfig *cfg, int n, const double *X, const double *r)
+{
+	return pak_build_weighted(cfg, n, X, r, NULL);
 }
 
 /* The state without its oldest row: a rank-1 update of the trailing factor. */
@@ -381,4 +391,5 @@ const PolicyOps pak_ucb_ops = {
 	.uses_context = true, .kernels = KERNELS_ALL, .bounds = BOUNDS_CHOICE,
 	.keeps_rows = true, .forgets = FORGETS_ALL,
 	POLICY_FUNCTIONS(pak), .score_block = pak_score_block, .row_spans = pak_row_spans,
+	.build_weighted = pak_build_weighted,
 };

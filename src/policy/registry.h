@@ -71,6 +71,14 @@ typedef struct PolicyOps
 	 */
 	StateHeader *(*append) (const SelectorConfig *cfg, const StateHeader *old,
 							const double *x, double r);
+	/*
+	 * build with row t weighted by w[t] in (0, 1] instead of the position
+	 * weights of cfg's discount (w NULL: build): how a clocked state
+	 * (learning/clock.c) becomes a model under a cfg without window or
+	 * restart.  Every policy that forgets has it.
+	 */
+	StateHeader *(*build_weighted) (const SelectorConfig *cfg, int n, const double *X,
+									const double *r, const double *w);
 	/* Decode for scoring, in the current memory context; may precompute. */
 	ArmModel   *(*decode) (const SelectorConfig *cfg, const StateHeader *st);
 	/* Fill mean, width, radius and alpha (not ucb) of out for context x. */

@@ -33,6 +33,8 @@ typedef struct ModelCacheEntry
 	StateFold	ofold;			/* the base + those rows */
 	MemoryContext overlay_model_cxt;	/* child of overlay_cxt */
 	ArmModel   *overlay_model;
+	double		now;			/* clocked: the selector's clock of the load */
+	double		base_now;		/* clocked: the clock base_model was decoded at */
 	const ArmModel *model;		/* the model last handed out */
 	FoldTotals	totals;			/* and the totals of its fold */
 	uint64		last_used;		/* load counter when last used (LRU) */
@@ -53,7 +55,7 @@ typedef struct CheckpointRow
 extern ModelCacheEntry *model_cache_entry(const SelectorConfig *cfg, int32 arm_id,
 										  const CheckpointRow *ck, FullTransactionId horizon);
 extern void model_cache_absorb(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first,
-							   uint64 last, FullTransactionId horizon);
+							   uint64 last, FullTransactionId horizon, double now);
 extern uint64 model_cache_next_load(void);
 extern void model_cache_touch(ModelCacheEntry *entry, uint64 load);
 extern void model_cache_fit(uint64 load);

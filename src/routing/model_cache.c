@@ -44,6 +44,7 @@
 #include "core/catalog.h"
 #include "core/owner.h"
 #include "core/privilege.h"
+#include "learning/clock.h"
 #include "learning/fold.h"
 #include "math/rff_features.h"
 #include "policy/registry.h"
@@ -187,11 +188,14 @@ entry_reset(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck,
 	entry->overlay = NULL;
 	entry->noverlay = entry->maxoverlay = 0;
 	entry->model = NULL;
+	entry->now = 0;
+	entry->base_now = -1;
 	/* an error below must not leave a half-built entry behind */
 	entry->version = -1;
 	entry->ckpt_pos = ck->valid ? ck->pos : LOG_START;
 	*load_locked = false;
-	if (shared_cache_active())
+	/* a clocked base depends on other arms' rows too: never shared */
+	if (shared_cache_active() && cfg->clock == CLOCK_ARM)
 	{
 		base_key(&key, arm_id, cfg->settings_version, ck->version, ck->xmin);
 		if (!shared_base_find(&key, entry->ckpt_pos, true, horizon, &sb))
@@ -254,7 +258,8 @@ model_cache_entry(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *
 		 FullTransactionIdPrecedes(entry->fold.pos.tx, horizon)))
 		return entry;
 	entry = entry_reset(cfg, arm_id, ck, horizon, &load_locked);
-	if (entry->shared_slot < 0)
+	/* a clocked arm's rows come ticked with the selector's (selector_load.c) */
+	if (entry->shared_slot < 0 && cfg->clock == CLOCK_ARM)
 	{
 		old = MemoryContextSwitchTo(entry->cxt);
 		PG_TRY();
@@ -288,7 +293,8 @@ entry_decode(ModelCacheEntry *entry, const StateHeader *st, MemoryContext parent
 		return NULL;
 	*cxt = AllocSetContextCreate(parent, "model_select decoded model", ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(*cxt);
-	model = policy_ops(entry->cfg.policy)->decode(&entry->cfg, st);
+	model = entry->cfg.clock != CLOCK_ARM ? clock_decode(&entry->cfg, st, entry->now)
+		: policy_ops(entry->cfg.policy)->decode(&entry->cfg, st);
 	MemoryContextSwitchTo(old);
 	cache_decodes++;
 	return model;
@@ -318,7 +324,8 @@ entry_drop_base_model(ModelCacheEntry *entry)
 static int
 overlay_prefix(const ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 last)
 {
-	if (entry->overlay_cxt == NULL || (uint64) entry->noverlay > last - first)
+	/* a clocked row's tick depends on the other arms' rows visible: refold */
+	if (entry->overlay_cxt == NULL || entry->cfg.clock != CLOCK_ARM || (uint64) entry->noverlay > last - first)
 		return -1;
 	for (int i = 0; i < entry->noverlay; i++)
 		if (log_position_cmp(entry->overlay[i], fold_row_position(tt, first + i)) != 0)
@@ -419,13 +426,19 @@ entry_extend_base(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint6
 
 /*
  * Bring an entry to rows [first, last) of tt, the visible rows after its
- * base: those below horizon join the base, the rest are the overlay.
+ * base: those below horizon join the base, the rest are the overlay.  A
+ * clocked arm's model is that at the selector's clock now (clock.c): it
+ * ages with now even when no row of the arm is new.
  */
 void
 model_cache_absorb(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 last,
-			 FullTransactionId horizon)
+				   FullTransactionId horizon, double now)
 {
 	uint64		split = first;
+
+	entry->now = now;
+	if (entry->cfg.clock != CLOCK_ARM && entry->base_now != now)
+		entry_drop_base_model(entry);
 
 	while (split < last && FullTransactionIdPrecedes(fold_row_position(tt, split).tx, horizon))
 		split++;
@@ -442,7 +455,10 @@ model_cache_absorb(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint
 	if (entry->base_cxt != NULL || entry->fold.st == NULL || entry->fold.st->n == 0)
 		cache_hits++;
 	else
+	{
 		entry->base_model = entry_decode(entry, entry->fold.st, entry->cxt, &entry->base_cxt);
+		entry->base_now = now;
+	}
 	entry->model = entry->base_model;
 	entry->totals = entry->fold.totals;
 }

@@ -65,11 +65,14 @@ entry_adopt(ModelCacheEntry *entry, const SharedBase *sb)
 #endif
 }
 
-/* A base worth sharing: large enough, and the server has a shared cache. */
+/*
+ * A base worth sharing: large enough, the server has a shared cache, and the
+ * arm is on its own clock (a clocked base also depends on other arms' rows).
+ */
 static bool
 entry_shareable(const ModelCacheEntry *entry)
 {
-	return entry->fold.st != NULL &&
+	return entry->fold.st != NULL && entry->cfg.clock == CLOCK_ARM &&
 		(entry->shared_slot >= 0 || VARSIZE(entry->fold.st) >= SHARED_BASE_MIN_BYTES) &&
 		shared_cache_active();
 }

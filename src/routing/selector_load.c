@@ -18,6 +18,7 @@
 #include "core/catalog.h"
 #include "core/owner.h"
 #include "core/privilege.h"
+#include "learning/clock.h"
 #include "routing/arm_cache.h"
 #include "routing/model_cache.h"
 
@@ -78,6 +79,26 @@ rows_after_bases(ModelCacheEntry **entries, int narms)
 	return SPI_tuptable;
 }
 
+/*
+ * rows_after_bases for a clocked selector: also each row's tick (column
+ * CLOCK_TICK_COLUMN, the arm's index after it) and the selector's clock.
+ */
+static SPITupleTable *
+clocked_rows_after_bases(ModelCacheEntry **entries, int narms, double *now)
+{
+	int32	   *ids = palloc(sizeof(int32) * Max(narms, 1));
+	LogPosition *pos = palloc(sizeof(LogPosition) * Max(narms, 1));
+	StateHeader **bases = palloc(sizeof(StateHeader *) * Max(narms, 1));
+
+	for (int i = 0; i < narms; i++)
+	{
+		ids[i] = entries[i]->arm_id;
+		pos[i] = entries[i]->fold.pos;
+		bases[i] = entries[i]->fold.st;
+	}
+	return clock_rows_after(narms, ids, pos, bases, now);
+}
+
 typedef struct LoadCall
 {
 	const char *name;
@@ -94,6 +115,9 @@ arms_load(Selector *sel, MemoryContext caller, SPITupleTable *tt, FullTransactio
 	uint64		nrows,
 				next = 0;
 	MemoryContext old = CurrentMemoryContext;
+	bool		clocked = sel->cfg.clock != CLOCK_ARM;
+	int			index_column = clocked ? CLOCK_TICK_COLUMN + 1 : 6;
+	double		now = 0;
 
 	uint64		load = model_cache_next_load();
 
@@ -111,18 +135,19 @@ arms_load(Selector *sel, MemoryContext caller, SPITupleTable *tt, FullTransactio
 		checkpoint_row(&sel->cfg, tt, i, &ck);
 		entries[i] = model_cache_entry(&sel->cfg, arm->arm_id, &ck, horizon);
 	}
-	rows = rows_after_bases(entries, sel->narms);
+	rows = clocked ? clocked_rows_after_bases(entries, sel->narms, &now)
+		: rows_after_bases(entries, sel->narms);
 	nrows = SPI_processed;
 	for (int i = 0; i < sel->narms; i++)
 	{
 		ModelCacheEntry *entry = entries[i];
 		uint64		first = next;
 
-		while (next < nrows && spi_int64(rows->vals[next], rows->tupdesc, 6) == i + 1)
+		while (next < nrows && spi_int64(rows->vals[next], rows->tupdesc, index_column) == i + 1)
 			next++;
 		PG_TRY();
 		{
-			model_cache_absorb(entry, rows, first, next, horizon);
+			model_cache_absorb(entry, rows, first, next, horizon, now);
 		}
 		PG_CATCH();
 		{

@@ -2,8 +2,10 @@
 # Issue 14, Must show (b): an out-of-order commit.  Session 1 BEGINs and
 # inserts rewards (the lower reward_ids, and the lower transaction id);
 # session 2 inserts rewards for the same arm and commits; session 1 commits
-# last.  Selectors where the order matters: a `discount` 0.9 lin_ucb and a
-# `window` 20 pak_ucb.
+# last.  Selectors where the order matters: a `discount` 0.9 lin_ucb, a
+# `window` 20 pak_ucb, and on the selector's clock (where a row's tick is its
+# position among every arm's rows) a `window` 8 lin_ucb and a `discount`
+# 0.8 greedy, whose arm b ages while only arm a is rewarded.
 #
 # Asserts: session 2 commits while session 1 is still open (its INSERT does
 # not wait for session 1); a reader's scores while session 1 is open, before
@@ -18,17 +20,19 @@ set -euo pipefail
 DB=ms_session_ooo
 . "$(dirname "$0")/lib/common.bash"
 
-SELS="ooo_lin ooo_pak"
+SELS="ooo_lin ooo_pak ooo_clkw ooo_clkd"
 ms_setup || bail "set-up failed"
 q >/dev/null <<'SQL' || bail "creating the selectors failed"
 SELECT model_select.create_selector('ooo_lin', 4, ARRAY['a','b'], 'lin_ucb', NULL, '{"discount": 0.9}');
 SELECT model_select.create_selector('ooo_pak', 4, ARRAY['a','b'], 'pak_ucb', NULL, '{"window": 20}');
+SELECT model_select.create_selector('ooo_clkw', 4, ARRAY['a','b'], 'lin_ucb', NULL, '{"window": 8, "clock": "selector"}');
+SELECT model_select.create_selector('ooo_clkd', 4, ARRAY['a','b'], 'greedy', NULL, '{"discount": 0.8, "clock": "selector"}');
 SELECT setseed(0.14);
 -- 30 rewards per selector before the race, one statement each
 DO $$ BEGIN
   FOR i IN 1..30 LOOP
     INSERT INTO model_select.rewards(selector, arm, context, reward)
-    SELECT s, (ARRAY['a','b'])[1 + i % 2], ms_rand(4), random() FROM unnest(ARRAY['ooo_lin','ooo_pak']) s;
+    SELECT s, (ARRAY['a','b'])[1 + i % 2], ms_rand(4), random() FROM unnest(ARRAY['ooo_lin','ooo_pak','ooo_clkw','ooo_clkd']) s;
   END LOOP; END $$;
 SQL
 
@@ -70,7 +74,7 @@ cat >&"$s1_in" <<'SQL'
 BEGIN;
 SELECT setseed(0.5);
 INSERT INTO model_select.rewards(selector, arm, context, reward)
-SELECT s, 'a', ms_rand(4), 0.9 FROM unnest(ARRAY['ooo_lin','ooo_pak']) s, generate_series(1, 3)
+SELECT s, 'a', ms_rand(4), 0.9 FROM unnest(ARRAY['ooo_lin','ooo_pak','ooo_clkw','ooo_clkd']) s, generate_series(1, 3)
 RETURNING reward_id;
 SELECT 'S1_INSERTED';
 SQL
@@ -85,7 +89,7 @@ psql -X -q -A -t -v ON_ERROR_STOP=1 -d "$DB" >"$MS_WORK/s2.out" 2>&1 <<'SQL' &
 SELECT setseed(0.7);
 BEGIN;
 INSERT INTO model_select.rewards(selector, arm, context, reward)
-SELECT s, 'a', ms_rand(4), 0.1 FROM unnest(ARRAY['ooo_lin','ooo_pak']) s, generate_series(1, 3)
+SELECT s, 'a', ms_rand(4), 0.1 FROM unnest(ARRAY['ooo_lin','ooo_pak','ooo_clkw','ooo_clkd']) s, generate_series(1, 3)
 RETURNING reward_id;
 COMMIT;
 SQL
@@ -122,7 +126,7 @@ echo "# session 2 inserted reward_ids $s2_ids"
 check "session 1's reward_ids are all lower than session 2's" \
     is_true "SELECT max(a) < min(b) FROM unnest('{$s1_ids}'::bigint[]) a, unnest('{${s2_ids:-0}}'::bigint[]) b"
 check "both sessions' rewards are in the log" \
-    is_true "SELECT count(*) = 12 FROM model_select.rewards WHERE reward_id IN ($s1_ids${s2_ids:+,$s2_ids})"
+    is_true "SELECT count(*) = 24 FROM model_select.rewards WHERE reward_id IN ($s1_ids${s2_ids:+,$s2_ids})"
 
 for s in $SELS; do
     twin_take "$s" twin_pre "r.reward_id NOT IN ($s1_ids${s2_ids:+,$s2_ids})"

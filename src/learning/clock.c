@@ -1,0 +1,381 @@
+/*
+ * clock.c — forgetting on the selector's clock ("clock": "selector").
+ *
+ * With the arm's clock (the default) window, discount and restart_every
+ * count an arm's own rewards, so an arm that is not chosen never forgets.
+ * On the selector's clock they count the rewards of every arm: each reward
+ * row gets a tick, its position (1, 2, …) in the selector's log in canonical
+ * order (tx, reward_id), and "now" is the number of the selector's rewards a
+ * reader's snapshot sees (in replay(), the rounds played).  At now an arm's
+ * model is built from its rows that still count:
+ *
+ *   window W         rows with tick > now − W
+ *   discount γ       every row, weighted γ^(now − tick) (rows whose weight
+ *                    fell below 1e-6 are dropped, as pak_ucb's are)
+ *   restart_every R  rows with ⌊(tick − 1)/R⌋ = ⌊(now − 1)/R⌋
+ *
+ * Ticks grow along an arm's log, so the rows that count are always a suffix
+ * of the rows it keeps, and a row that stops counting never counts again.
+ *
+ * The state (layout variant FORGET_CLOCK) therefore keeps rows, not a
+ * factor: body = [Q, C, ticks[n], r[n], X[n][dim]], the rows that may still
+ * count, with Q a position in the selector's log (tx and reward_id, their
+ * bits in two float8 slots) up to which every row of the arm is in the
+ * state, and C the number of the selector's rows up to Q.  A checkpoint
+ * moves Q to the last row below its final horizon (fold.h): positions there
+ * never change, so a reader counts only the selector's rows after the
+ * oldest Q of its arms to tick their pending rows, and a checkpoint only
+ * those since its previous Q.  The policy's model is built from scratch at each now
+ * (PolicyOps.build_weighted) and decoded: as the state is the rows
+ * themselves, a fold from scratch (rebuild_state) and one row at a time
+ * agree exactly, and every reader, checkpoint and replay builds the same
+ * model from the same rows.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "catalog/pg_type.h"
+#include "utils/array.h"
+#include "utils/datum.h"
+#include "utils/xid8.h"
+
+#include "core/spi_util.h"
+#include "learning/clock.h"
+#include "learning/fold.h"
+#include "policy/registry.h"
+
+/* Body: Q (tx, reward_id), C, then the rows. */
+#define CLOCK_HEAD 3
+#define CLOCK_TICKS(st) (STATE_BODY(st) + CLOCK_HEAD)
+#define CLOCK_REWARDS(st) (CLOCK_TICKS(st) + (st)->n)
+#define CLOCK_X(st) (CLOCK_REWARDS(st) + (st)->n)
+
+/* Rows fetched per round trip by a checkpoint's fold. */
+#define CLOCK_BATCH 4096
+
+Size
+clock_body_size(const SelectorConfig *cfg, int n)
+{
+	return CLOCK_HEAD + (Size) n * (cfg->dim + 2);
+}
+
+/*
+ * The most rows a clocked state holds: ticks are distinct integers, so at
+ * most W, R or the discount's horizon of them still count; a policy that
+ * keeps its rows uses only the newest cap of them.
+ */
+int32
+clock_max_rows(const SelectorConfig *cfg)
+{
+	int32		rows = discount_horizon(cfg);
+
+	if (cfg->window > 0)
+		rows = cfg->window;
+	else if (cfg->restart_every > 0)
+		rows = cfg->restart_every;
+	if (policy_ops(cfg->policy)->keeps_rows)
+		rows = Min(rows, cfg->cap);
+	return rows;
+}
+
+/*
+ * Further checks of a stored clocked state (state_check has checked its
+ * size): ticks from 1 to C, increasing, and finite rewards; else a reader
+ * would fold onto rows out of order (XX001).
+ */
+void
+clock_check(const SelectorConfig *cfg, const StateHeader *st)
+{
+	const double *ticks = CLOCK_TICKS(st);
+	double		count = STATE_BODY(st)[2];
+
+	for (int i = 0; i < st->n; i++)
+		if (!(ticks[i] >= (i == 0 ? 1 : ticks[i - 1] + 1) && ticks[i] <= count &&
+			  isfinite(CLOCK_REWARDS(st)[i])))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("clocked arm state has row %d at tick %g of %g", i, ticks[i], count),
+					 errhint("Run model_select.rebuild_state() to recompute it from the reward log.")));
+}
+
+/* Does a row of this tick still count at now (>= tick)? */
+static bool
+clock_counts(const SelectorConfig *cfg, double tick, double now)
+{
+	if (cfg->window > 0)
+		return tick > now - cfg->window;
+	if (cfg->restart_every > 0)
+		return floor((tick - 1) / cfg->restart_every) == floor((now - 1) / cfg->restart_every);
+	return now - tick < discount_horizon(cfg);
+}
+
+/* The first of st's rows that still counts at now. */
+static int
+clock_first_counting(const SelectorConfig *cfg, const StateHeader *st, double now)
+{
+	int			first = 0;
+
+	while (first < st->n && !clock_counts(cfg, CLOCK_TICKS(st)[first], now))
+		first++;
+	return first;
+}
+
+/* The position Q and the count C of the selector's rows up to it (see above). */
+void
+clock_base(const StateHeader *st, LogPosition *q, double *count)
+{
+	uint64		tx = 0;
+
+	*q = LOG_START;
+	*count = 0;
+	if (st != NULL)
+	{
+		memcpy(&tx, STATE_BODY(st), sizeof(tx));
+		memcpy(&q->reward_id, STATE_BODY(st) + 1, sizeof(q->reward_id));
+		*count = STATE_BODY(st)[2];
+	}
+	q->tx = FullTransactionIdFromU64(tx);
+}
+
+static void
+clock_set_base(StateHeader *st, LogPosition q, double count)
+{
+	uint64		tx = U64FromFullTransactionId(q.tx);
+
+	memcpy(STATE_BODY(st), &tx, sizeof(tx));
+	memcpy(STATE_BODY(st) + 1, &q.reward_id, sizeof(q.reward_id));
+	STATE_BODY(st)[2] = count;
+}
+
+/*
+ * old (NULL: empty) with the row (x, r) of this tick, without the rows that
+ * no longer count at it (they never will again): a new state.
+ */
+StateHeader *
+clock_append(const SelectorConfig *cfg, const StateHeader *old, const double *x, double r,
+			 double tick)
+{
+	int			n = old ? old->n : 0;
+	int			first = old ? clock_first_counting(cfg, old, tick) : 0;
+	int			keep;
+	StateHeader *st;
+
+	first = Max(first, n + 1 - clock_max_rows(cfg));
+	keep = n - first;
+	st = state_alloc(cfg, keep + 1, clock_body_size(cfg, keep + 1));
+
+	if (n > 0 && !(tick > CLOCK_TICKS(old)[n - 1]))
+		elog(ERROR, "clocked reward rows out of order: tick %.0f after %.0f",
+			 tick, CLOCK_TICKS(old)[n - 1]);
+	if (old != NULL)
+		memcpy(STATE_BODY(st), STATE_BODY(old), sizeof(double) * CLOCK_HEAD);
+	if (keep > 0)
+	{
+		memcpy(CLOCK_TICKS(st), CLOCK_TICKS(old) + first, sizeof(double) * keep);
+		memcpy(CLOCK_REWARDS(st), CLOCK_REWARDS(old) + first, sizeof(double) * keep);
+		memcpy(CLOCK_X(st), CLOCK_X(old) + (Size) first * cfg->dim,
+			   sizeof(double) * keep * cfg->dim);
+	}
+	CLOCK_TICKS(st)[keep] = tick;
+	CLOCK_REWARDS(st)[keep] = r;
+	memcpy(CLOCK_X(st) + (Size) keep * cfg->dim, x, sizeof(double) * cfg->dim);
+	return st;
+}
+
+/*
+ * The model of a clocked state at now, in the current memory context: the
+ * policy's state built from the rows that count, weighted γ^(now − tick)
+ * under a discount, decoded under the same settings without window,
+ * restart or clock (scoring reads none of those).  NULL: no row counts.
+ */
+ArmModel *
+clock_decode(const SelectorConfig *cfg, const StateHeader *st, double now)
+{
+	const PolicyOps *ops = policy_ops(cfg->policy);
+	SelectorConfig *plain;
+	int			first = clock_first_counting(cfg, st, now);
+	int			k = st->n - first;
+	double	   *w = NULL;
+	StateHeader *built;
+
+	if (k == 0)
+		return NULL;
+	if (ops->build_weighted == NULL)
+		elog(ERROR, "policy %s has no weighted build", ops->name);
+	/* in the model's context, should a policy's model ever keep its cfg */
+	plain = palloc(sizeof(SelectorConfig));
+	*plain = *cfg;
+	plain->window = 0;
+	plain->restart_every = 0;
+	plain->clock = CLOCK_ARM;
+	if (cfg->discount < 1)
+	{
+		w = palloc(sizeof(double) * k);
+		for (int i = 0; i < k; i++)
+			w[i] = pow(cfg->discount, now - CLOCK_TICKS(st)[first + i]);
+	}
+	built = ops->build_weighted(plain, k, CLOCK_X(st) + (Size) first * cfg->dim,
+								CLOCK_REWARDS(st) + first, w);
+	return ops->decode(plain, built);
+}
+
+double
+clock_row_tick(SPITupleTable *tt, uint64 row)
+{
+	bool		isnull;
+
+	return DatumGetFloat8(SPI_getbinval(tt->vals[row], tt->tupdesc, CLOCK_TICK_COLUMN, &isnull));
+}
+
+/* The ids of a selector's arms, as an int4[] valid until SPI_finish. */
+Datum
+clock_arm_ids(int32 selector_id)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			types[1] = {INT4OID};
+	Datum		args[1] = {Int32GetDatum(selector_id)};
+	bool		isnull;
+	Datum		ids;
+
+	spi_execute(spi_plan(&plan, "SELECT COALESCE(pg_catalog.array_agg(arm_id ORDER BY arm_id),"
+						 " '{}'::pg_catalog.int4[]) FROM model_select.arms WHERE selector_id = $1", 1, types),
+				args, NULL, true, 1, SPI_OK_SELECT, "read the arms of selector %d", selector_id);
+	ids = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	return datumCopy(ids, false, -1);
+}
+
+/*
+ * A checkpoint's fold of a clocked arm: the selector's rows after the
+ * state's Q below `below` (final), ticked by their positions, of which the
+ * arm's after f->pos are folded; Q then moves to the last of them.
+ * Returns the rows folded.  The caller is connected to SPI.
+ */
+int64
+clock_fold_log(StateFold *f, int32 arm_id, FullTransactionId below)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			types[5] = {INT4ARRAYOID, XID8OID, INT8OID, XID8OID, FLOAT8OID};
+	Datum		args[5];
+	LogPosition q;
+	double		count;
+	Portal		portal;
+	int64		before = f->totals.n;
+
+	if (f->st == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(f->cxt);
+
+		f->st = state_alloc(f->cfg, 0, clock_body_size(f->cfg, 0));
+		MemoryContextSwitchTo(old);
+	}
+	clock_base(f->st, &q, &count);
+	args[0] = clock_arm_ids(f->cfg->selector_id);
+	args[1] = FullTransactionIdGetDatum(q.tx);
+	args[2] = Int64GetDatum(q.reward_id);
+	args[3] = FullTransactionIdGetDatum(below);
+	args[4] = Float8GetDatum(count);
+	portal = SPI_cursor_open(NULL,
+							 spi_plan(&plan,
+									  "SELECT " FOLD_COLUMNS ", ($5 + pg_catalog.row_number() OVER"
+									  " (ORDER BY r.tx, r.reward_id))::float8, r.arm_id"
+									  " FROM model_select.rewards r WHERE r.arm_id = ANY ($1)"
+									  " AND r.tx >= $2 AND (r.tx, r.reward_id) > ($2, $3) AND r.tx < $4"
+									  " ORDER BY r.tx, r.reward_id", 5, types),
+							 args, NULL, false);
+	for (;;)
+	{
+		uint64		run = 0;
+
+		SPI_cursor_fetch(portal, true, CLOCK_BATCH);
+		if (SPI_processed == 0)
+			break;
+		count += (double) SPI_processed;
+		q = fold_row_position(SPI_tuptable, SPI_processed - 1);
+		/* fold the arm's rows after f->pos, in runs */
+		for (uint64 i = 0; i <= SPI_processed; i++)
+		{
+			bool		mine = i < SPI_processed &&
+				spi_int32(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, CLOCK_TICK_COLUMN + 1) == arm_id &&
+				log_position_cmp(fold_row_position(SPI_tuptable, i), f->pos) > 0;
+
+			if (!mine)
+			{
+				if (i > run)
+					fold_rows(f, SPI_tuptable, run, i);
+				run = i + 1;
+			}
+		}
+		SPI_freetuptable(SPI_tuptable);
+	}
+	SPI_cursor_close(portal);
+	clock_set_base(f->st, q, count);
+	return f->totals.n - before;
+}
+
+/*
+ * A reader's rows: for each of narms arms (ids, the positions of their
+ * bases and the bases' states, NULL: none) the visible rows after its
+ * position (FOLD_COLUMNS, the tick, then the arm's index + 1), ordered by
+ * arm index then canonical order, ticked by counting the selector's rows
+ * after the oldest base's Q; *now gets the selector's clock as the
+ * snapshot sees it.  The table stays valid until SPI_finish.
+ */
+SPITupleTable *
+clock_rows_after(int narms, const int32 *arm_ids, const LogPosition *pos,
+				 StateHeader *const *bases, double *now)
+{
+	static SPIPlanPtr count_plan = NULL;
+	static SPIPlanPtr rows_plan = NULL;
+	Oid			types[6] = {INT4ARRAYOID, XID8ARRAYOID, INT8ARRAYOID, XID8OID, INT8OID, FLOAT8OID};
+	Datum	   *ids = palloc(sizeof(Datum) * Max(narms, 1));
+	Datum	   *txs = palloc(sizeof(Datum) * Max(narms, 1));
+	Datum	   *rids = palloc(sizeof(Datum) * Max(narms, 1));
+	Datum		args[6];
+	LogPosition start = LOG_START;
+	double		count = 0;
+	bool		isnull;
+
+	for (int i = 0; i < narms; i++)
+	{
+		LogPosition q;
+		double		c;
+
+		clock_base(bases[i], &q, &c);
+		if (i == 0 || log_position_cmp(q, start) < 0)
+		{
+			start = q;
+			count = c;
+		}
+		ids[i] = Int32GetDatum(arm_ids[i]);
+		txs[i] = FullTransactionIdGetDatum(pos[i].tx);
+		rids[i] = Int64GetDatum(pos[i].reward_id);
+	}
+	args[0] = PointerGetDatum(construct_array(ids, narms, INT4OID, 4, true, TYPALIGN_INT));
+	args[1] = PointerGetDatum(construct_array(txs, narms, XID8OID, 8, FLOAT8PASSBYVAL,
+											  TYPALIGN_DOUBLE));
+	args[2] = PointerGetDatum(construct_array(rids, narms, INT8OID, 8, FLOAT8PASSBYVAL,
+											  TYPALIGN_DOUBLE));
+	args[3] = FullTransactionIdGetDatum(start.tx);
+	args[4] = Int64GetDatum(start.reward_id);
+	args[5] = Float8GetDatum(count);
+	spi_execute(spi_plan(&count_plan, "SELECT pg_catalog.count(*) FROM model_select.rewards r"
+						 " WHERE r.arm_id = ANY ($1) AND r.tx >= $2 AND (r.tx, r.reward_id) > ($2, $3)",
+						 3, (Oid[]) {INT4ARRAYOID, XID8OID, INT8OID}),
+				(Datum[]) {args[0], args[3], args[4]}, NULL, true, 1, SPI_OK_SELECT,
+				"count the selector's pending rewards");
+	*now = count + (double) DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+														SPI_tuptable->tupdesc, 1, &isnull));
+	spi_execute(spi_plan(&rows_plan,
+						 "SELECT " FOLD_COLUMNS ", r.tick, b.i"
+						 " FROM unnest($1, $2, $3) WITH ORDINALITY AS b(arm_id, tx, reward_id, i)"
+						 " JOIN (SELECT r.*, ($6 + pg_catalog.row_number() OVER"
+						 "       (ORDER BY r.tx, r.reward_id))::float8 AS tick"
+						 "     FROM model_select.rewards r WHERE r.arm_id = ANY ($1)"
+						 "     AND r.tx >= $4 AND (r.tx, r.reward_id) > ($4, $5)) r"
+						 "   ON r.arm_id = b.arm_id AND (r.tx, r.reward_id) > (b.tx, b.reward_id)"
+						 " ORDER BY b.i, r.tx, r.reward_id",
+						 6, types), args, NULL, true, 0, SPI_OK_SELECT,
+				"read the pending rewards");
+	return SPI_tuptable;
+}

@@ -1,0 +1,34 @@
+/*
+ * clock.h — forgetting on the selector's clock (setting "clock": "selector"):
+ * window, discount and restart_every count the rewards of every arm of the
+ * selector, so an arm that is not chosen still ages.  See clock.c.
+ */
+#ifndef MODEL_SELECT_CLOCK_H
+#define MODEL_SELECT_CLOCK_H
+
+#include "access/transam.h"
+#include "executor/spi.h"
+
+#include "core/state.h"
+#include "learning/fold.h"
+
+/*
+ * Column of the fold's row queries that holds a row's tick, after
+ * FOLD_COLUMNS (fold.h), in the queries of clocked selectors.
+ */
+#define CLOCK_TICK_COLUMN 6
+
+extern Size clock_body_size(const SelectorConfig *cfg, int n);
+extern int32 clock_max_rows(const SelectorConfig *cfg);
+extern void clock_check(const SelectorConfig *cfg, const StateHeader *st);
+extern StateHeader *clock_append(const SelectorConfig *cfg, const StateHeader *old,
+								 const double *x, double r, double tick);
+extern ArmModel *clock_decode(const SelectorConfig *cfg, const StateHeader *st, double now);
+extern void clock_base(const StateHeader *st, LogPosition *q, double *count);
+extern int64 clock_fold_log(StateFold *f, int32 arm_id, FullTransactionId below);
+extern Datum clock_arm_ids(int32 selector_id);
+extern double clock_row_tick(SPITupleTable *tt, uint64 row);
+extern SPITupleTable *clock_rows_after(int narms, const int32 *arm_ids, const LogPosition *pos,
+									   StateHeader *const *bases, double *now);
+
+#endif
