@@ -174,26 +174,22 @@ BEGIN
     END IF;
     SELECT pg_catalog.max(a.ordinal) INTO narms FROM model_select.arms a
      WHERE a.selector_id OPERATOR(pg_catalog.=) sel_id;
-    IF pg_catalog.to_regclass('pg_temp.ms_warm_rows') IS NULL THEN
-        CREATE TEMP TABLE ms_warm_rows (row_number int, context float8[], rewards float8[], costs float8[])
-            ON COMMIT DROP;
-    ELSE
-        TRUNCATE pg_temp.ms_warm_rows;
-    END IF;
-    INSERT INTO pg_temp.ms_warm_rows SELECT * FROM model_select._source_rows(source);
-    SELECT pg_catalog.cardinality(w.rewards) INTO width FROM pg_temp.ms_warm_rows w LIMIT 1;
+    -- row by row, arms in ordinal order: each arm's log follows the source's order.
+    -- (_source_rows gives every row the same width; a wrong one is refused below,
+    -- which undoes the insert with the statement.)
+    WITH w AS MATERIALIZED (SELECT * FROM model_select._source_rows(source)),
+         ins AS (INSERT INTO model_select.rewards(selector, arm, context, reward, cost)
+                 SELECT selector, a.name, w.context, w.rewards[a.ordinal], w.costs[a.ordinal]
+                   FROM w JOIN model_select.arms a ON a.selector_id OPERATOR(pg_catalog.=) sel_id AND a.active
+                  WHERE w.rewards[a.ordinal] IS NOT NULL
+                  ORDER BY w.row_number, a.ordinal
+                 RETURNING 1)
+    SELECT (SELECT pg_catalog.count(*) FROM ins), (SELECT pg_catalog.cardinality(w.rewards) FROM w LIMIT 1)
+      INTO inserted, width;
     IF width OPERATOR(pg_catalog.<>) narms THEN
         RAISE EXCEPTION 'warm_start: the source''s rewards have % elements, selector "%" has % arms', width, selector, narms
             USING ERRCODE = '22000', HINT = 'Element i is the outcome of the arm of ordinal i (see model_select.arms); NULL skips an arm.';
     END IF;
-    -- row by row, arms in ordinal order: each arm's log follows the source's order
-    INSERT INTO model_select.rewards(selector, arm, context, reward, cost)
-    SELECT selector, a.name, w.context, w.rewards[a.ordinal], w.costs[a.ordinal]
-      FROM pg_temp.ms_warm_rows w
-      JOIN model_select.arms a ON a.selector_id OPERATOR(pg_catalog.=) sel_id AND a.active
-     WHERE w.rewards[a.ordinal] IS NOT NULL
-     ORDER BY w.row_number, a.ordinal;
-    GET DIAGNOSTICS inserted = ROW_COUNT;
     RETURN inserted;
 END $$;
 

@@ -7,7 +7,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(15);
+SELECT plan(16);
 
 -- 400 rows of a seeded three-cluster stream: the first 200 are the outcome
 -- table (every arm scored), the last 200 the online stream.
@@ -83,6 +83,8 @@ SELECT cmp_ok((SELECT count(*) FROM unnest((SELECT warmed FROM picks)) WITH ORDI
 -- 4. bad input ----------------------------------------------------------------------
 SELECT throws_ok($$SELECT model_select.warm_start('w', 'SELECT context, ARRAY[reward[1], reward[2]] FROM warm')$$,
                  '22000', NULL, 'rewards of another width than the arms: 22000');
+SELECT is((SELECT count(*) FROM model_select.rewards WHERE selector = 'w'), 800::bigint,
+          '... and nothing of it stays in the log (600 warm rewards and 200 decisions before)');
 SELECT throws_ok($$SELECT model_select.warm_start('nosuch', 'SELECT context, reward FROM warm')$$,
                  '42704', NULL, 'unknown selector: 42704');
 SELECT throws_ok($$SELECT model_select.warm_start('w', 'SELECT reward FROM warm')$$,
