@@ -7,7 +7,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(16);
+SELECT plan(17);
 
 -- 400 rows of a seeded three-cluster stream: the first 200 are the outcome
 -- table (every arm scored), the last 200 the online stream.
@@ -38,6 +38,10 @@ SELECT is(model_select.warm_start('c', $$SELECT context, ARRAY[reward[1], NULL, 
 SELECT is((SELECT array_agg(s ORDER BY arm) FROM (SELECT arm, round(sum(cost)::numeric, 9) AS s FROM model_select.rewards
                                                    WHERE selector = 'c' GROUP BY arm) q),
           ARRAY[1.0, 10.0]::numeric[], 'costs of the source are logged with the rewards');
+
+SELECT model_select.retire_arm('c', 'arm2');
+SELECT is(model_select.warm_start('c', 'SELECT context, reward FROM warm WHERE round <= 5'), 10::bigint,
+          'a retired arm is skipped (5 rows x 2 active arms)');
 
 -- 2. replay(warm => ...) decides as the warmed live selector ----------------------
 CREATE FUNCTION pg_temp.live_picks() RETURNS int[] LANGUAGE plpgsql AS $$
