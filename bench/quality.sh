@@ -7,6 +7,8 @@
 #              from a full-information outcome table, 3 seeds, against the best
 #              single model and the best model per task family on the same prompts
 #              (bench/quality_routerdc7.sql; results/quality_routerdc7.md)
+#   routellm-warm  RouteLLM with prices, cold and warm-started (the same held-out
+#              protocol; bench/quality_routellm_warm.sql; results/quality_routellm_warm.md)
 #   hull       RouteLLM's quality-vs-cost points and hull of the online router
 #              against the single-model hull, with quality_cost()
 #              (bench/quality_hull.sql; results/quality_hull.md, quality_hull_routellm.png)
@@ -22,7 +24,7 @@
 # Knobs (environment):
 #   MS_BENCH_DATA        directory of routellm.csv and routerdc7_dev.csv,
 #                        relative to the repository root   ../shared/bench
-#   MS_BENCH_PARTS       parts to run                      "routerdc7 hull policies"
+#   MS_BENCH_PARTS       parts to run     "routerdc7 routellm-warm hull policies"
 #   MS_BENCH_SEEDS       replay seeds (shuffle orders) to average over   "1 2 3"
 #   MS_BENCH_PAK_SEEDS   seeds for pak_ucb on routellm (the slow part)   "1"
 #   MS_BENCH_PAK_BW      rbf bandwidth(s) of pak_ucb, every λ            "1"
@@ -42,7 +44,7 @@ SELF=$ROOT/bench/quality.sh
 DATA_DIR=${MS_BENCH_DATA:-../shared/bench}
 DATA_DIR=$(cd "$DATA_DIR" 2>/dev/null && pwd || echo "$DATA_DIR")
 CSV=$DATA_DIR/routellm.csv
-PARTS=${MS_BENCH_PARTS:-routerdc7 hull policies}
+PARTS=${MS_BENCH_PARTS:-routerdc7 routellm-warm hull policies}
 has_part() { case " $PARTS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 RESULTS=bench/results
 
@@ -226,6 +228,15 @@ if has_part routerdc7; then
         -f bench/quality_routerdc7.sql 2>&1 | sed -e 's/^psql:[^ ]* NOTICE:  /   /'
     echo
     cat "$RESULTS/quality_routerdc7.md"
+    echo
+fi
+if has_part routellm-warm; then
+    echo "== routellm-warm: RouteLLM with prices, cold and warm-started (3 seeds; about 1 minute)"
+    part_db bench_routellm_warm
+    "${PSQL[@]}" -d bench_routellm_warm -v data="$DATA_DIR" -v seeds="$V_SEEDS" -v out="$RESULTS/quality_routellm_warm.md" \
+        -f bench/quality_routellm_warm.sql 2>&1 | sed -e 's/^psql:[^ ]* NOTICE:  /   /'
+    echo
+    cat "$RESULTS/quality_routellm_warm.md"
     echo
 fi
 if has_part hull; then
