@@ -2,14 +2,29 @@
 # make bench-quality: offline quality benchmark of the routing policies with
 # model_select.replay(), in a throwaway cluster (see bench/README.md).
 #
-# Data: the RouteLLM outcomes in ../shared/bench/routellm.csv (relative to the
-# repository root; 15,361 prompts, arm 1 Mixtral-8x7B, arm 2 GPT-4) with the
+# Three parts (MS_BENCH_PARTS), each printing progress as it goes:
+#   routerdc7  RouterDC's routerdc7_dev.csv: one online pass, cold and warm-started
+#              from a full-information outcome table, 3 seeds, against the best
+#              single model and the best model per task family on the same prompts
+#              (bench/quality_routerdc7.sql; results/quality_routerdc7.md)
+#   routellm-warm  RouteLLM with prices, cold and warm-started (the same held-out
+#              protocol; bench/quality_routellm_warm.sql; results/quality_routellm_warm.md)
+#   hull       RouteLLM's quality-vs-cost points and hull of the online router
+#              against the single-model hull, with quality_cost()
+#              (bench/quality_hull.sql; results/quality_hull.md, quality_hull_routellm.png)
+#   policies   the policy comparison below (results/quality.txt and its plots)
+#
+# Data of the policies part: the RouteLLM outcomes in routellm.csv (in
+# MS_BENCH_DATA; 15,361 prompts, arm 1 Mixtral-8x7B, arm 2 GPT-4) with the
 # synthetic per-call costs 0.05 (Mixtral) and 1.0 (GPT-4), and the synthetic
 # stream synthetic_clusters(5000, 32, 3, NULL, 1, 0.1) judged by its expected
 # rewards.  Output: a table on stdout and in bench/results/quality.txt, PNG
 # plots in bench/results/.
 #
 # Knobs (environment):
+#   MS_BENCH_DATA        directory of routellm.csv and routerdc7_dev.csv,
+#                        relative to the repository root   ../shared/bench
+#   MS_BENCH_PARTS       parts to run     "routerdc7 routellm-warm hull policies"
 #   MS_BENCH_SEEDS       replay seeds (shuffle orders) to average over   "1 2 3"
 #   MS_BENCH_PAK_SEEDS   seeds for pak_ucb on routellm (the slow part)   "1"
 #   MS_BENCH_PAK_BW      rbf bandwidth(s) of pak_ucb, every λ            "1"
@@ -26,7 +41,11 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=$(pwd)
 SELF=$ROOT/bench/quality.sh
-CSV=../shared/bench/routellm.csv
+DATA_DIR=${MS_BENCH_DATA:-../shared/bench}
+DATA_DIR=$(cd "$DATA_DIR" 2>/dev/null && pwd || echo "$DATA_DIR")
+CSV=$DATA_DIR/routellm.csv
+PARTS=${MS_BENCH_PARTS:-routerdc7 routellm-warm hull policies}
+has_part() { case " $PARTS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 RESULTS=bench/results
 
 SEEDS=${MS_BENCH_SEEDS:-1 2 3}
@@ -124,8 +143,34 @@ set grid lc rgb "#dddddd"'
     } | gnuplot
 }
 
+# quality vs cost on routellm (part hull): plot_hull DATA_DIR, reading the
+# files bench/quality_hull.sql wrote there ('|'-separated: router, cost, quality[, knob]).
+plot_hull() {
+    local d=$1
+    gnuplot <<GP
+set terminal pngcairo size 900,650 font "DejaVu Sans,10" linewidth 1.3 noenhanced
+set encoding utf8
+set output '$RESULTS/quality_hull_routellm.png'
+set datafile separator '|'
+set title "RouteLLM, one online pass per point (mean over seeds $SEEDS): the router's hull against the single models' hull"
+set key bottom right
+set grid lc rgb "#dddddd"
+set xlabel 'mean cost per prompt (Mixtral = $COST_MIXTRAL, GPT-4 = $COST_GPT4)'
+set ylabel 'mean accuracy per prompt'
+set xrange [0:1.02]
+set yrange [0.66:0.83]
+plot '$d/hull_vertices.dat' using (\$1 == 0 ? \$2 : NaN):3 with linespoints lc rgb "#555555" dt 2 lw 2 pt 5 ps 1.2 title 'single models and their random mixtures (hull)', \
+     '$d/hull_vertices.dat' using (\$1 == 1 ? \$2 : NaN):3 with lines lc rgb "#1f77b4" lw 2 title 'lin_ucb default: hull', \
+     '$d/hull_points.dat' using (\$1 == 1 ? \$2 : NaN):3 with points lc rgb "#1f77b4" pt 7 ps 0.9 title 'lin_ucb default: cost weights and budgets', \
+     '$d/hull_vertices.dat' using (\$1 == 2 ? \$2 : NaN):3 with lines lc rgb "#d62728" lw 2 title 'lin_ucb alpha 10, intercept 10, eta 1: hull', \
+     '$d/hull_points.dat' using (\$1 == 2 ? \$2 : NaN):3 with points lc rgb "#d62728" pt 9 ps 1.0 title 'lin_ucb alpha 10, intercept 10, eta 1: points', \
+     '$d/hull_points.dat' using (\$1 == 2 ? \$2 : NaN):3:4 with labels offset char 0,-1 font ',8' tc rgb "#d62728" notitle
+GP
+}
+
 if [ "${1:-}" = --plot ]; then   # development aid: re-plot from a kept data directory
-    plot_all "$2"
+    [ -f "$2/hull_points.dat" ] && plot_hull "$2"
+    [ -f "$2/lc.tsv" ] && plot_all "$2"
     exit 0
 fi
 
@@ -133,8 +178,10 @@ fi
 # Outside the cluster: check the data, install gnuplot, start the cluster.
 # ---------------------------------------------------------------------------
 if [ "${MS_BENCH_INSIDE:-}" != 1 ]; then
-    [ -r "$CSV" ] || die "the RouteLLM data set $CSV (relative to $ROOT) is missing or unreadable;
-  it is expected at $(cd .. && pwd)/shared/bench/routellm.csv (see that directory's README.md)"
+    for f in routellm.csv routerdc7_dev.csv; do
+        [ -r "$DATA_DIR/$f" ] || die "the data set $DATA_DIR/$f is missing or unreadable;
+  set MS_BENCH_DATA to the directory that holds routellm.csv and routerdc7_dev.csv (see its README.md)"
+    done
     if ! command -v gnuplot >/dev/null 2>&1; then
         [ "$(id -u)" -eq 0 ] || die "gnuplot is missing; install it as root: apt-get install gnuplot-nox"
         echo "bench/quality.sh: installing gnuplot-nox (for the plots)"
@@ -170,11 +217,49 @@ V_PAK_SEEDS=$(to_pg_array "$PAK_SEEDS")
 V_LAMBDAS=$(to_pg_array "$LAMBDAS")
 V_PAK_BW=$(to_pg_array "$PAK_BW")
 
+# --- part routerdc7 and part hull: each in a database of its own ------------------
+part_db() {   # part_db NAME: a fresh database with the extension
+    "${PSQL[@]}" -c "CREATE DATABASE $1" && "${PSQL[@]}" -d "$1" -c "CREATE EXTENSION model_select"
+}
+if has_part routerdc7; then
+    echo "== routerdc7: cold and warm-started online passes (3 seeds; about 1-3 minutes)"
+    part_db bench_routerdc7
+    "${PSQL[@]}" -d bench_routerdc7 -v data="$DATA_DIR" -v seeds="$V_SEEDS" -v out="$RESULTS/quality_routerdc7.md" \
+        -f bench/quality_routerdc7.sql 2>&1 | sed -e 's/^psql:[^ ]* NOTICE:  /   /'
+    echo
+    cat "$RESULTS/quality_routerdc7.md"
+    echo
+fi
+if has_part routellm-warm; then
+    echo "== routellm-warm: RouteLLM with prices, cold and warm-started (3 seeds; about 1 minute)"
+    part_db bench_routellm_warm
+    "${PSQL[@]}" -d bench_routellm_warm -v data="$DATA_DIR" -v seeds="$V_SEEDS" -v out="$RESULTS/quality_routellm_warm.md" \
+        -f bench/quality_routellm_warm.sql 2>&1 | sed -e 's/^psql:[^ ]* NOTICE:  /   /'
+    echo
+    cat "$RESULTS/quality_routellm_warm.md"
+    echo
+fi
+if has_part hull; then
+    echo "== hull: RouteLLM quality vs cost, online router against single models (about 1-3 minutes)"
+    part_db bench_hull
+    "${PSQL[@]}" -d bench_hull -v data="$DATA_DIR" -v seeds="$V_SEEDS" -v out="$RESULTS/quality_hull.md" -v plot="$DATA" \
+        -c "SET client_min_messages = notice" -f bench/quality_hull.sql 2>&1 |
+        grep -v 'already exists, skipping' | sed -e 's/^psql:[^ ]* NOTICE:  /   /'
+    plot_hull "$DATA"
+    echo
+    cat "$RESULTS/quality_hull.md"
+    echo "   plot: $RESULTS/quality_hull_routellm.png"
+    echo
+fi
+has_part policies || exit 0
+
 echo "== set-up: extension, data, job list"
-"${PSQL[@]}" -v cm="$COST_MIXTRAL" -v cg="$COST_GPT4" <<'SQL'
+"${PSQL[@]}" -v cm="$COST_MIXTRAL" -v cg="$COST_GPT4" -v csv="$CSV" <<'SQL'
 CREATE EXTENSION model_select;
 CREATE TABLE bench_routellm(id int, category text, embedding real[], rewards real[], costs real[]);
-\copy bench_routellm FROM '../shared/bench/routellm.csv' CSV HEADER
+-- \copy takes no variables: build the command, then run it
+\set load_csv '\\copy bench_routellm FROM ' :'csv' ' CSV HEADER'
+:load_csv
 CREATE TABLE bench_synthetic AS
     SELECT * FROM model_select.synthetic_clusters(5000, 32, 3, NULL, 1, 0.1);
 -- the cost assumption, kept in one place

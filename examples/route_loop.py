@@ -10,12 +10,18 @@ program shows what routing would have earned on real traffic.
 
     examples/route_loop.py examples/routerdc7_slice.csv          # 240 prompts
     examples/route_loop.py ../shared/bench/routerdc7_dev.csv     # all 9,271
+    examples/route_loop.py ../shared/bench/routerdc7_dev.csv --warm 1000 \
+        --policy lin_ucb --settings '{"alpha": 30, "intercept": 10, "eta": 0.5}'
 
 Connects with the usual libpq environment (PGHOST, PGPORT, PGDATABASE, ...)
 or --dsn; needs psycopg 3 (Debian: python3-psycopg). It (re)creates the
 selector --selector, then prints the learning curve every --every prompts and
 a summary: the router's mean reward next to the best single model's and the
 per-prompt oracle's over the same prompts.
+
+With --warm K the first K prompts (after the shuffle) play the part of an
+offline benchmark where every model was scored: warm_start() loads them into
+the reward log before the loop, and the other prompts are routed.
 """
 import argparse
 import csv
@@ -41,11 +47,21 @@ def read_outcomes(path):
     return rows, arms
 
 
-def create_selector(conn, name, dim, arms, policy, seed):
+def create_selector(conn, name, dim, arms, policy, settings, seed):
     conn.execute("SELECT model_select.drop_selector(name) FROM model_select.selectors WHERE name = %s",
                  (name,))
-    conn.execute("SELECT model_select.create_selector(%s, %s, %s, %s, NULL, '{}', %s)",
-                 (name, dim, arms, policy, seed))
+    conn.execute("SELECT model_select.create_selector(%s, %s, %s, %s, NULL, %s::jsonb, %s)",
+                 (name, dim, arms, policy, settings, seed))
+
+
+def warm_start(conn, selector, rows):
+    """Load a full-information outcome table (every model scored) as rewards."""
+    conn.execute("CREATE TEMP TABLE warm_outcomes (ord int, embedding real[], rewards real[])")
+    with conn.cursor() as cur:
+        cur.executemany("INSERT INTO warm_outcomes VALUES (%s, %s::real[], %s::real[])",
+                        [(i, emb, rewards) for i, (_, emb, rewards) in enumerate(rows)])
+    return conn.execute("SELECT model_select.warm_start(%s, 'SELECT embedding, rewards "
+                        "FROM warm_outcomes ORDER BY ord')", (selector,)).fetchone()[0]
 
 
 def route_and_reward(conn, selector, embedding, rewards, arms):
@@ -65,6 +81,9 @@ def main():
     ap.add_argument("--dsn", default="", help="libpq connection string (default: environment)")
     ap.add_argument("--selector", default="example_router")
     ap.add_argument("--policy", default="rff_ucb")
+    ap.add_argument("--settings", default="{}", help="the selector's settings (jsonb)")
+    ap.add_argument("--warm", type=int, default=0, metavar="K",
+                    help="load the first K prompts, every model scored, with warm_start()")
     ap.add_argument("--seed", type=int, default=1, help="selector seed and shuffle of the prompts")
     ap.add_argument("--every", type=int, default=1000, help="print the curve every N prompts")
     args = ap.parse_args()
@@ -72,10 +91,16 @@ def main():
     rows, arms = read_outcomes(args.outcomes)
     random.Random(args.seed).shuffle(rows)
     dim = len(rows[0][1].strip("{}").split(","))
+    if not 0 <= args.warm < len(rows):
+        sys.exit(f"--warm must be in 0..{len(rows) - 1}")
+    warm_rows, rows = rows[:args.warm], rows[args.warm:]
     earned = 0.0
     window = []
     with psycopg.connect(args.dsn, autocommit=True) as conn:
-        create_selector(conn, args.selector, dim, arms, args.policy, args.seed)
+        create_selector(conn, args.selector, dim, arms, args.policy, args.settings, args.seed)
+        if warm_rows:
+            n = warm_start(conn, args.selector, warm_rows)
+            print(f"warm start: {len(warm_rows)} prompts, every model scored: {n} rewards")
         print(f"{len(rows)} prompts, {len(arms)} models, {args.policy}, d = {dim}")
         print(f"{'prompts':>8} {'mean reward':>12} {'last ' + str(args.every):>12}")
         for t, (_, embedding, rewards) in enumerate(rows, start=1):

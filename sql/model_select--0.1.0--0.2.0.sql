@@ -483,8 +483,19 @@ COMMENT ON FUNCTION model_select.probe_status(text) IS
 'Where a run stands: interval, batch, queries issued and reported, active items, and the best item so far (largest lcb).';
 
 -- from evaluation
-COMMENT ON FUNCTION model_select.replay(text, text, text, jsonb, bigint, float8, int, int, int, boolean) IS
-'Offline evaluation: runs a policy''s online loop over the rows (context, rewards[, costs[, expected]]) of the query source, in memory, touching no table; returns cumulative reward, cost, utility, regret, optimal-pick ratios and picks per arm every checkpoint rounds.';
+-- replay() gains the warm source (warm starts from outcome tables)
+DROP FUNCTION model_select.replay(text, text, text, jsonb, bigint, float8, int, int, int, boolean);
+CREATE FUNCTION model_select.replay(
+    source text, policy text DEFAULT 'pak_ucb', kernel text DEFAULT NULL,
+    settings jsonb DEFAULT '{}', seed bigint DEFAULT 0, cost_weight float8 DEFAULT 0,
+    rounds int DEFAULT NULL, passes int DEFAULT 1, checkpoint int DEFAULT NULL,
+    shuffle boolean DEFAULT true, warm text DEFAULT NULL)
+    RETURNS TABLE (round int, cum_reward float8, cum_cost float8, cum_utility float8,
+                   regret_best_arm float8, regret_oracle float8, opr float8,
+                   opr_window float8, otb float8, picks bigint[])
+    AS 'MODULE_PATHNAME', 'model_select_replay' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION model_select.replay(text, text, text, jsonb, bigint, float8, int, int, int, boolean, text) IS
+'Offline evaluation: runs a policy''s online loop over the rows (context, rewards[, costs[, expected]]) of the query source, in memory, touching no table, after every arm has learned its outcomes on the rows (context, rewards[, costs]) of the query warm if given; returns cumulative reward, cost, utility, regret, optimal-pick ratios and picks per arm every checkpoint rounds.';
 COMMENT ON FUNCTION model_select.synthetic_clusters(int, int, int, int, bigint, float8, int, int, int) IS
 'Seeded synthetic stream: prompts in clusters whose best arm differs, with optional changing worlds (a late arm, rotating experts, new clusters).';
 COMMENT ON FUNCTION model_select.synthetic_rkhs(int, int, int, bigint, text, float8, float8, float8, float8, int) IS
@@ -889,3 +900,53 @@ COMMENT ON FUNCTION model_select.quality_hull(float8[], float8[], float8) IS
 'RouterBench''s quality-vs-cost hull: the vertices of the non-decreasing concave hull of the (cost, quality) points and the origin, flat past the best point, with aiq = the area under it over [0, max_cost] divided by max_cost.';
 COMMENT ON FUNCTION model_select.quality_cost(text, text, text, jsonb, float8[], float8[], bigint, int) IS
 'replay() of a policy over a grid of cost weights and/or budgets on the rows (context, rewards, costs) of source: per run and per arm (always that arm) the mean cost and reward per decision, whether the point is a vertex of its kind''s hull, and the AIQ of the router''s and of the arms'' hulls up to the dearest arm''s mean cost.';
+
+-- == Warm starts from full-information outcome tables (every model scored on
+-- == every prompt): the rows of a query in fixed columns, and their insertion
+-- == into the reward log, so that the log stays the one truth of the state.
+CREATE FUNCTION model_select._source_rows(source text)
+    RETURNS TABLE (row_number int, context float8[], rewards float8[], costs float8[])
+    AS 'MODULE_PATHNAME', 'model_select_source_rows' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+-- No SET search_path: the source is the caller's SQL and runs with the
+-- caller's path, so the body qualifies every operator and function.
+CREATE FUNCTION model_select.warm_start(selector text, source text) RETURNS bigint
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE AS $$
+DECLARE
+    sel_id int;
+    narms int;
+    width int;
+    inserted bigint;
+BEGIN
+    IF selector IS NULL OR source IS NULL THEN
+        RAISE EXCEPTION 'warm_start: selector and source must not be NULL' USING ERRCODE = '22004';
+    END IF;
+    SELECT s.selector_id INTO sel_id FROM model_select.selectors s WHERE s.name OPERATOR(pg_catalog.=) selector;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'selector "%" does not exist', selector USING ERRCODE = '42704';
+    END IF;
+    SELECT pg_catalog.max(a.ordinal) INTO narms FROM model_select.arms a
+     WHERE a.selector_id OPERATOR(pg_catalog.=) sel_id;
+    -- row by row, arms in ordinal order: each arm's log follows the source's order.
+    -- (_source_rows gives every row the same width; a wrong one is refused below,
+    -- which undoes the insert with the statement.)
+    WITH w AS MATERIALIZED (SELECT * FROM model_select._source_rows(source)),
+         ins AS (INSERT INTO model_select.rewards(selector, arm, context, reward, cost)
+                 SELECT selector, a.name, w.context, w.rewards[a.ordinal], w.costs[a.ordinal]
+                   FROM w JOIN model_select.arms a ON a.selector_id OPERATOR(pg_catalog.=) sel_id AND a.active
+                  WHERE w.rewards[a.ordinal] IS NOT NULL
+                  ORDER BY w.row_number, a.ordinal
+                 RETURNING 1)
+    SELECT (SELECT pg_catalog.count(*) FROM ins), (SELECT pg_catalog.cardinality(w.rewards) FROM w LIMIT 1)
+      INTO inserted, width;
+    IF width OPERATOR(pg_catalog.<>) narms THEN
+        RAISE EXCEPTION 'warm_start: the source''s rewards have % elements, selector "%" has % arms', width, selector, narms
+            USING ERRCODE = '22000', HINT = 'Element i is the outcome of the arm of ordinal i (see model_select.arms); NULL skips an arm.';
+    END IF;
+    RETURN inserted;
+END $$;
+
+COMMENT ON FUNCTION model_select._source_rows(text) IS
+'The rows (context, rewards[, costs]) of the query source in fixed columns, checked as replay() checks its source (used by warm_start()).';
+COMMENT ON FUNCTION model_select.warm_start(text, text) IS
+'Warm start from a full-information outcome table: inserts into the reward log, for every row (context, rewards[, costs]) of the query source and every active arm whose element is not NULL (element i: the arm of ordinal i), that arm''s reward and cost on the row; returns the rewards inserted.';

@@ -31,24 +31,13 @@
 
 #include "core/context.h"
 #include "core/spi_util.h"
+#include "eval/eval.h"
 #include "learning/clock.h"
 #include "routing/decide.h"
 #include "math/prng.h"
 #include "policy/registry.h"
 
 PG_FUNCTION_INFO_V1(model_select_replay);
-
-typedef struct ReplayData
-{
-	int			nrows;
-	int			dim;
-	int			narms;
-	double	   *contexts;		/* nrows × dim, as given */
-	double	   *rewards;		/* nrows × narms */
-	double	   *costs;			/* nrows × narms, 0 where absent */
-	double	   *expected;		/* nrows × narms, or NULL: judge by rewards */
-	bool	   *available;		/* nrows × narms: reward not NULL */
-} ReplayData;
 
 /* Running totals; a copy is kept at every checkpoint. */
 typedef struct ReplayTotals
@@ -66,206 +55,40 @@ typedef struct ReplayTotals
 	int64	   *picks;
 } ReplayTotals;
 
-static int
-array_column(TupleDesc desc, int col, const char *what)
-{
-	Oid			type = SPI_gettypeid(desc, col);
-
-	if (type != FLOAT4ARRAYOID && type != FLOAT8ARRAYOID)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("replay source column %d (%s) must be real[] or double precision[], not %s",
-						col, what, format_type_be(type)),
-				 errhint("The source query yields (context, rewards[, costs[, expected]]).")));
-	return col;
-}
-
-static double *
-row_array(HeapTuple row, TupleDesc desc, int col, int rowno, int *n, const char *what,
-		  bool **nulls)
-{
-	bool		isnull;
-	Datum		d = SPI_getbinval(row, desc, col, &isnull);
-	double	   *volatile x = NULL;
-
-	if (isnull)
-	{
-		*n = -1;
-		return NULL;
-	}
-	PG_TRY();
-	{
-		x = float_array(DatumGetArrayTypeP(d), n, what, nulls);
-	}
-	PG_CATCH();
-	{
-		errcontext("replay source row %d", rowno);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
-	return x;
-}
-
-/* As row_array(), for a column that must not be NULL. */
-static double *
-row_array_required(HeapTuple row, TupleDesc desc, int col, int rowno, int *n, const char *what,
-				   bool **nulls)
-{
-	double	   *x = row_array(row, desc, col, rowno, n, what, nulls);
-
-	if (x == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("replay source row %d: %s is NULL", rowno, what)));
-	return x;
-}
-
-static void
-row_error(int rowno, const char *problem, int got, int expected)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_DATA_EXCEPTION),
-			 errmsg("replay source row %d: %s has %d elements, expected %d",
-					rowno, problem, got, expected)));
-}
-
-/* Row i's context into data->contexts (the first row sets dim). */
-static void
-replay_context(ReplayData *data, HeapTuple row, TupleDesc desc, int i, MemoryContext caller)
-{
-	int			n;
-	double	   *x = row_array_required(row, desc, 1, i + 1, &n, "context", NULL);
-
-	if (i == 0)
-	{
-		data->dim = n;
-		data->contexts = MemoryContextAlloc(caller, sizeof(double) * (Size) data->nrows * Max(n, 1));
-	}
-	else if (n != data->dim)
-		row_error(i + 1, "context", n, data->dim);
-	memcpy(data->contexts + (Size) i * data->dim, x, sizeof(double) * n);
-}
-
-/* Row i's rewards (the first row sets narms and allocates the per-arm arrays). */
-static void
-replay_rewards(ReplayData *data, HeapTuple row, TupleDesc desc, int i, MemoryContext caller,
-			   bool has_expected)
-{
-	int			n;
-	bool	   *missing;
-	double	   *r = row_array_required(row, desc, 2, i + 1, &n, "rewards", &missing);
-
-	if (i == 0)
-	{
-		if (n < 1)
-			row_error(1, "rewards", n, 1);
-		data->narms = n;
-		data->rewards = MemoryContextAlloc(caller, sizeof(double) * (Size) data->nrows * n);
-		data->costs = MemoryContextAllocZero(caller, sizeof(double) * (Size) data->nrows * n);
-		data->available = MemoryContextAlloc(caller, sizeof(bool) * (Size) data->nrows * n);
-		data->expected = has_expected
-			? MemoryContextAlloc(caller, sizeof(double) * (Size) data->nrows * n) : NULL;
-	}
-	else if (n != data->narms)
-		row_error(i + 1, "rewards", n, data->narms);
-	memcpy(data->rewards + (Size) i * data->narms, r, sizeof(double) * n);
-	for (int a = 0; a < n; a++)
-		data->available[(Size) i * n + a] = !missing[a];
-}
-
-/* Row i's optional costs (column 3) and expected rewards (column 4). */
-static void
-replay_costs_expected(ReplayData *data, HeapTuple row, TupleDesc desc, int i, bool has_costs)
-{
-	int			n;
-	double	   *c = has_costs ? row_array(row, desc, 3, i + 1, &n, "costs", NULL) : NULL;
-
-	if (c != NULL && n > 0)
-	{
-		if (n != data->narms)
-			row_error(i + 1, "costs", n, data->narms);
-		memcpy(data->costs + (Size) i * data->narms, c, sizeof(double) * n);
-	}
-	if (data->expected != NULL)
-	{
-		bool	   *missing;
-		double	   *e = row_array_required(row, desc, 4, i + 1, &n, "expected", &missing);
-
-		if (n != data->narms)
-			row_error(i + 1, "expected", n, data->narms);
-		memcpy(data->expected + (Size) i * data->narms, e, sizeof(double) * n);
-	}
-}
-
-/* Run the source query and copy its rows into memory. */
-static void
-replay_load(const char *source, ReplayData *data)
-{
-	int			spi_level;
-	MemoryContext caller = CurrentMemoryContext;
-	TupleDesc	desc;
-	int			has_costs,
-				has_expected;
-
-	spi_level = spi_connect_read_only();
-	if (SPI_execute(source, true, 0) != SPI_OK_SELECT)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("replay source must be a SELECT query")));
-	desc = SPI_tuptable->tupdesc;
-	if (desc->natts < 2 || desc->natts > 4)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("replay source yields %d columns, expected (context, rewards[, costs[, expected]])",
-						desc->natts)));
-	array_column(desc, 1, "context");
-	array_column(desc, 2, "rewards");
-	has_costs = desc->natts >= 3 ? array_column(desc, 3, "costs") : 0;
-	has_expected = desc->natts == 4 ? array_column(desc, 4, "expected") : 0;
-	if (SPI_processed == 0 || SPI_processed > INT_MAX / 2)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("replay source yields %lu rows", (unsigned long) SPI_processed)));
-
-	data->nrows = (int) SPI_processed;
-	for (int i = 0; i < data->nrows; i++)
-	{
-		HeapTuple	row = SPI_tuptable->vals[i];
-
-		replay_context(data, row, desc, i, caller);
-		replay_rewards(data, row, desc, i, caller, has_expected);
-		replay_costs_expected(data, row, desc, i, has_costs);
-	}
-	spi_finish(spi_level);
-}
-
 /*
  * Check the loaded values as a live selector with these settings would
  * check its rewards (range, costs finite and not negative, utilities
  * within bounds under cost weight lambda), so that no NaN or infinity
  * reaches the metrics.
  */
+typedef struct ValidateCell
+{
+	const char *label;
+	int			row;
+	int			arm;
+} ValidateCell;
+
 static void
 validate_context(void *arg)
 {
-	const int  *cell = arg;
+	const ValidateCell *cell = arg;
 
-	errcontext("replay source row %d, arm %d", cell[0] + 1, cell[1] + 1);
+	errcontext("%s row %d, arm %d", cell->label, cell->row + 1, cell->arm + 1);
 }
 
 static void
 replay_validate(const SelectorConfig *settings, const ReplayData *data, double lambda)
 {
 	SelectorConfig cfg = *settings;
-	int			cell[2];
-	ErrorContextCallback errcb = {error_context_stack, validate_context, cell};
+	ValidateCell cell = {data->label, 0, 0};
+	ErrorContextCallback errcb = {error_context_stack, validate_context, &cell};
 
 	cfg.cost_weight = lambda;
 	error_context_stack = &errcb;
 	for (Size i = 0; i < (Size) data->nrows * data->narms; i++)
 	{
-		cell[0] = (int) (i / data->narms);
-		cell[1] = (int) (i % data->narms);
+		cell.row = (int) (i / data->narms);
+		cell.arm = (int) (i % data->narms);
 		check_cost(data->costs[i]);
 		/* an arm not available on the row is never played nor judged */
 		if (!data->available[i])
@@ -329,15 +152,30 @@ replay_selector(FunctionCallInfo fcinfo, const ReplayData *data)
 	return sel;
 }
 
+typedef struct ReplayLearner
+{
+	Selector   *sel;
+	StateHeader **states;
+	MemoryContext *state_cxt;
+	MemoryContext *model_cxt;
+	ArmScore   *scores;
+	int			ticks;			/* rewards learned: the selector clock */
+} ReplayLearner;
+
 /*
- * Feed utility u of context raw_x to arm a in round `tick`: new state (in
+ * Feed utility u of context raw_x to arm a, one tick of the selector clock
+ * (warm rows and rounds alike, as their rewards in a live log): new state (in
  * place, or in a fresh context that replaces the old state's), new decoded
  * model (clocked: decoded before each round instead, replay_age).
  */
 static void
-replay_learn(Selector *sel, StateHeader **states, MemoryContext *state_cxt,
-			 MemoryContext *model_cxt, int a, const double *raw_x, double u, int tick)
+replay_learn(ReplayLearner *learner, int a, const double *raw_x, double u)
 {
+	Selector   *sel = learner->sel;
+	StateHeader **states = learner->states;
+	MemoryContext *state_cxt = learner->state_cxt;
+	MemoryContext *model_cxt = learner->model_cxt;
+	int			tick = ++learner->ticks;
 	MemoryContext fresh = AllocSetContextCreate(CurrentMemoryContext, "replay arm state",
 												ALLOCSET_DEFAULT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(fresh);
@@ -396,15 +234,6 @@ emit_checkpoint(ReturnSetInfo *rsinfo, const ReplayTotals *ck, int narms, int be
 }
 
 /* The learner of a replay: the in-memory selector and each arm's state. */
-typedef struct ReplayLearner
-{
-	Selector   *sel;
-	StateHeader **states;
-	MemoryContext *state_cxt;
-	MemoryContext *model_cxt;
-	ArmScore   *scores;
-} ReplayLearner;
-
 static void replay_error(const char *message) pg_attribute_noreturn();
 
 static void
@@ -460,7 +289,7 @@ replay_round(ReplayLearner *learner, const ReplayData *data, int row, double lam
 	for (int a = 0; a < data->narms; a++)
 		sel->arms[a].active = avail[a];
 	if (sel->cfg.clock != CLOCK_ARM)
-		replay_age(learner, data->narms, tot->round);
+		replay_age(learner, data->narms, learner->ticks);
 	chosen = decide(sel, x, learner->scores);
 	for (int a = 0; a < data->narms; a++)
 	{
@@ -483,8 +312,7 @@ replay_round(ReplayLearner *learner, const ReplayData *data, int row, double lam
 	tot->window_optimal += judged >= best;
 	tot->window_rounds++;
 	tot->picks[chosen]++;
-	replay_learn(sel, learner->states, learner->state_cxt, learner->model_cxt, chosen, x, u,
-				 tot->round);
+	replay_learn(learner, chosen, x, u);
 	/* the totals a live arm reads from its log (the budget's pacer) */
 	sel->arms[chosen].cost_sum += c[chosen];
 	sel->arms[chosen].cost_n++;
@@ -498,6 +326,48 @@ learner_alloc(ReplayLearner *learner, int narms)
 	learner->state_cxt = palloc0(sizeof(MemoryContext) * narms);
 	learner->model_cxt = palloc0(sizeof(MemoryContext) * narms);
 	learner->scores = palloc(sizeof(ArmScore) * narms);
+	learner->ticks = 0;
+}
+
+/*
+ * Before the first round: every arm learns its outcome on every row of the
+ * warm source (full information: an outcome table where every model was
+ * scored), row by row in query order, as warm_start() followed by online
+ * decisions would.  The rows' costs count in the arms' cost totals (the
+ * budget's pacer) as logged costs do.
+ */
+static void
+replay_warm(ReplayLearner *learner, const char *source, const ReplayData *online, double lambda)
+{
+	ReplayData	warm;
+	Selector   *sel = learner->sel;
+
+	source_load(source, "warm source", false, &warm);
+	if (warm.narms != online->narms || warm.dim != online->dim)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("warm source has %d arms and contexts of dimension %d, the replay source %d and %d",
+						warm.narms, warm.dim, online->narms, online->dim)));
+	replay_validate(&sel->cfg, &warm, lambda);
+	for (int i = 0; i < warm.nrows; i++)
+	{
+		const double *x = warm.contexts + (Size) i * warm.dim;
+
+		CHECK_FOR_INTERRUPTS();
+		for (int a = 0; a < warm.narms; a++)
+		{
+			Size		cell = (Size) i * warm.narms + a;
+
+			if (!warm.available[cell])
+				continue;
+			replay_learn(learner, a, x, warm.rewards[cell] - lambda * warm.costs[cell]);
+			if (warm.row_has_costs[i])
+			{
+				sel->arms[a].cost_sum += warm.costs[cell];
+				sel->arms[a].cost_n++;
+			}
+		}
+	}
 }
 
 Datum
@@ -529,7 +399,7 @@ model_select_replay(PG_FUNCTION_ARGS)
 	if (passes < 1)
 		replay_error("passes must be at least 1");
 
-	replay_load(text_to_cstring(PG_GETARG_TEXT_PP(0)), &data);
+	source_load(text_to_cstring(PG_GETARG_TEXT_PP(0)), "replay source", true, &data);
 	learner.sel = replay_selector(fcinfo, &data);
 	if (lambda > 0 && learner.sel->cfg.budget > 0)
 		replay_error("pass cost_weight 0 with a budget: the budget's pacer sets the cost weight");
@@ -550,6 +420,8 @@ model_select_replay(PG_FUNCTION_ARGS)
 	tot.arm_utility = palloc0(sizeof(double) * data.narms);
 	tot.picks = palloc0(sizeof(int64) * data.narms);
 	checkpoints = palloc(sizeof(ReplayTotals) * (rounds / every + 1));
+	if (PG_NARGS() > 10 && !PG_ARGISNULL(10))
+		replay_warm(&learner, text_to_cstring(PG_GETARG_TEXT_PP(10)), &data, lambda);
 
 	for (int t = 0; t < rounds; t++)
 	{

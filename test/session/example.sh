@@ -6,6 +6,7 @@
 # Checks: it runs to the end; every prompt has one decision and one reward;
 # each reward is the recorded score of the model the decision chose for that
 # prompt; the printed mean equals the log's; the state equals its rebuild.
+# Then with --warm 80: the warm rewards are the slice's recorded scores.
 set -euo pipefail
 DB=ms_session_example
 . "$(dirname "$0")/lib/common.bash"
@@ -41,4 +42,24 @@ printed=$(printf '%s\n' "$out" | sed -n 's/^router \([0-9.]*\);.*/\1/p')
 check "the printed mean reward equals the log's ($printed)" \
     is_true "SELECT round(avg(reward)::numeric, 4) = '$printed'::numeric FROM model_select.rewards"
 rebuild_checks example_router
+
+# --warm: the first 80 shuffled prompts loaded with warm_start(), every model
+# scored, then the other 160 routed
+out=$(PGDATABASE=$DB "$PY" "$HERE/examples/route_loop.py" "$HERE/examples/routerdc7_slice.csv" --every 80 \
+          --warm 80 --policy lin_ucb --settings '{"alpha": 30, "intercept": 10, "eta": 0.5}' 2>&1) &&
+    rc=0 || rc=$?
+printf '%s\n' "$out" | sed 's/^/# /'
+check "route_loop.py --warm 80 runs to the end (exit 0, got $rc)" eval '[ "$rc" -eq 0 ]'
+check "it reports 560 warm rewards (80 prompts x 7 models)" eval 'printf "%s\n" "$out" | grep -q "80 prompts, every model scored: 560 rewards"'
+check "560 rewards without a decision, 160 decisions with one reward each" \
+    is_true "SELECT (SELECT count(*) FROM model_select.rewards WHERE decision_id IS NULL) = 560
+                AND (SELECT count(*) FROM model_select.decisions) = 160
+                AND (SELECT count(DISTINCT decision_id) FROM model_select.rewards) = 160"
+check "every model got each warm prompt's recorded score" \
+    is_true "SELECT count(*) = 560 FROM model_select.rewards r
+               JOIN model_select.arms a ON a.arm_id = r.arm_id
+              WHERE r.decision_id IS NULL
+                AND EXISTS (SELECT 1 FROM slice s WHERE s.embedding::float8[] = r.context
+                                                    AND s.rewards[a.ordinal] = r.reward::real)"
+rebuild_checks example_router " (warm)"
 finish

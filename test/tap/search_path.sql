@@ -8,7 +8,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(48);
+SELECT plan(50);
 
 -- ------------------------------------------------------- the hostile objects
 CREATE ROLE ms_hostile_sp NOLOGIN;
@@ -97,6 +97,12 @@ SELECT pg_temp.safe($$SELECT * FROM model_select.cache_stats()$$, 'cache_stats')
 SELECT pg_temp.safe($$SELECT count(*) FROM model_select.replay(
                         $s$SELECT context, reward FROM model_select.synthetic_clusters(50, 2, 3, seed => 1)$s$,
                         'rff_ucb', settings => '{"features": 16}')$$, 'replay');
+SELECT pg_temp.safe($$SELECT count(*) FROM model_select.replay(
+                        $s$SELECT context, reward FROM model_select.synthetic_clusters(50, 2, 3, seed => 1)$s$,
+                        'lin_ucb', warm => $s$SELECT context, reward FROM model_select.synthetic_clusters(9, 2, 3, seed => 2)$s$)$$,
+                    'replay with a warm source');
+SELECT pg_temp.safe($$SELECT model_select.warm_start('sp_lin',
+                        $s$SELECT context, reward FROM model_select.synthetic_clusters(5, 2, 2, seed => 1)$s$)$$, 'warm_start');
 SELECT pg_temp.safe($$SELECT count(*) FROM model_select.synthetic_rkhs(5, 2, 2)$$, 'synthetic_rkhs');
 SELECT pg_temp.safe($$SELECT model_select.reservation_index('uniform', ARRAY[0, 1]::float8[], 0.1)$$, 'reservation_index');
 -- cascades

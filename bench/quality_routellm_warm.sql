@@ -1,0 +1,66 @@
+-- bench/quality_routellm_warm.sql (run by bench/quality.sh; psql variables: data,
+-- seeds, out): warm starts on RouteLLM with its assumed prices (Mixtral 0.05,
+-- GPT-4 1.0 per call), the held-out protocol of bench/quality_routerdc7.sql: per
+-- seed the first 2,000 prompts by md5(id:seed) are the warm pool (both models
+-- scored), the other 13,361 the evaluation stream, shuffled by the seed.
+\set ON_ERROR_STOP 1
+CREATE TABLE rl(id int, category text, embedding real[], rewards real[], costs real[]);
+\set csv :data '/routellm.csv'
+-- \copy takes no variables: build the command, then run it
+\set load_csv '\\copy rl FROM ' :'csv' ' CSV HEADER'
+:load_csv
+\echo '   routellm warm:' `date +%T` 'data loaded; 3 seeds x 4 cost weights x 3 routers follow'
+
+CREATE TABLE rl_split AS
+SELECT s AS seed, id, row_number() OVER (PARTITION BY s ORDER BY md5(id || ':' || s)) AS rk
+  FROM rl, unnest(:'seeds'::int[]) s;
+CREATE INDEX ON rl_split (seed, rk);
+ANALYZE rl, rl_split;
+
+CREATE FUNCTION rl_rows(s int, warm boolean) RETURNS text LANGUAGE sql AS $$
+    SELECT format('SELECT d.embedding, d.rewards, ARRAY[0.05, 1.0]::float8[] FROM rl d JOIN rl_split x USING (id)'
+                  ' WHERE x.seed = %s AND x.rk %s 2000 ORDER BY x.rk', s, CASE WHEN warm THEN '<=' ELSE '>' END) $$;
+
+CREATE TABLE rlw_router(ord int, label text, settings jsonb, warm boolean);
+INSERT INTO rlw_router VALUES
+    (1, 'lin_ucb defaults, cold', '{}', false),
+    (2, 'lin_ucb defaults, warm 2,000', '{}', true),
+    (3, 'lin_ucb warm profile (alpha 30, intercept 10, eta 0.5), warm 2,000',
+        '{"alpha": 30, "intercept": 10, "eta": 0.5}', true);
+CREATE TABLE rlw_run(ord int, lambda float8, seed int, utility float8);
+DO $$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN SELECT ro.*, l, s.seed FROM rlw_router ro, unnest(ARRAY[0, 0.1, 0.2, 0.3]::float8[]) l,
+                    (SELECT DISTINCT seed FROM rl_split) s ORDER BY s.seed, l, ro.ord LOOP
+        INSERT INTO rlw_run
+        SELECT r.ord, r.l, r.seed, x.cum_utility / x.round
+          FROM model_select.replay(rl_rows(r.seed, false), 'lin_ucb', NULL, r.settings, r.seed, r.l, NULL, 1, NULL,
+                                   true, CASE WHEN r.warm THEN rl_rows(r.seed, true) END) x
+         ORDER BY x.round DESC LIMIT 1;
+        RAISE NOTICE '% λ=% seed % -> %', r.label, r.l, r.seed,
+            (SELECT round(utility::numeric, 4) FROM rlw_run WHERE ord = r.ord AND lambda = r.l AND seed = r.seed);
+    END LOOP;
+END $$;
+-- the best single model on each seed's evaluation prompts
+CREATE TABLE rlw_ref AS
+SELECT x.seed, l AS lambda, greatest(avg(d.rewards[1]) - 0.05 * l, avg(d.rewards[2]) - 1.0 * l) AS best
+  FROM rl d JOIN rl_split x USING (id), unnest(ARRAY[0, 0.1, 0.2, 0.3]::float8[]) l
+ WHERE x.rk > 2000 GROUP BY 1, 2;
+
+\pset format unaligned
+\pset tuples_only on
+\o :out
+SELECT 'RouteLLM (costs 0.05 / 1.0): utility (reward − λ·cost) per prompt of one shuffled online pass over the 13,361 evaluation prompts of each seed, mean over seeds ' || :'seeds' || '; warm 2,000 = the seed''s warm pool, both models scored, learned before going online.';
+SELECT '';
+SELECT '| router | λ = 0 | 0.1 | 0.2 | 0.3 |';
+SELECT '|---|---:|---:|---:|---:|';
+SELECT format('| %s | %s |', ro.label,
+              (SELECT string_agg(to_char(u, 'FM0.0000'), ' | ' ORDER BY lambda)
+                 FROM (SELECT lambda, avg(utility) AS u FROM rlw_run r WHERE r.ord = ro.ord GROUP BY lambda) q))
+  FROM rlw_router ro ORDER BY ro.ord;
+SELECT format('| *best single model* | %s |',
+              (SELECT string_agg(to_char(b, 'FM0.0000'), ' | ' ORDER BY lambda)
+                 FROM (SELECT lambda, avg(best) AS b FROM rlw_ref GROUP BY lambda) q));
+\o
