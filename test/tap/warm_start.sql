@@ -7,7 +7,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(17);
+SELECT plan(18);
 
 -- 400 rows of a seeded three-cluster stream: the first 200 are the outcome
 -- table (every arm scored), the last 200 the online stream.
@@ -44,7 +44,7 @@ SELECT is(model_select.warm_start('c', 'SELECT context, reward FROM warm WHERE r
           'a retired arm is skipped (5 rows x 2 active arms)');
 
 -- 2. replay(warm => ...) decides as the warmed live selector ----------------------
-CREATE FUNCTION pg_temp.live_picks() RETURNS int[] LANGUAGE plpgsql AS $$
+CREATE FUNCTION pg_temp.live_picks(sel text DEFAULT 'w') RETURNS int[] LANGUAGE plpgsql AS $$
 DECLARE
     r record;
     d record;
@@ -52,18 +52,18 @@ DECLARE
     picks int[] := '{}';
 BEGIN
     FOR r IN SELECT * FROM online ORDER BY round LOOP
-        SELECT * INTO d FROM model_select.route('w', r.context);
+        SELECT * INTO d FROM model_select.route(sel, r.context);
         k := substr(d.arm, 4)::int;
         INSERT INTO model_select.rewards(decision_id, reward) VALUES (d.decision_id, r.reward[k]);
         picks := picks || k;
     END LOOP;
     RETURN picks;
 END $$;
-CREATE FUNCTION pg_temp.replay_picks(warm text) RETURNS int[] LANGUAGE sql AS $$
+CREATE FUNCTION pg_temp.replay_picks(warm text, settings jsonb DEFAULT '{"eta": 0.7}') RETURNS int[] LANGUAGE sql AS $$
     WITH ck AS (
         SELECT round, picks, lag(picks, 1, '{0,0,0}') OVER (ORDER BY round) AS before
           FROM model_select.replay('SELECT context, reward FROM online ORDER BY round', 'lin_ucb', NULL,
-                                   '{"eta": 0.7}', seed => 5, checkpoint => 1, shuffle => false, warm => warm))
+                                   settings, seed => 5, checkpoint => 1, shuffle => false, warm => warm))
     SELECT array_agg((SELECT a FROM generate_subscripts(picks, 1) a WHERE picks[a] <> before[a]) ORDER BY round)
       FROM ck
 $$;
@@ -73,6 +73,15 @@ SELECT pg_temp.replay_picks('SELECT context, reward FROM warm ORDER BY round') A
 SELECT is((SELECT warmed FROM picks), pg_temp.live_picks(),
           'replay with a warm source makes the same 200 choices as warm_start() then route + reward');
 SELECT isnt((SELECT warmed FROM picks), (SELECT cold FROM picks), 'and not those of a cold start');
+
+-- on the selector's clock every warm reward is a tick, in the live log as in replay
+SELECT model_select.create_selector('wc', 8, ARRAY['arm1', 'arm2', 'arm3'], 'lin_ucb', NULL,
+                                    '{"eta": 0.7, "window": 150, "clock": "selector"}', 5);
+SELECT model_select.warm_start('wc', 'SELECT context, reward FROM warm ORDER BY round');
+SELECT is(pg_temp.replay_picks('SELECT context, reward FROM warm ORDER BY round',
+                               '{"eta": 0.7, "window": 150, "clock": "selector"}'),
+          pg_temp.live_picks('wc'),
+          'on the selector clock too (window 150 of 600 warm ticks), replay with a warm source decides as the live selector');
 
 -- 3. the warm-up pays: fewer suboptimal picks online than a cold start ---------------
 SELECT cmp_ok((SELECT count(*) FROM unnest((SELECT warmed FROM picks)) WITH ORDINALITY p(k, i)
