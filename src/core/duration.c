@@ -7,15 +7,19 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "utils/builtins.h"
 #include "utils/datetime.h"
 #include "utils/fmgrprotos.h"
+#include "utils/numeric.h"
 #include "utils/timestamp.h"
 
 #include "core/duration.h"
+#include "core/settings.h"
 
 /* Seconds of the interval written in str; false when str is no interval. */
-bool
+static bool
 duration_parse(const char *str, double *seconds)
 {
 	char		workbuf[256];
@@ -38,4 +42,26 @@ duration_parse(const char *str, double *seconds)
 	*seconds = DatumGetFloat8(DirectFunctionCall2(interval_part, CStringGetTextDatum("epoch"),
 												  IntervalPGetDatum(&span)));
 	return true;
+}
+
+/*
+ * A duration setting's value: an interval's text or a number of seconds,
+ * whole and positive (a number may be 0: off), up to MAX_DURATION; false
+ * for anything else.
+ */
+bool
+duration_from_json(const JsonbValue *v, double *seconds)
+{
+	bool		ok = false;
+
+	*seconds = 0;
+	if (v->type == jbvString)
+		ok = duration_parse(pnstrdup(v->val.string.val, v->val.string.len), seconds) && *seconds > 0;
+	else if (v->type == jbvNumeric)
+	{
+		*seconds = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow,
+													  NumericGetDatum(v->val.numeric)));
+		ok = *seconds >= 0;
+	}
+	return ok && *seconds == floor(*seconds) && *seconds <= MAX_DURATION;
 }

@@ -1,9 +1,12 @@
 /*
- * duration.h — durations written as PostgreSQL intervals, in seconds.
+ * duration.h — the time clock's durations (window, half_life, restart_every):
+ * PostgreSQL intervals or numbers, in seconds.
  */
 #ifndef MODEL_SELECT_DURATION_H
 #define MODEL_SELECT_DURATION_H
 
-extern bool duration_parse(const char *str, double *seconds);
+#include "utils/jsonb.h"
+
+extern bool duration_from_json(const JsonbValue *v, double *seconds);
 
 #endif

@@ -330,34 +330,6 @@ choice_list(const char *const *choices)
 	return name_list(choices, n);
 }
 
-/*
- * A duration on the time clock: an interval's text ("7 days"; months of 30
- * days, years of 365.25, as extract(epoch ...)) or a number of seconds,
- * whole and positive (a number may be 0: off), up to MAX_DURATION.
- */
-static double
-setting_duration(const SelectorConfig *cfg, const SettingDef *def, JsonbValue *v)
-{
-	double		seconds = 0;
-	bool		ok = false;
-
-	if (v->type == jbvString)
-		ok = duration_parse(pnstrdup(v->val.string.val, v->val.string.len), &seconds) && seconds > 0;
-	else if (v->type == jbvNumeric)
-	{
-		seconds = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow,
-													 NumericGetDatum(v->val.numeric)));
-		ok = seconds >= 0;
-	}
-	if (!ok)
-		settings_error(cfg, def->name,
-					   "on the time clock expected a positive interval such as \"7 days\" or a number of seconds");
-	if (!(seconds == floor(seconds) && seconds <= MAX_DURATION))
-		settings_error(cfg, def->name, psprintf("%g seconds is not a whole number of seconds up to %d",
-												seconds, MAX_DURATION));
-	return seconds;
-}
-
 /* Validate one JSON value against its definition; returns it as a double. */
 static double
 setting_value(const SelectorConfig *cfg, const SettingDef *def, JsonbValue *v)
@@ -365,7 +337,13 @@ setting_value(const SelectorConfig *cfg, const SettingDef *def, JsonbValue *v)
 	double		value;
 
 	if (def->duration && cfg->clock == CLOCK_TIME)
-		return setting_duration(cfg, def, v);
+	{
+		if (!duration_from_json(v, &value))
+			settings_error(cfg, def->name,
+						   psprintf("on the time clock expected an interval such as \"7 days\" or a number"
+									" of seconds, whole, from 1 to %d (a number may be 0: off)", MAX_DURATION));
+		return value;
+	}
 	if (def->duration && v->type == jbvString)
 		settings_error(cfg, def->name, "an interval needs \"clock\": \"time\"");
 

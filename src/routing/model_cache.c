@@ -193,7 +193,10 @@ entry_reset(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck,
 	entry->version = -1;
 	entry->ckpt_pos = ck->valid ? ck->pos : LOG_START;
 	*load_locked = false;
-	/* a clocked base depends on other arms' rows too: never shared */
+	/*
+	 * clocked bases are never shared: the selector clock's depends on other
+	 * arms' rows (the time clock's does not, and could be)
+	 */
 	if (shared_cache_active() && cfg->clock == CLOCK_ARM)
 	{
 		base_key(&key, arm_id, cfg->settings_version, ck->version, ck->xmin);
@@ -257,7 +260,7 @@ model_cache_entry(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *
 		 FullTransactionIdPrecedes(entry->fold.pos.tx, horizon)))
 		return entry;
 	entry = entry_reset(cfg, arm_id, ck, horizon, &load_locked);
-	/* a clocked arm's rows come ticked with the selector's (selector_load.c) */
+	/* a clocked arm's rows come with their ticks in the load's query (selector_load.c) */
 	if (entry->shared_slot < 0 && cfg->clock == CLOCK_ARM)
 	{
 		old = MemoryContextSwitchTo(entry->cxt);
