@@ -304,10 +304,18 @@ clock_decode(const SelectorConfig *cfg, const StateHeader *st, double now)
 	return clock_decode_at(cfg, st, &key);
 }
 
-/* A timestamp in seconds since the Unix epoch: the time clock's ticks. */
-static double
+/*
+ * A timestamp in seconds since the Unix epoch: the time clock's ticks.
+ * ±infinity has none (22008): a reward there would stop every row of its
+ * arm from counting, or never count.
+ */
+double
 clock_seconds(TimestampTz t)
 {
+	if (TIMESTAMP_NOT_FINITE(t))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_FIELD_OVERFLOW),
+				 errmsg("a reward's created_at must be finite on the time clock")));
 	return (double) (t + (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY) / USECS_PER_SEC;
 }
 

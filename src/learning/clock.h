@@ -8,6 +8,7 @@
 #define MODEL_SELECT_CLOCK_H
 
 #include "access/transam.h"
+#include "datatype/timestamp.h"
 #include "executor/spi.h"
 
 #include "core/state.h"
@@ -41,6 +42,7 @@ extern bool clock_key_equal(const ClockKey *a, const ClockKey *b);
 extern ArmModel *clock_decode_at(const SelectorConfig *cfg, const StateHeader *st, const ClockKey *key);
 extern ArmModel *clock_decode(const SelectorConfig *cfg, const StateHeader *st, double now);
 extern double clock_now(void);
+extern double clock_seconds(TimestampTz t);
 extern void clock_base(const StateHeader *st, LogPosition *q, double *count);
 extern int64 clock_fold_log(StateFold *f, int32 arm_id, FullTransactionId below);
 extern Datum clock_arm_ids(int32 selector_id);

@@ -8,7 +8,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(29);
+SELECT plan(31);
 
 -- rewards stay pending unless a test checkpoints
 SET LOCAL model_select.checkpoint_threshold = 0;
@@ -200,6 +200,12 @@ SELECT is(array_agg(pg_temp.refused(s) ORDER BY s), array_fill('22023'::text, AR
                     '{"clock": "time", "window": "100 years"}', '{"clock": "time", "discount": 0.9}',
                     '{"clock": "time", "window": "1 day", "half_life": "1 day"}', '{"half_life": "1 day"}',
                     '{"half_life": 3600}', '{"window": "1 day"}', '{"clock": "time"}']) s;
+SELECT throws_ok($$INSERT INTO model_select.rewards(selector, arm, context, reward, created_at)
+                   VALUES ('tooo', 'a', (SELECT context FROM tprobes LIMIT 1), 1, 'infinity')$$,
+                 '22008', 'a reward''s created_at must be finite on the time clock', 'a reward at infinity is refused');
+SELECT lives_ok($$INSERT INTO model_select.rewards(selector, arm, context, reward, created_at)
+                  VALUES ('tage_arm', 'a', (SELECT context FROM tprobes LIMIT 1), 1, '-infinity')$$,
+                'on the arm''s clock created_at is not read');
 SELECT throws_ok($$SELECT * FROM model_select.replay('SELECT context, reward, NULL::real[], expected FROM model_select.synthetic_clusters(10, 4, 2, 2, 1)',
                                                       'greedy', settings => '{"clock": "time", "window": "1 day"}')$$,
                  '22023', NULL, 'replay() refuses the time clock: its rows have no time');
