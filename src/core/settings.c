@@ -18,6 +18,7 @@
 #include "utils/jsonb.h"
 #include "utils/numeric.h"
 
+#include "core/duration.h"
 #include "core/settings.h"
 #include "core/state.h"
 #include "policy/registry.h"
@@ -36,14 +37,16 @@ typedef enum SettingScope
 {
 	FOR_ALL,
 	FOR_CONTEXTUAL,				/* policies that use the context */
-	FOR_HISTORY,				/* policies that keep every context they learned */
+	FOR_HISTORY,				/* policies that keep every context they learned, and
+								 * any on the time clock (its rows are kept) */
 	FOR_BANDWIDTH,				/* rbf, laplacian and matern kernels */
 	FOR_POLY,
 	FOR_MATERN,
 	FOR_RFF,					/* policies with random Fourier features */
 	FOR_DICTIONARY,				/* policies with a resampled dictionary */
 	FOR_WINDOW,					/* policies that honour each kind of forgetting */
-	FOR_DISCOUNT,
+	FOR_DISCOUNT,				/* (as a γ per reward: not on the time clock) */
+	FOR_HALF_LIFE,				/* the time clock's discount */
 	FOR_RESTART,
 	FOR_CLOCK,					/* a selector that forgets (window, discount, restart_every) */
 	FOR_CONFIDENCE,				/* policies whose bounds the confidence setting chooses */
@@ -67,12 +70,13 @@ typedef struct SettingDef
 	double		max;
 	SettingScope applies;
 	const char *const *choices; /* SETTING_CHOICE: the names, NULL-terminated */
+	bool		duration;		/* on the time clock: seconds, or an interval's text */
 } SettingDef;
 
 static const char *const confidence_names[CONFIDENCE_COUNT + 1] = {"fixed", "ay", "igp", "amm", "dmm",
 "cmm", NULL};
 
-static const char *const clock_names[CLOCK_COUNT + 1] = {"arm", "selector", NULL};
+static const char *const clock_names[CLOCK_COUNT + 1] = {"arm", "selector", "time", NULL};
 
 static const char *const exploration_names[EXPLORE_COUNT + 1] = {"ucb", "thompson", NULL};
 
@@ -103,9 +107,12 @@ static const SettingDef setting_defs[] = {
 	{"gamma", SETTING_NUMBER, offsetof(SelectorConfig, gamma), 1.0, 0, true, 1e6, FOR_POLY},
 	{"degree", SETTING_INTEGER, offsetof(SelectorConfig, degree), 3, 1, false, 10, FOR_POLY},
 	{"offset", SETTING_NUMBER, offsetof(SelectorConfig, offset), 1.0, 0, false, 1e6, FOR_POLY},
-	{"window", SETTING_INTEGER, offsetof(SelectorConfig, window), 0, 0, false, 100000, FOR_WINDOW},
+	{"window", SETTING_INTEGER, offsetof(SelectorConfig, window), 0, 0, false, 100000, FOR_WINDOW, NULL, true},
 	{"discount", SETTING_NUMBER, offsetof(SelectorConfig, discount), 1.0, 0, true, 1, FOR_DISCOUNT},
-	{"restart_every", SETTING_INTEGER, offsetof(SelectorConfig, restart_every), 0, 0, false, 100000000, FOR_RESTART},
+	{"half_life", SETTING_NUMBER, offsetof(SelectorConfig, half_life), 0, 0, false, MAX_DURATION, FOR_HALF_LIFE,
+	NULL, true},
+	{"restart_every", SETTING_INTEGER, offsetof(SelectorConfig, restart_every), 0, 0, false, 100000000, FOR_RESTART,
+	NULL, true},
 	{"clock", SETTING_CHOICE, offsetof(SelectorConfig, clock), CLOCK_ARM, 0, false, 0, FOR_CLOCK, clock_names},
 	{"cost_weight", SETTING_NUMBER, offsetof(SelectorConfig, cost_weight), 0.0, 0, false, 1e12, FOR_ALL},
 	{"budget", SETTING_NUMBER, offsetof(SelectorConfig, budget), 0.0, 0, false, 1e12, FOR_ALL},
@@ -156,7 +163,7 @@ scope_covers(SettingScope scope, const SelectorConfig *cfg, const PolicyOps *ops
 		case FOR_CONTEXTUAL:
 			return ops->uses_context;
 		case FOR_HISTORY:
-			return ops->keeps_rows;
+			return ops->keeps_rows || cfg->clock == CLOCK_TIME;
 		case FOR_BANDWIDTH:
 			return (KERNELS_SHIFT_INVARIANT & KERNEL_BIT(cfg->kernel)) != 0;
 		case FOR_POLY:
@@ -170,7 +177,9 @@ scope_covers(SettingScope scope, const SelectorConfig *cfg, const PolicyOps *ops
 		case FOR_WINDOW:
 			return ops->forgets.window;
 		case FOR_DISCOUNT:
-			return ops->forgets.discount;
+			return ops->forgets.discount && cfg->clock != CLOCK_TIME;
+		case FOR_HALF_LIFE:
+			return ops->forgets.discount && cfg->clock == CLOCK_TIME;
 		case FOR_RESTART:
 			return ops->forgets.restart;
 		case FOR_CLOCK:
@@ -327,6 +336,17 @@ setting_value(const SelectorConfig *cfg, const SettingDef *def, JsonbValue *v)
 {
 	double		value;
 
+	if (def->duration && cfg->clock == CLOCK_TIME)
+	{
+		if (!duration_from_json(v, &value))
+			settings_error(cfg, def->name,
+						   psprintf("on the time clock expected an interval such as \"7 days\" or a number"
+									" of seconds, whole, from 1 to %d (a number may be 0: off)", MAX_DURATION));
+		return value;
+	}
+	if (def->duration && v->type == jbvString)
+		settings_error(cfg, def->name, "an interval needs \"clock\": \"time\"");
+
 	if (def->type == SETTING_CHOICE)
 	{
 		if (v->type == jbvString)
@@ -357,9 +377,22 @@ setting_value(const SelectorConfig *cfg, const SettingDef *def, JsonbValue *v)
 	return value;
 }
 
+/* The index of a setting by name (N_SETTINGS: none). */
+static int
+setting_index(const char *name)
+{
+	int			i;
+
+	for (i = 0; i < (int) N_SETTINGS; i++)
+		if (strcmp(name, setting_defs[i].name) == 0)
+			break;
+	return i;
+}
+
 /*
  * Read the keys of a jsonb object into cfg, checking names, types and ranges;
- * given[i] tells which settings were present.
+ * given[i] tells which settings were present.  The clock is read first: it
+ * says what the durations mean.
  */
 static void
 read_settings(SelectorConfig *cfg, Jsonb *settings, bool *given)
@@ -367,12 +400,15 @@ read_settings(SelectorConfig *cfg, Jsonb *settings, bool *given)
 	JsonbIterator *it;
 	JsonbValue	v;
 	JsonbIteratorToken tok;
+	int			clock = setting_index("clock");
 
 	if (!JB_ROOT_IS_OBJECT(settings) || JB_ROOT_IS_SCALAR(settings))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("settings must be a JSON object"),
 				 errdetail("Valid keys are: %s.", valid_keys(cfg))));
+	if (getKeyJsonValueFromContainer(&settings->root, "clock", strlen("clock"), &v) != NULL)
+		set_field(cfg, &setting_defs[clock], setting_value(cfg, &setting_defs[clock], &v));
 	it = JsonbIteratorInit(&settings->root);
 	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
 	{
@@ -382,9 +418,7 @@ read_settings(SelectorConfig *cfg, Jsonb *settings, bool *given)
 		if (tok != WJB_KEY)
 			continue;
 		key = pnstrdup(v.val.string.val, v.val.string.len);
-		for (i = 0; i < (int) N_SETTINGS; i++)
-			if (strcmp(key, setting_defs[i].name) == 0)
-				break;
+		i = setting_index(key);
 		if (i == (int) N_SETTINGS)
 			settings_error(cfg, key, "unknown key");
 		tok = JsonbIteratorNext(&it, &v, true);
@@ -407,6 +441,7 @@ void
 settings_resolve(SelectorConfig *cfg, Jsonb *settings)
 {
 	bool		given[N_SETTINGS] = {false};
+	const char *discount_key;
 
 	for (int i = 0; i < (int) N_SETTINGS; i++)
 		set_field(cfg, &setting_defs[i], setting_defs[i].default_value);
@@ -415,8 +450,18 @@ settings_resolve(SelectorConfig *cfg, Jsonb *settings)
 
 	if (settings != NULL)
 		read_settings(cfg, settings, given);
+	if (cfg->clock == CLOCK_TIME && given[setting_index("discount")])
+		settings_error(cfg, "discount", "on the time clock use half_life, an interval such as \"1 day\"");
+	if (cfg->clock != CLOCK_TIME && given[setting_index("half_life")])
+		settings_error(cfg, "half_life", "applies only with \"clock\": \"time\"");
+	/* the weight of a reward one second old */
+	if (cfg->clock == CLOCK_TIME && cfg->half_life > 0)
+		cfg->discount = exp2(-1.0 / cfg->half_life);
+	discount_key = cfg->clock == CLOCK_TIME ? "half_life" : "discount";
 	if (cfg->clock != CLOCK_ARM && !scope_covers(FOR_CLOCK, cfg, policy_ops(cfg->policy)))
-		settings_error(cfg, "clock", "applies only with window, discount or restart_every");
+		settings_error(cfg, "clock", cfg->clock == CLOCK_TIME
+					   ? "applies only with window, half_life or restart_every"
+					   : "applies only with window, discount or restart_every");
 	for (int i = 0; i < (int) N_SETTINGS; i++)
 		if (given[i] && !setting_applies(&setting_defs[i], cfg))
 			settings_error(cfg, setting_defs[i].name, "does not apply to this policy, kernel and confidence");
@@ -426,11 +471,11 @@ settings_resolve(SelectorConfig *cfg, Jsonb *settings)
 	if (cfg->budget > 0 && cfg->cost_weight > 0)
 		settings_error(cfg, "budget", "use one of cost_weight and budget");
 	if ((cfg->window > 0) + (cfg->discount < 1) + (cfg->restart_every > 0) > 1)
-		settings_error(cfg, cfg->window > 0 ? "window" : "discount",
-					   "use one of window, discount and restart_every");
+		settings_error(cfg, cfg->window > 0 ? "window" : discount_key,
+					   psprintf("use one of window, %s and restart_every", discount_key));
 	/* the bounds of spec/001 hold for an arm that keeps every reward */
 	if (cfg->confidence != CONFIDENCE_FIXED && (cfg->window > 0 || cfg->discount < 1))
-		settings_error(cfg, cfg->window > 0 ? "window" : "discount",
+		settings_error(cfg, cfg->window > 0 ? "window" : discount_key,
 					   psprintf("confidence %s needs every reward kept: use restart_every or confidence fixed",
 								confidence_names[cfg->confidence]));
 	if (cfg->kernel == KERNEL_MATERN && cfg->nu != 0.5 && cfg->nu != 1.5 && cfg->nu != 2.5)

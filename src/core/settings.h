@@ -54,15 +54,19 @@ typedef enum ExplorationKind
 
 /*
  * What the forgetting settings count (learning/clock.c): an arm's own
- * rewards, or the rewards of the whole selector, so that an arm that is not
- * chosen still ages.
+ * rewards, the rewards of the whole selector or wall-clock seconds, so that
+ * with the last two an arm that is not chosen still ages.
  */
 typedef enum ClockKind
 {
 	CLOCK_ARM,					/* age = later rewards of the same arm */
 	CLOCK_SELECTOR,				/* age = later rewards of any arm of the selector */
+	CLOCK_TIME,					/* age = seconds between the reward's time and now */
 	CLOCK_COUNT
 } ClockKind;
+
+/* The longest duration (window, restart_every, half_life) on the time clock, in seconds. */
+#define MAX_DURATION PG_INT32_MAX
 
 /* The largest "cap": most rewards a policy that keeps its rows holds per arm. */
 #define MAX_CAP 10000
@@ -93,10 +97,13 @@ typedef struct SelectorConfig
 	double		cost_weight;	/* λ: arms learn utility = reward − λ·cost */
 	double		budget;			/* target mean cost per decision (0: off), pacer.c */
 	int32		pace;			/* the pacer's λ reaches its scale after pace decisions' overspend */
+	/* window, restart_every: rewards, or seconds on the time clock */
 	int32		window;			/* forget all but an arm's last W rewards (0: off) */
 	double		discount;		/* weight γ^age of a reward (1: off) */
 	int32		restart_every;	/* reset an arm every H rewards (0: off) */
 	ClockKind	clock;			/* what window, discount and restart_every count */
+	double		half_life;		/* time clock: seconds for a weight of 1/2 (0: off);
+								 * sets discount = 2^(−1/half_life) per second */
 	double		nu;				/* matern smoothness: 0.5, 1.5 or 2.5 */
 	int32		features;		/* rff_ucb: frequencies D (2D features) */
 	double		qbar;			/* bkb: oversampling of the dictionary */

@@ -139,6 +139,12 @@ replay_selector(FunctionCallInfo fcinfo, const ReplayData *data)
 	sel->cfg.kernel = kernel_from_name(sel->cfg.policy,
 									   PG_ARGISNULL(2) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(2)));
 	settings_resolve(&sel->cfg, PG_ARGISNULL(3) ? NULL : PG_GETARG_JSONB_P(3));
+	/* a source's rows have no time: rounds are the only clock replay() has */
+	if (sel->cfg.clock == CLOCK_TIME)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("replay() does not support \"clock\": \"time\": its rows have no time"),
+				 errhint("Replay with \"clock\": \"selector\", which counts one tick per round.")));
 	sel->cfg.seed = (uint64) PG_GETARG_INT64(4);
 	sel->narms = data->narms;
 	sel->arms = palloc0(sizeof(ArmInfo) * data->narms);

@@ -178,7 +178,7 @@ checkpoint_arm(const SelectorConfig *cfg, int32 arm_id, bool skip_locked, bool f
 		fold_begin(&f, cfg, NULL, LOG_START, NULL);
 	else
 		fold_begin(&f, cfg, ck.state, ck.pos, &ck.totals);
-	if (cfg->clock != CLOCK_ARM)
+	if (cfg->clock == CLOCK_SELECTOR)
 	{
 		LogPosition before;
 		LogPosition after;
@@ -303,7 +303,7 @@ checkpoint_if_due(const SelectorConfig *cfg, int32 arm_id, int64 nrows)
 	if (!isnull && !policy_ops(cfg->policy)->keeps_rows)
 		m->need = Max(m->need, CHECKPOINT_LOG_RATIO * (int64) DatumGetInt32(bytes) /
 					  LOG_ROW_BYTES(cfg->dim) + 1);
-	if (pending >= m->need && cfg->clock != CLOCK_ARM)
+	if (pending >= m->need && cfg->clock == CLOCK_SELECTOR)
 		checkpoint_arms(cfg, true, false, NULL);
 	else if (pending >= m->need)
 		checkpoint_arm(cfg, arm_id, true, false, NULL);

@@ -30,14 +30,33 @@
  * themselves, a fold from scratch (rebuild_state) and one row at a time
  * agree exactly, and every reader, checkpoint and replay builds the same
  * model from the same rows.
+ *
+ * On the time clock ("clock": "time") ticks are seconds since the Unix
+ * epoch: a row's tick is the latest created_at among its arm's rows up to
+ * it in canonical order (a row older than one before it counts as of that
+ * one's time), so ticks depend on the arm's own rows only and never fall
+ * along its log.  Now is the transaction's timestamp (now()); an arm is
+ * evaluated at e = max(now, its newest tick), under half_life at now
+ * rounded down to a multiple of half_life/256 first.  Window, half_life and
+ * restart_every are seconds, and
+ *
+ *   window W         rows with tick > e − W
+ *   half_life h      weight γ^(e − tick), γ = 2^(−1/h) (dropped below 1e-6)
+ *   restart_every R  rows with ⌊tick/R⌋ = ⌊e/R⌋ (periods from the epoch)
+ *
+ * with at most cap rows per arm.  There is no Q or C (both 0).  The model
+ * at e depends only on which rows count and, under half_life, on e:
+ * clock_key() says which, so a cached model is reused while its key holds.
  */
 #include "postgres.h"
 
 #include <math.h>
 
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "utils/array.h"
 #include "utils/datum.h"
+#include "utils/timestamp.h"
 #include "utils/xid8.h"
 
 #include "core/spi_util.h"
@@ -54,6 +73,9 @@
 /* Rows fetched per round trip by a checkpoint's fold. */
 #define CLOCK_BATCH 4096
 
+/* Under half_life the time clock evaluates at multiples of half_life / this. */
+#define HALF_LIFE_STEPS 256
+
 Size
 clock_body_size(const SelectorConfig *cfg, int n)
 {
@@ -61,15 +83,18 @@ clock_body_size(const SelectorConfig *cfg, int n)
 }
 
 /*
- * The most rows a clocked state holds: ticks are distinct integers, so at
- * most W, R or the discount's horizon of them still count; a policy that
- * keeps its rows uses only the newest cap of them.
+ * The most rows a clocked state holds: on the selector's clock ticks are
+ * distinct integers, so at most W, R or the discount's horizon of them
+ * still count, and a policy that keeps its rows uses only the newest cap of
+ * them; on the time clock any number of rows may share a second: cap.
  */
 int32
 clock_max_rows(const SelectorConfig *cfg)
 {
 	int32		rows = discount_horizon(cfg);
 
+	if (cfg->clock == CLOCK_TIME)
+		return cfg->cap;
 	if (cfg->window > 0)
 		rows = cfg->window;
 	else if (cfg->restart_every > 0)
@@ -81,44 +106,88 @@ clock_max_rows(const SelectorConfig *cfg)
 
 /*
  * Further checks of a stored clocked state (state_check has checked its
- * size): ticks from 1 to C, increasing, and finite rewards; else a reader
- * would fold onto rows out of order (XX001).
+ * size): ticks from 1 to C, increasing (time: finite, not decreasing), and
+ * finite rewards; else a reader would fold onto rows out of order (XX001).
  */
 void
 clock_check(const SelectorConfig *cfg, const StateHeader *st)
 {
 	const double *ticks = CLOCK_TICKS(st);
 	double		count = STATE_BODY(st)[2];
+	bool		timed = cfg->clock == CLOCK_TIME;
 
 	for (int i = 0; i < st->n; i++)
-		if (!(ticks[i] >= (i == 0 ? 1 : ticks[i - 1] + 1) && ticks[i] <= count &&
-			  isfinite(CLOCK_REWARDS(st)[i])))
+		if (!(timed ? isfinite(ticks[i]) && (i == 0 || ticks[i] >= ticks[i - 1])
+			  : ticks[i] >= (i == 0 ? 1 : ticks[i - 1] + 1) && ticks[i] <= count) ||
+			!isfinite(CLOCK_REWARDS(st)[i]))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
 					 errmsg("clocked arm state has row %d at tick %g of %g", i, ticks[i], count),
 					 errhint("Run model_select.rebuild_state() to recompute it from the reward log.")));
 }
 
-/* Does a row of this tick still count at now (>= tick)? */
+/*
+ * Does a row of this tick still count at now (>= tick)?  Once it does not,
+ * it never will again: the rows that count are a suffix of an arm's.
+ */
 static bool
 clock_counts(const SelectorConfig *cfg, double tick, double now)
 {
+	/* the selector's ticks start at 1, the time clock's periods at the epoch */
+	double		start = cfg->clock == CLOCK_TIME ? 0 : 1;
+
 	if (cfg->window > 0)
 		return tick > now - cfg->window;
 	if (cfg->restart_every > 0)
-		return floor((tick - 1) / cfg->restart_every) == floor((now - 1) / cfg->restart_every);
+		return floor((tick - start) / cfg->restart_every) == floor((now - start) / cfg->restart_every);
 	return now - tick < discount_horizon(cfg);
 }
 
-/* The first of st's rows that still counts at now. */
+/* The first of st's rows that still counts at now (a binary search). */
 static int
 clock_first_counting(const SelectorConfig *cfg, const StateHeader *st, double now)
 {
-	int			first = 0;
+	int			lo = 0,
+				hi = st->n;
 
-	while (first < st->n && !clock_counts(cfg, CLOCK_TICKS(st)[first], now))
-		first++;
-	return first;
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (clock_counts(cfg, CLOCK_TICKS(st)[mid], now))
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+/*
+ * What the model of st at now depends on: the first row that counts and,
+ * under a discount, the time the weights are taken at (see the head
+ * comment for the time clock's).
+ */
+void
+clock_key(const SelectorConfig *cfg, const StateHeader *st, double now, ClockKey *key)
+{
+	double		at = now;
+
+	if (cfg->clock == CLOCK_TIME && cfg->half_life > 0)
+	{
+		double		step = cfg->half_life / HALF_LIFE_STEPS;
+
+		at = floor(now / step) * step;
+	}
+	if (cfg->clock == CLOCK_TIME && st->n > 0)
+		at = Max(at, CLOCK_TICKS(st)[st->n - 1]);
+	key->first = clock_first_counting(cfg, st, at);
+	key->at = cfg->discount < 1 ? at : 0;
+}
+
+bool
+clock_key_equal(const ClockKey *a, const ClockKey *b)
+{
+	return a->first == b->first && a->at == b->at;
 }
 
 /* The position Q and the count C of the selector's rows up to it (see above). */
@@ -157,17 +226,21 @@ clock_append(const SelectorConfig *cfg, const StateHeader *old, const double *x,
 			 double tick)
 {
 	int			n = old ? old->n : 0;
-	int			first = old ? clock_first_counting(cfg, old, tick) : 0;
+	int			first;
 	int			keep;
 	StateHeader *st;
 
+	/* time: a row older than the arm's newest counts as of that one's time */
+	if (n > 0 && cfg->clock == CLOCK_TIME)
+		tick = Max(tick, CLOCK_TICKS(old)[n - 1]);
+	if (n > 0 && !(tick > CLOCK_TICKS(old)[n - 1] ||
+				   (cfg->clock == CLOCK_TIME && tick == CLOCK_TICKS(old)[n - 1])))
+		elog(ERROR, "clocked reward rows out of order: tick %.0f after %.0f",
+			 tick, CLOCK_TICKS(old)[n - 1]);
+	first = old ? clock_first_counting(cfg, old, tick) : 0;
 	first = Max(first, n + 1 - clock_max_rows(cfg));
 	keep = n - first;
 	st = state_alloc(cfg, keep + 1, clock_body_size(cfg, keep + 1));
-
-	if (n > 0 && !(tick > CLOCK_TICKS(old)[n - 1]))
-		elog(ERROR, "clocked reward rows out of order: tick %.0f after %.0f",
-			 tick, CLOCK_TICKS(old)[n - 1]);
 	if (old != NULL)
 		memcpy(STATE_BODY(st), STATE_BODY(old), sizeof(double) * CLOCK_HEAD);
 	if (keep > 0)
@@ -184,17 +257,18 @@ clock_append(const SelectorConfig *cfg, const StateHeader *old, const double *x,
 }
 
 /*
- * The model of a clocked state at now, in the current memory context: the
- * policy's state built from the rows that count, weighted γ^(now − tick)
- * under a discount, decoded under the same settings without window,
- * restart or clock (scoring reads none of those).  NULL: no row counts.
+ * The model of a clocked state at its key (clock_key), in the current
+ * memory context: the policy's state built from the rows that count,
+ * weighted γ^(at − tick) under a discount, decoded under the same settings
+ * without window, restart or clock (scoring reads none of those).  NULL: no
+ * row counts.
  */
 ArmModel *
-clock_decode(const SelectorConfig *cfg, const StateHeader *st, double now)
+clock_decode_at(const SelectorConfig *cfg, const StateHeader *st, const ClockKey *key)
 {
 	const PolicyOps *ops = policy_ops(cfg->policy);
 	SelectorConfig *plain;
-	int			first = clock_first_counting(cfg, st, now);
+	int			first = key->first;
 	int			k = st->n - first;
 	double	   *w = NULL;
 	StateHeader *built;
@@ -213,19 +287,61 @@ clock_decode(const SelectorConfig *cfg, const StateHeader *st, double now)
 	{
 		w = palloc(sizeof(double) * k);
 		for (int i = 0; i < k; i++)
-			w[i] = pow(cfg->discount, now - CLOCK_TICKS(st)[first + i]);
+			w[i] = pow(cfg->discount, key->at - CLOCK_TICKS(st)[first + i]);
 	}
 	built = ops->build_weighted(plain, k, CLOCK_X(st) + (Size) first * cfg->dim,
 								CLOCK_REWARDS(st) + first, w);
 	return ops->decode(plain, built);
 }
 
+/* The model of a clocked state at now (clock_decode_at). */
+ArmModel *
+clock_decode(const SelectorConfig *cfg, const StateHeader *st, double now)
+{
+	ClockKey	key;
+
+	clock_key(cfg, st, now, &key);
+	return clock_decode_at(cfg, st, &key);
+}
+
+/*
+ * A timestamp in seconds since the Unix epoch: the time clock's ticks.
+ * ±infinity has none (22008): a reward there would stop every row of its
+ * arm from counting, or never count.
+ */
 double
-clock_row_tick(SPITupleTable *tt, uint64 row)
+clock_seconds(TimestampTz t)
+{
+	if (TIMESTAMP_NOT_FINITE(t))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_FIELD_OVERFLOW),
+				 errmsg("a reward's created_at must be finite on the time clock")));
+	return (double) (t + (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY) / USECS_PER_SEC;
+}
+
+/*
+ * The time clock's now: the transaction's timestamp (now(), the default
+ * created_at), so that a transaction sees one model throughout and its own
+ * rewards are 0 seconds old.
+ */
+double
+clock_now(void)
+{
+	return clock_seconds(GetCurrentTransactionStartTimestamp());
+}
+
+/*
+ * Row `row`'s tick as the query gives it (CLOCK_TICK_COLUMN): the
+ * selector's count, or created_at on the time clock (clock_append makes it
+ * the arm's running latest).
+ */
+double
+clock_row_tick(const SelectorConfig *cfg, SPITupleTable *tt, uint64 row)
 {
 	bool		isnull;
+	Datum		tick = SPI_getbinval(tt->vals[row], tt->tupdesc, CLOCK_TICK_COLUMN, &isnull);
 
-	return DatumGetFloat8(SPI_getbinval(tt->vals[row], tt->tupdesc, CLOCK_TICK_COLUMN, &isnull));
+	return cfg->clock == CLOCK_TIME ? clock_seconds(DatumGetTimestampTz(tick)) : DatumGetFloat8(tick);
 }
 
 /* The ids of a selector's arms, as an int4[] valid until SPI_finish. */
@@ -314,15 +430,40 @@ clock_fold_log(StateFold *f, int32 arm_id, FullTransactionId below)
 }
 
 /*
+ * A time-clocked reader's rows (clock_rows_after): each arm's visible rows
+ * after its position with created_at as the tick; args are the arms' ids,
+ * txs and reward_ids.
+ */
+static SPITupleTable *
+clock_time_rows_after(Datum *args)
+{
+	static SPIPlanPtr plan = NULL;
+
+	spi_execute(spi_plan(&plan,
+						 "SELECT " FOLD_COLUMNS ", r.created_at, b.i"
+						 " FROM unnest($1, $2, $3) WITH ORDINALITY AS b(arm_id, tx, reward_id, i)"
+						 " CROSS JOIN LATERAL (SELECT " FOLD_COLUMNS ", r.created_at"
+						 "   FROM model_select.rewards r"
+						 "   WHERE r.arm_id = b.arm_id AND (r.tx, r.reward_id) > (b.tx, b.reward_id)"
+						 "   ORDER BY r.tx, r.reward_id) r"
+						 " ORDER BY b.i, r.tx, r.reward_id",
+						 3, (Oid[]) {INT4ARRAYOID, XID8ARRAYOID, INT8ARRAYOID}),
+				args, NULL, true, 0, SPI_OK_SELECT, "read the pending rewards");
+	return SPI_tuptable;
+}
+
+/*
  * A reader's rows: for each of narms arms (ids, the positions of their
  * bases and the bases' states, NULL: none) the visible rows after its
  * position (FOLD_COLUMNS, the tick, then the arm's index + 1), ordered by
- * arm index then canonical order, ticked by counting the selector's rows
- * after the oldest base's Q; *now gets the selector's clock as the
- * snapshot sees it.  The table stays valid until SPI_finish.
+ * arm index then canonical order.  On the selector's clock they are ticked
+ * by counting the selector's rows after the oldest base's Q, and *now gets
+ * the selector's clock as the snapshot sees it; on the time clock the tick
+ * is created_at and *now clock_now().  The table stays valid until
+ * SPI_finish.
  */
 SPITupleTable *
-clock_rows_after(int narms, const int32 *arm_ids, const LogPosition *pos,
+clock_rows_after(ClockKind clock, int narms, const int32 *arm_ids, const LogPosition *pos,
 				 StateHeader *const *bases, double *now)
 {
 	static SPIPlanPtr count_plan = NULL;
@@ -356,6 +497,11 @@ clock_rows_after(int narms, const int32 *arm_ids, const LogPosition *pos,
 											  TYPALIGN_DOUBLE));
 	args[2] = PointerGetDatum(construct_array(rids, narms, INT8OID, 8, FLOAT8PASSBYVAL,
 											  TYPALIGN_DOUBLE));
+	if (clock == CLOCK_TIME)
+	{
+		*now = clock_now();
+		return clock_time_rows_after(args);
+	}
 	args[3] = FullTransactionIdGetDatum(start.tx);
 	args[4] = Int64GetDatum(start.reward_id);
 	args[5] = Float8GetDatum(count);

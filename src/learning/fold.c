@@ -141,7 +141,7 @@ fold_rows(StateFold *f, SPITupleTable *tt, uint64 first, uint64 last)
 		MemoryContext next = fold_context(parent);
 		MemoryContext old = MemoryContextSwitchTo(next);
 		StateHeader *appended = f->cfg->clock != CLOCK_ARM
-			? clock_append(f->cfg, f->st, x, r, clock_row_tick(tt, i))
+			? clock_append(f->cfg, f->st, x, r, clock_row_tick(f->cfg, tt, i))
 			: state_append(f->cfg, f->st, x, r);
 
 		MemoryContextSwitchTo(old);
@@ -204,6 +204,12 @@ fold_some(StateFold *f, SPITupleTable *tt, uint64 first, uint64 last, bool build
 		fold_rows(f, tt, first, last);
 }
 
+/* fold_log's query; on the time clock rows also give their tick (clock.h). */
+#define FOLD_LOG_QUERY(tick) \
+	"SELECT " FOLD_COLUMNS tick " FROM model_select.rewards r" \
+	" WHERE r.arm_id = $1 AND (r.tx, r.reward_id) > ($2, $3)" \
+	" AND r.tx < $4 ORDER BY r.tx, r.reward_id"
+
 /*
  * Fold an arm's log rows after f->pos with tx < below into f, in batches
  * (fold_some).  fresh_snapshot: read under a new snapshot (checkpoints: every
@@ -215,6 +221,8 @@ int64
 fold_log(StateFold *f, int32 arm_id, bool fresh_snapshot, FullTransactionId below, bool build)
 {
 	static SPIPlanPtr plan = NULL;
+	static SPIPlanPtr timed_plan = NULL;
+	bool		timed = f->cfg->clock == CLOCK_TIME;
 	Oid			types[4] = {INT4OID, XID8OID, INT8OID, XID8OID};
 	Datum		args[4];
 	Portal		portal;
@@ -225,10 +233,8 @@ fold_log(StateFold *f, int32 arm_id, bool fresh_snapshot, FullTransactionId belo
 	args[2] = Int64GetDatum(f->pos.reward_id);
 	args[3] = FullTransactionIdGetDatum(below);
 	portal = SPI_cursor_open(NULL,
-							 spi_plan(&plan,
-									  "SELECT " FOLD_COLUMNS " FROM model_select.rewards r"
-									  " WHERE r.arm_id = $1 AND (r.tx, r.reward_id) > ($2, $3)"
-									  " AND r.tx < $4 ORDER BY r.tx, r.reward_id", 4, types),
+							 timed ? spi_plan(&timed_plan, FOLD_LOG_QUERY(", r.created_at"), 4, types)
+							 : spi_plan(&plan, FOLD_LOG_QUERY(""), 4, types),
 							 args, NULL, !fresh_snapshot);
 	for (;;)
 	{

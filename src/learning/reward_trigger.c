@@ -17,6 +17,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/rel.h"
+#include "utils/timestamp.h"
 #include "utils/xid8.h"
 
 #include "core/catalog.h"
@@ -24,6 +25,7 @@
 #include "core/context.h"
 #include "core/owner.h"
 #include "core/privilege.h"
+#include "learning/clock.h"
 
 PG_FUNCTION_INFO_V1(model_select_rewards_resolve);
 
@@ -172,6 +174,9 @@ check_reward_values(const SelectorConfig *cfg, HeapTuple tuple, TupleDesc desc, 
 	/* refused now, not when an arm folds it */
 	(void) learned_value(cfg, DatumGetFloat8(reward), cost_null,
 						 cost_null ? 0 : DatumGetFloat8(cost));
+	if (cfg->clock == CLOCK_TIME)
+		(void) clock_seconds(DatumGetTimestampTz(SPI_getbinval(tuple, desc, SPI_fnumber(desc, "created_at"),
+															   &isnull)));
 }
 
 /* The row completed: names, float8 context, ids and its place in the log. */

@@ -9,6 +9,7 @@
 #include "executor/spi.h"
 
 #include "core/settings.h"
+#include "learning/clock.h"
 #include "learning/fold.h"
 #include "routing/shared_cache.h"
 
@@ -33,8 +34,9 @@ typedef struct ModelCacheEntry
 	StateFold	ofold;			/* the base + those rows */
 	MemoryContext overlay_model_cxt;	/* child of overlay_cxt */
 	ArmModel   *overlay_model;
-	double		now;			/* clocked: the selector's clock of the load */
-	double		base_now;		/* clocked: the clock base_model was decoded at */
+	double		now;			/* clocked: the clock's now of the load */
+	ClockKey	base_at;		/* clocked: what base_model was decoded at */
+	ClockKey	overlay_at;		/* clocked: what overlay_model was decoded at */
 	const ArmModel *model;		/* the model last handed out */
 	FoldTotals	totals;			/* and the totals of its fold */
 	uint64		last_used;		/* load counter when last used (LRU) */

@@ -189,12 +189,14 @@ entry_reset(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck,
 	entry->noverlay = entry->maxoverlay = 0;
 	entry->model = NULL;
 	entry->now = 0;
-	entry->base_now = -1;
 	/* an error below must not leave a half-built entry behind */
 	entry->version = -1;
 	entry->ckpt_pos = ck->valid ? ck->pos : LOG_START;
 	*load_locked = false;
-	/* a clocked base depends on other arms' rows too: never shared */
+	/*
+	 * clocked bases are never shared: the selector clock's depends on other
+	 * arms' rows (the time clock's does not, and could be)
+	 */
 	if (shared_cache_active() && cfg->clock == CLOCK_ARM)
 	{
 		base_key(&key, arm_id, cfg->settings_version, ck->version, ck->xmin);
@@ -258,7 +260,7 @@ model_cache_entry(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *
 		 FullTransactionIdPrecedes(entry->fold.pos.tx, horizon)))
 		return entry;
 	entry = entry_reset(cfg, arm_id, ck, horizon, &load_locked);
-	/* a clocked arm's rows come ticked with the selector's (selector_load.c) */
+	/* a clocked arm's rows come with their ticks in the load's query (selector_load.c) */
 	if (entry->shared_slot < 0 && cfg->clock == CLOCK_ARM)
 	{
 		old = MemoryContextSwitchTo(entry->cxt);
@@ -281,10 +283,13 @@ model_cache_entry(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *
 	return entry;
 }
 
-/* A decoded model of st (NULL: no reward) in a new child *cxt of parent. */
+/*
+ * A decoded model of st (NULL: no reward) in a new child *cxt of parent;
+ * a clocked arm's at the load's now, *at getting its key (clock.c).
+ */
 static ArmModel *
 entry_decode(ModelCacheEntry *entry, const StateHeader *st, MemoryContext parent,
-			 MemoryContext *cxt)
+			 MemoryContext *cxt, ClockKey *at)
 {
 	MemoryContext old;
 	ArmModel   *model;
@@ -293,11 +298,33 @@ entry_decode(ModelCacheEntry *entry, const StateHeader *st, MemoryContext parent
 		return NULL;
 	*cxt = AllocSetContextCreate(parent, "model_select decoded model", ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(*cxt);
-	model = entry->cfg.clock != CLOCK_ARM ? clock_decode(&entry->cfg, st, entry->now)
-		: policy_ops(entry->cfg.policy)->decode(&entry->cfg, st);
+	if (entry->cfg.clock != CLOCK_ARM)
+	{
+		clock_key(&entry->cfg, st, entry->now, at);
+		model = clock_decode_at(&entry->cfg, st, at);
+	}
+	else
+		model = policy_ops(entry->cfg.policy)->decode(&entry->cfg, st);
 	MemoryContextSwitchTo(old);
 	cache_decodes++;
 	return model;
+}
+
+/*
+ * Is the model of st decoded at key `at` its model at the load's now too?
+ * Always on the arm's clock; on another while the key holds, so a model
+ * changes only when a row stops counting (or, under a discount, when the
+ * weights' time moves): time moving on within a window rebuilds nothing.
+ */
+static bool
+entry_model_holds(const ModelCacheEntry *entry, const StateHeader *st, const ClockKey *at)
+{
+	ClockKey	key;
+
+	if (entry->cfg.clock == CLOCK_ARM || st == NULL || st->n == 0)
+		return true;
+	clock_key(&entry->cfg, st, entry->now, &key);
+	return clock_key_equal(&key, at);
 }
 
 static void
@@ -324,8 +351,9 @@ entry_drop_base_model(ModelCacheEntry *entry)
 static int
 overlay_prefix(const ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 last)
 {
-	/* a clocked row's tick depends on the other arms' rows visible: refold */
-	if (entry->overlay_cxt == NULL || entry->cfg.clock != CLOCK_ARM || (uint64) entry->noverlay > last - first)
+	/* a row's tick on the selector's clock depends on the other arms' rows visible: refold */
+	if (entry->overlay_cxt == NULL || entry->cfg.clock == CLOCK_SELECTOR ||
+		(uint64) entry->noverlay > last - first)
 		return -1;
 	for (int i = 0; i < entry->noverlay; i++)
 		if (log_position_cmp(entry->overlay[i], fold_row_position(tt, first + i)) != 0)
@@ -335,7 +363,8 @@ overlay_prefix(const ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, ui
 
 /*
  * The overlay brought to rows [first, last) of tt: the kept one extended
- * when its rows start them, else folded anew onto a copy of the base.
+ * when its rows start them, else folded anew onto a copy of the base; a
+ * clocked overlay's model decoded again when its key no longer holds.
  */
 static void
 entry_overlay(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 last)
@@ -344,7 +373,7 @@ entry_overlay(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 la
 	int			n = (int) (last - first);
 	MemoryContext old;
 
-	if (kept == n)
+	if (kept == n && entry_model_holds(entry, entry->ofold.st, &entry->overlay_at))
 	{
 		cache_hits++;
 		return;
@@ -373,10 +402,11 @@ entry_overlay(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 la
 	old = MemoryContextSwitchTo(entry->overlay_cxt);
 	fold_some(&entry->ofold, tt, first + kept, last, false);
 	MemoryContextSwitchTo(old);
+	/* (kept == n: the same rows, a clocked model at another key) */
 	if (entry->overlay_model != NULL)
 		MemoryContextDelete(entry->overlay_model_cxt);
 	entry->overlay_model = entry_decode(entry, entry->ofold.st, entry->overlay_cxt,
-										&entry->overlay_model_cxt);
+										&entry->overlay_model_cxt, &entry->overlay_at);
 }
 
 /*
@@ -407,6 +437,7 @@ entry_extend_base(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint6
 			MemoryContextSetParent(entry->overlay_model_cxt, entry->cxt);
 			entry->base_cxt = entry->overlay_model_cxt;
 			entry->base_model = entry->overlay_model;
+			entry->base_at = entry->overlay_at;
 		}
 		entry->overlay_model = NULL;
 		first += kept;
@@ -437,9 +468,6 @@ model_cache_absorb(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint
 	uint64		split = first;
 
 	entry->now = now;
-	if (entry->cfg.clock != CLOCK_ARM && entry->base_now != now)
-		entry_drop_base_model(entry);
-
 	while (split < last && FullTransactionIdPrecedes(fold_row_position(tt, split).tx, horizon))
 		split++;
 	if (split > first)
@@ -452,13 +480,13 @@ model_cache_absorb(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint
 		return;
 	}
 	entry_drop_overlay(entry);
+	if (entry->base_cxt != NULL && !entry_model_holds(entry, entry->fold.st, &entry->base_at))
+		entry_drop_base_model(entry);
 	if (entry->base_cxt != NULL || entry->fold.st == NULL || entry->fold.st->n == 0)
 		cache_hits++;
 	else
-	{
-		entry->base_model = entry_decode(entry, entry->fold.st, entry->cxt, &entry->base_cxt);
-		entry->base_now = now;
-	}
+		entry->base_model = entry_decode(entry, entry->fold.st, entry->cxt, &entry->base_cxt,
+										 &entry->base_at);
 	entry->model = entry->base_model;
 	entry->totals = entry->fold.totals;
 }

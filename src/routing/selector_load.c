@@ -84,7 +84,7 @@ rows_after_bases(ModelCacheEntry **entries, int narms)
  * CLOCK_TICK_COLUMN, the arm's index after it) and the selector's clock.
  */
 static SPITupleTable *
-clocked_rows_after_bases(ModelCacheEntry **entries, int narms, double *now)
+clocked_rows_after_bases(ClockKind clock, ModelCacheEntry **entries, int narms, double *now)
 {
 	int32	   *ids = palloc(sizeof(int32) * Max(narms, 1));
 	LogPosition *pos = palloc(sizeof(LogPosition) * Max(narms, 1));
@@ -96,7 +96,7 @@ clocked_rows_after_bases(ModelCacheEntry **entries, int narms, double *now)
 		pos[i] = entries[i]->fold.pos;
 		bases[i] = entries[i]->fold.st;
 	}
-	return clock_rows_after(narms, ids, pos, bases, now);
+	return clock_rows_after(clock, narms, ids, pos, bases, now);
 }
 
 typedef struct LoadCall
@@ -135,7 +135,7 @@ arms_load(Selector *sel, MemoryContext caller, SPITupleTable *tt, FullTransactio
 		checkpoint_row(&sel->cfg, tt, i, &ck);
 		entries[i] = model_cache_entry(&sel->cfg, arm->arm_id, &ck, horizon);
 	}
-	rows = clocked ? clocked_rows_after_bases(entries, sel->narms, &now)
+	rows = clocked ? clocked_rows_after_bases(sel->cfg.clock, entries, sel->narms, &now)
 		: rows_after_bases(entries, sel->narms);
 	nrows = SPI_processed;
 	for (int i = 0; i < sel->narms; i++)

@@ -5,7 +5,8 @@
 # last.  Selectors where the order matters: a `discount` 0.9 lin_ucb, a
 # `window` 20 pak_ucb, and on the selector's clock (where a row's tick is its
 # position among every arm's rows) a `window` 8 lin_ucb and a `discount`
-# 0.8 greedy, whose arm b ages while only arm a is rewarded.
+# 0.8 greedy, whose arm b ages while only arm a is rewarded, and on the time
+# clock (ticks from created_at, which the twins copy) a `window` 1 hour lin_ucb.
 #
 # Asserts: session 2 commits while session 1 is still open (its INSERT does
 # not wait for session 1); a reader's scores while session 1 is open, before
@@ -20,25 +21,27 @@ set -euo pipefail
 DB=ms_session_ooo
 . "$(dirname "$0")/lib/common.bash"
 
-SELS="ooo_lin ooo_pak ooo_clkw ooo_clkd"
+SELS="ooo_lin ooo_pak ooo_clkw ooo_clkd ooo_time"
 ms_setup || bail "set-up failed"
 q >/dev/null <<'SQL' || bail "creating the selectors failed"
 SELECT model_select.create_selector('ooo_lin', 4, ARRAY['a','b'], 'lin_ucb', NULL, '{"discount": 0.9}');
 SELECT model_select.create_selector('ooo_pak', 4, ARRAY['a','b'], 'pak_ucb', NULL, '{"window": 20}');
 SELECT model_select.create_selector('ooo_clkw', 4, ARRAY['a','b'], 'lin_ucb', NULL, '{"window": 8, "clock": "selector"}');
 SELECT model_select.create_selector('ooo_clkd', 4, ARRAY['a','b'], 'greedy', NULL, '{"discount": 0.8, "clock": "selector"}');
+SELECT model_select.create_selector('ooo_time', 4, ARRAY['a','b'], 'lin_ucb', NULL, '{"window": "1 hour", "clock": "time"}');
 SELECT setseed(0.14);
 -- 30 rewards per selector before the race, one statement each
 DO $$ BEGIN
   FOR i IN 1..30 LOOP
     INSERT INTO model_select.rewards(selector, arm, context, reward)
-    SELECT s, (ARRAY['a','b'])[1 + i % 2], ms_rand(4), random() FROM unnest(ARRAY['ooo_lin','ooo_pak','ooo_clkw','ooo_clkd']) s;
+    SELECT s, (ARRAY['a','b'])[1 + i % 2], ms_rand(4), random() FROM unnest(ARRAY['ooo_lin','ooo_pak','ooo_clkw','ooo_clkd','ooo_time']) s;
   END LOOP; END $$;
 SQL
 
 # twin_take SEL LABEL FILTER: a fresh selector with SEL's policy and settings,
 # fed the rows of SEL's log satisfying FILTER (on r.reward_id) in one
-# statement in reward_id order; its capture is stored as SEL's under LABEL.
+# statement in reward_id order, with their created_at; its capture is stored
+# as SEL's under LABEL.
 twin=0
 twin_take() {
     local sel=$1 label=$2 filter=$3
@@ -46,8 +49,8 @@ twin_take() {
     q >/dev/null <<SQL
 SELECT model_select.create_selector('twin_$twin', s.dim, ARRAY['a','b'], s.policy, s.kernel, s.settings, s.seed)
   FROM model_select.selectors s WHERE s.name = '$sel';
-INSERT INTO model_select.rewards(selector, arm, context, reward, cost)
-SELECT 'twin_$twin', a.name, r.context, r.reward, r.cost
+INSERT INTO model_select.rewards(selector, arm, context, reward, cost, created_at)
+SELECT 'twin_$twin', a.name, r.context, r.reward, r.cost, r.created_at
   FROM model_select.rewards r JOIN model_select.arms a ON a.arm_id = r.arm_id
   JOIN model_select.selectors s ON s.selector_id = r.selector_id
  WHERE s.name = '$sel' AND ($filter) ORDER BY r.reward_id;
@@ -74,7 +77,7 @@ cat >&"$s1_in" <<'SQL'
 BEGIN;
 SELECT setseed(0.5);
 INSERT INTO model_select.rewards(selector, arm, context, reward)
-SELECT s, 'a', ms_rand(4), 0.9 FROM unnest(ARRAY['ooo_lin','ooo_pak','ooo_clkw','ooo_clkd']) s, generate_series(1, 3)
+SELECT s, 'a', ms_rand(4), 0.9 FROM unnest(ARRAY['ooo_lin','ooo_pak','ooo_clkw','ooo_clkd','ooo_time']) s, generate_series(1, 3)
 RETURNING reward_id;
 SELECT 'S1_INSERTED';
 SQL
@@ -89,7 +92,7 @@ psql -X -q -A -t -v ON_ERROR_STOP=1 -d "$DB" >"$MS_WORK/s2.out" 2>&1 <<'SQL' &
 SELECT setseed(0.7);
 BEGIN;
 INSERT INTO model_select.rewards(selector, arm, context, reward)
-SELECT s, 'a', ms_rand(4), 0.1 FROM unnest(ARRAY['ooo_lin','ooo_pak','ooo_clkw','ooo_clkd']) s, generate_series(1, 3)
+SELECT s, 'a', ms_rand(4), 0.1 FROM unnest(ARRAY['ooo_lin','ooo_pak','ooo_clkw','ooo_clkd','ooo_time']) s, generate_series(1, 3)
 RETURNING reward_id;
 COMMIT;
 SQL
@@ -126,7 +129,7 @@ echo "# session 2 inserted reward_ids $s2_ids"
 check "session 1's reward_ids are all lower than session 2's" \
     is_true "SELECT max(a) < min(b) FROM unnest('{$s1_ids}'::bigint[]) a, unnest('{${s2_ids:-0}}'::bigint[]) b"
 check "both sessions' rewards are in the log" \
-    is_true "SELECT count(*) = 24 FROM model_select.rewards WHERE reward_id IN ($s1_ids${s2_ids:+,$s2_ids})"
+    is_true "SELECT count(*) = 30 FROM model_select.rewards WHERE reward_id IN ($s1_ids${s2_ids:+,$s2_ids})"
 
 for s in $SELS; do
     twin_take "$s" twin_pre "r.reward_id NOT IN ($s1_ids${s2_ids:+,$s2_ids})"
