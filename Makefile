@@ -94,7 +94,7 @@ endif
 # `make -n test` from actually running the test suite.)
 MS_MAKE = $(MAKE)
 
-.PHONY: test demo example ms-setup bench-perf bench-batch bench-pgbench bench-scale bench-forgetting bench-quality bench-confidence bench-memory
+.PHONY: test lint demo example ms-setup bench-perf bench-batch bench-pgbench bench-scale bench-forgetting bench-quality bench-confidence bench-memory
 ms-setup:
 	scripts/ensure-deps.sh
 	$(MAKE) PG_CONFIG=$(PG_CONFIG)
@@ -102,6 +102,11 @@ ms-setup:
 
 test: ms-setup
 	MAKE='$(MS_MAKE)' PG_CONFIG='$(PG_CONFIG)' scripts/with-cluster.sh scripts/run-tests.sh
+
+# Static analysis (cppcheck from Debian); quiet when clean.
+lint:
+	cppcheck --enable=warning,performance,portability --inline-suppr --quiet --error-exitcode=1 \
+		-Isrc --suppress=missingIncludeSystem --suppress=missingInclude --std=c99 src
 
 demo:
 	@test -f demo/demo.sql || { echo "make demo: demo/demo.sql does not exist" >&2; exit 1; }

@@ -425,6 +425,7 @@ model_select_replay(PG_FUNCTION_ARGS)
 	learner_alloc(&learner, data.narms);
 	tot.arm_utility = palloc0(sizeof(double) * data.narms);
 	tot.picks = palloc0(sizeof(int64) * data.narms);
+	/* cppcheck-suppress zerodivcond ; replay_error() does not return */
 	checkpoints = palloc(sizeof(ReplayTotals) * (rounds / every + 1));
 	if (PG_NARGS() > 10 && !PG_ARGISNULL(10))
 		replay_warm(&learner, text_to_cstring(PG_GETARG_TEXT_PP(10)), &data, lambda);
