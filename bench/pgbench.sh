@@ -25,9 +25,16 @@
 # nothing logged) against the plain row read `SELECT emb FROM prompts WHERE id
 # = :p`, at 1 and 2 clients: the per-call overhead of routing.
 #
+# pgbench connects as an application role (ms_bench_app, set up with
+# model_select.setup_role(role, 'application') and granted route and reward
+# on the selectors; SELECT on prompts and the baseline's rights on its
+# tables), so that the privilege checks and row-level security are measured;
+# the single-call table also has rows as the superuser (who skips them).
+# Both sides of every ratio run as the same user.
+#
 # Environment: MS_PGBENCH_T (seconds per run, 15), MS_PGBENCH_POLICIES
 # ("rff_ucb lin_ucb pak_ucb"), MS_PGBENCH_CLIENTS ("1 4"),
-# MS_PGBENCH_READ_CLIENTS ("1 2").
+# MS_PGBENCH_READ_CLIENTS ("1 2"), MS_PGBENCH_READ_USERS ("app superuser").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-Haswell}
@@ -39,9 +46,11 @@ T=${MS_PGBENCH_T:-15}
 POLICIES=${MS_PGBENCH_POLICIES:-rff_ucb lin_ucb pak_ucb}
 CLIENTS=${MS_PGBENCH_CLIENTS:-1 4}
 READ_CLIENTS=${MS_PGBENCH_READ_CLIENTS:-1 2}
+READ_USERS=${MS_PGBENCH_READ_USERS:-app superuser}
 DB=ms_pgbench
+APP=ms_bench_app
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ms_pgbench.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+trap 'rm -rf "$WORK"; psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB" -c "DROP ROLE IF EXISTS $APP" >/dev/null 2>&1 || true' EXIT
 q() { psql -X -q -A -t -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
 
 createdb "$DB"
@@ -72,6 +81,15 @@ for pol in $POLICIES; do
               SELECT '$pol', 'm$a', context, reward[$a] FROM preload ORDER BY round"
     done
 done
+q >/dev/null <<SQL
+DROP ROLE IF EXISTS $APP;
+CREATE ROLE $APP LOGIN;
+SELECT count(*) FROM model_select.setup_role('$APP', 'application');
+SELECT model_select.grant_selector(name, '$APP', p) FROM model_select.selectors, unnest(ARRAY['route', 'reward']) p;
+GRANT SELECT ON prompts TO $APP;
+GRANT SELECT, INSERT ON decisions_b, rewards_b TO $APP;
+GRANT USAGE ON SEQUENCE decisions_b_decision_id_seq, rewards_b_reward_id_seq TO $APP;
+SQL
 q -c "VACUUM ANALYZE"
 echo "set-up (prompts, ${POLICIES// /, } with 2,000 rewards per arm): $(( $(date +%s) - t0 )) s"
 
@@ -101,12 +119,15 @@ COMMIT;
 SQL
 done
 
-# run NAME CLIENTS -> "tps wal_bytes_per_decision" (or "n/a n/a")
+# run NAME CLIENTS [USER] -> "tps wal_bytes_per_decision" (or "n/a n/a");
+# USER: app (default) or superuser
 run() {
-    local name=$1 c=$2 lsn0 lsn1 tps txns
+    local name=$1 c=$2 user=${3:-app} lsn0 lsn1 tps txns
+    local as=(-U "$APP")
+    [ "$user" = app ] || as=()
     q -c "CHECKPOINT"
     lsn0=$(q -c "SELECT pg_current_wal_lsn()")
-    if ! pgbench -n -d "$DB" -c "$c" -j "$c" -T "$T" -f "$WORK/$name.sql" \
+    if ! pgbench -n -d "$DB" "${as[@]}" -c "$c" -j "$c" -T "$T" -f "$WORK/$name.sql" \
             >"$WORK/$name.$c.out" 2>"$WORK/$name.$c.err"; then
         echo "pgbench $name -c $c failed: $(grep -m 1 -i error "$WORK/$name.$c.err")" >&2
     fi
@@ -132,7 +153,8 @@ done
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.3f", a / b; else printf "n/a" }'; }
 echo
-echo "One decision (read prompt + route() + reward INSERT) vs the same SQL work without the extension;"
+echo "One decision (read prompt + route() + reward INSERT) vs the same SQL work without the extension,"
+echo "both as the application role $APP;"
 echo "d = 384, 5 arms, 2,000 rewards per arm, pgbench -T $T per run.  Targets: ratio >= 0.5 (rff/lin),"
 echo "WAL ratio <= 3, pak_ucb WAL <= 32 kB per decision.  pak_ucb runs with cap 10000, so its arms stay"
 echo "below cap: a checkpoint appends rows (arm_state_rows); at cap each reward forgets the oldest row"
@@ -150,21 +172,26 @@ for pol in $POLICIES; do
     done
 done
 
-for c in $READ_CLIENTS; do
-    res[read,$c]=$(run read "$c")
-    for pol in $POLICIES; do
-        res[select_$pol,$c]=$(run "select_$pol" "$c")
+for u in $READ_USERS; do
+    for c in $READ_CLIENTS; do
+        res[read,$c,$u]=$(run read "$c" "$u")
+        for pol in $POLICIES; do
+            res[select_$pol,$c,$u]=$(run "select_$pol" "$c" "$u")
+        done
     done
 done
 echo
 echo "Single select_model() calls (read the prompt, choose an arm) vs the plain row read; target >= 0.85."
-fmt='| %-8s | %7s | %14s | %9s | %6s |\n'
-printf "\n$fmt" policy clients "select_model/s" "read/s" ratio
-printf "$fmt" -------- ------: -------------: --------: -----:
+echo "user app: the application role (privilege checks, row-level security); superuser skips them."
+fmt='| %-8s | %-9s | %7s | %14s | %9s | %6s |\n'
+printf "\n$fmt" policy user clients "select_model/s" "read/s" ratio
+printf "$fmt" -------- --------- ------: -------------: --------: -----:
 for pol in $POLICIES; do
-    for c in $READ_CLIENTS; do
-        read -r mt _ <<<"${res[select_$pol,$c]}"
-        read -r bt _ <<<"${res[read,$c]}"
-        printf "$fmt" "$pol" "$c" "$(num "$mt")" "$(num "$bt")" "$(ratio "$mt" "$bt")"
+    for u in $READ_USERS; do
+        for c in $READ_CLIENTS; do
+            read -r mt _ <<<"${res[select_$pol,$c,$u]}"
+            read -r bt _ <<<"${res[read,$c,$u]}"
+            printf "$fmt" "$pol" "$u" "$c" "$(num "$mt")" "$(num "$bt")" "$(ratio "$mt" "$bt")"
+        done
     done
 done

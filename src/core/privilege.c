@@ -73,8 +73,8 @@ selector_privilege_parse(const char *list)
 }
 
 /* The granted privileges a mask accepts, as the text[] of selector_grants.privilege. */
-static Datum
-granted_names(int mask)
+Datum
+selector_privilege_names(int mask)
 {
 	Datum		names[lengthof(privilege_names)];
 	int			n = 0;
@@ -83,6 +83,30 @@ granted_names(int mask)
 		if (mask & privilege_names[i].bit)
 			names[n++] = CStringGetTextDatum(privilege_names[i].name);
 	return PointerGetDatum(construct_array(names, n, TEXTOID, -1, false, TYPALIGN_INT));
+}
+
+/* Superusers and the extension owner (and the members of its role) have every right. */
+static bool
+role_privileged(Oid role)
+{
+	return superuser_arg(role) || has_privs_of_role(role, extension_owner());
+}
+
+/* Is role the selector's owner, or a member of it or of one of grantees (a regrole[])? */
+static bool
+role_owns_or_granted(Oid role, Oid owner, Datum grantees)
+{
+	Datum	   *roles;
+	int			nroles;
+
+	if (has_privs_of_role(role, owner))
+		return true;
+	deconstruct_array(DatumGetArrayTypeP(grantees), REGROLEOID, sizeof(Oid), true, TYPALIGN_INT,
+					  &roles, NULL, &nroles);
+	for (int i = 0; i < nroles; i++)
+		if (has_privs_of_role(role, DatumGetObjectId(roles[i])))
+			return true;
+	return false;
 }
 
 /*
@@ -97,18 +121,14 @@ role_has_selector_privilege(Oid role, int32 selector_id, int mask, bool *exists)
 {
 	static SPIPlanPtr plan = NULL;
 	Oid			types[2] = {INT4OID, TEXTARRAYOID};
-	Datum		args[2] = {Int32GetDatum(selector_id), granted_names(mask)};
-	bool		privileged = superuser_arg(role) || has_privs_of_role(role, extension_owner());
+	Datum		args[2] = {Int32GetDatum(selector_id), selector_privilege_names(mask)};
+	bool		privileged = role_privileged(role);
 	HeapTuple	row;
-	Datum	   *grantees;
-	int			ngrantees;
 
 	if (privileged && exists == NULL)
 		return true;
 	if (spi_execute(spi_plan(&plan,
-							 "SELECT s.owner, ARRAY(SELECT g.grantee FROM model_select.selector_grants g"
-							 " WHERE g.selector_id OPERATOR(pg_catalog.=) s.selector_id"
-							 " AND g.privilege OPERATOR(pg_catalog.=) ANY ($2))"
+							 "SELECT s.owner, " SELECTOR_GRANTEES_COLUMN("s", "$2")
 							 " FROM model_select.selectors s WHERE s.selector_id OPERATOR(pg_catalog.=) $1",
 							 2, types), args, NULL, true, 1, SPI_OK_SELECT,
 					"read the owner and grants of selector %d", selector_id) == 0)
@@ -120,14 +140,9 @@ role_has_selector_privilege(Oid role, int32 selector_id, int mask, bool *exists)
 	if (exists)
 		*exists = true;
 	row = SPI_tuptable->vals[0];
-	if (privileged || has_privs_of_role(role, DatumGetObjectId(spi_datum(row, SPI_tuptable->tupdesc, 1))))
-		return true;
-	deconstruct_array(DatumGetArrayTypeP(spi_datum(row, SPI_tuptable->tupdesc, 2)), REGROLEOID,
-					  sizeof(Oid), true, TYPALIGN_INT, &grantees, NULL, &ngrantees);
-	for (int i = 0; i < ngrantees; i++)
-		if (has_privs_of_role(role, DatumGetObjectId(grantees[i])))
-			return true;
-	return false;
+	return privileged ||
+		role_owns_or_granted(role, DatumGetObjectId(spi_datum(row, SPI_tuptable->tupdesc, 1)),
+							 spi_datum(row, SPI_tuptable->tupdesc, 2));
 }
 
 /* The name of the first right in mask, for messages. */
@@ -140,16 +155,10 @@ privilege_name(int mask)
 	return "owner";
 }
 
-/*
- * 42501 unless the calling user (the client, also inside the extension's
- * own code) has a right in mask on the selector `name`.  The caller is
- * connected to SPI as the extension owner.
- */
-void
-selector_check_privilege(int32 selector_id, const char *name, int mask)
+/* 42501 for the calling user on the selector `name`. */
+static void
+privilege_denied(const char *name, int mask)
 {
-	if (role_has_selector_privilege(calling_user(), selector_id, mask, NULL))
-		return;
 	if (mask == SELECTOR_OWNER)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
@@ -161,6 +170,33 @@ selector_check_privilege(int32 selector_id, const char *name, int mask)
 			 errdetail("This needs the %s privilege on the selector.", privilege_name(mask)),
 			 errhint("The selector's owner can grant it with model_select.grant_selector('%s', role, '%s').",
 					 name, privilege_name(mask))));
+}
+
+/*
+ * 42501 unless the calling user (the client, also inside the extension's
+ * own code) has a right in mask on the selector `name`.  The caller is
+ * connected to SPI as the extension owner.
+ */
+void
+selector_check_privilege(int32 selector_id, const char *name, int mask)
+{
+	if (!role_has_selector_privilege(calling_user(), selector_id, mask, NULL))
+		privilege_denied(name, mask);
+}
+
+/*
+ * selector_check_privilege() from the selector's owner and the grantees of
+ * the rights in mask (SELECTOR_GRANTEES_COLUMN), read by the caller in a
+ * query of its own: the check of the routing functions, which read them with
+ * the selector's configuration and arms.
+ */
+void
+selector_check_privilege_given(const char *name, int mask, Oid owner, Datum grantees)
+{
+	Oid			role = calling_user();
+
+	if (!role_privileged(role) && !role_owns_or_granted(role, owner, grantees))
+		privilege_denied(name, mask);
 }
 
 typedef struct PrivilegeCall
