@@ -13,14 +13,13 @@
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
-#include "storage/proc.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
-#include "utils/snapmgr.h"
 
 #include "core/catalog.h"
 #include "core/context.h"
 #include "core/owner.h"
+#include "core/snapshot_key.h"
 #include "routing/decide.h"
 #include "routing/model_cache.h"
 
@@ -30,39 +29,14 @@ PG_FUNCTION_INFO_V1(model_select_scores);
 
 /*
  * The backend's last load of each recently used selector, reused while the
- * caller's snapshot sees exactly the same rows, so that a call with nothing
- * new reads no table at all.  Two MVCC snapshots with the same xmin, xmax
- * and lists of running (sub)transactions see the same rows of other
- * transactions: every transaction below xmax that is not listed had ended
- * when the snapshot was taken, and its fate cannot change; any transaction
- * that ends later was listed or is at or above xmax, so a snapshot taken
- * after it ended differs (it is no longer listed, or latestCompletedXid and
- * so xmax moved).  Our own writes are not in those lists: once our
- * transaction has an xid, a load is reused only within the same
- * transaction, subtransaction and command id.  The same rows also mean the
+ * caller's snapshot sees exactly the same rows (snapshot_key.h), so that a
+ * call with nothing new reads no table at all.  The same rows also mean the
  * same grants, owner and role memberships (catalog changes end transactions
  * too), so the privilege check of the load holds for the same user.  A load
  * points to models of the model cache, which may evict them:
  * selector_models_current() checks that they are still there.
  */
 #define LOADED_SELECTORS 8
-
-typedef struct SnapshotKey
-{
-	bool		valid;
-	bool		recovery;
-	TransactionId xmin;
-	TransactionId xmax;
-	uint32		xcnt;
-	TransactionId *xip;
-	int32		subxcnt;
-	TransactionId *subxip;
-	bool		suboverflowed;
-	bool		own_writes;		/* our transaction had an xid: then also */
-	LocalTransactionId lxid;	/* the same transaction, */
-	SubTransactionId subxid;	/* subtransaction */
-	CommandId	curcid;			/* and command */
-} SnapshotKey;
 
 typedef struct LoadedSelector
 {
@@ -76,60 +50,6 @@ typedef struct LoadedSelector
 
 static LoadedSelector loaded[LOADED_SELECTORS];
 static uint64 loaded_clock = 0;
-
-/* The caller's snapshot, if a load under it may be reused. */
-static Snapshot
-call_snapshot(void)
-{
-	Snapshot	snap = ActiveSnapshotSet() ? GetActiveSnapshot() : NULL;
-
-	return snap != NULL && snap->snapshot_type == SNAPSHOT_MVCC ? snap : NULL;
-}
-
-static bool
-own_writes(void)
-{
-	return FullTransactionIdIsValid(GetTopFullTransactionIdIfAny());
-}
-
-/* Remember snap (NULL: nothing reusable) in key, the lists copied into cxt. */
-static void
-snapshot_key_remember(SnapshotKey *key, Snapshot snap, MemoryContext cxt)
-{
-	memset(key, 0, sizeof(*key));
-	if (snap == NULL)
-		return;
-	key->valid = true;
-	key->recovery = snap->takenDuringRecovery;
-	key->xmin = snap->xmin;
-	key->xmax = snap->xmax;
-	key->xcnt = snap->xcnt;
-	key->xip = MemoryContextAlloc(cxt, sizeof(TransactionId) * Max(snap->xcnt, 1));
-	memcpy(key->xip, snap->xip, sizeof(TransactionId) * snap->xcnt);
-	key->subxcnt = Max(snap->subxcnt, 0);
-	key->subxip = MemoryContextAlloc(cxt, sizeof(TransactionId) * Max(key->subxcnt, 1));
-	memcpy(key->subxip, snap->subxip, sizeof(TransactionId) * key->subxcnt);
-	key->suboverflowed = snap->suboverflowed;
-	key->own_writes = own_writes();
-	key->lxid = MyProc->lxid;
-	key->subxid = GetCurrentSubTransactionId();
-	key->curcid = snap->curcid;
-}
-
-static bool
-snapshot_key_matches(const SnapshotKey *key, Snapshot snap)
-{
-	if (!key->valid || snap == NULL || key->recovery != snap->takenDuringRecovery ||
-		key->xmin != snap->xmin || key->xmax != snap->xmax || key->xcnt != snap->xcnt ||
-		key->subxcnt != Max(snap->subxcnt, 0) || key->suboverflowed != snap->suboverflowed ||
-		key->own_writes != own_writes())
-		return false;
-	if (key->own_writes && (key->lxid != MyProc->lxid || key->subxid != GetCurrentSubTransactionId() ||
-							key->curcid != snap->curcid))
-		return false;
-	return memcmp(key->xip, snap->xip, sizeof(TransactionId) * key->xcnt) == 0 &&
-		memcmp(key->subxip, snap->subxip, sizeof(TransactionId) * key->subxcnt) == 0;
-}
 
 /* The slot of name (found) or the one to load it into (least recently used). */
 static LoadedSelector *
@@ -155,7 +75,7 @@ loaded_slot(const char *name, bool *found)
 static Selector *
 selector_for_call(const char *name)
 {
-	Snapshot	snap = call_snapshot();
+	Snapshot	snap = snapshot_key_current();
 	bool		found;
 	LoadedSelector *slot = loaded_slot(name, &found);
 	MemoryContext old;

@@ -14,7 +14,9 @@
 #               checkpoint(), alter_selector(), add_arm(), retire_arm(),
 #               rebuild_state()
 #   privilege   R as a role granted route: revoke_selector() by another
-#               session -> R's next call fails with 42501; grant again -> works
+#               session -> R's next call fails with 42501; grant again -> works;
+#               the same for reward inserts (the trigger's check and the
+#               row-level security policy keep answers per snapshot)
 #   isolation   R in REPEATABLE READ keeps seeing its snapshot while another
 #               session commits a reward, and sees it after COMMIT
 #   own writes  R's own reward in its transaction is seen by its next call,
@@ -117,6 +119,15 @@ check "after revoke_selector() by another session R's next call fails with 42501
 q -c "SELECT model_select.grant_selector('lr', '$ROLE', 'route')" >/dev/null
 out=$(rq "SELECT model_select.select_model('lr', ms_probe(4, 1)) IS NOT NULL; RESET ROLE;")
 check "granted again, R's next call works" eval '[ "$out" = t ] || { echo "#   $out"; false; }'
+q -c "SELECT model_select.grant_selector('lr', '$ROLE', 'reward')" >/dev/null
+ins="INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('lr', 'a', ms_probe(4, 8), 0.5);"
+out=$(rq "SET ROLE $ROLE; $ins $ins SELECT 'inserted';")
+check "R as a role granted reward inserts rewards" eval '[ "$out" = inserted ] || { echo "#   $out"; false; }'
+q -c "SELECT model_select.revoke_selector('lr', '$ROLE', 'reward')" >/dev/null
+out=$(rq "$ins")
+check "after revoke_selector() by another session R's next reward fails with 42501" \
+    eval '[[ "$out" == *42501* ]] || { echo "#   $out"; false; }'
+rq "RESET ROLE;" >/dev/null
 
 # -- isolation: a REPEATABLE READ transaction keeps its snapshot ---------------
 before=$(rq "BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT digest();")
