@@ -15,7 +15,7 @@
 #                              model_select.route(sel, emb) WHERE id = :p;
 #                              INSERT INTO model_select.rewards(decision_id, reward) ...; COMMIT;
 #
-# Each run: CHECKPOINT, then pgbench -n -c C -j C -T $MS_PGBENCH_T (15 s) at
+# Each run: CHECKPOINT, then pgbench -n -c C -j C -T $MS_PGBENCH_T (10 s) at
 # C = 1 and 4; decisions/s = pgbench's tps (without connection time), WAL per
 # decision = pg_current_wal_lsn() difference over the run / transactions.
 # Prints one table: per policy and client count, decisions/s and WAL bytes per
@@ -32,9 +32,10 @@
 # the single-call table also has rows as the superuser (who skips them).
 # Both sides of every ratio run as the same user.
 #
-# Environment: MS_PGBENCH_T (seconds per run, 15), MS_PGBENCH_POLICIES
+# Environment: MS_PGBENCH_T (seconds per run, 10), MS_PGBENCH_POLICIES
 # ("rff_ucb lin_ucb pak_ucb"), MS_PGBENCH_CLIENTS ("1 4"),
-# MS_PGBENCH_READ_CLIENTS ("1 2"), MS_PGBENCH_READ_USERS ("app superuser").
+# MS_PGBENCH_READ_CLIENTS ("1 2"), MS_PGBENCH_READ_USERS ("app superuser"),
+# MS_PGBENCH_ROUNDS (3: every run repeated, ratios taken within a round).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-Haswell}
@@ -42,11 +43,12 @@ if [ -z "${MS_PGBENCH_IN_CLUSTER:-}" ]; then
     MS_PGBENCH_IN_CLUSTER=1 exec scripts/with-cluster.sh bench/pgbench.sh
 fi
 
-T=${MS_PGBENCH_T:-15}
+T=${MS_PGBENCH_T:-10}
 POLICIES=${MS_PGBENCH_POLICIES:-rff_ucb lin_ucb pak_ucb}
 CLIENTS=${MS_PGBENCH_CLIENTS:-1 4}
 READ_CLIENTS=${MS_PGBENCH_READ_CLIENTS:-1 2}
 READ_USERS=${MS_PGBENCH_READ_USERS:-app superuser}
+ROUNDS=${MS_PGBENCH_ROUNDS:-3}
 DB=ms_pgbench
 APP=ms_bench_app
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ms_pgbench.XXXXXX")
@@ -141,57 +143,93 @@ run() {
     fi
 }
 
+# stats V... -> "median min max" of numbers (n/a ignored; "n/a n/a n/a" if none)
+stats() {
+    printf '%s\n' "$@" | grep -E '^[0-9.]+$' | sort -g | awk '{ v[++n] = $1 }
+        END { if (n == 0) { print "n/a n/a n/a"; exit }
+              m = n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+              printf "%.6g %.6g %.6g\n", m, v[1], v[n] }'
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.3f", a / b; else printf "n/a" }'; }
+num() { awk -v a="$1" 'BEGIN { if (a ~ /^[0-9.]+$/) printf "%.0f", a; else printf "%s", a }'; }
+# summary KEY BASEKEY -> "median_tps median_base median_ratio min_ratio max_ratio median_wal median_base_wal"
+# over the rounds of res[KEY,r] against res[BASEKEY,r] (ratios taken within a round)
+summary() {
+    local key=$1 base=$2 r mt mw bt bw tps=() btps=() rat=() wal=() bwal=()
+    for ((r = 1; r <= ROUNDS; r++)); do
+        read -r mt mw <<<"${res[$key,$r]}"
+        read -r bt bw <<<"${res[$base,$r]}"
+        tps+=("$mt"); btps+=("$bt"); wal+=("$mw"); bwal+=("$bw"); rat+=("$(ratio "$mt" "$bt")")
+    done
+    read -r m1 _ _ <<<"$(stats "${tps[@]}")"
+    read -r m2 _ _ <<<"$(stats "${btps[@]}")"
+    read -r rm rmin rmax <<<"$(stats "${rat[@]}")"
+    read -r m3 _ _ <<<"$(stats "${wal[@]}")"
+    read -r m4 _ _ <<<"$(stats "${bwal[@]}")"
+    echo "$m1 $m2 $rm $rmin $rmax $m3 $m4"
+}
+r2() { awk -v a="$1" 'BEGIN { if (a ~ /^[0-9.]+$/) printf "%.2f", a; else printf "%s", a }'; }
+rng() { if [ "$1" = n/a ]; then echo n/a; else printf '%s-%s' "$(r2 "$1")" "$(r2 "$2")"; fi; }
+
+# Rounds: every measurement MS_PGBENCH_ROUNDS times, the extension's runs
+# right after their baseline's, so that each ratio compares runs that met the
+# same load on a shared machine; the tables show medians and the range of
+# the per-round ratios.
 declare -A res
-for c in $CLIENTS; do
-    res[baseline,$c]=$(run baseline "$c")
-    echo "baseline, $c client(s): ${res[baseline,$c]% *} decisions/s, ${res[baseline,$c]#* } WAL bytes/decision"
-    for pol in $POLICIES; do
-        res[$pol,$c]=$(run "$pol" "$c")
-        echo "$pol, $c client(s): ${res[$pol,$c]% *} decisions/s, ${res[$pol,$c]#* } WAL bytes/decision"
+for ((r = 1; r <= ROUNDS; r++)); do
+    for c in $CLIENTS; do
+        res[baseline,$c,$r]=$(run baseline "$c")
+        echo "round $r: baseline, $c client(s): ${res[baseline,$c,$r]% *} decisions/s, ${res[baseline,$c,$r]#* } WAL bytes/decision"
+        for pol in $POLICIES; do
+            res[$pol,$c,$r]=$(run "$pol" "$c")
+            echo "round $r: $pol, $c client(s): ${res[$pol,$c,$r]% *} decisions/s, ${res[$pol,$c,$r]#* } WAL bytes/decision"
+        done
     done
 done
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.3f", a / b; else printf "n/a" }'; }
 echo
 echo "One decision (read prompt + route() + reward INSERT) vs the same SQL work without the extension,"
 echo "both as the application role $APP;"
-echo "d = 384, 5 arms, 2,000 rewards per arm, pgbench -T $T per run.  Targets: ratio >= 0.5 (rff/lin),"
+echo "d = 384, 5 arms, 2,000 rewards per arm, pgbench -T $T per run, $ROUNDS rounds (medians; ratio range"
+echo "over the rounds).  Targets: ratio >= 0.5 (rff/lin),"
 echo "WAL ratio <= 3, pak_ucb WAL <= 32 kB per decision.  pak_ucb runs with cap 10000, so its arms stay"
 echo "below cap: a checkpoint appends rows (arm_state_rows); at cap each reward forgets the oldest row"
 echo "and a checkpoint rewrites the whole factor."
-fmt='| %-8s | %7s | %11s | %10s | %6s | %12s | %11s | %9s |\n'
-printf "\n$fmt" policy clients "decisions/s" "baseline/s" ratio "WAL B/dec." "baseline B" "WAL ratio"
-printf "$fmt" -------- ------: ----------: ---------: -----: -----------: ----------: --------:
-num() { awk -v a="$1" 'BEGIN { if (a ~ /^[0-9.]+$/) printf "%.0f", a; else printf "%s", a }'; }
+fmt='| %-8s | %7s | %11s | %10s | %6s | %11s | %12s | %11s | %9s |\n'
+printf "\n$fmt" policy clients "decisions/s" "baseline/s" ratio "range" "WAL B/dec." "baseline B" "WAL ratio"
+printf "$fmt" -------- ------: ----------: ---------: -----: ---------: -----------: ----------: --------:
 for pol in $POLICIES; do
     for c in $CLIENTS; do
-        read -r mt mw <<<"${res[$pol,$c]}"
-        read -r bt bw <<<"${res[baseline,$c]}"
-        printf "$fmt" "$pol" "$c" "$(num "$mt")" "$(num "$bt")" "$(ratio "$mt" "$bt")" \
+        for ((r = 1; r <= ROUNDS; r++)); do res[k,$r]=${res[$pol,$c,$r]}; res[b,$r]=${res[baseline,$c,$r]}; done
+        read -r mt bt rm rmin rmax mw bw <<<"$(summary k b)"
+        printf "$fmt" "$pol" "$c" "$(num "$mt")" "$(num "$bt")" "$(r2 "$rm")" "$(rng "$rmin" "$rmax")" \
             "$(num "$mw")" "$(num "$bw")" "$(ratio "$mw" "$bw")"
     done
 done
 
-for u in $READ_USERS; do
-    for c in $READ_CLIENTS; do
-        res[read,$c,$u]=$(run read "$c" "$u")
-        for pol in $POLICIES; do
-            res[select_$pol,$c,$u]=$(run "select_$pol" "$c" "$u")
+for ((r = 1; r <= ROUNDS; r++)); do
+    for u in $READ_USERS; do
+        for c in $READ_CLIENTS; do
+            res[read,$c,$u,$r]=$(run read "$c" "$u")
+            for pol in $POLICIES; do
+                res[select_$pol,$c,$u,$r]=$(run "select_$pol" "$c" "$u")
+            done
         done
     done
 done
 echo
 echo "Single select_model() calls (read the prompt, choose an arm) vs the plain row read; target >= 0.85."
 echo "user app: the application role (privilege checks, row-level security); superuser skips them."
-fmt='| %-8s | %-9s | %7s | %14s | %9s | %6s |\n'
-printf "\n$fmt" policy user clients "select_model/s" "read/s" ratio
-printf "$fmt" -------- --------- ------: -------------: --------: -----:
+echo "Nothing is written meanwhile, so every call after the first reuses its backend's load."
+fmt='| %-8s | %-9s | %7s | %14s | %9s | %6s | %11s |\n'
+printf "\n$fmt" policy user clients "select_model/s" "read/s" ratio range
+printf "$fmt" -------- --------- ------: -------------: --------: -----: ---------:
 for pol in $POLICIES; do
     for u in $READ_USERS; do
         for c in $READ_CLIENTS; do
-            read -r mt _ <<<"${res[select_$pol,$c,$u]}"
-            read -r bt _ <<<"${res[read,$c,$u]}"
-            printf "$fmt" "$pol" "$u" "$c" "$(num "$mt")" "$(num "$bt")" "$(ratio "$mt" "$bt")"
+            for ((r = 1; r <= ROUNDS; r++)); do res[k,$r]=${res[select_$pol,$c,$u,$r]}; res[b,$r]=${res[read,$c,$u,$r]}; done
+            read -r mt bt rm rmin rmax _ _ <<<"$(summary k b)"
+            printf "$fmt" "$pol" "$u" "$c" "$(num "$mt")" "$(num "$bt")" "$(r2 "$rm")" "$(rng "$rmin" "$rmax")"
         done
     done
 done
