@@ -121,25 +121,43 @@ COMMIT;
 SQL
 done
 
-# run NAME CLIENTS [USER] -> "tps wal_bytes_per_decision" (or "n/a n/a");
-# USER: app (default) or superuser
+# CPU time the server has used so far, in clock ticks: the postmaster's own and
+# that of its children that have ended (cutime, cstime) plus its live children's.
+DATADIR=$(q -c "SHOW data_directory")
+server_ticks() {
+    local pm
+    pm=$(head -n 1 "$DATADIR/postmaster.pid")
+    { sed 's/^.*) //' "/proc/$pm/stat" | awk '{ print $12 + $13 + $14 + $15 }'
+      for k in $(pgrep -P "$pm"); do
+          sed 's/^.*) //' "/proc/$k/stat" 2>/dev/null | awk '{ print $12 + $13 }'
+      done; } | awk '{ s += $1 } END { print s + 0 }'
+}
+TICK_US=$((1000000 / $(getconf CLK_TCK)))
+
+# run NAME CLIENTS [USER] -> "tps wal_bytes_per_decision server_cpu_us_per_transaction"
+# (or "n/a n/a n/a"); USER: app (default) or superuser.  The server's CPU time per
+# transaction is what its throughput on saturated cores follows; it depends much
+# less on other jobs on the machine than tps does.
 run() {
-    local name=$1 c=$2 user=${3:-app} lsn0 lsn1 tps txns
+    local name=$1 c=$2 user=${3:-app} lsn0 lsn1 tps txns t0 t1
     local as=(-U "$APP")
     [ "$user" = app ] || as=()
     q -c "CHECKPOINT"
     lsn0=$(q -c "SELECT pg_current_wal_lsn()")
+    t0=$(server_ticks)
     if ! pgbench -n -d "$DB" "${as[@]}" -c "$c" -j "$c" -T "$T" -f "$WORK/$name.sql" \
             >"$WORK/$name.$c.out" 2>"$WORK/$name.$c.err"; then
         echo "pgbench $name -c $c failed: $(grep -m 1 -i error "$WORK/$name.$c.err")" >&2
     fi
+    sleep 0.5                   # the backends end and are reaped
+    t1=$(server_ticks)
     lsn1=$(q -c "SELECT pg_current_wal_lsn()")
     tps=$(sed -n 's/^tps = \([0-9.]*\) (without initial connection time)/\1/p' "$WORK/$name.$c.out")
     txns=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$WORK/$name.$c.out")
     if [ -n "$tps" ] && [ "${txns:-0}" -gt 0 ]; then
-        echo "$tps $(q -c "SELECT round(pg_wal_lsn_diff('$lsn1', '$lsn0') / $txns)")"
+        echo "$tps $(q -c "SELECT round(pg_wal_lsn_diff('$lsn1', '$lsn0') / $txns)") $(( (t1 - t0) * TICK_US / txns ))"
     else
-        echo "n/a n/a"
+        echo "n/a n/a n/a"
     fi
 }
 
@@ -152,21 +170,25 @@ stats() {
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.3f", a / b; else printf "n/a" }'; }
 num() { awk -v a="$1" 'BEGIN { if (a ~ /^[0-9.]+$/) printf "%.0f", a; else printf "%s", a }'; }
-# summary KEY BASEKEY -> "median_tps median_base median_ratio min_ratio max_ratio median_wal median_base_wal"
+# summary KEY BASEKEY -> "median_tps median_base median_ratio min_ratio max_ratio median_wal
+# median_base_wal median_cpu_us median_base_cpu_us"
 # over the rounds of res[KEY,r] against res[BASEKEY,r] (ratios taken within a round)
 summary() {
-    local key=$1 base=$2 r mt mw bt bw tps=() btps=() rat=() wal=() bwal=()
+    local key=$1 base=$2 r mt mw mc bt bw bc tps=() btps=() rat=() wal=() bwal=() cpu=() bcpu=()
     for ((r = 1; r <= ROUNDS; r++)); do
-        read -r mt mw <<<"${res[$key,$r]}"
-        read -r bt bw <<<"${res[$base,$r]}"
+        read -r mt mw mc <<<"${res[$key,$r]}"
+        read -r bt bw bc <<<"${res[$base,$r]}"
         tps+=("$mt"); btps+=("$bt"); wal+=("$mw"); bwal+=("$bw"); rat+=("$(ratio "$mt" "$bt")")
+        cpu+=("$mc"); bcpu+=("$bc")
     done
     read -r m1 _ _ <<<"$(stats "${tps[@]}")"
     read -r m2 _ _ <<<"$(stats "${btps[@]}")"
     read -r rm rmin rmax <<<"$(stats "${rat[@]}")"
     read -r m3 _ _ <<<"$(stats "${wal[@]}")"
     read -r m4 _ _ <<<"$(stats "${bwal[@]}")"
-    echo "$m1 $m2 $rm $rmin $rmax $m3 $m4"
+    read -r m5 _ _ <<<"$(stats "${cpu[@]}")"
+    read -r m6 _ _ <<<"$(stats "${bcpu[@]}")"
+    echo "$m1 $m2 $rm $rmin $rmax $m3 $m4 $m5 $m6"
 }
 r2() { awk -v a="$1" 'BEGIN { if (a ~ /^[0-9.]+$/) printf "%.2f", a; else printf "%s", a }'; }
 rng() { if [ "$1" = n/a ]; then echo n/a; else printf '%s-%s' "$(r2 "$1")" "$(r2 "$2")"; fi; }
@@ -191,18 +213,21 @@ echo
 echo "One decision (read prompt + route() + reward INSERT) vs the same SQL work without the extension,"
 echo "both as the application role $APP;"
 echo "d = 384, 5 arms, 2,000 rewards per arm, pgbench -T $T per run, $ROUNDS rounds (medians; ratio range"
-echo "over the rounds).  Targets: ratio >= 0.5 (rff/lin),"
+echo "over the rounds; CPU us: the server's CPU time per decision, CPU ratio = baseline CPU / CPU).  Targets: ratio >= 0.5 (rff/lin),"
 echo "WAL ratio <= 3, pak_ucb WAL <= 32 kB per decision.  pak_ucb runs with cap 10000, so its arms stay"
 echo "below cap: a checkpoint appends rows (arm_state_rows); at cap each reward forgets the oldest row"
 echo "and a checkpoint rewrites the whole factor."
-fmt='| %-8s | %7s | %11s | %10s | %6s | %11s | %12s | %11s | %9s |\n'
-printf "\n$fmt" policy clients "decisions/s" "baseline/s" ratio "range" "WAL B/dec." "baseline B" "WAL ratio"
-printf "$fmt" -------- ------: ----------: ---------: -----: ---------: -----------: ----------: --------:
+fmt='| %-8s | %7s | %11s | %10s | %6s | %11s | %9s | %9s | %9s | %12s | %11s | %9s |\n'
+printf "\n$fmt" policy clients "decisions/s" "baseline/s" ratio "range" "CPU us" "base CPU" "CPU ratio" \
+    "WAL B/dec." "baseline B" "WAL ratio"
+printf "$fmt" -------- ------: ----------: ---------: -----: ---------: -------: -------: -------: \
+    -----------: ----------: --------:
 for pol in $POLICIES; do
     for c in $CLIENTS; do
         for ((r = 1; r <= ROUNDS; r++)); do res[k,$r]=${res[$pol,$c,$r]}; res[b,$r]=${res[baseline,$c,$r]}; done
-        read -r mt bt rm rmin rmax mw bw <<<"$(summary k b)"
+        read -r mt bt rm rmin rmax mw bw mc bc <<<"$(summary k b)"
         printf "$fmt" "$pol" "$c" "$(num "$mt")" "$(num "$bt")" "$(r2 "$rm")" "$(rng "$rmin" "$rmax")" \
+            "$(num "$mc")" "$(num "$bc")" "$(r2 "$(ratio "$bc" "$mc")")" \
             "$(num "$mw")" "$(num "$bw")" "$(ratio "$mw" "$bw")"
     done
 done
@@ -221,15 +246,17 @@ echo
 echo "Single select_model() calls (read the prompt, choose an arm) vs the plain row read; target >= 0.85."
 echo "user app: the application role (privilege checks, row-level security); superuser skips them."
 echo "Nothing is written meanwhile, so every call after the first reuses its backend's load."
-fmt='| %-8s | %-9s | %7s | %14s | %9s | %6s | %11s |\n'
-printf "\n$fmt" policy user clients "select_model/s" "read/s" ratio range
-printf "$fmt" -------- --------- ------: -------------: --------: -----: ---------:
+echo "CPU us: the server's CPU time per statement (median); CPU ratio = read CPU / select_model CPU."
+fmt='| %-8s | %-9s | %7s | %14s | %9s | %6s | %11s | %7s | %8s | %9s |\n'
+printf "\n$fmt" policy user clients "select_model/s" "read/s" ratio range "CPU us" "read CPU" "CPU ratio"
+printf "$fmt" -------- --------- ------: -------------: --------: -----: ---------: ------: -------: --------:
 for pol in $POLICIES; do
     for u in $READ_USERS; do
         for c in $READ_CLIENTS; do
             for ((r = 1; r <= ROUNDS; r++)); do res[k,$r]=${res[select_$pol,$c,$u,$r]}; res[b,$r]=${res[read,$c,$u,$r]}; done
-            read -r mt bt rm rmin rmax _ _ <<<"$(summary k b)"
-            printf "$fmt" "$pol" "$u" "$c" "$(num "$mt")" "$(num "$bt")" "$(r2 "$rm")" "$(rng "$rmin" "$rmax")"
+            read -r mt bt rm rmin rmax _ _ mc bc <<<"$(summary k b)"
+            printf "$fmt" "$pol" "$u" "$c" "$(num "$mt")" "$(num "$bt")" "$(r2 "$rm")" "$(rng "$rmin" "$rmax")" \
+                "$(num "$mc")" "$(num "$bc")" "$(r2 "$(ratio "$bc" "$mc")")"
         done
     done
 done
