@@ -15,7 +15,7 @@
 #                              model_select.route(sel, emb) WHERE id = :p;
 #                              INSERT INTO model_select.rewards(decision_id, reward) ...; COMMIT;
 #
-# Each run: CHECKPOINT, then pgbench -n -c C -j C -T $MS_PGBENCH_T (15 s) at
+# Each run: CHECKPOINT, then pgbench -n -c C -j C -T $MS_PGBENCH_T (10 s) at
 # C = 1 and 4; decisions/s = pgbench's tps (without connection time), WAL per
 # decision = pg_current_wal_lsn() difference over the run / transactions.
 # Prints one table: per policy and client count, decisions/s and WAL bytes per
@@ -25,9 +25,17 @@
 # nothing logged) against the plain row read `SELECT emb FROM prompts WHERE id
 # = :p`, at 1 and 2 clients: the per-call overhead of routing.
 #
-# Environment: MS_PGBENCH_T (seconds per run, 15), MS_PGBENCH_POLICIES
+# pgbench connects as an application role (ms_bench_app, set up with
+# model_select.setup_role(role, 'application') and granted route and reward
+# on the selectors; SELECT on prompts and the baseline's rights on its
+# tables), so that the privilege checks and row-level security are measured;
+# the single-call table also has rows as the superuser (who skips them).
+# Both sides of every ratio run as the same user.
+#
+# Environment: MS_PGBENCH_T (seconds per run, 10), MS_PGBENCH_POLICIES
 # ("rff_ucb lin_ucb pak_ucb"), MS_PGBENCH_CLIENTS ("1 4"),
-# MS_PGBENCH_READ_CLIENTS ("1 2").
+# MS_PGBENCH_READ_CLIENTS ("1 2"), MS_PGBENCH_READ_USERS ("app superuser"),
+# MS_PGBENCH_ROUNDS (3: every run repeated, ratios taken within a round).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-Haswell}
@@ -35,13 +43,16 @@ if [ -z "${MS_PGBENCH_IN_CLUSTER:-}" ]; then
     MS_PGBENCH_IN_CLUSTER=1 exec scripts/with-cluster.sh bench/pgbench.sh
 fi
 
-T=${MS_PGBENCH_T:-15}
+T=${MS_PGBENCH_T:-10}
 POLICIES=${MS_PGBENCH_POLICIES:-rff_ucb lin_ucb pak_ucb}
 CLIENTS=${MS_PGBENCH_CLIENTS:-1 4}
 READ_CLIENTS=${MS_PGBENCH_READ_CLIENTS:-1 2}
+READ_USERS=${MS_PGBENCH_READ_USERS:-app superuser}
+ROUNDS=${MS_PGBENCH_ROUNDS:-3}
 DB=ms_pgbench
+APP=ms_bench_app
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ms_pgbench.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+trap 'rm -rf "$WORK"; psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB" -c "DROP ROLE IF EXISTS $APP" >/dev/null 2>&1 || true' EXIT
 q() { psql -X -q -A -t -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
 
 createdb "$DB"
@@ -72,6 +83,15 @@ for pol in $POLICIES; do
               SELECT '$pol', 'm$a', context, reward[$a] FROM preload ORDER BY round"
     done
 done
+q >/dev/null <<SQL
+DROP ROLE IF EXISTS $APP;
+CREATE ROLE $APP LOGIN;
+SELECT count(*) FROM model_select.setup_role('$APP', 'application');
+SELECT model_select.grant_selector(name, '$APP', p) FROM model_select.selectors, unnest(ARRAY['route', 'reward']) p;
+GRANT SELECT ON prompts TO $APP;
+GRANT SELECT, INSERT ON decisions_b, rewards_b TO $APP;
+GRANT USAGE ON SEQUENCE decisions_b_decision_id_seq, rewards_b_reward_id_seq TO $APP;
+SQL
 q -c "VACUUM ANALYZE"
 echo "set-up (prompts, ${POLICIES// /, } with 2,000 rewards per arm): $(( $(date +%s) - t0 )) s"
 
@@ -101,70 +121,142 @@ COMMIT;
 SQL
 done
 
-# run NAME CLIENTS -> "tps wal_bytes_per_decision" (or "n/a n/a")
+# CPU time the server has used so far, in clock ticks: the postmaster's own and
+# that of its children that have ended (cutime, cstime) plus its live children's.
+DATADIR=$(q -c "SHOW data_directory")
+server_ticks() {
+    local pm
+    pm=$(head -n 1 "$DATADIR/postmaster.pid")
+    { sed 's/^.*) //' "/proc/$pm/stat" | awk '{ print $12 + $13 + $14 + $15 }'
+      for k in $(pgrep -P "$pm"); do
+          sed 's/^.*) //' "/proc/$k/stat" 2>/dev/null | awk '{ print $12 + $13 }'
+      done; } | awk '{ s += $1 } END { print s + 0 }'
+}
+TICK_US=$((1000000 / $(getconf CLK_TCK)))
+
+# run NAME CLIENTS [USER] -> "tps wal_bytes_per_decision server_cpu_us_per_transaction"
+# (or "n/a n/a n/a"); USER: app (default) or superuser.  The server's CPU time per
+# transaction is what its throughput on saturated cores follows; it depends much
+# less on other jobs on the machine than tps does.
 run() {
-    local name=$1 c=$2 lsn0 lsn1 tps txns
+    local name=$1 c=$2 user=${3:-app} lsn0 lsn1 tps txns t0 t1
+    local as=(-U "$APP")
+    [ "$user" = app ] || as=()
     q -c "CHECKPOINT"
     lsn0=$(q -c "SELECT pg_current_wal_lsn()")
-    if ! pgbench -n -d "$DB" -c "$c" -j "$c" -T "$T" -f "$WORK/$name.sql" \
+    t0=$(server_ticks)
+    if ! pgbench -n -d "$DB" "${as[@]}" -c "$c" -j "$c" -T "$T" -f "$WORK/$name.sql" \
             >"$WORK/$name.$c.out" 2>"$WORK/$name.$c.err"; then
         echo "pgbench $name -c $c failed: $(grep -m 1 -i error "$WORK/$name.$c.err")" >&2
     fi
+    sleep 0.5                   # the backends end and are reaped
+    t1=$(server_ticks)
     lsn1=$(q -c "SELECT pg_current_wal_lsn()")
     tps=$(sed -n 's/^tps = \([0-9.]*\) (without initial connection time)/\1/p' "$WORK/$name.$c.out")
     txns=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$WORK/$name.$c.out")
     if [ -n "$tps" ] && [ "${txns:-0}" -gt 0 ]; then
-        echo "$tps $(q -c "SELECT round(pg_wal_lsn_diff('$lsn1', '$lsn0') / $txns)")"
+        echo "$tps $(q -c "SELECT round(pg_wal_lsn_diff('$lsn1', '$lsn0') / $txns)") $(( (t1 - t0) * TICK_US / txns ))"
     else
-        echo "n/a n/a"
+        echo "n/a n/a n/a"
     fi
 }
 
+# stats V... -> "median min max" of numbers (n/a ignored; "n/a n/a n/a" if none)
+stats() {
+    printf '%s\n' "$@" | grep -E '^[0-9.]+$' | sort -g | awk '{ v[++n] = $1 }
+        END { if (n == 0) { print "n/a n/a n/a"; exit }
+              m = n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+              printf "%.6g %.6g %.6g\n", m, v[1], v[n] }'
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.3f", a / b; else printf "n/a" }'; }
+num() { awk -v a="$1" 'BEGIN { if (a ~ /^[0-9.]+$/) printf "%.0f", a; else printf "%s", a }'; }
+# summary KEY BASEKEY -> "median_tps median_base median_ratio min_ratio max_ratio median_wal
+# median_base_wal median_cpu_us median_base_cpu_us"
+# over the rounds of res[KEY,r] against res[BASEKEY,r] (ratios taken within a round)
+summary() {
+    local key=$1 base=$2 r mt mw mc bt bw bc tps=() btps=() rat=() wal=() bwal=() cpu=() bcpu=()
+    for ((r = 1; r <= ROUNDS; r++)); do
+        read -r mt mw mc <<<"${res[$key,$r]}"
+        read -r bt bw bc <<<"${res[$base,$r]}"
+        tps+=("$mt"); btps+=("$bt"); wal+=("$mw"); bwal+=("$bw"); rat+=("$(ratio "$mt" "$bt")")
+        cpu+=("$mc"); bcpu+=("$bc")
+    done
+    read -r m1 _ _ <<<"$(stats "${tps[@]}")"
+    read -r m2 _ _ <<<"$(stats "${btps[@]}")"
+    read -r rm rmin rmax <<<"$(stats "${rat[@]}")"
+    read -r m3 _ _ <<<"$(stats "${wal[@]}")"
+    read -r m4 _ _ <<<"$(stats "${bwal[@]}")"
+    read -r m5 _ _ <<<"$(stats "${cpu[@]}")"
+    read -r m6 _ _ <<<"$(stats "${bcpu[@]}")"
+    echo "$m1 $m2 $rm $rmin $rmax $m3 $m4 $m5 $m6"
+}
+r2() { awk -v a="$1" 'BEGIN { if (a ~ /^[0-9.]+$/) printf "%.2f", a; else printf "%s", a }'; }
+rng() { if [ "$1" = n/a ]; then echo n/a; else printf '%s-%s' "$(r2 "$1")" "$(r2 "$2")"; fi; }
+
+# Rounds: every measurement MS_PGBENCH_ROUNDS times, the extension's runs
+# right after their baseline's, so that each ratio compares runs that met the
+# same load on a shared machine; the tables show medians and the range of
+# the per-round ratios.
 declare -A res
-for c in $CLIENTS; do
-    res[baseline,$c]=$(run baseline "$c")
-    echo "baseline, $c client(s): ${res[baseline,$c]% *} decisions/s, ${res[baseline,$c]#* } WAL bytes/decision"
-    for pol in $POLICIES; do
-        res[$pol,$c]=$(run "$pol" "$c")
-        echo "$pol, $c client(s): ${res[$pol,$c]% *} decisions/s, ${res[$pol,$c]#* } WAL bytes/decision"
+for ((r = 1; r <= ROUNDS; r++)); do
+    for c in $CLIENTS; do
+        res[baseline,$c,$r]=$(run baseline "$c")
+        echo "round $r: baseline, $c client(s): ${res[baseline,$c,$r]% *} decisions/s, ${res[baseline,$c,$r]#* } WAL bytes/decision"
+        for pol in $POLICIES; do
+            res[$pol,$c,$r]=$(run "$pol" "$c")
+            echo "round $r: $pol, $c client(s): ${res[$pol,$c,$r]% *} decisions/s, ${res[$pol,$c,$r]#* } WAL bytes/decision"
+        done
     done
 done
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.3f", a / b; else printf "n/a" }'; }
 echo
-echo "One decision (read prompt + route() + reward INSERT) vs the same SQL work without the extension;"
-echo "d = 384, 5 arms, 2,000 rewards per arm, pgbench -T $T per run.  Targets: ratio >= 0.5 (rff/lin),"
+echo "One decision (read prompt + route() + reward INSERT) vs the same SQL work without the extension,"
+echo "both as the application role $APP;"
+echo "d = 384, 5 arms, 2,000 rewards per arm, pgbench -T $T per run, $ROUNDS rounds (medians; ratio range"
+echo "over the rounds; CPU us: the server's CPU time per decision, CPU ratio = baseline CPU / CPU).  Targets: ratio >= 0.5 (rff/lin),"
 echo "WAL ratio <= 3, pak_ucb WAL <= 32 kB per decision.  pak_ucb runs with cap 10000, so its arms stay"
 echo "below cap: a checkpoint appends rows (arm_state_rows); at cap each reward forgets the oldest row"
 echo "and a checkpoint rewrites the whole factor."
-fmt='| %-8s | %7s | %11s | %10s | %6s | %12s | %11s | %9s |\n'
-printf "\n$fmt" policy clients "decisions/s" "baseline/s" ratio "WAL B/dec." "baseline B" "WAL ratio"
-printf "$fmt" -------- ------: ----------: ---------: -----: -----------: ----------: --------:
-num() { awk -v a="$1" 'BEGIN { if (a ~ /^[0-9.]+$/) printf "%.0f", a; else printf "%s", a }'; }
+fmt='| %-8s | %7s | %11s | %10s | %6s | %11s | %9s | %9s | %9s | %12s | %11s | %9s |\n'
+printf "\n$fmt" policy clients "decisions/s" "baseline/s" ratio "range" "CPU us" "base CPU" "CPU ratio" \
+    "WAL B/dec." "baseline B" "WAL ratio"
+printf "$fmt" -------- ------: ----------: ---------: -----: ---------: -------: -------: -------: \
+    -----------: ----------: --------:
 for pol in $POLICIES; do
     for c in $CLIENTS; do
-        read -r mt mw <<<"${res[$pol,$c]}"
-        read -r bt bw <<<"${res[baseline,$c]}"
-        printf "$fmt" "$pol" "$c" "$(num "$mt")" "$(num "$bt")" "$(ratio "$mt" "$bt")" \
+        for ((r = 1; r <= ROUNDS; r++)); do res[k,$r]=${res[$pol,$c,$r]}; res[b,$r]=${res[baseline,$c,$r]}; done
+        read -r mt bt rm rmin rmax mw bw mc bc <<<"$(summary k b)"
+        printf "$fmt" "$pol" "$c" "$(num "$mt")" "$(num "$bt")" "$(r2 "$rm")" "$(rng "$rmin" "$rmax")" \
+            "$(num "$mc")" "$(num "$bc")" "$(r2 "$(ratio "$bc" "$mc")")" \
             "$(num "$mw")" "$(num "$bw")" "$(ratio "$mw" "$bw")"
     done
 done
 
-for c in $READ_CLIENTS; do
-    res[read,$c]=$(run read "$c")
-    for pol in $POLICIES; do
-        res[select_$pol,$c]=$(run "select_$pol" "$c")
+for ((r = 1; r <= ROUNDS; r++)); do
+    for u in $READ_USERS; do
+        for c in $READ_CLIENTS; do
+            res[read,$c,$u,$r]=$(run read "$c" "$u")
+            for pol in $POLICIES; do
+                res[select_$pol,$c,$u,$r]=$(run "select_$pol" "$c" "$u")
+            done
+        done
     done
 done
 echo
 echo "Single select_model() calls (read the prompt, choose an arm) vs the plain row read; target >= 0.85."
-fmt='| %-8s | %7s | %14s | %9s | %6s |\n'
-printf "\n$fmt" policy clients "select_model/s" "read/s" ratio
-printf "$fmt" -------- ------: -------------: --------: -----:
+echo "user app: the application role (privilege checks, row-level security); superuser skips them."
+echo "Nothing is written meanwhile, so every call after the first reuses its backend's load."
+echo "CPU us: the server's CPU time per statement (median); CPU ratio = read CPU / select_model CPU."
+fmt='| %-8s | %-9s | %7s | %14s | %9s | %6s | %11s | %7s | %8s | %9s |\n'
+printf "\n$fmt" policy user clients "select_model/s" "read/s" ratio range "CPU us" "read CPU" "CPU ratio"
+printf "$fmt" -------- --------- ------: -------------: --------: -----: ---------: ------: -------: --------:
 for pol in $POLICIES; do
-    for c in $READ_CLIENTS; do
-        read -r mt _ <<<"${res[select_$pol,$c]}"
-        read -r bt _ <<<"${res[read,$c]}"
-        printf "$fmt" "$pol" "$c" "$(num "$mt")" "$(num "$bt")" "$(ratio "$mt" "$bt")"
+    for u in $READ_USERS; do
+        for c in $READ_CLIENTS; do
+            for ((r = 1; r <= ROUNDS; r++)); do res[k,$r]=${res[select_$pol,$c,$u,$r]}; res[b,$r]=${res[read,$c,$u,$r]}; done
+            read -r mt bt rm rmin rmax _ _ mc bc <<<"$(summary k b)"
+            printf "$fmt" "$pol" "$u" "$c" "$(num "$mt")" "$(num "$bt")" "$(r2 "$rm")" "$(rng "$rmin" "$rmax")" \
+                "$(num "$mc")" "$(num "$bc")" "$(r2 "$(ratio "$bc" "$mc")")"
+        done
     done
 done

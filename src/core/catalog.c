@@ -35,6 +35,16 @@ selector_row(SPIPlanPtr plan, Datum *args, const char *name)
 	return spi_fetch_one(plan, args, true, psprintf("selector \"%s\"", name), SELECTOR_HINT);
 }
 
+/* The 42704 of an unknown selector, as selector_row() raises it. */
+void
+selector_unknown(const char *name)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_OBJECT),
+			 errmsg("selector \"%s\" does not exist", name),
+			 errhint(SELECTOR_HINT)));
+}
+
 /* A selector's id by name (42704 if unknown); the caller is connected to SPI. */
 int32
 selector_id_by_name(const char *name)

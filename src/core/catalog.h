@@ -36,6 +36,7 @@ typedef struct Selector
 	ArmInfo    *arms;
 } Selector;
 
+extern void selector_unknown(const char *name);
 extern int32 selector_id_by_name(const char *name);
 extern void arm_lookup(const char *selector, const char *arm, int mask, int32 *selector_id,
 					   int32 *arm_id, bool *active);
@@ -46,6 +47,10 @@ extern void config_load_for_reward(int32 selector_id, SelectorConfig *cfg);
 extern void selector_settings_lock(int32 selector_id, LOCKMODE mode);
 extern void config_load_by_name(const char *name, SelectorConfig *cfg);
 
-#define CONFIG_COLUMNS "selector_id, dim, policy, kernel, settings, seed, settings_version"
+/* A selectors row's configuration columns, of the table referred to as t. */
+#define CONFIG_COLUMNS_OF(t) \
+	t ".selector_id, " t ".dim, " t ".policy, " t ".kernel, " t ".settings, " t ".seed, " \
+	t ".settings_version"
+#define CONFIG_COLUMNS CONFIG_COLUMNS_OF("selectors")
 
 #endif

@@ -2,8 +2,11 @@
  * privilege.c — see privilege.h.  Owner and grants are read as the extension
  * owner (who bypasses the row-level security that hides them from clients),
  * membership is PostgreSQL's own (has_privs_of_role: pg_has_role(...,
- * 'USAGE')), and nothing is cached beyond one command: a revoke takes effect
- * at the next statement.
+ * 'USAGE')).  Answers are kept while the caller's snapshot sees the same
+ * rows (snapshot_key.h): within a statement (the row-level security policy
+ * asks once per row, the reward trigger asks first) and across statements
+ * with nothing committed in between; a revoke takes effect at the next
+ * statement that sees it.
  */
 #include "postgres.h"
 
@@ -15,10 +18,12 @@
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/memutils.h"
 
 #include "core/catalog.h"
 #include "core/owner.h"
 #include "core/privilege.h"
+#include "core/snapshot_key.h"
 
 PG_FUNCTION_INFO_V1(model_select_has_selector_privilege);
 PG_FUNCTION_INFO_V1(model_select_has_selector_privilege_id);
@@ -73,8 +78,8 @@ selector_privilege_parse(const char *list)
 }
 
 /* The granted privileges a mask accepts, as the text[] of selector_grants.privilege. */
-static Datum
-granted_names(int mask)
+Datum
+selector_privilege_names(int mask)
 {
 	Datum		names[lengthof(privilege_names)];
 	int			n = 0;
@@ -83,6 +88,81 @@ granted_names(int mask)
 		if (mask & privilege_names[i].bit)
 			names[n++] = CStringGetTextDatum(privilege_names[i].name);
 	return PointerGetDatum(construct_array(names, n, TEXTOID, -1, false, TYPALIGN_INT));
+}
+
+/* Superusers and the extension owner (and the members of its role) have every right. */
+static bool
+role_privileged(Oid role)
+{
+	return superuser_arg(role) || has_privs_of_role(role, extension_owner());
+}
+
+/* Is role the selector's owner, or a member of it or of one of grantees (a regrole[])? */
+static bool
+role_owns_or_granted(Oid role, Oid owner, Datum grantees)
+{
+	Datum	   *roles;
+	int			nroles;
+
+	if (has_privs_of_role(role, owner))
+		return true;
+	deconstruct_array(DatumGetArrayTypeP(grantees), REGROLEOID, sizeof(Oid), true, TYPALIGN_INT,
+					  &roles, NULL, &nroles);
+	for (int i = 0; i < nroles; i++)
+		if (has_privs_of_role(role, DatumGetObjectId(roles[i])))
+			return true;
+	return false;
+}
+
+/*
+ * Answers of role_has_selector_privilege() under one snapshot key: all are
+ * dropped when the caller's snapshot sees other rows.
+ */
+#define PRIVILEGE_CACHE_SIZE 32
+
+typedef struct PrivilegeAnswer
+{
+	Oid			role;
+	int32		selector_id;
+	int			mask;
+	bool		exists;
+	bool		result;
+} PrivilegeAnswer;
+
+static MemoryContext answers_cxt = NULL;	/* the key's lists */
+static SnapshotKey answers_key;
+static PrivilegeAnswer answers[PRIVILEGE_CACHE_SIZE];
+static int	nanswers = 0;
+
+/* The kept answer for (role, selector_id, mask) under the caller's snapshot, or NULL. */
+static const PrivilegeAnswer *
+answer_find(Oid role, int32 selector_id, int mask)
+{
+	if (nanswers == 0 || !snapshot_key_matches(&answers_key, snapshot_key_current()))
+		return NULL;
+	for (int i = 0; i < nanswers; i++)
+		if (answers[i].role == role && answers[i].selector_id == selector_id && answers[i].mask == mask)
+			return &answers[i];
+	return NULL;
+}
+
+static void
+answer_keep(Oid role, int32 selector_id, int mask, bool exists, bool result)
+{
+	Snapshot	snap = snapshot_key_current();
+
+	if (snap == NULL)
+		return;
+	if (nanswers == 0 || nanswers == PRIVILEGE_CACHE_SIZE || !snapshot_key_matches(&answers_key, snap))
+	{
+		if (answers_cxt == NULL)
+			answers_cxt = AllocSetContextCreate(CacheMemoryContext, "model_select privilege answers",
+												ALLOCSET_SMALL_SIZES);
+		MemoryContextReset(answers_cxt);
+		nanswers = 0;
+		snapshot_key_remember(&answers_key, snap, answers_cxt);
+	}
+	answers[nanswers++] = (PrivilegeAnswer) {role, selector_id, mask, exists, result};
 }
 
 /*
@@ -97,37 +177,36 @@ role_has_selector_privilege(Oid role, int32 selector_id, int mask, bool *exists)
 {
 	static SPIPlanPtr plan = NULL;
 	Oid			types[2] = {INT4OID, TEXTARRAYOID};
-	Datum		args[2] = {Int32GetDatum(selector_id), granted_names(mask)};
-	bool		privileged = superuser_arg(role) || has_privs_of_role(role, extension_owner());
+	Datum		args[2];
+	const PrivilegeAnswer *kept;
+	bool		found,
+				result;
 	HeapTuple	row;
-	Datum	   *grantees;
-	int			ngrantees;
 
-	if (privileged && exists == NULL)
+	if (exists == NULL && role_privileged(role))
 		return true;
-	if (spi_execute(spi_plan(&plan,
-							 "SELECT s.owner, ARRAY(SELECT g.grantee FROM model_select.selector_grants g"
-							 " WHERE g.selector_id OPERATOR(pg_catalog.=) s.selector_id"
-							 " AND g.privilege OPERATOR(pg_catalog.=) ANY ($2))"
-							 " FROM model_select.selectors s WHERE s.selector_id OPERATOR(pg_catalog.=) $1",
-							 2, types), args, NULL, true, 1, SPI_OK_SELECT,
-					"read the owner and grants of selector %d", selector_id) == 0)
+	if ((kept = answer_find(role, selector_id, mask)) != NULL)
 	{
 		if (exists)
-			*exists = false;
-		return false;
+			*exists = kept->exists;
+		return kept->result;
 	}
+	args[0] = Int32GetDatum(selector_id);
+	args[1] = selector_privilege_names(mask);
+	found = spi_execute(spi_plan(&plan,
+								 "SELECT s.owner, " SELECTOR_GRANTEES_COLUMN("s", "$2")
+								 " FROM model_select.selectors s WHERE s.selector_id OPERATOR(pg_catalog.=) $1",
+								 2, types), args, NULL, true, 1, SPI_OK_SELECT,
+						"read the owner and grants of selector %d", selector_id) > 0;
+	row = found ? SPI_tuptable->vals[0] : NULL;
+	result = found &&
+		(role_privileged(role) ||
+		 role_owns_or_granted(role, DatumGetObjectId(spi_datum(row, SPI_tuptable->tupdesc, 1)),
+							  spi_datum(row, SPI_tuptable->tupdesc, 2)));
+	answer_keep(role, selector_id, mask, found, result);
 	if (exists)
-		*exists = true;
-	row = SPI_tuptable->vals[0];
-	if (privileged || has_privs_of_role(role, DatumGetObjectId(spi_datum(row, SPI_tuptable->tupdesc, 1))))
-		return true;
-	deconstruct_array(DatumGetArrayTypeP(spi_datum(row, SPI_tuptable->tupdesc, 2)), REGROLEOID,
-					  sizeof(Oid), true, TYPALIGN_INT, &grantees, NULL, &ngrantees);
-	for (int i = 0; i < ngrantees; i++)
-		if (has_privs_of_role(role, DatumGetObjectId(grantees[i])))
-			return true;
-	return false;
+		*exists = found;
+	return result;
 }
 
 /* The name of the first right in mask, for messages. */
@@ -140,16 +219,10 @@ privilege_name(int mask)
 	return "owner";
 }
 
-/*
- * 42501 unless the calling user (the client, also inside the extension's
- * own code) has a right in mask on the selector `name`.  The caller is
- * connected to SPI as the extension owner.
- */
-void
-selector_check_privilege(int32 selector_id, const char *name, int mask)
+/* 42501 for the calling user on the selector `name`. */
+static void
+privilege_denied(const char *name, int mask)
 {
-	if (role_has_selector_privilege(calling_user(), selector_id, mask, NULL))
-		return;
 	if (mask == SELECTOR_OWNER)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
@@ -161,6 +234,33 @@ selector_check_privilege(int32 selector_id, const char *name, int mask)
 			 errdetail("This needs the %s privilege on the selector.", privilege_name(mask)),
 			 errhint("The selector's owner can grant it with model_select.grant_selector('%s', role, '%s').",
 					 name, privilege_name(mask))));
+}
+
+/*
+ * 42501 unless the calling user (the client, also inside the extension's
+ * own code) has a right in mask on the selector `name`.  The caller is
+ * connected to SPI as the extension owner.
+ */
+void
+selector_check_privilege(int32 selector_id, const char *name, int mask)
+{
+	if (!role_has_selector_privilege(calling_user(), selector_id, mask, NULL))
+		privilege_denied(name, mask);
+}
+
+/*
+ * selector_check_privilege() from the selector's owner and the grantees of
+ * the rights in mask (SELECTOR_GRANTEES_COLUMN), read by the caller in a
+ * query of its own: the check of the routing functions, which read them with
+ * the selector's configuration and arms.
+ */
+void
+selector_check_privilege_given(const char *name, int mask, Oid owner, Datum grantees)
+{
+	Oid			role = calling_user();
+
+	if (!role_privileged(role) && !role_owns_or_granted(role, owner, grantees))
+		privilege_denied(name, mask);
 }
 
 typedef struct PrivilegeCall
@@ -198,56 +298,21 @@ model_select_has_selector_privilege(PG_FUNCTION_ARGS)
 }
 
 /*
- * The row-level security policies call the by-id form once per row: keep
- * the answers of one command (same role, same command id, hence the same
- * snapshot of the grants) in fn_extra.
+ * The row-level security policies call the by-id form once per row: the
+ * kept answers (answer_find) spare them the connection as the owner.
  */
-#define PRIVILEGE_CACHE_SIZE 32
-
-typedef struct PrivilegeCache
-{
-	Oid			role;
-	CommandId	cid;
-	int			n;
-	struct
-	{
-		int32		selector_id;
-		int			mask;
-		bool		exists;
-		bool		result;
-	}			e[PRIVILEGE_CACHE_SIZE];
-} PrivilegeCache;
-
-/* This command's entry for (selector_id, mask), filled in on first use. */
 static void
-privilege_cached(FunctionCallInfo fcinfo, PrivilegeCall *call)
+privilege_cached(PrivilegeCall *call)
 {
-	PrivilegeCache *pc = fcinfo->flinfo->fn_extra;
-	CommandId	cid = GetCurrentCommandId(false);
-	int			i;
+	const PrivilegeAnswer *kept = answer_find(call->role, call->selector_id, call->mask);
 
-	if (pc == NULL)
-		pc = fcinfo->flinfo->fn_extra = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(PrivilegeCache));
-	if (pc->role != call->role || pc->cid != cid || pc->n == PRIVILEGE_CACHE_SIZE)
-	{
-		pc->role = call->role;
-		pc->cid = cid;
-		pc->n = 0;
-	}
-	for (i = 0; i < pc->n; i++)
-		if (pc->e[i].selector_id == call->selector_id && pc->e[i].mask == call->mask)
-			break;
-	if (i == pc->n)
+	if (kept == NULL)
 	{
 		run_as_extension_owner(privilege_lookup, call);
-		pc->e[i].selector_id = call->selector_id;
-		pc->e[i].mask = call->mask;
-		pc->e[i].exists = call->exists;
-		pc->e[i].result = call->result;
-		pc->n++;
+		return;
 	}
-	call->exists = pc->e[i].exists;
-	call->result = pc->e[i].result;
+	call->exists = kept->exists;
+	call->result = kept->result;
 }
 
 /* SQL: has_selector_privilege(selector_id int, privilege text) → boolean, NULL if no such selector. */
@@ -257,7 +322,7 @@ model_select_has_selector_privilege_id(PG_FUNCTION_ARGS)
 	PrivilegeCall call = {NULL, PG_GETARG_INT32(0),
 	selector_privilege_parse(text_to_cstring(PG_GETARG_TEXT_PP(1))), calling_user()};
 
-	privilege_cached(fcinfo, &call);
+	privilege_cached(&call);
 	if (!call.exists)
 		PG_RETURN_NULL();
 	PG_RETURN_BOOL(call.result);

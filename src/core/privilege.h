@@ -18,8 +18,20 @@ typedef enum SelectorPrivilege
 
 #define SELECTOR_ANY (SELECTOR_ROUTE | SELECTOR_REWARD | SELECTOR_ADMIN)
 
+/*
+ * The grantees (regrole[]) of any right in the text[] parameter `names` on
+ * the selectors row `alias`, as a column of a query run as the extension
+ * owner: selector_check_privilege_given() reads it.
+ */
+#define SELECTOR_GRANTEES_COLUMN(alias, names) \
+	"ARRAY(SELECT g.grantee FROM model_select.selector_grants g" \
+	" WHERE g.selector_id OPERATOR(pg_catalog.=) " alias ".selector_id" \
+	" AND g.privilege OPERATOR(pg_catalog.=) ANY (" names "))"
+
 extern int	selector_privilege_parse(const char *list);
+extern Datum selector_privilege_names(int mask);
 extern bool role_has_selector_privilege(Oid role, int32 selector_id, int mask, bool *exists);
 extern void selector_check_privilege(int32 selector_id, const char *name, int mask);
+extern void selector_check_privilege_given(const char *name, int mask, Oid owner, Datum grantees);
 
 #endif

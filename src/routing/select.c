@@ -14,11 +14,12 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "utils/builtins.h"
-#include "utils/snapmgr.h"
+#include "utils/memutils.h"
 
 #include "core/catalog.h"
 #include "core/context.h"
 #include "core/owner.h"
+#include "core/snapshot_key.h"
 #include "routing/decide.h"
 #include "routing/model_cache.h"
 
@@ -27,74 +28,82 @@ PG_FUNCTION_INFO_V1(model_select_route);
 PG_FUNCTION_INFO_V1(model_select_scores);
 
 /*
- * select_model()'s per-statement cache in fn_extra: the selector as loaded
- * under one snapshot.  Tables cannot change under the same snapshot and
- * command id, so the selector is reloaded only when those change (e.g. a
- * PL/pgSQL loop that inserts rewards between calls) or the model cache
- * dropped one of its models.  Within a transaction, equal xmin, xmax,
- * in-progress counts and command id mean equal snapshot contents: a
- * transaction that starts later gets an xid >= xmax, so the in-progress
- * lists can only shrink unless xmax moves.  The same snapshot also means the
- * same grants, so the privilege check of the load holds for the same user.
+ * The backend's last load of each recently used selector, reused while the
+ * caller's snapshot sees exactly the same rows (snapshot_key.h), so that a
+ * call with nothing new reads no table at all.  The same rows also mean the
+ * same grants, owner and role memberships (catalog changes end transactions
+ * too), so the privilege check of the load holds for the same user.  A load
+ * points to models of the model cache, which may evict them:
+ * selector_models_current() checks that they are still there.
  */
-typedef struct StatementCache
+#define LOADED_SELECTORS 8
+
+typedef struct LoadedSelector
 {
-	Selector   *sel;
+	MemoryContext cxt;			/* everything below; NULL: slot unused */
+	char	   *name;			/* NULL: nothing loaded */
 	Oid			user;			/* whose route right the load checked */
-	TransactionId xmin;
-	TransactionId xmax;
-	uint32		xcnt;
-	int32		subxcnt;
-	bool		suboverflowed;
-	CommandId	curcid;
-	bool		valid;
-} StatementCache;
+	SnapshotKey key;
+	TimestampTz xact_start;		/* the time clock's now (clock_now) */
+	Selector   *sel;
+	uint64		last_used;
+} LoadedSelector;
 
-static void
-snapshot_remember(StatementCache *sc, Snapshot snap)
+static LoadedSelector loaded[LOADED_SELECTORS];
+static uint64 loaded_clock = 0;
+
+/* The slot of name (found) or the one to load it into (least recently used). */
+static LoadedSelector *
+loaded_slot(const char *name, bool *found)
 {
-	sc->valid = snap != NULL && snap->snapshot_type == SNAPSHOT_MVCC;
-	if (!sc->valid)
-		return;
-	sc->xmin = snap->xmin;
-	sc->xmax = snap->xmax;
-	sc->xcnt = snap->xcnt;
-	sc->subxcnt = snap->subxcnt;
-	sc->suboverflowed = snap->suboverflowed;
-	sc->curcid = snap->curcid;
+	LoadedSelector *victim = &loaded[0];
+
+	for (int i = 0; i < LOADED_SELECTORS; i++)
+	{
+		if (loaded[i].name != NULL && strcmp(loaded[i].name, name) == 0)
+		{
+			*found = true;
+			return &loaded[i];
+		}
+		if (loaded[i].cxt == NULL || loaded[i].last_used < victim->last_used)
+			victim = &loaded[i];
+	}
+	*found = false;
+	return victim;
 }
 
-static bool
-snapshot_matches(const StatementCache *sc, Snapshot snap)
-{
-	return sc->valid && snap != NULL && snap->snapshot_type == SNAPSHOT_MVCC &&
-		sc->xmin == snap->xmin && sc->xmax == snap->xmax && sc->xcnt == snap->xcnt &&
-		sc->subxcnt == snap->subxcnt && sc->suboverflowed == snap->suboverflowed &&
-		sc->curcid == snap->curcid;
-}
-
+/* The selector `name` as the caller's snapshot sees it, loaded or reused. */
 static Selector *
-selector_for_statement(FunctionCallInfo fcinfo, const char *name)
+selector_for_call(const char *name)
 {
-	StatementCache *sc = fcinfo->flinfo->fn_extra;
-	Snapshot	snap = ActiveSnapshotSet() ? GetActiveSnapshot() : NULL;
+	Snapshot	snap = snapshot_key_current();
+	bool		found;
+	LoadedSelector *slot = loaded_slot(name, &found);
 	MemoryContext old;
 
-	if (sc != NULL && strcmp(sc->sel->name, name) == 0 && snapshot_matches(sc, snap) &&
-		sc->user == calling_user() && selector_models_current(sc->sel))
-		return sc->sel;
-
-	old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
-	if (sc == NULL)
-		sc = fcinfo->flinfo->fn_extra = palloc0(sizeof(StatementCache));
-	else if (sc->sel != NULL)
-		pfree(sc->sel);			/* arm names and array stay until fn_mcxt goes */
-	sc->valid = false;
-	sc->sel = selector_load(name);
-	sc->user = calling_user();
+	slot->last_used = ++loaded_clock;
+	/* a time-clocked model also depends on now: the transaction's timestamp */
+	if (found && slot->sel != NULL && slot->user == calling_user() &&
+		snapshot_key_matches(&slot->key, snap) &&
+		(slot->sel->cfg.clock != CLOCK_TIME || slot->xact_start == GetCurrentTransactionStartTimestamp()) &&
+		selector_models_current(slot->sel))
+		return slot->sel;
+	if (slot->cxt == NULL)
+		slot->cxt = AllocSetContextCreate(CacheMemoryContext, "model_select loaded selector",
+										  ALLOCSET_SMALL_SIZES);
+	else
+		MemoryContextReset(slot->cxt);
+	slot->sel = NULL;
+	slot->name = NULL;
+	/* an error leaves the slot without a selector (error recovery resets the context) */
+	old = MemoryContextSwitchTo(slot->cxt);
+	slot->name = pstrdup(name);
+	slot->user = calling_user();
+	snapshot_key_remember(&slot->key, snap, slot->cxt);
+	slot->xact_start = GetCurrentTransactionStartTimestamp();
+	slot->sel = selector_load(name);
 	MemoryContextSwitchTo(old);
-	snapshot_remember(sc, snap);
-	return sc->sel;
+	return slot->sel;
 }
 
 /* Validate the context argument and decide; raw_out gets the context as given. */
@@ -111,7 +120,7 @@ decide_arg(const Selector *sel, ArrayType *context, ArmScore *scores, double **r
 Datum
 model_select_select_model(PG_FUNCTION_ARGS)
 {
-	Selector   *sel = selector_for_statement(fcinfo, text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	Selector   *sel = selector_for_call(text_to_cstring(PG_GETARG_TEXT_PP(0)));
 	ArmScore   *scores = palloc(sizeof(ArmScore) * Max(sel->narms, 1));
 	int			chosen = decide_arg(sel, PG_GETARG_ARRAYTYPE_P(1), scores, NULL);
 
@@ -149,7 +158,7 @@ model_select_route(PG_FUNCTION_ARGS)
 	bool		nulls[3] = {false, false, false};
 
 	check_decisions_writable("route()");
-	sel = selector_load(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	sel = selector_for_call(text_to_cstring(PG_GETARG_TEXT_PP(0)));
 	scores = palloc(sizeof(ArmScore) * Max(sel->narms, 1));
 	chosen = decide_arg(sel, PG_GETARG_ARRAYTYPE_P(1), scores, &raw);
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
@@ -161,13 +170,14 @@ model_select_route(PG_FUNCTION_ARGS)
 	args[3] = Float8GetDatum(scores[chosen].ucb);
 	args[4] = Float8GetDatum(scores[chosen].mean);
 	args[5] = Float8GetDatum(pacer_lambda(sel));
+	/* before the insert: its triggers may load selectors anew */
+	values[1] = CStringGetTextDatum(sel->arms[chosen].name);
+	values[2] = Float8GetDatum(scores[chosen].ucb);
 	/* as the extension owner: clients need no right on decisions */
 	values[0] = Int64GetDatum(insert_returning_id_as_owner(&plan,
 														   "INSERT INTO model_select.decisions(selector_id, arm_id, context, score, mean,"
 														   " cost_weight) VALUES ($1, $2, $3, $4, $5, $6) RETURNING decision_id",
 														   6, types, args, "log the decision"));
-	values[1] = CStringGetTextDatum(sel->arms[chosen].name);
-	values[2] = Float8GetDatum(scores[chosen].ucb);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
 }
 
@@ -175,7 +185,7 @@ Datum
 model_select_scores(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	Selector   *sel = selector_load(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	Selector   *sel = selector_for_call(text_to_cstring(PG_GETARG_TEXT_PP(0)));
 	ArmScore   *scores = palloc(sizeof(ArmScore) * Max(sel->narms, 1));
 
 	score_arms(sel, context_from_array(PG_GETARG_ARRAYTYPE_P(1), sel->cfg.dim), scores);

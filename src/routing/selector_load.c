@@ -1,9 +1,9 @@
 /*
- * selector_load.c — loading a selector for scoring: its configuration, its
- * arms with their checkpoints, and the rewards logged after each arm's
- * cached base, read in two queries as the extension owner and folded
- * through the arm cache (model_cache.c).  Every reader thus scores exactly
- * the fold of the log its snapshot sees.
+ * selector_load.c — loading a selector for scoring: its configuration, owner
+ * and grants, its arms with their checkpoints (one query), and the rewards
+ * logged after each arm's cached base (a second one), read as the extension
+ * owner and folded through the arm cache (model_cache.c).  Every reader
+ * thus scores exactly the fold of the log its snapshot sees.
  */
 #include "postgres.h"
 
@@ -22,7 +22,18 @@
 #include "routing/arm_cache.h"
 #include "routing/model_cache.h"
 
-/* The arms query's checkpoint columns 5.. of row i. */
+/*
+ * The selector query: the selector's CONFIG_COLUMNS (1-7), owner (8) and
+ * grantees of route (9), then per arm (ordered by ordinal; one row of NULLs
+ * when it has none) the arm's columns from ARM_COL on, its checkpoint's from
+ * CKPT_COL on.
+ */
+#define OWNER_COL 8
+#define GRANTEES_COL 9
+#define ARM_COL 10				/* arm_id, name, ordinal, active */
+#define CKPT_COL 14				/* version, xmin, settings_version, position, state */
+
+/* The selector query's checkpoint columns of row i. */
 static void
 checkpoint_row(const SelectorConfig *cfg, SPITupleTable *tt, uint64 i, CheckpointRow *ck)
 {
@@ -31,21 +42,24 @@ checkpoint_row(const SelectorConfig *cfg, SPITupleTable *tt, uint64 i, Checkpoin
 	bool		isnull;
 
 	memset(ck, 0, sizeof(*ck));
-	ck->version = DatumGetInt64(SPI_getbinval(row, desc, 5, &isnull));
+	ck->version = DatumGetInt64(SPI_getbinval(row, desc, CKPT_COL, &isnull));
 	if (isnull)
 		return;					/* no checkpoint row: fold the whole log */
-	ck->xmin = DatumGetInt64(SPI_getbinval(row, desc, 6, &isnull));
-	ck->valid = DatumGetInt32(SPI_getbinval(row, desc, 7, &isnull)) == cfg->settings_version;
-	checkpoint_position_from_row(row, desc, 8, &ck->pos, &ck->totals);
-	ck->state = SPI_getbinval(row, desc, 14, &isnull);
+	ck->xmin = DatumGetInt64(SPI_getbinval(row, desc, CKPT_COL + 1, &isnull));
+	ck->valid = DatumGetInt32(SPI_getbinval(row, desc, CKPT_COL + 2, &isnull)) == cfg->settings_version;
+	checkpoint_position_from_row(row, desc, CKPT_COL + 3, &ck->pos, &ck->totals);
+	ck->state = SPI_getbinval(row, desc, CKPT_COL + 9, &isnull);
 	if (isnull)
 		ck->state = (Datum) 0;
 }
 
 /*
  * The visible rows after every entry's base (FOLD_COLUMNS, then the arm's
- * index + 1), ordered by arm index then canonical order; the table stays
- * valid until SPI_finish.
+ * index + 1), by arm index then canonical order: the lateral subquery
+ * orders each arm's rows and runs once per arm in the order of the array
+ * (a lateral reference makes a nested loop), so no sort of the whole is
+ * needed (arms_load checks the arm order).  The table stays valid until
+ * SPI_finish.
  */
 static SPITupleTable *
 rows_after_bases(ModelCacheEntry **entries, int narms)
@@ -73,8 +87,7 @@ rows_after_bases(ModelCacheEntry **entries, int narms)
 						 " FROM unnest($1, $2, $3) WITH ORDINALITY AS b(arm_id, tx, reward_id, i)"
 						 " CROSS JOIN LATERAL (SELECT " FOLD_COLUMNS " FROM model_select.rewards r"
 						 "   WHERE r.arm_id = b.arm_id AND (r.tx, r.reward_id) > (b.tx, b.reward_id)"
-						 "   ORDER BY r.tx, r.reward_id) r"
-						 " ORDER BY b.i, r.tx, r.reward_id",
+						 "   ORDER BY r.tx, r.reward_id) r",
 						 3, types), args, NULL, true, 0, SPI_OK_SELECT, "read the pending rewards");
 	return SPI_tuptable;
 }
@@ -128,10 +141,10 @@ arms_load(Selector *sel, MemoryContext caller, SPITupleTable *tt, FullTransactio
 		bool		isnull;
 		CheckpointRow ck;
 
-		arm->arm_id = DatumGetInt32(SPI_getbinval(row, tt->tupdesc, 1, &isnull));
-		arm->name = MemoryContextStrdup(caller, TextDatumGetCString(SPI_getbinval(row, tt->tupdesc, 2, &isnull)));
-		arm->ordinal = DatumGetInt32(SPI_getbinval(row, tt->tupdesc, 3, &isnull));
-		arm->active = DatumGetBool(SPI_getbinval(row, tt->tupdesc, 4, &isnull));
+		arm->arm_id = DatumGetInt32(SPI_getbinval(row, tt->tupdesc, ARM_COL, &isnull));
+		arm->name = MemoryContextStrdup(caller, TextDatumGetCString(SPI_getbinval(row, tt->tupdesc, ARM_COL + 1, &isnull)));
+		arm->ordinal = DatumGetInt32(SPI_getbinval(row, tt->tupdesc, ARM_COL + 2, &isnull));
+		arm->active = DatumGetBool(SPI_getbinval(row, tt->tupdesc, ARM_COL + 3, &isnull));
 		checkpoint_row(&sel->cfg, tt, i, &ck);
 		entries[i] = model_cache_entry(&sel->cfg, arm->arm_id, &ck, horizon);
 	}
@@ -164,6 +177,8 @@ arms_load(Selector *sel, MemoryContext caller, SPITupleTable *tt, FullTransactio
 		sel->arms[i].xmin = entry->xmin;
 		sel->arms[i].model = entry->model;
 	}
+	if (next != nrows)
+		elog(ERROR, "the pending rewards of selector \"%s\" came out of arm order", sel->name);
 	model_cache_fit(load);
 }
 
@@ -171,29 +186,41 @@ static void
 selector_load_as_owner(void *arg)
 {
 	int			spi_level;
-	static SPIPlanPtr arms_plan = NULL;
+	static SPIPlanPtr plan = NULL;
 	LoadCall   *call = arg;
-	Oid			types[1] = {INT4OID};
-	Datum		args[1];
+	Oid			types[2] = {TEXTOID, TEXTARRAYOID};
+	Datum		args[2];
 	Selector   *sel;
+	SPITupleTable *tt;
+	bool		isnull;
 
 	spi_level = spi_connect();
 	sel = call->sel = MemoryContextAllocZero(call->caller, sizeof(Selector));
 	sel->name = MemoryContextStrdup(call->caller, call->name);
-	config_load_by_name(call->name, &sel->cfg);
+	args[0] = CStringGetTextDatum(call->name);
+	args[1] = selector_privilege_names(SELECTOR_ROUTE);
+	if (spi_execute(spi_plan(&plan,
+							 "SELECT " CONFIG_COLUMNS_OF("s") ", s.owner, " SELECTOR_GRANTEES_COLUMN("s", "$2") ","
+							 " a.arm_id, a.name, a.ordinal, a.active, st.version,"
+							 " st.xmin::text::bigint, st.settings_version, "
+							 CHECKPOINT_POSITION_COLUMNS ", st.state"
+							 " FROM model_select.selectors s"
+							 " LEFT JOIN model_select.arms a ON a.selector_id = s.selector_id"
+							 " LEFT JOIN model_select.arm_state st ON st.arm_id = a.arm_id"
+							 " WHERE s.name = $1 ORDER BY a.ordinal",
+							 2, types), args, NULL, true, 0, SPI_OK_SELECT,
+					"read selector \"%s\"", call->name) == 0)
+		selector_unknown(call->name);
+	tt = SPI_tuptable;
+	config_from_row(&sel->cfg, tt->vals[0], tt->tupdesc, 1);
 	/* at every load, cached models or not: a revoke takes effect at once */
-	selector_check_privilege(sel->cfg.selector_id, call->name, SELECTOR_ROUTE);
-	args[0] = Int32GetDatum(sel->cfg.selector_id);
-	spi_execute(spi_plan(&arms_plan,
-						 "SELECT a.arm_id, a.name, a.ordinal, a.active, s.version,"
-						 " s.xmin::text::bigint, s.settings_version, "
-						 CHECKPOINT_POSITION_COLUMNS ", s.state"
-						 " FROM model_select.arms a LEFT JOIN model_select.arm_state s USING (arm_id)"
-						 " WHERE a.selector_id = $1 ORDER BY a.ordinal",
-						 1, types), args, NULL, true, 0, SPI_OK_SELECT, "read the arms of selector \"%s\"", call->name);
-	sel->narms = (int) SPI_processed;
+	selector_check_privilege_given(call->name, SELECTOR_ROUTE,
+								   DatumGetObjectId(spi_datum(tt->vals[0], tt->tupdesc, OWNER_COL)),
+								   spi_datum(tt->vals[0], tt->tupdesc, GRANTEES_COL));
+	(void) SPI_getbinval(tt->vals[0], tt->tupdesc, ARM_COL, &isnull);
+	sel->narms = isnull ? 0 : (int) SPI_processed;
 	sel->arms = MemoryContextAllocZero(call->caller, sizeof(ArmInfo) * Max(sel->narms, 1));
-	arms_load(sel, call->caller, SPI_tuptable, shared_horizon());
+	arms_load(sel, call->caller, tt, shared_horizon());
 	spi_finish(spi_level);
 }
 
