@@ -5,8 +5,14 @@
 #
 #   d = 384, 5 arms, 2,000 rewards per arm preloaded (synthetic_clusters),
 #   selectors rff_ucb (features 128), lin_ucb, pak_ucb ("cap": 10000, so that
-#   versions that refuse rewards past cap still run; with 2,000 rewards per arm
-#   this changes nothing else); prompts: 10,000 synthetic 384-d embeddings.
+#   its arms stay below cap: every checkpoint appends rows), pak_ucb_cap
+#   (pak_ucb with all defaults: cap 2,000, so its arms are at cap and compact
+#   -- refactorise their newest 1,000 rewards -- once per 1,001 rewards);
+#   prompts: 10,000 synthetic 384-d embeddings.  pak_ucb_cap runs a fixed
+#   number of decisions instead of -T: MS_PGBENCH_CAP_DECISIONS (5,005 = one
+#   compaction cycle of 1,001 rewards for each of the 5 arms, on average), so
+#   its WAL per decision includes the compactions' share; the table says how
+#   many compactions the run made.
 #
 #   baseline transaction:      BEGIN; INSERT INTO decisions_b(prompt_id, context, arm)
 #                              SELECT id, emb, 'm1' FROM prompts WHERE id = :p
@@ -26,8 +32,8 @@
 # = :p`, at 1 and 2 clients: the per-call overhead of routing.
 #
 # Environment: MS_PGBENCH_T (seconds per run, 15), MS_PGBENCH_POLICIES
-# ("rff_ucb lin_ucb pak_ucb"), MS_PGBENCH_CLIENTS ("1 4"),
-# MS_PGBENCH_READ_CLIENTS ("1 2").
+# ("rff_ucb lin_ucb pak_ucb pak_ucb_cap"), MS_PGBENCH_CLIENTS ("1 4"),
+# MS_PGBENCH_READ_CLIENTS ("1 2"), MS_PGBENCH_CAP_DECISIONS (5005).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-Haswell}
@@ -36,7 +42,8 @@ if [ -z "${MS_PGBENCH_IN_CLUSTER:-}" ]; then
 fi
 
 T=${MS_PGBENCH_T:-15}
-POLICIES=${MS_PGBENCH_POLICIES:-rff_ucb lin_ucb pak_ucb}
+POLICIES=${MS_PGBENCH_POLICIES:-rff_ucb lin_ucb pak_ucb pak_ucb_cap}
+CAP_DECISIONS=${MS_PGBENCH_CAP_DECISIONS:-5005}
 CLIENTS=${MS_PGBENCH_CLIENTS:-1 4}
 READ_CLIENTS=${MS_PGBENCH_READ_CLIENTS:-1 2}
 DB=ms_pgbench
@@ -59,6 +66,12 @@ CREATE TABLE rewards_b (reward_id bigserial PRIMARY KEY,
                         reward float8 NOT NULL, created_at timestamptz NOT NULL DEFAULT now());
 CREATE TABLE preload AS
 SELECT round, context, reward FROM model_select.synthetic_clusters(2000, 384, 5, NULL, 8);
+-- Compactions a default pak_ucb arm (cap 2,000) has made by its n-th reward:
+-- at rewards 2,001, 3,002, 4,003, ... (docs/policies.md).
+CREATE FUNCTION compactions(sel text) RETURNS bigint LANGUAGE sql AS $f$
+  SELECT coalesce(sum(CASE WHEN n > 2000 THEN (n - 2001) / 1001 + 1 ELSE 0 END), 0)::bigint
+    FROM (SELECT count(*) AS n FROM model_select.rewards WHERE selector = sel GROUP BY arm) a
+$f$;
 SQL
 for pol in $POLICIES; do
     case $pol in
@@ -66,7 +79,7 @@ for pol in $POLICIES; do
         pak_ucb) settings='{"cap": 10000}' ;;
         *) settings='{}' ;;
     esac
-    q -c "SELECT model_select.create_selector('$pol', 384, ARRAY['m1','m2','m3','m4','m5'], '$pol', NULL, '$settings', 1)" >/dev/null
+    q -c "SELECT model_select.create_selector('$pol', 384, ARRAY['m1','m2','m3','m4','m5'], '${pol%_cap}', NULL, '$settings', 1)" >/dev/null
     for a in 1 2 3 4 5; do
         q -c "INSERT INTO model_select.rewards(selector, arm, context, reward)
               SELECT '$pol', 'm$a', context, reward[$a] FROM preload ORDER BY round"
@@ -103,10 +116,12 @@ done
 
 # run NAME CLIENTS -> "tps wal_bytes_per_decision" (or "n/a n/a")
 run() {
-    local name=$1 c=$2 lsn0 lsn1 tps txns
+    local name=$1 c=$2 lsn0 lsn1 tps txns length=(-T "$T")
+    # at cap: a fixed number of decisions, so that the run spans compactions
+    [ "$name" != pak_ucb_cap ] || length=(-t $(( (CAP_DECISIONS + c - 1) / c )))
     q -c "CHECKPOINT"
     lsn0=$(q -c "SELECT pg_current_wal_lsn()")
-    if ! pgbench -n -d "$DB" -c "$c" -j "$c" -T "$T" -f "$WORK/$name.sql" \
+    if ! pgbench -n -d "$DB" -c "$c" -j "$c" "${length[@]}" -f "$WORK/$name.sql" \
             >"$WORK/$name.$c.out" 2>"$WORK/$name.$c.err"; then
         echo "pgbench $name -c $c failed: $(grep -m 1 -i error "$WORK/$name.$c.err")" >&2
     fi
@@ -120,12 +135,14 @@ run() {
     fi
 }
 
-declare -A res
+declare -A res compacted
 for c in $CLIENTS; do
     res[baseline,$c]=$(run baseline "$c")
     echo "baseline, $c client(s): ${res[baseline,$c]% *} decisions/s, ${res[baseline,$c]#* } WAL bytes/decision"
     for pol in $POLICIES; do
+        k0=$(q -c "SELECT compactions('$pol')")
         res[$pol,$c]=$(run "$pol" "$c")
+        compacted[$pol,$c]=$(( $(q -c "SELECT compactions('$pol')") - k0 ))
         echo "$pol, $c client(s): ${res[$pol,$c]% *} decisions/s, ${res[$pol,$c]#* } WAL bytes/decision"
     done
 done
@@ -135,8 +152,9 @@ echo
 echo "One decision (read prompt + route() + reward INSERT) vs the same SQL work without the extension;"
 echo "d = 384, 5 arms, 2,000 rewards per arm, pgbench -T $T per run.  Targets: ratio >= 0.5 (rff/lin),"
 echo "WAL ratio <= 3, pak_ucb WAL <= 32 kB per decision.  pak_ucb runs with cap 10000, so its arms stay"
-echo "below cap: a checkpoint appends rows (arm_state_rows); at cap each reward forgets the oldest row"
-echo "and a checkpoint rewrites the whole factor."
+echo "below cap: a checkpoint appends rows (arm_state_rows).  pak_ucb_cap has all defaults (cap 2000):"
+echo "its arms are at cap and compact once per 1,001 rewards (a checkpoint then rewrites the factor);"
+echo "it runs $CAP_DECISIONS decisions per client count, so its WAL includes their share."
 fmt='| %-8s | %7s | %11s | %10s | %6s | %12s | %11s | %9s |\n'
 printf "\n$fmt" policy clients "decisions/s" "baseline/s" ratio "WAL B/dec." "baseline B" "WAL ratio"
 printf "$fmt" -------- ------: ----------: ---------: -----: -----------: ----------: --------:
@@ -148,6 +166,10 @@ for pol in $POLICIES; do
         printf "$fmt" "$pol" "$c" "$(num "$mt")" "$(num "$bt")" "$(ratio "$mt" "$bt")" \
             "$(num "$mw")" "$(num "$bw")" "$(ratio "$mw" "$bw")"
     done
+done
+for c in $CLIENTS; do
+    [ -z "${compacted[pak_ucb_cap,$c]:-}" ] ||
+        echo "pak_ucb_cap, $c client(s): ${compacted[pak_ucb_cap,$c]} compactions during the run"
 done
 
 for c in $READ_CLIENTS; do
