@@ -155,9 +155,9 @@ echo "WAL ratio <= 3, pak_ucb WAL <= 32 kB per decision.  pak_ucb runs with cap 
 echo "below cap: a checkpoint appends rows (arm_state_rows).  pak_ucb_cap has all defaults (cap 2000):"
 echo "its arms are at cap and compact once per 1,001 rewards (a checkpoint then rewrites the factor);"
 echo "it runs $CAP_DECISIONS decisions per client count, so its WAL includes their share."
-fmt='| %-8s | %7s | %11s | %10s | %6s | %12s | %11s | %9s |\n'
+fmt='| %-11s | %7s | %11s | %10s | %6s | %12s | %11s | %9s |\n'
 printf "\n$fmt" policy clients "decisions/s" "baseline/s" ratio "WAL B/dec." "baseline B" "WAL ratio"
-printf "$fmt" -------- ------: ----------: ---------: -----: -----------: ----------: --------:
+printf "$fmt" ----------- ------: ----------: ---------: -----: -----------: ----------: --------:
 num() { awk -v a="$1" 'BEGIN { if (a ~ /^[0-9.]+$/) printf "%.0f", a; else printf "%s", a }'; }
 for pol in $POLICIES; do
     for c in $CLIENTS; do
@@ -180,9 +180,9 @@ for c in $READ_CLIENTS; do
 done
 echo
 echo "Single select_model() calls (read the prompt, choose an arm) vs the plain row read; target >= 0.85."
-fmt='| %-8s | %7s | %14s | %9s | %6s |\n'
+fmt='| %-11s | %7s | %14s | %9s | %6s |\n'
 printf "\n$fmt" policy clients "select_model/s" "read/s" ratio
-printf "$fmt" -------- ------: -------------: --------: -----:
+printf "$fmt" ----------- ------: -------------: --------: -----:
 for pol in $POLICIES; do
     for c in $READ_CLIENTS; do
         read -r mt _ <<<"${res[select_$pol,$c]}"

@@ -25,7 +25,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(35);
+SELECT plan(37);
 SET LOCAL model_select.checkpoint_threshold = 0;
 
 SELECT model_select.create_selector('ps', 8, ARRAY['a', 'b'], 'pak_ucb', 'rbf', '{"cap": 5000}');
@@ -33,6 +33,8 @@ SELECT model_select.create_selector('pw', 8, ARRAY['a'], 'pak_ucb', 'rbf', '{"wi
 SELECT model_select.create_selector('pc', 8, ARRAY['a'], 'pak_ucb', 'rbf', '{"cap": 120}');
 SELECT model_select.create_selector('pk', 8, ARRAY['a'], 'pak_ucb', 'rbf', '{"cap": 40}');
 SELECT model_select.create_selector('pk_kept', 8, ARRAY['a'], 'pak_ucb', 'rbf', '{"cap": 5000}');
+SELECT model_select.create_selector('pkw', 8, ARRAY['a'], 'pak_ucb', 'rbf', '{"cap": 40, "window": 100}');
+SELECT model_select.create_selector('pkd', 8, ARRAY['a'], 'pak_ucb', 'rbf', '{"cap": 40, "discount": 0.99}');
 SELECT model_select.create_selector('pd', 8, ARRAY['a'], 'pak_ucb', 'rbf',
                                     '{"confidence": "dmm", "alpha": 0.25, "grid": [0.3, 1, 3]}');
 CREATE TEMP TABLE feed AS
@@ -187,6 +189,16 @@ SELECT is((SELECT count(*) FROM snap x JOIN snap y USING (probe, arm)
               AND abs(x.mean - y.mean) <= 1e-9 * greatest(1, abs(y.mean))
               AND abs(x.width - y.width) <= 1e-9 * greatest(1, abs(y.width))),
           12::bigint, 'pk: it scores as an arm fed only its newest 23 rewards, the rows the rule keeps (1e-9)');
+
+SELECT pg_temp.feed(s, 'a', 0, 100) FROM unnest(ARRAY['pkw', 'pkd']) s;
+SELECT model_select.checkpoint(s) FROM unnest(ARRAY['pkw', 'pkd']) s;
+SELECT pg_temp.feed(s, 'a', 100, 130) FROM unnest(ARRAY['pkw', 'pkd']) s;
+SELECT pg_temp.snap('incremental', s) FROM unnest(ARRAY['pkw', 'pkd']) s;
+SELECT model_select.rebuild_state(s) FROM unnest(ARRAY['pkw', 'pkd']) s;
+SELECT pg_temp.snap('rebuilt', s) FROM unnest(ARRAY['pkw', 'pkd']) s;
+SELECT is(pg_temp.agree(s, 'incremental', 'rebuilt'), 12::bigint,
+          format('%s: past cap 40, 30 pending rewards across a compaction: equal to rebuild_state''s (1e-9)', s))
+  FROM unnest(ARRAY['pkw', 'pkd']) s;
 
 -- Damaged rows (pd: one chunk [0, 93) after a rebuild): every reader and
 -- checkpoint refuses them with XX001, and rebuild_state() repairs them.
