@@ -5,8 +5,13 @@
 #
 #   d = 384, 5 arms, 2,000 rewards per arm preloaded (synthetic_clusters),
 #   selectors rff_ucb (features 128), lin_ucb, pak_ucb ("cap": 10000, so that
-#   versions that refuse rewards past cap still run; with 2,000 rewards per arm
-#   this changes nothing else); prompts: 10,000 synthetic 384-d embeddings.
+#   its arms stay below cap: every checkpoint appends rows), pak_ucb_cap
+#   (pak_ucb with all defaults: cap 2,000, so its arms are at cap and compact
+#   -- refactorise their newest 1,000 rewards -- once per 1,001 rewards);
+#   prompts: 10,000 synthetic 384-d embeddings.  pak_ucb_cap runs a fixed
+#   number of decisions instead of -T: MS_PGBENCH_CAP_DECISIONS (5,005 = one
+#   compaction cycle of 1,001 rewards for each of the 5 arms, on average), so
+#   its WAL per decision includes the compactions' share.
 #
 #   baseline transaction:      BEGIN; INSERT INTO decisions_b(prompt_id, context, arm)
 #                              SELECT id, emb, 'm1' FROM prompts WHERE id = :p
@@ -33,9 +38,10 @@
 # Both sides of every ratio run as the same user.
 #
 # Environment: MS_PGBENCH_T (seconds per run, 10), MS_PGBENCH_POLICIES
-# ("rff_ucb lin_ucb pak_ucb"), MS_PGBENCH_CLIENTS ("1 4"),
+# ("rff_ucb lin_ucb pak_ucb pak_ucb_cap"), MS_PGBENCH_CLIENTS ("1 4"),
 # MS_PGBENCH_READ_CLIENTS ("1 2"), MS_PGBENCH_READ_USERS ("app superuser"),
-# MS_PGBENCH_ROUNDS (3: every run repeated, ratios taken within a round).
+# MS_PGBENCH_ROUNDS (3: every run repeated, ratios taken within a round),
+# MS_PGBENCH_CAP_DECISIONS (5005).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-Haswell}
@@ -44,7 +50,8 @@ if [ -z "${MS_PGBENCH_IN_CLUSTER:-}" ]; then
 fi
 
 T=${MS_PGBENCH_T:-10}
-POLICIES=${MS_PGBENCH_POLICIES:-rff_ucb lin_ucb pak_ucb}
+POLICIES=${MS_PGBENCH_POLICIES:-rff_ucb lin_ucb pak_ucb pak_ucb_cap}
+CAP_DECISIONS=${MS_PGBENCH_CAP_DECISIONS:-5005}
 CLIENTS=${MS_PGBENCH_CLIENTS:-1 4}
 READ_CLIENTS=${MS_PGBENCH_READ_CLIENTS:-1 2}
 READ_USERS=${MS_PGBENCH_READ_USERS:-app superuser}
@@ -70,6 +77,12 @@ CREATE TABLE rewards_b (reward_id bigserial PRIMARY KEY,
                         reward float8 NOT NULL, created_at timestamptz NOT NULL DEFAULT now());
 CREATE TABLE preload AS
 SELECT round, context, reward FROM model_select.synthetic_clusters(2000, 384, 5, NULL, 8);
+-- Compactions a default pak_ucb arm (cap 2,000) has made by its n-th reward:
+-- at rewards 2,001, 3,002, 4,003, ... (docs/policies.md).
+CREATE FUNCTION compactions(sel text) RETURNS bigint LANGUAGE sql AS $f$
+  SELECT coalesce(sum(CASE WHEN n > 2000 THEN (n - 2001) / 1001 + 1 ELSE 0 END), 0)::bigint
+    FROM (SELECT count(*) AS n FROM model_select.rewards WHERE selector = sel GROUP BY arm) a
+$f$;
 SQL
 for pol in $POLICIES; do
     case $pol in
@@ -77,7 +90,7 @@ for pol in $POLICIES; do
         pak_ucb) settings='{"cap": 10000}' ;;
         *) settings='{}' ;;
     esac
-    q -c "SELECT model_select.create_selector('$pol', 384, ARRAY['m1','m2','m3','m4','m5'], '$pol', NULL, '$settings', 1)" >/dev/null
+    q -c "SELECT model_select.create_selector('$pol', 384, ARRAY['m1','m2','m3','m4','m5'], '${pol%_cap}', NULL, '$settings', 1)" >/dev/null
     for a in 1 2 3 4 5; do
         q -c "INSERT INTO model_select.rewards(selector, arm, context, reward)
               SELECT '$pol', 'm$a', context, reward[$a] FROM preload ORDER BY round"
@@ -139,13 +152,15 @@ TICK_US=$((1000000 / $(getconf CLK_TCK)))
 # transaction is what its throughput on saturated cores follows; it depends much
 # less on other jobs on the machine than tps does.
 run() {
-    local name=$1 c=$2 user=${3:-app} lsn0 lsn1 tps txns t0 t1
+    local name=$1 c=$2 user=${3:-app} lsn0 lsn1 tps txns t0 t1 length=(-T "$T")
+    # at cap: a fixed number of decisions, so that the run spans compactions
+    [ "$name" != pak_ucb_cap ] || length=(-t $(( (CAP_DECISIONS + c - 1) / c )))
     local as=(-U "$APP")
     [ "$user" = app ] || as=()
     q -c "CHECKPOINT"
     lsn0=$(q -c "SELECT pg_current_wal_lsn()")
     t0=$(server_ticks)
-    if ! pgbench -n -d "$DB" "${as[@]}" -c "$c" -j "$c" -T "$T" -f "$WORK/$name.sql" \
+    if ! pgbench -n -d "$DB" "${as[@]}" -c "$c" -j "$c" "${length[@]}" -f "$WORK/$name.sql" \
             >"$WORK/$name.$c.out" 2>"$WORK/$name.$c.err"; then
         echo "pgbench $name -c $c failed: $(grep -m 1 -i error "$WORK/$name.$c.err")" >&2
     fi
@@ -197,13 +212,15 @@ rng() { if [ "$1" = n/a ]; then echo n/a; else printf '%s-%s' "$(r2 "$1")" "$(r2
 # right after their baseline's, so that each ratio compares runs that met the
 # same load on a shared machine; the tables show medians and the range of
 # the per-round ratios.
-declare -A res
+declare -A res compacted
 for ((r = 1; r <= ROUNDS; r++)); do
     for c in $CLIENTS; do
         res[baseline,$c,$r]=$(run baseline "$c")
         echo "round $r: baseline, $c client(s): ${res[baseline,$c,$r]% *} decisions/s, ${res[baseline,$c,$r]#* } WAL bytes/decision"
         for pol in $POLICIES; do
+            k0=$(q -c "SELECT compactions('$pol')")
             res[$pol,$c,$r]=$(run "$pol" "$c")
+            compacted[$pol,$c]=$(( ${compacted[$pol,$c]:-0} + $(q -c "SELECT compactions('$pol')") - k0 ))
             echo "round $r: $pol, $c client(s): ${res[$pol,$c,$r]% *} decisions/s, ${res[$pol,$c,$r]#* } WAL bytes/decision"
         done
     done
@@ -215,12 +232,13 @@ echo "both as the application role $APP;"
 echo "d = 384, 5 arms, 2,000 rewards per arm, pgbench -T $T per run, $ROUNDS rounds (medians; ratio range"
 echo "over the rounds; CPU us: the server's CPU time per decision, CPU ratio = baseline CPU / CPU).  Targets: ratio >= 0.5 (rff/lin),"
 echo "WAL ratio <= 3, pak_ucb WAL <= 32 kB per decision.  pak_ucb runs with cap 10000, so its arms stay"
-echo "below cap: a checkpoint appends rows (arm_state_rows); at cap each reward forgets the oldest row"
-echo "and a checkpoint rewrites the whole factor."
-fmt='| %-8s | %7s | %11s | %10s | %6s | %11s | %9s | %9s | %9s | %12s | %11s | %9s |\n'
+echo "below cap: a checkpoint appends rows (arm_state_rows).  pak_ucb_cap has all defaults (cap 2000):"
+echo "its arms are at cap and compact once per 1,001 rewards (a checkpoint then rewrites the factor);"
+echo "it runs $CAP_DECISIONS decisions per client count and round, so its WAL includes their share."
+fmt='| %-11s | %7s | %11s | %10s | %6s | %11s | %9s | %9s | %9s | %12s | %11s | %9s |\n'
 printf "\n$fmt" policy clients "decisions/s" "baseline/s" ratio "range" "CPU us" "base CPU" "CPU ratio" \
     "WAL B/dec." "baseline B" "WAL ratio"
-printf "$fmt" -------- ------: ----------: ---------: -----: ---------: -------: -------: -------: \
+printf "$fmt" ----------- ------: ----------: ---------: -----: ---------: -------: -------: -------: \
     -----------: ----------: --------:
 for pol in $POLICIES; do
     for c in $CLIENTS; do
@@ -230,6 +248,10 @@ for pol in $POLICIES; do
             "$(num "$mc")" "$(num "$bc")" "$(r2 "$(ratio "$bc" "$mc")")" \
             "$(num "$mw")" "$(num "$bw")" "$(ratio "$mw" "$bw")"
     done
+done
+for c in $CLIENTS; do
+    [ -z "${compacted[pak_ucb_cap,$c]:-}" ] ||
+        echo "pak_ucb_cap, $c client(s): ${compacted[pak_ucb_cap,$c]} compactions over the $ROUNDS rounds"
 done
 
 for ((r = 1; r <= ROUNDS; r++)); do
@@ -247,9 +269,9 @@ echo "Single select_model() calls (read the prompt, choose an arm) vs the plain 
 echo "user app: the application role (privilege checks, row-level security); superuser skips them."
 echo "Nothing is written meanwhile, so every call after the first reuses its backend's load."
 echo "CPU us: the server's CPU time per statement (median); CPU ratio = read CPU / select_model CPU."
-fmt='| %-8s | %-9s | %7s | %14s | %9s | %6s | %11s | %7s | %8s | %9s |\n'
+fmt='| %-11s | %-9s | %7s | %14s | %9s | %6s | %11s | %7s | %8s | %9s |\n'
 printf "\n$fmt" policy user clients "select_model/s" "read/s" ratio range "CPU us" "read CPU" "CPU ratio"
-printf "$fmt" -------- --------- ------: -------------: --------: -----: ---------: ------: -------: --------:
+printf "$fmt" ----------- --------- ------: -------------: --------: -----: ---------: ------: -------: --------:
 for pol in $POLICIES; do
     for u in $READ_USERS; do
         for c in $READ_CLIENTS; do

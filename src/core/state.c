@@ -54,10 +54,31 @@ state_append(const SelectorConfig *cfg, const StateHeader *old, const double *x,
 }
 
 /*
+ * How many of its n newest rows an arm that compacts at `cap` keeps (bkb,
+ * and pak_ucb past its cap): all n up to cap; the reward that would make
+ * cap + 1 rebuilds the arm from its newest h = ⌈cap/2⌉ (itself included),
+ * and it grows again, so past the cap it keeps h + ((n − cap − 1) mod
+ * (cap − h + 1)).  A pure function of n, so a state folded one reward at a
+ * time and one built from scratch (rebuild_state) keep the same rows; and
+ * compacted_rows(cap, compacted_rows(cap, n) + 1) = compacted_rows(cap, n + 1),
+ * so a fold needs only the rows its state holds to take the next step.
+ */
+int
+compacted_rows(int cap, int n)
+{
+	int			h = (cap + 1) / 2;
+
+	if (n <= cap)
+		return n;
+	return h + (n - cap - 1) % (cap - h + 1);
+}
+
+/*
  * An arm's state from scratch for its n rewards in log order (X n × dim,
  * prepared), built from the newest ones it keeps: those since the last
- * restart, or the last `window`, and of those what the policy keeps (bkb
- * compacts).  (Discounts are applied by the policies.)
+ * restart, of those the last `window`, or what the policy keeps (its
+ * kept_rows applies its window itself: bkb and pak_ucb compact).
+ * (Discounts are applied by the policies.)
  */
 StateHeader *
 state_build(const SelectorConfig *cfg, int n, const double *X, const double *r)
@@ -67,10 +88,10 @@ state_build(const SelectorConfig *cfg, int n, const double *X, const double *r)
 
 	if (n > 0 && cfg->restart_every > 0)
 		keep = (n - 1) % cfg->restart_every + 1;
-	else if (cfg->window > 0)
-		keep = Min(n, cfg->window);
 	if (ops->kept_rows != NULL)
 		keep = ops->kept_rows(cfg, keep);
+	else if (cfg->window > 0)
+		keep = Min(keep, cfg->window);
 	return ops->build(cfg, keep, X + (Size) (n - keep) * cfg->dim, r + (n - keep));
 }
 
@@ -208,6 +229,16 @@ state_check_limits(const SelectorConfig *cfg)
 	double		side = 0;
 	double		need;
 
+	/*
+	 * an arm that keeps its rows holds at most cap of them, so its state
+	 * could not tell when a longer restart period ends
+	 */
+	if (ops->keeps_rows && cfg->clock == CLOCK_ARM && cfg->restart_every > cfg->cap)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("restart_every %d exceeds cap %d of a %s selector",
+						cfg->restart_every, cfg->cap, ops->name),
+				 errhint("Set restart_every to at most cap, or raise cap.")));
 	if (rows == PG_INT32_MAX)
 		rows = 0;
 	if (ops->dictionary || (ops->keeps_rows && cfg->confidence == CONFIDENCE_CMM))

@@ -90,6 +90,7 @@ extern StateHeader *state_append(const SelectorConfig *cfg, const StateHeader *o
 								 const double *x, double r);
 extern StateHeader *state_build(const SelectorConfig *cfg, int n, const double *X, const double *r);
 extern int	discount_horizon(const SelectorConfig *cfg);
+extern int	compacted_rows(int cap, int n);
 extern int32 state_forgetting(const SelectorConfig *cfg);
 extern StateHeader *state_alloc(const SelectorConfig *cfg, int32 n, Size body_doubles);
 extern StateHeader *state_check(const SelectorConfig *cfg, bytea *raw);

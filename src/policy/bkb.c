@@ -134,19 +134,14 @@ bkb_alloc(const SelectorConfig *cfg, int n, int m, BkbView *v)
 
 /*
  * How many of an arm's n newest rewards its state keeps.  bkb keeps every
- * context to resample from, so an arm that reaches `cap` rewards compacts:
- * it is rebuilt from its newest cap/2 (rounded up) and grows again, so past
- * the cap it keeps h + ((n - cap - 1) mod (cap - h + 1)) rows, h = ⌈cap/2⌉.
- * A pure function of n: the live state and rebuild_state() agree.
+ * context to resample from, so an arm that reaches `cap` rewards compacts
+ * (compacted_rows, core/state.c): a pure function of n, so the live state
+ * and rebuild_state() agree.
  */
 int
 bkb_kept_rows(const SelectorConfig *cfg, int n)
 {
-	int			h = (cfg->cap + 1) / 2;
-
-	if (n <= cfg->cap)
-		return n;
-	return h + (n - cfg->cap - 1) % (cfg->cap - h + 1);
+	return compacted_rows(cfg->cap, n);
 }
 
 /* Validate a stored state's size and dictionary, and view it. */

@@ -10,6 +10,10 @@
  * and is never refactorised; earlier rows never change, so the state is
  * stored by rows (row_spans, core/state_store.c).  build() factorises the
  * whole matrix with LAPACK instead, so comparing the two checks the append.
+ * Past `cap` the arm compacts (pak_kept_rows): the reward that would make
+ * cap + 1 rows refactorises the newest ⌈cap/2⌉, and rows are appended
+ * again, so a checkpoint rewrites the factor once per ⌊cap/2⌋ + 1 rewards
+ * and otherwise only appends.
  * With confidence dmm the state keeps one factor per grid regulariser
  * (confidence.c), each appended the same way; cmm decodes through an
  * eigendecomposition (spectral.c).
@@ -144,6 +148,24 @@ pak_ridge(const SelectorConfig *cfg, int i, int n)
 	return cfg->discount < 1 ? alpha * pow(cfg->discount, -(double) (n - 1 - i)) : alpha;
 }
 
+/*
+ * PolicyOps.kept_rows: how many of an arm's n newest rewards (since its last
+ * restart) it keeps.  A window, or a discount's horizon, no longer than cap
+ * slides: the newest W.  Otherwise the arm compacts at cap
+ * (compacted_rows): a sliding cap would change every row of the factor at
+ * every reward, and so rewrite all of it at every checkpoint.  restart_every
+ * is at most cap (state_check_limits), so n never passes it then.
+ */
+static int
+pak_kept_rows(const SelectorConfig *cfg, int n)
+{
+	int			slide = cfg->window > 0 ? cfg->window : discount_horizon(cfg);
+
+	if (slide <= cfg->cap)
+		return Min(n, slide);
+	return compacted_rows(cfg->cap, n);
+}
+
 /* With weights w (NULL: γ^age by position under a discount): ridge α/w. */
 static StateHeader *
 pak_build_weighted(const SelectorConfig *cfg, int n, const double *X, const double *r,
@@ -154,7 +176,11 @@ pak_build_weighted(const SelectorConfig *cfg, int n, const double *X, const doub
 	int			skip = n - Min(n, Min(discount_horizon(cfg), cfg->cap));
 	int			c;
 
-	/* rows too old to matter under a discount, and past the cap, are dropped */
+	/*
+	 * rows too old to matter under a discount, and past the cap, are dropped
+	 * (none when called through state_build, which keeps pak_kept_rows; a
+	 * clocked state keeps its newest cap, learning/clock.c)
+	 */
 	X += (Size) skip * cfg->dim;
 	r += skip;
 	if (w != NULL)
@@ -203,23 +229,29 @@ pak_drop_oldest(const SelectorConfig *cfg, const StateHeader *old)
 	return st;
 }
 
-/* With a discount every weight changes: refactorise the kept rows and the new one. */
+/*
+ * A state of the newest keep - 1 rows of old (NULL: empty) and (x, r),
+ * factorised from scratch: how a discounted arm appends (every weight
+ * changes) and how an arm compacts.
+ */
 static StateHeader *
-pak_append_discounted(const SelectorConfig *cfg, const StateHeader *old, const double *x, double r)
+pak_rebuild_newest(const SelectorConfig *cfg, const StateHeader *old, int keep,
+				   const double *x, double r)
 {
-	int			n = old ? old->n : 0;
-	double	   *X = palloc(sizeof(double) * (Size) (n + 1) * cfg->dim);
-	double	   *v = palloc(sizeof(double) * (n + 1));
+	int			n = keep - 1;
+	int			from = old ? old->n - n : 0;
+	double	   *X = palloc(sizeof(double) * (Size) keep * cfg->dim);
+	double	   *v = palloc(sizeof(double) * keep);
 	StateHeader *st;
 
 	if (n > 0)
 	{
-		memcpy(X, PAK_X(old), sizeof(double) * (Size) n * cfg->dim);
-		memcpy(v, PAK_V(old, pak_capacity(cfg, n)), sizeof(double) * n);
+		memcpy(X, PAK_X(old) + (Size) from * cfg->dim, sizeof(double) * (Size) n * cfg->dim);
+		memcpy(v, PAK_V(old, pak_capacity(cfg, old->n)) + from, sizeof(double) * n);
 	}
 	memcpy(X + (Size) n * cfg->dim, x, sizeof(double) * cfg->dim);
 	v[n] = r;
-	st = pak_build(cfg, n + 1, X, v);
+	st = pak_build(cfg, keep, X, v);
 	pfree(X);
 	pfree(v);
 	return st;
@@ -261,13 +293,14 @@ pak_append(const SelectorConfig *cfg, const StateHeader *old, const double *x, d
 	double	   *b;
 	double		kself;
 
-	if (cfg->discount < 1)
-		return pak_append_discounted(cfg, old, x, r);
-	/*
-	 * A full window first forgets its oldest row (SW-GP-UCB, spec/002 §2.4);
-	 * so does an arm holding `cap` rewards: it keeps the newest cap.
-	 */
-	if (old != NULL && ((cfg->window > 0 && old->n >= cfg->window) || old->n >= cfg->cap))
+	int			held = old ? old->n : 0;
+	int			keep = pak_kept_rows(cfg, held + 1);
+
+	/* with a discount every weight changes; an arm at its cap compacts */
+	if (cfg->discount < 1 || keep < held)
+		return pak_rebuild_newest(cfg, old, keep, x, r);
+	/* a full window first forgets its oldest row (SW-GP-UCB, spec/002 §2.4) */
+	if (keep == held)
 		old = pak_drop_oldest(cfg, old);
 	st = pak_grow(cfg, unconstify(StateHeader *, old));
 	n = st->n - 1;
@@ -391,5 +424,5 @@ const PolicyOps pak_ucb_ops = {
 	.uses_context = true, .kernels = KERNELS_ALL, .bounds = BOUNDS_CHOICE,
 	.keeps_rows = true, .forgets = FORGETS_ALL,
 	POLICY_FUNCTIONS(pak), .score_block = pak_score_block, .row_spans = pak_row_spans,
-	.build_weighted = pak_build_weighted,
+	.build_weighted = pak_build_weighted, .kept_rows = pak_kept_rows,
 };

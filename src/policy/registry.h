@@ -92,7 +92,12 @@ typedef struct PolicyOps
 	 */
 	void		(*score_block) (const SelectorConfig *cfg, const ArmModel *model,
 								int m, const double *X, void **shared, ArmScore *out);
-	/* How many of an arm's n newest rewards the state keeps (NULL: all n). */
+	/*
+	 * How many of an arm's n newest rewards since its last restart the state
+	 * keeps, its window applied (NULL: all n, or the last `window`).  With
+	 * kept_rows(kept_rows(n) + 1) = kept_rows(n + 1), so that append can
+	 * take the next step from the rows it holds.
+	 */
 	int			(*kept_rows) (const SelectorConfig *cfg, int n);
 	/*
 	 * float8 values in the body of a state whose header holds n (the

@@ -10,7 +10,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(325);
+SELECT plan(327);
 
 -- md5 of each table's rows (as text), ordered by primary key.
 CREATE FUNCTION pg_temp.fingerprint() RETURNS TABLE (tbl text, nrows bigint, md5 text)
@@ -368,31 +368,41 @@ SELECT pg_temp.unchanged('after the edge cases');
 
 -- ---------------------------------------------------------------------- cap
 -- (last: the accepted reward changes the tables)  Past its cap a pak_ucb arm
--- keeps its newest `cap` rewards: the 4th reward is accepted, and the arm
--- scores exactly like an arm that only ever saw rewards 2, 3 and 4.
+-- compacts: the reward that would make cap + 1 rows rebuilds it from its
+-- newest ⌈cap/2⌉ (itself included).  With cap 3 the 4th reward is accepted,
+-- and the arm scores exactly like an arm that only ever saw rewards 3 and 4;
+-- not like one that saw 2, 3 and 4 (a sliding cap), nor all four.
 SELECT lives_ok($$INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('b_cap', 'a', ARRAY[1, 1, 0]::float8[], 0.4)$$,
                 'cap: a 4th reward with cap 3 is accepted');
 SELECT is((SELECT n FROM model_select.scores('b_cap', ARRAY[1, 1, 1]::float8[])), 4::bigint, 'cap: scores() shows n = 4 rewards in the log');
-SELECT model_select.create_selector('b_cap_newest', 3, ARRAY['a'], 'pak_ucb', 'rbf', '{"cap": 3}');
-INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES
-    ('b_cap_newest', 'a', ARRAY[0, 1, 0]::float8[], 0.2),
-    ('b_cap_newest', 'a', ARRAY[0, 0, 1]::float8[], 0.3),
-    ('b_cap_newest', 'a', ARRAY[1, 1, 0]::float8[], 0.4);
-SELECT ok((SELECT max(abs(x.mean - y.mean)) < 1e-12 AND max(abs(x.width - y.width)) < 1e-12
-             FROM generate_series(1, 5) i,
-                  LATERAL (SELECT ARRAY[i, 1, -i]::float8[] AS c) p,
-                  LATERAL model_select.scores('b_cap', p.c) x,
-                  LATERAL model_select.scores('b_cap_newest', p.c) y),
-          'cap: mean and width equal those of an arm fed only the newest 3 rewards (1e-12)');
-SELECT model_select.create_selector('b_cap_all', 3, ARRAY['a'], 'pak_ucb', 'rbf', '{"cap": 10}');
+-- Largest |mean| and |width| difference of the arms of selectors a and b on 5 probes.
+CREATE FUNCTION pg_temp.cap_diff(a text, b text) RETURNS float8 LANGUAGE sql AS $f$
+  SELECT max(greatest(abs(x.mean - y.mean), abs(x.width - y.width)))
+    FROM generate_series(1, 5) i,
+         LATERAL (SELECT ARRAY[i, 1, -i]::float8[] AS c) p,
+         LATERAL model_select.scores(a, p.c) x,
+         LATERAL model_select.scores(b, p.c) y
+$f$;
+-- b_cap_kept: the rows the rule keeps (3 and 4); b_cap_slide: the newest 3
+-- (2, 3, 4); b_cap_all: all four.  Big caps: none of them compacts.
+SELECT model_select.create_selector(s, 3, ARRAY['a'], 'pak_ucb', 'rbf', '{"cap": 10}')
+  FROM unnest(ARRAY['b_cap_kept', 'b_cap_slide', 'b_cap_all']) s;
 INSERT INTO model_select.rewards(selector, arm, context, reward)
-SELECT 'b_cap_all', arm, context, reward FROM model_select.rewards WHERE selector = 'b_cap' ORDER BY reward_id;
-SELECT ok((SELECT max(abs(x.mean - y.mean)) > 1e-3
-             FROM generate_series(1, 5) i,
-                  LATERAL (SELECT ARRAY[i, 1, -i]::float8[] AS c) p,
-                  LATERAL model_select.scores('b_cap', p.c) x,
-                  LATERAL model_select.scores('b_cap_all', p.c) y),
-          'cap: an arm keeping all 4 rewards scores differently (the check above can fail)');
+SELECT s, r.arm, r.context, r.reward
+  FROM model_select.rewards r,
+       (VALUES ('b_cap_kept', 3), ('b_cap_slide', 2), ('b_cap_all', 1)) v(s, oldest)
+ WHERE r.selector = 'b_cap' AND r.reward >= oldest / 10.0 - 1e-9 ORDER BY v.s, r.reward_id;
+SELECT ok(pg_temp.cap_diff('b_cap', 'b_cap_kept') < 1e-12,
+          'cap: mean and width equal those of an arm fed only rewards 3 and 4 (1e-12)');
+SELECT ok(pg_temp.cap_diff('b_cap', 'b_cap_slide') > 1e-3,
+          'cap: an arm keeping the newest 3 rewards scores differently (the check above can fail)');
+SELECT ok(pg_temp.cap_diff('b_cap', 'b_cap_all') > 1e-3,
+          'cap: an arm keeping all 4 rewards scores differently');
+-- restart_every longer than cap: the arm could not tell when a period ends
+SELECT throws_ok($$SELECT model_select.create_selector('b_cap_restart', 3, ARRAY['a'], 'pak_ucb', 'rbf',
+                                                       '{"cap": 10, "restart_every": 11}')$$,
+                 '22023', 'restart_every 11 exceeds cap 10 of a pak_ucb selector',
+                 'cap: pak_ucb refuses restart_every > cap (22023)');
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -11,20 +11,30 @@
 -- with 7 rewards pending, must equal rebuild_state()'s to a relative 1e-9,
 -- and after the rebuild the rows are one chunk [0, n) whose size is the
 -- state's.  Folds that are not appends rewrite the rows: a full window
--- (pw, window 100), a full cap (pc, cap 120) and dmm's several factors
--- (pd) are checkpointed the same way and compared with their rebuild.
+-- (pw, window 100), a compaction at cap (pc, cap 120) and dmm's several
+-- factors (pd) are checkpointed the same way and compared with their rebuild.
+-- Past its cap an arm compacts (pk, cap 40, h = 20): the reward that would
+-- make 41 rows, and every 21st after it, rebuilds the arm from its newest 20;
+-- of 25 checkpoints every 8 rewards, exactly the 8 whose rewards include
+-- such a one rewrite the rows, the others append one chunk; the rows held
+-- follow the rule, and with 12 rewards pending (a compaction among them) the
+-- scores equal rebuild_state()'s and those of an arm fed only the kept rows.
 -- Chunks that do not make the state (missing, short, overlapping, beyond
 -- n, a header with n + 1) are refused with XX001 by readers and
 -- checkpoints, and rebuild_state() repairs them.
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(29);
+SELECT plan(37);
 SET LOCAL model_select.checkpoint_threshold = 0;
 
 SELECT model_select.create_selector('ps', 8, ARRAY['a', 'b'], 'pak_ucb', 'rbf', '{"cap": 5000}');
 SELECT model_select.create_selector('pw', 8, ARRAY['a'], 'pak_ucb', 'rbf', '{"window": 100}');
 SELECT model_select.create_selector('pc', 8, ARRAY['a'], 'pak_ucb', 'rbf', '{"cap": 120}');
+SELECT model_select.create_selector('pk', 8, ARRAY['a'], 'pak_ucb', 'rbf', '{"cap": 40}');
+SELECT model_select.create_selector('pk_kept', 8, ARRAY['a'], 'pak_ucb', 'rbf', '{"cap": 5000}');
+SELECT model_select.create_selector('pkw', 8, ARRAY['a'], 'pak_ucb', 'rbf', '{"cap": 40, "window": 100}');
+SELECT model_select.create_selector('pkd', 8, ARRAY['a'], 'pak_ucb', 'rbf', '{"cap": 40, "discount": 0.99}');
 SELECT model_select.create_selector('pd', 8, ARRAY['a'], 'pak_ucb', 'rbf',
                                     '{"confidence": "dmm", "alpha": 0.25, "grid": [0.3, 1, 3]}');
 CREATE TEMP TABLE feed AS
@@ -126,8 +136,8 @@ SELECT pg_temp.snap('incremental', s) FROM unnest(ARRAY['pw', 'pc', 'pd']) s;
 SELECT is((SELECT array_agg(s.name || ':' || r.first_row || ':' || r.nrows ORDER BY s.name)
              FROM model_select.arm_state_rows r JOIN model_select.selectors s USING (selector_id)
             WHERE s.name IN ('pw', 'pc', 'pd')),
-          ARRAY['pc:0:120', 'pd:0:50', 'pd:50:40', 'pw:0:100'],
-          'a full window or cap rewrites the rows as one chunk; dmm''s factors are appended');
+          ARRAY['pc:0:68', 'pd:0:50', 'pd:50:40', 'pw:0:100'],
+          'a full window or a compaction rewrites the rows as one chunk; dmm''s factors are appended');
 SELECT is((SELECT state_bytes FROM model_select.arm_stats WHERE selector = 'pd'),
           20 + 8 * (90 * 8 + 90 + 3 * 90 * 91 / 2), 'pd: the chunks hold its three factors');
 SELECT is(model_select.rebuild_state(s), n::bigint, format('%s: rebuild_state', s))
@@ -136,6 +146,59 @@ SELECT pg_temp.snap('rebuilt', s) FROM unnest(ARRAY['pw', 'pc', 'pd']) s;
 SELECT is(pg_temp.agree(s, 'incremental', 'rebuilt'), 12::bigint,
           format('%s: scores from the rows + 3 pending rewards equal rebuild_state''s (1e-9)', s))
   FROM unnest(ARRAY['pw', 'pc', 'pd']) s;
+
+-- Compaction at cap (pk, cap 40): checkpoints every 8 rewards, 200 rewards.
+CREATE TEMP TABLE ckk (step int, rows_before int, rows_after int, chunks int, last_first int);
+DO $$
+DECLARE
+  id int := (SELECT arm_id FROM model_select.arms a JOIN model_select.selectors s USING (selector_id)
+              WHERE s.name = 'pk');
+  r0 int;
+BEGIN
+  FOR s IN 1..25 LOOP
+    PERFORM pg_temp.feed('pk', 'a', (s - 1) * 8, s * 8);
+    r0 := coalesce((SELECT sum(nrows) FROM model_select.arm_state_rows WHERE arm_id = id), 0);
+    PERFORM model_select.checkpoint('pk');
+    INSERT INTO ckk
+    SELECT s, r0, sum(nrows), count(*), max(first_row) FROM model_select.arm_state_rows WHERE arm_id = id;
+  END LOOP;
+END $$;
+-- The rule, spelled out independently: rewards t = 41, 62, 83, ... compact to
+-- 20 rows, and each later reward adds one.
+CREATE FUNCTION pg_temp.pk_rows(t int) RETURNS int LANGUAGE sql AS $f$
+  SELECT CASE WHEN t <= 40 THEN t ELSE 20 + (t - 41) % 21 END
+$f$;
+SELECT is((SELECT array_agg(rows_after ORDER BY step) FROM ckk),
+          (SELECT array_agg(pg_temp.pk_rows(8 * s) ORDER BY s) FROM generate_series(1, 25) s),
+          'pk: after each checkpoint the rows held follow the compaction rule');
+SELECT is((SELECT array_agg(step ORDER BY step) FROM ckk WHERE chunks = 1 AND last_first = 0 AND rows_before > 0),
+          (SELECT array_agg(s ORDER BY s) FROM generate_series(1, 25) s
+            WHERE EXISTS (SELECT FROM generate_series(8 * s - 7, 8 * s) t WHERE t > 40 AND (t - 41) % 21 = 0)),
+          'pk: exactly the checkpoints whose rewards include a compaction rewrite the rows');
+SELECT is((SELECT count(*) FROM ckk WHERE last_first = rows_before
+             AND chunks = coalesce((SELECT c.chunks FROM ckk c WHERE c.step = ckk.step - 1), 0) + 1),
+          17::bigint, 'pk: the other 17 checkpoints each appended one chunk of their rows');
+SELECT pg_temp.feed('pk', 'a', 200, 212), pg_temp.feed('pk_kept', 'a', 212 - pg_temp.pk_rows(212), 212);
+SELECT pg_temp.snap('incremental', s) FROM unnest(ARRAY['pk', 'pk_kept']) s;
+SELECT is(model_select.rebuild_state('pk'), 212::bigint, 'pk: rebuild_state');
+SELECT pg_temp.snap('rebuilt', 'pk');
+SELECT is(pg_temp.agree('pk', 'incremental', 'rebuilt'), 12::bigint,
+          'pk: scores from the rows + 12 pending rewards across a compaction equal rebuild_state''s (1e-9)');
+SELECT is((SELECT count(*) FROM snap x JOIN snap y USING (probe, arm)
+            WHERE x.sel = 'pk' AND x.tag = 'rebuilt' AND y.sel = 'pk_kept' AND y.tag = 'incremental'
+              AND abs(x.mean - y.mean) <= 1e-9 * greatest(1, abs(y.mean))
+              AND abs(x.width - y.width) <= 1e-9 * greatest(1, abs(y.width))),
+          12::bigint, 'pk: it scores as an arm fed only its newest 23 rewards, the rows the rule keeps (1e-9)');
+
+SELECT pg_temp.feed(s, 'a', 0, 100) FROM unnest(ARRAY['pkw', 'pkd']) s;
+SELECT model_select.checkpoint(s) FROM unnest(ARRAY['pkw', 'pkd']) s;
+SELECT pg_temp.feed(s, 'a', 100, 130) FROM unnest(ARRAY['pkw', 'pkd']) s;
+SELECT pg_temp.snap('incremental', s) FROM unnest(ARRAY['pkw', 'pkd']) s;
+SELECT model_select.rebuild_state(s) FROM unnest(ARRAY['pkw', 'pkd']) s;
+SELECT pg_temp.snap('rebuilt', s) FROM unnest(ARRAY['pkw', 'pkd']) s;
+SELECT is(pg_temp.agree(s, 'incremental', 'rebuilt'), 12::bigint,
+          format('%s: past cap 40, 30 pending rewards across a compaction: equal to rebuild_state''s (1e-9)', s))
+  FROM unnest(ARRAY['pkw', 'pkd']) s;
 
 -- Damaged rows (pd: one chunk [0, 93) after a rebuild): every reader and
 -- checkpoint refuses them with XX001, and rebuild_state() repairs them.
