@@ -21,6 +21,18 @@ CREATE TABLE model_select.rewards (
 );
 CREATE INDEX ON model_select.rewards (arm_id, tx, reward_id);
 CREATE INDEX ON model_select.rewards (selector_id);
+-- Contexts (embeddings) are compressed with lz4 where the server has it:
+-- pglz's attempt on one cost each decision and reward ~20 us of CPU at
+-- d = 384 (bench-pgbench), mostly for nothing; lz4 gives up on float8
+-- noise at once and packs float4-born embeddings about as well.
+DO $$
+BEGIN
+    IF 'lz4' = ANY ((SELECT enumvals FROM pg_catalog.pg_settings
+                     WHERE name = 'default_toast_compression')::text[]) THEN
+        ALTER TABLE model_select.decisions ALTER COLUMN context SET COMPRESSION lz4;
+        ALTER TABLE model_select.rewards ALTER COLUMN context SET COMPRESSION lz4;
+    END IF;
+END $$;
 
 CREATE FUNCTION model_select._rewards_resolve() RETURNS trigger
     AS 'MODULE_PATHNAME', 'model_select_rewards_resolve' LANGUAGE C PARALLEL UNSAFE;

@@ -103,6 +103,44 @@ log_columns(TupleDesc desc, const char *const *names, int ncolumns, int *attnums
 }
 
 /*
+ * The kept plan of query over the NEW TABLE of rel's statement trigger
+ * (parsing and planning it per statement cost as much as a checkpoint's
+ * share).  Its columns are bound by position in the transition table's
+ * descriptor, so it is planned again when the table is another (dropped and
+ * created again) or has gained or lost columns.
+ */
+typedef struct StatementPlan
+{
+	const char *query;			/* a string constant of the caller: the key */
+	Oid			relid;
+	int			natts;
+	SPIPlanPtr	plan;
+} StatementPlan;
+
+static SPIPlanPtr
+statement_plan(const char *query, Relation rel)
+{
+	static StatementPlan plans[2];
+	StatementPlan *p = NULL;
+
+	for (int i = 0; i < lengthof(plans) && p == NULL; i++)
+		if (plans[i].query == query || plans[i].query == NULL)
+			p = &plans[i];
+	if (p == NULL)
+		elog(ERROR, "more statement trigger queries than plans kept for them");
+	if (p->plan != NULL && (p->relid != RelationGetRelid(rel) ||
+							p->natts != RelationGetDescr(rel)->natts))
+	{
+		SPI_freeplan(p->plan);
+		p->plan = NULL;
+	}
+	p->query = query;
+	p->relid = RelationGetRelid(rel);
+	p->natts = RelationGetDescr(rel)->natts;
+	return spi_plan(&p->plan, query, 0, NULL);
+}
+
+/*
  * Run query (ordered by arm_id, its first column) over the NEW TABLE of an
  * AFTER INSERT FOR EACH STATEMENT trigger and call fn once per arm with that
  * arm's rows [first, last).  The caller is connected to SPI.
@@ -126,8 +164,8 @@ for_each_arm_of_statement(FunctionCallInfo fcinfo, const char *query,
 						get_func_name(fcinfo->flinfo->fn_oid))));
 	if (SPI_register_trigger_data(td) != SPI_OK_TD_REGISTER)
 		elog(ERROR, "could not register the transition table of trigger %s", td->tg_trigger->tgname);
-	if (SPI_execute(query, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the rows of trigger %s", td->tg_trigger->tgname);
+	spi_execute(statement_plan(query, td->tg_relation), NULL, NULL, false, 0, SPI_OK_SELECT,
+				"read the rows of trigger %s", td->tg_trigger->tgname);
 	tt = SPI_tuptable;
 	nrows = SPI_processed;
 	while (first < nrows)

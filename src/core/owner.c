@@ -9,10 +9,12 @@
 #include "catalog/indexing.h"
 #include "catalog/pg_extension.h"
 #include "commands/extension.h"
+#include "jit/jit.h"
 #include "miscadmin.h"
 #include "storage/proc.h"
 #include "storage/sinval.h"
 #include "utils/fmgroids.h"
+#include "utils/guc.h"
 #include "utils/rel.h"
 
 #include "core/owner.h"
@@ -88,13 +90,32 @@ run_as_extension_owner(void (*fn) (void *arg), void *arg)
 	int			save_sec_context;
 	bool		outermost = !OidIsValid(outer_user);
 
+	volatile int guc_level = -1;
+
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);
 	if (outermost)
 		outer_user = save_userid;
 	SetUserIdAndSecContext(extension_owner(), save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
+
+	/*
+	 * No JIT for the extension's own queries: the cost estimates of their
+	 * kept generic plans grow with the reward log, and past some 10^5
+	 * rewards they crossed jit_above_cost, so that every execution compiled
+	 * its expressions (bench-pgbench, rff_ucb at 4 clients: 8x the CPU per
+	 * decision).  Undone like a function's SET clause: on return here, by
+	 * the (sub)transaction's abort on error.
+	 */
+	if (outermost && jit_enabled)
+	{
+		guc_level = NewGUCNestLevel();
+		(void) set_config_option("jit", "off", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+								 true, 0, false);
+	}
 	PG_TRY();
 	{
 		fn(arg);
+		if (guc_level >= 0)
+			AtEOXact_GUC(true, guc_level);
 	}
 	PG_FINALLY();
 	{
