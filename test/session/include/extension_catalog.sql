@@ -69,11 +69,11 @@ WITH ext AS (
                ('view', CASE WHEN r.relkind IN ('v', 'm') THEN pg_get_viewdef(r.oid) END)) a(k, v)
     UNION ALL
     -- columns
-    SELECT format('column %s.%s: #%s %s%s%s storage %s, collation %s, identity %s, generated %s, acl %s, comment %s',
+    SELECT format('column %s.%s: #%s %s%s%s storage %s, compression %s, collation %s, identity %s, generated %s, acl %s, comment %s',
                   r.qname, quote_ident(att.attname), att.attnum, format_type(att.atttypid, att.atttypmod),
                   CASE WHEN att.attnotnull THEN ' NOT NULL' ELSE '' END,
                   coalesce(' DEFAULT ' || pg_get_expr(ad.adbin, ad.adrelid), ''),
-                  att.attstorage, att.attcollation::regcollation, att.attidentity, att.attgenerated,
+                  att.attstorage, nullif(att.attcompression, ''), att.attcollation::regcollation, att.attidentity, att.attgenerated,
                   att.attacl, col_description(r.oid, att.attnum))
       FROM rel r
       JOIN pg_attribute att ON att.attrelid = r.oid AND att.attnum > 0 AND NOT att.attisdropped
