@@ -221,30 +221,33 @@ V_PAK_BW=$(to_pg_array "$PAK_BW")
 part_db() {   # part_db NAME: a fresh database with the extension
     "${PSQL[@]}" -c "CREATE DATABASE $1" && "${PSQL[@]}" -d "$1" -c "CREATE EXTENSION model_select"
 }
+# sql_part NAME [psql options...]: bench/quality_NAME.sql in a fresh database
+# bench_NAME, writing $RESULTS/quality_NAME.md; its notices are the progress
+sql_part() {
+    local name=$1
+    shift
+    part_db "bench_$name"
+    "${PSQL[@]}" -d "bench_$name" -v data="$DATA_DIR" -v seeds="$V_SEEDS" -v out="$RESULTS/quality_$name.md" \
+        "$@" -f "bench/quality_$name.sql" 2>&1 |
+        sed -e '/already exists, skipping/d' -e 's/^psql:[^ ]* NOTICE:  /   /'
+}
 if has_part routerdc7; then
     echo "== routerdc7: cold and warm-started online passes (3 seeds; about 1-3 minutes)"
-    part_db bench_routerdc7
-    "${PSQL[@]}" -d bench_routerdc7 -v data="$DATA_DIR" -v seeds="$V_SEEDS" -v out="$RESULTS/quality_routerdc7.md" \
-        -f bench/quality_routerdc7.sql 2>&1 | sed -e 's/^psql:[^ ]* NOTICE:  /   /'
+    sql_part routerdc7
     echo
     cat "$RESULTS/quality_routerdc7.md"
     echo
 fi
 if has_part routellm-warm; then
     echo "== routellm-warm: RouteLLM with prices, cold and warm-started (3 seeds; about 1 minute)"
-    part_db bench_routellm_warm
-    "${PSQL[@]}" -d bench_routellm_warm -v data="$DATA_DIR" -v seeds="$V_SEEDS" -v out="$RESULTS/quality_routellm_warm.md" \
-        -f bench/quality_routellm_warm.sql 2>&1 | sed -e 's/^psql:[^ ]* NOTICE:  /   /'
+    sql_part routellm_warm
     echo
     cat "$RESULTS/quality_routellm_warm.md"
     echo
 fi
 if has_part hull; then
     echo "== hull: RouteLLM quality vs cost, online router against single models (about 1-3 minutes)"
-    part_db bench_hull
-    "${PSQL[@]}" -d bench_hull -v data="$DATA_DIR" -v seeds="$V_SEEDS" -v out="$RESULTS/quality_hull.md" -v plot="$DATA" \
-        -c "SET client_min_messages = notice" -f bench/quality_hull.sql 2>&1 |
-        grep -v 'already exists, skipping' | sed -e 's/^psql:[^ ]* NOTICE:  /   /'
+    sql_part hull -v plot="$DATA" -c "SET client_min_messages = notice"
     plot_hull "$DATA"
     echo
     cat "$RESULTS/quality_hull.md"
