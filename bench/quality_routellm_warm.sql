@@ -4,18 +4,10 @@
 -- seed the first 2,000 prompts by md5(id:seed) are the warm pool (both models
 -- scored), the other 13,361 the evaluation stream, shuffled by the seed.
 \set ON_ERROR_STOP 1
-CREATE TABLE rl(id int, category text, embedding real[], rewards real[], costs real[]);
-\set csv :data '/routellm.csv'
--- \copy takes no variables: build the command, then run it
-\set load_csv '\\copy rl FROM ' :'csv' ' CSV HEADER'
-:load_csv
+\set tbl rl
+\set csvfile routellm.csv
+\ir quality_split.sql
 \echo '   routellm warm:' `date +%T` 'data loaded; 3 seeds x 4 cost weights x 3 routers follow'
-
-CREATE TABLE rl_split AS
-SELECT s AS seed, id, row_number() OVER (PARTITION BY s ORDER BY md5(id || ':' || s)) AS rk
-  FROM rl, unnest(:'seeds'::int[]) s;
-CREATE INDEX ON rl_split (seed, rk);
-ANALYZE rl, rl_split;
 
 CREATE FUNCTION rl_rows(s int, warm boolean) RETURNS text LANGUAGE sql AS $$
     SELECT format('SELECT d.embedding, d.rewards, ARRAY[0.05, 1.0]::float8[] FROM rl d JOIN rl_split x USING (id)'

@@ -11,18 +11,10 @@
 -- prompts in the same order, and the references (best single model, best model
 -- per task family, per-prompt oracle) are computed on exactly those prompts.
 \set ON_ERROR_STOP 1
-CREATE TABLE dc(id int, category text, embedding real[], rewards real[], costs real[]);
-\set csv :data '/routerdc7_dev.csv'
--- \copy takes no variables: build the command, then run it
-\set load_csv '\\copy dc FROM ' :'csv' ' CSV HEADER'
-:load_csv
+\set tbl dc
+\set csvfile routerdc7_dev.csv
+\ir quality_split.sql
 \echo '   routerdc7:' `date +%T` 'data loaded; 3 seeds x 17 replay() passes of 7,271 rounds follow'
-
-CREATE TABLE dc_split AS
-SELECT s AS seed, id, row_number() OVER (PARTITION BY s ORDER BY md5(id || ':' || s)) AS rk
-  FROM dc, unnest(:'seeds'::int[]) s;
-CREATE INDEX ON dc_split (seed, rk);
-ANALYZE dc, dc_split;
 
 CREATE FUNCTION dc_eval(s int) RETURNS text LANGUAGE sql AS $$
     SELECT format('SELECT d.embedding, d.rewards FROM dc d JOIN dc_split x USING (id)'
