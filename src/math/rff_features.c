@@ -10,6 +10,8 @@
  *   laplacian  Cauchy(0, 1 / bandwidth) per coordinate, for exp(-|x-y|₁ / bandwidth)
  *   matern ν   multivariate Student-t with 2ν degrees of freedom, scale 1 / bandwidth
  * W is computed once per backend and selector configuration (a few cached).
+ * The last φ(x) computed is kept too: scoring a context computes it once per
+ * arm, with the same W.
  */
 #include "postgres.h"
 
@@ -27,12 +29,26 @@
 typedef struct FrequencyCache
 {
 	bool		valid;
+	uint64		draw;			/* which drawing of W this is (LastFeatures) */
 	SelectorConfig cfg;			/* seed, dim, features, kernel, bandwidth, nu */
 	double	   *W;				/* features × dim, by rows */
 } FrequencyCache;
 
 static FrequencyCache frequency_cache[FREQUENCY_CACHE_SIZE];
 static int	frequency_cache_next = 0;
+static uint64 frequency_draws = 0;
+
+/* The last φ(x) computed, and the drawing of W it was computed with. */
+typedef struct LastFeatures
+{
+	uint64		draw;			/* 0: none */
+	int			dim;
+	int			features;
+	double	   *x;				/* dim values */
+	double	   *phi;			/* 2·features values */
+} LastFeatures;
+
+static LastFeatures last_features;
 
 static void
 draw_frequencies(const SelectorConfig *cfg, double *W)
@@ -73,14 +89,14 @@ cache_matches(const FrequencyCache *c, const SelectorConfig *cfg)
 		c->cfg.bandwidth == cfg->bandwidth && (cfg->kernel != KERNEL_MATERN || c->cfg.nu == cfg->nu);
 }
 
-static const double *
+static const FrequencyCache *
 frequencies(const SelectorConfig *cfg)
 {
 	FrequencyCache *c;
 
 	for (int i = 0; i < FREQUENCY_CACHE_SIZE; i++)
 		if (cache_matches(&frequency_cache[i], cfg))
-			return frequency_cache[i].W;
+			return &frequency_cache[i];
 
 	c = &frequency_cache[frequency_cache_next];
 	frequency_cache_next = (frequency_cache_next + 1) % FREQUENCY_CACHE_SIZE;
@@ -91,8 +107,9 @@ frequencies(const SelectorConfig *cfg)
 							  sizeof(double) * (Size) cfg->features * cfg->dim);
 	draw_frequencies(cfg, c->W);
 	c->cfg = *cfg;
+	c->draw = ++frequency_draws;
 	c->valid = true;
-	return c->W;
+	return c;
 }
 
 static Size
@@ -101,11 +118,12 @@ frequency_bytes(const FrequencyCache *c)
 	return c->valid ? sizeof(double) * (Size) c->cfg.features * c->cfg.dim : 0;
 }
 
-/* Memory held by the frequency matrices kept. */
+/* Memory held by the frequency matrices and the last features kept. */
 Size
 rff_cache_bytes(void)
 {
-	Size		total = 0;
+	Size		total = last_features.x
+		? sizeof(double) * (Size) (last_features.dim + 2 * last_features.features) : 0;
 
 	for (int i = 0; i < FREQUENCY_CACHE_SIZE; i++)
 		total += frequency_bytes(&frequency_cache[i]);
@@ -148,13 +166,44 @@ features_from_angles(int D, double *phi)
 	}
 }
 
+/* Keep phi = φ(x) as computed with drawing `draw` of W. */
+static void
+remember_features(uint64 draw, const SelectorConfig *cfg, const double *x, const double *phi)
+{
+	LastFeatures *last = &last_features;
+
+	if (last->x == NULL || last->dim != cfg->dim || last->features != cfg->features)
+	{
+		if (last->x != NULL)
+			pfree(last->x);
+		last->draw = 0;
+		last->x = MemoryContextAlloc(TopMemoryContext,
+									 sizeof(double) * (Size) (cfg->dim + 2 * cfg->features));
+		last->phi = last->x + cfg->dim;
+		last->dim = cfg->dim;
+		last->features = cfg->features;
+	}
+	memcpy(last->x, x, sizeof(double) * cfg->dim);
+	memcpy(last->phi, phi, sizeof(double) * 2 * cfg->features);
+	last->draw = draw;
+}
+
 /* phi (2·features values) = φ(x). */
 void
 rff_features(const SelectorConfig *cfg, const double *x, double *phi)
 {
-	cblas_dgemv(CblasRowMajor, CblasNoTrans, cfg->features, cfg->dim, 1.0, frequencies(cfg), cfg->dim,
+	const FrequencyCache *c = frequencies(cfg);
+	const LastFeatures *last = &last_features;
+
+	if (last->draw == c->draw && memcmp(last->x, x, sizeof(double) * cfg->dim) == 0)
+	{
+		memcpy(phi, last->phi, sizeof(double) * 2 * cfg->features);
+		return;
+	}
+	cblas_dgemv(CblasRowMajor, CblasNoTrans, cfg->features, cfg->dim, 1.0, c->W, cfg->dim,
 				x, 1, 0.0, phi, 1);
 	features_from_angles(cfg->features, phi);
+	remember_features(c->draw, cfg, x, phi);
 }
 
 /*
@@ -167,7 +216,7 @@ rff_features_block(const SelectorConfig *cfg, int m, const double *X, double *Ph
 	if (m == 0)
 		return;
 	cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, cfg->features, cfg->dim, 1.0,
-				X, cfg->dim, frequencies(cfg), cfg->dim, 0.0, Phi, ldphi);
+				X, cfg->dim, frequencies(cfg)->W, cfg->dim, 0.0, Phi, ldphi);
 	for (int t = 0; t < m; t++)
 		features_from_angles(cfg->features, Phi + (Size) t * ldphi);
 }

@@ -5,7 +5,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(15);
+SELECT plan(16);
 
 -- A fixed 500-reward data set on one arm, and 100 probe contexts.
 CREATE TEMP TABLE data AS
@@ -115,6 +115,17 @@ SELECT cmp_ok((SELECT opr_window FROM model_select.replay('SELECT context, rewar
               '>=', (SELECT opr_window FROM model_select.replay('SELECT context, reward, NULL::real[], expected FROM two',
                                                                 'pak_ucb', seed => 3, checkpoint => 500) WHERE round = 2000) - 0.03,
               'rff_ucb optimal-pick ratio over the last 500 of 2,000 rounds is within 0.03 of pak_ucb');
+
+-- φ(x) is computed once per context and kept for the other arms (rff_features.c):
+-- selectors with the same dim and features but other seeds (other frequencies)
+-- scoring the same context one after the other must each get their own.
+SELECT is((SELECT count(*) FROM probes p CROSS JOIN LATERAL (
+               SELECT seed, s.mean, s.width
+                 FROM unnest(ARRAY[1, 2, 3, 1]) seed,
+                      LATERAL model_select.scores(format('rff128_%s', seed), p.context) s) s
+             JOIN fits f ON f.fit = 'rff' AND f.d = 128 AND f.seed = s.seed AND f.probe = p.probe
+            WHERE abs(s.mean - f.mean) > 1e-12 OR abs(s.width - f.width) > 1e-12),
+          0::bigint, 'rff selectors that differ only in seed, scored on the same context in turn, keep their own features');
 
 SELECT * FROM finish();
 ROLLBACK;
