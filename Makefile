@@ -117,7 +117,7 @@ demo:
 # baseline measured in the same session (see bench/README.md).
 bench-perf: ms-setup
 	bench/perf.sh
-	bench/batch.sh
+	PG_CONFIG=$(PG_CONFIG) bench/batch.sh
 	bench/pgbench.sh
 
 # The application example over a whole outcome table, in a throwaway cluster:
@@ -128,7 +128,7 @@ example: ms-setup
 
 # route_batch() vs select_model() row by row vs a bare BLAS-3 loop (also in bench-perf).
 bench-batch: ms-setup
-	bench/batch.sh
+	PG_CONFIG=$(PG_CONFIG) bench/batch.sh
 
 # pgbench: route + reward per transaction vs the same SQL without the
 # extension, 1 and 4 clients (also the last part of bench-perf).

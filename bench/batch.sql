@@ -51,3 +51,10 @@ SELECT r.policy,
        round(b.rows_per_s) AS blas_bound_rows_s,
        round((100000 / r.batch_ms * 1000 / b.rows_per_s)::numeric, 2) AS of_bound
   FROM results r JOIN bound b USING (policy) ORDER BY r.policy DESC;
+
+\echo == rff_ucb at the W1 shape: route_batch() against select_model() row by row of model_select 0.1.0 (measured just before in its own database; 0 = not measured)
+SELECT :v010_rff AS v010_select_model_rows_s,
+       round(100000 / r.batch_ms * 1000) AS route_batch_rows_s,
+       CASE WHEN :v010_rff > 0 THEN round((100000 / r.batch_ms * 1000 / :v010_rff)::numeric, 2) END AS speedup_over_v010,
+       CASE WHEN :v010_rff > 0 THEN round((b.rows_per_s / :v010_rff)::numeric, 2) END AS blas_bound_over_v010
+  FROM results r JOIN bound b USING (policy) WHERE r.policy = 'rff_ucb';
