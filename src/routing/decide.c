@@ -121,37 +121,44 @@ score_usable(const Selector *sel, int i, const ArmScore *s)
 	return false;
 }
 
-/* Index of the chosen active arm; raw_x is the context as given. */
+/* Arm i's tie-break key for the context's hash h. */
+static uint64
+tie_key(const Selector *sel, int i, uint64 h)
+{
+	return mix64(h ^ ((uint64) sel->arms[i].ordinal * UINT64_C(0x9E3779B97F4A7C15)));
+}
+
+/*
+ * Index of the chosen active arm; raw_x is the context as given.  The
+ * active, usable arm with the highest ucb; among equal ones (or among all,
+ * for a policy that picks at random) the one with the largest key, a hash
+ * of (seed, context, ordinal) -- computed only when there is a choice to
+ * break, as hashing the context is a chain over all its elements.
+ */
 static int
 choose_arm(const Selector *sel, const ArmScore *scores, const double *raw_x)
 {
-	uint64		h = context_hash(raw_x, sel->cfg.dim, sel->cfg.seed);
-	int			best = -1;
-	uint64		best_key = 0;
 	bool		at_random = policy_ops(sel->cfg.policy)->picks_at_random;
 	bool		any_active = false;
+	int			best = -1;
+	int			tied = 0;		/* usable arms with the best ucb (all, at random) */
+	uint64		h,
+				best_key = 0;
 
 	for (int i = 0; i < sel->narms; i++)
 	{
-		uint64		key = mix64(h ^ ((uint64) sel->arms[i].ordinal * UINT64_C(0x9E3779B97F4A7C15)));
-		bool		better;
-
 		if (!sel->arms[i].active)
 			continue;
 		any_active = true;
 		if (!score_usable(sel, i, &scores[i]))
 			continue;
-		if (best < 0)
-			better = true;
-		else if (at_random || scores[i].ucb == scores[best].ucb)
-			better = key > best_key;
-		else
-			better = scores[i].ucb > scores[best].ucb;
-		if (better)
+		if (best < 0 || (!at_random && scores[i].ucb > scores[best].ucb))
 		{
 			best = i;
-			best_key = key;
+			tied = 1;
 		}
+		else if (at_random || scores[i].ucb == scores[best].ucb)
+			tied++;
 	}
 	if (best < 0 && any_active)
 		ereport(ERROR,
@@ -163,6 +170,24 @@ choose_arm(const Selector *sel, const ArmScore *scores, const double *raw_x)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("selector \"%s\" has no active arm", sel->name),
 				 errhint("Add one with model_select.add_arm().")));
+	if (tied == 1)
+		return best;
+	h = context_hash(raw_x, sel->cfg.dim, sel->cfg.seed);
+	best_key = tie_key(sel, best, h);
+	for (int i = best + 1; i < sel->narms; i++)
+	{
+		uint64		key;
+
+		if (!sel->arms[i].active || !(at_random || scores[i].ucb == scores[best].ucb) ||
+			!(sel->arms[i].model == NULL || isfinite(scores[i].ucb)))
+			continue;
+		key = tie_key(sel, i, h);
+		if (key > best_key)
+		{
+			best = i;
+			best_key = key;
+		}
+	}
 	return best;
 }
 
