@@ -96,6 +96,12 @@ END $$;
 CREATE FUNCTION model_select.resolve_settings(policy text, kernel text, settings jsonb, dim int)
     RETURNS jsonb
     AS 'MODULE_PATHNAME', 'model_select_resolve_settings' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+-- Over a selector's current settings: what alter_selector() stores.
+CREATE FUNCTION model_select._resolve_settings_over(policy text, kernel text, settings jsonb, dim int,
+                                                   current jsonb)
+    RETURNS jsonb
+    AS 'MODULE_PATHNAME', 'model_select_resolve_settings' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+REVOKE ALL ON FUNCTION model_select._resolve_settings_over(text, text, jsonb, int, jsonb) FROM PUBLIC;
 
 CREATE FUNCTION model_select._create_selector(
     owner regrole, name text, dim int, arms text[], policy text, kernel text, settings jsonb, seed bigint)
@@ -142,6 +148,7 @@ LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     sid int;
     s model_select.selectors;
+    k text;
 BEGIN
     IF settings IS NULL THEN
         RAISE EXCEPTION 'settings must not be NULL' USING ERRCODE = '22004';
@@ -157,8 +164,24 @@ BEGIN
     IF s.selector_id IS NULL THEN
         RAISE EXCEPTION 'selector "%" does not exist', name USING ERRCODE = '42704';
     END IF;
+    -- A new clock changes what the forgetting settings count (the arm's
+    -- rewards, the selector's decisions, seconds): one that is on must be
+    -- given again with it.  The given settings apply over the current ones,
+    -- which drop what no longer applies (_resolve_settings_over).
+    IF jsonb_typeof(settings) = 'object' AND settings ? 'clock'
+       AND settings->>'clock' IS DISTINCT FROM coalesce(s.settings->>'clock', 'arm') THEN
+        FOREACH k IN ARRAY ARRAY['window', 'discount', 'half_life', 'restart_every'] LOOP
+            IF s.settings ? k AND NOT settings ? k
+               AND (s.settings->>k)::float8 <> (CASE k WHEN 'discount' THEN 1 ELSE 0 END) THEN
+                RAISE EXCEPTION 'invalid setting "clock": changing it from "%" to "%" changes what "%" counts',
+                                coalesce(s.settings->>'clock', 'arm'), settings->>'clock', k
+                    USING ERRCODE = '22023',
+                          HINT = format('Give "%s" again in the same call (0 to turn it off).', k);
+            END IF;
+        END LOOP;
+    END IF;
     UPDATE model_select.selectors sel
-       SET settings = model_select.resolve_settings(s.policy, s.kernel, s.settings || _alter_selector.settings, s.dim),
+       SET settings = model_select._resolve_settings_over(s.policy, s.kernel, _alter_selector.settings, s.dim, s.settings),
            settings_version = sel.settings_version + 1
      WHERE sel.selector_id = s.selector_id;
     RETURN model_select.rebuild_state(name);
@@ -335,6 +358,8 @@ COMMENT ON FUNCTION model_select.resolve_settings(text, text, jsonb) IS
 'Validates settings for a policy and kernel and returns them with every default filled in: what create_selector() stores.';
 COMMENT ON FUNCTION model_select.resolve_settings(text, text, jsonb, int) IS
 'resolve_settings() for a selector of dimension dim: also refuses (22023) settings whose arm states or working matrices would exceed the allocation limit. What create_selector() and alter_selector() use.';
+COMMENT ON FUNCTION model_select._resolve_settings_over(text, text, jsonb, int, jsonb) IS
+'Internal: resolve_settings() of settings given over a selector''s current ones, which keep what still applies (a grid is dropped once confidence is fixed, pace once the budget is off); the given keys must apply. What alter_selector() stores.';
 COMMENT ON FUNCTION model_select._settings_lock(int) IS
 'Internal: takes the selector''s settings lock exclusively for alter_selector(); reward inserts hold it shared until they commit.';
 COMMENT ON FUNCTION model_select.add_arm(text, text) IS

@@ -440,7 +440,20 @@ read_settings(SelectorConfig *cfg, Jsonb *settings, bool *given)
 void
 settings_resolve(SelectorConfig *cfg, Jsonb *settings)
 {
+	settings_resolve_over(cfg, NULL, settings);
+}
+
+/*
+ * settings_resolve() of settings given over current ones (may be NULL): a
+ * selector's stored settings, which alter_selector() changes.  A current key
+ * the given ones make inapplicable (a grid once confidence is fixed, pace
+ * once the budget is off) is dropped; a given one must apply.
+ */
+void
+settings_resolve_over(SelectorConfig *cfg, Jsonb *current, Jsonb *settings)
+{
 	bool		given[N_SETTINGS] = {false};
+	bool		carried[N_SETTINGS] = {false};
 	const char *discount_key;
 
 	for (int i = 0; i < (int) N_SETTINGS; i++)
@@ -448,8 +461,20 @@ settings_resolve(SelectorConfig *cfg, Jsonb *settings)
 	memcpy(cfg->grid, default_grid, sizeof(default_grid));
 	cfg->ngrid = lengthof(default_grid);
 
+	if (current != NULL)
+		read_settings(cfg, current, carried);
 	if (settings != NULL)
 		read_settings(cfg, settings, given);
+	/*
+	 * Off values are no conflict: the arm's own clock, the other clock's
+	 * forgetting key (alter_selector() from one clock to another)
+	 */
+	if (cfg->clock == CLOCK_ARM)
+		given[setting_index("clock")] = false;
+	if (cfg->clock == CLOCK_TIME && cfg->discount == 1)
+		given[setting_index("discount")] = false;
+	if (cfg->clock != CLOCK_TIME && cfg->half_life == 0)
+		given[setting_index("half_life")] = false;
 	if (cfg->clock == CLOCK_TIME && given[setting_index("discount")])
 		settings_error(cfg, "discount", "on the time clock use half_life, an interval such as \"1 day\"");
 	if (cfg->clock != CLOCK_TIME && given[setting_index("half_life")])
@@ -566,7 +591,9 @@ PG_FUNCTION_INFO_V1(model_select_resolve_settings);
 
 /*
  * SQL: resolve_settings(policy, kernel, settings[, dim]) → validated settings
- * with defaults; with dim, also the size of the states they make.
+ * with defaults; with dim, also the size of the states they make.  Also
+ * _resolve_settings_over(policy, kernel, settings, dim, current): the same
+ * over a selector's current settings (alter_selector()).
  */
 Datum
 model_select_resolve_settings(PG_FUNCTION_ARGS)
@@ -580,7 +607,8 @@ model_select_resolve_settings(PG_FUNCTION_ARGS)
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.policy = policy_from_name(text_to_cstring(PG_GETARG_TEXT_PP(0)));
 	cfg.kernel = kernel_from_name(cfg.policy, PG_ARGISNULL(1) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(1)));
-	settings_resolve(&cfg, PG_ARGISNULL(2) ? NULL : PG_GETARG_JSONB_P(2));
+	settings_resolve_over(&cfg, PG_NARGS() > 4 && !PG_ARGISNULL(4) ? PG_GETARG_JSONB_P(4) : NULL,
+						  PG_ARGISNULL(2) ? NULL : PG_GETARG_JSONB_P(2));
 	if (PG_NARGS() > 3 && !PG_ARGISNULL(3))
 	{
 		cfg.dim = PG_GETARG_INT32(3);

@@ -120,6 +120,7 @@ typedef struct SelectorConfig
 
 extern const char *kernel_name(KernelKind kernel);
 extern void settings_resolve(SelectorConfig *cfg, Jsonb *settings);
+extern void settings_resolve_over(SelectorConfig *cfg, Jsonb *current, Jsonb *settings);
 extern Jsonb *settings_to_jsonb(const SelectorConfig *cfg);
 extern const char *confidence_name(ConfidenceKind confidence);
 extern char *name_list(const char *const *names, int n);

@@ -8,7 +8,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(31);
+SELECT plan(41);
 
 -- rewards stay pending unless a test checkpoints
 SET LOCAL model_select.checkpoint_threshold = 0;
@@ -209,6 +209,44 @@ SELECT lives_ok($$INSERT INTO model_select.rewards(selector, arm, context, rewar
 SELECT throws_ok($$SELECT * FROM model_select.replay('SELECT context, reward, NULL::real[], expected FROM model_select.synthetic_clusters(10, 4, 2, 2, 1)',
                                                       'greedy', settings => '{"clock": "time", "window": "1 day"}')$$,
                  '22023', NULL, 'replay() refuses the time clock: its rows have no time');
+
+-- alter_selector() to another clock: the other clock's forgetting keys that
+-- are off are not carried over; one that is on must be given again.
+SELECT model_select.create_selector('switch', 2, ARRAY['a', 'b'], 'lin_ucb', NULL, '{}', 1);
+SELECT model_select.create_selector('switch_window', 2, ARRAY['a', 'b'], 'lin_ucb', NULL, '{"window": 300}', 1);
+SELECT lives_ok($$SELECT model_select.alter_selector('switch', '{"clock": "time", "half_life": "1 hour"}')$$,
+                'a selector with default settings moves to the time clock with a half_life');
+SELECT is((SELECT (settings->>'clock', settings->>'half_life', settings ? 'discount')::text
+             FROM model_select.selectors WHERE name = 'switch'),
+          '(time,3600,f)', '... which it then has, without the arm clock''s discount');
+SELECT throws_ok($$SELECT model_select.alter_selector('switch', '{"clock": "arm"}')$$, '22023',
+                 'invalid setting "clock": changing it from "time" to "arm" changes what "half_life" counts',
+                 'back to the arm clock with half_life on: refused, half_life must be given again');
+SELECT lives_ok($$SELECT model_select.alter_selector('switch', '{"clock": "arm", "half_life": 0}')$$,
+                '... and with half_life 0 it moves back');
+SELECT is((SELECT settings FROM model_select.selectors WHERE name = 'switch'),
+          model_select.resolve_settings('lin_ucb', NULL, '{}', 2), '... to the settings of a fresh selector');
+SELECT throws_ok($$SELECT model_select.alter_selector('switch_window', '{"clock": "time"}')$$, '22023',
+                 'invalid setting "clock": changing it from "arm" to "time" changes what "window" counts',
+                 'a window of 300 rewards does not silently become 300 seconds');
+
+-- alter_selector() keeps the current settings that still apply and drops the
+-- rest: a window turned off, confidence back to fixed, a budget turned off.
+SELECT model_select.create_selector('alter_off', 2, ARRAY['a', 'b'], 'lin_ucb', NULL, '{"window": 300}', 1);
+SELECT model_select.create_selector('alter_conf', 2, ARRAY['a', 'b'], 'lin_ucb', NULL, '{"confidence": "dmm", "alpha": 2}', 1);
+SELECT model_select.create_selector('alter_budget', 2, ARRAY['a', 'b'], 'lin_ucb', NULL, '{"budget": 0.5, "pace": 20}', 1);
+SELECT is(model_select._resolve_settings_over('lin_ucb', NULL, '{"window": 0}', 2,
+                                              (SELECT settings FROM model_select.selectors WHERE name = 'alter_off')),
+          model_select.resolve_settings('lin_ucb', NULL, '{}', 2), 'a window turned off: the settings of a fresh selector');
+SELECT is(model_select._resolve_settings_over('lin_ucb', NULL, '{"confidence": "fixed"}', 2,
+                                              (SELECT settings FROM model_select.selectors WHERE name = 'alter_conf')),
+          model_select.resolve_settings('lin_ucb', NULL, '{"alpha": 2}', 2),
+          'confidence back to fixed: alpha kept, the bounds'' keys (grid, noise, ...) dropped');
+SELECT lives_ok($$SELECT model_select.alter_selector('alter_budget', '{"budget": 0, "cost_weight": 0.1}')$$,
+                'a budget turned off for a cost weight (pace no longer applies)');
+SELECT throws_ok($$SELECT model_select.alter_selector('alter_budget', '{"pace": 10}')$$, '22023',
+                 'invalid setting "pace": does not apply to this policy, kernel and confidence',
+                 'a given key must still apply');
 
 SELECT * FROM finish();
 ROLLBACK;
