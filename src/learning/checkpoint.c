@@ -34,6 +34,7 @@
 #include "learning/clock.h"
 #include "learning/fold.h"
 #include "policy/registry.h"
+#include "routing/model_cache.h"
 
 PG_FUNCTION_INFO_V1(model_select_checkpoint);
 PG_FUNCTION_INFO_V1(model_select_rebuild_state);
@@ -47,12 +48,14 @@ static int64 checkpoint_arms(const SelectorConfig *cfg, bool skip_locked, bool f
 typedef struct Checkpoint
 {
 	bool		valid;			/* taken under the current settings */
+	int64		version;		/* the row's version and xmin */
+	int64		xmin;
 	LogPosition pos;
 	FoldTotals	totals;
 	StateHeader *state;			/* NULL: nothing kept */
 } Checkpoint;
 
-#define CHECKPOINT_COLUMNS "settings_version, " CHECKPOINT_POSITION_COLUMNS ", state"
+#define CHECKPOINT_COLUMNS "settings_version, " CHECKPOINT_POSITION_COLUMNS ", state, version, xmin::text::bigint"
 
 /*
  * The checkpoint in row (arm_state of arm_id, just locked); its state is not
@@ -66,6 +69,8 @@ checkpoint_from_row(const SelectorConfig *cfg, int32 arm_id, HeapTuple row, Tupl
 	Datum		state;
 
 	ck->valid = DatumGetInt32(SPI_getbinval(row, desc, 1, &isnull)) == cfg->settings_version;
+	ck->version = DatumGetInt64(SPI_getbinval(row, desc, 9, &isnull));
+	ck->xmin = DatumGetInt64(SPI_getbinval(row, desc, 10, &isnull));
 	ck->pos = LOG_START;
 	memset(&ck->totals, 0, sizeof(ck->totals));
 	ck->state = NULL;
@@ -149,6 +154,23 @@ checkpoint_write(const SelectorConfig *cfg, int32 arm_id, const Checkpoint *ck, 
 }
 
 /*
+ * The base this backend's arm cache folded from checkpoint ck, if it holds
+ * one: the fold of the log up to a later position, made by the same fold
+ * from the same state, so a checkpoint can start from it instead of folding
+ * those rows again (a reward INSERT that makes an arm due folds hundreds of
+ * rows otherwise).  Fixed-size states on the arm's own clock only: a
+ * growing state is stored by appending to the one read (state_store.c).
+ */
+static const StateFold *
+checkpoint_cached_base(const SelectorConfig *cfg, int32 arm_id, const Checkpoint *ck,
+					   const StateTransform *transform)
+{
+	if (transform != NULL || cfg->clock != CLOCK_ARM || policy_ops(cfg->policy)->keeps_rows)
+		return NULL;
+	return model_cache_base(arm_id, cfg->settings_version, ck->version, ck->xmin);
+}
+
+/*
  * Checkpoint one arm: fold its final pending rows onto the stored checkpoint
  * (or, from_scratch or after a settings change, its whole final log), apply
  * transform (if any) to a state with rewards, and store the result.  Returns
@@ -161,6 +183,8 @@ checkpoint_arm(const SelectorConfig *cfg, int32 arm_id, bool skip_locked, bool f
 {
 	bool		transformed = false;
 	bool		moved = false;	/* a clocked state's Q moved */
+	const StateFold *cached;
+	int64		cached_rows = 0;	/* rows the cache folded after ck */
 	Checkpoint	ck;
 	StateFold	f;
 	int64		folded;
@@ -176,6 +200,11 @@ checkpoint_arm(const SelectorConfig *cfg, int32 arm_id, bool skip_locked, bool f
 	}
 	if (from_scratch || !ck.valid)
 		fold_begin(&f, cfg, NULL, LOG_START, NULL);
+	else if ((cached = checkpoint_cached_base(cfg, arm_id, &ck, transform)) != NULL)
+	{
+		fold_begin(&f, cfg, cached->st, cached->pos, &cached->totals);
+		cached_rows = cached->totals.n - ck.totals.n;
+	}
 	else
 		fold_begin(&f, cfg, ck.state, ck.pos, &ck.totals);
 	if (cfg->clock == CLOCK_SELECTOR)
@@ -192,6 +221,7 @@ checkpoint_arm(const SelectorConfig *cfg, int32 arm_id, bool skip_locked, bool f
 	}
 	else
 		folded = fold_log(&f, arm_id, true, final_horizon(), from_scratch);
+	folded += cached_rows;
 	if (transform != NULL && f.st != NULL && f.st->n > 0)
 	{
 		f.st = transform->fn(cfg, f.st);

@@ -491,6 +491,25 @@ model_cache_absorb(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint
 	entry->totals = entry->fold.totals;
 }
 
+/*
+ * The base kept for an arm when it was folded from the checkpoint row
+ * (version, xmin) under settings_version, on the arm's own clock: the fold
+ * of the arm's log up to its position (checkpoint.c starts from it).  NULL
+ * when there is none.
+ */
+const StateFold *
+model_cache_base(int32 arm_id, int32 settings_version, int64 version, int64 xmin)
+{
+	ModelCacheEntry *entry = model_cache
+		? hash_search(model_cache, &arm_id, HASH_FIND, NULL) : NULL;
+
+	if (entry == NULL || entry->version != version || entry->xmin != xmin ||
+		entry->settings_version != settings_version || entry->cfg.clock != CLOCK_ARM ||
+		entry->fold.st == NULL)
+		return NULL;
+	return &entry->fold;
+}
+
 /* A new load's number: the entries it touches are the most recently used. */
 uint64
 model_cache_next_load(void)

@@ -6,6 +6,7 @@
 #define MODEL_SELECT_MODEL_CACHE_H
 
 #include "core/catalog.h"
+#include "learning/fold.h"
 
 /* GUC model_select.cache_size: the cache's bound in kB */
 extern int	model_cache_size_kb;
@@ -13,5 +14,7 @@ extern int	model_cache_size_kb;
 extern Selector *selector_load(const char *name);
 extern bool selector_models_current(Selector *sel);
 extern void model_cache_forget_all(void);
+extern const StateFold *model_cache_base(int32 arm_id, int32 settings_version, int64 version,
+										 int64 xmin);
 
 #endif
