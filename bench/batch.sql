@@ -24,13 +24,7 @@ SELECT s, 'a' || (1 + id % 5), embedding, reward[1 + id % 5]
 SELECT sum(model_select.checkpoint(s)) AS rewards_checkpointed FROM unnest(ARRAY['w_rff', 'w_lin', 'w_pak']) s;
 
 \o
-CREATE FUNCTION pg_temp.ms(sql text) RETURNS float8 LANGUAGE plpgsql AS $$
-DECLARE t0 timestamptz;
-BEGIN
-    t0 := clock_timestamp();
-    EXECUTE sql;
-    RETURN extract(epoch FROM clock_timestamp() - t0) * 1000;
-END $$;
+\ir timing.sql
 CREATE TEMP TABLE results (policy text, row_ms float8, batch_ms float8);
 -- warm the caches (states decoded, features drawn) before timing
 \o /dev/null

@@ -14,12 +14,6 @@ INSERT INTO model_select.rewards(selector, arm, context, reward)
 SELECT 'w_rff', 'a' || (1 + id % 5), embedding, reward[1 + id % 5] FROM prompts WHERE id <= 2500;
 -- warm the caches (states decoded, features drawn) before timing
 SELECT count(model_select.select_model('w_rff', embedding)) FROM prompts WHERE id <= 10;
-CREATE FUNCTION pg_temp.ms(sql text) RETURNS float8 LANGUAGE plpgsql AS $$
-DECLARE t0 timestamptz;
-BEGIN
-    t0 := clock_timestamp();
-    EXECUTE sql;
-    RETURN extract(epoch FROM clock_timestamp() - t0) * 1000;
-END $$;
+\ir timing.sql
 \o
 SELECT round(100000 / pg_temp.ms('SELECT count(model_select.select_model(''w_rff'', embedding)) FROM prompts') * 1000);

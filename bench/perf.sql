@@ -11,14 +11,7 @@ SELECT round AS id, context::real[] AS embedding, reward
   FROM model_select.synthetic_clusters(100000, 384, 3, NULL, 1, 0.1);
 CREATE TEMP TABLE results (benchmark text, baseline_ms float8, measured_ms float8, n bigint, note text);
 
--- Time a statement (ms) by running it through EXECUTE.
-CREATE FUNCTION pg_temp.ms(sql text) RETURNS float8 LANGUAGE plpgsql AS $$
-DECLARE t0 timestamptz;
-BEGIN
-    t0 := clock_timestamp();
-    EXECUTE sql;
-    RETURN extract(epoch FROM clock_timestamp() - t0) * 1000;
-END $$;
+\ir timing.sql
 
 -- Selectors with 3 arms, d = 384, trained on 500 rewards per arm.
 DO $$
