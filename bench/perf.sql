@@ -68,8 +68,9 @@ DO $$
 DECLARE p text; base float8; m float8; lsn pg_lsn;
 BEGIN
     CREATE TABLE public.bench_plain_rewards (LIKE model_select.rewards INCLUDING DEFAULTS);
-    base := pg_temp.ms($q$INSERT INTO public.bench_plain_rewards(selector, arm, context, reward, selector_id, arm_id)
-                          SELECT 'x', 'a1', embedding, reward[1], 1, 1 FROM prompts WHERE id BETWEEN 3001 AND 6000$q$);
+    base := pg_temp.ms($q$INSERT INTO public.bench_plain_rewards(selector, arm, context, reward, selector_id, arm_id, tx)
+                          SELECT 'x', 'a1', embedding, reward[1], 1, 1, pg_current_xact_id()
+                            FROM prompts WHERE id BETWEEN 3001 AND 6000$q$);
     FOREACH p IN ARRAY ARRAY['lin_ucb', 'greedy'] LOOP
         lsn := pg_current_wal_insert_lsn();
         m := pg_temp.ms(format($q$INSERT INTO model_select.rewards(selector, arm, context, reward)
