@@ -9,7 +9,9 @@
 # Shape: one pgbench run, 16 clients x 1,000 transactions; each transaction is
 # one single-row autocommit INSERT per selector (so every writer interleaves
 # with every other on every selector), a random arm of 2, a random context
-# (dim 4) and a random reward in [0, 1].  Nine selectors, one per
+# (dim 4) and a random reward in [0, 1], after a scores() call on one random
+# lin/rff selector (so that writers' and the checkpointer's checkpoints start
+# from their caches' folds, as they do in a routing application).  Nine selectors, one per
 # configuration; the stationary pak_ucb selector (exact kernel state, O(n^2)
 # per arm) gets a reward in 1 transaction out of 40 only (~400 rewards), the
 # other eight get 16,000 each.  Automatic checkpoints are made frequent with
@@ -41,6 +43,10 @@ SQL
 
 script=$MS_WORK/writer.sql
 {
+    # a writer also scores one lin/rff selector per transaction: its cache then
+    # holds folds, which its automatic checkpoints start from (checkpoint.c)
+    echo '\set k random(1, 6)'
+    echo "SELECT count(*) FROM model_select.scores((ARRAY['lin_stat','lin_win','lin_disc','rff_stat','rff_win','rff_disc'])[:k], ms_rand(4));"
     for s in $SELECTORS; do
         if [ "$s" = pak_stat ]; then
             echo '\set r random(1, 40)'
@@ -71,7 +77,9 @@ reader() {
 checkpointer() {
     local errs=0 runs=0
     while [ ! -e "$stop" ]; do
-        if q -c "SELECT sum(model_select.checkpoint(name)) FROM model_select.selectors" \
+        # scores first, in the same session: the checkpoints start from its folds
+        if q -c "SELECT count(*) FROM model_select.selectors s, LATERAL model_select.scores(s.name, ms_probe(s.dim, 1)) c" \
+               -c "SELECT sum(model_select.checkpoint(name)) FROM model_select.selectors" \
                >/dev/null 2>>"$MS_WORK/ckpt.err"
         then runs=$((runs + 1)); else errs=$((errs + 1)); fi
         sleep 0.3
