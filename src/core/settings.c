@@ -471,6 +471,9 @@ settings_resolve_over(SelectorConfig *cfg, Jsonb *current, Jsonb *settings)
 	 */
 	if (cfg->clock == CLOCK_ARM)
 		given[setting_index("clock")] = false;
+	/* a current clock is dropped with the forgetting it counted */
+	if (!given[setting_index("clock")] && !scope_covers(FOR_CLOCK, cfg, policy_ops(cfg->policy)))
+		cfg->clock = CLOCK_ARM;
 	if (cfg->clock == CLOCK_TIME && cfg->discount == 1)
 		given[setting_index("discount")] = false;
 	if (cfg->clock != CLOCK_TIME && cfg->half_life == 0)

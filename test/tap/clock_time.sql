@@ -8,7 +8,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(41);
+SELECT plan(42);
 
 -- rewards stay pending unless a test checkpoints
 SET LOCAL model_select.checkpoint_threshold = 0;
@@ -242,6 +242,10 @@ SELECT is(model_select._resolve_settings_over('lin_ucb', NULL, '{"confidence": "
                                               (SELECT settings FROM model_select.selectors WHERE name = 'alter_conf')),
           model_select.resolve_settings('lin_ucb', NULL, '{"alpha": 2}', 2),
           'confidence back to fixed: alpha kept, the bounds'' keys (grid, noise, ...) dropped');
+SELECT is(model_select._resolve_settings_over('lin_ucb', NULL, '{"window": 0}', 2,
+                                              model_select.resolve_settings('lin_ucb', NULL, '{"clock": "selector", "window": 300}', 2)),
+          model_select.resolve_settings('lin_ucb', NULL, '{}', 2),
+          'a window on the selector''s clock turned off: the clock goes with it');
 SELECT lives_ok($$SELECT model_select.alter_selector('alter_budget', '{"budget": 0, "cost_weight": 0.1}')$$,
                 'a budget turned off for a cost weight (pace no longer applies)');
 SELECT throws_ok($$SELECT model_select.alter_selector('alter_budget', '{"pace": 10}')$$, '22023',
