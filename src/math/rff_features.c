@@ -176,6 +176,7 @@ remember_features(uint64 draw, const SelectorConfig *cfg, const double *x, const
 	{
 		if (last->x != NULL)
 			pfree(last->x);
+		last->x = NULL;			/* until allocated again, should that fail */
 		last->draw = 0;
 		last->x = MemoryContextAlloc(TopMemoryContext,
 									 sizeof(double) * (Size) (cfg->dim + 2 * cfg->features));
