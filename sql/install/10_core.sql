@@ -173,7 +173,6 @@ LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     sid int;
     s model_select.selectors;
-    k text;
 BEGIN
     IF settings IS NULL THEN
         RAISE EXCEPTION 'settings must not be NULL' USING ERRCODE = '22004';
@@ -189,22 +188,9 @@ BEGIN
     IF s.selector_id IS NULL THEN
         RAISE EXCEPTION 'selector "%" does not exist', name USING ERRCODE = '42704';
     END IF;
-    -- A new clock changes what the forgetting settings count (the arm's
-    -- rewards, the selector's decisions, seconds): one that is on must be
-    -- given again with it.  The given settings apply over the current ones,
-    -- which drop what no longer applies (_resolve_settings_over).
-    IF jsonb_typeof(settings) = 'object' AND settings ? 'clock'
-       AND settings->>'clock' IS DISTINCT FROM coalesce(s.settings->>'clock', 'arm') THEN
-        FOREACH k IN ARRAY ARRAY['window', 'discount', 'half_life', 'restart_every'] LOOP
-            IF s.settings ? k AND NOT settings ? k
-               AND (s.settings->>k)::float8 <> (CASE k WHEN 'discount' THEN 1 ELSE 0 END) THEN
-                RAISE EXCEPTION 'invalid setting "clock": changing it from "%" to "%" changes what "%" counts',
-                                coalesce(s.settings->>'clock', 'arm'), settings->>'clock', k
-                    USING ERRCODE = '22023',
-                          HINT = format('Give "%s" again in the same call (0 to turn it off).', k);
-            END IF;
-        END LOOP;
-    END IF;
+    -- The given settings apply over the current ones, which drop what no
+    -- longer applies; a new clock wants its forgetting given again
+    -- (_resolve_settings_over).
     UPDATE model_select.selectors sel
        SET settings = model_select._resolve_settings_over(s.policy, s.kernel, _alter_selector.settings, s.dim, s.settings),
            settings_version = sel.settings_version + 1

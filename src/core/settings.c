@@ -5,6 +5,9 @@
  * the policies/kernels it applies to.  Unknown keys, keys that do not apply to
  * the selector's policy or kernel, wrong JSON types and out-of-range values
  * are all rejected with SQLSTATE 22023 and a message naming the valid keys.
+ * This file holds the table, which keys apply, the checks across keys once
+ * all are read (settings_resolve_over) and the resolved settings as jsonb;
+ * settings_read.c reads and checks each key's value.
  */
 #include "postgres.h"
 
@@ -13,77 +16,26 @@
 #include "lib/stringinfo.h"
 #include "utils/builtins.h"
 #include "utils/float.h"
-#include "utils/fmgrprotos.h"
 #include "fmgr.h"
 #include "utils/jsonb.h"
-#include "utils/numeric.h"
 
-#include "core/duration.h"
+#include "core/reward_value.h"
 #include "core/settings.h"
+#include "core/settings_internal.h"
 #include "core/state.h"
 #include "policy/registry.h"
-
-typedef enum SettingType
-{
-	SETTING_NUMBER,
-	SETTING_INTEGER,
-	SETTING_BOOLEAN,
-	SETTING_CHOICE,				/* a name from `choices`, stored as its index */
-	SETTING_GRID				/* an array of numbers: cfg->grid, cfg->ngrid */
-} SettingType;
-
-/* Which selectors a setting applies to. */
-typedef enum SettingScope
-{
-	FOR_ALL,
-	FOR_CONTEXTUAL,				/* policies that use the context */
-	FOR_HISTORY,				/* policies that keep every context they learned, and
-								 * any on the time clock (its rows are kept) */
-	FOR_BANDWIDTH,				/* rbf, laplacian and matern kernels */
-	FOR_POLY,
-	FOR_MATERN,
-	FOR_RFF,					/* policies with random Fourier features */
-	FOR_DICTIONARY,				/* policies with a resampled dictionary */
-	FOR_WINDOW,					/* policies that honour each kind of forgetting */
-	FOR_DISCOUNT,				/* (as a γ per reward: not on the time clock) */
-	FOR_HALF_LIFE,				/* the time clock's discount */
-	FOR_RESTART,
-	FOR_CLOCK,					/* a selector that forgets (window, discount, restart_every) */
-	FOR_CONFIDENCE,				/* policies whose bounds the confidence setting chooses */
-	FOR_RIDGE,					/* contextual, unless confidence igp fixes the ridge */
-	FOR_FIXED_WIDTH,			/* confidence fixed, or a policy's own radius */
-	FOR_BOUNDS,					/* confidence other than fixed, or a policy's own radius */
-	FOR_GRID,					/* confidence dmm or cmm */
-	FOR_IGP,					/* confidence igp */
-	FOR_FIXED_CHOICE,			/* a policy with a choice of bounds, confidence fixed */
-	FOR_BUDGET					/* a selector with a budget */
-} SettingScope;
-
-typedef struct SettingDef
-{
-	const char *name;
-	SettingType type;
-	size_t		field;			/* offsetof in SelectorConfig */
-	double		default_value;
-	double		min;
-	bool		min_exclusive;
-	double		max;
-	SettingScope applies;
-	const char *const *choices; /* SETTING_CHOICE: the names, NULL-terminated */
-	bool		duration;		/* on the time clock: seconds, or an interval's text */
-} SettingDef;
 
 static const char *const confidence_names[CONFIDENCE_COUNT + 1] = {"fixed", "ay", "igp", "amm", "dmm",
 "cmm", NULL};
 
-static const char *const clock_names[CLOCK_COUNT + 1] = {"arm", "selector", "time", NULL};
+const char *const clock_names[CLOCK_COUNT + 1] = {"arm", "selector", "time", NULL};
 
 static const char *const exploration_names[EXPLORE_COUNT + 1] = {"ucb", "thompson", NULL};
 
 /* The DMM grid recommended by spec/001.md §6, as multiples of α₀ = alpha. */
 static const double default_grid[] = {0.1, 0.3, 1, 3, 10};
 
-static const SettingDef setting_defs[] = {
+const SettingDef setting_defs[] = {
 	{"alpha", SETTING_NUMBER, offsetof(SelectorConfig, alpha), 1.0, 1e-9, false, 1e12, FOR_RIDGE},
 	{"eta", SETTING_NUMBER, offsetof(SelectorConfig, eta), 0.5, 0, false, 1e6, FOR_FIXED_WIDTH},
 	{"intercept", SETTING_NUMBER, offsetof(SelectorConfig, intercept), 1.0, 0, false, 1e6, FOR_CONTEXTUAL},
@@ -117,11 +69,11 @@ static const SettingDef setting_defs[] = {
 	{"cost_weight", SETTING_NUMBER, offsetof(SelectorConfig, cost_weight), 0.0, 0, false, 1e12, FOR_ALL},
 	{"budget", SETTING_NUMBER, offsetof(SelectorConfig, budget), 0.0, 0, false, 1e12, FOR_ALL},
 	{"pace", SETTING_INTEGER, offsetof(SelectorConfig, pace), 100, 1, false, 1e6, FOR_BUDGET},
-	{"reward_min", SETTING_NUMBER, offsetof(SelectorConfig, reward_min), 0.0, -1e15, false, 1e15, FOR_ALL},
-	{"reward_max", SETTING_NUMBER, offsetof(SelectorConfig, reward_max), 1.0, -1e15, false, 1e15, FOR_ALL},
+	{"reward_min", SETTING_NUMBER, offsetof(SelectorConfig, reward_min), 0.0, -UTILITY_MAX, false, UTILITY_MAX, FOR_ALL},
+	{"reward_max", SETTING_NUMBER, offsetof(SelectorConfig, reward_max), 1.0, -UTILITY_MAX, false, UTILITY_MAX, FOR_ALL},
 };
 
-#define N_SETTINGS lengthof(setting_defs)
+StaticAssertDecl(lengthof(setting_defs) == N_SETTINGS, "N_SETTINGS counts setting_defs");
 
 static const char *const kernel_names[KERNEL_COUNT] = {"none", "rbf", "poly", "linear", "laplacian",
 "matern"};
@@ -210,7 +162,7 @@ setting_applies(const SettingDef *def, const SelectorConfig *cfg)
 	return scope_covers(def->applies, cfg, policy_ops(cfg->policy));
 }
 
-static char *
+char *
 valid_keys(const SelectorConfig *cfg)
 {
 	StringInfoData buf;
@@ -222,11 +174,10 @@ valid_keys(const SelectorConfig *cfg)
 	return buf.data;
 }
 
-static void settings_error(const SelectorConfig *cfg, const char *key, const char *problem)
-			pg_attribute_noreturn();
-
-static void
-settings_error(const SelectorConfig *cfg, const char *key, const char *problem)
+/* 22023 for a key of cfg, with the valid keys (and a hint, if any). */
+void
+settings_error_hint(const SelectorConfig *cfg, const char *key, const char *problem,
+					const char *hint)
 {
 	const char *kernel = kernel_name(cfg->kernel);
 
@@ -236,10 +187,17 @@ settings_error(const SelectorConfig *cfg, const char *key, const char *problem)
 			 errdetail("Valid keys for policy %s%s%s are: %s.",
 					   policy_name(cfg->policy),
 					   kernel ? " with kernel " : "", kernel ? kernel : "",
-					   valid_keys(cfg))));
+					   valid_keys(cfg)),
+			 hint ? errhint("%s", hint) : 0));
 }
 
-static void
+void
+settings_error(const SelectorConfig *cfg, const char *key, const char *problem)
+{
+	settings_error_hint(cfg, key, problem, NULL);
+}
+
+void
 set_field(SelectorConfig *cfg, const SettingDef *def, double value)
 {
 	void	   *field = (char *) cfg + def->field;
@@ -273,112 +231,8 @@ get_field(const SelectorConfig *cfg, const SettingDef *def)
 	return 0;
 }
 
-static int
-compare_doubles(const void *a, const void *b)
-{
-	double		x = *(const double *) a;
-	double		y = *(const double *) b;
-
-	return (x > y) - (x < y);
-}
-
-/* A JSON array of numbers within def's range: sorted, distinct, into cfg->grid. */
-static void
-setting_grid(SelectorConfig *cfg, const SettingDef *def, JsonbValue *v)
-{
-	JsonbIterator *it;
-	JsonbValue	elem;
-	JsonbIteratorToken tok;
-	int			n = 0;
-	char	   *problem = psprintf("expected an array of 1 to %d numbers from %g to %g",
-								   MAX_GRID, def->min, def->max);
-
-	if (v->type != jbvBinary || !JsonContainerIsArray(v->val.binary.data))
-		settings_error(cfg, def->name, problem);
-	it = JsonbIteratorInit(v->val.binary.data);
-	while ((tok = JsonbIteratorNext(&it, &elem, true)) != WJB_DONE)
-	{
-		double		value;
-
-		if (tok != WJB_ELEM)
-			continue;
-		if (elem.type != jbvNumeric || n == MAX_GRID)
-			settings_error(cfg, def->name, problem);
-		value = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow,
-												   NumericGetDatum(elem.val.numeric)));
-		if (!isfinite(value) || value < def->min || value > def->max)
-			settings_error(cfg, def->name, problem);
-		cfg->grid[n++] = value;
-	}
-	if (n == 0)
-		settings_error(cfg, def->name, problem);
-	qsort(cfg->grid, n, sizeof(double), compare_doubles);
-	for (int i = 1; i < n; i++)
-		if (cfg->grid[i] == cfg->grid[i - 1])
-			settings_error(cfg, def->name, "values must be distinct");
-	cfg->ngrid = n;
-}
-
-/* A NULL-terminated list of names as "a, b and c". */
-static char *
-choice_list(const char *const *choices)
-{
-	int			n = 0;
-
-	while (choices[n] != NULL)
-		n++;
-	return name_list(choices, n);
-}
-
-/* Validate one JSON value against its definition; returns it as a double. */
-static double
-setting_value(const SelectorConfig *cfg, const SettingDef *def, JsonbValue *v)
-{
-	double		value;
-
-	if (def->duration && cfg->clock == CLOCK_TIME)
-	{
-		if (!duration_from_json(v, &value))
-			settings_error(cfg, def->name,
-						   psprintf("on the time clock expected an interval such as \"7 days\" or a number"
-									" of seconds, whole, from 1 to %d (a number may be 0: off)", MAX_DURATION));
-		return value;
-	}
-	if (def->duration && v->type == jbvString)
-		settings_error(cfg, def->name, "an interval needs \"clock\": \"time\"");
-
-	if (def->type == SETTING_CHOICE)
-	{
-		if (v->type == jbvString)
-			for (int i = 0; def->choices[i] != NULL; i++)
-				if (strlen(def->choices[i]) == v->val.string.len &&
-					strncmp(def->choices[i], v->val.string.val, v->val.string.len) == 0)
-					return i;
-		settings_error(cfg, def->name, psprintf("expected one of %s", choice_list(def->choices)));
-	}
-	if (def->type == SETTING_BOOLEAN)
-	{
-		if (v->type != jbvBool)
-			settings_error(cfg, def->name, "expected true or false");
-		return v->val.boolean ? 1 : 0;
-	}
-	if (v->type != jbvNumeric)
-		settings_error(cfg, def->name, "expected a number");
-	/* beyond float8's range reads as ±Infinity or 0: then a range error */
-	value = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow,
-											   NumericGetDatum(v->val.numeric)));
-	if (def->type == SETTING_INTEGER && value != floor(value))
-		settings_error(cfg, def->name, "expected an integer");
-	if (!isfinite(value) || value < def->min || (def->min_exclusive && value == def->min) ||
-		value > def->max)
-		settings_error(cfg, def->name,
-					   psprintf("%g is out of range (%s %g .. %g)", value,
-								def->min_exclusive ? "above" : "from", def->min, def->max));
-	return value;
-}
-
 /* The index of a setting by name (N_SETTINGS: none). */
-static int
+int
 setting_index(const char *name)
 {
 	int			i;
@@ -387,48 +241,6 @@ setting_index(const char *name)
 		if (strcmp(name, setting_defs[i].name) == 0)
 			break;
 	return i;
-}
-
-/*
- * Read the keys of a jsonb object into cfg, checking names, types and ranges;
- * given[i] tells which settings were present.  The clock is read first: it
- * says what the durations mean.
- */
-static void
-read_settings(SelectorConfig *cfg, Jsonb *settings, bool *given)
-{
-	JsonbIterator *it;
-	JsonbValue	v;
-	JsonbIteratorToken tok;
-	int			clock = setting_index("clock");
-
-	if (!JB_ROOT_IS_OBJECT(settings) || JB_ROOT_IS_SCALAR(settings))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("settings must be a JSON object"),
-				 errdetail("Valid keys are: %s.", valid_keys(cfg))));
-	if (getKeyJsonValueFromContainer(&settings->root, "clock", strlen("clock"), &v) != NULL)
-		set_field(cfg, &setting_defs[clock], setting_value(cfg, &setting_defs[clock], &v));
-	it = JsonbIteratorInit(&settings->root);
-	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
-	{
-		char	   *key;
-		int			i;
-
-		if (tok != WJB_KEY)
-			continue;
-		key = pnstrdup(v.val.string.val, v.val.string.len);
-		i = setting_index(key);
-		if (i == (int) N_SETTINGS)
-			settings_error(cfg, key, "unknown key");
-		tok = JsonbIteratorNext(&it, &v, true);
-		Assert(tok == WJB_VALUE);
-		if (setting_defs[i].type == SETTING_GRID)
-			setting_grid(cfg, &setting_defs[i], &v);
-		else
-			set_field(cfg, &setting_defs[i], setting_value(cfg, &setting_defs[i], &v));
-		given[i] = true;
-	}
 }
 
 /*
@@ -447,13 +259,41 @@ settings_resolve(SelectorConfig *cfg, Jsonb *settings)
  * settings_resolve() of settings given over current ones (may be NULL): a
  * selector's stored settings, which alter_selector() changes.  A current key
  * the given ones make inapplicable (a grid once confidence is fixed, pace
- * once the budget is off) is dropped; a given one must apply.
+ * once the budget is off) is dropped; a given one must apply; a new clock
+ * needs its forgetting settings given again (check_clock_change).
  */
+/*
+ * A new clock changes what the forgetting settings count (an arm's rewards,
+ * the selector's decisions, seconds): one that is on in the current settings
+ * (cur, the keys in carried) must be given again with it, else 22023.
+ */
+static void
+check_clock_change(const SelectorConfig *cfg, const SelectorConfig *cur, const bool *carried,
+				   const bool *given)
+{
+	static const char *const counted[] = {"window", "discount", "half_life", "restart_every"};
+
+	if (!given[setting_index("clock")] || cfg->clock == cur->clock)
+		return;
+	for (int k = 0; k < lengthof(counted); k++)
+	{
+		const SettingDef *def = &setting_defs[setting_index(counted[k])];
+		int			i = def - setting_defs;
+
+		if (carried[i] && !given[i] && get_field(cur, def) != def->default_value)
+			settings_error_hint(cfg, "clock",
+								psprintf("changing it from \"%s\" to \"%s\" changes what \"%s\" counts",
+										 clock_names[cur->clock], clock_names[cfg->clock], def->name),
+								psprintf("Give \"%s\" again in the same call (0 to turn it off).", def->name));
+	}
+}
+
 void
 settings_resolve_over(SelectorConfig *cfg, Jsonb *current, Jsonb *settings)
 {
 	bool		given[N_SETTINGS] = {false};
 	bool		carried[N_SETTINGS] = {false};
+	SelectorConfig cur;			/* the current settings alone */
 	const char *discount_key;
 
 	for (int i = 0; i < (int) N_SETTINGS; i++)
@@ -463,8 +303,10 @@ settings_resolve_over(SelectorConfig *cfg, Jsonb *current, Jsonb *settings)
 
 	if (current != NULL)
 		read_settings(cfg, current, carried);
+	cur = *cfg;
 	if (settings != NULL)
 		read_settings(cfg, settings, given);
+	check_clock_change(cfg, &cur, carried, given);
 	/*
 	 * Off values are no conflict: the arm's own clock, the other clock's
 	 * forgetting key (alter_selector() from one clock to another)
@@ -544,50 +386,6 @@ settings_to_jsonb(const SelectorConfig *cfg)
 	}
 	appendStringInfoChar(&buf, '}');
 	return DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data)));
-}
-
-/*
- * The checks of a reward (or a cascade value, a replay reward) and its cost,
- * shared by every path that takes one: 22003 when out of range.
- */
-void
-check_reward(const SelectorConfig *cfg, const char *what, double value)
-{
-	if (!(value >= cfg->reward_min && value <= cfg->reward_max))
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("%s %g is outside the selector's range [%g, %g]", what, value,
-						cfg->reward_min, cfg->reward_max),
-				 errhint("The range is set by the reward_min and reward_max settings.")));
-}
-
-void
-check_cost(double cost)
-{
-	if (!(isfinite(cost) && cost >= 0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("cost %g must be finite and not negative", cost)));
-}
-
-/*
- * What an arm learns from a reward: its utility reward − λ·cost (no cost:
- * 0), refused (22003) beyond ±UTILITY_MAX, where an arm's means would
- * overflow to ±Inf or NaN.
- */
-double
-learned_value(const SelectorConfig *cfg, double reward, bool cost_null, double cost)
-{
-	double		u = cost_null ? reward : reward - cfg->cost_weight * cost;
-
-	if (!(fabs(u) <= UTILITY_MAX))
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("utility %g - %g * %g is out of range", reward, cfg->cost_weight, cost),
-				 errdetail("An arm learns reward - cost_weight * cost, which must lie within ±%g.",
-						   UTILITY_MAX),
-				 errhint("Lower cost_weight or the cost.")));
-	return u;
 }
 
 PG_FUNCTION_INFO_V1(model_select_resolve_settings);

@@ -125,14 +125,4 @@ extern Jsonb *settings_to_jsonb(const SelectorConfig *cfg);
 extern const char *confidence_name(ConfidenceKind confidence);
 extern char *name_list(const char *const *names, int n);
 
-/*
- * The largest |reward − λ·cost| an arm learns: as the reward range, and far
- * below where squares and sums over an arm's rewards overflow.
- */
-#define UTILITY_MAX 1e15
-
-extern void check_reward(const SelectorConfig *cfg, const char *what, double value);
-extern void check_cost(double cost);
-extern double learned_value(const SelectorConfig *cfg, double reward, bool cost_null, double cost);
-
 #endif

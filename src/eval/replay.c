@@ -30,6 +30,7 @@
 #include "utils/memutils.h"
 
 #include "core/context.h"
+#include "core/reward_value.h"
 #include "core/spi_util.h"
 #include "eval/eval.h"
 #include "learning/clock.h"

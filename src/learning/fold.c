@@ -14,6 +14,7 @@
 
 #include "core/catalog.h"
 #include "core/context.h"
+#include "core/reward_value.h"
 #include "core/state_store.h"
 #include "learning/clock.h"
 #include "learning/fold.h"

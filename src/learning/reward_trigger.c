@@ -23,6 +23,7 @@
 #include "core/catalog.h"
 #include "core/log_table.h"
 #include "core/context.h"
+#include "core/reward_value.h"
 #include "core/owner.h"
 #include "core/privilege.h"
 #include "learning/clock.h"
