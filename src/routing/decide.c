@@ -140,10 +140,10 @@ choose_arm(const Selector *sel, const ArmScore *scores, const double *raw_x)
 {
 	bool		at_random = policy_ops(sel->cfg.policy)->picks_at_random;
 	bool		any_active = false;
-	int			best = -1;
-	int			tied = 0;		/* usable arms with the best ucb (all, at random) */
-	uint64		h,
-				best_key = 0;
+	/* the usable arms with the highest ucb so far (all of them, at random) */
+	int		   *tied = palloc(sizeof(int) * Max(sel->narms, 1));
+	int			ntied = 0;
+	int			best;
 
 	for (int i = 0; i < sel->narms; i++)
 	{
@@ -152,42 +152,42 @@ choose_arm(const Selector *sel, const ArmScore *scores, const double *raw_x)
 		any_active = true;
 		if (!score_usable(sel, i, &scores[i]))
 			continue;
-		if (best < 0 || (!at_random && scores[i].ucb > scores[best].ucb))
+		if (!at_random && ntied > 0 && scores[i].ucb != scores[tied[0]].ucb)
 		{
-			best = i;
-			tied = 1;
+			if (scores[i].ucb < scores[tied[0]].ucb)
+				continue;
+			ntied = 0;			/* a higher ucb */
 		}
-		else if (at_random || scores[i].ucb == scores[best].ucb)
-			tied++;
+		tied[ntied++] = i;
 	}
-	if (best < 0 && any_active)
+	if (ntied == 0 && any_active)
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 				 errmsg("no active arm of selector \"%s\" has a usable score", sel->name),
 				 errhint("Check the selector's settings; model_select.rebuild_state() recomputes its state.")));
-	if (best < 0)
+	if (ntied == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("selector \"%s\" has no active arm", sel->name),
 				 errhint("Add one with model_select.add_arm().")));
-	if (tied == 1)
-		return best;
-	h = context_hash(raw_x, sel->cfg.dim, sel->cfg.seed);
-	best_key = tie_key(sel, best, h);
-	for (int i = best + 1; i < sel->narms; i++)
+	best = tied[0];
+	if (ntied > 1)
 	{
-		uint64		key;
+		uint64		h = context_hash(raw_x, sel->cfg.dim, sel->cfg.seed);
+		uint64		best_key = tie_key(sel, best, h);
 
-		if (!sel->arms[i].active || !(at_random || scores[i].ucb == scores[best].ucb) ||
-			!(sel->arms[i].model == NULL || isfinite(scores[i].ucb)))
-			continue;
-		key = tie_key(sel, i, h);
-		if (key > best_key)
+		for (int k = 1; k < ntied; k++)
 		{
-			best = i;
-			best_key = key;
+			uint64		key = tie_key(sel, tied[k], h);
+
+			if (key > best_key)
+			{
+				best = tied[k];
+				best_key = key;
+			}
 		}
 	}
+	pfree(tied);
 	return best;
 }
 
