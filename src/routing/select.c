@@ -7,7 +7,6 @@
 #include <math.h>
 
 #include "access/htup_details.h"
-#include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -20,6 +19,7 @@
 #include "core/context.h"
 #include "core/owner.h"
 #include "core/snapshot_key.h"
+#include "learning/clock.h"
 #include "routing/decide.h"
 #include "routing/model_cache.h"
 
@@ -44,7 +44,7 @@ typedef struct LoadedSelector
 	char	   *name;			/* NULL: nothing loaded */
 	Oid			user;			/* whose route right the load checked */
 	SnapshotKey key;
-	TimestampTz xact_start;		/* the time clock's now (clock_now) */
+	double		now;			/* the time clock's now when loaded (clock_now) */
 	Selector   *sel;
 	uint64		last_used;
 } LoadedSelector;
@@ -85,7 +85,7 @@ selector_for_call(const char *name)
 	/* a time-clocked model also depends on now: the transaction's timestamp */
 	if (found && slot->sel != NULL && slot->user == calling_user() &&
 		snapshot_key_matches(&slot->key, snap) &&
-		(slot->sel->cfg.clock != CLOCK_TIME || slot->xact_start == GetCurrentTransactionStartTimestamp()) &&
+		(slot->sel->cfg.clock != CLOCK_TIME || slot->now == clock_now()) &&
 		selector_models_current(slot->sel))
 		return slot->sel;
 	if (slot->cxt == NULL)
@@ -100,7 +100,7 @@ selector_for_call(const char *name)
 	slot->name = pstrdup(name);
 	slot->user = calling_user();
 	snapshot_key_remember(&slot->key, snap, slot->cxt);
-	slot->xact_start = GetCurrentTransactionStartTimestamp();
+	slot->now = clock_now();
 	slot->sel = selector_load(name);
 	MemoryContextSwitchTo(old);
 	return slot->sel;
