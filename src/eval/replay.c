@@ -159,6 +159,7 @@ replay_selector(FunctionCallInfo fcinfo, const ReplayData *data)
 	return sel;
 }
 
+/* The learner of a replay: the in-memory selector and each arm's state. */
 typedef struct ReplayLearner
 {
 	Selector   *sel;
@@ -240,7 +241,24 @@ emit_checkpoint(ReturnSetInfo *rsinfo, const ReplayTotals *ck, int narms, int be
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
 
-/* The learner of a replay: the in-memory selector and each arm's state. */
+/*
+ * The result rows: every checkpoint, with the best single arm in hindsight
+ * over all rounds played (tot).
+ */
+static void
+emit_checkpoints(FunctionCallInfo fcinfo, const ReplayTotals *checkpoints, int nck,
+				 const ReplayTotals *tot, int narms)
+{
+	int			best_arm = 0;
+
+	for (int a = 1; a < narms; a++)
+		if (tot->arm_utility[a] > tot->arm_utility[best_arm])
+			best_arm = a;
+	InitMaterializedSRF(fcinfo, 0);
+	for (int i = 0; i < nck; i++)
+		emit_checkpoint((ReturnSetInfo *) fcinfo->resultinfo, &checkpoints[i], narms, best_arm);
+}
+
 static void replay_error(const char *message) pg_attribute_noreturn();
 
 static void
@@ -380,15 +398,13 @@ replay_warm(ReplayLearner *learner, const char *source, const ReplayData *online
 Datum
 model_select_replay(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	ReplayData	data;
 	ReplayLearner learner;
 	double		lambda;
 	int			passes,
 				rounds,
 				every,
-				nck = 0,
-				best_arm = 0;
+				nck = 0;
 	int		   *order;
 	Prng		rng;
 	ReplayTotals tot = {0};
@@ -451,12 +467,6 @@ model_select_replay(PG_FUNCTION_ARGS)
 		}
 	}
 
-	/* the best single arm in hindsight, over all rounds played */
-	for (int a = 1; a < data.narms; a++)
-		if (tot.arm_utility[a] > tot.arm_utility[best_arm])
-			best_arm = a;
-	InitMaterializedSRF(fcinfo, 0);
-	for (int i = 0; i < nck; i++)
-		emit_checkpoint(rsinfo, &checkpoints[i], data.narms, best_arm);
+	emit_checkpoints(fcinfo, checkpoints, nck, &tot, data.narms);
 	return (Datum) 0;
 }
