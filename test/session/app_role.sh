@@ -17,11 +17,10 @@
 set -euo pipefail
 DB=ms_session_app
 APP=ms_app_role14
-MS_EXTRA_CLEANUP='psql -X -q -d postgres -c "DROP ROLE IF EXISTS $APP" >/dev/null 2>&1 || true'
+MS_ROLES=$APP
 . "$(dirname "$0")/lib/common.bash"
 
 ms_setup || bail "set-up failed"
-psql -X -q -d postgres -c "DROP ROLE IF EXISTS $APP" >/dev/null 2>&1 || true
 q >/dev/null <<SQL || bail "creating the selector or the role failed"
 SELECT model_select.create_selector('app', 4, ARRAY['a','b'], 'lin_ucb');
 CREATE ROLE $APP NOLOGIN;

@@ -27,11 +27,10 @@
 set -euo pipefail
 DB=ms_session_reuse
 ROLE=ms_reuse_role12
-MS_EXTRA_CLEANUP='psql -X -q -d postgres -c "DROP ROLE IF EXISTS $ROLE" >/dev/null 2>&1 || true'
+MS_ROLES=$ROLE
 . "$(dirname "$0")/lib/common.bash"
 
 ms_setup || bail "set-up failed"
-psql -X -q -d postgres -c "DROP ROLE IF EXISTS $ROLE" >/dev/null 2>&1 || true
 q >/dev/null <<SQL || bail "creating the selector failed"
 SELECT model_select.create_selector('lr', 4, ARRAY['a','b'], 'lin_ucb');
 SELECT setseed(0.12);

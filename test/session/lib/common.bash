@@ -1,7 +1,8 @@
 # Shared helpers for the session tests of test/session/*.sh (sourced, not run).
 #
 #   ms_setup DB          create database DB with the extension and the helper
-#                        objects below; dropped again on exit (trap)
+#                        objects below; dropped again on exit (trap), with
+#                        the roles named in MS_ROLES (dropped before set-up too)
 #   q ARGS...            psql on $DB: unaligned, tuples only, stop on error
 #   check DESC CMD...    one TAP line: "ok N - DESC" when CMD succeeds
 #   skip DESC REASON     one TAP line: "ok N - DESC # SKIP REASON"
@@ -24,6 +25,14 @@
 MS_WORK=$(mktemp -d "${TMPDIR:-/tmp}/ms_session.XXXXXX")
 MS_BG_PIDS=()
 
+# The roles a test creates (MS_ROLES, set before sourcing), after its database.
+ms_drop_roles() {
+    local r
+    for r in ${MS_ROLES:-}; do
+        psql -X -q -d postgres -c "DROP ROLE IF EXISTS $r" >/dev/null 2>&1 || true
+    done
+}
+
 ms_cleanup() {
     local p
     for p in "${MS_BG_PIDS[@]}"; do
@@ -31,6 +40,7 @@ ms_cleanup() {
     done
     wait 2>/dev/null || true
     dropdb --if-exists --force "$DB" >/dev/null 2>&1 || true
+    ms_drop_roles
     if [ -n "${MS_EXTRA_CLEANUP:-}" ]; then eval "$MS_EXTRA_CLEANUP"; fi
     rm -rf "$MS_WORK"
 }
@@ -138,6 +148,7 @@ SQL
 
 ms_setup() {
     dropdb --if-exists --force "$DB" >/dev/null 2>&1 || true
+    ms_drop_roles
     createdb "$DB" && q -c 'CREATE EXTENSION model_select' && q -c "$MS_HELPERS" >/dev/null
 }
 
