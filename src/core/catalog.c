@@ -8,6 +8,7 @@
 #include "commands/trigger.h"
 #include "access/htup_details.h"
 #include "access/xact.h"
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "storage/lock.h"
 #include "executor/spi.h"
@@ -104,9 +105,63 @@ id_hash_create(const char *name, Size entrysize, MemoryContext cxt)
 	return hash_create(name, 64, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 }
 
-/* Parse the CONFIG_COLUMNS of a selectors row, starting at first_col. */
-void
-config_from_row(SelectorConfig *cfg, HeapTuple row, TupleDesc desc, int first_col)
+/*
+ * Configurations resolved from selectors rows, by selector id: every call
+ * reads the row, but its settings are parsed once per backend for each
+ * stored form.  An entry serves only a row whose configuration columns are
+ * byte for byte those it was resolved from, so it needs no invalidation: a
+ * changed row misses and replaces it.
+ */
+typedef struct ConfigCacheEntry
+{
+	int32		selector_id;	/* hash key */
+	char	   *stored;			/* the columns it was resolved from (config_stored_form) */
+	Size		stored_len;
+	SelectorConfig cfg;
+} ConfigCacheEntry;
+
+/* Beyond this many selectors the cache starts again (dropped selectors stay in it). */
+#define CONFIG_CACHE_MAX 1024
+
+static HTAB *config_cache = NULL;
+static MemoryContext config_cache_cxt = NULL;
+
+/*
+ * The CONFIG_COLUMNS of a row that settings_resolve() reads, flattened:
+ * dim, seed, settings_version, then policy, kernel ("" when NULL, which no
+ * kernel name is) and the settings jsonb, each with its length.
+ */
+static char *
+config_stored_form(HeapTuple row, TupleDesc desc, int first_col, Size *len)
+{
+	StringInfoData buf;
+	int32		dim = spi_int32(row, desc, first_col + 1);
+	int64		seed = spi_int64(row, desc, first_col + 5);
+	int32		version = spi_int32(row, desc, first_col + 6);
+	const char *policy = spi_text(row, desc, first_col + 2);
+	const char *kernel = spi_text_column(row, desc, first_col + 3);
+	Jsonb	   *settings = DatumGetJsonbP(spi_datum(row, desc, first_col + 4));
+	int32		sizes[3];
+
+	sizes[0] = (int32) strlen(policy);
+	sizes[1] = kernel ? (int32) strlen(kernel) : 0;
+	sizes[2] = (int32) VARSIZE(settings);
+	initStringInfo(&buf);
+	appendBinaryStringInfo(&buf, (const char *) &dim, sizeof(dim));
+	appendBinaryStringInfo(&buf, (const char *) &seed, sizeof(seed));
+	appendBinaryStringInfo(&buf, (const char *) &version, sizeof(version));
+	appendBinaryStringInfo(&buf, (const char *) sizes, sizeof(sizes));
+	appendBinaryStringInfo(&buf, policy, sizes[0]);
+	if (kernel)
+		appendBinaryStringInfo(&buf, kernel, sizes[1]);
+	appendBinaryStringInfo(&buf, (const char *) settings, sizes[2]);
+	*len = buf.len;
+	return buf.data;
+}
+
+/* Resolve the CONFIG_COLUMNS of a selectors row, starting at first_col. */
+static void
+config_resolve_row(SelectorConfig *cfg, HeapTuple row, TupleDesc desc, int first_col)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->selector_id = spi_int32(row, desc, first_col);
@@ -116,6 +171,48 @@ config_from_row(SelectorConfig *cfg, HeapTuple row, TupleDesc desc, int first_co
 	settings_resolve(cfg, DatumGetJsonbP(spi_datum(row, desc, first_col + 4)));
 	cfg->seed = (uint64) spi_int64(row, desc, first_col + 5);
 	cfg->settings_version = spi_int32(row, desc, first_col + 6);
+}
+
+/*
+ * The configuration in the CONFIG_COLUMNS of a selectors row, starting at
+ * first_col: from the cache when the row is the one resolved before.
+ */
+void
+config_from_row(SelectorConfig *cfg, HeapTuple row, TupleDesc desc, int first_col)
+{
+	int32		selector_id = spi_int32(row, desc, first_col);
+	Size		len;
+	char	   *stored = config_stored_form(row, desc, first_col, &len);
+	char	   *copy;
+	ConfigCacheEntry *entry;
+	bool		found;
+
+	if (config_cache != NULL &&
+		(entry = hash_search(config_cache, &selector_id, HASH_FIND, NULL)) != NULL &&
+		entry->stored_len == len && memcmp(entry->stored, stored, len) == 0)
+	{
+		*cfg = entry->cfg;
+		return;
+	}
+	/* errors (an invalid stored row) leave the cache as it was */
+	config_resolve_row(cfg, row, desc, first_col);
+	if (config_cache == NULL || hash_get_num_entries(config_cache) >= CONFIG_CACHE_MAX)
+	{
+		if (config_cache_cxt != NULL)
+			MemoryContextDelete(config_cache_cxt);
+		config_cache_cxt = AllocSetContextCreate(CacheMemoryContext, "model_select config cache",
+												 ALLOCSET_SMALL_SIZES);
+		config_cache = id_hash_create("model_select config cache", sizeof(ConfigCacheEntry),
+									  config_cache_cxt);
+	}
+	copy = MemoryContextAlloc(config_cache_cxt, len);
+	memcpy(copy, stored, len);
+	entry = hash_search(config_cache, &selector_id, HASH_ENTER, &found);
+	if (found)
+		pfree(entry->stored);
+	entry->stored = copy;
+	entry->stored_len = len;
+	entry->cfg = *cfg;
 }
 
 /* Load a selector's configuration with one of the queries below. */

@@ -256,13 +256,6 @@ settings_resolve(SelectorConfig *cfg, Jsonb *settings)
 }
 
 /*
- * settings_resolve() of settings given over current ones (may be NULL): a
- * selector's stored settings, which alter_selector() changes.  A current key
- * the given ones make inapplicable (a grid once confidence is fixed, pace
- * once the budget is off) is dropped; a given one must apply; a new clock
- * needs its forgetting settings given again (check_clock_change).
- */
-/*
  * A new clock changes what the forgetting settings count (an arm's rewards,
  * the selector's decisions, seconds): one that is on in the current settings
  * (cur, the keys in carried) must be given again with it, else 22023.
@@ -288,6 +281,13 @@ check_clock_change(const SelectorConfig *cfg, const SelectorConfig *cur, const b
 	}
 }
 
+/*
+ * settings_resolve() of settings given over current ones (may be NULL): a
+ * selector's stored settings, which alter_selector() changes.  A current key
+ * the given ones make inapplicable (a grid once confidence is fixed, pace
+ * once the budget is off) is dropped; a given one must apply; a new clock
+ * needs its forgetting settings given again (check_clock_change).
+ */
 void
 settings_resolve_over(SelectorConfig *cfg, Jsonb *current, Jsonb *settings)
 {

@@ -4,7 +4,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(10);
+SELECT plan(13);
 
 -- six lin_ucb selectors of dimension 120 and one rff_ucb with 40 features:
 -- each lin_ucb arm keeps about a 120 x 120 factor, several hundred kB a selector
@@ -66,6 +66,23 @@ SELECT is((SELECT misses - (SELECT misses FROM pg_temp.before) FROM model_select
           'a selector evicted long ago is folded again: one miss per arm');
 SELECT cmp_ok((SELECT hits - (SELECT hits FROM pg_temp.before) FROM model_select.cache_stats()), '>=', 2::bigint,
               'the hit counts the reused models');
+
+-- resolved settings are cached per backend, keyed by the stored row itself:
+-- a row changed behind alter_selector()'s back (settings_version unchanged)
+-- is read anew, and an invalid one still fails
+UPDATE model_select.selectors SET settings = settings || '{"eta": 3}' WHERE name = 'c2';
+CREATE TABLE pg_temp.eta3 AS
+SELECT c.j, x.* FROM pg_temp.ctx c, LATERAL model_select.scores('c2', c.c) x;
+SELECT is((SELECT count(*) FROM pg_temp.eta3 WHERE abs(ucb - (mean + 3 * width)) <= 1e-12 * (1 + abs(ucb))),
+          (SELECT count(*) FROM pg_temp.ref WHERE name = 'c2'),
+          'a changed settings row is resolved again: every ucb is mean + 3 width');
+SELECT is((SELECT count(*) FROM pg_temp.eta3 e JOIN pg_temp.ref r ON r.name = 'c2' AND r.j = e.j AND r.arm = e.arm
+            WHERE r.ucb <> e.ucb AND r.mean = e.mean AND r.width = e.width),
+          (SELECT count(*) FROM pg_temp.ref WHERE name = 'c2'),
+          '... the same means and widths, other bounds than before');
+UPDATE model_select.selectors SET settings = settings || '{"bogus": 1}' WHERE name = 'c2';
+SELECT throws_ok($$SELECT count(*) FROM model_select.scores('c2', (SELECT c FROM pg_temp.ctx WHERE j = 1))$$,
+                 '22023', NULL, 'an invalid settings row fails even though its selector was cached');
 
 SELECT * FROM finish();
 ROLLBACK;
