@@ -25,6 +25,8 @@ typedef struct ModelCacheEntry
 	StateFold	fold;			/* the base: checkpoint + final rows */
 	int			shared_slot;	/* fold.st is the shared cache's base pinned
 								 * in this slot (read only!), -1: ours */
+	int			quiet_loads;	/* loads in a row that found nothing after the
+								 * base (entry_share_when_quiet) */
 	MemoryContext base_cxt;		/* child of cxt: base_model (NULL: not decoded) */
 	ArmModel   *base_model;
 	MemoryContext overlay_cxt;	/* child of cxt, NULL: no overlay kept */
@@ -67,6 +69,7 @@ extern void model_cache_remove(ModelCacheEntry *entry);
 extern void base_key(SharedBaseKey *key, int32 arm_id, int32 settings_version, int64 version,
 					 int64 xmin);
 extern void entry_share(ModelCacheEntry *entry);
+extern void entry_share_when_quiet(ModelCacheEntry *entry);
 extern void entry_own_base(ModelCacheEntry *entry);
 extern uint64 entry_catch_up(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 last,
 							 FullTransactionId horizon);

@@ -21,10 +21,11 @@
  *
  * With shared_preload_libraries, bases live once per server in the shared
  * cache (shared_cache.c): a new entry takes the newest base published for
- * its checkpoint before it reads the checkpoint, a base folded here is
- * published and this backend then scores from the shared copy, and a base
- * that grows is first copied back (a shared base is never written to).
- * Overlays stay per backend.  The decoded model of a shared base points
+ * its checkpoint before it reads the checkpoint, a base folded from it here
+ * is published and this backend then scores from the shared copy, and a
+ * base that grows is first copied back (a shared base is never written to).
+ * A grown base is published only once its arm is quiet
+ * (entry_share_when_quiet).  Overlays stay per backend.  The decoded model of a shared base points
  * into shared memory (its policy's decode only adds small vectors).
  */
 #include "postgres.h"
@@ -178,6 +179,7 @@ entry_reset(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck,
 	if (found)
 		entry_free(entry);
 	entry->shared_slot = -1;
+	entry->quiet_loads = 0;
 	cache_misses++;
 	entry->bytes = 0;
 	entry->last_used = 0;
@@ -414,7 +416,8 @@ entry_overlay(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 la
  * rows start them (they became final), the overlay becomes the base, model
  * and all: a reward is folded once per backend, whatever order it became
  * visible and final in.  With a shared cache, a base published by another
- * backend saves the fold, and one folded here is published.
+ * backend saves the fold; one grown here is published once its arm is
+ * quiet (entry_share_when_quiet).
  */
 static void
 entry_extend_base(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 last,
@@ -452,7 +455,7 @@ entry_extend_base(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint6
 		fold_some(&entry->fold, tt, first, last, false);
 		MemoryContextSwitchTo(old);
 	}
-	entry_share(entry);
+	entry->quiet_loads = 0;
 }
 
 /*
@@ -480,6 +483,8 @@ model_cache_absorb(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint
 		return;
 	}
 	entry_drop_overlay(entry);
+	if (split == first)
+		entry_share_when_quiet(entry);
 	if (entry->base_cxt != NULL && !entry_model_holds(entry, entry->fold.st, &entry->base_at))
 		entry_drop_base_model(entry);
 	if (entry->base_cxt != NULL || entry->fold.st == NULL || entry->fold.st->n == 0)

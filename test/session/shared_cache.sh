@@ -11,7 +11,8 @@
 # scores() and select_model() agree on the three: byte for byte in one backend
 # that keeps its cache across statements, within 1e-9 in fresh backends
 # (see close_scores).  Then:
-# bases are published and taken from the cache; E evicts and stays within
+# bases are published and taken from the cache, a grown one once its arm is
+# quiet; E evicts and stays within
 # its size; a backend ended by pg_terminate_backend leaves no pin behind, and
 # one killed by SIGKILL makes the server reinitialise shared memory (the
 # cache starts empty and still scores the same).
@@ -143,6 +144,23 @@ check "a fresh backend takes every base from S's cache and publishes none" \
     test "$(on S -c "SELECT model_select.scores('sh_pak', ctx(16, 1)) IS NOT NULL LIMIT 1;
                      SELECT format('%s hits, %s publishes', shared_hits, shared_publishes)
                        FROM model_select.cache_stats()" | tail -n 1)" = "3 hits, 0 publishes"
+# a base that grows stays the backend's own until its arm has been quiet for
+# 4 loads (each statement its own transaction: every call loads again, as
+# another transaction committed since)
+SCORE_RFF="SELECT count(*) FROM model_select.scores('sh_rff', ctx(8, 1))"
+PUBLISHED="SELECT 'published', shared_publishes FROM model_select.cache_stats()"
+QUIET=(-c "$SCORE_RFF"
+       -c "INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('sh_rff', 'a', ctx(8, 7777), 0.5)"
+       -c "$SCORE_RFF" -c "$PUBLISHED")
+for k in 1 2 3 4; do QUIET+=(-c "SELECT txid_current()" -c "$SCORE_RFF" -c "$PUBLISHED"); done
+published=$(on S "${QUIET[@]}" | sed -n 's/^published|//p' | tr '\n' ' ')
+published_when_quiet() {
+    [ "$published" = "0 0 0 0 1 " ] || { echo "#   publishes after each load: $published"; return 1; }
+}
+check "a grown base is published once its arm has been quiet for 4 loads, not before" published_when_quiet
+for c in P E; do
+    on "$c" -c "INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('sh_rff', 'a', ctx(8, 7777), 0.5)" >/dev/null
+done
 check "E evicted bases to stay within its 1MB" test "$(cstat E 'shared_evictions > 0')" = t
 check "E's bases fit in 1MB" test "$(cstat E 'shared_bytes <= 1024 * 1024')" = t
 check "no pin is left once every backend has exited" test "$(cstat S shared_pins)" = 0
