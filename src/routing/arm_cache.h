@@ -7,6 +7,7 @@
 #define MODEL_SELECT_ARM_CACHE_H
 
 #include "executor/spi.h"
+#include "utils/timestamp.h"
 
 #include "core/settings.h"
 #include "learning/clock.h"
@@ -25,8 +26,7 @@ typedef struct ModelCacheEntry
 	StateFold	fold;			/* the base: checkpoint + final rows */
 	int			shared_slot;	/* fold.st is the shared cache's base pinned
 								 * in this slot (read only!), -1: ours */
-	int			quiet_loads;	/* loads in a row that found nothing after the
-								 * base (entry_share_when_quiet) */
+	TimestampTz grown_at;		/* when the base last grew (entry_share_when_quiet) */
 	MemoryContext base_cxt;		/* child of cxt: base_model (NULL: not decoded) */
 	ArmModel   *base_model;
 	MemoryContext overlay_cxt;	/* child of cxt, NULL: no overlay kept */

@@ -179,7 +179,7 @@ entry_reset(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck,
 	if (found)
 		entry_free(entry);
 	entry->shared_slot = -1;
-	entry->quiet_loads = 0;
+	entry->grown_at = 0;
 	cache_misses++;
 	entry->bytes = 0;
 	entry->last_used = 0;
@@ -455,7 +455,7 @@ entry_extend_base(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint6
 		fold_some(&entry->fold, tt, first, last, false);
 		MemoryContextSwitchTo(old);
 	}
-	entry->quiet_loads = 0;
+	entry->grown_at = GetCurrentTimestamp();
 }
 
 /*

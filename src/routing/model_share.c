@@ -92,22 +92,26 @@ entry_share(ModelCacheEntry *entry)
 }
 
 /*
- * Loads in a row that must find nothing after a grown base before it is
- * published.  Under write traffic every backend extends its own base from
- * its own overlay (nobody would take a published one), and a shared base
- * must be copied back before it grows: publishing each growth cost two
- * copies of the state per arm and load (at 4 clients the shared cache was
- * slower than none).  Once the arm is quiet, its base is shared (memory).
+ * How long a grown base must stay unchanged before it is published (ms).
+ * Under a stream of rewards every backend extends its own base from its own
+ * overlay (nobody would take a published one), and a shared base must be
+ * copied back before it grows: publishing each growth cost two copies of the
+ * state per arm and load, page faults on fresh shared pages included (the
+ * shared cache was slower than none under write traffic).  Once the arm is
+ * quiet, its base is shared (memory).
  */
-#define SHARE_AFTER_QUIET_LOADS 4
+#define SHARE_AFTER_QUIET_MS 1000
 
 /* A load found nothing after the base: share it once the arm has been quiet. */
 void
 entry_share_when_quiet(ModelCacheEntry *entry)
 {
-	if (entry->shared_slot >= 0 || ++entry->quiet_loads < SHARE_AFTER_QUIET_LOADS)
+	if (entry->shared_slot >= 0 ||
+		!TimestampDifferenceExceeds(entry->grown_at, GetCurrentTimestamp(), SHARE_AFTER_QUIET_MS))
 		return;
 	entry_share(entry);
+	if (entry->shared_slot < 0)
+		entry->grown_at = GetCurrentTimestamp();	/* no room: try again later */
 }
 
 /* Before the base grows: a copy of our own instead of the shared one. */
