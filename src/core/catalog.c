@@ -71,22 +71,26 @@ arm_lookup(const char *selector, const char *arm, int mask, int32 *selector_id, 
 		   bool *active)
 {
 	static SPIPlanPtr plan = NULL;
-	Oid			types[2] = {TEXTOID, TEXTOID};
-	Datum		args[2] = {CStringGetTextDatum(selector), CStringGetTextDatum(arm)};
+	Oid			types[3] = {TEXTOID, TEXTOID, TEXTARRAYOID};
+	Datum		args[3] = {CStringGetTextDatum(selector), CStringGetTextDatum(arm),
+	selector_privilege_names(mask)};
 	HeapTuple	row;
 	TupleDesc	desc;
 	bool		isnull;
 
 	row = selector_row(spi_plan(&plan,
-								"SELECT s.selector_id, a.arm_id, a.active FROM model_select.selectors s"
+								"SELECT s.selector_id, a.arm_id, a.active, s.owner, "
+								SELECTOR_GRANTEES_COLUMN("s", "$3")
+								" FROM model_select.selectors s"
 								" LEFT JOIN model_select.arms a ON a.selector_id = s.selector_id AND a.name = $2"
 								" WHERE s.name = $1",
-								2, types), args, selector);
+								3, types), args, selector);
 	desc = SPI_tuptable->tupdesc;
 	*selector_id = spi_int32(row, desc, 1);
 	*arm_id = DatumGetInt32(SPI_getbinval(row, desc, 2, &isnull));
 	*active = !isnull && spi_bool(row, desc, 3);
-	selector_check_privilege(*selector_id, selector, mask);
+	selector_check_privilege_given(selector, mask, DatumGetObjectId(spi_datum(row, desc, 4)),
+								   spi_datum(row, desc, 5));
 	if (isnull)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),

@@ -60,32 +60,40 @@ typedef struct RewardTarget
 	Datum		context;		/* from the decision, or (Datum) 0 */
 } RewardTarget;
 
+/*
+ * The decision's selector, arm and context, after the caller's right to
+ * reward on that selector is checked (from the owner and grantees read in
+ * the same query): nothing about the decision shows in an error before.
+ */
 static void
 target_from_decision(int64 decision_id, RewardTarget *t)
 {
 	static SPIPlanPtr plan = NULL;
-	Oid			argtypes[1] = {INT8OID};
-	Datum		args[1] = {Int64GetDatum(decision_id)};
+	Oid			argtypes[2] = {INT8OID, TEXTARRAYOID};
+	Datum		args[2] = {Int64GetDatum(decision_id), selector_privilege_names(SELECTOR_REWARD)};
 	HeapTuple	row;
 	TupleDesc	desc;
 	bool		isnull;
 
 	spi_execute(spi_plan(&plan,
-						 "SELECT d.selector_id, d.arm_id, s.name, a.name, a.active, d.context"
+						 "SELECT d.selector_id, d.arm_id, s.name, a.name, a.active, d.context, s.owner, "
+						 SELECTOR_GRANTEES_COLUMN("s", "$2")
 						 " FROM model_select.decisions d"
 						 " JOIN model_select.selectors s USING (selector_id)"
 						 " JOIN model_select.arms a USING (arm_id)"
 						 " WHERE d.decision_id = $1",
-						 1, argtypes), args, NULL, true, 1, SPI_OK_SELECT, "read decision " INT64_FORMAT, decision_id);
+						 2, argtypes), args, NULL, true, 1, SPI_OK_SELECT, "read decision " INT64_FORMAT, decision_id);
 	if (SPI_processed != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("decision " INT64_FORMAT " does not exist", decision_id)));
 	row = SPI_tuptable->vals[0];
 	desc = SPI_tuptable->tupdesc;
+	t->selector = SPI_getvalue(row, desc, 3);
+	selector_check_privilege_given(t->selector, SELECTOR_REWARD,
+								   DatumGetObjectId(spi_datum(row, desc, 7)), spi_datum(row, desc, 8));
 	t->selector_id = DatumGetInt32(SPI_getbinval(row, desc, 1, &isnull));
 	t->arm_id = DatumGetInt32(SPI_getbinval(row, desc, 2, &isnull));
-	t->selector = SPI_getvalue(row, desc, 3);
 	t->arm = SPI_getvalue(row, desc, 4);
 	t->active = DatumGetBool(SPI_getbinval(row, desc, 5, &isnull));
 	t->context = SPI_getbinval(row, desc, 6, &isnull);
@@ -127,8 +135,6 @@ resolve_target(HeapTuple tuple, TupleDesc desc, const RewardColumns *c, RewardTa
 	if (!isnull)
 	{
 		target_from_decision(DatumGetInt64(decision), t);
-		/* before anything about the decision shows in an error */
-		selector_check_privilege(t->selector_id, t->selector, SELECTOR_REWARD);
 		/* a context equal to the decision's is accepted: pg_dump's rows have it */
 		if (!context_null && !same_context(*context, t->context))
 			ereport(ERROR,
