@@ -11,6 +11,7 @@
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "storage/lock.h"
+#include "storage/proc.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
@@ -243,6 +244,14 @@ config_load(int32 selector_id, SelectorConfig *cfg)
 					 " WHERE selector_id = $1", true, selector_id, cfg);
 }
 
+/* The configuration config_load_for_reward() read last, and when. */
+static struct
+{
+	LocalTransactionId lxid;
+	SubTransactionId subxid;
+	SelectorConfig cfg;
+}			reward_config;
+
 /*
  * The lock that orders reward inserts before a settings change: inserts
  * hold it in ShareLock until they commit, alter_selector() takes it in
@@ -289,14 +298,35 @@ config_load_for_reward(int32 selector_id, SelectorConfig *cfg)
 	static SPIPlanPtr share_plan = NULL;
 
 	if (IsolationUsesXactSnapshot())
-	{
 		config_load_with(&share_plan, "SELECT " CONFIG_COLUMNS " FROM model_select.selectors"
 						 " WHERE selector_id = $1 FOR SHARE", false, selector_id, cfg);
-		return;
+	else
+	{
+		selector_settings_lock(selector_id, ShareLock);
+		config_load_with(&fresh_plan, "SELECT " CONFIG_COLUMNS " FROM model_select.selectors"
+						 " WHERE selector_id = $1", false, selector_id, cfg);
 	}
-	selector_settings_lock(selector_id, ShareLock);
-	config_load_with(&fresh_plan, "SELECT " CONFIG_COLUMNS " FROM model_select.selectors"
-					 " WHERE selector_id = $1", false, selector_id, cfg);
+	reward_config.lxid = MyProc->lxid;
+	reward_config.subxid = GetCurrentSubTransactionId();
+	reward_config.cfg = *cfg;
+}
+
+/*
+ * A selector's configuration for the AFTER trigger of a reward insert: the
+ * one config_load_for_reward() read for the statement's rows, if it was this
+ * selector's in the same (sub)transaction -- the lock it took holds until
+ * that ends, so the settings are still those -- else read now.  The caller
+ * is connected to SPI.
+ */
+void
+config_load_in_reward_transaction(int32 selector_id, SelectorConfig *cfg)
+{
+	if (reward_config.lxid == MyProc->lxid &&
+		reward_config.subxid == GetCurrentSubTransactionId() &&
+		reward_config.cfg.selector_id == selector_id)
+		*cfg = reward_config.cfg;
+	else
+		config_load(selector_id, cfg);
 }
 
 /* Load a selector's configuration by name; the caller is connected to SPI. */

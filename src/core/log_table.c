@@ -5,10 +5,13 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "executor/executor.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/tuplestore.h"
 
+#include "core/catalog.h"
 #include "core/log_table.h"
 #include "core/owner.h"
 #include "core/spi_util.h"
@@ -140,6 +143,82 @@ statement_plan(const char *query, Relation rel)
 	return spi_plan(&p->plan, query, 0, NULL);
 }
 
+/* The trigger data of an AFTER INSERT FOR EACH STATEMENT trigger with a NEW TABLE. */
+static TriggerData *
+statement_trigger(FunctionCallInfo fcinfo)
+{
+	TriggerData *td = (TriggerData *) fcinfo->context;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BY_INSERT(td->tg_event) ||
+		!TRIGGER_FIRED_FOR_STATEMENT(td->tg_event) || !TRIGGER_FIRED_AFTER(td->tg_event) ||
+		td->tg_newtable == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("%s must fire AFTER INSERT FOR EACH STATEMENT with a NEW TABLE",
+						get_func_name(fcinfo->flinfo->fn_oid))));
+	return td;
+}
+
+static int
+statement_arm_cmp(const void *a, const void *b)
+{
+	int32		x = ((const StatementArm *) a)->arm_id,
+				y = ((const StatementArm *) b)->arm_id;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The arms of the rows in the NEW TABLE of an AFTER INSERT FOR EACH
+ * STATEMENT trigger, with their selectors and row counts, in arm_id order;
+ * *count gets their number.  Read from the transition table's tuplestore
+ * itself, through a read pointer of its own (as a scan of it would): a
+ * query over it cost a whole executor start per statement.
+ */
+StatementArm *
+arms_of_statement(FunctionCallInfo fcinfo, int *count)
+{
+	static const char *const names[] = {"arm_id", "selector_id"};
+	TriggerData *td = statement_trigger(fcinfo);
+	TupleDesc	desc = RelationGetDescr(td->tg_relation);
+	Tuplestorestate *rows = td->tg_newtable;
+	TupleTableSlot *slot = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
+	HTAB	   *arms = id_hash_create("model_select statement arms", sizeof(StatementArm),
+									  CurrentMemoryContext);
+	int			attnums[lengthof(names)];
+	HASH_SEQ_STATUS status;
+	StatementArm *arm,
+			   *out;
+	int			n = 0;
+
+	log_columns(desc, names, lengthof(names), attnums);
+	tuplestore_select_read_pointer(rows, tuplestore_alloc_read_pointer(rows, EXEC_FLAG_REWIND));
+	tuplestore_rescan(rows);
+	while (tuplestore_gettupleslot(rows, true, false, slot))
+	{
+		bool		isnull;
+		int32		arm_id = DatumGetInt32(slot_getattr(slot, attnums[0], &isnull));
+		bool		found;
+
+		arm = hash_search(arms, &arm_id, HASH_ENTER, &found);
+		if (!found)
+		{
+			arm->selector_id = DatumGetInt32(slot_getattr(slot, attnums[1], &isnull));
+			arm->nrows = 0;
+		}
+		arm->nrows++;
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	out = palloc(sizeof(StatementArm) * Max(hash_get_num_entries(arms), 1));
+	hash_seq_init(&status, arms);
+	while ((arm = hash_seq_search(&status)) != NULL)
+		out[n++] = *arm;
+	hash_destroy(arms);
+	qsort(out, n, sizeof(StatementArm), statement_arm_cmp);
+	*count = n;
+	return out;
+}
+
 /*
  * Run query (ordered by arm_id, its first column) over the NEW TABLE of an
  * AFTER INSERT FOR EACH STATEMENT trigger and call fn once per arm with that
@@ -150,18 +229,11 @@ for_each_arm_of_statement(FunctionCallInfo fcinfo, const char *query,
 						  void (*fn) (SPITupleTable *tt, uint64 first, uint64 last, void *arg),
 						  void *arg)
 {
-	TriggerData *td = (TriggerData *) fcinfo->context;
+	TriggerData *td = statement_trigger(fcinfo);
 	SPITupleTable *tt;
 	uint64		nrows,
 				first = 0;
 
-	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BY_INSERT(td->tg_event) ||
-		!TRIGGER_FIRED_FOR_STATEMENT(td->tg_event) || !TRIGGER_FIRED_AFTER(td->tg_event) ||
-		td->tg_newtable == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("%s must fire AFTER INSERT FOR EACH STATEMENT with a NEW TABLE",
-						get_func_name(fcinfo->flinfo->fn_oid))));
 	if (SPI_register_trigger_data(td) != SPI_OK_TD_REGISTER)
 		elog(ERROR, "could not register the transition table of trigger %s", td->tg_trigger->tgname);
 	spi_execute(statement_plan(query, td->tg_relation), NULL, NULL, false, 0, SPI_OK_SELECT,

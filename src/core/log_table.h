@@ -1,8 +1,8 @@
 /*
  * log_table.h — what the triggers of the two append-only logs (rewards and
  * cascade_observations) share: checking how a trigger fired, finding the
- * log's columns by name, and handing each arm's rows of a statement to a
- * callback.
+ * log's columns by name, and the arms of a statement's rows (counted, or
+ * each arm's rows handed to a callback).
  */
 #ifndef MODEL_SELECT_LOG_TABLE_H
 #define MODEL_SELECT_LOG_TABLE_H
@@ -34,6 +34,15 @@ extern HeapTuple log_row_complete(HeapTuple tuple, TupleDesc desc,
 								  const int attnums[LOG_TARGET_COLUMNS], const LogTarget *target,
 								  int extra_attnum, Datum extra_value);
 extern void log_columns(TupleDesc desc, const char *const *names, int ncolumns, int *attnums);
+/* One arm's rows in a statement (arms_of_statement). */
+typedef struct StatementArm
+{
+	int32		arm_id;			/* first: a hash key */
+	int32		selector_id;
+	int64		nrows;
+} StatementArm;
+
+extern StatementArm *arms_of_statement(FunctionCallInfo fcinfo, int *count);
 extern void for_each_arm_of_statement(FunctionCallInfo fcinfo, const char *query,
 									  void (*fn) (SPITupleTable *tt, uint64 first, uint64 last, void *arg),
 									  void *arg);

@@ -22,32 +22,21 @@
 
 PG_FUNCTION_INFO_V1(model_select_rewards_apply);
 
-/* for_each_arm_of_statement() callback: arg is the cached SelectorConfig. */
-static void
-checkpoint_arm_rows(SPITupleTable *tt, uint64 first, uint64 last, void *arg)
-{
-	SelectorConfig *cfg = arg;
-	int32		arm_id = spi_int32(tt->vals[first], tt->tupdesc, 1);
-	int32		selector_id = spi_int32(tt->vals[first], tt->tupdesc, 2);
-
-	if (cfg->selector_id != selector_id)
-		config_load(selector_id, cfg);
-	checkpoint_if_due(cfg, arm_id, spi_int64(tt->vals[first], tt->tupdesc, 3));
-}
-
 static void
 checkpoint_statement_arms(void *arg)
 {
 	int			spi_level;
-	FunctionCallInfo fcinfo = arg;
-	SelectorConfig cfg = {0};
+	int			narms;
+	StatementArm *arms = arms_of_statement((FunctionCallInfo) arg, &narms);
+	SelectorConfig cfg = {.selector_id = -1};
 
-	cfg.selector_id = -1;
 	spi_level = spi_connect();
-	for_each_arm_of_statement(fcinfo,
-							  "SELECT arm_id, selector_id, count(*) FROM new_rewards"
-							  " GROUP BY arm_id, selector_id ORDER BY arm_id",
-							  checkpoint_arm_rows, &cfg);
+	for (int i = 0; i < narms; i++)
+	{
+		if (cfg.selector_id != arms[i].selector_id)
+			config_load_in_reward_transaction(arms[i].selector_id, &cfg);
+		checkpoint_if_due(&cfg, arms[i].arm_id, arms[i].nrows);
+	}
 	spi_finish(spi_level);
 }
 

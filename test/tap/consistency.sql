@@ -15,7 +15,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(81);
+SELECT plan(84);
 
 -- Feed `rounds` rewards to selector `sel` (arms a1, a2, a3) from
 -- synthetic_clusters(rounds, 8, 3, NULL, seed).  Even rounds: route() the
@@ -240,6 +240,27 @@ SELECT is((SELECT decodes FROM cs WHERE step = 4) - (SELECT decodes FROM cs WHER
 SELECT is((SELECT n FROM model_select.scores('c_rbf', (SELECT context FROM probes WHERE probe = 1)) WHERE arm = 'a2'),
           (SELECT count(*) FROM model_select.rewards WHERE selector = 'c_rbf' AND arm = 'a2'),
           'cache: scores() sees the new reward of a2');
+
+-- Automatic checkpoints visit the arms a statement's rows went to (read from
+-- its transition table): with a threshold of 10, a statement of 15 rows for
+-- arm a and 5 for arm b checkpoints a (nothing pending after) and not b (5
+-- pending); a second statement of 6 for b makes b due.
+SET LOCAL model_select.checkpoint_threshold = 10;
+SELECT model_select.create_selector('ck_due', 2, ARRAY['a', 'b'], 'greedy');
+INSERT INTO model_select.rewards(selector, arm, context, reward)
+SELECT 'ck_due', CASE WHEN g <= 15 THEN 'a' ELSE 'b' END, ARRAY[g, 1]::float8[], g / 20.0
+  FROM generate_series(1, 20) g;
+SELECT is((SELECT string_agg(arm || ' ' || n || ' ' || pending, ', ' ORDER BY arm)
+             FROM model_select.arm_stats WHERE selector = 'ck_due'),
+          'a 15 0, b 5 5', 'a statement of 15 rows for a and 5 for b checkpoints a only (threshold 10)');
+INSERT INTO model_select.rewards(selector, arm, context, reward)
+SELECT 'ck_due', 'b', ARRAY[g, 1]::float8[], 0.5 FROM generate_series(1, 6) g;
+SELECT is((SELECT pending FROM model_select.arm_stats WHERE selector = 'ck_due' AND arm = 'b'), 0::bigint,
+          '6 more rows for b: 11 pending, due, checkpointed');
+SELECT is((SELECT count(*) FROM model_select.arm_state st JOIN model_select.arms a USING (arm_id)
+            JOIN model_select.selectors s ON s.selector_id = a.selector_id
+            WHERE s.name = 'ck_due' AND st.n = (SELECT count(*) FROM model_select.rewards r WHERE r.arm_id = st.arm_id)),
+          2::bigint, '... each checkpoint holds every reward of its arm');
 
 SELECT * FROM finish();
 ROLLBACK;
