@@ -5,6 +5,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "catalog/pg_type.h"
 #include "executor/executor.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -192,6 +193,12 @@ arms_of_statement(FunctionCallInfo fcinfo, int *count)
 	int			n = 0;
 
 	log_columns(desc, names, lengthof(names), attnums);
+	for (int i = 0; i < lengthof(names); i++)
+		if (TupleDescAttr(desc, attnums[i] - 1)->atttypid != INT4OID)
+			ereport(ERROR,
+					(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+					 errmsg("%s fired for a table whose column \"%s\" is not an integer",
+							get_func_name(fcinfo->flinfo->fn_oid), names[i])));
 	tuplestore_select_read_pointer(rows, tuplestore_alloc_read_pointer(rows, EXEC_FLAG_REWIND));
 	tuplestore_rescan(rows);
 	while (tuplestore_gettupleslot(rows, true, false, slot))

@@ -10,7 +10,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(327);
+SELECT plan(330);
 
 -- md5 of each table's rows (as text), ordered by primary key.
 CREATE FUNCTION pg_temp.fingerprint() RETURNS TABLE (tbl text, nrows bigint, md5 text)
@@ -403,6 +403,23 @@ SELECT throws_ok($$SELECT model_select.create_selector('b_cap_restart', 3, ARRAY
                                                        '{"cap": 10, "restart_every": 11}')$$,
                  '22023', 'restart_every 11 exceeds cap 10 of a pak_ucb selector',
                  'cap: pak_ucb refuses restart_every > cap (22023)');
+
+-- the log triggers' functions attached elsewhere by a superuser: clear errors
+CREATE TABLE pg_temp.fake_log (arm_id text, selector_id int);
+CREATE TRIGGER fake_apply AFTER INSERT ON pg_temp.fake_log REFERENCING NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION model_select._rewards_apply();
+SELECT throws_ok($$INSERT INTO pg_temp.fake_log VALUES ('1', 1)$$, '39P01', NULL,
+                 'rewards_apply on a table whose arm_id is not an integer: 39P01');
+CREATE TABLE pg_temp.fake_log2 (selector_id int);
+CREATE TRIGGER fake_apply2 AFTER INSERT ON pg_temp.fake_log2 REFERENCING NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION model_select._rewards_apply();
+SELECT throws_ok($$INSERT INTO pg_temp.fake_log2 VALUES (1)$$, '55000', NULL,
+                 'rewards_apply on a table without arm_id: 55000');
+CREATE TABLE pg_temp.fake_log3 (arm_id int, selector_id int);
+CREATE TRIGGER fake_apply3 AFTER INSERT ON pg_temp.fake_log3
+    FOR EACH ROW EXECUTE FUNCTION model_select._rewards_apply();
+SELECT throws_ok($$INSERT INTO pg_temp.fake_log3 VALUES (1, 1)$$, '39P01', NULL,
+                 'rewards_apply as a row trigger: 39P01');
 
 SELECT * FROM finish();
 ROLLBACK;
