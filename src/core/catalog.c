@@ -90,8 +90,8 @@ arm_lookup(const char *selector, const char *arm, int mask, int32 *selector_id, 
 	*selector_id = spi_int32(row, desc, 1);
 	*arm_id = DatumGetInt32(SPI_getbinval(row, desc, 2, &isnull));
 	*active = !isnull && spi_bool(row, desc, 3);
-	selector_check_privilege_given(selector, mask, DatumGetObjectId(spi_datum(row, desc, 4)),
-								   spi_datum(row, desc, 5));
+	selector_check_privilege_given(*selector_id, selector, mask,
+								   DatumGetObjectId(spi_datum(row, desc, 4)), spi_datum(row, desc, 5));
 	if (isnull)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),

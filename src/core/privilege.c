@@ -252,14 +252,19 @@ selector_check_privilege(int32 selector_id, const char *name, int mask)
  * selector_check_privilege() from the selector's owner and the grantees of
  * the rights in mask (SELECTOR_GRANTEES_COLUMN), read by the caller in a
  * query of its own: the check of the routing functions, which read them with
- * the selector's configuration and arms.
+ * the selector's configuration and arms, and of reward inserts, with the
+ * decision or arm.  The answer is kept like role_has_selector_privilege()'s.
  */
 void
-selector_check_privilege_given(const char *name, int mask, Oid owner, Datum grantees)
+selector_check_privilege_given(int32 selector_id, const char *name, int mask, Oid owner,
+							   Datum grantees)
 {
 	Oid			role = calling_user();
+	bool		result = role_privileged(role) || role_owns_or_granted(role, owner, grantees);
 
-	if (!role_privileged(role) && !role_owns_or_granted(role, owner, grantees))
+	/* the same question asked again under this snapshot (row-level security) */
+	answer_keep(role, selector_id, mask, true, result);
+	if (!result)
 		privilege_denied(name, mask);
 }
 

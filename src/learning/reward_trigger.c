@@ -90,9 +90,9 @@ target_from_decision(int64 decision_id, RewardTarget *t)
 	row = SPI_tuptable->vals[0];
 	desc = SPI_tuptable->tupdesc;
 	t->selector = SPI_getvalue(row, desc, 3);
-	selector_check_privilege_given(t->selector, SELECTOR_REWARD,
-								   DatumGetObjectId(spi_datum(row, desc, 7)), spi_datum(row, desc, 8));
 	t->selector_id = DatumGetInt32(SPI_getbinval(row, desc, 1, &isnull));
+	selector_check_privilege_given(t->selector_id, t->selector, SELECTOR_REWARD,
+								   DatumGetObjectId(spi_datum(row, desc, 7)), spi_datum(row, desc, 8));
 	t->arm_id = DatumGetInt32(SPI_getbinval(row, desc, 2, &isnull));
 	t->arm = SPI_getvalue(row, desc, 4);
 	t->active = DatumGetBool(SPI_getbinval(row, desc, 5, &isnull));

@@ -214,7 +214,7 @@ selector_load_as_owner(void *arg)
 	tt = SPI_tuptable;
 	config_from_row(&sel->cfg, tt->vals[0], tt->tupdesc, 1);
 	/* at every load, cached models or not: a revoke takes effect at once */
-	selector_check_privilege_given(call->name, SELECTOR_ROUTE,
+	selector_check_privilege_given(sel->cfg.selector_id, call->name, SELECTOR_ROUTE,
 								   DatumGetObjectId(spi_datum(tt->vals[0], tt->tupdesc, OWNER_COL)),
 								   spi_datum(tt->vals[0], tt->tupdesc, GRANTEES_COL));
 	(void) SPI_getbinval(tt->vals[0], tt->tupdesc, ARM_COL, &isnull);
