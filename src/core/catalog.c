@@ -131,51 +131,69 @@ typedef struct ConfigCacheEntry
 static HTAB *config_cache = NULL;
 static MemoryContext config_cache_cxt = NULL;
 
+/* The CONFIG_COLUMNS of a selectors row, as read. */
+typedef struct ConfigColumns
+{
+	int32		selector_id;
+	int32		dim;
+	const char *policy;
+	const char *kernel;			/* NULL: none */
+	Jsonb	   *settings;
+	int64		seed;
+	int32		settings_version;
+} ConfigColumns;
+
+static void
+config_columns(HeapTuple row, TupleDesc desc, int first_col, ConfigColumns *c)
+{
+	c->selector_id = spi_int32(row, desc, first_col);
+	c->dim = spi_int32(row, desc, first_col + 1);
+	c->policy = spi_text(row, desc, first_col + 2);
+	c->kernel = spi_text_column(row, desc, first_col + 3);
+	c->settings = DatumGetJsonbP(spi_datum(row, desc, first_col + 4));
+	c->seed = spi_int64(row, desc, first_col + 5);
+	c->settings_version = spi_int32(row, desc, first_col + 6);
+}
+
 /*
- * The CONFIG_COLUMNS of a row that settings_resolve() reads, flattened:
- * dim, seed, settings_version, then policy, kernel ("" when NULL, which no
- * kernel name is) and the settings jsonb, each with its length.
+ * What a configuration is resolved from, flattened: dim, seed,
+ * settings_version, then policy, kernel ("" when NULL, which no kernel name
+ * is) and the settings jsonb, each with its length.
  */
 static char *
-config_stored_form(HeapTuple row, TupleDesc desc, int first_col, Size *len)
+config_stored_form(const ConfigColumns *c, Size *len)
 {
 	StringInfoData buf;
-	int32		dim = spi_int32(row, desc, first_col + 1);
-	int64		seed = spi_int64(row, desc, first_col + 5);
-	int32		version = spi_int32(row, desc, first_col + 6);
-	const char *policy = spi_text(row, desc, first_col + 2);
-	const char *kernel = spi_text_column(row, desc, first_col + 3);
-	Jsonb	   *settings = DatumGetJsonbP(spi_datum(row, desc, first_col + 4));
 	int32		sizes[3];
 
-	sizes[0] = (int32) strlen(policy);
-	sizes[1] = kernel ? (int32) strlen(kernel) : 0;
-	sizes[2] = (int32) VARSIZE(settings);
+	sizes[0] = (int32) strlen(c->policy);
+	sizes[1] = c->kernel ? (int32) strlen(c->kernel) : 0;
+	sizes[2] = (int32) VARSIZE(c->settings);
 	initStringInfo(&buf);
-	appendBinaryStringInfo(&buf, (const char *) &dim, sizeof(dim));
-	appendBinaryStringInfo(&buf, (const char *) &seed, sizeof(seed));
-	appendBinaryStringInfo(&buf, (const char *) &version, sizeof(version));
+	appendBinaryStringInfo(&buf, (const char *) &c->dim, sizeof(c->dim));
+	appendBinaryStringInfo(&buf, (const char *) &c->seed, sizeof(c->seed));
+	appendBinaryStringInfo(&buf, (const char *) &c->settings_version, sizeof(c->settings_version));
 	appendBinaryStringInfo(&buf, (const char *) sizes, sizeof(sizes));
-	appendBinaryStringInfo(&buf, policy, sizes[0]);
-	if (kernel)
-		appendBinaryStringInfo(&buf, kernel, sizes[1]);
-	appendBinaryStringInfo(&buf, (const char *) settings, sizes[2]);
+	appendBinaryStringInfo(&buf, c->policy, sizes[0]);
+	if (c->kernel)
+		appendBinaryStringInfo(&buf, c->kernel, sizes[1]);
+	appendBinaryStringInfo(&buf, (const char *) c->settings, sizes[2]);
 	*len = buf.len;
 	return buf.data;
 }
 
-/* Resolve the CONFIG_COLUMNS of a selectors row, starting at first_col. */
+/* Resolve a configuration from its columns. */
 static void
-config_resolve_row(SelectorConfig *cfg, HeapTuple row, TupleDesc desc, int first_col)
+config_resolve(SelectorConfig *cfg, const ConfigColumns *c)
 {
 	memset(cfg, 0, sizeof(*cfg));
-	cfg->selector_id = spi_int32(row, desc, first_col);
-	cfg->dim = spi_int32(row, desc, first_col + 1);
-	cfg->policy = policy_from_name(spi_text(row, desc, first_col + 2));
-	cfg->kernel = kernel_from_name(cfg->policy, spi_text_column(row, desc, first_col + 3));
-	settings_resolve(cfg, DatumGetJsonbP(spi_datum(row, desc, first_col + 4)));
-	cfg->seed = (uint64) spi_int64(row, desc, first_col + 5);
-	cfg->settings_version = spi_int32(row, desc, first_col + 6);
+	cfg->selector_id = c->selector_id;
+	cfg->dim = c->dim;
+	cfg->policy = policy_from_name(c->policy);
+	cfg->kernel = kernel_from_name(cfg->policy, c->kernel);
+	settings_resolve(cfg, c->settings);
+	cfg->seed = (uint64) c->seed;
+	cfg->settings_version = c->settings_version;
 }
 
 /*
@@ -185,22 +203,24 @@ config_resolve_row(SelectorConfig *cfg, HeapTuple row, TupleDesc desc, int first
 void
 config_from_row(SelectorConfig *cfg, HeapTuple row, TupleDesc desc, int first_col)
 {
-	int32		selector_id = spi_int32(row, desc, first_col);
+	ConfigColumns c;
 	Size		len;
-	char	   *stored = config_stored_form(row, desc, first_col, &len);
+	char	   *stored;
 	char	   *copy;
 	ConfigCacheEntry *entry;
 	bool		found;
 
+	config_columns(row, desc, first_col, &c);
+	stored = config_stored_form(&c, &len);
 	if (config_cache != NULL &&
-		(entry = hash_search(config_cache, &selector_id, HASH_FIND, NULL)) != NULL &&
+		(entry = hash_search(config_cache, &c.selector_id, HASH_FIND, NULL)) != NULL &&
 		entry->stored_len == len && memcmp(entry->stored, stored, len) == 0)
 	{
 		*cfg = entry->cfg;
 		return;
 	}
 	/* errors (an invalid stored row) leave the cache as it was */
-	config_resolve_row(cfg, row, desc, first_col);
+	config_resolve(cfg, &c);
 	if (config_cache == NULL || hash_get_num_entries(config_cache) >= CONFIG_CACHE_MAX)
 	{
 		if (config_cache_cxt != NULL)
@@ -212,7 +232,7 @@ config_from_row(SelectorConfig *cfg, HeapTuple row, TupleDesc desc, int first_co
 	}
 	copy = MemoryContextAlloc(config_cache_cxt, len);
 	memcpy(copy, stored, len);
-	entry = hash_search(config_cache, &selector_id, HASH_ENTER, &found);
+	entry = hash_search(config_cache, &c.selector_id, HASH_ENTER, &found);
 	if (found)
 		pfree(entry->stored);
 	entry->stored = copy;
