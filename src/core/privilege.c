@@ -166,6 +166,19 @@ answer_keep(Oid role, int32 selector_id, int mask, bool exists, bool result)
 }
 
 /*
+ * Has role a right in mask on an existing selector, given its owner and the
+ * grantees of those rights?  The answer is kept under the caller's snapshot.
+ */
+static bool
+answer_given(Oid role, int32 selector_id, int mask, Oid owner, Datum grantees)
+{
+	bool		result = role_privileged(role) || role_owns_or_granted(role, owner, grantees);
+
+	answer_keep(role, selector_id, mask, true, result);
+	return result;
+}
+
+/*
  * Has role any one of the rights in mask on the selector?  *exists (when
  * not NULL) tells whether the selector exists.  Superusers, the extension
  * owner and the selector's owner (and the members of either role) have
@@ -198,12 +211,18 @@ role_has_selector_privilege(Oid role, int32 selector_id, int mask, bool *exists)
 								 " FROM model_select.selectors s WHERE s.selector_id OPERATOR(pg_catalog.=) $1",
 								 2, types), args, NULL, true, 1, SPI_OK_SELECT,
 						"read the owner and grants of selector %d", selector_id) > 0;
-	row = found ? SPI_tuptable->vals[0] : NULL;
-	result = found &&
-		(role_privileged(role) ||
-		 role_owns_or_granted(role, DatumGetObjectId(spi_datum(row, SPI_tuptable->tupdesc, 1)),
-							  spi_datum(row, SPI_tuptable->tupdesc, 2)));
-	answer_keep(role, selector_id, mask, found, result);
+	if (found)
+	{
+		row = SPI_tuptable->vals[0];
+		result = answer_given(role, selector_id, mask,
+							  DatumGetObjectId(spi_datum(row, SPI_tuptable->tupdesc, 1)),
+							  spi_datum(row, SPI_tuptable->tupdesc, 2));
+	}
+	else
+	{
+		result = false;
+		answer_keep(role, selector_id, mask, false, false);
+	}
 	if (exists)
 		*exists = found;
 	return result;
@@ -259,12 +278,8 @@ void
 selector_check_privilege_given(int32 selector_id, const char *name, int mask, Oid owner,
 							   Datum grantees)
 {
-	Oid			role = calling_user();
-	bool		result = role_privileged(role) || role_owns_or_granted(role, owner, grantees);
-
-	/* the same question asked again under this snapshot (row-level security) */
-	answer_keep(role, selector_id, mask, true, result);
-	if (!result)
+	/* kept: row-level security asks the same again under this snapshot */
+	if (!answer_given(calling_user(), selector_id, mask, owner, grantees))
 		privilege_denied(name, mask);
 }
 
