@@ -69,6 +69,7 @@ extern void model_cache_remove(ModelCacheEntry *entry);
 extern void base_key(SharedBaseKey *key, int32 arm_id, int32 settings_version, int64 version,
 					 int64 xmin);
 extern void entry_share(ModelCacheEntry *entry);
+extern void entry_base_grew(ModelCacheEntry *entry);
 extern void entry_share_when_quiet(ModelCacheEntry *entry);
 extern void entry_own_base(ModelCacheEntry *entry);
 extern uint64 entry_catch_up(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 last,

@@ -25,8 +25,9 @@
  * is published and this backend then scores from the shared copy, and a
  * base that grows is first copied back (a shared base is never written to).
  * A grown base is published only once its arm is quiet
- * (entry_share_when_quiet).  Overlays stay per backend.  The decoded model of a shared base points
- * into shared memory (its policy's decode only adds small vectors).
+ * (entry_share_when_quiet).  Overlays stay per backend.  The decoded model
+ * of a shared base points into shared memory (its policy's decode only adds
+ * small vectors).
  */
 #include "postgres.h"
 
@@ -455,7 +456,7 @@ entry_extend_base(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint6
 		fold_some(&entry->fold, tt, first, last, false);
 		MemoryContextSwitchTo(old);
 	}
-	entry->grown_at = GetCurrentTimestamp();
+	entry_base_grew(entry);
 }
 
 /*

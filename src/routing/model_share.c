@@ -102,11 +102,19 @@ entry_share(ModelCacheEntry *entry)
  */
 #define SHARE_AFTER_QUIET_MS 1000
 
+/* The base grew: it waits for its arm to be quiet before it is published. */
+void
+entry_base_grew(ModelCacheEntry *entry)
+{
+	if (entry_shareable(entry))
+		entry->grown_at = GetCurrentTimestamp();
+}
+
 /* A load found nothing after the base: share it once the arm has been quiet. */
 void
 entry_share_when_quiet(ModelCacheEntry *entry)
 {
-	if (entry->shared_slot >= 0 ||
+	if (entry->shared_slot >= 0 || !entry_shareable(entry) ||
 		!TimestampDifferenceExceeds(entry->grown_at, GetCurrentTimestamp(), SHARE_AFTER_QUIET_MS))
 		return;
 	entry_share(entry);
