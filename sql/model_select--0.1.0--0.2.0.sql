@@ -877,6 +877,9 @@ END $$;
 -- and reward per decision, next to each arm's own (always that arm); which
 -- points are vertices of their kind's hull, and the AIQ of the router's
 -- points and of the arms' up to the dearest arm's mean cost.
+-- No SET search_path: the source is the caller's SQL and runs with the
+-- caller's path, so the body qualifies every operator, function, type and
+-- table, as warm_start()'s does.
 CREATE FUNCTION model_select.quality_cost(
     source text, policy text DEFAULT 'pak_ucb', kernel text DEFAULT NULL, settings jsonb DEFAULT '{}',
     cost_weights float8[] DEFAULT NULL, budgets float8[] DEFAULT NULL, seed bigint DEFAULT 0,
@@ -884,41 +887,48 @@ CREATE FUNCTION model_select.quality_cost(
     RETURNS TABLE (kind text, knob float8, cost float8, quality float8, on_hull boolean, aiq float8)
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE AS $$
 DECLARE
-    max_cost float8;
+    max_cost pg_catalog.float8;
 BEGIN
     IF source IS NULL OR policy IS NULL OR settings IS NULL OR seed IS NULL THEN
         RAISE EXCEPTION 'quality_cost: source, policy, settings and seed must not be NULL' USING ERRCODE = '22004';
     END IF;
-    IF coalesce(cardinality(cost_weights), 0) + coalesce(cardinality(budgets), 0) = 0 THEN
+    IF COALESCE(pg_catalog.cardinality(cost_weights), 0)
+       OPERATOR(pg_catalog.+) COALESCE(pg_catalog.cardinality(budgets), 0) OPERATOR(pg_catalog.=) 0 THEN
         RAISE EXCEPTION 'quality_cost: give cost_weights, budgets or both' USING ERRCODE = '22023';
     END IF;
-    CREATE TEMP TABLE IF NOT EXISTS ms_quality_points (kind text, knob float8, cost float8, quality float8)
+    CREATE TEMP TABLE IF NOT EXISTS ms_quality_points (kind pg_catalog.text, knob pg_catalog.float8,
+                                                      cost pg_catalog.float8, quality pg_catalog.float8)
         ON COMMIT DROP;
-    TRUNCATE ms_quality_points;
+    TRUNCATE pg_temp.ms_quality_points;
     -- each arm: its mean reward and cost over the rows where it is available
-    EXECUTE format('INSERT INTO ms_quality_points SELECT ''arm'', a, pg_catalog.avg(COALESCE(s.c[a], 0)),'
+    EXECUTE pg_catalog.format('INSERT INTO pg_temp.ms_quality_points SELECT ''arm'', a, pg_catalog.avg(COALESCE(s.c[a], 0)),'
                    ' pg_catalog.avg(s.r[a]) FROM (%s) s(x, r, c), pg_catalog.generate_series(1, pg_catalog.cardinality(s.r)) a'
                    ' WHERE s.r[a] IS NOT NULL GROUP BY a', source);
-    INSERT INTO ms_quality_points
-    SELECT g.kind, g.knob, r.cum_cost / r.round, r.cum_reward / r.round
-      FROM (SELECT 'cost_weight' AS kind, w AS knob, settings AS st, w AS lambda FROM unnest(cost_weights) w
+    INSERT INTO pg_temp.ms_quality_points
+    SELECT g.kind, g.knob, r.cum_cost OPERATOR(pg_catalog./) r.round, r.cum_reward OPERATOR(pg_catalog./) r.round
+      FROM (SELECT 'cost_weight' AS kind, w AS knob, settings AS st, w AS lambda FROM pg_catalog.unnest(cost_weights) w
             UNION ALL
-            SELECT 'budget', b, settings || jsonb_build_object('budget', b), 0 FROM unnest(budgets) b) g
+            SELECT 'budget', b, settings OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('budget', b), 0
+              FROM pg_catalog.unnest(budgets) b) g
       CROSS JOIN LATERAL (SELECT * FROM model_select.replay(source, policy, kernel, g.st, seed, g.lambda, rounds, 1,
                                                             rounds) x ORDER BY x.round DESC LIMIT 1) r;
-    SELECT max(p.cost) INTO max_cost FROM ms_quality_points p WHERE p.kind = 'arm';
-    IF NOT max_cost > 0 THEN
+    SELECT pg_catalog.max(p.cost) INTO max_cost FROM pg_temp.ms_quality_points p
+     WHERE p.kind OPERATOR(pg_catalog.=) 'arm';
+    IF NOT max_cost OPERATOR(pg_catalog.>) 0 THEN
         RAISE EXCEPTION 'quality_cost: every arm costs 0 on these rows' USING ERRCODE = '22023',
             HINT = 'The source yields (context, rewards, costs); give the costs.';
     END IF;
     RETURN QUERY
     SELECT p.kind, p.knob, p.cost, p.quality,
-           EXISTS (SELECT FROM model_select.quality_hull(h.cs, h.qs, max_cost) v WHERE v.cost = p.cost AND v.quality = p.quality),
+           EXISTS (SELECT FROM model_select.quality_hull(h.cs, h.qs, max_cost) v
+                    WHERE v.cost OPERATOR(pg_catalog.=) p.cost AND v.quality OPERATOR(pg_catalog.=) p.quality),
            (SELECT v.aiq FROM model_select.quality_hull(h.cs, h.qs, max_cost) v LIMIT 1)
-      FROM ms_quality_points p
-      JOIN (SELECT q.kind = 'arm' AS is_arm, array_agg(q.cost) AS cs, array_agg(q.quality) AS qs
-              FROM ms_quality_points q GROUP BY 1) h ON h.is_arm = (p.kind = 'arm')
-     ORDER BY p.kind = 'arm', p.kind, p.knob;
+      FROM pg_temp.ms_quality_points p
+      JOIN (SELECT q.kind OPERATOR(pg_catalog.=) 'arm' AS is_arm, pg_catalog.array_agg(q.cost) AS cs,
+                   pg_catalog.array_agg(q.quality) AS qs
+              FROM pg_temp.ms_quality_points q GROUP BY 1) h
+        ON h.is_arm OPERATOR(pg_catalog.=) (p.kind OPERATOR(pg_catalog.=) 'arm')
+     ORDER BY p.kind OPERATOR(pg_catalog.=) 'arm', p.kind, p.knob;
 END $$;
 
 COMMENT ON FUNCTION model_select.quality_hull(float8[], float8[], float8) IS

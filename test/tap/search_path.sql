@@ -8,7 +8,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(50);
+SELECT plan(52);
 
 -- ------------------------------------------------------- the hostile objects
 CREATE ROLE ms_hostile_sp NOLOGIN;
@@ -39,6 +39,15 @@ CREATE FUNCTION public.array_ndims(text[]) RETURNS int LANGUAGE plpgsql AS
   $b$BEGIN RAISE EXCEPTION 'hostile array_ndims() called'; END$b$;
 CREATE FUNCTION public.cardinality(text[]) RETURNS int LANGUAGE plpgsql AS
   $b$BEGIN RAISE EXCEPTION 'hostile cardinality() called'; END$b$;
+-- better matches than pg_catalog's for float8 / int, unnest(float8[]) and jsonb || jsonb
+CREATE FUNCTION public.hostile_div(float8, int) RETURNS float8 LANGUAGE plpgsql AS
+  $b$BEGIN RAISE EXCEPTION 'hostile float8 / int called'; END$b$;
+CREATE OPERATOR public./ (LEFTARG = float8, RIGHTARG = int, FUNCTION = public.hostile_div);
+CREATE FUNCTION public.unnest(float8[]) RETURNS SETOF float8 LANGUAGE plpgsql AS
+  $b$BEGIN RAISE EXCEPTION 'hostile unnest(float8[]) called'; END$b$;
+CREATE FUNCTION public.hostile_concat(jsonb, jsonb) RETURNS jsonb LANGUAGE plpgsql AS
+  $b$BEGIN RAISE EXCEPTION 'hostile jsonb || called'; END$b$;
+CREATE OPERATOR public.|| (LEFTARG = jsonb, RIGHTARG = jsonb, FUNCTION = public.hostile_concat);
 RESET ROLE;
 
 -- Run sql under search_path = public, pg_catalog; the error message, or NULL.
@@ -66,6 +75,7 @@ $f$;
 SELECT isnt(pg_temp.hostile($$SELECT 1 = 1$$), NULL, 'the role''s int = is called by plain SQL');
 SELECT isnt(pg_temp.hostile($$SELECT now()$$), NULL, 'the role''s now() is called by plain SQL');
 SELECT isnt(pg_temp.hostile($$SELECT 'a'::text = 'b'::text$$), NULL, 'the role''s text = is called by plain SQL');
+SELECT isnt(pg_temp.hostile($$SELECT 1::float8 / 2$$), NULL, 'the role''s float8 / int is called by plain SQL');
 
 -- ------------------------------------------------------------ every family
 SELECT pg_temp.safe($$SELECT model_select.create_selector('sp_pak', 2, ARRAY['a', 'b'])$$, 'create_selector pak_ucb');
@@ -103,6 +113,9 @@ SELECT pg_temp.safe($$SELECT count(*) FROM model_select.replay(
                     'replay with a warm source');
 SELECT pg_temp.safe($$SELECT model_select.warm_start('sp_lin',
                         $s$SELECT context, reward FROM model_select.synthetic_clusters(5, 2, 2, seed => 1)$s$)$$, 'warm_start');
+SELECT pg_temp.safe($$SELECT count(*) FROM model_select.quality_cost(
+                        $s$SELECT context, reward, ARRAY[0.1, 1, 0.5]::float8[] FROM model_select.synthetic_clusters(20, 2, 3, seed => 1)$s$,
+                        'lin_ucb', cost_weights => ARRAY[0, 0.5], budgets => ARRAY[0.3])$$, 'quality_cost');
 SELECT pg_temp.safe($$SELECT count(*) FROM model_select.synthetic_rkhs(5, 2, 2)$$, 'synthetic_rkhs');
 SELECT pg_temp.safe($$SELECT model_select.reservation_index('uniform', ARRAY[0, 1]::float8[], 0.1)$$, 'reservation_index');
 -- cascades
