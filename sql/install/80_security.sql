@@ -84,7 +84,10 @@ DECLARE
             'model_select.rewards, model_select.selector_grants, model_select.cascade_decisions, '
             'model_select.cascade_observations, model_select.cascade_state, model_select.arm_stats, '
             'model_select.cascade_outcomes, model_select.cascade_arm_stats',
-        'INSERT ON model_select.rewards, model_select.cascade_observations',
+        -- the columns a client writes: not the ids, which come from the sequences
+        -- (an id given ahead of its sequence would fail another role's insert)
+        'INSERT (selector, arm, decision_id, context, reward, cost, created_at) ON model_select.rewards',
+        'INSERT (selector, arm, cascade_id, context, value, cost, created_at) ON model_select.cascade_observations',
         'USAGE ON SEQUENCE model_select.rewards_reward_id_seq, model_select.cascade_observations_obs_id_seq'];
     administrator text[] := ARRAY[
         'EXECUTE ON FUNCTION model_select.create_selector(text, int, text[], text, text, jsonb, bigint)',
@@ -110,7 +113,9 @@ BEGIN
             HINT = 'Only superusers and the extension owner set up roles.';
     END IF;
     -- start from nothing: changing a role's kind leaves no right of the old one
-    FOREACH p IN ARRAY application || administrator LOOP
+    -- (revoking INSERT on a table revokes it on its columns too)
+    FOREACH p IN ARRAY application || administrator
+                       || 'INSERT ON model_select.rewards, model_select.cascade_observations'::text LOOP
         EXECUTE format('REVOKE %s FROM %s', p, role);
     END LOOP;
     FOREACH p IN ARRAY CASE kind WHEN 'application' THEN application

@@ -7,7 +7,8 @@
 # and a 60-row INSERT that crosses a checkpoint_threshold of 10, so that a
 # checkpoint happens in its statement), and the state equals its rebuild; it
 # cannot INSERT, UPDATE, DELETE or TRUNCATE any other table of the schema,
-# nor UPDATE, DELETE or TRUNCATE the logs (rewards, cascade_observations):
+# nor UPDATE, DELETE or TRUNCATE the logs (rewards, cascade_observations),
+# nor give their ids (reward_id, obs_id) in an INSERT:
 # each attempt fails with 42501 (each in a transaction rolled back,
 # UPDATE/DELETE with WHERE false, so nothing changes even when a privilege
 # is wrongly there).
@@ -66,6 +67,18 @@ denied() {  # denied STATEMENT: fails with 42501, run in a rolled-back transacti
     o=$(psql -X -q -A -t -v VERBOSITY=verbose -d "$DB" -c "SET ROLE $APP" -c "BEGIN" -c "$1" -c "ROLLBACK" 2>&1)
     grep -q 'ERROR:  42501' <<<"$o" || { echo "#   $1: $(grep -m 1 ERROR <<<"$o" || echo succeeded)"; return 1; }
 }
+# the ids come from the sequences only: an id given ahead of its sequence
+# would make another role's next insert fail with 23505
+check "rewards: an INSERT giving reward_id fails with 42501" denied \
+    "INSERT INTO model_select.rewards(reward_id, selector, arm, context, reward)
+     VALUES (nextval('model_select.rewards_reward_id_seq') + 5, 'app', 'a', ARRAY[1, 0, 0, 1]::float8[], 0.5)"
+check "cascade_observations: an INSERT giving obs_id fails with 42501" denied \
+    "INSERT INTO model_select.cascade_observations(obs_id, selector, arm, context, value, cost)
+     VALUES (nextval('model_select.cascade_observations_obs_id_seq') + 5, 'app', 'a', ARRAY[1, 0, 0, 1]::float8[], 0.5, 0.1)"
+out=$(qa "INSERT INTO model_select.rewards(selector, arm, context, reward, cost, created_at)
+          VALUES ('app', 'a', ARRAY[0, 1, 0, 1]::float8[], 0.4, 0.2, now() - interval '1 day')") && rc=0 || rc=$?
+check "the role rewards with a cost and an explicit created_at (back-filling)" eval '[ "$rc" = 0 ] || show_fail "$out"'
+
 tables=$(q -c "SELECT c.relname FROM pg_class c WHERE c.relnamespace = 'model_select'::regnamespace
                  AND c.relkind IN ('r', 'p') ORDER BY 1")
 for t in $tables; do
