@@ -59,20 +59,25 @@ static Datum
 from_cascade(int64 cascade_id, char **selector, bool context_given, Datum context)
 {
 	static SPIPlanPtr plan = NULL;
-	Oid			types[1] = {INT8OID};
-	Datum		args[1] = {Int64GetDatum(cascade_id)};
+	Oid			types[2] = {INT8OID, TEXTARRAYOID};
+	Datum		args[2] = {Int64GetDatum(cascade_id), selector_privilege_names(SELECTOR_REWARD)};
+	char	   *what = psprintf("cascade " INT64_FORMAT, cascade_id);
 	HeapTuple	row;
 	char	   *name;
 	Datum		logged;
 
 	row = spi_fetch_one(spi_plan(&plan,
-								 "SELECT s.name, d.context, d.selector_id FROM model_select.cascade_decisions d"
+								 "SELECT s.name, d.context, d.selector_id, s.owner, "
+								 SELECTOR_GRANTEES_COLUMN("s", "$2")
+								 " FROM model_select.cascade_decisions d"
 								 " JOIN model_select.selectors s USING (selector_id) WHERE d.cascade_id = $1",
-								 1, types), args, true, psprintf("cascade " INT64_FORMAT, cascade_id), NULL);
+								 2, types), args, true, what, NULL);
+	/* before anything about the cascade, not even its selector's name, shows in an error */
+	selector_check_privilege_of(spi_int32(row, SPI_tuptable->tupdesc, 3), what, SELECTOR_REWARD,
+								DatumGetObjectId(spi_datum(row, SPI_tuptable->tupdesc, 4)),
+								spi_datum(row, SPI_tuptable->tupdesc, 5));
 	name = spi_text(row, SPI_tuptable->tupdesc, 1);
 	logged = spi_datum(row, SPI_tuptable->tupdesc, 2);
-	/* before anything about the cascade shows in an error */
-	selector_check_privilege(spi_int32(row, SPI_tuptable->tupdesc, 3), name, SELECTOR_REWARD);
 	if (*selector != NULL && strcmp(*selector, name) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

@@ -283,6 +283,23 @@ selector_check_privilege_given(int32 selector_id, const char *name, int mask, Oi
 		privilege_denied(name, mask);
 }
 
+/*
+ * selector_check_privilege_given() for a log row that names its selector
+ * only through `what` (a decision or a cascade, by id): the 42501 names
+ * `what`, not the selector, so that another selector's ids tell that they
+ * exist, never which selector they belong to.
+ */
+void
+selector_check_privilege_of(int32 selector_id, const char *what, int mask, Oid owner,
+							Datum grantees)
+{
+	if (!answer_given(calling_user(), selector_id, mask, owner, grantees))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for %s", what),
+				 errdetail("This needs the %s privilege on its selector.", privilege_name(mask))));
+}
+
 typedef struct PrivilegeCall
 {
 	const char *name;			/* by name (42704 if unknown) ... */

@@ -34,5 +34,7 @@ extern bool role_has_selector_privilege(Oid role, int32 selector_id, int mask, b
 extern void selector_check_privilege(int32 selector_id, const char *name, int mask);
 extern void selector_check_privilege_given(int32 selector_id, const char *name, int mask,
 										   Oid owner, Datum grantees);
+extern void selector_check_privilege_of(int32 selector_id, const char *what, int mask,
+										Oid owner, Datum grantees);
 
 #endif

@@ -63,7 +63,8 @@ typedef struct RewardTarget
 /*
  * The decision's selector, arm and context, after the caller's right to
  * reward on that selector is checked (from the owner and grantees read in
- * the same query): nothing about the decision shows in an error before.
+ * the same query): nothing about the decision, not even its selector's
+ * name, shows in an error before.
  */
 static void
 target_from_decision(int64 decision_id, RewardTarget *t)
@@ -91,8 +92,9 @@ target_from_decision(int64 decision_id, RewardTarget *t)
 	desc = SPI_tuptable->tupdesc;
 	t->selector = SPI_getvalue(row, desc, 3);
 	t->selector_id = DatumGetInt32(SPI_getbinval(row, desc, 1, &isnull));
-	selector_check_privilege_given(t->selector_id, t->selector, SELECTOR_REWARD,
-								   DatumGetObjectId(spi_datum(row, desc, 7)), spi_datum(row, desc, 8));
+	selector_check_privilege_of(t->selector_id, psprintf("decision " INT64_FORMAT, decision_id),
+								SELECTOR_REWARD, DatumGetObjectId(spi_datum(row, desc, 7)),
+								spi_datum(row, desc, 8));
 	t->arm_id = DatumGetInt32(SPI_getbinval(row, desc, 2, &isnull));
 	t->arm = SPI_getvalue(row, desc, 4);
 	t->active = DatumGetBool(SPI_getbinval(row, desc, 5, &isnull));

@@ -18,7 +18,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(149);
+SELECT plan(151);
 
 CREATE ROLE ms_sec_a;
 CREATE ROLE ms_sec_b;
@@ -127,6 +127,15 @@ SELECT is(model_select.has_selector_privilege(current_setting('ms_sec.selector')
 SELECT is(model_select.has_selector_privilege(-1, 'route'), NULL, 'has_selector_privilege(selector_id): NULL for no selector');
 SELECT throws_ok($$SELECT * FROM model_select.probe_status('a_run')$$, '42704', NULL,
                  'A''s probe run does not exist for B');
+-- an id of A's tells that it exists, not which selector it belongs to
+SELECT throws_ok($$INSERT INTO model_select.rewards(decision_id, reward)
+                   VALUES (current_setting('ms_sec.decision')::bigint, 0.5)$$,
+                 '42501', 'permission denied for decision ' || current_setting('ms_sec.decision'),
+                 'a reward for A''s decision: 42501 without a_sel''s name');
+SELECT throws_ok($$INSERT INTO model_select.cascade_observations(cascade_id, arm, value, cost)
+                   VALUES (current_setting('ms_sec.cascade')::bigint, 'y', 0.5, 0.1)$$,
+                 '42501', 'permission denied for cascade ' || current_setting('ms_sec.cascade'),
+                 'an observation of A''s cascade: 42501 without a_sel''s name');
 SELECT model_select.create_selector('b_sel', 2, ARRAY['p', 'q'], 'greedy');
 SELECT is(array_agg(name)::text, '{b_sel}', 'B sees its own selector and only it')
   FROM model_select.selectors;
