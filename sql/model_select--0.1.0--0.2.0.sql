@@ -674,7 +674,12 @@ DECLARE
         'USAGE ON SEQUENCE model_select.rewards_reward_id_seq, model_select.cascade_observations_obs_id_seq'];
     administrator text[] := ARRAY[
         'EXECUTE ON FUNCTION model_select.create_selector(text, int, text[], text, text, jsonb, bigint)',
-        'SELECT, INSERT, UPDATE, DELETE ON model_select.probe_runs, model_select.probe_pool, model_select.probe_plan',
+        'SELECT, DELETE ON model_select.probe_runs, model_select.probe_pool, model_select.probe_plan',
+        'INSERT, UPDATE ON model_select.probe_pool, model_select.probe_plan',
+        -- not run_id, which comes from its sequence (as the logs' ids)
+        'INSERT (name, horizon, reset_every, beta, kernel, settings, seed, owner), '
+            'UPDATE (pool_size, dim, interval, interval_len, used, batch, prev_batch_size, batch_size, issued, '
+            'observed, finished) ON model_select.probe_runs',
         'USAGE ON SEQUENCE model_select.probe_runs_run_id_seq',
         'EXECUTE ON FUNCTION model_select._probe_create(text, int, int, float8, text, text, jsonb, bigint), '
             'model_select._probe_load_pool(int, text), model_select._probe_start(int), '
@@ -696,9 +701,10 @@ BEGIN
             HINT = 'Only superusers and the extension owner set up roles.';
     END IF;
     -- start from nothing: changing a role's kind leaves no right of the old one
-    -- (revoking INSERT on a table revokes it on its columns too)
+    -- (revoking a right on a table revokes it on its columns too)
     FOREACH p IN ARRAY application || administrator
-                       || 'INSERT ON model_select.rewards, model_select.cascade_observations'::text LOOP
+                       || ARRAY['INSERT ON model_select.rewards, model_select.cascade_observations',
+                                'INSERT, UPDATE ON model_select.probe_runs'] LOOP
         EXECUTE format('REVOKE %s FROM %s', p, role);
     END LOOP;
     FOREACH p IN ARRAY CASE kind WHEN 'application' THEN application

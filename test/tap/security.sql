@@ -18,7 +18,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(151);
+SELECT plan(154);
 
 CREATE ROLE ms_sec_a;
 CREATE ROLE ms_sec_b;
@@ -226,6 +226,14 @@ SELECT throws_ok($$UPDATE model_select.arm_state SET n = 0$$, '42501', NULL,
                  'nor write arm_state');
 SELECT throws_ok($$INSERT INTO model_select.selector_grants VALUES (1, 'ms_sec_a', 'route')$$, '42501', NULL,
                  'nor insert grants by hand');
+-- run_id comes from its sequence: one given ahead of it would fail another role's next run (23505)
+SELECT throws_ok($$INSERT INTO model_select.probe_runs(run_id, name, horizon, reset_every, beta, kernel, settings, seed, owner)
+                   VALUES (nextval('model_select.probe_runs_run_id_seq') + 1, 'a_run2', 4, 2, 1, 'rbf', '{}', 0, 'ms_sec_a')$$,
+                 '42501', NULL, 'an administrator cannot give a probe run''s run_id');
+SELECT throws_ok($$UPDATE model_select.probe_runs SET run_id = run_id + 1000 WHERE name = 'a_run'$$, '42501', NULL,
+                 '... nor change it');
+SELECT is(pg_temp.sqlstate_of($$SELECT * FROM model_select.probe_next('a_run', 1)$$), '00000',
+          'the owner of a probe run still steps it');
 RESET ROLE;
 
 SET ROLE ms_sec_app;
