@@ -19,11 +19,15 @@
  * checkpoints and every backend agree on it.  Sums over the log do not
  * depend on the order in which rewards commit; a projected update would.
  * The price: spend below the budget is credit that later decisions may use
- * (the mean over the whole log is what is kept).
+ * (the mean over the whole log is what is kept).  λ is capped at 1e12, the
+ * largest cost_weight.
  */
 #include "postgres.h"
 
 #include "routing/decide.h"
+
+/* the largest λ: the range of the setting cost_weight (settings.md) */
+#define PACER_MAX_LAMBDA 1e12
 
 /* The cost weight λ in force for a selector's next decision. */
 double
@@ -32,7 +36,7 @@ pacer_lambda(const Selector *sel)
 	const SelectorConfig *cfg = &sel->cfg;
 	double		cost = 0.0;
 	double		decisions = 0.0;
-	double		scale;
+	double		overspend;
 
 	if (cfg->budget <= 0)
 		return cfg->cost_weight;
@@ -41,8 +45,16 @@ pacer_lambda(const Selector *sel)
 		cost += sel->arms[i].cost_sum;
 		decisions += (double) sel->arms[i].cost_n;
 	}
-	scale = (cfg->reward_max - cfg->reward_min) / cfg->budget;
-	return Max(0.0, scale * (cost - cfg->budget * decisions) / (cfg->pace * cfg->budget));
+	overspend = cost - cfg->budget * decisions;
+	if (!(overspend > 0))
+		return 0.0;
+
+	/*
+	 * A tiny budget makes scale overflow, a huge spend the sum: capped at the
+	 * largest cost_weight, λ stays finite (no NaN from ∞ · 0 for a free arm)
+	 */
+	return Min((cfg->reward_max - cfg->reward_min) / cfg->budget * overspend / (cfg->pace * cfg->budget),
+			   PACER_MAX_LAMBDA);
 }
 
 /*

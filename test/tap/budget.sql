@@ -4,7 +4,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(13);
+SELECT plan(18);
 
 -- A seeded stream of 5,000 prompts in two clusters.  Arm 1 is cheap (cost
 -- 0.1) and good on cluster 0 only (0.9 vs 0.2), arm 2 costs 0.5 and earns 0.6
@@ -81,6 +81,32 @@ SELECT throws_ok($$SELECT model_select.resolve_settings('lin_ucb', NULL, '{"budg
 SELECT throws_ok($$SELECT * FROM model_select.replay('SELECT context, rewards, (SELECT c FROM costs) FROM stream',
                      'lin_ucb', NULL, '{"budget": 0.5}', 1, 0.2)$$,
                  '22023', NULL, 'replay() refuses a cost_weight argument with a budget');
+
+-- extreme but valid: a subnormal budget (its scale overflows float8) and
+-- costs whose sum overflows: λ is 0 without spend (not 0 · ∞ = NaN), then
+-- capped at 1e12, the largest cost_weight; no NaN or ±Infinity is logged
+SELECT model_select.create_selector('b_tiny', 2, ARRAY['free', 'dear'], 'greedy', NULL, '{"budget": 5e-324, "pace": 1}');
+SELECT model_select.create_selector('b_huge', 2, ARRAY['free', 'dear'], 'greedy', NULL, '{"budget": 1}');
+SELECT model_select.route('b_tiny', ARRAY[1, 0]::float8[]);
+SELECT is((SELECT d.cost_weight FROM model_select.decisions d JOIN model_select.selectors s USING (selector_id)
+            WHERE s.name = 'b_tiny'), 0::float8,
+          'budget 5e-324, nothing spent: λ = 0');
+INSERT INTO model_select.rewards(selector, arm, context, reward, cost)
+VALUES ('b_tiny', 'free', ARRAY[1, 0]::float8[], 0.4, 0), ('b_tiny', 'dear', ARRAY[1, 0]::float8[], 0.9, 1),
+       ('b_huge', 'free', ARRAY[1, 0]::float8[], 0.4, 0), ('b_huge', 'dear', ARRAY[1, 0]::float8[], 0.9, 1e308),
+       ('b_huge', 'dear', ARRAY[1, 0]::float8[], 0.9, 1e308);
+-- (b_huge's dear arm: λ times a mean cost of ∞ is -∞, skipped with a WARNING)
+SET client_min_messages = error;
+SELECT is((SELECT array_agg(arm) FROM (SELECT (model_select.route(s, ARRAY[1, 0]::float8[])).arm FROM unnest(ARRAY['b_tiny', 'b_huge']) s) r),
+          ARRAY['free', 'free'], 'overspent by far: the free arm is chosen');
+RESET client_min_messages;
+SELECT is((SELECT array_agg(d.cost_weight ORDER BY d.decision_id) FROM model_select.decisions d
+             JOIN model_select.selectors s USING (selector_id) WHERE s.name IN ('b_tiny', 'b_huge')),
+          ARRAY[0, 1e12, 1e12]::float8[], 'the logged λ: 0, then capped at 1e12');
+SELECT is((SELECT ucb FROM model_select.scores('b_tiny', ARRAY[1, 0]::float8[]) WHERE arm = 'free'), 0.4::float8,
+          'a free arm''s ucb is its mean (no ∞ · 0)');
+SELECT is((SELECT ucb FROM model_select.scores('b_tiny', ARRAY[1, 0]::float8[]) WHERE arm = 'dear'), 0.9 - 1e12::float8,
+          'a dear arm''s ucb is its mean less 1e12 times its mean cost');
 
 SELECT * FROM finish();
 ROLLBACK;
