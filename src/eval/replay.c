@@ -32,6 +32,7 @@
 #include "core/context.h"
 #include "core/reward_value.h"
 #include "core/spi_util.h"
+#include "core/state.h"
 #include "eval/eval.h"
 #include "learning/clock.h"
 #include "routing/decide.h"
@@ -140,6 +141,8 @@ replay_selector(FunctionCallInfo fcinfo, const ReplayData *data)
 	sel->cfg.kernel = kernel_from_name(sel->cfg.policy,
 									   PG_ARGISNULL(2) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(2)));
 	settings_resolve(&sel->cfg, PG_ARGISNULL(3) ? NULL : PG_GETARG_JSONB_P(3));
+	/* the source's dimension is unchecked so far: refuse states too large, as create does */
+	state_check_limits(&sel->cfg);
 	/* a source's rows have no time: rounds are the only clock replay() has */
 	if (sel->cfg.clock == CLOCK_TIME)
 		ereport(ERROR,
