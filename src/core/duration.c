@@ -45,6 +45,19 @@ duration_parse(const char *str, double *seconds)
 }
 
 /*
+ * Whether a JSON number is whole, checked on the number itself: as a float8
+ * 1e-400 would read as a whole 0.
+ */
+bool
+json_number_is_whole(Numeric num)
+{
+	Datum		d = NumericGetDatum(num);
+
+	return DatumGetBool(DirectFunctionCall2(numeric_eq, d,
+											DirectFunctionCall2(numeric_trunc, d, Int32GetDatum(0))));
+}
+
+/*
  * A duration setting's value: an interval's text or a number of seconds,
  * whole and positive (a number may be 0: off), up to MAX_DURATION; false
  * for anything else.
@@ -61,7 +74,7 @@ duration_from_json(const JsonbValue *v, double *seconds)
 	{
 		*seconds = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow,
 													  NumericGetDatum(v->val.numeric)));
-		ok = *seconds >= 0;
+		ok = *seconds >= 0 && json_number_is_whole(v->val.numeric);
 	}
 	return ok && *seconds == floor(*seconds) && *seconds <= MAX_DURATION;
 }

@@ -7,6 +7,7 @@
 
 #include "utils/jsonb.h"
 
+extern bool json_number_is_whole(Numeric num);
 extern bool duration_from_json(const JsonbValue *v, double *seconds);
 
 #endif

@@ -110,7 +110,7 @@ setting_value(const SelectorConfig *cfg, const SettingDef *def, JsonbValue *v)
 	/* beyond float8's range reads as ±Infinity or 0: then a range error */
 	value = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow,
 											   NumericGetDatum(v->val.numeric)));
-	if (def->type == SETTING_INTEGER && value != floor(value))
+	if (def->type == SETTING_INTEGER && !json_number_is_whole(v->val.numeric))
 		settings_error(cfg, def->name, "expected an integer");
 	if (!isfinite(value) || value < def->min || (def->min_exclusive && value == def->min) ||
 		value > def->max)

@@ -48,6 +48,11 @@ PG_FUNCTION_INFO_V1(model_select_synthetic_rkhs);
 #define MAX_DIM 1000
 #define MAX_ARMS 1000
 #define MAX_INDUCING 10000
+/*
+ * |f| <= rkhs_norm, plus noise times a normal draw: rewards stay far inside
+ * float8's range (1e15 is also the widest reward range of a selector)
+ */
+#define MAX_SCALE 1e15
 
 /*
  * Beyond this scaled distance every kernel here is exactly 0 in double
@@ -166,9 +171,8 @@ read_args(FunctionCallInfo fcinfo, RkhsEnv *env, int *rounds, uint64 *seed, doub
 			  "bandwidth must be positive and finite");
 	check_arg(!env->matern || env->nu == 0.5 || env->nu == 1.5 || env->nu == 2.5,
 			  "nu must be 0.5, 1.5 or 2.5 for the matern kernel");
-	check_arg(env->rkhs_norm >= 0 && isfinite(env->rkhs_norm),
-			  "rkhs_norm must be finite and not negative");
-	check_arg(*noise >= 0 && isfinite(*noise), "noise must be finite and not negative");
+	check_arg(env->rkhs_norm >= 0 && env->rkhs_norm <= MAX_SCALE, "rkhs_norm must be from 0 to 1e15");
+	check_arg(*noise >= 0 && *noise <= MAX_SCALE, "noise must be from 0 to 1e15");
 	check_arg(env->inducing >= 1 && env->inducing <= MAX_INDUCING,
 			  "inducing must be between 1 and 10000");
 	if ((uint64) env->arms * env->inducing * env->dim > MaxAllocSize / sizeof(double))
