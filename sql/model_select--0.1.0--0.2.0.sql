@@ -533,6 +533,31 @@ ALTER TABLE model_select.selectors ADD COLUMN owner regrole;
 UPDATE model_select.selectors
    SET owner = (SELECT e.extowner FROM pg_catalog.pg_extension e WHERE e.extname = 'model_select');
 ALTER TABLE model_select.selectors ALTER COLUMN owner SET NOT NULL;
+-- A report's score is bounded (0.1.0 took any finite one, whose squares could overflow).
+CREATE OR REPLACE FUNCTION model_select._probe_lock_for_report(run text, score float8)
+RETURNS model_select.probe_runs
+LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    r model_select.probe_runs;
+BEGIN
+    IF score IS NULL THEN
+        RAISE EXCEPTION 'score must not be NULL' USING ERRCODE = '22004';
+    END IF;
+    -- beyond ±1e15 (a selector's widest reward range) the fit's sums of
+    -- squares overflow to NaN and ±Infinity
+    IF NOT (score >= -1e15 AND score <= 1e15) THEN
+        RAISE EXCEPTION 'score must be a number from -1e15 to 1e15, not %', score USING ERRCODE = '22023';
+    END IF;
+    SELECT * INTO r FROM model_select.probe_runs pr WHERE pr.name = run FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'probe run "%" does not exist', run USING ERRCODE = '42704';
+    END IF;
+    IF r.finished THEN
+        RAISE EXCEPTION 'probe run "%" is finished', run USING ERRCODE = '55000';
+    END IF;
+    RETURN r;
+END $$;
+
 ALTER TABLE model_select.probe_runs ADD COLUMN owner regrole;
 UPDATE model_select.probe_runs
    SET owner = (SELECT e.extowner FROM pg_catalog.pg_extension e WHERE e.extname = 'model_select');
@@ -634,6 +659,10 @@ LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     p text := model_select._grant_privilege(selector, role, privilege);
 BEGIN
+    -- a regrole of no role (an OID, or a dropped role's) would leave a grant to nobody
+    IF NOT EXISTS (SELECT FROM pg_roles r WHERE r.oid = role) THEN
+        RAISE EXCEPTION 'role with OID % does not exist', role::oid USING ERRCODE = '42704';
+    END IF;
     INSERT INTO model_select.selector_grants(selector_id, grantee, privilege)
     SELECT s.selector_id, role, p FROM model_select.selectors s WHERE s.name = selector
     ON CONFLICT DO NOTHING;
@@ -690,6 +719,9 @@ DECLARE
 BEGIN
     IF role IS NULL OR kind IS NULL THEN
         RAISE EXCEPTION 'role and kind must not be NULL' USING ERRCODE = '22004';
+    END IF;
+    IF NOT EXISTS (SELECT FROM pg_roles r WHERE r.oid = role) THEN
+        RAISE EXCEPTION 'role with OID % does not exist', role::oid USING ERRCODE = '42704';
     END IF;
     IF kind NOT IN ('application', 'administrator', 'none') THEN
         RAISE EXCEPTION 'unknown kind of role "%"', kind USING ERRCODE = '22023',
@@ -851,10 +883,11 @@ BEGIN
     IF costs IS NULL OR qualities IS NULL OR max_cost IS NULL THEN
         RAISE EXCEPTION 'quality_hull: costs, qualities and max_cost must not be NULL' USING ERRCODE = '22004';
     END IF;
-    IF cardinality(costs) <> cardinality(qualities) OR array_position(costs, NULL) IS NOT NULL
-       OR array_position(qualities, NULL) IS NOT NULL OR NOT max_cost > 0 OR max_cost = 'Infinity'
+    -- (NaN sorts above Infinity in PostgreSQL: "< 'Infinity'" refuses both)
+    IF array_ndims(costs) > 1 OR array_ndims(qualities) > 1 OR cardinality(costs) <> cardinality(qualities)
+       OR NOT (max_cost > 0 AND max_cost < 'Infinity')
        OR EXISTS (SELECT FROM unnest(costs, qualities) u(c, q)
-                   WHERE NOT (c >= 0 AND c < 'Infinity' AND q > '-Infinity' AND q < 'Infinity')) THEN
+                   WHERE NOT coalesce(c >= 0 AND c < 'Infinity' AND q > '-Infinity' AND q < 'Infinity', false)) THEN
         RAISE EXCEPTION 'quality_hull: costs and qualities must be arrays of equal length of finite numbers, costs not negative, and max_cost above 0'
             USING ERRCODE = '22023';
     END IF;
@@ -912,9 +945,12 @@ BEGIN
         ON COMMIT DROP;
     TRUNCATE pg_temp.ms_quality_points;
     -- each arm: its mean reward and cost over the rows where it is available
-    EXECUTE pg_catalog.format('INSERT INTO pg_temp.ms_quality_points SELECT ''arm'', a, pg_catalog.avg(COALESCE(s.c[a], 0)),'
-                   ' pg_catalog.avg(s.r[a]) FROM (%s) s(x, r, c), pg_catalog.generate_series(1, pg_catalog.cardinality(s.r)) a'
-                   ' WHERE s.r[a] IS NOT NULL GROUP BY a', source);
+    -- (the rows read and checked as replay() reads them: read only, 42804 for
+    -- columns of other types, 22000/22004 for bad arrays)
+    INSERT INTO pg_temp.ms_quality_points
+    SELECT 'arm', a, pg_catalog.avg(COALESCE(s.costs[a], 0)), pg_catalog.avg(s.rewards[a])
+      FROM model_select._source_rows(source) s, pg_catalog.generate_series(1, pg_catalog.cardinality(s.rewards)) a
+     WHERE s.rewards[a] IS NOT NULL GROUP BY a;
     INSERT INTO pg_temp.ms_quality_points
     SELECT g.kind, g.knob, r.cum_cost OPERATOR(pg_catalog./) r.round, r.cum_reward OPERATOR(pg_catalog./) r.round
       FROM (SELECT 'cost_weight' AS kind, w AS knob, settings AS st, w AS lambda FROM pg_catalog.unnest(cost_weights) w

@@ -261,8 +261,10 @@ BEGIN
     IF score IS NULL THEN
         RAISE EXCEPTION 'score must not be NULL' USING ERRCODE = '22004';
     END IF;
-    IF NOT (score > '-Infinity' AND score < 'Infinity') THEN
-        RAISE EXCEPTION 'score must be a finite number, not %', score USING ERRCODE = '22023';
+    -- beyond ±1e15 (a selector's widest reward range) the fit's sums of
+    -- squares overflow to NaN and ±Infinity
+    IF NOT (score >= -1e15 AND score <= 1e15) THEN
+        RAISE EXCEPTION 'score must be a number from -1e15 to 1e15, not %', score USING ERRCODE = '22023';
     END IF;
     SELECT * INTO r FROM model_select.probe_runs pr WHERE pr.name = run FOR UPDATE;
     IF NOT FOUND THEN

@@ -62,10 +62,11 @@ BEGIN
     IF costs IS NULL OR qualities IS NULL OR max_cost IS NULL THEN
         RAISE EXCEPTION 'quality_hull: costs, qualities and max_cost must not be NULL' USING ERRCODE = '22004';
     END IF;
-    IF cardinality(costs) <> cardinality(qualities) OR array_position(costs, NULL) IS NOT NULL
-       OR array_position(qualities, NULL) IS NOT NULL OR NOT max_cost > 0 OR max_cost = 'Infinity'
+    -- (NaN sorts above Infinity in PostgreSQL: "< 'Infinity'" refuses both)
+    IF array_ndims(costs) > 1 OR array_ndims(qualities) > 1 OR cardinality(costs) <> cardinality(qualities)
+       OR NOT (max_cost > 0 AND max_cost < 'Infinity')
        OR EXISTS (SELECT FROM unnest(costs, qualities) u(c, q)
-                   WHERE NOT (c >= 0 AND c < 'Infinity' AND q > '-Infinity' AND q < 'Infinity')) THEN
+                   WHERE NOT coalesce(c >= 0 AND c < 'Infinity' AND q > '-Infinity' AND q < 'Infinity', false)) THEN
         RAISE EXCEPTION 'quality_hull: costs and qualities must be arrays of equal length of finite numbers, costs not negative, and max_cost above 0'
             USING ERRCODE = '22023';
     END IF;
@@ -123,9 +124,12 @@ BEGIN
         ON COMMIT DROP;
     TRUNCATE pg_temp.ms_quality_points;
     -- each arm: its mean reward and cost over the rows where it is available
-    EXECUTE pg_catalog.format('INSERT INTO pg_temp.ms_quality_points SELECT ''arm'', a, pg_catalog.avg(COALESCE(s.c[a], 0)),'
-                   ' pg_catalog.avg(s.r[a]) FROM (%s) s(x, r, c), pg_catalog.generate_series(1, pg_catalog.cardinality(s.r)) a'
-                   ' WHERE s.r[a] IS NOT NULL GROUP BY a', source);
+    -- (the rows read and checked as replay() reads them: read only, 42804 for
+    -- columns of other types, 22000/22004 for bad arrays)
+    INSERT INTO pg_temp.ms_quality_points
+    SELECT 'arm', a, pg_catalog.avg(COALESCE(s.costs[a], 0)), pg_catalog.avg(s.rewards[a])
+      FROM model_select._source_rows(source) s, pg_catalog.generate_series(1, pg_catalog.cardinality(s.rewards)) a
+     WHERE s.rewards[a] IS NOT NULL GROUP BY a;
     INSERT INTO pg_temp.ms_quality_points
     SELECT g.kind, g.knob, r.cum_cost OPERATOR(pg_catalog./) r.round, r.cum_reward OPERATOR(pg_catalog./) r.round
       FROM (SELECT 'cost_weight' AS kind, w AS knob, settings AS st, w AS lambda FROM pg_catalog.unnest(cost_weights) w

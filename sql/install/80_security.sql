@@ -51,6 +51,10 @@ LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     p text := model_select._grant_privilege(selector, role, privilege);
 BEGIN
+    -- a regrole of no role (an OID, or a dropped role's) would leave a grant to nobody
+    IF NOT EXISTS (SELECT FROM pg_roles r WHERE r.oid = role) THEN
+        RAISE EXCEPTION 'role with OID % does not exist', role::oid USING ERRCODE = '42704';
+    END IF;
     INSERT INTO model_select.selector_grants(selector_id, grantee, privilege)
     SELECT s.selector_id, role, p FROM model_select.selectors s WHERE s.name = selector
     ON CONFLICT DO NOTHING;
@@ -107,6 +111,9 @@ DECLARE
 BEGIN
     IF role IS NULL OR kind IS NULL THEN
         RAISE EXCEPTION 'role and kind must not be NULL' USING ERRCODE = '22004';
+    END IF;
+    IF NOT EXISTS (SELECT FROM pg_roles r WHERE r.oid = role) THEN
+        RAISE EXCEPTION 'role with OID % does not exist', role::oid USING ERRCODE = '42704';
     END IF;
     IF kind NOT IN ('application', 'administrator', 'none') THEN
         RAISE EXCEPTION 'unknown kind of role "%"', kind USING ERRCODE = '22023',

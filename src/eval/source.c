@@ -230,7 +230,7 @@ model_select_source_rows(PG_FUNCTION_ARGS)
 	ReplayData	data;
 
 	eval_check_arg(!PG_ARGISNULL(0), "_source_rows", "source must not be NULL");
-	source_load(text_to_cstring(PG_GETARG_TEXT_PP(0)), "warm source", false, &data);
+	source_load(text_to_cstring(PG_GETARG_TEXT_PP(0)), "source", false, &data);
 	InitMaterializedSRF(fcinfo, 0);
 	for (int i = 0; i < data.nrows; i++)
 	{

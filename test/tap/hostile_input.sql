@@ -197,7 +197,9 @@ INSERT INTO bad_settings VALUES
   ('rff_ucb', NULL, '{"features": 0}'), ('rff_ucb', NULL, '{"features": 8192}'), ('rff_ucb', NULL, '{"cap": 10}'),
   ('bkb', NULL, '{"qbar": 0}'), ('bkb', NULL, '{"adaptive_beta": 1}'), ('bkb', NULL, '{"window": 5}'),
   ('lin_ucb', NULL, '{"confidence": "igp", "horizon": 0}'), ('lin_ucb', NULL, '{"confidence": "igp", "alpha": 1}'),
-  ('lin_ucb', NULL, '{"window": 100000}'), ('greedy', NULL, '{"alpha": 1}'), ('random', NULL, '{"window": 5}');
+  ('lin_ucb', NULL, '{"window": 100000}'), ('greedy', NULL, '{"alpha": 1}'), ('random', NULL, '{"window": 5}'),
+  ('lin_ucb', NULL, '{"window": 1e-400}'), ('pak_ucb', NULL, '{"cap": 100.0000000000000000001}'),
+  ('greedy', NULL, '{"clock": "time", "window": 1e-400}');
 INSERT INTO corpus(family, descr, sql, state)
 SELECT 'create_selector', format('create_selector(%s, %s): settings %s', policy, coalesce(kernel, 'default'), left(settings, 80)),
        format($$SELECT model_select.create_selector('h_new', %s, ARRAY['a'], %L, %L, %L)$$,
@@ -299,7 +301,8 @@ SELECT 'replay', 'replay: ' || d, 'SELECT count(*) FROM model_select.replay(' ||
   ('rounds 0', $$'SELECT ARRAY[1, 0]::float8[], ARRAY[0.5]::float8[]', 'greedy', rounds => 0$$, '22023'),
   ('passes 0', $$'SELECT ARRAY[1, 0]::float8[], ARRAY[0.5]::float8[]', 'greedy', passes => 0$$, '22023'),
   ('checkpoint -1', $$'SELECT ARRAY[1, 0]::float8[], ARRAY[0.5]::float8[]', 'greedy', checkpoint => -1$$, '22023'),
-  ('seed NULL', $$'SELECT ARRAY[1, 0]::float8[], ARRAY[0.5]::float8[]', 'greedy', seed => NULL$$, '22004')
+  ('seed NULL', $$'SELECT ARRAY[1, 0]::float8[], ARRAY[0.5]::float8[]', 'greedy', seed => NULL$$, '22004'),
+  ('contexts of dimension 16001 (a 2 GB Gram matrix)', $$'SELECT array_fill(1::float8, ARRAY[16001]), ARRAY[0.5]::float8[]', 'lin_ucb'$$, '22023')
 ) v(d, s, st);
 
 -- 8. reservation_index, cascade_select, cascade_next, synthetic environments, probes
@@ -342,7 +345,21 @@ SELECT split_part(d, ':', 1), d, s, st FROM (VALUES
   ('probe_report: NaN score', $$SELECT model_select.probe_report('h_probe', 1, 'NaN')$$, '22023'),
   ('probe_report: unknown item', $$SELECT model_select.probe_report('h_probe', 100000, 0.5)$$, '22023'),
   ('probe_next: k = -1', $$SELECT * FROM model_select.probe_next('h_probe', -1)$$, '22023'),
-  ('drop_probe_run: unknown run', $$SELECT model_select.drop_probe_run('h_probe''; --')$$, '42704')
+  ('drop_probe_run: unknown run', $$SELECT model_select.drop_probe_run('h_probe''; --')$$, '42704'),
+  ('probe_report: score 1e308 (the fit would overflow)', $$SELECT model_select.probe_report('h_probe', 1, 1e308)$$, '22023'),
+  ('probe_report: score -1e16', $$SELECT model_select.probe_report('h_probe', 1, -1e16)$$, '22023'),
+  ('synthetic_rkhs: noise 1e308 (rewards overflow)', $$SELECT count(*) FROM model_select.synthetic_rkhs(10, 2, 2, noise => 1e308)$$, '22023'),
+  ('synthetic_rkhs: rkhs_norm 1e16', $$SELECT count(*) FROM model_select.synthetic_rkhs(10, 2, 2, rkhs_norm => 1e16)$$, '22023'),
+  ('quality_hull: max_cost NaN', $$SELECT * FROM model_select.quality_hull('{0.5, 1}', '{0.5, 0.6}', 'NaN')$$, '22023'),
+  ('quality_hull: 2-D arrays', $$SELECT * FROM model_select.quality_hull('{{0.5, 1}}', '{{0.5, 0.6}}', 1)$$, '22023'),
+  ('quality_hull: a NULL quality', $$SELECT * FROM model_select.quality_hull('{0.5, 1}', '{0.5, NULL}', 1)$$, '22023'),
+  ('quality_cost: a source of integers', $$SELECT * FROM model_select.quality_cost('SELECT 1, 2, 3', 'greedy', cost_weights => '{0}')$$, '42804'),
+  ('quality_cost: a source of two columns', $$SELECT * FROM model_select.quality_cost('SELECT ARRAY[1, 0]::float8[], ARRAY[0.5, 0.2]::float8[]', 'greedy', cost_weights => '{0}')$$, '22023'),
+  ('quality_cost: a 2-D rewards array', $$SELECT * FROM model_select.quality_cost('SELECT ARRAY[1, 0]::float8[], ARRAY[[0.5, 0.2]]::float8[], ARRAY[1, 1]::float8[]', 'greedy', cost_weights => '{0}')$$, '22000'),
+  ('quality_cost: a source that writes', $$SELECT * FROM model_select.quality_cost('SELECT ARRAY[1, 0]::float8[], public.h_writer(), ARRAY[1, 1]::float8[]', 'greedy', cost_weights => '{0}')$$, '25006'),
+  ('grant_selector: a role OID of no role', $$SELECT model_select.grant_selector('h_pak', 99999::oid::regrole, 'route')$$, '42704'),
+  ('grant_selector: role OID 0', $$SELECT model_select.grant_selector('h_pak', 0::oid::regrole, 'route')$$, '42704'),
+  ('setup_role: a role OID of no role', $$SELECT * FROM model_select.setup_role(99999::oid::regrole, 'application')$$, '42704')
 ) v(d, s, st);
 
 -- 9. damaged states (written above by the superuser): every reader refuses
