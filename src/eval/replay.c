@@ -106,6 +106,23 @@ replay_validate(const SelectorConfig *settings, const ReplayData *data, double l
 	error_context_stack = errcb.previous;
 }
 
+/* A round plays an available arm: a row whose rewards are all NULL has none. */
+static void
+check_playable(const ReplayData *data)
+{
+	for (int row = 0; row < data->nrows; row++)
+	{
+		bool		any = false;
+
+		for (int a = 0; a < data->narms && !any; a++)
+			any = data->available[(Size) row * data->narms + a];
+		if (!any)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_EXCEPTION),
+					 errmsg("%s row %d has no available arm: every reward is NULL", data->label, row + 1)));
+	}
+}
+
 static void
 shuffle(int *order, int n, Prng *rng)
 {
@@ -433,6 +450,7 @@ model_select_replay(PG_FUNCTION_ARGS)
 	if (lambda == 0)
 		lambda = learner.sel->cfg.cost_weight;
 	replay_validate(&learner.sel->cfg, &data, lambda);
+	check_playable(&data);
 	rounds = PG_ARGISNULL(6) ? (int) Min((int64) data.nrows * passes, INT_MAX) : PG_GETARG_INT32(6);
 	if (rounds < 1)
 		replay_error("rounds must be at least 1");
