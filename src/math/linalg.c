@@ -5,6 +5,7 @@
  */
 #include "postgres.h"
 
+#include <float.h>
 #include <math.h>
 
 #include <cblas.h>
@@ -120,7 +121,10 @@ gram_packed(int n, int p, const double *Z, double ridge, bool factor, double *lp
  * (b, c) of the matrix: lp must have room for PACKED_SIZE(n + 1) entries.
  * The new diagonal is sqrt(c - |L⁻¹b|²); in exact arithmetic the Schur
  * complement is at least the ridge term, so it is clamped to `floor` against
- * rounding.  Returns the Schur complement used.
+ * rounding, and to at least the rounding error of that difference, (n + 1)·ε·c:
+ * a pivot below it (a tiny alpha under a large intercept, repeated contexts)
+ * is noise, and the rows after it grew without bound, to ±Infinity and NaN in
+ * the factor.  Returns the Schur complement used.
  */
 double
 chol_append_row(int n, double *lp, const double *b, double c, double floor)
@@ -132,8 +136,7 @@ chol_append_row(int n, double *lp, const double *b, double c, double floor)
 	if (n > 0)
 		cblas_dtpsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, n, lp, row, 1);
 	schur = c - (n > 0 ? cblas_ddot(n, row, 1, row, 1) : 0.0);
-	if (schur < floor)
-		schur = floor;
+	schur = Max(schur, Max(floor, (n + 1) * DBL_EPSILON * fabs(c)));
 	row[n] = sqrt(schur);
 	return schur;
 }

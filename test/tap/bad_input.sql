@@ -10,7 +10,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(330);
+SELECT plan(332);
 
 -- md5 of each table's rows (as text), ordered by primary key.
 CREATE FUNCTION pg_temp.fingerprint() RETURNS TABLE (tbl text, nrows bigint, md5 text)
@@ -403,6 +403,21 @@ SELECT throws_ok($$SELECT model_select.create_selector('b_cap_restart', 3, ARRAY
                                                        '{"cap": 10, "restart_every": 11}')$$,
                  '22023', 'restart_every 11 exceeds cap 10 of a pak_ucb selector',
                  'cap: pak_ucb refuses restart_every > cap (22023)');
+
+-- an ill-conditioned kernel matrix (alpha 1e-9 under an intercept of 1e6, one
+-- direction repeated): pivots below the rounding error are clamped to it, so
+-- the factor stays finite (its rows grew to ±Infinity, and the mean was NaN,
+-- from about 60 rewards on), and live = rebuilt
+SELECT model_select.create_selector('b_illcond', 3, ARRAY['a'], 'pak_ucb', 'rbf', '{"alpha": 1e-9, "intercept": 1e6}');
+INSERT INTO model_select.rewards(selector, arm, context, reward)
+SELECT 'b_illcond', 'a', ARRAY[i, -i, 1e-3 * i]::float8[], 0.5 FROM generate_series(1, 300) i;
+CREATE TEMP TABLE illcond AS SELECT mean, width FROM model_select.scores('b_illcond', ARRAY[1, 2, 3]::float8[]);
+SELECT ok((SELECT abs(mean - 0.5) < 1e-3 AND width > 0 AND width < 'Infinity' FROM illcond),
+          'ill-conditioned kernel matrix: the mean of 300 rewards of 0.5 is 0.5, the width finite');
+SELECT model_select.rebuild_state('b_illcond');
+SELECT ok((SELECT abs(s.mean - i.mean) < 1e-9 AND abs(s.width - i.width) < 1e-9 * i.width
+             FROM model_select.scores('b_illcond', ARRAY[1, 2, 3]::float8[]) s, illcond i),
+          'ill-conditioned kernel matrix: rebuild_state() gives the same mean and width');
 
 -- the log triggers' functions attached elsewhere by a superuser: clear errors
 CREATE TABLE pg_temp.fake_log (arm_id text, selector_id int);
