@@ -136,6 +136,25 @@ shuffle(int *order, int n, Prng *rng)
 	}
 }
 
+/*
+ * Room for n checkpoints' totals, which are all kept until the best arm in
+ * hindsight is known: refused (54000) beyond 1 GB in all (checkpoint 1 over
+ * 2^31 - 1 rounds would be 2^31 of them).
+ */
+static ReplayTotals *
+checkpoints_alloc(int64 n, int narms)
+{
+	double		bytes = (double) n * (sizeof(ReplayTotals) + narms * (sizeof(double) + sizeof(int64)));
+
+	if (bytes > MaxAllocSize)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("replay: " INT64_FORMAT " checkpoints of %d arms would need %.0f MB",
+						n, narms, bytes / 1048576.0),
+				 errhint("Raise checkpoint (rounds between result rows), or lower rounds.")));
+	return palloc(sizeof(ReplayTotals) * (Size) n);
+}
+
 static void
 totals_copy(ReplayTotals *dst, const ReplayTotals *src, int narms)
 {
@@ -464,7 +483,7 @@ model_select_replay(PG_FUNCTION_ARGS)
 	tot.arm_utility = palloc0(sizeof(double) * data.narms);
 	tot.picks = palloc0(sizeof(int64) * data.narms);
 	/* cppcheck-suppress zerodivcond ; replay_error() does not return */
-	checkpoints = palloc(sizeof(ReplayTotals) * (rounds / every + 1));
+	checkpoints = checkpoints_alloc((int64) rounds / every + 1, data.narms);
 	if (PG_NARGS() > 10 && !PG_ARGISNULL(10))
 		replay_warm(&learner, text_to_cstring(PG_GETARG_TEXT_PP(10)), &data, lambda);
 

@@ -302,6 +302,7 @@ SELECT 'replay', 'replay: ' || d, 'SELECT count(*) FROM model_select.replay(' ||
   ('passes 0', $$'SELECT ARRAY[1, 0]::float8[], ARRAY[0.5]::float8[]', 'greedy', passes => 0$$, '22023'),
   ('checkpoint -1', $$'SELECT ARRAY[1, 0]::float8[], ARRAY[0.5]::float8[]', 'greedy', checkpoint => -1$$, '22023'),
   ('seed NULL', $$'SELECT ARRAY[1, 0]::float8[], ARRAY[0.5]::float8[]', 'greedy', seed => NULL$$, '22004'),
+  ('2^31 - 1 rounds, a result row each (2^31 checkpoints kept)', $$'SELECT ARRAY[1, 0]::float8[], ARRAY[0.5, 0.2]::float8[]', 'greedy', rounds => 2147483647, checkpoint => 1$$, '54000'),
   ('a row whose rewards are all NULL (no arm to play)', $$'SELECT ARRAY[1, 0]::float8[], ARRAY[0.5, 0.2]::float8[] UNION ALL SELECT ARRAY[1, 0]::float8[], ARRAY[NULL, NULL]::float8[]', 'greedy'$$, '22000'),
   ('contexts of dimension 16001 (a 2 GB Gram matrix)', $$'SELECT array_fill(1::float8, ARRAY[16001]), ARRAY[0.5]::float8[]', 'lin_ucb'$$, '22023')
 ) v(d, s, st);
