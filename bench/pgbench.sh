@@ -5,7 +5,8 @@
 #
 #   d = 384, 5 arms, 2,000 rewards per arm preloaded (synthetic_clusters),
 #   selectors rff_ucb (features 128), lin_ucb, pak_ucb ("cap": 10000, so that
-#   its arms stay below cap: every checkpoint appends rows), pak_ucb_cap
+#   its arms stay below cap: every checkpoint appends rows; each run starts
+#   from the 2,000 rewards per arm and runs MS_PGBENCH_PAK_DECISIONS), pak_ucb_cap
 #   (pak_ucb with all defaults: cap 2,000, so its arms are at cap and compact
 #   -- refactorise their newest 1,000 rewards -- once per 1,001 rewards);
 #   prompts: 10,000 synthetic 384-d embeddings.  pak_ucb_cap runs a fixed
@@ -41,7 +42,7 @@
 # ("rff_ucb lin_ucb pak_ucb pak_ucb_cap"), MS_PGBENCH_CLIENTS ("1 4"),
 # MS_PGBENCH_READ_CLIENTS ("1 2"), MS_PGBENCH_READ_USERS ("app superuser"),
 # MS_PGBENCH_ROUNDS (3: every run repeated, ratios taken within a round),
-# MS_PGBENCH_CAP_DECISIONS (5005), MS_PGBENCH_WARMUP (500 decisions per script before
+# MS_PGBENCH_CAP_DECISIONS (5005), MS_PGBENCH_PAK_DECISIONS (500), MS_PGBENCH_WARMUP (500 decisions per script before
 # the runs, then VACUUM ANALYZE).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -53,6 +54,7 @@ fi
 T=${MS_PGBENCH_T:-10}
 POLICIES=${MS_PGBENCH_POLICIES:-rff_ucb lin_ucb pak_ucb pak_ucb_cap}
 CAP_DECISIONS=${MS_PGBENCH_CAP_DECISIONS:-5005}
+PAK_DECISIONS=${MS_PGBENCH_PAK_DECISIONS:-500}
 CLIENTS=${MS_PGBENCH_CLIENTS:-1 4}
 READ_CLIENTS=${MS_PGBENCH_READ_CLIENTS:-1 2}
 READ_USERS=${MS_PGBENCH_READ_USERS:-app superuser}
@@ -135,6 +137,17 @@ COMMIT;
 SQL
 done
 
+# pak_ucb's WAL per decision grows with its arms' rows (a reward appends a factor row of n
+# values), and its runs would otherwise start from more rows each time (the arm the router
+# favours gains most of them): each of its runs starts from the log as preloaded, 2,000
+# rewards per arm (pak_reset), and runs $PAK_DECISIONS decisions.
+PAK_MARK=$(q -c "SELECT coalesce(max(reward_id), 0) FROM model_select.rewards")
+pak_reset() {
+    q -c "DELETE FROM model_select.rewards WHERE selector = 'pak_ucb' AND reward_id > $PAK_MARK" \
+      -c "SELECT count(*) FROM model_select.rebuild_state('pak_ucb')" \
+      -c "VACUUM ANALYZE model_select.rewards, model_select.arm_state, model_select.arm_state_rows" >/dev/null
+}
+
 # Warm-up: every transaction script first runs $WARMUP decisions as the application role,
 # then VACUUM ANALYZE, so that the log tables hold rows and the planner knows their size, as
 # autovacuum sees to in production.  Without it, the plans each backend keeps (both sides'
@@ -168,6 +181,10 @@ run() {
     local name=$1 c=$2 user=${3:-app} lsn0 lsn1 tps txns t0 t1 length=(-T "$T")
     # at cap: a fixed number of decisions, so that the run spans compactions
     [ "$name" != pak_ucb_cap ] || length=(-t $(( (CAP_DECISIONS + c - 1) / c )))
+    if [ "$name" = pak_ucb ]; then
+        pak_reset
+        length=(-t $(( (PAK_DECISIONS + c - 1) / c )))
+    fi
     local as=(-U "$APP")
     [ "$user" = app ] || as=()
     q -c "CHECKPOINT"
@@ -179,6 +196,9 @@ run() {
     fi
     sleep 0.5                   # the backends end and are reaped
     t1=$(server_ticks)
+    # pak_ucb: the run's rewards' rows are written by checkpoints, most of which a run of
+    # $PAK_DECISIONS decisions from freshly rebuilt arms would leave to later ones: fold them now
+    [ "$name" != pak_ucb ] || q -c "SELECT model_select.checkpoint('pak_ucb')" >/dev/null
     lsn1=$(q -c "SELECT pg_current_wal_lsn()")
     tps=$(sed -n 's/^tps = \([0-9.]*\) (without initial connection time)/\1/p' "$WORK/$name.$c.out")
     txns=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$WORK/$name.$c.out")
@@ -245,7 +265,8 @@ echo "both as the application role $APP;"
 echo "d = 384, 5 arms, 2,000 rewards per arm, pgbench -T $T per run, $ROUNDS rounds (medians; ratio range"
 echo "over the rounds; CPU us: the server's CPU time per decision, CPU ratio = baseline CPU / CPU).  Targets: ratio >= 0.5 (rff/lin),"
 echo "WAL ratio <= 3, pak_ucb WAL <= 32 kB per decision.  pak_ucb runs with cap 10000, so its arms stay"
-echo "below cap: a checkpoint appends rows (arm_state_rows).  pak_ucb_cap has all defaults (cap 2000):"
+echo "below cap: a checkpoint appends rows (arm_state_rows); each of its runs starts from 2,000 rewards"
+echo "per arm and runs $PAK_DECISIONS decisions.  pak_ucb_cap has all defaults (cap 2000):"
 echo "its arms are at cap and compact once per 1,001 rewards (a checkpoint then rewrites the factor);"
 echo "it runs $CAP_DECISIONS decisions per client count and round, so its WAL includes their share."
 fmt='| %-11s | %7s | %11s | %10s | %6s | %11s | %9s | %9s | %9s | %12s | %11s | %9s |\n'
