@@ -186,6 +186,11 @@ replay_selector(FunctionCallInfo fcinfo, const ReplayData *data)
 				 errmsg("replay() does not support \"clock\": \"time\": its rows have no time"),
 				 errhint("Replay with \"clock\": \"selector\", which counts one tick per round.")));
 	sel->cfg.seed = (uint64) PG_GETARG_INT64(4);
+	if ((Size) data->narms > MaxAllocSize / sizeof(ArmInfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("replay() takes at most %zu arms, not %d",
+						MaxAllocSize / sizeof(ArmInfo), data->narms)));
 	sel->narms = data->narms;
 	sel->arms = palloc0(sizeof(ArmInfo) * data->narms);
 	for (int a = 0; a < data->narms; a++)

@@ -17,6 +17,7 @@
 #include "funcapi.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/memutils.h"
 
 #include "core/context.h"
 #include "core/spi_util.h"
@@ -88,6 +89,23 @@ row_error(const ReplayData *data, int rowno, const char *problem, int got, int e
 					data->label, rowno, problem, got, expected)));
 }
 
+/*
+ * An array of count elements of size bytes for the whole source, in caller:
+ * 54000 beyond what one allocation may hold (1 GB), instead of palloc's
+ * internal error.
+ */
+static void *
+source_alloc(const ReplayData *data, MemoryContext caller, Size count, Size size,
+			 const char *what)
+{
+	if (count > MaxAllocSize / size)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("%s is too large: its %s take more than 1 GB", data->label, what),
+				 errhint("Give fewer rows at a time.")));
+	return MemoryContextAllocZero(caller, Max(count, 1) * size);
+}
+
 /* Row i's context into data->contexts (the first row sets dim). */
 static void
 source_context(ReplayData *data, HeapTuple row, TupleDesc desc, int i, MemoryContext caller)
@@ -98,7 +116,8 @@ source_context(ReplayData *data, HeapTuple row, TupleDesc desc, int i, MemoryCon
 	if (i == 0)
 	{
 		data->dim = n;
-		data->contexts = MemoryContextAlloc(caller, sizeof(double) * (Size) data->nrows * Max(n, 1));
+		data->contexts = source_alloc(data, caller, (Size) data->nrows * Max(n, 1), sizeof(double),
+									  "contexts");
 	}
 	else if (n != data->dim)
 		row_error(data, i + 1, "context", n, data->dim);
@@ -119,12 +138,13 @@ source_rewards(ReplayData *data, HeapTuple row, TupleDesc desc, int i, MemoryCon
 		if (n < 1)
 			row_error(data, 1, "rewards", n, 1);
 		data->narms = n;
-		data->rewards = MemoryContextAlloc(caller, sizeof(double) * (Size) data->nrows * n);
-		data->costs = MemoryContextAllocZero(caller, sizeof(double) * (Size) data->nrows * n);
-		data->available = MemoryContextAlloc(caller, sizeof(bool) * (Size) data->nrows * n);
-		data->row_has_costs = MemoryContextAllocZero(caller, sizeof(bool) * (Size) data->nrows);
+		data->rewards = source_alloc(data, caller, (Size) data->nrows * n, sizeof(double), "rewards");
+		data->costs = source_alloc(data, caller, (Size) data->nrows * n, sizeof(double), "costs");
+		data->available = source_alloc(data, caller, (Size) data->nrows * n, sizeof(bool), "rewards");
+		data->row_has_costs = source_alloc(data, caller, data->nrows, sizeof(bool), "rows");
 		data->expected = has_expected
-			? MemoryContextAlloc(caller, sizeof(double) * (Size) data->nrows * n) : NULL;
+			? source_alloc(data, caller, (Size) data->nrows * n, sizeof(double), "expected rewards")
+			: NULL;
 	}
 	else if (n != data->narms)
 		row_error(data, i + 1, "rewards", n, data->narms);
