@@ -190,6 +190,7 @@ model_select_route_batch(PG_FUNCTION_ARGS)
 													ALLOCSET_DEFAULT_SIZES);
 	Block	   *b = palloc0(sizeof(Block));
 	Portal		cursor;
+	SPIPlanPtr	plan;
 	int			read_only;
 
 	if (log)
@@ -199,11 +200,15 @@ model_select_route_batch(PG_FUNCTION_ARGS)
 	b->sel = sel;
 	/* the caller's query, with the caller's search_path, read only */
 	read_only = spi_connect_read_only();
-	cursor = SPI_cursor_open_with_args(NULL, source, 0, NULL, NULL, NULL, true, CURSOR_OPT_NO_SCROLL);
-	if (cursor->tupDesc == NULL)
+	plan = SPI_prepare_cursor(source, 0, NULL, CURSOR_OPT_NO_SCROLL);
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare_cursor failed: %s", SPI_result_code_string(SPI_result));
+	/* one statement that returns rows (not none, not several) */
+	if (!SPI_is_cursor_plan(plan))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("route_batch source must be a query that returns rows")));
+				 errmsg("route_batch source must be one query that returns rows")));
+	cursor = SPI_cursor_open(NULL, plan, NULL, NULL, true);
 	check_source_columns(cursor->tupDesc);
 	for (;;)
 	{

@@ -407,7 +407,15 @@ INSERT INTO corpus(family, descr, sql, state) VALUES
   ('route_batch', 'route_batch: a source that calls a writing function',
    $$SELECT * FROM model_select.route_batch('h_lin', 'SELECT 1, public.h_writer()')$$, '25006'),
   ('route_batch', 'route_batch: a source that is not a query',
-   $$SELECT * FROM model_select.route_batch('h_lin', 'DELETE FROM model_select.rewards')$$, '42P11'),
+   $$SELECT * FROM model_select.route_batch('h_lin', 'DELETE FROM model_select.rewards')$$, '22023'),
+  ('route_batch', 'route_batch: an empty source',
+   $$SELECT * FROM model_select.route_batch('h_lin', '')$$, '22023'),
+  ('route_batch', 'route_batch: a source of two queries',
+   $$SELECT * FROM model_select.route_batch('h_lin', 'SELECT 1, ARRAY[1, 0, 0]::float8[]; SELECT 2, ARRAY[1, 0, 0]::float8[]')$$, '22023'),
+  ('drift', 'drift: recent NULL', $$SELECT * FROM model_select.drift('h_lin', NULL)$$, '22004'),
+  ('drift', 'drift: recent 0', $$SELECT * FROM model_select.drift('h_lin', 0)$$, '22023'),
+  ('drift', 'drift: recent -1', $$SELECT * FROM model_select.drift('h_lin', -1)$$, '22023'),
+  ('drift', 'drift: recent 1 (the least)', $$SELECT * FROM model_select.drift('h_lin', 1)$$, '00000'),
   ('route_batch', 'route_batch: a source of the wrong shape',
    $$SELECT * FROM model_select.route_batch('h_lin', 'SELECT ARRAY[1, 0, 0]::float8[]')$$, '42804');
 
