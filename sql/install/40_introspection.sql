@@ -41,6 +41,11 @@ BEGIN
             DETAIL = 'This needs the route privilege on the selector.',
             HINT = 'The selector''s owner can grant it with model_select.grant_selector().';
     END IF;
+    IF recent IS NULL THEN
+        RAISE EXCEPTION 'drift: recent must not be NULL' USING ERRCODE = '22004';
+    ELSIF recent < 1 THEN
+        RAISE EXCEPTION 'drift: recent must be at least 1 decision, not %', recent USING ERRCODE = '22023';
+    END IF;
     RETURN QUERY
     SELECT a.name, count(r.reward), avg(r.reward), avg(r.mean), avg(r.reward - r.mean),
            avg(r.reward - r.mean) / nullif(stddev_samp(r.reward - r.mean) / sqrt(count(r.reward)), 0)
@@ -52,7 +57,7 @@ BEGIN
               JOIN model_select.decisions d ON d.decision_id = rw.decision_id
              WHERE rw.arm_id = a.arm_id AND d.mean > '-Infinity' AND d.mean < 'Infinity'
              ORDER BY rw.tx DESC, rw.reward_id DESC
-             LIMIT greatest(recent, 1)) r ON true
+             LIMIT recent) r ON true
      WHERE s.name = drift.selector
      GROUP BY a.name, a.ordinal
      ORDER BY a.ordinal;
