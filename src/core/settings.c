@@ -135,7 +135,7 @@ scope_covers(SettingScope scope, const SelectorConfig *cfg, const PolicyOps *ops
 		case FOR_RESTART:
 			return ops->forgets.restart;
 		case FOR_CLOCK:
-			return cfg->window > 0 || cfg->discount < 1 || cfg->restart_every > 0;
+			return cfg->window > 0 || cfg->discount < 1 || cfg->half_life > 0 || cfg->restart_every > 0;
 		case FOR_CONFIDENCE:
 			return choice;
 		case FOR_RIDGE:

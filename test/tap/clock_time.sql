@@ -8,7 +8,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(42);
+SELECT plan(46);
 
 -- rewards stay pending unless a test checkpoints
 SET LOCAL model_select.checkpoint_threshold = 0;
@@ -219,13 +219,23 @@ SELECT lives_ok($$SELECT model_select.alter_selector('switch', '{"clock": "time"
 SELECT is((SELECT (settings->>'clock', settings->>'half_life', settings ? 'discount')::text
              FROM model_select.selectors WHERE name = 'switch'),
           '(time,3600,f)', '... which it then has, without the arm clock''s discount');
+SELECT lives_ok($$SELECT model_select.alter_selector('switch', '{"eta": 0.6}')$$,
+                'another key changed on the time clock with only a half_life');
+SELECT is((SELECT (settings->>'clock', settings->>'half_life', settings->>'eta')::text
+             FROM model_select.selectors WHERE name = 'switch'),
+          '(time,3600,0.6)', '... keeps the clock and the half_life');
+SELECT lives_ok($$SELECT model_select.alter_selector('switch', '{"half_life": "2 hours"}')$$,
+                'a new half_life without the clock given again');
+SELECT is((SELECT (settings->>'clock', settings->>'half_life')::text
+             FROM model_select.selectors WHERE name = 'switch'),
+          '(time,7200)', '... is taken, on the time clock');
 SELECT throws_ok($$SELECT model_select.alter_selector('switch', '{"clock": "arm"}')$$, '22023',
                  'invalid setting "clock": changing it from "time" to "arm" changes what "half_life" counts',
                  'back to the arm clock with half_life on: refused, half_life must be given again');
 SELECT lives_ok($$SELECT model_select.alter_selector('switch', '{"clock": "arm", "half_life": 0}')$$,
                 '... and with half_life 0 it moves back');
 SELECT is((SELECT settings FROM model_select.selectors WHERE name = 'switch'),
-          model_select.resolve_settings('lin_ucb', NULL, '{}', 2), '... to the settings of a fresh selector');
+          model_select.resolve_settings('lin_ucb', NULL, '{"eta": 0.6}', 2), '... to the settings of a fresh selector (with its eta)');
 SELECT throws_ok($$SELECT model_select.alter_selector('switch_window', '{"clock": "time"}')$$, '22023',
                  'invalid setting "clock": changing it from "arm" to "time" changes what "window" counts',
                  'a window of 300 rewards does not silently become 300 seconds');
