@@ -155,10 +155,13 @@ BEGIN
     -- First wait for the reward inserts in flight (later ones wait for us and
     -- read the new settings), then lock the row: an insert's foreign key
     -- check key-share-locks it while the insert holds the settings lock.
+    -- FOR NO KEY UPDATE, which key-share locks do not block: a transaction
+    -- that logged a decision (route()'s foreign key check) and then waits
+    -- for the settings lock to insert its reward would otherwise deadlock.
     SELECT sel.selector_id INTO sid FROM model_select.selectors sel WHERE sel.name = _alter_selector.name;
     IF FOUND THEN
         PERFORM model_select._settings_lock(sid);
-        SELECT * INTO s FROM model_select.selectors sel WHERE sel.selector_id = sid FOR UPDATE;
+        SELECT * INTO s FROM model_select.selectors sel WHERE sel.selector_id = sid FOR NO KEY UPDATE;
     END IF;
     IF s.selector_id IS NULL THEN
         RAISE EXCEPTION 'selector "%" does not exist', name USING ERRCODE = '42704';
