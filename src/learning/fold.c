@@ -278,27 +278,41 @@ full_xid(TransactionId xid)
 }
 
 /*
- * H such that every log row with tx < H is final: its transaction has ended
- * (or is ours), and no transaction that can still commit has a smaller id.
- * From the active snapshot, so that a query under that snapshot or a later
- * one sees every such row: the smallest id the snapshot lists as running
- * (its xmin counts our own xid, so it is not used), or xmax.  Our own rows
- * are final too when no older transaction can still commit: then H is our
- * id + 1 (our checkpoint rolls back with them if we abort).  Ids between
- * xmax and ours are not in the snapshot, so they are looked up.
+ * The oldest transaction the active snapshot cannot see: the smallest id it
+ * lists as running (its xmin counts our own xid, so it is not used), or
+ * xmax.  Every transaction below it had ended when the snapshot was taken.
  */
-FullTransactionId
-final_horizon(void)
+static TransactionId
+snapshot_horizon(Snapshot snap)
 {
-	Snapshot	snap = GetActiveSnapshot();
 	TransactionId horizon = snap->xmax;
-	TransactionId mine = GetTopTransactionIdIfAny();
-	bool		older_running = false;
-	uint32		checked = 0;
 
 	for (uint32 i = 0; i < snap->xcnt; i++)
 		if (TransactionIdPrecedes(snap->xip[i], horizon))
 			horizon = snap->xip[i];
+	return horizon;
+}
+
+/*
+ * H such that every log row with tx < H is final: its transaction has ended
+ * (or is ours), and no transaction that can still commit has a smaller id.
+ * For checkpoints, which read the rows below H under a new snapshot
+ * (fold_log's fresh_snapshot) that sees every transaction that has ended:
+ * the active snapshot's horizon.  Our own rows are final too when no older
+ * transaction can still commit: then H is our id + 1 (our checkpoint rolls
+ * back with them if we abort).  Ids between the horizon and ours are looked
+ * up.  Not under a transaction snapshot, which is the one "new" snapshot
+ * there: a transaction that ended after it was taken is running to it, and
+ * its rows, below our id, would be skipped.
+ */
+FullTransactionId
+final_horizon(void)
+{
+	TransactionId horizon = snapshot_horizon(GetActiveSnapshot());
+	TransactionId mine = GetTopTransactionIdIfAny();
+	bool		older_running = IsolationUsesXactSnapshot();
+	uint32		checked = 0;
+
 	if (!TransactionIdIsValid(mine) || TransactionIdPrecedes(mine, horizon))
 		return full_xid(horizon);
 	/* xids in [horizon, mine): is any still running? (few, in practice) */
@@ -314,13 +328,15 @@ final_horizon(void)
 
 /*
  * The horizon below which a backend may keep folded rows across
- * transactions: final_horizon() without our own rows, which roll back with
- * us and are followed by rows of other transactions in canonical order.
+ * transactions: rows read under the active snapshot, so its own horizon
+ * (a transaction that ended since is still running to it: its rows are not
+ * seen, and must not be passed), and never our own rows, which roll back
+ * with us and are followed by rows of other transactions in canonical order.
  */
 FullTransactionId
 shared_horizon(void)
 {
-	FullTransactionId h = final_horizon();
+	FullTransactionId h = full_xid(snapshot_horizon(GetActiveSnapshot()));
 	FullTransactionId mine = GetTopFullTransactionIdIfAny();
 
 	if (FullTransactionIdIsValid(mine) && FullTransactionIdPrecedes(mine, h))

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Interleavings that once went wrong, each forced step by step with sessions
+# kept open (one psql per session, fed through a fifo):
+#
+# 1. A reader whose transaction has written, with a snapshot taken while an
+#    older transaction x was still running: x then rewards arm a and commits,
+#    the reader writes (its xid is newer than x's and than a committed y's)
+#    and scores.  x's reward is not in the reader's snapshot, so it must not
+#    fold rows past it into the base it keeps: that backend's later scores,
+#    and a checkpoint() it makes from that base, must still count x's reward
+#    (arm_stats.n = the log, state = rebuild_state's).  Under REPEATABLE READ
+#    (the snapshot is the transaction's) and READ COMMITTED (the snapshot is
+#    the statement's; x commits between the reader's statements).
+# 2. route() then, in the same transaction, its reward, while
+#    alter_selector() waits for that transaction: no deadlock (40P01), both
+#    succeed, and the reward is learned under the new settings.
+#
+# Needs PGHOST/PGPORT/PGUSER of a running cluster with model_select installed.
+set -euo pipefail
+DB=ms_session_interleavings
+. "$(dirname "$0")/lib/common.bash"
+
+ms_setup || bail "set-up failed"
+q >/dev/null <<'SQL' || bail "creating the selectors failed"
+SELECT model_select.create_selector('late_rr', 2, ARRAY['a','b'], 'greedy');
+SELECT model_select.create_selector('late_rc', 2, ARRAY['a','b'], 'lin_ucb');
+SELECT model_select.create_selector('route_alter', 2, ARRAY['a','b'], 'lin_ucb');
+-- arm a's n after 1.5 s, under the snapshot of the calling statement (STABLE)
+CREATE FUNCTION slow_n(sel text) RETURNS bigint LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    PERFORM pg_sleep(1.5);
+    RETURN (SELECT n FROM model_select.scores(sel, '{1,0}'::float8[]) WHERE arm = 'a');
+END $$;
+SQL
+
+# -- sessions: session NAME opens one, say NAME SQL sends it a statement -----
+declare -A FD
+session() {
+    rm -f "$MS_WORK/$1.in"
+    mkfifo "$MS_WORK/$1.in"
+    psql -X -q -A -t -v VERBOSITY=terse -d "$DB" <"$MS_WORK/$1.in" >"$MS_WORK/$1.out" 2>&1 &
+    MS_BG_PIDS+=($!)
+    exec {fd}>"$MS_WORK/$1.in"
+    FD[$1]=$fd
+}
+say() { printf '%s\n' "$2" >&"${FD[$1]}"; sleep 0.3; }
+close_sessions() {
+    local s
+    for s in "${!FD[@]}"; do exec {FD[$s]}>&-; done
+    FD=()
+    wait
+    MS_BG_PIDS=()
+}
+reward() {  # reward SELECTOR ARM VALUE: one autocommit insert in a session of its own
+    q -c "INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('$1', '$2', '{1,0}', $3)"
+}
+
+# -- 1. a reader's base never passes a row its snapshot cannot see -----------
+late_commit() {  # late_commit SELECTOR ISOLATION
+    local sel=$1 iso=$2
+    session x; session reader
+    say x "BEGIN; SELECT pg_current_xact_id() IS NOT NULL;"          # x: an xid, open
+    reward "$sel" a 0.2                                              # y > x commits
+    if [ "$iso" = rr ]; then
+        say reader "BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT n FROM model_select.scores('$sel', '{1,0}'::float8[]) WHERE arm = 'a';"
+        say x "INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('$sel', 'a', '{1,0}', 0.9); COMMIT;"
+        say reader "INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('$sel', 'b', '{1,0}', 0.5);
+                    SELECT n FROM model_select.scores('$sel', '{1,0}'::float8[]) WHERE arm = 'a'; COMMIT;"
+    else
+        # the reader's xid is newer than x's; x commits while its statement runs
+        say reader "BEGIN; INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('$sel', 'b', '{1,0}', 0.5);"
+        say reader "SELECT slow_n('$sel');"
+        say x "INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('$sel', 'a', '{1,0}', 0.9); COMMIT;"
+        sleep 1.5
+        say reader "COMMIT;"
+    fi
+    say reader "SELECT 'after', n FROM model_select.scores('$sel', '{1,0}'::float8[]) WHERE arm = 'a';
+                SELECT 'checkpoint', model_select.checkpoint('$sel');"
+    close_sessions
+    check "$sel: the reader's backend then counts x's reward (n = 2)" \
+        grep -qx 'after|2' "$MS_WORK/reader.out"
+    rebuild_checks "$sel"
+}
+late_commit late_rr rr
+late_commit late_rc rc
+
+# -- 2. route() then its reward, with alter_selector() in between ------------
+session router
+say router "BEGIN; SELECT decision_id AS d FROM model_select.route('route_alter', '{1,0}'::float8[]) \\gset"
+q -c "SELECT model_select.alter_selector('route_alter', '{\"alpha\": 2}')" >"$MS_WORK/alter.out" 2>&1 &
+alter_pid=$!
+sleep 0.5
+say router "INSERT INTO model_select.rewards(decision_id, reward) VALUES (:d, 0.5); COMMIT;"
+close_sessions
+alter_rc=0; wait "$alter_pid" || alter_rc=$?
+check "route() then its reward while alter_selector() waits: the transaction commits" \
+    eval '! grep -q ERROR "$MS_WORK/router.out" || { sed "s/^/#   /" "$MS_WORK/router.out"; false; }'
+check "... and alter_selector() succeeds (no deadlock)" \
+    eval '[ "$alter_rc" -eq 0 ] || { sed "s/^/#   /" "$MS_WORK/alter.out"; false; }'
+check "... the reward is logged, the settings changed" \
+    is_true "SELECT count(*) = 1 AND min(s.settings->>'alpha') = '2' FROM model_select.rewards r
+               JOIN model_select.selectors s ON s.selector_id = r.selector_id WHERE s.name = 'route_alter'"
+rebuild_checks route_alter
+finish
