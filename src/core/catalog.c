@@ -278,18 +278,16 @@ static struct
  * ExclusiveLock (_settings_lock()) before it changes the settings, so it
  * waits only for the inserts in flight and every later insert reads the
  * new settings.  A heavyweight lock on an advisory tag of this extension's
- * own class (field 4; pg_advisory_lock() uses 1 and 2): unlike a row lock
+ * own class (MS_LOCK_SETTINGS, catalog.h): unlike a row lock
  * on the selector it writes nothing and creates no MultiXact when many
  * inserts share it.
  */
-#define SETTINGS_LOCK_CLASS 0x4d53	/* "MS" */
-
 void
 selector_settings_lock(int32 selector_id, LOCKMODE mode)
 {
 	LOCKTAG		tag;
 
-	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) selector_id, 0, SETTINGS_LOCK_CLASS);
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) selector_id, MS_LOCK_SETTINGS, MS_LOCK_CLASS);
 	(void) LockAcquire(&tag, mode, false, false);
 }
 

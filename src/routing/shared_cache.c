@@ -36,6 +36,7 @@
 #include "utils/guc.h"
 #include "utils/memutils.h"
 
+#include "core/catalog.h"
 #include "routing/shared_cache.h"
 
 /* GUC model_select.shared_cache_size, in kB */
@@ -444,16 +445,16 @@ shared_base_publish(const SharedBaseKey *key, const StateHeader *st, LogPosition
  * time, so that the first publishes it and the others take it instead of
  * each reading the checkpoint (16 backends starting at once would otherwise
  * read, fold and copy it 16 times).  A heavyweight advisory lock on
- * (database, arm_id), in a field4 that SQL's pg_advisory_lock functions do
- * not use: unlike an LWLock it may be held while reading tables, the
- * deadlock detector sees it, and it goes with the transaction on error.
+ * (database, arm_id) of the extension's own class (MS_LOCK_LOAD, catalog.h;
+ * not the settings lock of the selector with that id, which reward inserts
+ * hold until they commit): unlike an LWLock it may be held while reading
+ * tables, the deadlock detector sees it, and it goes with the transaction on
+ * error.
  */
-#define LOAD_LOCK_FIELD4 0x4d53
-
 static void
 load_locktag(LOCKTAG *tag, int32 arm_id)
 {
-	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, (uint32) arm_id, 0, LOAD_LOCK_FIELD4);
+	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, (uint32) arm_id, MS_LOCK_LOAD, MS_LOCK_CLASS);
 }
 
 void

@@ -192,4 +192,23 @@ check "SIGKILL: the server reinitialises shared memory, the cache starts empty" 
     test "$(cstat S "format('%s/%s', shared_entries, shared_pins)")" = 0/0
 check "... and scores as per backend again" same_scores after_kill
 
+# A reward insert in flight holds its selector's settings lock; a backend that
+# misses an arm in the shared cache takes that arm's load lock.  Different
+# locks (sh_pak is selector 1, its arm a is arm 1): a fresh reader must not
+# wait for the insert (nor two such writers deadlock when they then score).
+on S -c "SELECT add_rewards(351, 360); SELECT model_select.checkpoint('sh_pak')" >/dev/null
+PGPORT=$S psql -X -q -d "$DB" -c "BEGIN" \
+    -c "INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('sh_pak', 'b', ctx(16, 1), 0.5)" \
+    -c "SELECT pg_sleep(60)" >/dev/null 2>&1 &
+MS_BG_PIDS+=($!)
+for _ in $(seq 1 100); do
+    [ "$(on S -c "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(60)%'
+                    AND backend_xid IS NOT NULL AND pid <> pg_backend_pid()")" = 1 ] && break
+    sleep 0.1
+done
+check "a fresh reader missing arm 1 of selector 1 does not wait for a reward insert on selector 1" \
+    on S -c "SET lock_timeout = '3s'" -c "SELECT count(*) FROM model_select.scores('sh_pak', ctx(16, 1))" -o /dev/null
+on S -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(60)%'
+           AND pid <> pg_backend_pid()" >/dev/null
+
 finish
