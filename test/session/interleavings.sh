@@ -10,7 +10,9 @@
 #    and a checkpoint() it makes from that base, must still count x's reward
 #    (arm_stats.n = the log, state = rebuild_state's).  Under REPEATABLE READ
 #    (the snapshot is the transaction's) and READ COMMITTED (the snapshot is
-#    the statement's; x commits between the reader's statements).
+#    the statement's; x commits between the reader's statements).  Likewise
+#    a checkpoint() in a REPEATABLE READ transaction that has written: its
+#    rows are read under the transaction's snapshot, which misses x's.
 # 2. route() then, in the same transaction, its reward, while
 #    alter_selector() waits for that transaction: no deadlock (40P01), both
 #    succeed, and the reward is learned under the new settings.
@@ -24,6 +26,7 @@ ms_setup || bail "set-up failed"
 q >/dev/null <<'SQL' || bail "creating the selectors failed"
 SELECT model_select.create_selector('late_rr', 2, ARRAY['a','b'], 'greedy');
 SELECT model_select.create_selector('late_rc', 2, ARRAY['a','b'], 'lin_ucb');
+SELECT model_select.create_selector('late_ckpt', 2, ARRAY['a','b'], 'greedy');
 SELECT model_select.create_selector('route_alter', 2, ARRAY['a','b'], 'lin_ucb');
 -- arm a's n after 1.5 s, under the snapshot of the calling statement (STABLE)
 CREATE FUNCTION slow_n(sel text) RETURNS bigint LANGUAGE plpgsql STABLE AS $$
@@ -61,7 +64,13 @@ late_commit() {  # late_commit SELECTOR ISOLATION
     session x; session reader
     say x "BEGIN; SELECT pg_current_xact_id() IS NOT NULL;"          # x: an xid, open
     reward "$sel" a 0.2                                              # y > x commits
-    if [ "$iso" = rr ]; then
+    if [ "$iso" = rr_checkpoint ]; then
+        # no load before: the checkpoint folds the log itself, under the transaction's snapshot
+        say reader "BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT 1;"
+        say x "INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('$sel', 'a', '{1,0}', 0.9); COMMIT;"
+        say reader "INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('$sel', 'b', '{1,0}', 0.5);
+                    SELECT model_select.checkpoint('$sel'); COMMIT;"
+    elif [ "$iso" = rr ]; then
         say reader "BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT n FROM model_select.scores('$sel', '{1,0}'::float8[]) WHERE arm = 'a';"
         say x "INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('$sel', 'a', '{1,0}', 0.9); COMMIT;"
         say reader "INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('$sel', 'b', '{1,0}', 0.5);
@@ -83,6 +92,7 @@ late_commit() {  # late_commit SELECTOR ISOLATION
 }
 late_commit late_rr rr
 late_commit late_rc rc
+late_commit late_ckpt rr_checkpoint
 
 # -- 2. route() then its reward, with alter_selector() in between ------------
 session router
