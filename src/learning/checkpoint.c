@@ -86,7 +86,9 @@ checkpoint_from_row(const SelectorConfig *cfg, int32 arm_id, HeapTuple row, Tupl
  * Lock an arm's checkpoint row and read it (not its state when
  * from_scratch: rebuild_state() must work whatever bytes it holds).  With
  * skip_locked, returns false when another transaction holds the row.  A
- * missing row (arm_state is dumped empty) is created.
+ * missing row (arm_state is dumped empty) is created.  SKIP LOCKED finds no
+ * row both when it is missing and when it is held: a held one must not be
+ * "created", as the insert's unique check would wait for its holder.
  */
 static bool
 checkpoint_lock(const SelectorConfig *cfg, int32 arm_id, bool skip_locked, bool from_scratch,
@@ -95,6 +97,7 @@ checkpoint_lock(const SelectorConfig *cfg, int32 arm_id, bool skip_locked, bool 
 	static SPIPlanPtr wait_plan = NULL;
 	static SPIPlanPtr skip_plan = NULL;
 	static SPIPlanPtr create_plan = NULL;
+	static SPIPlanPtr exists_plan = NULL;
 	Oid			types[2] = {INT4OID, INT4OID};
 	Datum		args[2] = {Int32GetDatum(arm_id), Int32GetDatum(cfg->selector_id)};
 	SPIPlanPtr	plan;
@@ -105,6 +108,13 @@ checkpoint_lock(const SelectorConfig *cfg, int32 arm_id, bool skip_locked, bool 
 		: spi_plan(&wait_plan, "SELECT " CHECKPOINT_COLUMNS " FROM model_select.arm_state"
 				   " WHERE arm_id = $1 FOR UPDATE", 1, types);
 	spi_execute(plan, args, NULL, false, 1, SPI_OK_SELECT, "lock the checkpoint of arm %d", arm_id);
+	if (SPI_processed == 0 && skip_locked)
+	{
+		spi_execute(spi_plan(&exists_plan, "SELECT FROM model_select.arm_state WHERE arm_id = $1", 1, types),
+					args, NULL, false, 1, SPI_OK_SELECT, "look up the checkpoint of arm %d", arm_id);
+		if (SPI_processed > 0)
+			return false;		/* someone holds it */
+	}
 	if (SPI_processed == 0)
 	{
 		spi_execute(spi_plan(&create_plan,

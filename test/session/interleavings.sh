@@ -16,6 +16,10 @@
 # 2. route() then, in the same transaction, its reward, while
 #    alter_selector() waits for that transaction: no deadlock (40P01), both
 #    succeed, and the reward is learned under the new settings.
+# 3. A reward insert that makes an arm due while a checkpoint() that has
+#    rewritten that arm's row is still open: the insert skips the arm at
+#    once (it never waits for another writer; waiting made it deadlock with
+#    a checkpoint() waiting for an arm the insert's transaction held).
 #
 # Needs PGHOST/PGPORT/PGUSER of a running cluster with model_select installed.
 set -euo pipefail
@@ -28,6 +32,7 @@ SELECT model_select.create_selector('late_rr', 2, ARRAY['a','b'], 'greedy');
 SELECT model_select.create_selector('late_rc', 2, ARRAY['a','b'], 'lin_ucb');
 SELECT model_select.create_selector('late_ckpt', 2, ARRAY['a','b'], 'greedy');
 SELECT model_select.create_selector('route_alter', 2, ARRAY['a','b'], 'lin_ucb');
+SELECT model_select.create_selector('busy', 2, ARRAY['a','b'], 'greedy');
 -- arm a's n after 1.5 s, under the snapshot of the calling statement (STABLE)
 CREATE FUNCTION slow_n(sel text) RETURNS bigint LANGUAGE plpgsql STABLE AS $$
 BEGIN
@@ -111,4 +116,15 @@ check "... the reward is logged, the settings changed" \
     is_true "SELECT count(*) = 1 AND min(s.settings->>'alpha') = '2' FROM model_select.rewards r
                JOIN model_select.selectors s ON s.selector_id = r.selector_id WHERE s.name = 'route_alter'"
 rebuild_checks route_alter
+
+# -- 3. a due arm whose row an open checkpoint() rewrote is skipped ----------
+reward busy a 0.5
+session checkpointer
+say checkpointer "BEGIN; SELECT model_select.checkpoint('busy');"
+check "a reward insert that makes an arm due does not wait for an open checkpoint() of it" \
+    q -c "SET model_select.checkpoint_threshold = 1" -c "SET lock_timeout = '3s'" \
+      -c "INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('busy', 'a', '{1,0}', 0.7)"
+say checkpointer "COMMIT;"
+close_sessions
+rebuild_checks busy
 finish
