@@ -16,6 +16,8 @@
 # 2. route() then, in the same transaction, its reward, while
 #    alter_selector() waits for that transaction: no deadlock (40P01), both
 #    succeed, and the reward is learned under the new settings.
+#    Likewise checkpoint() then a reward in one transaction: checkpoint()
+#    takes the settings lock as a reward insert does.
 # 3. A reward insert that makes an arm due while a checkpoint() that has
 #    rewritten that arm's row is still open: the insert skips the arm at
 #    once (it never waits for another writer; waiting made it deadlock with
@@ -33,6 +35,7 @@ SELECT model_select.create_selector('late_rc', 2, ARRAY['a','b'], 'lin_ucb');
 SELECT model_select.create_selector('late_ckpt', 2, ARRAY['a','b'], 'greedy');
 SELECT model_select.create_selector('route_alter', 2, ARRAY['a','b'], 'lin_ucb');
 SELECT model_select.create_selector('busy', 2, ARRAY['a','b'], 'greedy');
+SELECT model_select.create_selector('ckpt_alter', 2, ARRAY['a','b'], 'greedy');
 -- arm a's n after 1.5 s, under the snapshot of the calling statement (STABLE)
 CREATE FUNCTION slow_n(sel text) RETURNS bigint LANGUAGE plpgsql STABLE AS $$
 BEGIN
@@ -116,6 +119,21 @@ check "... the reward is logged, the settings changed" \
     is_true "SELECT count(*) = 1 AND min(s.settings->>'alpha') = '2' FROM model_select.rewards r
                JOIN model_select.selectors s ON s.selector_id = r.selector_id WHERE s.name = 'route_alter'"
 rebuild_checks route_alter
+
+reward ckpt_alter a 0.5
+session checkpointer
+say checkpointer "BEGIN; SELECT model_select.checkpoint('ckpt_alter');"
+q -c "SELECT model_select.alter_selector('ckpt_alter', '{\"reward_max\": 2}')" >"$MS_WORK/alter.out" 2>&1 &
+alter_pid=$!
+sleep 0.5
+say checkpointer "INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('ckpt_alter', 'b', '{1,0}', 0.5); COMMIT;"
+close_sessions
+alter_rc=0; wait "$alter_pid" || alter_rc=$?
+check "checkpoint() then a reward in one transaction while alter_selector() waits: it commits" \
+    eval '! grep -q ERROR "$MS_WORK/checkpointer.out" || { sed "s/^/#   /" "$MS_WORK/checkpointer.out"; false; }'
+check "... and alter_selector() succeeds (no deadlock)" \
+    eval '[ "$alter_rc" -eq 0 ] || { sed "s/^/#   /" "$MS_WORK/alter.out"; false; }'
+rebuild_checks ckpt_alter
 
 # -- 3. a due arm whose row an open checkpoint() rewrote is skipped ----------
 reward busy a 0.5
