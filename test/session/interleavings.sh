@@ -102,37 +102,39 @@ late_commit late_rr rr
 late_commit late_rc rc
 late_commit late_ckpt rr_checkpoint
 
-# -- 2. route() then its reward, with alter_selector() in between ------------
-session router
-say router "BEGIN; SELECT decision_id AS d FROM model_select.route('route_alter', '{1,0}'::float8[]) \\gset"
-q -c "SELECT model_select.alter_selector('route_alter', '{\"alpha\": 2}')" >"$MS_WORK/alter.out" 2>&1 &
-alter_pid=$!
-sleep 0.5
-say router "INSERT INTO model_select.rewards(decision_id, reward) VALUES (:d, 0.5); COMMIT;"
-close_sessions
-alter_rc=0; wait "$alter_pid" || alter_rc=$?
-check "route() then its reward while alter_selector() waits: the transaction commits" \
-    eval '! grep -q ERROR "$MS_WORK/router.out" || { sed "s/^/#   /" "$MS_WORK/router.out"; false; }'
-check "... and alter_selector() succeeds (no deadlock)" \
-    eval '[ "$alter_rc" -eq 0 ] || { sed "s/^/#   /" "$MS_WORK/alter.out"; false; }'
+# -- 2. route() or checkpoint() then a reward, with alter_selector() in between
+# race_alter SESSION SELECTOR FIRST SETTINGS SECOND WHAT: SESSION runs BEGIN and FIRST,
+# alter_selector(SELECTOR, SETTINGS) starts in another session, then SESSION runs
+# SECOND and COMMIT: both must succeed (no deadlock).
+race_alter() {
+    local name=$1 sel=$2 first=$3 settings=$4 second=$5 what=$6 alter_pid alter_rc=0
+    session "$name"
+    say "$name" "BEGIN; $first"
+    q -c "SELECT model_select.alter_selector('$sel', '$settings')" >"$MS_WORK/alter.out" 2>&1 &
+    alter_pid=$!
+    sleep 0.5
+    say "$name" "$second COMMIT;"
+    close_sessions
+    wait "$alter_pid" || alter_rc=$?
+    check "$what while alter_selector() waits: the transaction commits" \
+        eval "! grep -q ERROR '$MS_WORK/$name.out' || { sed 's/^/#   /' '$MS_WORK/$name.out'; false; }"
+    check "... and alter_selector() succeeds (no deadlock)" \
+        eval "[ $alter_rc -eq 0 ] || { sed 's/^/#   /' '$MS_WORK/alter.out'; false; }"
+}
+race_alter router route_alter \
+    "SELECT decision_id AS d FROM model_select.route('route_alter', '{1,0}'::float8[]) \\gset" \
+    '{"alpha": 2}' "INSERT INTO model_select.rewards(decision_id, reward) VALUES (:d, 0.5);" \
+    "route() then its reward"
 check "... the reward is logged, the settings changed" \
     is_true "SELECT count(*) = 1 AND min(s.settings->>'alpha') = '2' FROM model_select.rewards r
                JOIN model_select.selectors s ON s.selector_id = r.selector_id WHERE s.name = 'route_alter'"
 rebuild_checks route_alter
 
 reward ckpt_alter a 0.5
-session checkpointer
-say checkpointer "BEGIN; SELECT model_select.checkpoint('ckpt_alter');"
-q -c "SELECT model_select.alter_selector('ckpt_alter', '{\"reward_max\": 2}')" >"$MS_WORK/alter.out" 2>&1 &
-alter_pid=$!
-sleep 0.5
-say checkpointer "INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('ckpt_alter', 'b', '{1,0}', 0.5); COMMIT;"
-close_sessions
-alter_rc=0; wait "$alter_pid" || alter_rc=$?
-check "checkpoint() then a reward in one transaction while alter_selector() waits: it commits" \
-    eval '! grep -q ERROR "$MS_WORK/checkpointer.out" || { sed "s/^/#   /" "$MS_WORK/checkpointer.out"; false; }'
-check "... and alter_selector() succeeds (no deadlock)" \
-    eval '[ "$alter_rc" -eq 0 ] || { sed "s/^/#   /" "$MS_WORK/alter.out"; false; }'
+race_alter checkpointer ckpt_alter "SELECT model_select.checkpoint('ckpt_alter');" \
+    '{"reward_max": 2}' \
+    "INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('ckpt_alter', 'b', '{1,0}', 0.5);" \
+    "checkpoint() then a reward in one transaction"
 rebuild_checks ckpt_alter
 
 # -- 3. a due arm whose row an open checkpoint() rewrote is skipped ----------
