@@ -258,8 +258,10 @@ checkpoint_arm(const SelectorConfig *cfg, int32 arm_id, bool skip_locked, bool f
  * pending tail stays at checkpoint_threshold.  (A pak_ucb checkpoint writes
  * only the rows added since the last one, state_store.c: O(n) bytes per
  * reward; bkb's rewrites its state.)  Counting is an index scan; a backend
- * counts an arm again only after inserting a sixteenth of what it last
- * found due (DueMemo), so the count costs about one row's scan per insert.
+ * counts an arm at its first insert for it, then again only after inserting
+ * a sixteenth of what it last found due (DueMemo), so the count costs about
+ * one row's scan per insert.  (Counting first keeps an application that
+ * opens a connection per reward checkpointing.)
  */
 #define CHECKPOINT_LOG_RATIO 2
 #define LOG_ROW_BYTES(dim) (8 * (int64) (dim) + 96)
@@ -289,8 +291,8 @@ due_memo(int32 arm_id)
 	m = hash_search(memo, &arm_id, HASH_ENTER, &found);
 	if (!found)
 	{
-		m->since = 0;
 		m->need = checkpoint_threshold;
+		m->since = Max(m->need / 16, 1) - 1;	/* this insert counts */
 	}
 	return m;
 }

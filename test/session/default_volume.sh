@@ -9,7 +9,9 @@
 #      at least 20 times; arm_stats.n of a = 2,500 + its decisions; a's mean
 #      at the 3 probe contexts rises (by > 0.005 on average) -- it learned the
 #      new level from route()'s own decisions.
-#   3. The state equals rebuild_state's (1e-9), arm_stats.n the log.
+#   3. 200 rewards onto arm b with automatic checkpoints off, then one reward
+#      from a new session (a connection per reward): arm b checkpoints.
+#   4. The state equals rebuild_state's (1e-9), arm_stats.n the log.
 #
 # Needs PGHOST/PGPORT/PGUSER of a running cluster with model_select installed.
 set -euo pipefail
@@ -84,6 +86,16 @@ check "arm a's mean rose after its new rewards (by > 0.005 on average over the p
                FROM ms_snap p1 JOIN ms_snap p2 USING (probe, arm, selector)
               WHERE p1.label = 'phase1' AND p2.label = 'phase2' AND arm = 'a'"
 
-# -- 3. rebuild --------------------------------------------------------------------
+# -- 3. a connection per reward still checkpoints ----------------------------------
+q -c "SET model_select.checkpoint_threshold = 0" \
+  -c "INSERT INTO model_select.rewards(selector, arm, context, reward)
+      SELECT 'vol', 'b', ms_rand(4), 0.1 FROM generate_series(1, 200)" >/dev/null
+check "with automatic checkpoints off, arm b has at least 200 pending rewards" \
+    is_true "SELECT pending >= 200 FROM model_select.arm_stats WHERE selector = 'vol' AND arm = 'b'"
+q -c "INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('vol', 'b', ms_rand(4), 0.1)" >/dev/null
+check "one reward inserted by a new session checkpoints arm b: nothing pending" \
+    is_true "SELECT pending = 0 FROM model_select.arm_stats WHERE selector = 'vol' AND arm = 'b'"
+
+# -- 4. rebuild --------------------------------------------------------------------
 rebuild_checks vol
 finish
