@@ -65,7 +65,7 @@ SELECT name, dim, policy, kernel, settings FROM model_select.selectors WHERE nam
 \echo '        -> (decision_id, arm, score), logged in model_select.decisions'
 \echo '    ... call the chosen model, score its answer ...'
 \echo '    INSERT INTO model_select.rewards(decision_id, reward) VALUES (decision_id, r);'
-\echo '        -> a trigger folds the reward into that model''s state'
+\echo '        -> logged; readers fold it into that model''s state, checkpoints store the fold'
 \echo
 
 -- What every policy in this demo picked, round by round.

@@ -115,7 +115,7 @@ setting_value(const SelectorConfig *cfg, const SettingDef *def, JsonbValue *v)
 	if (!isfinite(value) || value < def->min || (def->min_exclusive && value == def->min) ||
 		value > def->max)
 		settings_error(cfg, def->name,
-					   psprintf("%g is out of range (%s %g .. %g)", value,
+					   psprintf("%.15g is out of range (%s %.15g .. %.15g)", value,
 								def->min_exclusive ? "above" : "from", def->min, def->max));
 	return value;
 }
