@@ -108,10 +108,15 @@ admin_run(void *arg)
 		values[n] = ObjectIdGetDatum(calling_user());
 		nulls[n++] = ' ';
 	}
-	else if (!PG_ARGISNULL(0))	/* a NULL name matches no selector */
+	else
 	{
-		char	   *selector = text_to_cstring(PG_GETARG_TEXT_PP(0));
+		char	   *selector;
 
+		if (PG_ARGISNULL(0))
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("%s: selector must not be NULL", call->name)));
+		selector = text_to_cstring(PG_GETARG_TEXT_PP(0));
 		selector_check_privilege(selector_id_by_name(selector), selector, call->required);
 	}
 	for (int i = 0; i < call->nargs; i++, n++)

@@ -240,6 +240,11 @@ SELECT 'create_selector', 'create_selector: ' || d, s, st FROM (VALUES
   ('unknown kernel', $$SELECT model_select.create_selector('h_new', 3, ARRAY['a'], 'pak_ucb', 'rbf''--')$$, '22023'),
   ('laplacian for a context of 2-D arms', $$SELECT model_select.create_selector('h_new', 3, ARRAY[['a'], ['b']], 'pak_ucb', 'laplacian')$$, '22023'),
   ('add_arm NULL', $$SELECT model_select.add_arm('h_pak', NULL)$$, '22004'),
+  ('add_arm to a NULL selector', $$SELECT model_select.add_arm(NULL, 'z')$$, '22004'),
+  ('drop_selector NULL', $$SELECT model_select.drop_selector(NULL)$$, '22004'),
+  ('retire_arm of a NULL selector', $$SELECT model_select.retire_arm(NULL, 'a')$$, '22004'),
+  ('alter_selector NULL', $$SELECT model_select.alter_selector(NULL, '{}')$$, '22004'),
+  ('grant_selector on a NULL selector', $$SELECT model_select.grant_selector(NULL, current_user::regrole, 'route')$$, '22004'),
   ('add_arm to a missing selector', $$SELECT model_select.add_arm('h_nope', 'z')$$, '42704'),
   ('add_arm that is active', $$SELECT model_select.add_arm('h_pak', 'a')$$, '42710')
 ) v(d, s, st);
