@@ -581,6 +581,7 @@ DECLARE
     kern text := coalesce(kernel, 'rbf');
     resolved jsonb;
     bad text;
+    violated text;
     rid int;
 BEGIN
     IF name IS NULL OR horizon IS NULL OR reset_every IS NULL OR beta IS NULL OR pool IS NULL OR seed IS NULL THEN
@@ -613,14 +614,22 @@ BEGIN
     SELECT jsonb_object_agg(e.key, e.value) INTO resolved
       FROM jsonb_each(model_select.resolve_settings('pak_ucb', kern, coalesce(settings, '{}'))) e
      WHERE e.key = ANY (allowed);
-    IF EXISTS (SELECT 1 FROM model_select.probe_runs pr WHERE pr.name = _probe_create.name) THEN
+    -- the probe functions run with the caller's rights: the run is the caller's.
+    -- Names are unique over all runs, also those of other roles, which the
+    -- caller does not see, and those being created concurrently: only the
+    -- unique index knows them all.
+    BEGIN
+        INSERT INTO model_select.probe_runs(name, horizon, reset_every, beta, kernel, settings, seed, owner)
+        VALUES (name, horizon, reset_every, beta, kern, resolved, seed,
+                (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname = current_user)::regrole)
+        RETURNING run_id INTO rid;
+    EXCEPTION WHEN unique_violation THEN
+        GET STACKED DIAGNOSTICS violated = CONSTRAINT_NAME;
+        IF violated IS DISTINCT FROM 'probe_runs_name_key' THEN
+            RAISE;
+        END IF;
         RAISE EXCEPTION 'probe run "%" already exists', name USING ERRCODE = '42710';
-    END IF;
-    -- the probe functions run with the caller's rights: the run is the caller's
-    INSERT INTO model_select.probe_runs(name, horizon, reset_every, beta, kernel, settings, seed, owner)
-    VALUES (name, horizon, reset_every, beta, kern, resolved, seed,
-            (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname = current_user)::regrole)
-    RETURNING run_id INTO rid;
+    END;
     RETURN rid;
 END $$;
 

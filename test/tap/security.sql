@@ -18,7 +18,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(154);
+SELECT plan(155);
 
 CREATE ROLE ms_sec_a;
 CREATE ROLE ms_sec_b;
@@ -127,6 +127,9 @@ SELECT is(model_select.has_selector_privilege(current_setting('ms_sec.selector')
 SELECT is(model_select.has_selector_privilege(-1, 'route'), NULL, 'has_selector_privilege(selector_id): NULL for no selector');
 SELECT throws_ok($$SELECT * FROM model_select.probe_status('a_run')$$, '42704', NULL,
                  'A''s probe run does not exist for B');
+SELECT throws_ok($$SELECT model_select.create_probe_run('a_run', 4, 2, 1.0, $p$SELECT ARRAY[1, 0]::float8[], 'x'$p$)$$,
+                 '42710', 'probe run "a_run" already exists',
+                 'B naming a run as A''s invisible one: 42710 (names are unique over all roles), not 23505');
 -- an id of A's tells that it exists, not which selector it belongs to
 SELECT throws_ok($$INSERT INTO model_select.rewards(decision_id, reward)
                    VALUES (current_setting('ms_sec.decision')::bigint, 0.5)$$,
