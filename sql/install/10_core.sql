@@ -198,6 +198,11 @@ BEGIN
        SET settings = model_select._resolve_settings_over(s.policy, s.kernel, _alter_selector.settings, s.dim, s.settings),
            settings_version = sel.settings_version + 1
      WHERE sel.selector_id = s.selector_id;
+    -- the cascade state depends on the features and the reward range too:
+    -- refit it under the settings lock, before any later observation
+    IF EXISTS (SELECT 1 FROM model_select.cascade_state st WHERE st.selector_id = s.selector_id) THEN
+        PERFORM model_select.cascade_refit(name);
+    END IF;
     RETURN model_select.rebuild_state(name);
 END $$;
 

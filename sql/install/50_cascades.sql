@@ -131,8 +131,8 @@ CREATE FUNCTION model_select.cascade_route(selector text, context real[], beta f
 
 -- Rebuild every arm's cascade_state from the log now (design from scratch,
 -- rho warm-started from the stored one unless from_scratch); returns the
--- observations used.  Needed after deleting observations or changing the
--- selector's feature settings.
+-- observations used.  Needed after deleting observations (alter_selector()
+-- refits by itself).
 CREATE FUNCTION model_select.cascade_refit(selector text, from_scratch boolean DEFAULT false) RETURNS bigint
     AS 'MODULE_PATHNAME', 'model_select_cascade_refit' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 

@@ -171,7 +171,8 @@ resolve_observation(TriggerData *td)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("an observation needs the arm that was queried")));
 	resolve_arm(selector, arm, &selector_id, &arm_id);
-	config_load(selector_id, &cfg);
+	/* as a reward insert: alter_selector() waits for us, later inserts for it */
+	config_load_for_reward(selector_id, &cfg);
 	check_value_cost(&cfg, tuple, desc, &c);
 
 	/* the context validated, stored as float8[] */
@@ -232,6 +233,13 @@ samples_load(const SelectorConfig *cfg, int32 arm_id, int m)
 		double	   *x = context_from_array(DatumGetArrayTypeP(spi_datum(row, desc, 1)), cfg->dim);
 		double		v = spi_float8(row, desc, 2);
 
+		/* a log checked under other settings may hold what these refuse */
+		if (!(v >= lo && v <= cfg->reward_max))
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("the cascade observations hold value %g, outside the selector's range [%g, %g]",
+							v, lo, cfg->reward_max),
+					 errhint("Keep reward_min and reward_max around every observed value.")));
 		cascade_psi(cfg, x, s->psi + (Size) i * m);
 		s->mu[i] = Max(0.0, Min(1.0, (v - lo) / R));
 		s->c[i] = spi_float8(row, desc, 3) / R;
@@ -346,8 +354,13 @@ apply_arm(SPITupleTable *tt, uint64 first, uint64 last, SelectorConfig *cfg)
 	int			m;
 	double	   *psi;
 
+	/*
+	 * Not under the statement's snapshot: a settings change committed
+	 * before the BEFORE trigger took the settings lock would be missing, and
+	 * the state locked below already refit under it.
+	 */
 	if (cfg->selector_id != selector_id)
-		config_load(selector_id, cfg);
+		config_load_for_reward(selector_id, cfg);
 	m = cascade_psi_dim(cfg);
 	if (!state_lock(arm_id, selector_id, m, &st))
 		state_mismatch(arm_id, st.m, m);
@@ -454,7 +467,8 @@ refit_selector(void *arg)
 	int32	   *arm_ids;
 
 	spi_level = spi_connect();
-	config_load(selector_id_by_name(call->name), &cfg);
+	/* under the settings lock, as an observation insert: the states it locks are refit under these */
+	config_load_for_reward(selector_id_by_name(call->name), &cfg);
 	selector_check_privilege(cfg.selector_id, call->name, SELECTOR_ADMIN);
 	args[0] = Int32GetDatum(cfg.selector_id);
 	narms = (int) spi_execute(spi_plan(&arms_plan,

@@ -20,7 +20,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(95);
+SELECT plan(97);
 
 SELECT has_function('model_select', 'cascade', ARRAY['text', 'double precision[]', 'double precision'],
                     'cascade(text, float8[], float8)');
@@ -305,12 +305,25 @@ INSERT INTO model_select.cascade_observations(selector, arm, context, value, cos
 SELECT 'rff', arm, context, value, cost FROM inc_rows WHERE i <= 40 ORDER BY i;
 SELECT is((SELECT array_agg(cardinality(rho) ORDER BY arm) FROM model_select.cascade_arm_stats WHERE selector = 'rff'),
           ARRAY[17, 17], 'rff_ucb: psi = [rff features; 1], m = 17');
+-- alter_selector() refits the cascade state under its settings lock: it never
+-- holds features of other settings (XX001 before, or silently stale ones)
 SELECT lives_ok($$SELECT model_select.alter_selector('rff', '{"features": 4}')$$, 'change D to 4');
-SELECT throws_ok($$SELECT * FROM model_select.cascade('rff', ARRAY[1, 0, 0, 0]::float8[])$$, 'XX001', NULL,
-                 'a state with the old feature count: XX001 until cascade_refit');
-SELECT is(model_select.cascade_refit('rff'), 40::bigint, 'cascade_refit re-derives it');
 SELECT is((SELECT array_agg(cardinality(rho) ORDER BY arm) FROM model_select.cascade_arm_stats WHERE selector = 'rff'),
-          ARRAY[9, 9], '... with m = 9');
+          ARRAY[9, 9], 'alter_selector() refits the cascade state: m = 9 at once');
+SELECT lives_ok($$SELECT model_select.alter_selector('rff', '{"bandwidth": 2.5}')$$,
+                'change the bandwidth (other features, the same m)');
+CREATE TEMP TABLE rff_live AS
+SELECT k, c.arm, c.estimate, c.width
+  FROM generate_series(1, 3) k, model_select.cascade_scores('rff', ARRAY[sin(k), cos(k), 0.5, -k]::float8[]) c;
+SELECT is(model_select.cascade_refit('rff', true), 40::bigint, 'cascade_refit from scratch uses the 40 observations');
+SELECT is((SELECT count(*) FROM rff_live l
+             JOIN generate_series(1, 3) k USING (k)
+             JOIN LATERAL model_select.cascade_scores('rff', ARRAY[sin(k), cos(k), 0.5, -k]::float8[]) c USING (arm)
+            WHERE abs(l.estimate - c.estimate) <= 1e-9 AND abs(l.width - c.width) <= 1e-9),
+          6::bigint, 'after alter_selector() the scores are those of a from-scratch refit under the new features (1e-9)');
+SELECT throws_ok(format($$SELECT model_select.alter_selector('rff', '{"reward_max": %s}')$$,
+                        (SELECT max(value) / 2 FROM model_select.cascade_observations WHERE selector = 'rff')),
+                 '22003', NULL, 'a reward range that leaves out an observed value: 22003, as for rewards');
 
 -- =====================================================================
 -- (c3) Bad input: SQLSTATE, and none of the cascade tables changes
