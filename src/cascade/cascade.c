@@ -83,9 +83,41 @@ cascade_range(const SelectorConfig *cfg)
 }
 
 /*
+ * A stored rho as doubles (palloc'd), *k its length; NULL unless it is a
+ * one-dimensional float8[] without NULL, NaN or infinite elements.
+ */
+double *
+cascade_rho_decode(Datum rho, int *k)
+{
+	ArrayType  *arr = DatumGetArrayTypeP(rho);
+	double	   *r;
+
+	if (ARR_ELEMTYPE(arr) != FLOAT8OID || ARR_NDIM(arr) > 1 || array_contains_nulls(arr))
+		return NULL;
+	*k = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
+	r = palloc(sizeof(double) * Max(*k, 1));
+	memcpy(r, ARR_DATA_PTR(arr), sizeof(double) * *k);
+	for (int j = 0; j < *k; j++)
+		if (!isfinite(r[j]))
+			return NULL;
+	return r;
+}
+
+static void
+state_damaged(int32 arm_id, const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("cascade state of arm %d is damaged: %s", arm_id, what),
+			 errhint("Run model_select.cascade_refit(), which ignores the stored state.")));
+}
+
+/*
  * Decode a cascade_state row's rho and design into st (palloc'd copies).
  * An empty state leaves rho and L NULL with st->m = m; a state with another
- * number of features leaves them NULL with st->m = the stored number.
+ * number of features leaves them NULL with st->m = the stored number.  A
+ * damaged one (not finite, a factor without a positive diagonal, the wrong
+ * size) is XX001: NaN must not reach an index.
  */
 void
 cascade_state_decode(CascadeState *st, int m, bool rho_null, Datum rho,
@@ -99,7 +131,9 @@ cascade_state_decode(CascadeState *st, int m, bool rho_null, Datum rho,
 	st->rho = st->L = NULL;
 	if (rho_null || design_null)
 		return;
-	r = float_array(DatumGetArrayTypeP(rho), &k, "cascade state rho", NULL);
+	r = cascade_rho_decode(rho, &k);
+	if (r == NULL)
+		state_damaged(st->arm_id, "rho is not a vector of finite numbers");
 	if (k != m)
 	{
 		st->m = k;
@@ -107,14 +141,17 @@ cascade_state_decode(CascadeState *st, int m, bool rho_null, Datum rho,
 	}
 	b = DatumGetByteaPP(design);
 	if (VARSIZE_ANY_EXHDR(b) != sizeof(double) * PACKED_SIZE(m))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("cascade state of arm %d is damaged: design of %zu bytes for %d features",
-						st->arm_id, (size_t) VARSIZE_ANY_EXHDR(b), m),
-				 errhint("Run model_select.cascade_refit().")));
+		state_damaged(st->arm_id, psprintf("design of %zu bytes for %d features",
+										   (size_t) VARSIZE_ANY_EXHDR(b), m));
 	st->rho = r;
 	st->L = palloc(sizeof(double) * PACKED_SIZE(m));
 	memcpy(st->L, VARDATA_ANY(b), sizeof(double) * PACKED_SIZE(m));
+	for (Size j = 0; j < PACKED_SIZE(m); j++)
+		if (!isfinite(st->L[j]))
+			state_damaged(st->arm_id, "the design holds a number that is not finite");
+	for (int j = 0; j < m; j++)
+		if (!(st->L[PACKED_ROW(j) + j] > 0))
+			state_damaged(st->arm_id, "the design's factor has a diagonal element that is not positive");
 }
 
 /* ---------------------------------------------------------------- */

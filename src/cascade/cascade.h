@@ -65,6 +65,7 @@ typedef struct CascadeSamples
 extern int	cascade_psi_dim(const SelectorConfig *cfg);
 extern void cascade_psi(const SelectorConfig *cfg, const double *raw_x, double *psi);
 extern double cascade_range(const SelectorConfig *cfg);
+extern double *cascade_rho_decode(Datum rho, int *k);
 extern void cascade_state_decode(CascadeState *st, int m, bool rho_null, Datum rho,
 								 bool design_null, Datum design);
 extern bool cascade_refit_due(int64 n, int64 fit_n);

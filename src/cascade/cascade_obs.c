@@ -249,22 +249,16 @@ samples_load(const SelectorConfig *cfg, int32 arm_id, int m)
 }
 
 /*
- * Lock an arm's cascade_state row (creating it if missing) and read it.
- * Returns whether the stored state matches m features (an empty state does).
+ * Lock an arm's cascade_state row (creating it if missing): n, fit_n, rho,
+ * design, left in SPI_tuptable.
  */
-static bool
-state_lock(int32 arm_id, int32 selector_id, int m, CascadeState *st)
+static HeapTuple
+state_lock(int32 arm_id, int32 selector_id)
 {
 	static SPIPlanPtr lock_plan = NULL;
 	static SPIPlanPtr create_plan = NULL;
 	Oid			types[2] = {INT4OID, INT4OID};
 	Datum		args[2] = {Int32GetDatum(arm_id), Int32GetDatum(selector_id)};
-	HeapTuple	row;
-	TupleDesc	desc;
-	bool		rho_null,
-				design_null;
-	Datum		rho,
-				design;
 
 	if (spi_execute(spi_plan(&lock_plan,
 							 "SELECT n, fit_n, rho, design FROM model_select.cascade_state"
@@ -281,13 +275,26 @@ state_lock(int32 arm_id, int32 selector_id, int m, CascadeState *st)
 						"lock the cascade state of arm %d", arm_id) != 1)
 			elog(ERROR, "could not create the cascade state of arm %d", arm_id);
 	}
-	row = SPI_tuptable->vals[0];
-	desc = SPI_tuptable->tupdesc;
+	return SPI_tuptable->vals[0];
+}
+
+/*
+ * Lock an arm's state and decode it (XX001 if damaged).  Returns whether it
+ * matches m features (an empty state does).
+ */
+static bool
+state_lock_read(int32 arm_id, int32 selector_id, int m, CascadeState *st)
+{
+	HeapTuple	row = state_lock(arm_id, selector_id);
+	TupleDesc	desc = SPI_tuptable->tupdesc;
+	bool		rho_null,
+				design_null;
+	Datum		rho = SPI_getbinval(row, desc, 3, &rho_null);
+	Datum		design = SPI_getbinval(row, desc, 4, &design_null);
+
 	st->arm_id = arm_id;
 	st->n = spi_int64(row, desc, 1);
 	st->fit_n = spi_int64(row, desc, 2);
-	rho = SPI_getbinval(row, desc, 3, &rho_null);
-	design = SPI_getbinval(row, desc, 4, &design_null);
 	cascade_state_decode(st, m, rho_null, rho, design_null, design);
 	return st->m == m;
 }
@@ -362,7 +369,7 @@ apply_arm(SPITupleTable *tt, uint64 first, uint64 last, SelectorConfig *cfg)
 	if (cfg->selector_id != selector_id)
 		config_load_for_reward(selector_id, cfg);
 	m = cascade_psi_dim(cfg);
-	if (!state_lock(arm_id, selector_id, m, &st))
+	if (!state_lock_read(arm_id, selector_id, m, &st))
 		state_mismatch(arm_id, st.m, m);
 	if (st.rho == NULL)
 		state_init(&st, m);
@@ -420,25 +427,32 @@ model_select_cascade_apply(PG_FUNCTION_ARGS)
 	return PointerGetDatum(NULL);
 }
 
-/* Refit one arm from all its observations; returns their number. */
+/*
+ * Refit one arm from all its observations; returns their number.  The
+ * stored state is only locked, its rho a warm start when usable: a damaged
+ * state is repaired, not refused.
+ */
 static int64
 refit_arm(const SelectorConfig *cfg, int32 arm_id, bool from_scratch)
 {
 	int			m = cascade_psi_dim(cfg);
-	CascadeState st;
-	CascadeSamples *s;
-	bool		warm = state_lock(arm_id, cfg->selector_id, m, &st) && st.rho != NULL && !from_scratch;
+	HeapTuple	row = state_lock(arm_id, cfg->selector_id);
+	bool		rho_null;
+	Datum		rho = SPI_getbinval(row, SPI_tuptable->tupdesc, 3, &rho_null);
+	int			k = 0;
+	double	   *start = rho_null || from_scratch ? NULL : cascade_rho_decode(rho, &k);
+	CascadeState st = {.arm_id = arm_id};
+	CascadeSamples *s = samples_load(cfg, arm_id, m);
 
-	s = samples_load(cfg, arm_id, m);
 	if (s->n == 0)
 	{
 		st.rho = st.L = NULL;
-		st.n = st.fit_n = 0;
 		state_write(arm_id, &st);
 		return 0;
 	}
-	if (!warm)
-		state_init(&st, m);
+	state_init(&st, m);
+	if (start != NULL && k == m)
+		memcpy(st.rho, start, sizeof(double) * m);
 	gram_packed(s->n, m, s->psi, CASCADE_DESIGN_RIDGE, true, st.L);
 	cascade_fit(s, st.rho);
 	st.n = st.fit_n = s->n;

@@ -20,7 +20,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(97);
+SELECT plan(126);
 
 SELECT has_function('model_select', 'cascade', ARRAY['text', 'double precision[]', 'double precision'],
                     'cascade(text, float8[], float8)');
@@ -324,6 +324,38 @@ SELECT is((SELECT count(*) FROM rff_live l
 SELECT throws_ok(format($$SELECT model_select.alter_selector('rff', '{"reward_max": %s}')$$,
                         (SELECT max(value) / 2 FROM model_select.cascade_observations WHERE selector = 'rff')),
                  '22003', NULL, 'a reward range that leaves out an observed value: 22003, as for rewards');
+
+-- Damaged stored states (written by hand): every reader fails with XX001, no
+-- NaN reaches an index, and cascade_refit() (which only takes a usable rho
+-- as its start) repairs them
+SELECT lives_ok($$SELECT model_select.create_selector('dmg', 2, ARRAY['a'], 'lin_ucb')$$, 'a selector to damage');
+INSERT INTO model_select.cascade_observations(selector, arm, context, value, cost)
+SELECT 'dmg', 'a', ARRAY[sin(g), cos(g)]::float8[], 0.5 + 0.4 * sin(3 * g), 0.05 FROM generate_series(1, 6) g;
+CREATE TEMP TABLE dmg_good AS SELECT * FROM model_select.cascade_scores('dmg', '{0.3, 0.7}'::float8[]);
+CREATE FUNCTION pg_temp.damage(what text, col text, val text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE format('UPDATE model_select.cascade_state SET %I = %L WHERE arm_id = '
+                   '(SELECT arm_id FROM model_select.arms a JOIN model_select.selectors s USING (selector_id)'
+                   ' WHERE s.name = %L)', col, val, 'dmg');
+    RETURN NEXT throws_ok($q$SELECT * FROM model_select.cascade_scores('dmg', '{0.3, 0.7}'::float8[])$q$,
+                          'XX001', NULL, what || ': cascade_scores() fails with XX001');
+    RETURN NEXT throws_ok($q$INSERT INTO model_select.cascade_observations(selector, arm, context, value, cost)
+                            VALUES ('dmg', 'a', '{1, 0}', 0.5, 0.1)$q$,
+                          'XX001', NULL, what || ': an observation insert fails with XX001');
+    RETURN NEXT is(model_select.cascade_refit('dmg'), 6::bigint, what || ': cascade_refit() repairs it');
+    RETURN NEXT is((SELECT count(*) FROM dmg_good g
+                      JOIN model_select.cascade_scores('dmg', '{0.3, 0.7}'::float8[]) c USING (arm)
+                     WHERE abs(g.estimate - c.estimate) <= 1e-9 AND abs(g.width - c.width) <= 1e-9),
+                   1::bigint, what || ': ... to the scores before the damage (1e-9)');
+END $$;
+SELECT pg_temp.damage(what, col, val) FROM (VALUES
+    ('design too short', 'design', '\x00'),
+    ('design not finite', 'design', '\xffffffffffffffff' || repeat('00', 40)),
+    ('design with a zero diagonal', 'design', '\x' || repeat('00', 48)),
+    ('rho with NaN', 'rho', '{NaN, 1, 1}'),
+    ('rho with Infinity', 'rho', '{1, Infinity, 1}'),
+    ('rho with NULL', 'rho', '{1, NULL, 1}'),
+    ('rho two-dimensional', 'rho', '{{1, 1, 1}}')) d(what, col, val);
 
 -- =====================================================================
 -- (c3) Bad input: SQLSTATE, and none of the cascade tables changes
