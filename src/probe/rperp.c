@@ -310,6 +310,13 @@ probe_load_items(const ProbeRun *run, ProbeItems *it)
 			it->block_start[it->nblocks++] = x;
 		prev_model = model;
 		it->item_id[x] = spi_int32(row, SPI_tuptable->tupdesc, 1);
+		/* the fit indexes arrays of pool_size + 1 by item_id */
+		if (it->item_id[x] < 1 || it->item_id[x] > run->pool_size)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("probe run %d has item %d outside its pool of %d",
+							run->run_id, it->item_id[x], run->pool_size),
+					 errhint(PROBE_DAMAGED_HINT)));
 		it->block[x] = it->nblocks - 1;
 		context_prepare(&run->cfg, p);
 		memcpy(it->X + (Size) x * dim, p, sizeof(double) * dim);
@@ -450,14 +457,19 @@ model_select_probe_plan(PG_FUNCTION_ARGS)
 
 	spi_level = spi_connect();
 	probe_load_run(PG_GETARG_INT32(0), &run);
-	N = ceil_sqrt((int64) run.interval_len * run.prev_batch_size);
-	N = Min(N, (int64) run.interval_len - run.used);
-	if (run.interval < 1 || run.batch < 1 || N < 1)
+	if (run.interval < 1 || run.batch < 1 || run.prev_batch_size < 1 || run.used >= run.interval_len)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("probe run %d has no batch to plan (interval %d, batch %d, %d of %d used)",
 						run.run_id, run.interval, run.batch, run.used, run.interval_len),
 				 errhint(PROBE_DAMAGED_HINT)));
+	N = ceil_sqrt((int64) run.interval_len * run.prev_batch_size);
+	N = Min(N, (int64) run.interval_len - run.used);
+	if (N > (int64) (MaxAllocSize / sizeof(Datum)))
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a batch of " INT64_FORMAT " queries is too large", N),
+				 errhint("Use a smaller reset_every.")));
 	probe_load_items(&run, &it);
 	S = palloc(sizeof(int) * N);
 	design_batch(&run, &it, (int) N, S);

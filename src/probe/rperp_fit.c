@@ -54,6 +54,13 @@ load_batch(const ProbeRun *run, const ProbeItems *it, int *count, double *ysum)
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("batch %d of probe run %d is not fully reported", run->batch, run->run_id)));
+		/* probe_report() keeps scores within ±1e15: beyond, the fit overflows */
+		if (!(y >= -1e15 && y <= 1e15))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("probe run %d: batch %d holds score %g, not a number from -1e15 to 1e15",
+							run->run_id, run->batch, y),
+					 errhint(PROBE_DAMAGED_HINT)));
 		if (id < 1 || id > run->pool_size || index[id] < 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),

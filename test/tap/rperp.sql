@@ -5,7 +5,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(83);
+SELECT plan(89);
 SELECT setseed(0.42);
 
 -- 6 prompts on an arc × 2 models; 'strong' is 0.5 better everywhere.
@@ -372,6 +372,31 @@ SELECT throws_ok(format($$SELECT model_select.probe_report('async', %s, 0.5)$$,
                         (SELECT item_id FROM model_select.probe_pool p JOIN model_select.probe_runs r USING (run_id)
                           WHERE r.name = 'async' AND p.item_id NOT IN (SELECT item_id FROM issued) LIMIT 1)),
                  '55000', NULL, 'reporting an item that was not issued');
+
+-- a score made NaN by hand (the owner may write probe_plan) is refused as a damaged table, not fitted
+SELECT lives_ok($$SELECT model_select.create_probe_run('hand', 10, 10, 1, 'SELECT prompt, model FROM pool12')$$,
+                'a run to damage');
+SELECT model_select.probe_report('hand', q.interval, q.batch, q.m, 0.5)
+  FROM model_select.probe_next('hand', 100) q WHERE q.m > 1;
+UPDATE model_select.probe_plan pl SET score = 'NaN' FROM model_select.probe_runs r
+ WHERE r.run_id = pl.run_id AND r.name = 'hand' AND pl.m = 2;
+SELECT throws_ok($$SELECT model_select.probe_report('hand', 1, 1, 1, 0.5)$$, 'XX001', NULL,
+                 'the report that completes a batch holding a NaN score: XX001');
+SELECT is((SELECT row(batch, observed, active, best_item)::text FROM model_select.probe_status('hand')),
+          '(1,3,12,)', '... and the run stays where it was');
+
+-- a pool item numbered outside 1..pool_size by hand (the owner may insert into
+-- probe_pool): XX001, not a write past the fit's arrays (it crashed the server)
+SELECT lives_ok($$SELECT model_select.create_probe_run('hand2', 10, 10, 1, 'SELECT prompt, model FROM pool12')$$,
+                'another run to damage');
+INSERT INTO model_select.probe_pool(run_id, item_id, prompt, model)
+SELECT run_id, id, '{1, 0}', 'strong' FROM model_select.probe_runs, unnest(ARRAY[100000000, -7]) id WHERE name = 'hand2';
+SELECT throws_ok($$SELECT count(*) FROM (SELECT model_select.probe_report('hand2', q.interval, q.batch, q.m, 0.5)
+                                          FROM model_select.probe_next('hand2', 100) q) x$$,
+                 'XX001', NULL, 'the batch''s elimination with items 100000000 and -7 in a pool of 12: XX001');
+UPDATE model_select.probe_runs SET interval_len = 2147483647, prev_batch_size = 2147483647 WHERE name = 'hand2';
+SELECT throws_ok($$SELECT model_select._probe_plan(run_id) FROM model_select.probe_runs WHERE name = 'hand2'$$,
+                 '54000', NULL, 'planning a batch of 2^31 - 1 queries: 54000, not an allocation failure (XX000)');
 
 SELECT lives_ok($$SELECT model_select.drop_probe_run('sched')$$, 'drop_probe_run');
 SELECT is((SELECT count(*) FROM model_select.probe_plan pl LEFT JOIN model_select.probe_runs r USING (run_id)
