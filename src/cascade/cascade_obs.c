@@ -101,14 +101,16 @@ from_cascade(int64 cascade_id, char **selector, bool context_given, Datum contex
 	return logged;
 }
 
-/* selector_id and arm_id of an active arm, by names. */
+/* selector_id and arm_id of the row's arm, by names: active, or it was when the row was logged. */
 static void
-resolve_arm(const char *selector, const char *arm, int32 *selector_id, int32 *arm_id)
+resolve_arm(HeapTuple tuple, TupleDesc desc, const ObsColumns *c, const char *selector, const char *arm,
+			int32 *selector_id, int32 *arm_id)
 {
 	bool		active;
+	TimestampTz retired_at;
 
-	arm_lookup(selector, arm, SELECTOR_REWARD, selector_id, arm_id, &active);
-	if (!active)
+	arm_lookup(selector, arm, SELECTOR_REWARD, selector_id, arm_id, &active, &retired_at);
+	if (!active && !log_row_predates_retirement(tuple, desc, c->arm_id, retired_at))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("arm \"%s\" of selector \"%s\" is retired", arm, selector),
@@ -170,7 +172,7 @@ resolve_observation(TriggerData *td)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("an observation needs the arm that was queried")));
-	resolve_arm(selector, arm, &selector_id, &arm_id);
+	resolve_arm(tuple, desc, &c, selector, arm, &selector_id, &arm_id);
 	/* as a reward insert: alter_selector() waits for us, later inserts for it */
 	config_load_for_reward(selector_id, &cfg);
 	check_value_cost(&cfg, tuple, desc, &c);

@@ -65,11 +65,12 @@ selector_id_by_name(const char *name)
  * Resolve an arm by selector and arm names (42704 if either is unknown) for
  * a caller that needs a right in `mask` on the selector (42501, checked
  * before the arm is looked up: no arm names leak); *active tells whether it
- * may still learn.  The caller is connected to SPI as the extension owner.
+ * may still learn, *retired_at (if not NULL) since when it may not (infinity
+ * while active).  The caller is connected to SPI as the extension owner.
  */
 void
 arm_lookup(const char *selector, const char *arm, int mask, int32 *selector_id, int32 *arm_id,
-		   bool *active)
+		   bool *active, TimestampTz *retired_at)
 {
 	static SPIPlanPtr plan = NULL;
 	Oid			types[3] = {TEXTOID, TEXTOID, TEXTARRAYOID};
@@ -82,6 +83,7 @@ arm_lookup(const char *selector, const char *arm, int mask, int32 *selector_id, 
 	row = selector_row(spi_plan(&plan,
 								"SELECT s.selector_id, a.arm_id, a.active, s.owner, "
 								SELECTOR_GRANTEES_COLUMN("s", "$3")
+								", coalesce(a.retired_at, 'infinity')"
 								" FROM model_select.selectors s"
 								" LEFT JOIN model_select.arms a ON a.selector_id = s.selector_id AND a.name = $2"
 								" WHERE s.name = $1",
@@ -96,6 +98,8 @@ arm_lookup(const char *selector, const char *arm, int mask, int32 *selector_id, 
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("selector \"%s\" has no arm \"%s\"", selector, arm)));
+	if (retired_at)
+		*retired_at = DatumGetTimestampTz(spi_datum(row, desc, 6));
 }
 
 /* A backend-local hash table in cxt whose entries start with an int32 id (an arm_id). */

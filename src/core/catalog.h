@@ -5,6 +5,7 @@
 #ifndef MODEL_SELECT_CATALOG_H
 #define MODEL_SELECT_CATALOG_H
 
+#include "datatype/timestamp.h"
 #include "storage/lockdefs.h"
 
 #include "utils/hsearch.h"
@@ -39,7 +40,7 @@ typedef struct Selector
 extern void selector_unknown(const char *name);
 extern int32 selector_id_by_name(const char *name);
 extern void arm_lookup(const char *selector, const char *arm, int mask, int32 *selector_id,
-					   int32 *arm_id, bool *active);
+					   int32 *arm_id, bool *active, TimestampTz *retired_at);
 extern HTAB *id_hash_create(const char *name, Size entrysize, MemoryContext cxt);
 extern void config_from_row(SelectorConfig *cfg, HeapTuple row, TupleDesc desc, int first_col);
 extern void config_load(int32 selector_id, SelectorConfig *cfg);

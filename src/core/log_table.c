@@ -10,6 +10,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
 #include "core/catalog.h"
@@ -84,6 +85,23 @@ log_row_complete(HeapTuple tuple, TupleDesc desc, const int attnums[LOG_TARGET_C
 		values[n++] = extra_value;
 	}
 	return SPI_copytuple(heap_modify_tuple_by_cols(tuple, desc, n, cols, values, nulls));
+}
+
+/*
+ * Was this row logged while its arm, retired at retired_at, was active?  So
+ * it says when it brings its arm_id, as pg_dump writes a log, and a
+ * created_at before the retirement: a restore must take it, or the COPY of
+ * the whole table fails.  An application leaves arm_id to the trigger.
+ */
+bool
+log_row_predates_retirement(HeapTuple tuple, TupleDesc desc, int arm_id_attnum, TimestampTz retired_at)
+{
+	bool		arm_id_null,
+				created_null;
+	Datum		created_at = SPI_getbinval(tuple, desc, SPI_fnumber(desc, "created_at"), &created_null);
+
+	(void) SPI_getbinval(tuple, desc, arm_id_attnum, &arm_id_null);
+	return !arm_id_null && !created_null && DatumGetTimestampTz(created_at) < retired_at;
 }
 
 /*

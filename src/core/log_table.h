@@ -8,6 +8,7 @@
 #define MODEL_SELECT_LOG_TABLE_H
 
 #include "commands/trigger.h"
+#include "datatype/timestamp.h"
 #include "executor/spi.h"
 
 /* Completes a log row as the extension owner; returns the row to store. */
@@ -33,6 +34,8 @@ typedef struct LogTarget
 extern HeapTuple log_row_complete(HeapTuple tuple, TupleDesc desc,
 								  const int attnums[LOG_TARGET_COLUMNS], const LogTarget *target,
 								  int extra_attnum, Datum extra_value);
+extern bool log_row_predates_retirement(HeapTuple tuple, TupleDesc desc, int arm_id_attnum,
+										TimestampTz retired_at);
 extern void log_columns(TupleDesc desc, const char *const *names, int ncolumns, int *attnums);
 /* One arm's rows in a statement (arms_of_statement). */
 typedef struct StatementArm

@@ -57,6 +57,7 @@ typedef struct RewardTarget
 	char	   *selector;
 	char	   *arm;
 	bool		active;
+	TimestampTz retired_at;		/* DT_NOEND while active */
 	Datum		context;		/* from the decision, or (Datum) 0 */
 } RewardTarget;
 
@@ -79,6 +80,7 @@ target_from_decision(int64 decision_id, RewardTarget *t)
 	spi_execute(spi_plan(&plan,
 						 "SELECT d.selector_id, d.arm_id, s.name, a.name, a.active, d.context, s.owner, "
 						 SELECTOR_GRANTEES_COLUMN("s", "$2")
+						 ", coalesce(a.retired_at, 'infinity')"
 						 " FROM model_select.decisions d"
 						 " JOIN model_select.selectors s USING (selector_id)"
 						 " JOIN model_select.arms a USING (arm_id)"
@@ -99,12 +101,13 @@ target_from_decision(int64 decision_id, RewardTarget *t)
 	t->arm = SPI_getvalue(row, desc, 4);
 	t->active = DatumGetBool(SPI_getbinval(row, desc, 5, &isnull));
 	t->context = SPI_getbinval(row, desc, 6, &isnull);
+	t->retired_at = DatumGetTimestampTz(spi_datum(row, desc, 9));
 }
 
 static void
 target_from_names(const char *selector, const char *arm, RewardTarget *t)
 {
-	arm_lookup(selector, arm, SELECTOR_REWARD, &t->selector_id, &t->arm_id, &t->active);
+	arm_lookup(selector, arm, SELECTOR_REWARD, &t->selector_id, &t->arm_id, &t->active, &t->retired_at);
 	t->selector = pstrdup(selector);
 	t->arm = pstrdup(arm);
 	t->context = (Datum) 0;
@@ -158,7 +161,7 @@ resolve_target(HeapTuple tuple, TupleDesc desc, const RewardColumns *c, RewardTa
 					 errmsg("a reward needs either decision_id or all of selector, arm and context")));
 		target_from_names(selector, arm, t);
 	}
-	if (!t->active)
+	if (!t->active && !log_row_predates_retirement(tuple, desc, c->arm_id, t->retired_at))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("arm \"%s\" of selector \"%s\" is retired", t->arm, t->selector),

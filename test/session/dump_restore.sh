@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Backup and restore: pg_dump keeps the reward log and the id sequences;
 # arm_state is dumped empty and restoring the log re-learns it, so after
-# pg_restore every score is the same as before and routing goes on.
+# pg_restore every score (and cascade score) is the same as before and
+# routing goes on -- also for an arm retired after it learned, whose log rows
+# (arm_id and created_at given, before retired_at) the triggers take.
 #
 # Needs PGHOST/PGPORT/PGUSER (see scripts/with-cluster.sh); uses two
 # databases of its own, dropped at the end.
@@ -28,7 +30,8 @@ check() {  # check DESCRIPTION CMD...
     else echo "not ok $n - $desc"; failed=$((failed + 1)); fi
 }
 
-SCORES="SELECT arm, n, mean, width, ucb FROM model_select.scores('d', ARRAY[0.5, -1, 2]::float8[]) ORDER BY arm"
+SCORES="SELECT s, arm, n, mean, width, ucb FROM unnest(ARRAY['d', 'r']) s,
+          LATERAL model_select.scores(s, ARRAY[0.5, -1, 2]::float8[]) ORDER BY s, arm"
 
 createdb "$SRC"
 q -d "$SRC" <<'SQL'
@@ -41,20 +44,35 @@ INSERT INTO model_select.rewards(decision_id, reward)
 SELECT decision_id, 0.1 * decision_id FROM model_select.decisions;
 INSERT INTO model_select.rewards(selector, arm, context, reward)
 SELECT 'd', 'b', ARRAY[1, i, 2]::float8[], 0.9 FROM generate_series(1, 4) i;
+-- an arm retired after it learned: its rewards are restored all the same
+SELECT model_select.create_selector('r', 3, ARRAY['a', 'b'], 'lin_ucb');
+INSERT INTO model_select.rewards(selector, arm, context, reward)
+SELECT 'r', 'a', ARRAY[1, i, 2]::float8[], 0.5 FROM generate_series(1, 3) i;
+INSERT INTO model_select.cascade_observations(selector, arm, context, value, cost)
+SELECT 'r', (ARRAY['a', 'b'])[1 + i % 2], ARRAY[i, 1, -1]::float8[], 0.1 * i, 0.01 FROM generate_series(1, 6) i;
+SELECT model_select.retire_arm('r', 'a');
 SQL
+CASCADE_SCORES="SELECT * FROM model_select.cascade_scores('r', ARRAY[0.5, -1, 2]::float8[]) ORDER BY arm"
 q -d "$SRC" -c "$SCORES" > "$WORK/before"
+q -d "$SRC" -c "$CASCADE_SCORES" > "$WORK/cascade_before"
 pg_dump -Fc -f "$WORK/dump" "$SRC"
 createdb "$DST"
 check "pg_restore succeeds" pg_restore -d "$DST" "$WORK/dump"
 q -d "$DST" -c "$SCORES" > "$WORK/after"
 check "every score after the restore equals the score before" diff "$WORK/before" "$WORK/after"
-check "the reward log is complete (10 rewards)" \
-    test "$(q -d "$DST" -c 'SELECT count(*) FROM model_select.rewards')" = 10
+check "every cascade score after the restore equals the score before (a retired arm's observations too)" \
+    diff "$WORK/cascade_before" <(q -d "$DST" -c "$CASCADE_SCORES")
+check "the reward log is complete (13 rewards, 3 of a retired arm)" \
+    test "$(q -d "$DST" -c 'SELECT count(*) FROM model_select.rewards')" = 13
 check "arm_stats counts equal the log" \
-    test "$(q -d "$DST" -c 'SELECT sum(n) FROM model_select.arm_stats')" = 10
-q -d "$DST" -c "SELECT model_select.checkpoint('d')" >/dev/null
+    test "$(q -d "$DST" -c 'SELECT sum(n) FROM model_select.arm_stats')" = 13
+q -d "$DST" -c "SELECT model_select.checkpoint('d'), model_select.checkpoint('r')" >/dev/null
 check "after checkpoint() the restored arm_state holds the whole log" \
-    test "$(q -d "$DST" -c 'SELECT sum(n) FROM model_select.arm_state')" = 10
+    test "$(q -d "$DST" -c 'SELECT sum(n) FROM model_select.arm_state')" = 13
+check "the retired arm still refuses new rewards, arm_id given or not (55000)" \
+    test "$(for id in NULL "(SELECT a.arm_id FROM model_select.arms a JOIN model_select.selectors s USING (selector_id) WHERE s.name = 'r' AND a.name = 'a')"; do
+              q -d "$DST" -v VERBOSITY=verbose -c "INSERT INTO model_select.rewards(selector, arm, context, reward, arm_id)
+                VALUES ('r', 'a', ARRAY[1, 2, 3]::float8[], 0.5, $id)" 2>&1 | grep -c 'ERROR:  55000'; done | tr -d '\n')" = 11
 check "routing goes on after the restore (sequences restored)" \
     q -d "$DST" -c "SELECT * FROM model_select.route('d', ARRAY[1, 2, 3]::float8[])"
 check "a reward for a restored decision is accepted once more decisions exist" \
