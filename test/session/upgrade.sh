@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Upgrade from the released 0.1.0: install 0.1.0 in one database, load data
 # (selectors of every kind, decisions, rewards by decision and by name, a
-# retired and an added arm, settings changed), run ALTER EXTENSION
-# model_select UPDATE, and
+# retired and an added arm, settings changed and without 0.2.0's keys, a
+# selector without rewards, a damaged and a missing arm_state row), run
+# ALTER EXTENSION model_select UPDATE, and
 #   - compare the extension's catalog (test/session/include/extension_catalog.sql:
 #     functions with volatility, parallel label, strictness, config, source;
 #     tables with columns, defaults, constraints, indexes, triggers; views;
@@ -107,6 +108,16 @@ RESET session_replication_role;
 UPDATE model_select.selectors
    SET settings = model_select.resolve_settings(policy, kernel, settings || '{"cost_weight": 0.1}')
  WHERE name = 'lin';
+-- settings as 0.1.0's library resolved them: without 0.2.0's keys
+UPDATE model_select.selectors SET settings = settings - 'budget' - 'exploration' - 'clock';
+-- a selector that never learned, and 0.1.0 states that are damaged or missing
+SELECT model_select.create_selector('empty', 3, ARRAY['x', 'y'], 'lin_ucb');
+UPDATE model_select.arm_state SET state = '\xdeadbeef'
+ WHERE arm_id = (SELECT min(a.arm_id) FROM model_select.arms a JOIN model_select.selectors s USING (selector_id)
+                  WHERE s.name = 'greedy');
+DELETE FROM model_select.arm_state
+ WHERE arm_id = (SELECT max(a.arm_id) FROM model_select.arms a JOIN model_select.selectors s USING (selector_id)
+                  WHERE s.name = 'lin');
 
 -- what must survive the update
 CREATE VIEW public.counts AS
@@ -139,7 +150,15 @@ check "... and nothing was written" \
 check "pg_extension_update_paths has a path $FROM_VERSION -> $DEFAULT_VERSION" \
     is "$(q -d "$OLD" -c "SELECT path IS NOT NULL FROM pg_extension_update_paths('model_select')
                           WHERE source = '$FROM_VERSION' AND target = '$DEFAULT_VERSION'")" t
+check "ALTER EXTENSION model_select UPDATE in a transaction that rolls back leaves 0.1.0 and its rows" \
+    is "$(q -d "$OLD" -c 'BEGIN' -c 'ALTER EXTENSION model_select UPDATE' -c 'ROLLBACK' \
+            -c "SELECT extversion FROM pg_extension WHERE extname = 'model_select'" \
+            -c 'SELECT count(*) FROM (SELECT * FROM public.counts EXCEPT SELECT * FROM public.before_counts) x' | tr '\n' ' ')" \
+       "$FROM_VERSION 0 "
 check "ALTER EXTENSION model_select UPDATE succeeds" quiet -d "$OLD" -c 'ALTER EXTENSION model_select UPDATE'
+check "a second ALTER EXTENSION model_select UPDATE changes nothing" \
+    is "$(q -d "$OLD" -c 'ALTER EXTENSION model_select UPDATE' 2>&1)" \
+       "NOTICE:  version \"$DEFAULT_VERSION\" of extension \"model_select\" is already installed"
 check "the update reaches the default version $DEFAULT_VERSION" \
     is "$(q -d "$OLD" -c "SELECT extversion FROM pg_extension WHERE extname = 'model_select'")" "$DEFAULT_VERSION"
 
