@@ -5,6 +5,9 @@
 # checkpointed; once the standby has replayed them, select_model() and
 # scores() there equal the primary's, and route(), route_batch(log => true)
 # and reward inserts fail with 25006 and a hint to send them to the primary.
+# The standby runs the shared cache (the primary does not).  select_model()
+# there runs without error while the primary rebuilds and checkpoints; once
+# promoted, the standby routes and learns, and its scores equal its rebuild.
 #
 # Uses the PostgreSQL binaries of PG_BINDIR, or of `pg_config --bindir`.
 set -euo pipefail
@@ -33,9 +36,12 @@ SQL
 
 as_server "$BINDIR/pg_basebackup" -h "$CL" -p "$PRIMARY" -U postgres -D "$CL/standby" -R -X stream --checkpoint=fast \
     >"$CL/basebackup.log" 2>&1 || bail "pg_basebackup failed: $(tail -n 5 "$CL/basebackup.log")"
+# the standby keeps the shared cache (the primary a backend's own)
+echo "shared_preload_libraries = 'model_select'" >> "$CL/standby/postgresql.auto.conf"
 cluster_start standby "$STANDBY" || bail "standby failed to start: $(tail -n 5 "$CL/standby.log")"
 sq() { PGPORT=$STANDBY q "$@"; }
-check "the standby is in recovery" test "$(sq -c 'SELECT pg_is_in_recovery()')" = t
+check "the standby is in recovery, with the shared cache" \
+    test "$(sq -c 'SELECT pg_is_in_recovery()') $(sq -c 'SHOW shared_preload_libraries')" = "t model_select"
 
 # more rewards after the base backup: some pending, in several transactions
 q -c "INSERT INTO model_select.rewards(selector, arm, context, reward)
@@ -78,5 +84,31 @@ check "route_batch() without log works on the standby" \
 out=$(sq -v VERBOSITY=verbose -c "INSERT INTO model_select.rewards(selector, arm, context, reward)
                                  VALUES ('sb_lin', 'a', ARRAY[1, 2, 3]::float8[], 0.5)" 2>&1 || true)
 check "a reward insert on the standby: 25006 (read-only transaction)" grep -q "ERROR:  25006" <<<"$out"
+
+
+# select_model() on the standby while it replays rebuilds and checkpoints
+( for _ in 1 2 3; do
+      q -c "SELECT model_select.rebuild_state(s), model_select.checkpoint(s) FROM unnest(ARRAY['sb_pak', 'sb_rff', 'sb_lin']) s"
+  done >/dev/null ) &
+rebuilder=$!
+errors=0
+for k in $(seq 1 20); do
+    sq -c "SELECT model_select.select_model(s, ARRAY[0.1 * $k, 1, 2]::float8[])
+             FROM unnest(ARRAY['sb_pak', 'sb_rff', 'sb_lin']) s" >/dev/null 2>>"$MS_WORK/replay.err" || errors=$((errors + 1))
+done
+wait "$rebuilder"
+check "select_model() on the standby during the replay of rebuild_state() and checkpoint(): no error" \
+    test "$errors $(head -c 300 "$MS_WORK/replay.err")" = "0 "
+
+# promoted, the standby routes and learns, and equals its own rebuild
+as_server "$BINDIR/pg_ctl" -D "$CL/standby" -w -t 60 promote >/dev/null || bail "promotion failed"
+export PGPORT=$STANDBY
+check "the promoted standby routes and takes rewards by decision and by name" \
+    q -c "CREATE TEMP TABLE routed AS SELECT (model_select.route(s, ARRAY[i, 1, -1]::float8[])).decision_id
+            FROM unnest(ARRAY['sb_pak', 'sb_rff', 'sb_lin']) s, generate_series(1, 5) i" \
+      -c "INSERT INTO model_select.rewards(decision_id, reward) SELECT decision_id, 0.3 FROM routed" \
+      -c "INSERT INTO model_select.rewards(selector, arm, context, reward)
+          SELECT s, 'b', ARRAY[i, 2, 0]::float8[], 0.8 FROM unnest(ARRAY['sb_pak', 'sb_rff', 'sb_lin']) s, generate_series(1, 5) i"
+for s in sb_pak sb_rff sb_lin; do rebuild_checks "$s" " (promoted)"; done
 
 finish
