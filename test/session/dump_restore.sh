@@ -46,6 +46,11 @@ INSERT INTO model_select.rewards(selector, arm, context, reward)
 SELECT 'd', 'b', ARRAY[1, i, 2]::float8[], 0.9 FROM generate_series(1, 4) i;
 -- an arm retired after it learned: its rewards are restored all the same
 SELECT model_select.create_selector('r', 3, ARRAY['a', 'b'], 'lin_ucb');
+SELECT model_select.retire_arm('r', 'b');   -- route() picks a; rewards by decision
+SELECT count(*) FROM (SELECT model_select.route('r', ARRAY[i, 0, 1]::float8[]) FROM generate_series(1, 3) i) x;
+INSERT INTO model_select.rewards(decision_id, reward)
+SELECT d.decision_id, 0.6 FROM model_select.decisions d JOIN model_select.selectors s USING (selector_id) WHERE s.name = 'r';
+SELECT model_select.add_arm('r', 'b');
 INSERT INTO model_select.rewards(selector, arm, context, reward)
 SELECT 'r', 'a', ARRAY[1, i, 2]::float8[], 0.5 FROM generate_series(1, 3) i;
 INSERT INTO model_select.cascade_observations(selector, arm, context, value, cost)
@@ -62,13 +67,13 @@ q -d "$DST" -c "$SCORES" > "$WORK/after"
 check "every score after the restore equals the score before" diff "$WORK/before" "$WORK/after"
 check "every cascade score after the restore equals the score before (a retired arm's observations too)" \
     diff "$WORK/cascade_before" <(q -d "$DST" -c "$CASCADE_SCORES")
-check "the reward log is complete (13 rewards, 3 of a retired arm)" \
-    test "$(q -d "$DST" -c 'SELECT count(*) FROM model_select.rewards')" = 13
+check "the reward log is complete (16 rewards, 6 of a retired arm)" \
+    test "$(q -d "$DST" -c 'SELECT count(*) FROM model_select.rewards')" = 16
 check "arm_stats counts equal the log" \
-    test "$(q -d "$DST" -c 'SELECT sum(n) FROM model_select.arm_stats')" = 13
+    test "$(q -d "$DST" -c 'SELECT sum(n) FROM model_select.arm_stats')" = 16
 q -d "$DST" -c "SELECT model_select.checkpoint('d'), model_select.checkpoint('r')" >/dev/null
 check "after checkpoint() the restored arm_state holds the whole log" \
-    test "$(q -d "$DST" -c 'SELECT sum(n) FROM model_select.arm_state')" = 13
+    test "$(q -d "$DST" -c 'SELECT sum(n) FROM model_select.arm_state')" = 16
 check "the retired arm still refuses new rewards, arm_id given or not (55000)" \
     test "$(for id in NULL "(SELECT a.arm_id FROM model_select.arms a JOIN model_select.selectors s USING (selector_id) WHERE s.name = 'r' AND a.name = 'a')"; do
               q -d "$DST" -v VERBOSITY=verbose -c "INSERT INTO model_select.rewards(selector, arm, context, reward, arm_id)
