@@ -481,11 +481,13 @@ refit_selector(void *arg)
 	SelectorConfig cfg;
 	int			narms;
 	int32	   *arm_ids;
+	int32		selector_id;
 
 	spi_level = spi_connect();
+	selector_id = selector_id_by_name(call->name);
+	selector_check_privilege(selector_id, call->name, SELECTOR_ADMIN);
 	/* under the settings lock, as an observation insert: the states it locks are refit under these */
-	config_load_for_reward(selector_id_by_name(call->name), &cfg);
-	selector_check_privilege(cfg.selector_id, call->name, SELECTOR_ADMIN);
+	config_load_for_reward(selector_id, &cfg);
 	args[0] = Int32GetDatum(cfg.selector_id);
 	narms = (int) spi_execute(spi_plan(&arms_plan,
 									   "SELECT arm_id FROM model_select.arms WHERE selector_id = $1 ORDER BY arm_id",

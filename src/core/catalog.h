@@ -47,6 +47,7 @@ extern void config_load(int32 selector_id, SelectorConfig *cfg);
 extern void config_load_for_reward(int32 selector_id, SelectorConfig *cfg);
 extern void config_load_in_reward_transaction(int32 selector_id, SelectorConfig *cfg);
 extern void selector_settings_lock(int32 selector_id, LOCKMODE mode);
+extern void config_load_by_name(const char *name, SelectorConfig *cfg);
 
 /*
  * The extension's heavyweight locks on advisory tags: field4 (objsubid in
@@ -57,7 +58,6 @@ extern void selector_settings_lock(int32 selector_id, LOCKMODE mode);
 #define MS_LOCK_CLASS 0x4d53	/* "MS" */
 #define MS_LOCK_SETTINGS 0		/* a selector's settings (catalog.c) */
 #define MS_LOCK_LOAD 1			/* an arm's load into the shared cache (shared_cache.c) */
-extern void config_load_by_name(const char *name, SelectorConfig *cfg);
 
 /* A selectors row's configuration columns, of the table referred to as t. */
 #define CONFIG_COLUMNS_OF(t) \

@@ -404,17 +404,18 @@ checkpoint_selector(void *arg)
 	int			spi_level;
 	CheckpointCall *call = arg;
 	SelectorConfig cfg;
+	int32		selector_id;
 
 	spi_level = spi_connect();
-	config_load_by_name(call->name, &cfg);
-	selector_check_privilege(cfg.selector_id, call->name, SELECTOR_ADMIN);
+	selector_id = selector_id_by_name(call->name);
+	selector_check_privilege(selector_id, call->name, SELECTOR_ADMIN);
 	/*
-	 * Under the settings lock, as a reward insert, and read again under it:
-	 * otherwise a transaction that checkpoints and then inserts a reward
-	 * would hold arm rows that an alter_selector() holding the lock
-	 * exclusively waits for, while it waits for the lock (40P01).
+	 * Read under the settings lock, as a reward insert does: otherwise a
+	 * transaction that checkpoints and then inserts a reward would hold arm
+	 * rows that an alter_selector() holding the lock exclusively waits for,
+	 * while it waits for the lock (40P01).
 	 */
-	config_load_for_reward(cfg.selector_id, &cfg);
+	config_load_for_reward(selector_id, &cfg);
 	if (call->transform != NULL && call->transform->check != NULL)
 		call->transform->check(call->name, &cfg);
 	call->folded = checkpoint_selector_arms(&cfg, call->from_scratch, call->transform);
