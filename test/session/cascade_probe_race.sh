@@ -150,12 +150,16 @@ BEGIN
     INSERT INTO done VALUES (rn, q.i, q.b, q.m, q.item);
   END IF;
 END $$;
--- a report twice or of a query never issued: 55000 or 22023, and nothing changes
+-- a report twice or of a query never issued: 55000 or 22023, and nothing
+-- changes.  Twice only on 'pp': 'pi' reports by item, which names no
+-- position (of an item issued twice, either query may be the one reported),
+-- so a done row's position may still be open there.
 CREATE FUNCTION t_bad(rn text, kind int) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE d done; st text; ms text;
 BEGIN
   SELECT * INTO d FROM done WHERE run = rn ORDER BY random() LIMIT 1;
   IF NOT FOUND THEN RETURN; END IF;
+  IF kind = 1 AND rn = 'pi' THEN kind := 2; END IF;
   BEGIN
     IF kind = 1 THEN PERFORM model_select.probe_report(rn, d.i, d.b, d.m, 0.5);
     ELSIF kind = 2 THEN PERFORM model_select.probe_report(rn, d.i, d.b, d.m + 1000, 0.5);
