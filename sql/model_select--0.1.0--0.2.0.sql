@@ -13,12 +13,18 @@
 
 ALTER TABLE model_select.selectors ADD COLUMN settings_version int NOT NULL DEFAULT 1;
 
--- 0.1.0's rewards predate every transaction that can still write: tx 0
--- keeps their reward_id order as the canonical order.
+-- 0.1.0's rewards predate every transaction that can still write: tx 0,
+-- with their reward_id as seq, keeps their reward_id order as the canonical
+-- order.  (seq is computed by a rewrite, ALTER ... TYPE ... USING: the log
+-- refuses UPDATE.)  pg_dump writes the log in canonical order.
 ALTER TABLE model_select.rewards ADD COLUMN tx xid8 NOT NULL DEFAULT '0';
 ALTER TABLE model_select.rewards ALTER COLUMN tx DROP DEFAULT;
+ALTER TABLE model_select.rewards ADD COLUMN seq bigint;
+ALTER TABLE model_select.rewards ALTER COLUMN seq TYPE bigint USING reward_id;
+ALTER TABLE model_select.rewards ALTER COLUMN seq SET NOT NULL;
 DROP INDEX model_select.rewards_arm_id_reward_id_idx;
-CREATE INDEX ON model_select.rewards (arm_id, tx, reward_id);
+CREATE INDEX ON model_select.rewards (arm_id, tx, seq);
+SELECT pg_catalog.pg_extension_config_dump('model_select.rewards', 'ORDER BY tx, seq');
 
 -- the cost weight in force for each decision (the budget's pacer); NULL
 -- for decisions logged before.
@@ -37,11 +43,18 @@ BEGIN
         ALTER TABLE model_select.rewards ALTER COLUMN context SET COMPRESSION lz4;
     END IF;
 END $$;
+-- and kept in the row (MAIN: compressed if that helps, out of line only past
+-- a page): at d = 384 a context is 3 kB, over the 2 kB at which EXTENDED
+-- moves it to the TOAST table, costing every decision and reward a TOAST
+-- insert and every fold a TOAST fetch (5% of route + reward throughput at
+-- 4 clients, bench-pgbench).
+ALTER TABLE model_select.decisions ALTER COLUMN context SET STORAGE MAIN;
+ALTER TABLE model_select.rewards ALTER COLUMN context SET STORAGE MAIN;
 
 ALTER TABLE model_select.arm_state
     ADD COLUMN settings_version int NOT NULL DEFAULT 0,
     ADD COLUMN ckpt_tx xid8 NOT NULL DEFAULT '0',
-    ADD COLUMN ckpt_reward_id bigint NOT NULL DEFAULT 0;
+    ADD COLUMN ckpt_seq bigint NOT NULL DEFAULT 0;
 
 -- The rows of a checkpoint kept by rows (pak_ucb, see src/core/state_store.c):
 -- arm_state.state holds the header and these chunks rows [0, n), each the
@@ -242,7 +255,7 @@ BEGIN
               FROM model_select.rewards rw
               JOIN model_select.decisions d ON d.decision_id = rw.decision_id
              WHERE rw.arm_id = a.arm_id AND d.mean > '-Infinity' AND d.mean < 'Infinity'
-             ORDER BY rw.tx DESC, rw.reward_id DESC
+             ORDER BY rw.tx DESC, rw.seq DESC
              LIMIT recent) r ON true
      WHERE s.name = drift.selector
      GROUP BY a.name, a.ordinal
@@ -297,7 +310,7 @@ SELECT s.name AS selector, a.name AS arm, a.ordinal, a.active, c.n + p.n AS n,
                coalesce(sum(r.cost), 0) AS cost_sum, count(r.cost) AS cost_n
           FROM model_select.rewards r
          WHERE r.arm_id = a.arm_id
-           AND (r.tx, r.reward_id) > (coalesce(st.ckpt_tx, '0'::xid8), coalesce(st.ckpt_reward_id, 0))) p;
+           AND (r.tx, r.seq) > (coalesce(st.ckpt_tx, '0'::xid8), coalesce(st.ckpt_seq, 0))) p;
 
 -- PARALLEL labels.  0.1.0 labelled 12 functions PARALLEL SAFE and left the
 -- others at the default, PARALLEL UNSAFE; 0.2.0 labels all 50 explicitly.
@@ -335,12 +348,12 @@ COMMENT ON COLUMN model_select.arms.ordinal IS 'Position within the selector (1,
 COMMENT ON COLUMN model_select.arms.active IS 'false once retired by retire_arm().';
 COMMENT ON COLUMN model_select.arms.retired_at IS 'When the arm was last retired; NULL while active.';
 COMMENT ON TABLE model_select.arm_state IS
-'Checkpoint of each arm: the fold of its reward log up to (ckpt_tx, ckpt_reward_id) in canonical order, under the settings of settings_version. Written only by the extension (checkpoints, rebuild_state(), resample()) as its owner. pg_dump dumps it empty; restoring the log re-learns it.';
+'Checkpoint of each arm: the fold of its reward log up to (ckpt_tx, ckpt_seq) in canonical order, under the settings of settings_version. Written only by the extension (checkpoints, rebuild_state(), resample()) as its owner. pg_dump dumps it empty; restoring the log re-learns it.';
 COMMENT ON COLUMN model_select.arm_state.version IS
 'Incremented by every checkpoint, rebuild and resample; invalidates cached models.';
 COMMENT ON COLUMN model_select.arm_state.settings_version IS 'The selectors.settings_version the checkpoint was folded under.';
 COMMENT ON COLUMN model_select.arm_state.ckpt_tx IS 'Position of the checkpoint in the log: tx of the last reward folded.';
-COMMENT ON COLUMN model_select.arm_state.ckpt_reward_id IS 'Position of the checkpoint in the log: reward_id of the last reward folded.';
+COMMENT ON COLUMN model_select.arm_state.ckpt_seq IS 'Position of the checkpoint in the log: seq of the last reward folded.';
 COMMENT ON COLUMN model_select.arm_state.n IS 'Rewards folded into the checkpoint.';
 COMMENT ON COLUMN model_select.arm_state.reward_sum IS 'Sum of the rewards folded in.';
 COMMENT ON COLUMN model_select.arm_state.cost_sum IS 'Sum of the costs of the rewards that had one.';
@@ -398,7 +411,7 @@ COMMENT ON FUNCTION model_select.cache_stats() IS
 
 -- from learning
 COMMENT ON TABLE model_select.rewards IS
-'The reward log, source of truth of all learned state. Insert (decision_id, reward[, cost]) or (selector, arm, context, reward[, cost]); triggers validate each row; readers fold new rewards in memory and checkpoints store the fold (canonical order: tx, reward_id). Append-only: UPDATE and TRUNCATE are refused; after a DELETE run rebuild_state().';
+'The reward log, source of truth of all learned state. Insert (decision_id, reward[, cost]) or (selector, arm, context, reward[, cost]); triggers validate each row; readers fold new rewards in memory and checkpoints store the fold (canonical order: tx, seq). Append-only: UPDATE and TRUNCATE are refused; after a DELETE run rebuild_state().';
 COMMENT ON COLUMN model_select.rewards.selector IS 'Selector name (or taken from the decision).';
 COMMENT ON COLUMN model_select.rewards.arm IS 'Arm name (or taken from the decision); the arm must be active.';
 COMMENT ON COLUMN model_select.rewards.decision_id IS 'The decision rewarded, if any; at most one reward per decision.';
@@ -407,7 +420,8 @@ COMMENT ON COLUMN model_select.rewards.reward IS 'The observed reward, finite an
 COMMENT ON COLUMN model_select.rewards.cost IS 'Optional cost (finite, >= 0), weighted by the setting cost_weight.';
 COMMENT ON COLUMN model_select.rewards.selector_id IS 'Filled in by the trigger rewards_resolve.';
 COMMENT ON COLUMN model_select.rewards.arm_id IS 'Filled in by the trigger rewards_resolve.';
-COMMENT ON COLUMN model_select.rewards.tx IS 'The inserting transaction (set by rewards_resolve whatever the client writes): the log is folded in (tx, reward_id) order.';
+COMMENT ON COLUMN model_select.rewards.tx IS 'The inserting transaction (set by rewards_resolve whatever the client writes): the log is folded in (tx, seq) order.';
+COMMENT ON COLUMN model_select.rewards.seq IS 'The row''s place among its transaction''s rows, in insertion order (set by rewards_resolve whatever the client writes): the log is folded in (tx, seq) order.';
 COMMENT ON FUNCTION model_select._rewards_resolve() IS
 'Trigger function of rewards_resolve (BEFORE INSERT, each row): completes and validates a reward row.';
 COMMENT ON FUNCTION model_select._rewards_apply() IS
@@ -418,7 +432,7 @@ COMMENT ON TRIGGER rewards_resolve ON model_select.rewards IS 'Completes and val
 COMMENT ON TRIGGER rewards_apply ON model_select.rewards IS 'Checkpoints arms with many pending rewards.';
 COMMENT ON TRIGGER rewards_append_only ON model_select.rewards IS 'Keeps the reward log append-only.';
 COMMENT ON FUNCTION model_select.rebuild_state(text) IS
-'Recomputes every arm''s checkpoint from scratch from its reward log in (tx, reward_id) order, the definition of the state (after deleting rewards, or to repair a state); returns the number of rewards folded.';
+'Recomputes every arm''s checkpoint from scratch from its reward log in (tx, seq) order, the definition of the state (after deleting rewards, or to repair a state); returns the number of rewards folded.';
 COMMENT ON FUNCTION model_select.checkpoint(text) IS
 'Folds every arm''s final pending rewards into its stored checkpoint now (scores do not change); returns the number of rewards folded.';
 COMMENT ON FUNCTION model_select.resample(text) IS

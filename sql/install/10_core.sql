@@ -36,7 +36,7 @@ CREATE TABLE model_select.arms (
 );
 
 -- One row per arm: its checkpoint, the fold of the arm's reward log up to
--- (ckpt_tx, ckpt_reward_id) in canonical order under the settings of
+-- (ckpt_tx, ckpt_seq) in canonical order under the settings of
 -- settings_version (binary layout in src/core/state.h), and the totals of
 -- the rewards folded.  Rewards after it are pending: readers fold them in
 -- memory.  Written only by the extension's own code (checkpoints,
@@ -53,7 +53,7 @@ CREATE TABLE model_select.arm_state (
     updated_at  timestamptz NOT NULL DEFAULT now(),
     settings_version int NOT NULL DEFAULT 0,
     ckpt_tx     xid8 NOT NULL DEFAULT '0',
-    ckpt_reward_id bigint NOT NULL DEFAULT 0
+    ckpt_seq    bigint NOT NULL DEFAULT 0
 );
 CREATE INDEX ON model_select.arm_state (selector_id);
 -- States are float8 arrays that pglz cannot shrink: skip the compression try.
@@ -277,12 +277,12 @@ COMMENT ON COLUMN model_select.arms.active IS 'false once retired by retire_arm(
 COMMENT ON COLUMN model_select.arms.retired_at IS 'When the arm was last retired; NULL while active.';
 
 COMMENT ON TABLE model_select.arm_state IS
-'Checkpoint of each arm: the fold of its reward log up to (ckpt_tx, ckpt_reward_id) in canonical order, under the settings of settings_version. Written only by the extension (checkpoints, rebuild_state(), resample()) as its owner. pg_dump dumps it empty; restoring the log re-learns it.';
+'Checkpoint of each arm: the fold of its reward log up to (ckpt_tx, ckpt_seq) in canonical order, under the settings of settings_version. Written only by the extension (checkpoints, rebuild_state(), resample()) as its owner. pg_dump dumps it empty; restoring the log re-learns it.';
 COMMENT ON COLUMN model_select.arm_state.version IS
 'Incremented by every checkpoint, rebuild and resample; invalidates cached models.';
 COMMENT ON COLUMN model_select.arm_state.settings_version IS 'The selectors.settings_version the checkpoint was folded under.';
 COMMENT ON COLUMN model_select.arm_state.ckpt_tx IS 'Position of the checkpoint in the log: tx of the last reward folded.';
-COMMENT ON COLUMN model_select.arm_state.ckpt_reward_id IS 'Position of the checkpoint in the log: reward_id of the last reward folded.';
+COMMENT ON COLUMN model_select.arm_state.ckpt_seq IS 'Position of the checkpoint in the log: seq of the last reward folded.';
 COMMENT ON COLUMN model_select.arm_state.n IS 'Rewards folded into the checkpoint.';
 COMMENT ON COLUMN model_select.arm_state.reward_sum IS 'Sum of the rewards folded in.';
 COMMENT ON COLUMN model_select.arm_state.cost_sum IS 'Sum of the costs of the rewards that had one.';

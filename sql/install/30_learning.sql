@@ -4,7 +4,11 @@
 -- The reward log: the source of truth for all learned state.  Insert either
 -- (decision_id, reward [, cost]) or (selector, arm, context, reward [, cost]);
 -- the BEFORE trigger fills in the rest, including tx, the inserting
--- transaction: an arm's log is folded in (tx, reward_id) order.  The AFTER
+-- transaction, and seq, the row's place in it: an arm's log is folded in
+-- (tx, seq) order.  pg_dump writes the log in that order (the ORDER BY
+-- given to pg_extension_config_dump below), so that a restore, whose rows
+-- all get the restoring transaction's tx, gives them seqs in the same order
+-- and every state is derived from the same sequence of rewards.  The AFTER
 -- trigger (once per statement) checkpoints arms with many pending rewards.
 CREATE TABLE model_select.rewards (
     reward_id   bigserial PRIMARY KEY,
@@ -17,9 +21,10 @@ CREATE TABLE model_select.rewards (
     created_at  timestamptz NOT NULL DEFAULT now(),
     selector_id int NOT NULL REFERENCES model_select.selectors ON DELETE CASCADE,
     arm_id      int NOT NULL REFERENCES model_select.arms ON DELETE CASCADE,
-    tx          xid8 NOT NULL
+    tx          xid8 NOT NULL,
+    seq         bigint NOT NULL
 );
-CREATE INDEX ON model_select.rewards (arm_id, tx, reward_id);
+CREATE INDEX ON model_select.rewards (arm_id, tx, seq);
 CREATE INDEX ON model_select.rewards (selector_id);
 -- Contexts (embeddings) are compressed with lz4 where the server has it:
 -- pglz's attempt on one cost each decision and reward ~20 us of CPU at
@@ -33,6 +38,13 @@ BEGIN
         ALTER TABLE model_select.rewards ALTER COLUMN context SET COMPRESSION lz4;
     END IF;
 END $$;
+-- and kept in the row (MAIN: compressed if that helps, out of line only past
+-- a page): at d = 384 a context is 3 kB, over the 2 kB at which EXTENDED
+-- moves it to the TOAST table, costing every decision and reward a TOAST
+-- insert and every fold a TOAST fetch (5% of route + reward throughput at
+-- 4 clients, bench-pgbench).
+ALTER TABLE model_select.decisions ALTER COLUMN context SET STORAGE MAIN;
+ALTER TABLE model_select.rewards ALTER COLUMN context SET STORAGE MAIN;
 
 CREATE FUNCTION model_select._rewards_resolve() RETURNS trigger
     AS 'MODULE_PATHNAME', 'model_select_rewards_resolve' LANGUAGE C PARALLEL UNSAFE;
@@ -71,12 +83,12 @@ CREATE FUNCTION model_select.checkpoint(selector text) RETURNS bigint
 CREATE FUNCTION model_select.resample(selector text) RETURNS bigint
     AS 'MODULE_PATHNAME', 'model_select_resample' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 
-SELECT pg_catalog.pg_extension_config_dump('model_select.rewards', '');
+SELECT pg_catalog.pg_extension_config_dump('model_select.rewards', 'ORDER BY tx, seq');
 SELECT pg_catalog.pg_extension_config_dump('model_select.rewards_reward_id_seq', '');
 
 -- Comments (psql: \dt+, \d+, \df+, \dd).
 COMMENT ON TABLE model_select.rewards IS
-'The reward log, source of truth of all learned state. Insert (decision_id, reward[, cost]) or (selector, arm, context, reward[, cost]); triggers validate each row; readers fold new rewards in memory and checkpoints store the fold (canonical order: tx, reward_id). Append-only: UPDATE and TRUNCATE are refused; after a DELETE run rebuild_state().';
+'The reward log, source of truth of all learned state. Insert (decision_id, reward[, cost]) or (selector, arm, context, reward[, cost]); triggers validate each row; readers fold new rewards in memory and checkpoints store the fold (canonical order: tx, seq). Append-only: UPDATE and TRUNCATE are refused; after a DELETE run rebuild_state().';
 COMMENT ON COLUMN model_select.rewards.selector IS 'Selector name (or taken from the decision).';
 COMMENT ON COLUMN model_select.rewards.arm IS 'Arm name (or taken from the decision); the arm must be active.';
 COMMENT ON COLUMN model_select.rewards.decision_id IS 'The decision rewarded, if any; at most one reward per decision.';
@@ -85,7 +97,8 @@ COMMENT ON COLUMN model_select.rewards.reward IS 'The observed reward, finite an
 COMMENT ON COLUMN model_select.rewards.cost IS 'Optional cost (finite, >= 0), weighted by the setting cost_weight.';
 COMMENT ON COLUMN model_select.rewards.selector_id IS 'Filled in by the trigger rewards_resolve.';
 COMMENT ON COLUMN model_select.rewards.arm_id IS 'Filled in by the trigger rewards_resolve.';
-COMMENT ON COLUMN model_select.rewards.tx IS 'The inserting transaction (set by rewards_resolve whatever the client writes): the log is folded in (tx, reward_id) order.';
+COMMENT ON COLUMN model_select.rewards.tx IS 'The inserting transaction (set by rewards_resolve whatever the client writes): the log is folded in (tx, seq) order.';
+COMMENT ON COLUMN model_select.rewards.seq IS 'The row''s place among its transaction''s rows, in insertion order (set by rewards_resolve whatever the client writes): the log is folded in (tx, seq) order.';
 
 COMMENT ON FUNCTION model_select._rewards_resolve() IS
 'Trigger function of rewards_resolve (BEFORE INSERT, each row): completes and validates a reward row.';
@@ -98,7 +111,7 @@ COMMENT ON TRIGGER rewards_apply ON model_select.rewards IS 'Checkpoints arms wi
 COMMENT ON TRIGGER rewards_append_only ON model_select.rewards IS 'Keeps the reward log append-only.';
 
 COMMENT ON FUNCTION model_select.rebuild_state(text) IS
-'Recomputes every arm''s checkpoint from scratch from its reward log in (tx, reward_id) order, the definition of the state (after deleting rewards, or to repair a state); returns the number of rewards folded.';
+'Recomputes every arm''s checkpoint from scratch from its reward log in (tx, seq) order, the definition of the state (after deleting rewards, or to repair a state); returns the number of rewards folded.';
 COMMENT ON FUNCTION model_select.checkpoint(text) IS
 'Folds every arm''s final pending rewards into its stored checkpoint now (scores do not change); returns the number of rewards folded.';
 COMMENT ON FUNCTION model_select.resample(text) IS

@@ -25,7 +25,7 @@ SELECT s.name AS selector, a.name AS arm, a.ordinal, a.active, c.n + p.n AS n,
                coalesce(sum(r.cost), 0) AS cost_sum, count(r.cost) AS cost_n
           FROM model_select.rewards r
          WHERE r.arm_id = a.arm_id
-           AND (r.tx, r.reward_id) > (coalesce(st.ckpt_tx, '0'::xid8), coalesce(st.ckpt_reward_id, 0))) p;
+           AND (r.tx, r.seq) > (coalesce(st.ckpt_tx, '0'::xid8), coalesce(st.ckpt_seq, 0))) p;
 
 -- Change detector: per arm, over its last `recent` rewarded decisions, the
 -- mean reward observed vs the mean the model predicted when it decided.  A
@@ -56,7 +56,7 @@ BEGIN
               FROM model_select.rewards rw
               JOIN model_select.decisions d ON d.decision_id = rw.decision_id
              WHERE rw.arm_id = a.arm_id AND d.mean > '-Infinity' AND d.mean < 'Infinity'
-             ORDER BY rw.tx DESC, rw.reward_id DESC
+             ORDER BY rw.tx DESC, rw.seq DESC
              LIMIT recent) r ON true
      WHERE s.name = drift.selector
      GROUP BY a.name, a.ordinal

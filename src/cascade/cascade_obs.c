@@ -184,7 +184,7 @@ resolve_observation(TriggerData *td)
 												  NULL, cfg.dim));
 	target.selector_id = selector_id;
 	target.arm_id = arm_id;
-	tuple = log_row_complete(tuple, desc, (const int *) &c, &target, 0, (Datum) 0);
+	tuple = log_row_complete(tuple, desc, (const int *) &c, &target, 0, NULL, NULL);
 	spi_finish(spi_level);
 	return tuple;
 }

@@ -60,17 +60,21 @@ log_row_resolve(FunctionCallInfo fcinfo, LogRowResolver resolve)
 	return PointerGetDatum(call.result);
 }
 
+/* Columns a resolver may fill in besides LogTarget's. */
+#define LOG_EXTRA_COLUMNS 2
+
 /*
- * The row with its target columns (and, if extra_attnum > 0, one more)
- * replaced, copied so that it outlives SPI_finish.
+ * The row with its target columns (and nextra more, non-null) replaced,
+ * copied so that it outlives SPI_finish.
  */
 HeapTuple
 log_row_complete(HeapTuple tuple, TupleDesc desc, const int attnums[LOG_TARGET_COLUMNS],
-				 const LogTarget *target, int extra_attnum, Datum extra_value)
+				 const LogTarget *target, int nextra, const int *extra_attnums,
+				 const Datum *extra_values)
 {
-	int			cols[LOG_TARGET_COLUMNS + 1];
-	Datum		values[LOG_TARGET_COLUMNS + 1];
-	bool		nulls[LOG_TARGET_COLUMNS + 1] = {false};
+	int			cols[LOG_TARGET_COLUMNS + LOG_EXTRA_COLUMNS];
+	Datum		values[LOG_TARGET_COLUMNS + LOG_EXTRA_COLUMNS];
+	bool		nulls[LOG_TARGET_COLUMNS + LOG_EXTRA_COLUMNS] = {false};
 	int			n = LOG_TARGET_COLUMNS;
 
 	memcpy(cols, attnums, sizeof(int) * LOG_TARGET_COLUMNS);
@@ -79,10 +83,12 @@ log_row_complete(HeapTuple tuple, TupleDesc desc, const int attnums[LOG_TARGET_C
 	values[2] = target->context;
 	values[3] = Int32GetDatum(target->selector_id);
 	values[4] = Int32GetDatum(target->arm_id);
-	if (extra_attnum > 0)
+	if (nextra > LOG_EXTRA_COLUMNS)
+		elog(ERROR, "log_row_complete: %d extra columns", nextra);
+	for (int i = 0; i < nextra; i++)
 	{
-		cols[n] = extra_attnum;
-		values[n++] = extra_value;
+		cols[n] = extra_attnums[i];
+		values[n++] = extra_values[i];
 	}
 	return SPI_copytuple(heap_modify_tuple_by_cols(tuple, desc, n, cols, values, nulls));
 }

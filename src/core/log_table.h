@@ -33,7 +33,7 @@ typedef struct LogTarget
 
 extern HeapTuple log_row_complete(HeapTuple tuple, TupleDesc desc,
 								  const int attnums[LOG_TARGET_COLUMNS], const LogTarget *target,
-								  int extra_attnum, Datum extra_value);
+								  int nextra, const int *extra_attnums, const Datum *extra_values);
 extern bool log_row_predates_retirement(HeapTuple tuple, TupleDesc desc, int arm_id_attnum,
 										TimestampTz retired_at);
 extern void log_columns(TupleDesc desc, const char *const *names, int ncolumns, int *attnums);

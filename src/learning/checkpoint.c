@@ -3,7 +3,7 @@
  * log into its stored state (model_select.arm_state), and rebuild_state().
  *
  * An arm's state is by definition the fold of its whole log, in canonical
- * order (tx, reward_id), under the selector's current settings (see fold.h).
+ * order (tx, seq), under the selector's current settings (see fold.h).
  * A checkpoint stores that fold up to a position below which the log can no
  * longer change: rows of transactions older than the snapshot's xmin.  Rows
  * after it are pending; every reader folds them in memory (model_cache.c),
@@ -150,14 +150,14 @@ checkpoint_write(const SelectorConfig *cfg, int32 arm_id, const Checkpoint *ck, 
 	nulls[1] = stored ? ' ' : 'n';
 	args[2] = Int32GetDatum(cfg->settings_version);
 	args[3] = FullTransactionIdGetDatum(f->pos.tx);
-	args[4] = Int64GetDatum(f->pos.reward_id);
+	args[4] = Int64GetDatum(f->pos.seq);
 	args[5] = Int64GetDatum(f->totals.n);
 	args[6] = Float8GetDatum(f->totals.reward_sum);
 	args[7] = Float8GetDatum(f->totals.cost_sum);
 	args[8] = Int64GetDatum(f->totals.cost_n);
 	spi_execute(spi_plan(&plan,
 						 "UPDATE model_select.arm_state SET state = $2, settings_version = $3,"
-						 " ckpt_tx = $4, ckpt_reward_id = $5, n = $6, reward_sum = $7,"
+						 " ckpt_tx = $4, ckpt_seq = $5, n = $6, reward_sum = $7,"
 						 " cost_sum = $8, cost_n = $9, version = version + 1,"
 						 " updated_at = pg_catalog.now() WHERE arm_id = $1",
 						 9, types), args, nulls, false, 1, SPI_OK_UPDATE, "write the checkpoint of arm %d", arm_id);
@@ -331,9 +331,9 @@ checkpoint_if_due(const SelectorConfig *cfg, int32 arm_id, int64 nrows)
 	spi_execute(spi_plan(&plan,
 						 "SELECT (SELECT pg_catalog.count(*) FROM (SELECT 1 FROM model_select.rewards r"
 						 "   WHERE r.arm_id = st.arm_id"
-						 "   AND (r.tx, r.reward_id) > (CASE WHEN st.settings_version = $2"
+						 "   AND (r.tx, r.seq) > (CASE WHEN st.settings_version = $2"
 						 "        THEN st.ckpt_tx ELSE '0'::pg_catalog.xid8 END,"
-						 "        CASE WHEN st.settings_version = $2 THEN st.ckpt_reward_id ELSE 0 END)"
+						 "        CASE WHEN st.settings_version = $2 THEN st.ckpt_seq ELSE 0 END)"
 						 "   AND r.tx < $4 LIMIT $3) p), pg_catalog.octet_length(st.state)"
 						 " FROM model_select.arm_state st WHERE st.arm_id = $1",
 						 4, types), args, NULL, false, 1, SPI_OK_SELECT, "count the pending rewards of arm %d", arm_id);

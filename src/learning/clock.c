@@ -5,7 +5,7 @@
  * count an arm's own rewards, so an arm that is not chosen never forgets.
  * On the selector's clock they count the rewards of every arm: each reward
  * row gets a tick, its position (1, 2, …) in the selector's log in canonical
- * order (tx, reward_id), and "now" is the number of the selector's rewards a
+ * order (tx, seq), and "now" is the number of the selector's rewards a
  * reader's snapshot sees (in replay(), the rounds played).  At now an arm's
  * model is built from its rows that still count:
  *
@@ -19,7 +19,7 @@
  *
  * The state (layout variant FORGET_CLOCK) therefore keeps rows, not a
  * factor: body = [Q, C, ticks[n], r[n], X[n][dim]], the rows that may still
- * count, with Q a position in the selector's log (tx and reward_id, their
+ * count, with Q a position in the selector's log (tx and seq, their
  * bits in two float8 slots) up to which every row of the arm is in the
  * state, and C the number of the selector's rows up to Q.  A checkpoint
  * moves Q to the last row below its final horizon (fold.h): positions there
@@ -64,7 +64,7 @@
 #include "learning/fold.h"
 #include "policy/registry.h"
 
-/* Body: Q (tx, reward_id), C, then the rows. */
+/* Body: Q (tx, seq), C, then the rows. */
 #define CLOCK_HEAD 3
 #define CLOCK_TICKS(st) (STATE_BODY(st) + CLOCK_HEAD)
 #define CLOCK_REWARDS(st) (CLOCK_TICKS(st) + (st)->n)
@@ -201,7 +201,7 @@ clock_base(const StateHeader *st, LogPosition *q, double *count)
 	if (st != NULL)
 	{
 		memcpy(&tx, STATE_BODY(st), sizeof(tx));
-		memcpy(&q->reward_id, STATE_BODY(st) + 1, sizeof(q->reward_id));
+		memcpy(&q->seq, STATE_BODY(st) + 1, sizeof(q->seq));
 		*count = STATE_BODY(st)[2];
 	}
 	q->tx = FullTransactionIdFromU64(tx);
@@ -213,7 +213,7 @@ clock_set_base(StateHeader *st, LogPosition q, double count)
 	uint64		tx = U64FromFullTransactionId(q.tx);
 
 	memcpy(STATE_BODY(st), &tx, sizeof(tx));
-	memcpy(STATE_BODY(st) + 1, &q.reward_id, sizeof(q.reward_id));
+	memcpy(STATE_BODY(st) + 1, &q.seq, sizeof(q.seq));
 	STATE_BODY(st)[2] = count;
 }
 
@@ -388,16 +388,16 @@ clock_fold_log(StateFold *f, int32 arm_id, FullTransactionId below)
 	clock_base(f->st, &q, &count);
 	args[0] = clock_arm_ids(f->cfg->selector_id);
 	args[1] = FullTransactionIdGetDatum(q.tx);
-	args[2] = Int64GetDatum(q.reward_id);
+	args[2] = Int64GetDatum(q.seq);
 	args[3] = FullTransactionIdGetDatum(below);
 	args[4] = Float8GetDatum(count);
 	portal = SPI_cursor_open(NULL,
 							 spi_plan(&plan,
 									  "SELECT " FOLD_COLUMNS ", ($5 + pg_catalog.row_number() OVER"
-									  " (ORDER BY r.tx, r.reward_id))::float8, r.arm_id"
+									  " (ORDER BY r.tx, r.seq))::float8, r.arm_id"
 									  " FROM model_select.rewards r WHERE r.arm_id = ANY ($1)"
-									  " AND r.tx >= $2 AND (r.tx, r.reward_id) > ($2, $3) AND r.tx < $4"
-									  " ORDER BY r.tx, r.reward_id", 5, types),
+									  " AND r.tx >= $2 AND (r.tx, r.seq) > ($2, $3) AND r.tx < $4"
+									  " ORDER BY r.tx, r.seq", 5, types),
 							 args, NULL, false);
 	for (;;)
 	{
@@ -432,7 +432,7 @@ clock_fold_log(StateFold *f, int32 arm_id, FullTransactionId below)
 /*
  * A time-clocked reader's rows (clock_rows_after): each arm's visible rows
  * after its position with created_at as the tick; args are the arms' ids,
- * txs and reward_ids.
+ * txs and seqs.
  */
 static SPITupleTable *
 clock_time_rows_after(Datum *args)
@@ -441,12 +441,12 @@ clock_time_rows_after(Datum *args)
 
 	spi_execute(spi_plan(&plan,
 						 "SELECT " FOLD_COLUMNS ", r.created_at, b.i"
-						 " FROM unnest($1, $2, $3) WITH ORDINALITY AS b(arm_id, tx, reward_id, i)"
+						 " FROM unnest($1, $2, $3) WITH ORDINALITY AS b(arm_id, tx, seq, i)"
 						 " CROSS JOIN LATERAL (SELECT " FOLD_COLUMNS ", r.created_at"
 						 "   FROM model_select.rewards r"
-						 "   WHERE r.arm_id = b.arm_id AND (r.tx, r.reward_id) > (b.tx, b.reward_id)"
-						 "   ORDER BY r.tx, r.reward_id) r"
-						 " ORDER BY b.i, r.tx, r.reward_id",
+						 "   WHERE r.arm_id = b.arm_id AND (r.tx, r.seq) > (b.tx, b.seq)"
+						 "   ORDER BY r.tx, r.seq) r"
+						 " ORDER BY b.i, r.tx, r.seq",
 						 3, (Oid[]) {INT4ARRAYOID, XID8ARRAYOID, INT8ARRAYOID}),
 				args, NULL, true, 0, SPI_OK_SELECT, "read the pending rewards");
 	return SPI_tuptable;
@@ -471,7 +471,7 @@ clock_rows_after(ClockKind clock, int narms, const int32 *arm_ids, const LogPosi
 	Oid			types[6] = {INT4ARRAYOID, XID8ARRAYOID, INT8ARRAYOID, XID8OID, INT8OID, FLOAT8OID};
 	Datum	   *ids = palloc(sizeof(Datum) * Max(narms, 1));
 	Datum	   *txs = palloc(sizeof(Datum) * Max(narms, 1));
-	Datum	   *rids = palloc(sizeof(Datum) * Max(narms, 1));
+	Datum	   *seqs = palloc(sizeof(Datum) * Max(narms, 1));
 	Datum		args[6];
 	LogPosition start = LOG_START;
 	double		count = 0;
@@ -490,12 +490,12 @@ clock_rows_after(ClockKind clock, int narms, const int32 *arm_ids, const LogPosi
 		}
 		ids[i] = Int32GetDatum(arm_ids[i]);
 		txs[i] = FullTransactionIdGetDatum(pos[i].tx);
-		rids[i] = Int64GetDatum(pos[i].reward_id);
+		seqs[i] = Int64GetDatum(pos[i].seq);
 	}
 	args[0] = PointerGetDatum(construct_array(ids, narms, INT4OID, 4, true, TYPALIGN_INT));
 	args[1] = PointerGetDatum(construct_array(txs, narms, XID8OID, 8, FLOAT8PASSBYVAL,
 											  TYPALIGN_DOUBLE));
-	args[2] = PointerGetDatum(construct_array(rids, narms, INT8OID, 8, FLOAT8PASSBYVAL,
+	args[2] = PointerGetDatum(construct_array(seqs, narms, INT8OID, 8, FLOAT8PASSBYVAL,
 											  TYPALIGN_DOUBLE));
 	if (clock == CLOCK_TIME)
 	{
@@ -503,10 +503,10 @@ clock_rows_after(ClockKind clock, int narms, const int32 *arm_ids, const LogPosi
 		return clock_time_rows_after(args);
 	}
 	args[3] = FullTransactionIdGetDatum(start.tx);
-	args[4] = Int64GetDatum(start.reward_id);
+	args[4] = Int64GetDatum(start.seq);
 	args[5] = Float8GetDatum(count);
 	spi_execute(spi_plan(&count_plan, "SELECT pg_catalog.count(*) FROM model_select.rewards r"
-						 " WHERE r.arm_id = ANY ($1) AND r.tx >= $2 AND (r.tx, r.reward_id) > ($2, $3)",
+						 " WHERE r.arm_id = ANY ($1) AND r.tx >= $2 AND (r.tx, r.seq) > ($2, $3)",
 						 3, (Oid[]) {INT4ARRAYOID, XID8OID, INT8OID}),
 				(Datum[]) {args[0], args[3], args[4]}, NULL, true, 1, SPI_OK_SELECT,
 				"count the selector's pending rewards");
@@ -514,13 +514,13 @@ clock_rows_after(ClockKind clock, int narms, const int32 *arm_ids, const LogPosi
 														SPI_tuptable->tupdesc, 1, &isnull));
 	spi_execute(spi_plan(&rows_plan,
 						 "SELECT " FOLD_COLUMNS ", r.tick, b.i"
-						 " FROM unnest($1, $2, $3) WITH ORDINALITY AS b(arm_id, tx, reward_id, i)"
+						 " FROM unnest($1, $2, $3) WITH ORDINALITY AS b(arm_id, tx, seq, i)"
 						 " JOIN (SELECT r.*, ($6 + pg_catalog.row_number() OVER"
-						 "       (ORDER BY r.tx, r.reward_id))::float8 AS tick"
+						 "       (ORDER BY r.tx, r.seq))::float8 AS tick"
 						 "     FROM model_select.rewards r WHERE r.arm_id = ANY ($1)"
-						 "     AND r.tx >= $4 AND (r.tx, r.reward_id) > ($4, $5)) r"
-						 "   ON r.arm_id = b.arm_id AND (r.tx, r.reward_id) > (b.tx, b.reward_id)"
-						 " ORDER BY b.i, r.tx, r.reward_id",
+						 "     AND r.tx >= $4 AND (r.tx, r.seq) > ($4, $5)) r"
+						 "   ON r.arm_id = b.arm_id AND (r.tx, r.seq) > (b.tx, b.seq)"
+						 " ORDER BY b.i, r.tx, r.seq",
 						 6, types), args, NULL, true, 0, SPI_OK_SELECT,
 				"read the pending rewards");
 	return SPI_tuptable;

@@ -27,7 +27,7 @@
 enum
 {
 	COL_TX = 1,
-	COL_REWARD_ID,
+	COL_SEQ,
 	COL_CONTEXT,
 	COL_REWARD,
 	COL_COST
@@ -88,7 +88,7 @@ fold_row_position(SPITupleTable *tt, uint64 row)
 	bool		isnull;
 
 	p.tx = DatumGetFullTransactionId(SPI_getbinval(tt->vals[row], tt->tupdesc, COL_TX, &isnull));
-	p.reward_id = DatumGetInt64(SPI_getbinval(tt->vals[row], tt->tupdesc, COL_REWARD_ID, &isnull));
+	p.seq = DatumGetInt64(SPI_getbinval(tt->vals[row], tt->tupdesc, COL_SEQ, &isnull));
 	return p;
 }
 
@@ -208,8 +208,8 @@ fold_some(StateFold *f, SPITupleTable *tt, uint64 first, uint64 last, bool build
 /* fold_log's query; on the time clock rows also give their tick (clock.h). */
 #define FOLD_LOG_QUERY(tick) \
 	"SELECT " FOLD_COLUMNS tick " FROM model_select.rewards r" \
-	" WHERE r.arm_id = $1 AND (r.tx, r.reward_id) > ($2, $3)" \
-	" AND r.tx < $4 ORDER BY r.tx, r.reward_id"
+	" WHERE r.arm_id = $1 AND (r.tx, r.seq) > ($2, $3)" \
+	" AND r.tx < $4 ORDER BY r.tx, r.seq"
 
 /*
  * Fold an arm's log rows after f->pos with tx < below into f, in batches
@@ -231,7 +231,7 @@ fold_log(StateFold *f, int32 arm_id, bool fresh_snapshot, FullTransactionId belo
 
 	args[0] = Int32GetDatum(arm_id);
 	args[1] = FullTransactionIdGetDatum(f->pos.tx);
-	args[2] = Int64GetDatum(f->pos.reward_id);
+	args[2] = Int64GetDatum(f->pos.seq);
 	args[3] = FullTransactionIdGetDatum(below);
 	portal = SPI_cursor_open(NULL,
 							 timed ? spi_plan(&timed_plan, FOLD_LOG_QUERY(", r.created_at"), 4, types)
@@ -258,7 +258,7 @@ checkpoint_position_from_row(HeapTuple row, TupleDesc desc, int first_col,
 	bool		isnull;
 
 	pos->tx = DatumGetFullTransactionId(SPI_getbinval(row, desc, first_col, &isnull));
-	pos->reward_id = DatumGetInt64(SPI_getbinval(row, desc, first_col + 1, &isnull));
+	pos->seq = DatumGetInt64(SPI_getbinval(row, desc, first_col + 1, &isnull));
 	totals->n = DatumGetInt64(SPI_getbinval(row, desc, first_col + 2, &isnull));
 	totals->reward_sum = DatumGetFloat8(SPI_getbinval(row, desc, first_col + 3, &isnull));
 	totals->cost_sum = DatumGetFloat8(SPI_getbinval(row, desc, first_col + 4, &isnull));

@@ -4,10 +4,13 @@
  * readers folding the rewards logged after a checkpoint (core/model_cache.c),
  * checkpoints and rebuild_state (learning/checkpoint.c).
  *
- * The canonical order of an arm's log is (tx, reward_id): tx is the
- * inserting transaction's full id, stamped by the BEFORE trigger.  Once every
+ * The canonical order of an arm's log is (tx, seq), both stamped by the
+ * BEFORE trigger: tx is the inserting transaction's full id, seq orders a
+ * transaction's rows by insertion (reward_trigger.c).  Once every
  * transaction below some H has ended, no row can appear below (H, 0): that
  * prefix of the log is final and may be checkpointed (final_horizon()).
+ * A restore keeps the order: pg_dump writes the log in it, and the rows
+ * restored by one transaction get their seq in the order they arrive.
  */
 #ifndef MODEL_SELECT_FOLD_H
 #define MODEL_SELECT_FOLD_H
@@ -21,7 +24,7 @@
 typedef struct LogPosition
 {
 	FullTransactionId tx;
-	int64		reward_id;
+	int64		seq;
 } LogPosition;
 
 #define LOG_START ((LogPosition) {{0}, 0})
@@ -31,8 +34,8 @@ log_position_cmp(LogPosition a, LogPosition b)
 {
 	if (U64FromFullTransactionId(a.tx) != U64FromFullTransactionId(b.tx))
 		return U64FromFullTransactionId(a.tx) < U64FromFullTransactionId(b.tx) ? -1 : 1;
-	if (a.reward_id != b.reward_id)
-		return a.reward_id < b.reward_id ? -1 : 1;
+	if (a.seq != b.seq)
+		return a.seq < b.seq ? -1 : 1;
 	return 0;
 }
 
@@ -63,7 +66,7 @@ typedef struct StateFold
  * Columns of the row queries fold_rows() reads, in this order; queries
  * select them as FOLD_COLUMNS.
  */
-#define FOLD_COLUMNS "r.tx, r.reward_id, r.context, r.reward, r.cost"
+#define FOLD_COLUMNS "r.tx, r.seq, r.context, r.reward, r.cost"
 
 extern void fold_begin(StateFold *f, const SelectorConfig *cfg, StateHeader *st,
 					   LogPosition pos, const FoldTotals *totals);
@@ -84,6 +87,6 @@ extern void checkpoint_position_from_row(HeapTuple row, TupleDesc desc, int firs
  * The arm_state columns checkpoint_position_from_row() reads, from
  * first_col on, in this order.
  */
-#define CHECKPOINT_POSITION_COLUMNS "ckpt_tx, ckpt_reward_id, n, reward_sum, cost_sum, cost_n"
+#define CHECKPOINT_POSITION_COLUMNS "ckpt_tx, ckpt_seq, n, reward_sum, cost_sum, cost_n"
 
 #endif

@@ -43,10 +43,11 @@ typedef struct RewardColumns
 	int			reward;
 	int			cost;
 	int			tx;
+	int			seq;
 } RewardColumns;
 
 static const char *const reward_column_names[] = {
-	"selector", "arm", "context", "selector_id", "arm_id", "decision_id", "reward", "cost", "tx"
+	"selector", "arm", "context", "selector_id", "arm_id", "decision_id", "reward", "cost", "tx", "seq"
 };
 
 /* Resolved identity of the reward's arm. */
@@ -191,6 +192,14 @@ check_reward_values(const SelectorConfig *cfg, HeapTuple tuple, TupleDesc desc, 
 															   &isnull)));
 }
 
+/*
+ * The last seq this backend gave a row.  A transaction's rows are all
+ * inserted by its backend, so the counter orders them as they were inserted
+ * (a restore: as pg_dump wrote them, in canonical order); rows of different
+ * transactions are told apart by tx.
+ */
+static int64 log_seq = 0;
+
 /* The row completed: names, float8 context, ids and its place in the log. */
 static HeapTuple
 resolve_row(TriggerData *td)
@@ -204,8 +213,12 @@ resolve_row(TriggerData *td)
 	LogTarget	target;
 	Datum		context;
 	bool		context_null;
+	int			position_columns[2];
+	Datum		position[2];
 
 	LOG_COLUMNS(desc, reward_column_names, &c);
+	position_columns[0] = c.tx;
+	position_columns[1] = c.seq;
 	context = SPI_getbinval(tuple, desc, c.context, &context_null);
 	spi_level = spi_connect();
 	resolve_target(tuple, desc, &c, &t, &context, context_null);
@@ -228,9 +241,10 @@ resolve_row(TriggerData *td)
 	target.context = context;
 	target.selector_id = t.selector_id;
 	target.arm_id = t.arm_id;
-	/* tx whatever the client wrote: the log's order is the server's */
-	tuple = log_row_complete(tuple, desc, (const int *) &c, &target, c.tx,
-							 FullTransactionIdGetDatum(GetTopFullTransactionId()));
+	/* tx and seq whatever the client wrote: the log's order is the server's */
+	position[0] = FullTransactionIdGetDatum(GetTopFullTransactionId());
+	position[1] = Int64GetDatum(++log_seq);
+	tuple = log_row_complete(tuple, desc, (const int *) &c, &target, 2, position_columns, position);
 	spi_finish(spi_level);
 	return tuple;
 }

@@ -68,26 +68,26 @@ rows_after_bases(ModelCacheEntry **entries, int narms)
 	Oid			types[3] = {INT4ARRAYOID, XID8ARRAYOID, INT8ARRAYOID};
 	Datum	   *ids = palloc(sizeof(Datum) * Max(narms, 1));
 	Datum	   *txs = palloc(sizeof(Datum) * Max(narms, 1));
-	Datum	   *rids = palloc(sizeof(Datum) * Max(narms, 1));
+	Datum	   *seqs = palloc(sizeof(Datum) * Max(narms, 1));
 	Datum		args[3];
 
 	for (int i = 0; i < narms; i++)
 	{
 		ids[i] = Int32GetDatum(entries[i]->arm_id);
 		txs[i] = FullTransactionIdGetDatum(entries[i]->fold.pos.tx);
-		rids[i] = Int64GetDatum(entries[i]->fold.pos.reward_id);
+		seqs[i] = Int64GetDatum(entries[i]->fold.pos.seq);
 	}
 	args[0] = PointerGetDatum(construct_array(ids, narms, INT4OID, 4, true, TYPALIGN_INT));
 	args[1] = PointerGetDatum(construct_array(txs, narms, XID8OID, 8, FLOAT8PASSBYVAL,
 											  TYPALIGN_DOUBLE));
-	args[2] = PointerGetDatum(construct_array(rids, narms, INT8OID, 8, FLOAT8PASSBYVAL,
+	args[2] = PointerGetDatum(construct_array(seqs, narms, INT8OID, 8, FLOAT8PASSBYVAL,
 											  TYPALIGN_DOUBLE));
 	spi_execute(spi_plan(&plan,
 						 "SELECT " FOLD_COLUMNS ", b.i"
-						 " FROM unnest($1, $2, $3) WITH ORDINALITY AS b(arm_id, tx, reward_id, i)"
+						 " FROM unnest($1, $2, $3) WITH ORDINALITY AS b(arm_id, tx, seq, i)"
 						 " CROSS JOIN LATERAL (SELECT " FOLD_COLUMNS " FROM model_select.rewards r"
-						 "   WHERE r.arm_id = b.arm_id AND (r.tx, r.reward_id) > (b.tx, b.reward_id)"
-						 "   ORDER BY r.tx, r.reward_id) r",
+						 "   WHERE r.arm_id = b.arm_id AND (r.tx, r.seq) > (b.tx, b.seq)"
+						 "   ORDER BY r.tx, r.seq) r",
 						 3, types), args, NULL, true, 0, SPI_OK_SELECT, "read the pending rewards");
 	return SPI_tuptable;
 }

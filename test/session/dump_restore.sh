@@ -3,7 +3,9 @@
 # arm_state is dumped empty and restoring the log re-learns it, so after
 # pg_restore every score (and cascade score) is the same as before and
 # routing goes on -- also for an arm retired after it learned, whose log rows
-# (arm_id and created_at given, before retired_at) the triggers take.
+# (arm_id and created_at given, before retired_at) the triggers take, and for
+# arms whose rewards committed out of reward_id order under a window or a
+# discount (pg_dump writes the log in canonical order, the restore keeps it).
 #
 # Needs PGHOST/PGPORT/PGUSER (see scripts/with-cluster.sh); uses two
 # databases of its own, dropped at the end.
@@ -30,9 +32,6 @@ check() {  # check DESCRIPTION CMD...
     else echo "not ok $n - $desc"; failed=$((failed + 1)); fi
 }
 
-SCORES="SELECT s, arm, n, mean, width, ucb FROM unnest(ARRAY['d', 'r']) s,
-          LATERAL model_select.scores(s, ARRAY[0.5, -1, 2]::float8[]) ORDER BY s, arm"
-
 createdb "$SRC"
 q -d "$SRC" <<'SQL'
 CREATE EXTENSION model_select;
@@ -57,6 +56,48 @@ INSERT INTO model_select.cascade_observations(selector, arm, context, value, cos
 SELECT 'r', (ARRAY['a', 'b'])[1 + i % 2], ARRAY[i, 1, -1]::float8[], 0.1 * i, 0.01 FROM generate_series(1, 6) i;
 SELECT model_select.retire_arm('r', 'a');
 SQL
+# Rewards committed out of reward_id order, for selectors that weigh rewards
+# by their place in the log (window 1: only the last counts; a discount):
+# session A takes its transaction id first, then B logs and commits, then A
+# logs and commits, so A's reward is before B's in canonical order (tx, seq)
+# but after it in reward_id order.  A restore must keep the canonical order.
+q -d "$SRC" <<'SQL'
+SELECT model_select.create_selector('w', 3, ARRAY['a', 'b'], 'lin_ucb', NULL, '{"window": 1}');
+SELECT model_select.create_selector('g', 3, ARRAY['a', 'b'], 'lin_ucb', NULL, '{"discount": 0.5}');
+SQL
+out_of_order() {  # out_of_order SELECTOR: two rewards onto its arm a, A before B in canonical order
+    local sel=$1
+    PGAPPNAME=ms_dump_a q -d "$SRC" >/dev/null <<SQL &
+BEGIN;
+SELECT pg_current_xact_id();
+DO \$\$ BEGIN
+    FOR i IN 1..1500 LOOP
+        EXIT WHEN EXISTS (SELECT 1 FROM model_select.rewards WHERE selector = '$sel' AND reward = 0.9);
+        PERFORM pg_sleep(0.02);
+    END LOOP;
+END \$\$;
+INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('$sel', 'a', ARRAY[-1, 2, 0.5], 0.1);
+COMMIT;
+SQL
+    local a=$!
+    q -d "$SRC" -c "DO \$\$ BEGIN
+        FOR i IN 1..1500 LOOP
+            EXIT WHEN EXISTS (SELECT 1 FROM pg_stat_activity WHERE application_name = 'ms_dump_a' AND backend_xid IS NOT NULL);
+            PERFORM pg_sleep(0.02);
+            PERFORM pg_stat_clear_snapshot();   -- or the loop sees the first read's activity forever
+        END LOOP; END \$\$" \
+        -c "INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('$sel', 'a', ARRAY[1, 0.5, 2], 0.9)"
+    wait "$a"
+}
+out_of_order w
+out_of_order g
+OUT_OF_ORDER="SELECT count(*) FROM (
+    SELECT reward_id, lag(reward_id) OVER (PARTITION BY arm_id ORDER BY tx, seq) AS prev
+      FROM model_select.rewards) r WHERE prev > reward_id"
+check "the source's log holds rewards committed out of reward_id order (2 arms)" \
+    test "$(q -d "$SRC" -c "$OUT_OF_ORDER")" = 2
+SCORES="SELECT s, arm, n, mean, width, ucb FROM unnest(ARRAY['d', 'r', 'w', 'g']) s,
+          LATERAL model_select.scores(s, ARRAY[0.5, -1, 2]::float8[]) ORDER BY s, arm"
 CASCADE_SCORES="SELECT * FROM model_select.cascade_scores('r', ARRAY[0.5, -1, 2]::float8[]) ORDER BY arm"
 q -d "$SRC" -c "$SCORES" > "$WORK/before"
 q -d "$SRC" -c "$CASCADE_SCORES" > "$WORK/cascade_before"
@@ -67,13 +108,17 @@ q -d "$DST" -c "$SCORES" > "$WORK/after"
 check "every score after the restore equals the score before" diff "$WORK/before" "$WORK/after"
 check "every cascade score after the restore equals the score before (a retired arm's observations too)" \
     diff "$WORK/cascade_before" <(q -d "$DST" -c "$CASCADE_SCORES")
-check "the reward log is complete (16 rewards, 6 of a retired arm)" \
-    test "$(q -d "$DST" -c 'SELECT count(*) FROM model_select.rewards')" = 16
+check "the reward log is complete (20 rewards, 6 of a retired arm)" \
+    test "$(q -d "$DST" -c 'SELECT count(*) FROM model_select.rewards')" = 20
+check "the restored log keeps the canonical order: the same rewards out of reward_id order" \
+    test "$(q -d "$DST" -c "$OUT_OF_ORDER")" = 2
 check "arm_stats counts equal the log" \
-    test "$(q -d "$DST" -c 'SELECT sum(n) FROM model_select.arm_stats')" = 16
-q -d "$DST" -c "SELECT model_select.checkpoint('d'), model_select.checkpoint('r')" >/dev/null
+    test "$(q -d "$DST" -c 'SELECT sum(n) FROM model_select.arm_stats')" = 20
+q -d "$DST" -c "SELECT model_select.checkpoint(s) FROM unnest(ARRAY['d', 'r', 'w', 'g']) s" >/dev/null
 check "after checkpoint() the restored arm_state holds the whole log" \
-    test "$(q -d "$DST" -c 'SELECT sum(n) FROM model_select.arm_state')" = 16
+    test "$(q -d "$DST" -c 'SELECT sum(n) FROM model_select.arm_state')" = 20
+check "after checkpoint() every score still equals the score before the restore" \
+    diff "$WORK/before" <(q -d "$DST" -c "$SCORES")
 check "the retired arm still refuses new rewards, arm_id given or not (55000)" \
     test "$(for id in NULL "(SELECT a.arm_id FROM model_select.arms a JOIN model_select.selectors s USING (selector_id) WHERE s.name = 'r' AND a.name = 'a')"; do
               q -d "$DST" -v VERBOSITY=verbose -c "INSERT INTO model_select.rewards(selector, arm, context, reward, arm_id)

@@ -13,7 +13,7 @@
 # and after session 2's commit, equal a twin selector fed the then-committed
 # rewards single-threaded in log order; after session 1's commit the state
 # equals rebuild_state's (1e-9), and a twin fed the whole log in log order
-# (here reward_id order = (transaction, reward_id) order: session 1 has both
+# (here reward_id order = canonical (tx, seq) order: session 1 has both
 # the lower reward_ids and the lower transaction id).
 #
 # Needs PGHOST/PGPORT/PGUSER of a running cluster with model_select installed.

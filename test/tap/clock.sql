@@ -32,7 +32,7 @@ END $$;
 CREATE FUNCTION pg_temp.defined_mean(sel text, arm_name text, w int, gamma float8, r int) RETURNS float8
 LANGUAGE sql AS $$
     WITH log AS (
-        SELECT a.name, rw.reward, row_number() OVER (ORDER BY rw.tx, rw.reward_id) AS tick
+        SELECT a.name, rw.reward, row_number() OVER (ORDER BY rw.tx, rw.seq) AS tick
           FROM model_select.rewards rw JOIN model_select.arms a USING (arm_id)
           JOIN model_select.selectors s ON s.selector_id = a.selector_id WHERE s.name = sel),
     now AS (SELECT count(*) AS now FROM log),

@@ -46,7 +46,7 @@ CREATE FUNCTION pg_temp.time_mean(sel text, arm_name text, w float8, h float8, r
 LANGUAGE sql AS $$
     WITH log AS (
         SELECT rw.reward, max(extract(epoch FROM rw.created_at)::float8)
-                   OVER (ORDER BY rw.tx, rw.reward_id) AS tick
+                   OVER (ORDER BY rw.tx, rw.seq) AS tick
           FROM model_select.rewards rw JOIN model_select.arms a USING (arm_id)
           JOIN model_select.selectors s ON s.selector_id = a.selector_id
          WHERE s.name = sel AND a.name = arm_name),
