@@ -22,6 +22,10 @@
 #    rewritten that arm's row is still open: the insert skips the arm at
 #    once (it never waits for another writer; waiting made it deadlock with
 #    a checkpoint() waiting for an arm the insert's transaction held).
+# 4. drop_selector() racing a reward insert and a route() that read the
+#    selector before the drop committed: they fail with 23503 (the documented
+#    error, never XX000), a later one with 42704, and none of the selector's
+#    rows is left behind.
 #
 # Needs PGHOST/PGPORT/PGUSER of a running cluster with model_select installed.
 set -euo pipefail
@@ -36,6 +40,7 @@ SELECT model_select.create_selector('late_ckpt', 2, ARRAY['a','b'], 'greedy');
 SELECT model_select.create_selector('route_alter', 2, ARRAY['a','b'], 'lin_ucb');
 SELECT model_select.create_selector('busy', 2, ARRAY['a','b'], 'greedy');
 SELECT model_select.create_selector('ckpt_alter', 2, ARRAY['a','b'], 'greedy');
+SELECT model_select.create_selector('dropped', 2, ARRAY['a','b'], 'lin_ucb');
 -- arm a's n after 1.5 s, under the snapshot of the calling statement (STABLE)
 CREATE FUNCTION slow_n(sel text) RETURNS bigint LANGUAGE plpgsql STABLE AS $$
 BEGIN
@@ -147,4 +152,36 @@ check "a reward insert that makes an arm due does not wait for an open checkpoin
 say checkpointer "COMMIT;"
 close_sessions
 rebuild_checks busy
+
+# -- 4. drop_selector() racing writers ---------------------------------------
+reward dropped a 0.5
+DROPPED_ID=$(q -c "SELECT selector_id FROM model_select.selectors WHERE name = 'dropped'")
+session dropper
+session writer
+session router
+say dropper "BEGIN; SELECT model_select.drop_selector('dropped');"
+say writer '\set VERBOSITY sqlstate'
+say writer "INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('dropped', 'a', '{1,0}', 0.5);"
+say router '\set VERBOSITY sqlstate'
+say router "SELECT arm FROM model_select.route('dropped', '{1,0}'::float8[]);"
+for i in $(seq 100); do   # both wait for the drop's row lock (their foreign key checks)
+    [ "$(q -c "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")" -ge 2 ] && break
+    sleep 0.1
+done
+say dropper "COMMIT;"
+close_sessions
+check "drop_selector() racing a reward insert and a route(): both fail with 23503" \
+    eval "grep -q 'ERROR:  23503' '$MS_WORK/writer.out' && grep -q 'ERROR:  23503' '$MS_WORK/router.out' ||
+          { sed 's/^/#   /' '$MS_WORK/writer.out' '$MS_WORK/router.out'; false; }"
+late_reward_error() {
+    q -v VERBOSITY=sqlstate -c "INSERT INTO model_select.rewards(selector, arm, context, reward)
+        VALUES ('dropped', 'a', '{1,0}', 0.5)" 2>&1 || true
+}
+check "... a reward insert after the drop fails with 42704" \
+    eval "late_reward_error | grep -q 'ERROR:  42704'"
+check "... and nothing of the selector is left" \
+    is_true "SELECT NOT EXISTS (SELECT FROM model_select.rewards WHERE selector_id = $DROPPED_ID)
+                AND NOT EXISTS (SELECT FROM model_select.decisions WHERE selector_id = $DROPPED_ID)
+                AND NOT EXISTS (SELECT FROM model_select.arms WHERE selector_id = $DROPPED_ID)
+                AND NOT EXISTS (SELECT FROM model_select.arm_state WHERE selector_id = $DROPPED_ID)"
 finish
