@@ -37,6 +37,7 @@
 #include "utils/memutils.h"
 
 #include "core/context.h"
+#include "core/reward_value.h"
 #include "eval/eval.h"
 #include "math/kernel.h"
 #include "math/prng.h"
@@ -50,9 +51,9 @@ PG_FUNCTION_INFO_V1(model_select_synthetic_rkhs);
 #define MAX_INDUCING 10000
 /*
  * |f| <= rkhs_norm, plus noise times a normal draw: rewards stay far inside
- * float8's range (1e15 is also the widest reward range of a selector)
+ * float8's range, within a selector's widest reward range
  */
-#define MAX_SCALE 1e15
+#define MAX_SCALE UTILITY_MAX
 
 /*
  * Beyond this scaled distance every kernel here is exactly 0 in double

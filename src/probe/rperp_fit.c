@@ -15,6 +15,7 @@
 
 #include "core/catalog.h"
 #include "core/context.h"
+#include "core/reward_value.h"
 #include "math/kernel.h"
 #include "math/linalg.h"
 #include "probe/rperp.h"
@@ -54,8 +55,8 @@ load_batch(const ProbeRun *run, const ProbeItems *it, int *count, double *ysum)
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("batch %d of probe run %d is not fully reported", run->batch, run->run_id)));
-		/* probe_report() keeps scores within ±1e15: beyond, the fit overflows */
-		if (!(y >= -1e15 && y <= 1e15))
+		/* probe_report() keeps scores within ±1e15 (UTILITY_MAX): beyond, the fit overflows */
+		if (!(y >= -UTILITY_MAX && y <= UTILITY_MAX))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
 					 errmsg("probe run %d: batch %d holds score %g, not a number from -1e15 to 1e15",

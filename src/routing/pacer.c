@@ -19,15 +19,13 @@
  * checkpoints and every backend agree on it.  Sums over the log do not
  * depend on the order in which rewards commit; a projected update would.
  * The price: spend below the budget is credit that later decisions may use
- * (the mean over the whole log is what is kept).  λ is capped at 1e12, the
- * largest cost_weight.
+ * (the mean over the whole log is what is kept).  λ is capped at the
+ * largest cost_weight (COST_WEIGHT_MAX).
  */
 #include "postgres.h"
 
+#include "core/reward_value.h"
 #include "routing/decide.h"
-
-/* the largest λ: the range of the setting cost_weight (settings.md) */
-#define PACER_MAX_LAMBDA 1e12
 
 /* The cost weight λ in force for a selector's next decision. */
 double
@@ -54,7 +52,7 @@ pacer_lambda(const Selector *sel)
 	 * largest cost_weight, λ stays finite (no NaN from ∞ · 0 for a free arm)
 	 */
 	return Min((cfg->reward_max - cfg->reward_min) / cfg->budget * overspend / (cfg->pace * cfg->budget),
-			   PACER_MAX_LAMBDA);
+			   COST_WEIGHT_MAX);
 }
 
 /*
