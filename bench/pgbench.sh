@@ -155,7 +155,7 @@ pak_reset() {
 # empty, scan them sequentially as they grow during the runs, and both sides slow down
 # with the table.
 for s in baseline $POLICIES; do
-    pgbench -n -d "$DB" -U "$APP" -c 1 -t "$WARMUP" -f "$WORK/$s.sql" >/dev/null 2>"$WORK/warm.err" ||
+    pgbench -n -U "$APP" -c 1 -t "$WARMUP" -f "$WORK/$s.sql" "$DB" >/dev/null 2>"$WORK/warm.err" ||
         { echo "warm-up of $s failed: $(grep -m 1 -i error "$WORK/warm.err")" >&2; exit 1; }
 done
 q -c "VACUUM ANALYZE"
@@ -190,7 +190,7 @@ run() {
     q -c "CHECKPOINT"
     lsn0=$(q -c "SELECT pg_current_wal_lsn()")
     t0=$(server_ticks)
-    if ! pgbench -n -d "$DB" "${as[@]}" -c "$c" -j "$c" "${length[@]}" -f "$WORK/$name.sql" \
+    if ! pgbench -n "${as[@]}" -c "$c" -j "$c" "${length[@]}" -f "$WORK/$name.sql" "$DB" \
             >"$WORK/$name.$c.out" 2>"$WORK/$name.$c.err"; then
         echo "pgbench $name -c $c failed: $(grep -m 1 -i error "$WORK/$name.$c.err")" >&2
     fi

@@ -40,8 +40,8 @@ log_size=0
 [ -r "$log" ] && log_size=$(stat -c %s "$log")
 
 set +e
-pgbench -n -d "$DB" -c "$CLIENTS" -j "$CLIENTS" -t "$PER_CLIENT" --failures-detailed \
-    -f "$MS_WORK/rr.sql" >"$MS_WORK/pgbench.out" 2>"$MS_WORK/pgbench.err"
+pgbench -n -c "$CLIENTS" -j "$CLIENTS" -t "$PER_CLIENT" --failures-detailed \
+    -f "$MS_WORK/rr.sql" "$DB" >"$MS_WORK/pgbench.out" 2>"$MS_WORK/pgbench.err"
 rc=$?
 set -e
 grep -E '^(number of|latency average|tps)' "$MS_WORK/pgbench.out" | sed 's/^/#   /'
