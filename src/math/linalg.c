@@ -320,11 +320,11 @@ chol_forward(int n, const double *lp, double *x)
 
 /*
  * For m vectors (rows of K, m × n) and a packed factor L of order n:
- * means[t] = k_t·w and sqnorms[t] = |L⁻¹k_t|², by one GEMV and one TRSM
- * over the block (BLAS-3) instead of m packed solves.  Scratch: m·n + n·n.
+ * means[t] = (L⁻¹k_t)·t and sqnorms[t] = |L⁻¹k_t|², by one TRSM over the
+ * block (BLAS-3) and one GEMV instead of m packed solves.  Scratch: m·n + n·n.
  */
 void
-chol_forward_block(int n, const double *lp, const double *w, int m, const double *K,
+chol_forward_block(int n, const double *lp, const double *t, int m, const double *K,
 				   double *means, double *sqnorms)
 {
 	double	   *B;
@@ -340,11 +340,11 @@ chol_forward_block(int n, const double *lp, const double *w, int m, const double
 	full = palloc0(sizeof(double) * (Size) n * n);
 	for (int i = 0; i < n; i++)
 		memcpy(full + (Size) i * n, lp + PACKED_ROW(i), sizeof(double) * (i + 1));
-	cblas_dgemv(CblasRowMajor, CblasNoTrans, m, n, 1.0, K, n, w, 1, 0.0, means, 1);
 	memcpy(B, K, sizeof(double) * (Size) m * n);
 	/* rows b_t of B become (L⁻¹k_t)ᵀ = k_tᵀL⁻ᵀ: B L^T = K */
 	cblas_dtrsm(CblasRowMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit,
 				m, n, 1.0, full, n, B, n);
+	cblas_dgemv(CblasRowMajor, CblasNoTrans, m, n, 1.0, B, n, t, 1, 0.0, means, 1);
 	for (int t = 0; t < m; t++)
 		sqnorms[t] = dot(n, B + (Size) t * n, B + (Size) t * n);
 	pfree(B);

@@ -38,7 +38,7 @@ struct ArmModel
 	int			p;
 	FactorSet	factors;
 	const double *L[MAX_GRID + 1];	/* factor of A_f = α_f I + Σ zzᵀ */
-	double	   *theta[MAX_GRID + 1];	/* A_f⁻¹ b */
+	double	   *t[MAX_GRID + 1];	/* L_f⁻¹ b: the mean is (L_f⁻¹z)·t_f = zᵀA_f⁻¹b */
 	ArmBounds	bounds;
 	Spectrum   *spectrum;		/* cmm */
 	double	   *z;				/* per context: its features */
@@ -298,9 +298,9 @@ discounted_factor(const SelectorConfig *cfg, const StateHeader *st, int p)
 }
 
 /*
- * The bounds of confidence.c in primal form, from the factors and A_f⁻¹b:
- * ld(α₀) = ln det(A_α₀/α₀), quad(α) = yᵀy − bᵀA_α⁻¹b.  (fixed needs
- * neither, and its state has no yᵀy.)
+ * The bounds of confidence.c in primal form, from the factors and L_f⁻¹b:
+ * ld(α₀) = ln det(A_α₀/α₀), quad(α) = yᵀy − bᵀA_α⁻¹b = yᵀy − |L_α⁻¹b|².
+ * (fixed needs neither, and its state has no yᵀy.)
  */
 static void
 lin_bounds(const SelectorConfig *cfg, const StateHeader *st, ArmModel *m)
@@ -312,7 +312,7 @@ lin_bounds(const SelectorConfig *cfg, const StateHeader *st, ArmModel *m)
 	if (cfg->confidence != CONFIDENCE_FIXED)
 	{
 		for (int f = 0; f < m->factors.count; f++)
-			quad[f] = Max(*lin_yy(st, p) - dot(p, lin_rhs(st, p), m->theta[f]), 0.0);
+			quad[f] = Max(*lin_yy(st, p) - dot(p, m->t[f], m->t[f]), 0.0);
 		ld = chol_log_det_scaled(p, m->L[0], m->factors.alpha[0]);
 	}
 	confidence_bounds(cfg, st->n, &m->factors, ld, quad, &m->bounds);
@@ -332,11 +332,12 @@ lin_decode(const SelectorConfig *cfg, const StateHeader *st)
 		m->spectrum = spectrum_primal(cfg, st->n, p, m->L[0], lin_rhs(st, p), *lin_yy(st, p));
 	else
 	{
+		/* one forward solve per factor: scoring solves with L_f anyway */
 		for (int f = 0; f < m->factors.count; f++)
 		{
-			m->theta[f] = palloc(sizeof(double) * p);
-			memcpy(m->theta[f], lin_rhs(st, p), sizeof(double) * p);
-			chol_solve(p, m->L[f], m->theta[f]);
+			m->t[f] = palloc(sizeof(double) * p);
+			memcpy(m->t[f], lin_rhs(st, p), sizeof(double) * p);
+			chol_forward(p, m->L[f], m->t[f]);
 		}
 		lin_bounds(cfg, st, m);
 	}
@@ -351,9 +352,9 @@ lin_eval(const void *query, int f, double alpha, double *mean, double *width)
 {
 	const ArmModel *m = query;
 
-	*mean = dot(m->p, m->z, m->theta[f]);
 	memcpy(m->scratch, m->z, sizeof(double) * m->p);
 	chol_forward(m->p, m->L[f], m->scratch);
+	*mean = dot(m->p, m->scratch, m->t[f]);
 	*width = sqrt(dot(m->p, m->scratch, m->scratch));
 }
 
@@ -397,7 +398,7 @@ lin_score_block(const SelectorConfig *cfg, const ArmModel *m, int nrows, const d
 	{
 		int			f = m->bounds.factor[i];
 
-		chol_forward_block(p, m->L[f], m->theta[f], nrows, Z, means, sqnorms);
+		chol_forward_block(p, m->L[f], m->t[f], nrows, Z, means, sqnorms);
 		for (int t = 0; t < nrows; t++)
 			confidence_consider(&m->bounds, i, means[t], sqrt(sqnorms[t]), &out[t]);
 	}

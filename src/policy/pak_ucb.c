@@ -34,7 +34,7 @@ struct ArmModel
 	const double *X;
 	FactorSet	factors;
 	const double *L[MAX_GRID + 1];	/* factor of K' + α_f I */
-	double	   *weights[MAX_GRID + 1];	/* (K' + α_f I)⁻¹ v */
+	double	   *t[MAX_GRID + 1];	/* L_f⁻¹ v: the mean is (L_f⁻¹k)·t_f = kᵀ(K' + α_f I)⁻¹v */
 	ArmBounds	bounds;
 	Spectrum   *spectrum;		/* cmm */
 	double	   *sqnorms;
@@ -337,10 +337,11 @@ pak_decode(const SelectorConfig *cfg, const StateHeader *st)
 		for (int f = 0; f < m->factors.count; f++)
 		{
 			m->L[f] = PAK_L(st, c, f);
-			m->weights[f] = palloc(sizeof(double) * Max(n, 1));
-			memcpy(m->weights[f], PAK_V(st, c), sizeof(double) * n);
-			chol_solve(n, m->L[f], m->weights[f]);
-			quad[f] = m->factors.alpha[f] * dot(n, PAK_V(st, c), m->weights[f]);
+			/* one forward solve per factor: scoring solves with L_f anyway */
+			m->t[f] = palloc(sizeof(double) * Max(n, 1));
+			memcpy(m->t[f], PAK_V(st, c), sizeof(double) * n);
+			chol_forward(n, m->L[f], m->t[f]);
+			quad[f] = m->factors.alpha[f] * dot(n, m->t[f], m->t[f]);
 		}
 		/* ln det(I + K'/α) = ln det((K' + αI)/α) */
 		confidence_bounds(cfg, n, &m->factors,
@@ -361,9 +362,9 @@ pak_eval(const void *query, int f, double alpha, double *mean, double *width)
 	const ArmModel *m = q->model;
 	double		var;
 
-	*mean = dot(m->n, m->k, m->weights[f]);
 	memcpy(m->scratch, m->k, sizeof(double) * m->n);
 	chol_forward(m->n, m->L[f], m->scratch);
+	*mean = dot(m->n, m->scratch, m->t[f]);
 	var = (q->kself - dot(m->n, m->scratch, m->scratch)) / alpha;
 	*width = sqrt(Max(var, 0.0));
 }
@@ -409,7 +410,7 @@ pak_score_block(const SelectorConfig *cfg, const ArmModel *m, int nrows, const d
 		int			f = m->bounds.factor[i];
 		double		alpha = m->bounds.alpha[i];
 
-		chol_forward_block(n, m->L[f], m->weights[f], nrows, K, means, sqnorms);
+		chol_forward_block(n, m->L[f], m->t[f], nrows, K, means, sqnorms);
 		for (int t = 0; t < nrows; t++)
 		{
 			double		var = (kself[t] - sqnorms[t]) / alpha;
