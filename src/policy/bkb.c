@@ -94,7 +94,7 @@ struct ArmModel
 	double	   *sqS;
 	const double *Ls;
 	const double *R;
-	double	   *w;				/* V⁻¹ b */
+	double	   *rb;				/* R⁻¹b: the mean is (R⁻¹z)·(R⁻¹b) = zᵀV⁻¹b */
 	double		multiplier;
 	double	   *z;				/* scratch */
 	double	   *t;
@@ -520,9 +520,10 @@ bkb_decode(const SelectorConfig *cfg, const StateHeader *st)
 	model->XS = bkb_gather(cfg, &v, &model->sqS);
 	model->Ls = v.Ls;
 	model->R = v.R;
-	model->w = palloc(sizeof(double) * Max(v.m, 1));
-	memcpy(model->w, v.b, sizeof(double) * v.m);
-	chol_solve(v.m, v.R, model->w);
+	/* one forward solve: scoring solves with R anyway */
+	model->rb = palloc(sizeof(double) * Max(v.m, 1));
+	memcpy(model->rb, v.b, sizeof(double) * v.m);
+	chol_forward(v.m, v.R, model->rb);
 	model->multiplier = cfg->adaptive_beta ? adaptive_beta(cfg, &v) : cfg->eta;
 	model->z = palloc(sizeof(double) * Max(v.m, 1));
 	model->t = palloc(sizeof(double) * Max(v.m, 1));
@@ -537,10 +538,10 @@ bkb_score(const SelectorConfig *cfg, const ArmModel *model, const double *x, Arm
 
 	kernel_vector(cfg, m, model->XS, model->sqS, x, model->z);
 	chol_forward(m, model->Ls, model->z);
-	out->mean = dot(m, model->z, model->w);
 	resid = kernel_self(cfg, x) - dot(m, model->z, model->z);
 	memcpy(model->t, model->z, sizeof(double) * m);
 	chol_forward(m, model->R, model->t);
+	out->mean = dot(m, model->t, model->rb);
 	out->width = sqrt(Max(resid, 0.0) / cfg->alpha + dot(m, model->t, model->t));
 	out->radius = model->multiplier;
 	out->alpha = cfg->alpha;
