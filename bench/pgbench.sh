@@ -110,6 +110,11 @@ GRANT SELECT, INSERT ON decisions_b, rewards_b TO $APP;
 GRANT USAGE ON SEQUENCE decisions_b_decision_id_seq, rewards_b_reward_id_seq TO $APP;
 SQL
 echo "set-up (prompts, ${POLICIES// /, } with 2,000 rewards per arm): $(( $(date +%s) - t0 )) s"
+# The machine: ratios move with it (memory bandwidth and cache sizes above all, as a reader's
+# factors are 264-594 kB each), so every run names it.
+echo "machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)," \
+     "L2 $(cat /sys/devices/system/cpu/cpu0/cache/index2/size 2>/dev/null || echo '?')," \
+     "L3 $(cat /sys/devices/system/cpu/cpu0/cache/index3/size 2>/dev/null || echo '?')"
 
 cat >"$WORK/baseline.sql" <<'SQL'
 \set p random(1, 10000)
