@@ -320,11 +320,11 @@ chol_forward(int n, const double *lp, double *x)
 
 /*
  * For m vectors (rows of K, m × n) and a packed factor L of order n:
- * means[t] = (L⁻¹k_t)·t and sqnorms[t] = |L⁻¹k_t|², by one TRSM over the
+ * means[t] = (L⁻¹k_t)·u and sqnorms[t] = |L⁻¹k_t|², by one TRSM over the
  * block (BLAS-3) and one GEMV instead of m packed solves.  Scratch: m·n + n·n.
  */
 void
-chol_forward_block(int n, const double *lp, const double *t, int m, const double *K,
+chol_forward_block(int n, const double *lp, const double *u, int m, const double *K,
 				   double *means, double *sqnorms)
 {
 	double	   *B;
@@ -344,7 +344,7 @@ chol_forward_block(int n, const double *lp, const double *t, int m, const double
 	/* rows b_t of B become (L⁻¹k_t)ᵀ = k_tᵀL⁻ᵀ: B L^T = K */
 	cblas_dtrsm(CblasRowMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit,
 				m, n, 1.0, full, n, B, n);
-	cblas_dgemv(CblasRowMajor, CblasNoTrans, m, n, 1.0, B, n, t, 1, 0.0, means, 1);
+	cblas_dgemv(CblasRowMajor, CblasNoTrans, m, n, 1.0, B, n, u, 1, 0.0, means, 1);
 	for (int t = 0; t < m; t++)
 		sqnorms[t] = dot(n, B + (Size) t * n, B + (Size) t * n);
 	pfree(B);
