@@ -319,6 +319,21 @@ chol_forward(int n, const double *lp, double *x)
 }
 
 /*
+ * L⁻¹b in a new allocation: what a decoded model keeps of its right-hand
+ * side, so that a mean is (L⁻¹x)·(L⁻¹b) = xᵀ(LLᵀ)⁻¹b from the forward
+ * solve scoring does anyway (one pass over the factor at decode, not two).
+ */
+double *
+chol_forward_copy(int n, const double *lp, const double *b)
+{
+	double	   *x = palloc(sizeof(double) * Max(n, 1));
+
+	memcpy(x, b, sizeof(double) * n);
+	chol_forward(n, lp, x);
+	return x;
+}
+
+/*
  * For m vectors (rows of K, m × n) and a packed factor L of order n:
  * means[t] = (L⁻¹k_t)·u and sqnorms[t] = |L⁻¹k_t|², by one TRSM over the
  * block (BLAS-3) and one GEMV instead of m packed solves.  Scratch: m·n + n·n.

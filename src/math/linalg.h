@@ -23,6 +23,7 @@ extern void chol_rank1_update(int n, double *lp, double *x);
 extern bool chol_rank1_downdate(int n, double *lp, double *x);
 extern void chol_drop_first(int n, const double *lp, double *out);
 extern void chol_forward(int n, const double *lp, double *x);
+extern double *chol_forward_copy(int n, const double *lp, const double *b);
 extern void chol_forward_block(int n, const double *lp, const double *u, int m, const double *K,
 							   double *means, double *sqnorms);
 extern void chol_solve(int n, const double *lp, double *x);

@@ -520,10 +520,7 @@ bkb_decode(const SelectorConfig *cfg, const StateHeader *st)
 	model->XS = bkb_gather(cfg, &v, &model->sqS);
 	model->Ls = v.Ls;
 	model->R = v.R;
-	/* one forward solve: scoring solves with R anyway */
-	model->rb = palloc(sizeof(double) * Max(v.m, 1));
-	memcpy(model->rb, v.b, sizeof(double) * v.m);
-	chol_forward(v.m, v.R, model->rb);
+	model->rb = chol_forward_copy(v.m, v.R, v.b);
 	model->multiplier = cfg->adaptive_beta ? adaptive_beta(cfg, &v) : cfg->eta;
 	model->z = palloc(sizeof(double) * Max(v.m, 1));
 	model->t = palloc(sizeof(double) * Max(v.m, 1));

@@ -332,13 +332,8 @@ lin_decode(const SelectorConfig *cfg, const StateHeader *st)
 		m->spectrum = spectrum_primal(cfg, st->n, p, m->L[0], lin_rhs(st, p), *lin_yy(st, p));
 	else
 	{
-		/* one forward solve per factor: scoring solves with L_f anyway */
 		for (int f = 0; f < m->factors.count; f++)
-		{
-			m->t[f] = palloc(sizeof(double) * p);
-			memcpy(m->t[f], lin_rhs(st, p), sizeof(double) * p);
-			chol_forward(p, m->L[f], m->t[f]);
-		}
+			m->t[f] = chol_forward_copy(p, m->L[f], lin_rhs(st, p));
 		lin_bounds(cfg, st, m);
 	}
 	m->z = palloc(sizeof(double) * p);

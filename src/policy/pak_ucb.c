@@ -337,10 +337,7 @@ pak_decode(const SelectorConfig *cfg, const StateHeader *st)
 		for (int f = 0; f < m->factors.count; f++)
 		{
 			m->L[f] = PAK_L(st, c, f);
-			/* one forward solve per factor: scoring solves with L_f anyway */
-			m->t[f] = palloc(sizeof(double) * Max(n, 1));
-			memcpy(m->t[f], PAK_V(st, c), sizeof(double) * n);
-			chol_forward(n, m->L[f], m->t[f]);
+			m->t[f] = chol_forward_copy(n, m->L[f], PAK_V(st, c));
 			quad[f] = m->factors.alpha[f] * dot(n, m->t[f], m->t[f]);
 		}
 		/* ln det(I + K'/α) = ln det((K' + αI)/α) */
