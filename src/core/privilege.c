@@ -10,6 +10,7 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -18,9 +19,11 @@
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/memutils.h"
 
 #include "core/catalog.h"
+#include "core/index_read.h"
 #include "core/owner.h"
 #include "core/privilege.h"
 #include "core/snapshot_key.h"
@@ -88,6 +91,47 @@ selector_privilege_names(int mask)
 		if (mask & privilege_names[i].bit)
 			names[n++] = CStringGetTextDatum(privilege_names[i].name);
 	return PointerGetDatum(construct_array(names, n, TEXTOID, -1, false, TYPALIGN_INT));
+}
+
+/*
+ * The grantees of any right in mask on the selector, a regrole[] as
+ * SELECTOR_GRANTEES_COLUMN gives them, read through the grants' index (the
+ * caller runs as the extension owner).
+ */
+Datum
+selector_grantees(int32 selector_id, int mask)
+{
+	static const char *const key[] = {"selector_id"};
+	Relation	grants = own_table_open("selector_grants");
+	TupleDesc	desc = RelationGetDescr(grants);
+	AttrNumber	grantee_col = own_column(grants, "grantee");
+	AttrNumber	privilege_col = own_column(grants, "privilege");
+	Datum	   *roles = palloc(sizeof(Datum) * 4);
+	int			nroles = 0,
+				capacity = 4;
+	IndexRead	r;
+	HeapTuple	row;
+
+	index_read_begin(&r, grants, 1, key);
+	index_read_key(&r, "selector_id", BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(selector_id));
+	while ((row = index_read_next(&r)) != NULL)
+	{
+		bool		isnull;
+		char	   *name = TextDatumGetCString(heap_getattr(row, privilege_col, desc, &isnull));
+		int			bit = 0;
+
+		for (int i = 0; i < lengthof(privilege_names); i++)
+			if (strcmp(name, privilege_names[i].name) == 0)
+				bit = privilege_names[i].bit;
+		if ((bit & mask) == 0)
+			continue;
+		if (nroles == capacity)
+			roles = repalloc(roles, sizeof(Datum) * (capacity *= 2));
+		roles[nroles++] = heap_getattr(row, grantee_col, desc, &isnull);
+	}
+	index_read_end(&r);
+	own_table_close(grants);
+	return PointerGetDatum(construct_array(roles, nroles, REGROLEOID, sizeof(Oid), true, TYPALIGN_INT));
 }
 
 /* Superusers and the extension owner (and the members of its role) have every right. */

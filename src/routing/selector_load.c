@@ -1,21 +1,25 @@
 /*
  * selector_load.c — loading a selector for scoring: its configuration, owner
- * and grants, its arms with their checkpoints (one query), and the rewards
- * logged after each arm's cached base (a second one), read as the extension
- * owner and folded through the arm cache (model_cache.c).  Every reader
- * thus scores exactly the fold of the log its snapshot sees.
+ * and grants, its arms with their checkpoints, and the rewards logged after
+ * each arm's cached base, read as the extension owner through the tables'
+ * indexes (index_read.h: a route() runs this every call) and folded through
+ * the arm cache (model_cache.c).  Every reader thus scores exactly the fold
+ * of the log its snapshot sees.
  */
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/stratnum.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/memutils.h"
 #include "utils/xid8.h"
 
 #include "core/catalog.h"
+#include "core/index_read.h"
 #include "core/owner.h"
 #include "core/privilege.h"
 #include "learning/clock.h"
@@ -23,15 +27,108 @@
 #include "routing/model_cache.h"
 
 /*
- * The selector query: the selector's CONFIG_COLUMNS (1-7), owner (8) and
- * grantees of route (9), then per arm (ordered by ordinal; one row of NULLs
- * when it has none) the arm's columns from ARM_COL on, its checkpoint's from
- * CKPT_COL on.
+ * The selector's rows (selector_rows): the selector's CONFIG_COLUMNS (1-7),
+ * owner (8) and grantees of route (9), then per arm (ordered by ordinal; one
+ * row of NULLs when it has none) the arm's columns from ARM_COL on, its
+ * checkpoint's from CKPT_COL on.
  */
 #define OWNER_COL 8
 #define GRANTEES_COL 9
 #define ARM_COL 10				/* arm_id, name, ordinal, active */
 #define CKPT_COL 14				/* version, xmin, settings_version, position, state */
+#define SELECTOR_NCOLS 23
+
+static const char *const selector_columns[] = {
+	"selector_id", "dim", "policy", "kernel", "settings", "seed", "settings_version", "owner"
+};
+static const char *const arm_columns[] = {"arm_id", "name", "ordinal", "active"};
+/* CKPT_COL + 2 on (after version and the row's xmin): CHECKPOINT_POSITION_COLUMNS, then state */
+static const char *const checkpoint_columns[] = {
+	"settings_version", "ckpt_tx", "ckpt_seq", "n", "reward_sum", "cost_sum", "cost_n", "state"
+};
+
+/*
+ * An arm's checkpoint columns (CKPT_COL on) from its arm_state row, or NULLs;
+ * they point into the row until the caller ends the read r.
+ */
+static void
+checkpoint_columns_of(IndexRead *r, Relation arm_state, int32 arm_id, Datum *values, bool *nulls)
+{
+	static const char *const key[] = {"arm_id"};
+	HeapTuple	row;
+
+	index_read_begin(r, arm_state, 1, key);
+	index_read_key(r, "arm_id", BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(arm_id));
+	if ((row = index_read_next(r)) == NULL)
+		memset(nulls, true, sizeof(bool) * (2 + lengthof(checkpoint_columns)));
+	else
+	{
+		values[0] = heap_getattr(row, own_column(arm_state, "version"), RelationGetDescr(arm_state), &nulls[0]);
+		values[1] = Int64GetDatum((int64) HeapTupleHeaderGetRawXmin(row->t_data));
+		nulls[1] = false;
+		own_columns(arm_state, row, lengthof(checkpoint_columns), checkpoint_columns, values + 2, nulls + 2);
+	}
+}
+
+/*
+ * What the query
+ *   SELECT <the columns above> FROM selectors s
+ *   LEFT JOIN arms a USING (selector_id) LEFT JOIN arm_state st USING (arm_id)
+ *   WHERE s.name = $1 ORDER BY a.ordinal
+ * would return, read through the indexes.  No row: no such selector.
+ */
+static SPITupleTable *
+selector_rows(const char *name)
+{
+	static TupleDesc desc = NULL;
+	static const Oid types[SELECTOR_NCOLS] = {
+		INT4OID, INT4OID, TEXTOID, TEXTOID, JSONBOID, INT8OID, INT4OID, REGROLEOID, REGROLEARRAYOID,
+		INT4OID, TEXTOID, INT4OID, BOOLOID,
+		INT8OID, INT8OID, INT4OID, XID8OID, INT8OID, INT8OID, FLOAT8OID, FLOAT8OID, INT8OID, BYTEAOID
+	};
+	static const char *const name_key[] = {"name"};
+	static const char *const arms_key[] = {"selector_id", "ordinal"};
+	SPITupleTable *tt = result_table_new(result_desc(&desc, SELECTOR_NCOLS, types), 8);
+	Relation	selectors = own_table_open("selectors");
+	Relation	arms = own_table_open("arms");
+	Relation	arm_state = own_table_open("arm_state");
+	Datum		values[SELECTOR_NCOLS];
+	bool		nulls[SELECTOR_NCOLS];
+	IndexRead	by_name;
+	IndexRead	by_selector;
+	IndexRead	checkpoint;
+	HeapTuple	row;
+
+	index_read_begin(&by_name, selectors, 1, name_key);
+	index_read_key(&by_name, "name", BTEqualStrategyNumber, F_TEXTEQ, CStringGetTextDatum(name));
+	if ((row = index_read_next(&by_name)) != NULL)
+	{
+		own_columns(selectors, row, lengthof(selector_columns), selector_columns, values, nulls);
+		values[GRANTEES_COL - 1] = selector_grantees(DatumGetInt32(values[0]), SELECTOR_ROUTE);
+		nulls[GRANTEES_COL - 1] = false;
+		index_read_begin(&by_selector, arms, 2, arms_key);
+		index_read_key(&by_selector, "selector_id", BTEqualStrategyNumber, F_INT4EQ, values[0]);
+		while ((row = index_read_next(&by_selector)) != NULL)
+		{
+			own_columns(arms, row, lengthof(arm_columns), arm_columns, values + ARM_COL - 1, nulls + ARM_COL - 1);
+			checkpoint_columns_of(&checkpoint, arm_state, DatumGetInt32(values[ARM_COL - 1]),
+								  values + CKPT_COL - 1, nulls + CKPT_COL - 1);
+			result_table_add(tt, heap_form_tuple(tt->tupdesc, values, nulls));
+			index_read_end(&checkpoint);
+		}
+		index_read_end(&by_selector);
+		if (tt->numvals == 0)
+		{
+			memset(nulls + ARM_COL - 1, true, sizeof(bool) * (SELECTOR_NCOLS - ARM_COL + 1));
+			result_table_add(tt, heap_form_tuple(tt->tupdesc, values, nulls));
+		}
+	}
+	index_read_end(&by_name);
+	own_table_close(arm_state);
+	own_table_close(arms);
+	own_table_close(selectors);
+	return tt;
+}
 
 /* The selector query's checkpoint columns of row i. */
 static void
@@ -55,41 +152,48 @@ checkpoint_row(const SelectorConfig *cfg, SPITupleTable *tt, uint64 i, Checkpoin
 
 /*
  * The visible rows after every entry's base (FOLD_COLUMNS, then the arm's
- * index + 1), by arm index then canonical order: the lateral subquery
- * orders each arm's rows and runs once per arm in the order of the array
- * (a lateral reference makes a nested loop), so no sort of the whole is
- * needed (arms_load checks the arm order).  The table stays valid until
- * SPI_finish.
+ * index + 1), by arm index then canonical order: what
+ *   SELECT FOLD_COLUMNS, b.i FROM unnest(arm ids, base positions) WITH ORDINALITY b
+ *   CROSS JOIN LATERAL (SELECT ... FROM rewards r WHERE r.arm_id = b.arm_id
+ *                       AND (r.tx, r.seq) > (b.tx, b.seq) ORDER BY r.tx, r.seq)
+ * returns, read through the log's index on (arm_id, tx, seq).  Not inlined
+ * into arms_load(), whose PG_TRY would make its locals volatile.
  */
-static SPITupleTable *
+static pg_noinline SPITupleTable *
 rows_after_bases(ModelCacheEntry **entries, int narms)
 {
-	static SPIPlanPtr plan = NULL;
-	Oid			types[3] = {INT4ARRAYOID, XID8ARRAYOID, INT8ARRAYOID};
-	Datum	   *ids = palloc(sizeof(Datum) * Max(narms, 1));
-	Datum	   *txs = palloc(sizeof(Datum) * Max(narms, 1));
-	Datum	   *seqs = palloc(sizeof(Datum) * Max(narms, 1));
-	Datum		args[3];
+	static TupleDesc desc = NULL;
+	static const Oid types[] = {XID8OID, INT8OID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8OID, INT8OID};
+	static const char *const key[] = {"arm_id", "tx", "seq"};
+	static const char *const fold_columns[] = {"tx", "seq", "context", "reward", "cost"};
+	Relation	rewards = own_table_open("rewards");
+	SPITupleTable *tt = result_table_new(result_desc(&desc, lengthof(types), types), narms);
+	Datum		values[lengthof(types)];
+	bool		nulls[lengthof(types)];
 
 	for (int i = 0; i < narms; i++)
 	{
-		ids[i] = Int32GetDatum(entries[i]->arm_id);
-		txs[i] = FullTransactionIdGetDatum(entries[i]->fold.pos.tx);
-		seqs[i] = Int64GetDatum(entries[i]->fold.pos.seq);
+		LogPosition base = entries[i]->fold.pos;
+		IndexRead	r;
+		HeapTuple	row;
+
+		index_read_begin(&r, rewards, lengthof(key), key);
+		index_read_key(&r, "arm_id", BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(entries[i]->arm_id));
+		index_read_key(&r, "tx", BTGreaterEqualStrategyNumber, F_XID8GE, FullTransactionIdGetDatum(base.tx));
+		while ((row = index_read_next(&r)) != NULL)
+		{
+			own_columns(rewards, row, lengthof(fold_columns), fold_columns, values, nulls);
+			if (FullTransactionIdEquals(DatumGetFullTransactionId(values[0]), base.tx) &&
+				DatumGetInt64(values[1]) <= base.seq)
+				continue;
+			values[5] = Int64GetDatum(i + 1);
+			nulls[5] = false;
+			result_table_add(tt, heap_form_tuple(tt->tupdesc, values, nulls));
+		}
+		index_read_end(&r);
 	}
-	args[0] = PointerGetDatum(construct_array(ids, narms, INT4OID, 4, true, TYPALIGN_INT));
-	args[1] = PointerGetDatum(construct_array(txs, narms, XID8OID, 8, FLOAT8PASSBYVAL,
-											  TYPALIGN_DOUBLE));
-	args[2] = PointerGetDatum(construct_array(seqs, narms, INT8OID, 8, FLOAT8PASSBYVAL,
-											  TYPALIGN_DOUBLE));
-	spi_execute(spi_plan(&plan,
-						 "SELECT " FOLD_COLUMNS ", b.i"
-						 " FROM unnest($1, $2, $3) WITH ORDINALITY AS b(arm_id, tx, seq, i)"
-						 " CROSS JOIN LATERAL (SELECT " FOLD_COLUMNS " FROM model_select.rewards r"
-						 "   WHERE r.arm_id = b.arm_id AND (r.tx, r.seq) > (b.tx, b.seq)"
-						 "   ORDER BY r.tx, r.seq) r",
-						 3, types), args, NULL, true, 0, SPI_OK_SELECT, "read the pending rewards");
-	return SPI_tuptable;
+	own_table_close(rewards);
+	return tt;
 }
 
 /*
@@ -150,7 +254,7 @@ arms_load(Selector *sel, MemoryContext caller, SPITupleTable *tt, FullTransactio
 	}
 	rows = clocked ? clocked_rows_after_bases(sel->cfg.clock, entries, sel->narms, &now)
 		: rows_after_bases(entries, sel->narms);
-	nrows = SPI_processed;
+	nrows = rows->numvals;
 	for (int i = 0; i < sel->narms; i++)
 	{
 		ModelCacheEntry *entry = entries[i];
@@ -186,10 +290,7 @@ static void
 selector_load_as_owner(void *arg)
 {
 	int			spi_level;
-	static SPIPlanPtr plan = NULL;
 	LoadCall   *call = arg;
-	Oid			types[2] = {TEXTOID, TEXTARRAYOID};
-	Datum		args[2];
 	Selector   *sel;
 	SPITupleTable *tt;
 	bool		isnull;
@@ -197,28 +298,16 @@ selector_load_as_owner(void *arg)
 	spi_level = spi_connect();
 	sel = call->sel = MemoryContextAllocZero(call->caller, sizeof(Selector));
 	sel->name = MemoryContextStrdup(call->caller, call->name);
-	args[0] = CStringGetTextDatum(call->name);
-	args[1] = selector_privilege_names(SELECTOR_ROUTE);
-	if (spi_execute(spi_plan(&plan,
-							 "SELECT " CONFIG_COLUMNS_OF("s") ", s.owner, " SELECTOR_GRANTEES_COLUMN("s", "$2") ","
-							 " a.arm_id, a.name, a.ordinal, a.active, st.version,"
-							 " st.xmin::text::bigint, st.settings_version, "
-							 CHECKPOINT_POSITION_COLUMNS ", st.state"
-							 " FROM model_select.selectors s"
-							 " LEFT JOIN model_select.arms a ON a.selector_id = s.selector_id"
-							 " LEFT JOIN model_select.arm_state st ON st.arm_id = a.arm_id"
-							 " WHERE s.name = $1 ORDER BY a.ordinal",
-							 2, types), args, NULL, true, 0, SPI_OK_SELECT,
-					"read selector \"%s\"", call->name) == 0)
+	tt = selector_rows(call->name);
+	if (tt->numvals == 0)
 		selector_unknown(call->name);
-	tt = SPI_tuptable;
 	config_from_row(&sel->cfg, tt->vals[0], tt->tupdesc, 1);
 	/* at every load, cached models or not: a revoke takes effect at once */
 	selector_check_privilege_given(sel->cfg.selector_id, call->name, SELECTOR_ROUTE,
 								   DatumGetObjectId(spi_datum(tt->vals[0], tt->tupdesc, OWNER_COL)),
 								   spi_datum(tt->vals[0], tt->tupdesc, GRANTEES_COL));
 	(void) SPI_getbinval(tt->vals[0], tt->tupdesc, ARM_COL, &isnull);
-	sel->narms = isnull ? 0 : (int) SPI_processed;
+	sel->narms = isnull ? 0 : (int) tt->numvals;
 	sel->arms = MemoryContextAllocZero(call->caller, sizeof(ArmInfo) * Max(sel->narms, 1));
 	arms_load(sel, call->caller, tt, shared_horizon());
 	spi_finish(spi_level);

@@ -1,0 +1,194 @@
+/*
+ * index_read.c — see index_read.h.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_am_d.h"
+#include "catalog/pg_index.h"
+#include "nodes/pg_list.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+
+#include "core/index_read.h"
+
+/* A table of schema model_select, share-locked for the transaction like a query's. */
+Relation
+own_table_open(const char *name)
+{
+	Oid			schema = get_namespace_oid("model_select", false);
+	Oid			table = get_relname_relid(name, schema);
+
+	if (!OidIsValid(table))
+		elog(ERROR, "table model_select.%s does not exist", name);
+	return table_open(table, AccessShareLock);
+}
+
+void
+own_table_close(Relation table)
+{
+	table_close(table, NoLock);
+}
+
+AttrNumber
+own_column(Relation table, const char *name)
+{
+	TupleDesc	desc = RelationGetDescr(table);
+
+	for (int i = 0; i < desc->natts; i++)
+		if (!TupleDescAttr(desc, i)->attisdropped && strcmp(NameStr(TupleDescAttr(desc, i)->attname), name) == 0)
+			return (AttrNumber) (i + 1);
+	elog(ERROR, "table %s has no column %s", RelationGetRelationName(table), name);
+	return InvalidAttrNumber;	/* keep the compiler quiet */
+}
+
+/* The named columns of a row of table into values and nulls (pointing into the row). */
+void
+own_columns(Relation table, HeapTuple row, int ncols, const char *const *names, Datum *values, bool *nulls)
+{
+	for (int i = 0; i < ncols; i++)
+		values[i] = heap_getattr(row, own_column(table, names[i]), RelationGetDescr(table), &nulls[i]);
+}
+
+/* Do the index's key columns begin with these heap columns? */
+static bool
+index_leads_with(Oid index, int ncols, const AttrNumber *cols)
+{
+	HeapTuple	tuple = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(index));
+	Form_pg_index form;
+	bool		match;
+
+	if (!HeapTupleIsValid(tuple))
+		return false;
+	form = (Form_pg_index) GETSTRUCT(tuple);
+	/* an expression column's indkey is 0, so only plain columns match */
+	match = form->indisvalid && heap_attisnull(tuple, Anum_pg_index_indpred, NULL) &&
+		form->indnkeyatts >= ncols;
+	for (int i = 0; match && i < ncols; i++)
+		match = form->indkey.values[i] == cols[i];
+	ReleaseSysCache(tuple);
+	return match;
+}
+
+/*
+ * Start an ordered read of table through its btree index whose key columns
+ * begin with cols (in that order); the keys follow with index_read_key().
+ */
+void
+index_read_begin(IndexRead *r, Relation table, int ncols, const char *const *cols)
+{
+	AttrNumber	attnums[3];
+	List	   *indexes = RelationGetIndexList(table);
+	ListCell   *lc;
+
+	Assert(ncols <= lengthof(attnums));
+	for (int i = 0; i < ncols; i++)
+		attnums[i] = own_column(table, cols[i]);
+	memset(r, 0, sizeof(*r));
+	r->table = table;
+	foreach(lc, indexes)
+	{
+		if (index_leads_with(lfirst_oid(lc), ncols, attnums))
+		{
+			r->index = index_open(lfirst_oid(lc), AccessShareLock);
+			if (r->index->rd_rel->relam == BTREE_AM_OID)
+				break;
+			index_close(r->index, AccessShareLock);
+			r->index = NULL;
+		}
+	}
+	list_free(indexes);
+	if (r->index == NULL)
+		elog(ERROR, "table %s has no btree index on its columns %s...",
+			 RelationGetRelationName(table), cols[0]);
+}
+
+/*
+ * A condition "col <strategy> value" (proc: the comparison function) on a
+ * key column of the index, compared under the index column's collation.
+ */
+void
+index_read_key(IndexRead *r, const char *col, StrategyNumber strategy, RegProcedure proc, Datum value)
+{
+	AttrNumber	attnum = own_column(r->table, col);
+	ScanKey		key = &r->keys[r->nkeys];
+	int			indexcol = -1;
+
+	if (r->nkeys >= lengthof(r->keys) || r->scan != NULL)
+		elog(ERROR, "index_read_key: too many keys, or the read has begun");
+	for (int i = 0; i < IndexRelationGetNumberOfKeyAttributes(r->index); i++)
+		if (r->index->rd_index->indkey.values[i] == attnum)
+			indexcol = i;
+	if (indexcol < 0)
+		elog(ERROR, "index %s has no key column %s", RelationGetRelationName(r->index), col);
+	ScanKeyInit(key, attnum, strategy, proc, value);
+	key->sk_collation = r->index->rd_indcollation[indexcol];
+	r->nkeys++;
+}
+
+/* The next row in index order, valid until the next call; NULL at the end. */
+HeapTuple
+index_read_next(IndexRead *r)
+{
+	if (r->scan == NULL)
+		r->scan = systable_beginscan_ordered(r->table, r->index, GetActiveSnapshot(), r->nkeys, r->keys);
+	return systable_getnext_ordered(r->scan, ForwardScanDirection);
+}
+
+void
+index_read_end(IndexRead *r)
+{
+	if (r->scan != NULL)
+		systable_endscan_ordered(r->scan);
+	index_close(r->index, NoLock);
+	r->scan = NULL;
+	r->index = NULL;
+}
+
+/*
+ * The row type of a result table: columns of the given built-in types,
+ * made once per backend in *slot.
+ */
+TupleDesc
+result_desc(TupleDesc *slot, int ncols, const Oid *types)
+{
+	if (*slot == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+		TupleDesc	desc = CreateTemplateTupleDesc(ncols);
+
+		for (int i = 0; i < ncols; i++)
+			TupleDescInitEntry(desc, (AttrNumber) (i + 1), NULL, types[i], -1, 0);
+		MemoryContextSwitchTo(old);
+		*slot = desc;
+	}
+	return *slot;
+}
+
+/* An empty result table with room for capacity rows (it grows as needed). */
+SPITupleTable *
+result_table_new(TupleDesc desc, uint64 capacity)
+{
+	SPITupleTable *tt = palloc0(sizeof(SPITupleTable));
+
+	tt->tupdesc = desc;
+	tt->alloced = Max(capacity, 4);
+	tt->vals = palloc(sizeof(HeapTuple) * tt->alloced);
+	return tt;
+}
+
+/* Append a row (kept, not copied). */
+void
+result_table_add(SPITupleTable *tt, HeapTuple row)
+{
+	if (tt->numvals == tt->alloced)
+	{
+		tt->alloced *= 2;
+		tt->vals = repalloc(tt->vals, sizeof(HeapTuple) * tt->alloced);
+	}
+	tt->vals[tt->numvals++] = row;
+}

@@ -1,0 +1,49 @@
+/*
+ * index_read.h — reads of the extension's own tables through their btree
+ * indexes, without SPI, for the statements every route() and reward runs:
+ * there a planned query's executor start-up and plan-cache checks cost
+ * several times the few index probes it makes.
+ *
+ * A read sees what a read-only SPI query of the caller would: rows visible
+ * to the active snapshot.  The caller runs as the extension owner, whose
+ * queries no ACL or row-level security policy restricts either.  Indexes are
+ * found by their key columns, not their names.
+ *
+ * Results come as an SPITupleTable-shaped table (tupdesc and vals only,
+ * allocated in the current memory context), so that the code that reads
+ * SPI results reads these the same way.
+ */
+#ifndef MODEL_SELECT_INDEX_READ_H
+#define MODEL_SELECT_INDEX_READ_H
+
+#include "access/genam.h"
+#include "executor/spi.h"
+#include "utils/rel.h"
+
+/* An ordered scan of one table through the index on its leading key columns. */
+typedef struct IndexRead
+{
+	Relation	table;
+	Relation	index;
+	SysScanDesc scan;
+	int			nkeys;
+	ScanKeyData keys[3];
+} IndexRead;
+
+extern Relation own_table_open(const char *name);
+extern void own_table_close(Relation table);
+extern AttrNumber own_column(Relation table, const char *name);
+extern void own_columns(Relation table, HeapTuple row, int ncols, const char *const *names,
+						Datum *values, bool *nulls);
+
+extern void index_read_begin(IndexRead *r, Relation table, int ncols, const char *const *cols);
+extern void index_read_key(IndexRead *r, const char *col, StrategyNumber strategy,
+						   RegProcedure proc, Datum value);
+extern HeapTuple index_read_next(IndexRead *r);
+extern void index_read_end(IndexRead *r);
+
+extern TupleDesc result_desc(TupleDesc *slot, int ncols, const Oid *types);
+extern SPITupleTable *result_table_new(TupleDesc desc, uint64 capacity);
+extern void result_table_add(SPITupleTable *tt, HeapTuple row);
+
+#endif
