@@ -9,6 +9,7 @@
 #include "catalog/pg_am_d.h"
 #include "catalog/pg_index.h"
 #include "nodes/pg_list.h"
+#include "utils/datum.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
@@ -34,10 +35,14 @@ own_table_close(Relation table)
 	table_close(table, NoLock);
 }
 
+/* A column's number; "xmin" is the row's inserting transaction (a 32-bit xid). */
 AttrNumber
 own_column(Relation table, const char *name)
 {
 	TupleDesc	desc = RelationGetDescr(table);
+
+	if (strcmp(name, "xmin") == 0)
+		return MinTransactionIdAttributeNumber;
 
 	for (int i = 0; i < desc->natts; i++)
 		if (!TupleDescAttr(desc, i)->attisdropped && strcmp(NameStr(TupleDescAttr(desc, i)->attname), name) == 0)
@@ -52,6 +57,40 @@ own_columns(Relation table, HeapTuple row, int ncols, const char *const *names, 
 {
 	for (int i = 0; i < ncols; i++)
 		values[i] = heap_getattr(row, own_column(table, names[i]), RelationGetDescr(table), &nulls[i]);
+}
+
+/*
+ * The named columns of the row of table whose key column equals key (eq:
+ * its equality function), copied out of the table; false when there is no
+ * such row.  The key column must lead a btree index (a primary or unique
+ * key: the first row found is taken).
+ */
+bool
+own_row_by_key(Relation table, const char *key_column, RegProcedure eq, Datum key,
+			   int ncols, const char *const *names, Datum *values, bool *nulls)
+{
+	IndexRead	r;
+	HeapTuple	row;
+
+	index_read_begin(&r, table, 1, &key_column);
+	index_read_key(&r, key_column, BTEqualStrategyNumber, eq, key);
+	row = index_read_next(&r);
+	if (row != NULL)
+	{
+		own_columns(table, row, ncols, names, values, nulls);
+		for (int i = 0; i < ncols; i++)
+		{
+			AttrNumber	attnum = own_column(table, names[i]);
+			Form_pg_attribute att;
+
+			if (nulls[i] || attnum < 0)
+				continue;		/* system columns are passed by value */
+			att = TupleDescAttr(RelationGetDescr(table), attnum - 1);
+			values[i] = datumCopy(values[i], att->attbyval, att->attlen);
+		}
+	}
+	index_read_end(&r);
+	return row != NULL;
 }
 
 /* Do the index's key columns begin with these heap columns? */

@@ -35,6 +35,8 @@ extern void own_table_close(Relation table);
 extern AttrNumber own_column(Relation table, const char *name);
 extern void own_columns(Relation table, HeapTuple row, int ncols, const char *const *names,
 						Datum *values, bool *nulls);
+extern bool own_row_by_key(Relation table, const char *key_column, RegProcedure eq, Datum key,
+						   int ncols, const char *const *names, Datum *values, bool *nulls);
 
 extern void index_read_begin(IndexRead *r, Relation table, int ncols, const char *const *cols);
 extern void index_read_key(IndexRead *r, const char *col, StrategyNumber strategy,

@@ -16,11 +16,13 @@
 #include "fmgr.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/rel.h"
 #include "utils/timestamp.h"
 #include "utils/xid8.h"
 
 #include "core/catalog.h"
+#include "core/index_read.h"
 #include "core/log_table.h"
 #include "core/context.h"
 #include "core/reward_value.h"
@@ -63,46 +65,48 @@ typedef struct RewardTarget
 } RewardTarget;
 
 /*
- * The decision's selector, arm and context, after the caller's right to
- * reward on that selector is checked (from the owner and grantees read in
- * the same query): nothing about the decision, not even its selector's
- * name, shows in an error before.
+ * The decision's selector, arm and context, read through the indexes
+ * (index_read.h), after the caller's right to reward on that selector is
+ * checked: nothing about the decision, not even its selector's name, shows
+ * in an error before.
  */
 static void
 target_from_decision(int64 decision_id, RewardTarget *t)
 {
-	static SPIPlanPtr plan = NULL;
-	Oid			argtypes[2] = {INT8OID, TEXTARRAYOID};
-	Datum		args[2] = {Int64GetDatum(decision_id), selector_privilege_names(SELECTOR_REWARD)};
-	HeapTuple	row;
-	TupleDesc	desc;
-	bool		isnull;
+	static const char *const decision_columns[] = {"selector_id", "arm_id", "context"};
+	static const char *const selector_columns[] = {"name", "owner"};
+	static const char *const arm_columns[] = {"name", "active", "retired_at"};
+	Relation	decisions = own_table_open("decisions");
+	Relation	selectors = own_table_open("selectors");
+	Relation	arms = own_table_open("arms");
+	Datum		values[3];
+	bool		nulls[3];
 
-	spi_execute(spi_plan(&plan,
-						 "SELECT d.selector_id, d.arm_id, s.name, a.name, a.active, d.context, s.owner, "
-						 SELECTOR_GRANTEES_COLUMN("s", "$2")
-						 ", coalesce(a.retired_at, 'infinity')"
-						 " FROM model_select.decisions d"
-						 " JOIN model_select.selectors s USING (selector_id)"
-						 " JOIN model_select.arms a USING (arm_id)"
-						 " WHERE d.decision_id = $1",
-						 2, argtypes), args, NULL, true, 1, SPI_OK_SELECT, "read decision " INT64_FORMAT, decision_id);
-	if (SPI_processed != 1)
+	if (!own_row_by_key(decisions, "decision_id", F_INT8EQ, Int64GetDatum(decision_id),
+						lengthof(decision_columns), decision_columns, values, nulls))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("decision " INT64_FORMAT " does not exist", decision_id)));
-	row = SPI_tuptable->vals[0];
-	desc = SPI_tuptable->tupdesc;
-	t->selector = SPI_getvalue(row, desc, 3);
-	t->selector_id = DatumGetInt32(SPI_getbinval(row, desc, 1, &isnull));
+	t->selector_id = DatumGetInt32(values[0]);
+	t->arm_id = DatumGetInt32(values[1]);
+	t->context = values[2];
+	/* the decision's foreign keys hold its selector and arm */
+	if (!own_row_by_key(selectors, "selector_id", F_INT4EQ, Int32GetDatum(t->selector_id),
+						lengthof(selector_columns), selector_columns, values, nulls))
+		elog(ERROR, "decision " INT64_FORMAT " has no selector", decision_id);
+	t->selector = TextDatumGetCString(values[0]);
 	selector_check_privilege_of(t->selector_id, psprintf("decision " INT64_FORMAT, decision_id),
-								SELECTOR_REWARD, DatumGetObjectId(spi_datum(row, desc, 7)),
-								spi_datum(row, desc, 8));
-	t->arm_id = DatumGetInt32(SPI_getbinval(row, desc, 2, &isnull));
-	t->arm = SPI_getvalue(row, desc, 4);
-	t->active = DatumGetBool(SPI_getbinval(row, desc, 5, &isnull));
-	t->context = SPI_getbinval(row, desc, 6, &isnull);
-	t->retired_at = DatumGetTimestampTz(spi_datum(row, desc, 9));
+								SELECTOR_REWARD, DatumGetObjectId(values[1]),
+								selector_grantees(t->selector_id, SELECTOR_REWARD));
+	if (!own_row_by_key(arms, "arm_id", F_INT4EQ, Int32GetDatum(t->arm_id),
+						lengthof(arm_columns), arm_columns, values, nulls))
+		elog(ERROR, "decision " INT64_FORMAT " has no arm", decision_id);
+	t->arm = TextDatumGetCString(values[0]);
+	t->active = DatumGetBool(values[1]);
+	t->retired_at = nulls[2] ? DT_NOEND : DatumGetTimestampTz(values[2]);
+	own_table_close(arms);
+	own_table_close(selectors);
+	own_table_close(decisions);
 }
 
 static void

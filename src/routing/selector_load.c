@@ -42,32 +42,20 @@ static const char *const selector_columns[] = {
 	"selector_id", "dim", "policy", "kernel", "settings", "seed", "settings_version", "owner"
 };
 static const char *const arm_columns[] = {"arm_id", "name", "ordinal", "active"};
-/* CKPT_COL + 2 on (after version and the row's xmin): CHECKPOINT_POSITION_COLUMNS, then state */
-static const char *const checkpoint_columns[] = {
-	"settings_version", "ckpt_tx", "ckpt_seq", "n", "reward_sum", "cost_sum", "cost_n", "state"
-};
 
-/*
- * An arm's checkpoint columns (CKPT_COL on) from its arm_state row, or NULLs;
- * they point into the row until the caller ends the read r.
- */
+/* An arm's checkpoint columns (CKPT_COL on) from its arm_state row, or NULLs. */
 static void
-checkpoint_columns_of(IndexRead *r, Relation arm_state, int32 arm_id, Datum *values, bool *nulls)
+checkpoint_columns_of(Relation arm_state, int32 arm_id, Datum *values, bool *nulls)
 {
-	static const char *const key[] = {"arm_id"};
-	HeapTuple	row;
+	static const char *const columns[] = {
+		"version", "xmin", "settings_version", "ckpt_tx", "ckpt_seq", "n", "reward_sum", "cost_sum", "cost_n", "state"
+	};
 
-	index_read_begin(r, arm_state, 1, key);
-	index_read_key(r, "arm_id", BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(arm_id));
-	if ((row = index_read_next(r)) == NULL)
-		memset(nulls, true, sizeof(bool) * (2 + lengthof(checkpoint_columns)));
-	else
-	{
-		values[0] = heap_getattr(row, own_column(arm_state, "version"), RelationGetDescr(arm_state), &nulls[0]);
-		values[1] = Int64GetDatum((int64) HeapTupleHeaderGetRawXmin(row->t_data));
-		nulls[1] = false;
-		own_columns(arm_state, row, lengthof(checkpoint_columns), checkpoint_columns, values + 2, nulls + 2);
-	}
+	if (!own_row_by_key(arm_state, "arm_id", F_INT4EQ, Int32GetDatum(arm_id), lengthof(columns), columns,
+						values, nulls))
+		memset(nulls, true, sizeof(bool) * lengthof(columns));
+	else						/* as xmin::text::bigint */
+		values[1] = Int64GetDatum((int64) DatumGetTransactionId(values[1]));
 }
 
 /*
@@ -96,7 +84,6 @@ selector_rows(const char *name)
 	bool		nulls[SELECTOR_NCOLS];
 	IndexRead	by_name;
 	IndexRead	by_selector;
-	IndexRead	checkpoint;
 	HeapTuple	row;
 
 	index_read_begin(&by_name, selectors, 1, name_key);
@@ -111,10 +98,9 @@ selector_rows(const char *name)
 		while ((row = index_read_next(&by_selector)) != NULL)
 		{
 			own_columns(arms, row, lengthof(arm_columns), arm_columns, values + ARM_COL - 1, nulls + ARM_COL - 1);
-			checkpoint_columns_of(&checkpoint, arm_state, DatumGetInt32(values[ARM_COL - 1]),
-								  values + CKPT_COL - 1, nulls + CKPT_COL - 1);
+			checkpoint_columns_of(arm_state, DatumGetInt32(values[ARM_COL - 1]), values + CKPT_COL - 1,
+								  nulls + CKPT_COL - 1);
 			result_table_add(tt, heap_form_tuple(tt->tupdesc, values, nulls));
-			index_read_end(&checkpoint);
 		}
 		index_read_end(&by_selector);
 		if (tt->numvals == 0)
