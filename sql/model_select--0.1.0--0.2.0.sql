@@ -26,6 +26,20 @@ DROP INDEX model_select.rewards_arm_id_reward_id_idx;
 CREATE INDEX ON model_select.rewards (arm_id, tx, seq);
 SELECT pg_catalog.pg_extension_config_dump('model_select.rewards', 'ORDER BY tx, seq');
 
+-- One foreign key per logged row, to its arm and selector together: one
+-- check (and one key-share lock, on the arm) instead of two.
+ALTER TABLE model_select.arms ADD UNIQUE (arm_id, selector_id);
+ALTER TABLE model_select.decisions
+    DROP CONSTRAINT decisions_selector_id_fkey,
+    DROP CONSTRAINT decisions_arm_id_fkey,
+    ADD FOREIGN KEY (arm_id, selector_id) REFERENCES model_select.arms (arm_id, selector_id)
+        ON DELETE CASCADE;
+ALTER TABLE model_select.rewards
+    DROP CONSTRAINT rewards_selector_id_fkey,
+    DROP CONSTRAINT rewards_arm_id_fkey,
+    ADD FOREIGN KEY (arm_id, selector_id) REFERENCES model_select.arms (arm_id, selector_id)
+        ON DELETE CASCADE;
+
 -- the cost weight in force for each decision (the budget's pacer); NULL
 -- for decisions logged before.
 ALTER TABLE model_select.decisions ADD COLUMN cost_weight float8;
@@ -166,11 +180,9 @@ BEGIN
         RAISE EXCEPTION 'settings must not be NULL' USING ERRCODE = '22004';
     END IF;
     -- First wait for the reward inserts in flight (later ones wait for us and
-    -- read the new settings), then lock the row: an insert's foreign key
-    -- check key-share-locks it while the insert holds the settings lock.
-    -- FOR NO KEY UPDATE, which key-share locks do not block: a transaction
-    -- that logged a decision (route()'s foreign key check) and then waits
-    -- for the settings lock to insert its reward would otherwise deadlock.
+    -- read the new settings), then lock the row against other changes of
+    -- the selector.  FOR NO KEY UPDATE: logged rows key-share-lock their arm
+    -- (foreign keys), and nothing that routes or rewards waits for this.
     SELECT sel.selector_id INTO sid FROM model_select.selectors sel WHERE sel.name = _alter_selector.name;
     IF FOUND THEN
         PERFORM model_select._settings_lock(sid);

@@ -32,7 +32,10 @@ CREATE TABLE model_select.arms (
     created_at  timestamptz NOT NULL DEFAULT now(),
     retired_at  timestamptz,
     UNIQUE (selector_id, name),
-    UNIQUE (selector_id, ordinal)
+    UNIQUE (selector_id, ordinal),
+    -- what the logs' foreign keys reference: one check (and one key-share
+    -- lock, on the arm) per logged row covers its arm and its selector
+    UNIQUE (arm_id, selector_id)
 );
 
 -- One row per arm: its checkpoint, the fold of the arm's reward log up to
@@ -178,11 +181,9 @@ BEGIN
         RAISE EXCEPTION 'settings must not be NULL' USING ERRCODE = '22004';
     END IF;
     -- First wait for the reward inserts in flight (later ones wait for us and
-    -- read the new settings), then lock the row: an insert's foreign key
-    -- check key-share-locks it while the insert holds the settings lock.
-    -- FOR NO KEY UPDATE, which key-share locks do not block: a transaction
-    -- that logged a decision (route()'s foreign key check) and then waits
-    -- for the settings lock to insert its reward would otherwise deadlock.
+    -- read the new settings), then lock the row against other changes of
+    -- the selector.  FOR NO KEY UPDATE: logged rows key-share-lock their arm
+    -- (foreign keys), and nothing that routes or rewards waits for this.
     SELECT sel.selector_id INTO sid FROM model_select.selectors sel WHERE sel.name = _alter_selector.name;
     IF FOUND THEN
         PERFORM model_select._settings_lock(sid);

@@ -3,13 +3,15 @@
 
 CREATE TABLE model_select.decisions (
     decision_id bigserial PRIMARY KEY,
-    selector_id int NOT NULL REFERENCES model_select.selectors ON DELETE CASCADE,
-    arm_id      int NOT NULL REFERENCES model_select.arms ON DELETE CASCADE,
+    selector_id int NOT NULL,
+    arm_id      int NOT NULL,
     context     float8[] NOT NULL,
     score       float8 NOT NULL,            -- the chosen arm's ucb
     mean        float8,                     -- its predicted reward (mean) at decision time
     created_at  timestamptz NOT NULL DEFAULT now(),
-    cost_weight float8                      -- the cost weight λ in force (the budget's pacer)
+    cost_weight float8,                     -- the cost weight λ in force (the budget's pacer)
+    FOREIGN KEY (arm_id, selector_id) REFERENCES model_select.arms (arm_id, selector_id)
+        ON DELETE CASCADE
 );
 CREATE INDEX ON model_select.decisions (selector_id, created_at);
 

@@ -19,10 +19,12 @@ CREATE TABLE model_select.rewards (
     reward      float8 NOT NULL,
     cost        float8,
     created_at  timestamptz NOT NULL DEFAULT now(),
-    selector_id int NOT NULL REFERENCES model_select.selectors ON DELETE CASCADE,
-    arm_id      int NOT NULL REFERENCES model_select.arms ON DELETE CASCADE,
+    selector_id int NOT NULL,
+    arm_id      int NOT NULL,
     tx          xid8 NOT NULL,
-    seq         bigint NOT NULL
+    seq         bigint NOT NULL,
+    FOREIGN KEY (arm_id, selector_id) REFERENCES model_select.arms (arm_id, selector_id)
+        ON DELETE CASCADE
 );
 CREATE INDEX ON model_select.rewards (arm_id, tx, seq);
 CREATE INDEX ON model_select.rewards (selector_id);
