@@ -169,10 +169,26 @@ context_hash(const double *x, int32 dim, uint64 seed)
 ArrayType *
 float8_array(const double *x, const bool *missing, int n)
 {
-	Datum	   *elems = palloc(sizeof(Datum) * Max(n, 1));
+	Datum	   *elems;
 	int			dims[1] = {n};
 	int			lbs[1] = {1};
 
+	if (missing == NULL && n > 0)
+	{
+		/* what construct_md_array() builds, without its per-element walk */
+		Size		bytes = ARR_OVERHEAD_NONULLS(1) + sizeof(float8) * (Size) n;
+		ArrayType  *a = palloc0(bytes);
+
+		SET_VARSIZE(a, bytes);
+		a->ndim = 1;
+		a->dataoffset = 0;
+		a->elemtype = FLOAT8OID;
+		ARR_DIMS(a)[0] = n;
+		ARR_LBOUND(a)[0] = 1;
+		memcpy(ARR_DATA_PTR(a), x, sizeof(float8) * (Size) n);
+		return a;
+	}
+	elems = palloc(sizeof(Datum) * Max(n, 1));
 	for (int i = 0; i < n; i++)
 		elems[i] = Float8GetDatum(x[i]);
 	return construct_md_array(elems, (bool *) missing, 1, dims, lbs, FLOAT8OID, sizeof(float8),

@@ -35,28 +35,73 @@ own_table_close(Relation table)
 	table_close(table, NoLock);
 }
 
+/*
+ * Column numbers found by name, kept per table and name (the names are the
+ * callers' static strings) and checked against the table's descriptor at
+ * each use, so a table re-created with other numbers is looked up again.
+ */
+#define COLUMN_GUESSES 64
+
+typedef struct ColumnGuess
+{
+	Oid			table;
+	const char *name;
+	AttrNumber	attnum;
+} ColumnGuess;
+
+static ColumnGuess column_guesses[COLUMN_GUESSES];
+
 /* A column's number; "xmin" is the row's inserting transaction (a 32-bit xid). */
 AttrNumber
 own_column(Relation table, const char *name)
 {
 	TupleDesc	desc = RelationGetDescr(table);
+	ColumnGuess *guess = &column_guesses[(((uintptr_t) name) >> 3 ^ RelationGetRelid(table)) % COLUMN_GUESSES];
 
+	if (guess->table == RelationGetRelid(table) && guess->name == name && guess->attnum <= desc->natts &&
+		strcmp(NameStr(TupleDescAttr(desc, guess->attnum - 1)->attname), name) == 0 &&
+		!TupleDescAttr(desc, guess->attnum - 1)->attisdropped)
+		return guess->attnum;
 	if (strcmp(name, "xmin") == 0)
 		return MinTransactionIdAttributeNumber;
-
 	for (int i = 0; i < desc->natts; i++)
 		if (!TupleDescAttr(desc, i)->attisdropped && strcmp(NameStr(TupleDescAttr(desc, i)->attname), name) == 0)
-			return (AttrNumber) (i + 1);
+		{
+			guess->table = RelationGetRelid(table);
+			guess->name = name;
+			guess->attnum = (AttrNumber) (i + 1);
+			return guess->attnum;
+		}
 	elog(ERROR, "table %s has no column %s", RelationGetRelationName(table), name);
 	return InvalidAttrNumber;	/* keep the compiler quiet */
 }
 
-/* The named columns of a row of table into values and nulls (pointing into the row). */
+/*
+ * The named columns of a row of table into values and nulls (pointing into
+ * the row): the row is deformed once, not walked per column.
+ */
 void
 own_columns(Relation table, HeapTuple row, int ncols, const char *const *names, Datum *values, bool *nulls)
 {
+	TupleDesc	desc = RelationGetDescr(table);
+	Datum		all[OWN_TABLE_MAX_COLUMNS];
+	bool		all_nulls[OWN_TABLE_MAX_COLUMNS];
+
+	if (desc->natts > OWN_TABLE_MAX_COLUMNS)
+		elog(ERROR, "table %s has more than %d columns", RelationGetRelationName(table), OWN_TABLE_MAX_COLUMNS);
+	heap_deform_tuple(row, desc, all, all_nulls);
 	for (int i = 0; i < ncols; i++)
-		values[i] = heap_getattr(row, own_column(table, names[i]), RelationGetDescr(table), &nulls[i]);
+	{
+		AttrNumber	attnum = own_column(table, names[i]);
+
+		if (attnum > 0)
+		{
+			values[i] = all[attnum - 1];
+			nulls[i] = all_nulls[attnum - 1];
+		}
+		else
+			values[i] = heap_getattr(row, attnum, desc, &nulls[i]);
+	}
 }
 
 /*

@@ -20,6 +20,9 @@
 #include "executor/spi.h"
 #include "utils/rel.h"
 
+/* The most columns a table read this way may have (own_columns). */
+#define OWN_TABLE_MAX_COLUMNS 32
+
 /* An ordered scan of one table through the index on its leading key columns. */
 typedef struct IndexRead
 {
