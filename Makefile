@@ -94,7 +94,7 @@ endif
 # `make -n test` from actually running the test suite.)
 MS_MAKE = $(MAKE)
 
-.PHONY: test lint demo example ms-setup bench-perf bench-batch bench-pgbench bench-scale bench-forgetting bench-quality bench-confidence bench-memory
+.PHONY: test lint demo example ms-setup bench-perf bench-batch bench-pgbench bench-instructions bench-scale bench-forgetting bench-quality bench-confidence bench-memory
 ms-setup:
 	scripts/ensure-deps.sh
 	$(MAKE) PG_CONFIG=$(PG_CONFIG)
@@ -134,6 +134,10 @@ bench-batch: ms-setup
 # extension, 1 and 4 clients (also the last part of bench-perf).
 bench-pgbench: ms-setup
 	bench/pgbench.sh
+
+# CPU instructions per decision (callgrind) vs the same SQL without the extension.
+bench-instructions: ms-setup
+	bench/instructions.sh
 
 # Resident memory of 16 backends scoring one pak_ucb selector (5 arms x 2,000
 # rewards, d 384), each with its own cache vs the shared cache (preloaded).

@@ -104,6 +104,24 @@ own_columns(Relation table, HeapTuple row, int ncols, const char *const *names, 
 	}
 }
 
+/* own_columns(), the values copied out of the row (into the current memory context). */
+void
+own_columns_copy(Relation table, HeapTuple row, int ncols, const char *const *names, Datum *values,
+				 bool *nulls)
+{
+	own_columns(table, row, ncols, names, values, nulls);
+	for (int i = 0; i < ncols; i++)
+	{
+		AttrNumber	attnum = own_column(table, names[i]);
+		Form_pg_attribute att;
+
+		if (nulls[i] || attnum < 0)
+			continue;			/* system columns are passed by value */
+		att = TupleDescAttr(RelationGetDescr(table), attnum - 1);
+		values[i] = datumCopy(values[i], att->attbyval, att->attlen);
+	}
+}
+
 /*
  * The named columns of the row of table whose key column equals key (eq:
  * its equality function), copied out of the table; false when there is no
@@ -121,19 +139,7 @@ own_row_by_key(Relation table, const char *key_column, RegProcedure eq, Datum ke
 	index_read_key(&r, key_column, BTEqualStrategyNumber, eq, key);
 	row = index_read_next(&r);
 	if (row != NULL)
-	{
-		own_columns(table, row, ncols, names, values, nulls);
-		for (int i = 0; i < ncols; i++)
-		{
-			AttrNumber	attnum = own_column(table, names[i]);
-			Form_pg_attribute att;
-
-			if (nulls[i] || attnum < 0)
-				continue;		/* system columns are passed by value */
-			att = TupleDescAttr(RelationGetDescr(table), attnum - 1);
-			values[i] = datumCopy(values[i], att->attbyval, att->attlen);
-		}
-	}
+		own_columns_copy(table, row, ncols, names, values, nulls);
 	index_read_end(&r);
 	return row != NULL;
 }

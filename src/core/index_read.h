@@ -38,6 +38,8 @@ extern void own_table_close(Relation table);
 extern AttrNumber own_column(Relation table, const char *name);
 extern void own_columns(Relation table, HeapTuple row, int ncols, const char *const *names,
 						Datum *values, bool *nulls);
+extern void own_columns_copy(Relation table, HeapTuple row, int ncols, const char *const *names,
+							 Datum *values, bool *nulls);
 extern bool own_row_by_key(Relation table, const char *key_column, RegProcedure eq, Datum key,
 						   int ncols, const char *const *names, Datum *values, bool *nulls);
 

@@ -43,19 +43,71 @@ static const char *const selector_columns[] = {
 };
 static const char *const arm_columns[] = {"arm_id", "name", "ordinal", "active"};
 
-/* An arm's checkpoint columns (CKPT_COL on) from its arm_state row, or NULLs. */
-static void
-checkpoint_columns_of(Relation arm_state, int32 arm_id, Datum *values, bool *nulls)
-{
-	static const char *const columns[] = {
-		"version", "xmin", "settings_version", "ckpt_tx", "ckpt_seq", "n", "reward_sum", "cost_sum", "cost_n", "state"
-	};
+/* The arm_state columns of CKPT_COL on, after arm_id (xmin: as xmin::text::bigint). */
+static const char *const checkpoint_columns[] = {
+	"arm_id", "version", "xmin", "settings_version", "ckpt_tx", "ckpt_seq", "n", "reward_sum", "cost_sum",
+	"cost_n", "state"
+};
+#define CKPT_NCOLS (lengthof(checkpoint_columns) - 1)
 
-	if (!own_row_by_key(arm_state, "arm_id", F_INT4EQ, Int32GetDatum(arm_id), lengthof(columns), columns,
-						values, nulls))
-		memset(nulls, true, sizeof(bool) * lengthof(columns));
-	else						/* as xmin::text::bigint */
-		values[1] = Int64GetDatum((int64) DatumGetTransactionId(values[1]));
+typedef struct CheckpointColumns
+{
+	Datum		values[lengthof(checkpoint_columns)];
+	bool		nulls[lengthof(checkpoint_columns)];
+} CheckpointColumns;
+
+static int
+checkpoint_arm_cmp(const void *a, const void *b)
+{
+	int32		x = DatumGetInt32(((const CheckpointColumns *) a)->values[0]);
+	int32		y = DatumGetInt32(((const CheckpointColumns *) b)->values[0]);
+
+	return (x > y) - (x < y);
+}
+
+/* The selector's arm_state rows (one scan of its index on selector_id), sorted by arm_id. */
+static CheckpointColumns *
+selector_checkpoints(Relation arm_state, Datum selector_id, int *n)
+{
+	static const char *const key[] = {"selector_id"};
+	int			capacity = 8;
+	CheckpointColumns *ck = palloc(sizeof(CheckpointColumns) * capacity);
+	IndexRead	r;
+	HeapTuple	row;
+
+	*n = 0;
+	index_read_begin(&r, arm_state, 1, key);
+	index_read_key(&r, "selector_id", BTEqualStrategyNumber, F_INT4EQ, selector_id);
+	while ((row = index_read_next(&r)) != NULL)
+	{
+		if (*n == capacity)
+			ck = repalloc(ck, sizeof(CheckpointColumns) * (capacity *= 2));
+		own_columns_copy(arm_state, row, lengthof(checkpoint_columns), checkpoint_columns,
+						 ck[*n].values, ck[*n].nulls);
+		ck[*n].values[2] = Int64GetDatum((int64) DatumGetTransactionId(ck[*n].values[2]));
+		(*n)++;
+	}
+	index_read_end(&r);
+	qsort(ck, *n, sizeof(CheckpointColumns), checkpoint_arm_cmp);
+	return ck;
+}
+
+/* An arm's checkpoint columns (CKPT_COL on), or NULLs when it has no arm_state row. */
+static void
+checkpoint_columns_of(const CheckpointColumns *ck, int nck, Datum arm_id, Datum *values, bool *nulls)
+{
+	CheckpointColumns probe;
+	const CheckpointColumns *found;
+
+	probe.values[0] = arm_id;
+	found = bsearch(&probe, ck, nck, sizeof(CheckpointColumns), checkpoint_arm_cmp);
+	if (found == NULL)
+		memset(nulls, true, sizeof(bool) * CKPT_NCOLS);
+	else
+	{
+		memcpy(values, found->values + 1, sizeof(Datum) * CKPT_NCOLS);
+		memcpy(nulls, found->nulls + 1, sizeof(bool) * CKPT_NCOLS);
+	}
 }
 
 /*
@@ -85,6 +137,8 @@ selector_rows(const char *name)
 	IndexRead	by_name;
 	IndexRead	by_selector;
 	HeapTuple	row;
+	CheckpointColumns *checkpoints;
+	int			ncheckpoints;
 
 	index_read_begin(&by_name, selectors, 1, name_key);
 	index_read_key(&by_name, "name", BTEqualStrategyNumber, F_TEXTEQ, CStringGetTextDatum(name));
@@ -93,12 +147,13 @@ selector_rows(const char *name)
 		own_columns(selectors, row, lengthof(selector_columns), selector_columns, values, nulls);
 		values[GRANTEES_COL - 1] = selector_grantees(DatumGetInt32(values[0]), SELECTOR_ROUTE);
 		nulls[GRANTEES_COL - 1] = false;
+		checkpoints = selector_checkpoints(arm_state, values[0], &ncheckpoints);
 		index_read_begin(&by_selector, arms, 2, arms_key);
 		index_read_key(&by_selector, "selector_id", BTEqualStrategyNumber, F_INT4EQ, values[0]);
 		while ((row = index_read_next(&by_selector)) != NULL)
 		{
 			own_columns(arms, row, lengthof(arm_columns), arm_columns, values + ARM_COL - 1, nulls + ARM_COL - 1);
-			checkpoint_columns_of(arm_state, DatumGetInt32(values[ARM_COL - 1]), values + CKPT_COL - 1,
+			checkpoint_columns_of(checkpoints, ncheckpoints, values[ARM_COL - 1], values + CKPT_COL - 1,
 								  nulls + CKPT_COL - 1);
 			result_table_add(tt, heap_form_tuple(tt->tupdesc, values, nulls));
 		}

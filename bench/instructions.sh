@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# make bench-instructions: the CPU instructions one decision costs the server -- read a
+# prompt, route(), insert its reward, commit -- against the same SQL work without the
+# extension (bench-pgbench's baseline), counted by valgrind's callgrind in a single-user
+# backend.  Unlike throughput, instruction counts do not move with the disk, the other
+# tenants of a virtual machine or the CPU's caches, so a change to the SQL path shows in
+# them whatever the machine; they do not show memory stalls (a factor read out of cache
+# costs the same instructions), which is what bench-pgbench's ratios measure too.
+#
+# Set-up as bench-pgbench (bench/lib/decision_setup.bash: d = 384, 5 arms, 2,000 rewards
+# per arm), then the server is stopped and, per transaction kind, a single-user backend
+# runs a DO block of N decisions as the application role, each committed on its own
+# (plpgsql's COMMIT), under callgrind: once with MS_INSTR_FEW (20) and once with
+# MS_INSTR_MANY (220) decisions.  Instructions per decision = the difference / (MANY - FEW),
+# which leaves out start-up and the first load of each selector.  Policies:
+# MS_INSTR_POLICIES ("rff_ucb lin_ucb").  Needs valgrind (installed as root if missing).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-Haswell} OPENBLAS_NUM_THREADS=1
+if [ -z "${MS_INSTR_IN_CLUSTER:-}" ]; then
+    if ! command -v valgrind >/dev/null; then
+        if [ "$(id -u)" -eq 0 ]; then
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -q valgrind >/dev/null
+        else
+            echo "bench-instructions needs valgrind: apt-get install valgrind" >&2
+            exit 1
+        fi
+    fi
+    MS_INSTR_IN_CLUSTER=1 exec scripts/with-cluster.sh bench/instructions.sh
+fi
+
+POLICIES=${MS_INSTR_POLICIES:-rff_ucb lin_ucb}
+FEW=${MS_INSTR_FEW:-20}
+MANY=${MS_INSTR_MANY:-220}
+PG_BINDIR=${PG_BINDIR:-/usr/lib/postgresql/15/bin}
+DB=ms_instructions
+APP=ms_bench_app
+
+t0=$(date +%s)
+. bench/lib/decision_setup.bash
+decision_setup "$DB" "$APP" "$POLICIES"
+psql -X -q -d "$DB" -c "VACUUM ANALYZE"
+DATADIR=$(psql -X -A -t -d "$DB" -c "SHOW data_directory")
+echo "set-up (prompts, ${POLICIES// /, } with 2,000 rewards per arm): $(( $(date +%s) - t0 )) s"
+
+as_server() {
+    if [ "$(id -u)" -eq 0 ]; then
+        (cd "$PGHOST" && runuser -u postgres -- "$@")
+    else
+        (cd "$PGHOST" && "$@")
+    fi
+}
+# single-user mode needs the server stopped; with-cluster.sh's clean-up then only deletes it
+as_server "$PG_BINDIR/pg_ctl" -D "$DATADIR" -m fast -w stop >/dev/null
+
+# The body of one decision, the decision id in d and the prompt's id i * 37 mod 10,000 + 1.
+decision_sql() {
+    case $1 in
+        baseline) echo "INSERT INTO decisions_b(prompt_id, context, arm) SELECT id, emb, 'm1' FROM prompts WHERE id = (i * 37) % 10000 + 1 RETURNING decision_id INTO d; INSERT INTO rewards_b(decision_id, reward) VALUES (d, 0.5);" ;;
+        *) echo "SELECT r.decision_id INTO d FROM prompts p, model_select.route('$1', p.emb) r WHERE p.id = (i * 37) % 10000 + 1; INSERT INTO model_select.rewards(decision_id, reward) VALUES (d, 0.5);" ;;
+    esac
+}
+
+# instructions KIND N: callgrind's instruction count of a single-user backend that makes N decisions
+instructions() {
+    local out=$PGHOST/callgrind.$1.$2 log=$PGHOST/single.$1.$2.log
+    printf 'SET ROLE %s\nDO $$ DECLARE d bigint; BEGIN FOR i IN 1..%d LOOP %s COMMIT; END LOOP; END $$\n' \
+        "$APP" "$2" "$(decision_sql "$1")" |
+        as_server valgrind --tool=callgrind --callgrind-out-file="$out" \
+            "$PG_BINDIR/postgres" --single -D "$DATADIR" "$DB" >"$log" 2>&1
+    if grep -q -E '(ERROR|FATAL|PANIC):' "$log"; then
+        echo "the single-user backend failed ($1, $2 decisions):" >&2
+        grep -m 3 -E '(ERROR|FATAL|PANIC):' "$log" >&2
+        exit 1
+    fi
+    sed -n 's/^.*Collected : \([0-9]*\).*$/\1/p' "$log"
+}
+
+per_decision() {
+    local few many
+    few=$(instructions "$1" "$FEW")
+    many=$(instructions "$1" "$MANY")
+    echo $(( (many - few) / (MANY - FEW) ))
+}
+
+base=$(per_decision baseline)
+echo
+echo "Instructions per decision (read a prompt, route() and reward INSERT, commit) vs the same SQL"
+echo "on plain tables, as the application role $APP; d = 384, 5 arms, 2,000 rewards per arm;"
+echo "single-user backend under callgrind, decisions $FEW..$MANY (start-up and first loads excluded)."
+echo
+printf '| %-11s | %14s | %14s | %6s |\n' transaction instructions baseline ratio
+printf '| %-11s | %14s | %14s | %6s |\n' ----------- -------------: -------------: -----:
+printf '| %-11s | %14s | %14s | %6s |\n' baseline "$base" "$base" 1.00
+for pol in $POLICIES; do
+    n=$(per_decision "$pol")
+    printf '| %-11s | %14s | %14s | %6s |\n' "$pol" "$n" "$base" "$(awk -v a="$n" -v b="$base" 'BEGIN { printf "%.2f", a / b }')"
+done
