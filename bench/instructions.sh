@@ -13,7 +13,8 @@
 # (plpgsql's COMMIT), under callgrind: once with MS_INSTR_FEW (20) and once with
 # MS_INSTR_MANY (220) decisions.  Instructions per decision = the difference / (MANY - FEW),
 # which leaves out start-up and the first load of each selector.  Policies:
-# MS_INSTR_POLICIES ("rff_ucb lin_ucb").  Needs valgrind (installed as root if missing).
+# MS_INSTR_POLICIES ("rff_ucb lin_ucb").  Before the counts, as bench-pgbench does,
+# MS_INSTR_WARMUP (500) decisions of each kind and VACUUM ANALYZE.  Needs valgrind (installed as root if missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-Haswell} OPENBLAS_NUM_THREADS=1
@@ -32,6 +33,7 @@ fi
 POLICIES=${MS_INSTR_POLICIES:-rff_ucb lin_ucb}
 FEW=${MS_INSTR_FEW:-20}
 MANY=${MS_INSTR_MANY:-220}
+WARMUP=${MS_INSTR_WARMUP:-500}
 PG_BINDIR=${PG_BINDIR:-/usr/lib/postgresql/15/bin}
 DB=ms_instructions
 APP=ms_bench_app
@@ -39,9 +41,29 @@ APP=ms_bench_app
 t0=$(date +%s)
 . bench/lib/decision_setup.bash
 decision_setup "$DB" "$APP" "$POLICIES"
+echo "set-up (prompts, ${POLICIES// /, } with 2,000 rewards per arm): $(( $(date +%s) - t0 )) s"
+
+# The body of one decision, the decision id in d and the prompt's id i * 37 mod 10,000 + 1.
+decision_sql() {
+    case $1 in
+        baseline) echo "INSERT INTO decisions_b(prompt_id, context, arm) SELECT id, emb, 'm1' FROM prompts WHERE id = (i * 37) % 10000 + 1 RETURNING decision_id INTO d; INSERT INTO rewards_b(decision_id, reward) VALUES (d, 0.5);" ;;
+        *) echo "SELECT r.decision_id INTO d FROM prompts p, model_select.route('$1', p.emb) r WHERE p.id = (i * 37) % 10000 + 1; INSERT INTO model_select.rewards(decision_id, reward) VALUES (d, 0.5);" ;;
+    esac
+}
+# A DO block of N decisions (the kind's body), as the application role, each committed.
+decisions_do() {
+    printf 'SET ROLE %s;\nDO $$ DECLARE d bigint; BEGIN FOR i IN 1..%d LOOP %s COMMIT; END LOOP; END $$;\n' \
+        "$APP" "$2" "$(decision_sql "$1")"
+}
+
+# Warm-up, as bench-pgbench's: decisions of every kind, then VACUUM ANALYZE, so that the log
+# tables hold rows and the planner knows their size (as autovacuum sees to in production);
+# plans made for empty tables would scan them as they grow during the count.
+for kind in baseline $POLICIES; do
+    decisions_do "$kind" "$WARMUP" | psql -X -q -v ON_ERROR_STOP=1 -d "$DB" >/dev/null
+done
 psql -X -q -d "$DB" -c "VACUUM ANALYZE"
 DATADIR=$(psql -X -A -t -d "$DB" -c "SHOW data_directory")
-echo "set-up (prompts, ${POLICIES// /, } with 2,000 rewards per arm): $(( $(date +%s) - t0 )) s"
 
 as_server() {
     if [ "$(id -u)" -eq 0 ]; then
@@ -53,19 +75,10 @@ as_server() {
 # single-user mode needs the server stopped; with-cluster.sh's clean-up then only deletes it
 as_server "$PG_BINDIR/pg_ctl" -D "$DATADIR" -m fast -w stop >/dev/null
 
-# The body of one decision, the decision id in d and the prompt's id i * 37 mod 10,000 + 1.
-decision_sql() {
-    case $1 in
-        baseline) echo "INSERT INTO decisions_b(prompt_id, context, arm) SELECT id, emb, 'm1' FROM prompts WHERE id = (i * 37) % 10000 + 1 RETURNING decision_id INTO d; INSERT INTO rewards_b(decision_id, reward) VALUES (d, 0.5);" ;;
-        *) echo "SELECT r.decision_id INTO d FROM prompts p, model_select.route('$1', p.emb) r WHERE p.id = (i * 37) % 10000 + 1; INSERT INTO model_select.rewards(decision_id, reward) VALUES (d, 0.5);" ;;
-    esac
-}
-
 # instructions KIND N: callgrind's instruction count of a single-user backend that makes N decisions
 instructions() {
     local out=$PGHOST/callgrind.$1.$2 log=$PGHOST/single.$1.$2.log
-    printf 'SET ROLE %s\nDO $$ DECLARE d bigint; BEGIN FOR i IN 1..%d LOOP %s COMMIT; END LOOP; END $$\n' \
-        "$APP" "$2" "$(decision_sql "$1")" |
+    decisions_do "$1" "$2" |
         as_server valgrind --tool=callgrind --callgrind-out-file="$out" \
             "$PG_BINDIR/postgres" --single -D "$DATADIR" "$DB" >"$log" 2>&1
     if grep -q -E '(ERROR|FATAL|PANIC):' "$log"; then
