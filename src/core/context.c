@@ -46,7 +46,8 @@ float_array(ArrayType *arr, int *n, const char *what, bool **nulls)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("%s must not contain NULL elements", what)));
 
-	x = palloc0(sizeof(double) * Max(*n, 1));
+	/* every element is written below (0 where NULL): no zeroing first */
+	x = palloc(sizeof(double) * Max(*n, 1));
 	if (nulls != NULL)
 		*nulls = palloc0(sizeof(bool) * Max(*n, 1));
 	for (int i = 0, k = 0; i < *n; i++)
@@ -55,6 +56,7 @@ float_array(ArrayType *arr, int *n, const char *what, bool **nulls)
 
 		if (bitmap != NULL && !(bitmap[i / 8] & (1 << (i % 8))))
 		{
+			x[i] = 0.0;
 			(*nulls)[i] = true;
 			continue;
 		}
@@ -177,7 +179,9 @@ float8_array(const double *x, const bool *missing, int n)
 	{
 		/* what construct_md_array() builds, without its per-element walk */
 		Size		bytes = ARR_OVERHEAD_NONULLS(1) + sizeof(float8) * (Size) n;
-		ArrayType  *a = palloc0(bytes);
+		ArrayType  *a = palloc(bytes);
+
+		memset(a, 0, ARR_OVERHEAD_NONULLS(1));	/* the header and its padding; the data is copied */
 
 		SET_VARSIZE(a, bytes);
 		a->ndim = 1;
