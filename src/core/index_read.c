@@ -171,11 +171,13 @@ index_leads_with(Oid index, int ncols, const AttrNumber *cols)
 void
 index_read_begin(IndexRead *r, Relation table, int ncols, const char *const *cols)
 {
-	AttrNumber	attnums[3];
-	List	   *indexes = RelationGetIndexList(table);
+	AttrNumber	attnums[INDEX_READ_MAX_KEYS];
+	List	   *indexes;
 	ListCell   *lc;
 
-	Assert(ncols <= lengthof(attnums));
+	if (ncols > INDEX_READ_MAX_KEYS)
+		elog(ERROR, "index_read_begin: more than %d key columns", INDEX_READ_MAX_KEYS);
+	indexes = RelationGetIndexList(table);
 	for (int i = 0; i < ncols; i++)
 		attnums[i] = own_column(table, cols[i]);
 	memset(r, 0, sizeof(*r));

@@ -23,6 +23,9 @@
 /* The most columns a table read this way may have (own_columns). */
 #define OWN_TABLE_MAX_COLUMNS 32
 
+/* The most key columns (and conditions) one read may use. */
+#define INDEX_READ_MAX_KEYS 3
+
 /* An ordered scan of one table through the index on its leading key columns. */
 typedef struct IndexRead
 {
@@ -30,7 +33,7 @@ typedef struct IndexRead
 	Relation	index;
 	SysScanDesc scan;
 	int			nkeys;
-	ScanKeyData keys[3];
+	ScanKeyData keys[INDEX_READ_MAX_KEYS];
 } IndexRead;
 
 extern Relation own_table_open(const char *name);

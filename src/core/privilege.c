@@ -10,7 +10,6 @@
  */
 #include "postgres.h"
 
-#include "access/htup_details.h"
 #include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -102,10 +101,8 @@ Datum
 selector_grantees(int32 selector_id, int mask)
 {
 	static const char *const key[] = {"selector_id"};
+	static const char *const columns[] = {"grantee", "privilege"};
 	Relation	grants = own_table_open("selector_grants");
-	TupleDesc	desc = RelationGetDescr(grants);
-	AttrNumber	grantee_col = own_column(grants, "grantee");
-	AttrNumber	privilege_col = own_column(grants, "privilege");
 	Datum	   *roles = palloc(sizeof(Datum) * 4);
 	int			nroles = 0,
 				capacity = 4;
@@ -116,18 +113,15 @@ selector_grantees(int32 selector_id, int mask)
 	index_read_key(&r, "selector_id", BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(selector_id));
 	while ((row = index_read_next(&r)) != NULL)
 	{
-		bool		isnull;
-		char	   *name = TextDatumGetCString(heap_getattr(row, privilege_col, desc, &isnull));
-		int			bit = 0;
+		Datum		values[lengthof(columns)];
+		bool		nulls[lengthof(columns)];
 
-		for (int i = 0; i < lengthof(privilege_names); i++)
-			if (strcmp(name, privilege_names[i].name) == 0)
-				bit = privilege_names[i].bit;
-		if ((bit & mask) == 0)
+		own_columns(grants, row, lengthof(columns), columns, values, nulls);
+		if ((selector_privilege_parse(TextDatumGetCString(values[1])) & mask) == 0)
 			continue;
 		if (nroles == capacity)
 			roles = repalloc(roles, sizeof(Datum) * (capacity *= 2));
-		roles[nroles++] = heap_getattr(row, grantee_col, desc, &isnull);
+		roles[nroles++] = values[0];
 	}
 	index_read_end(&r);
 	own_table_close(grants);
