@@ -49,8 +49,12 @@ REGRESS_OPTS = --inputdir=.
 # -Wno-sign-compare: the ubiquitous ARR_DATA_PTR() macro (via ARR_DATA_OFFSET
 #   in utils/array.h) mixes int32 and size_t in a ?: expression.
 # -Wno-missing-field-initializers: allow partial struct initialisers.
+# -ffp-contract=off: no fused multiply-adds, also in the bitcode that the JIT
+#   may inline -- a score must have the same bits on every CPU, with an FMA
+#   unit or without (src/math/vecops.c).
 PG_CFLAGS += -Wall -Wextra -Werror -Wno-unused-parameter -Wno-sign-compare \
-	-Wno-missing-field-initializers
+	-Wno-missing-field-initializers -ffp-contract=off
+override BITCODE_CFLAGS += -ffp-contract=off
 BLAS_CFLAGS := $(shell pkg-config --cflags openblas lapacke 2>/dev/null)
 BLAS_LIBS := $(shell pkg-config --libs openblas lapacke 2>/dev/null)
 # Headers are included by their path below src/ ("core/state.h").
@@ -94,7 +98,7 @@ endif
 # `make -n test` from actually running the test suite.)
 MS_MAKE = $(MAKE)
 
-.PHONY: test lint demo example ms-setup bench-perf bench-batch bench-pgbench bench-instructions bench-scale bench-forgetting bench-quality bench-confidence bench-memory
+.PHONY: test lint demo example ms-setup bench-perf bench-batch bench-pgbench bench-instructions bench-scale bench-forgetting bench-quality bench-confidence bench-memory bench-refusal
 ms-setup:
 	scripts/ensure-deps.sh
 	$(MAKE) PG_CONFIG=$(PG_CONFIG)
@@ -143,6 +147,11 @@ bench-instructions: ms-setup
 # rewards, d 384), each with its own cache vs the shared cache (preloaded).
 bench-memory: ms-setup
 	PG_BINDIR=$$($(PG_CONFIG) --bindir) bench/shared_memory.sh
+
+# A refused select_model() on a 2-arm and a 2,000-arm selector: the right is
+# checked before any arm is read, so both cost the same.
+bench-refusal: ms-setup
+	bench/refusal.sh
 
 bench-scale: ms-setup
 	bench/scale.sh

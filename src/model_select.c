@@ -9,6 +9,7 @@
 
 #include <cblas.h>
 
+#include "core/state.h"
 #include "learning/checkpoint.h"
 #include "routing/model_cache.h"
 #include "routing/shared_cache.h"
@@ -39,6 +40,12 @@ _PG_init(void)
 							"larger than it is still loaded, alone.",
 							&model_cache_size_kb, 256 * 1024, 1024, INT_MAX / 2,
 							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
+	DefineCustomIntVariable("model_select.max_model_size",
+							"The largest model one arm of a new or altered selector may need.",
+							"create_selector() and alter_selector() refuse settings whose model "
+							"(state and random features) could outgrow it.",
+							&max_model_size_kb, 256 * 1024, 64, INT_MAX / 2,
+							PGC_SUSET, GUC_UNIT_KB, NULL, NULL, NULL);
 	if (process_shared_preload_libraries_in_progress)
 		shared_cache_preload();
 	MarkGUCPrefixReserved("model_select");

@@ -167,6 +167,9 @@ END $$;
 CREATE FUNCTION model_select._settings_lock(selector_id int) RETURNS void
     AS 'MODULE_PATHNAME', 'model_select_settings_lock' LANGUAGE C STRICT PARALLEL UNSAFE;
 REVOKE ALL ON FUNCTION model_select._settings_lock(int) FROM PUBLIC;
+CREATE FUNCTION model_select._drop_lock(selector_id int) RETURNS void
+    AS 'MODULE_PATHNAME', 'model_select_drop_lock' LANGUAGE C STRICT PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION model_select._drop_lock(int) FROM PUBLIC;
 
 -- Change settings after creation: merged into the current ones, validated,
 -- and every arm's state re-derived from the reward log (e.g. a new
@@ -209,7 +212,18 @@ END $$;
 
 CREATE FUNCTION model_select._drop_selector(name text) RETURNS void
 LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    sid int;
 BEGIN
+    -- First wait for the writers in flight (routes and reward inserts hold
+    -- the settings lock from their first row on, and the arm rows their
+    -- foreign keys key-share-locked): deleting the arms (the cascade) before
+    -- they end would lock arms in one order while they take them in another
+    -- (40P01).  Later writers wait for us, then find no selector.
+    SELECT sel.selector_id INTO sid FROM model_select.selectors sel WHERE sel.name = _drop_selector.name;
+    IF FOUND THEN
+        PERFORM model_select._drop_lock(sid);
+    END IF;
     DELETE FROM model_select.selectors s WHERE s.name = _drop_selector.name;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'selector "%" does not exist', name USING ERRCODE = '42704';
@@ -306,6 +320,8 @@ COMMENT ON FUNCTION model_select._resolve_settings_over(text, text, jsonb, int, 
 'Internal: resolve_settings() of settings given over a selector''s current ones, which keep what still applies (a grid is dropped once confidence is fixed, pace once the budget is off); the given keys must apply. What alter_selector() stores.';
 COMMENT ON FUNCTION model_select._settings_lock(int) IS
 'Internal: takes the selector''s settings lock exclusively for alter_selector(); reward inserts hold it shared until they commit.';
+COMMENT ON FUNCTION model_select._drop_lock(int) IS
+'Internal: takes the selector''s settings lock for drop_selector(), which waits for every route() and reward insert in flight before it deletes an arm.';
 COMMENT ON FUNCTION model_select.add_arm(text, text) IS
 'Adds an arm to a selector (next ordinal; it scores Infinity until its first reward), or re-activates a retired arm of that name with its state and rewards.';
 COMMENT ON FUNCTION model_select.create_selector(text, int, text[], text, text, jsonb, bigint) IS

@@ -70,7 +70,9 @@ CREATE TABLE model_select.probe_plan (
     t           bigint NOT NULL,
     item_id     int NOT NULL,
     issued_at   timestamptz,
-    score       float8,
+    -- the range probe_report() checks, also for direct writes of the
+    -- administrators who own runs (NaN fails it: NaN <= 1e15 is false)
+    score       float8 CHECK (score >= -1e15 AND score <= 1e15),
     reported_at timestamptz,
     PRIMARY KEY (run_id, interval, batch, m),
     FOREIGN KEY (run_id, item_id) REFERENCES model_select.probe_pool

@@ -34,9 +34,11 @@
 #include "core/context.h"
 #include "core/owner.h"
 #include "core/privilege.h"
+#include "core/reward_value.h"
 #include "policy/registry.h"
 #include "math/linalg.h"
 #include "math/prng.h"
+#include "math/vecops.h"
 
 PG_FUNCTION_INFO_V1(model_select_cascade);
 PG_FUNCTION_INFO_V1(model_select_cascade_scores);
@@ -274,7 +276,7 @@ beta_arg(FunctionCallInfo fcinfo, int argno)
 	if (!(beta >= 0 && beta < get_float8_infinity()))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("beta must be finite and not negative, not %g", beta)));
+				 errmsg("beta must be finite and not negative, not %s", exact_text(beta))));
 	return beta;
 }
 

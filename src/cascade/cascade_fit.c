@@ -30,12 +30,11 @@
 
 #include <math.h>
 
-#include <cblas.h>
-
 #include "utils/float.h"
 
 #include "cascade/cascade.h"
 #include "math/linalg.h"
+#include "math/vecops.h"
 
 #define FIT_MAX_ITER 100
 #define FIT_MAX_DZ 2.0
@@ -92,7 +91,7 @@ newton_step(const CascadeSamples *s, const double *rho, const double *d, const d
 
 	/* g = Ψᵀd + λρ */
 	memcpy(step, rho, sizeof(double) * m);
-	cblas_dgemv(CblasRowMajor, CblasTrans, s->n, m, 1.0, s->psi, m, d, 1, CASCADE_FIT_RIDGE, step, 1);
+	gemv_cols(s->n, m, s->psi, d, CASCADE_FIT_RIDGE, step);
 	/* H = Σ w ψψᵀ + λI over the rows with w > 0 */
 	for (int i = 0; i < s->n; i++)
 		if (w[i] > 0.0)
@@ -141,7 +140,7 @@ cascade_fit(const CascadeSamples *s, double *rho)
 	double		f;
 
 	if (n > 0)
-		cblas_dgemv(CblasRowMajor, CblasNoTrans, n, m, 1.0, s->psi, m, rho, 1, 0.0, z, 1);
+		gemv_rows(n, m, s->psi, rho, z);
 	f = objective(s, z, rho, d, w);
 	for (iter = 0; iter < FIT_MAX_ITER; iter++)
 	{
@@ -154,7 +153,7 @@ cascade_fit(const CascadeSamples *s, double *rho)
 		if (!(dec > 1e-20 * (n + 1)))
 			break;
 		if (n > 0)
-			cblas_dgemv(CblasRowMajor, CblasNoTrans, n, m, 1.0, s->psi, m, step, 1, 0.0, dz, 1);
+			gemv_rows(n, m, s->psi, step, dz);
 		for (int i = 0; i < n; i++)
 			cap = Max(cap, fabs(dz[i]));
 		if (cap > FIT_MAX_DZ)

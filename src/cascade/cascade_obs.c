@@ -174,7 +174,7 @@ resolve_observation(TriggerData *td)
 				 errmsg("an observation needs the arm that was queried")));
 	resolve_arm(tuple, desc, &c, selector, arm, &selector_id, &arm_id);
 	/* as a reward insert: alter_selector() waits for us, later inserts for it */
-	config_load_for_reward(selector_id, &cfg);
+	config_load_for_reward(selector_id, selector, &cfg);
 	check_value_cost(&cfg, tuple, desc, &c);
 
 	/* the context validated, stored as float8[] */
@@ -239,8 +239,8 @@ samples_load(const SelectorConfig *cfg, int32 arm_id, int m)
 		if (!(v >= lo && v <= cfg->reward_max))
 			ereport(ERROR,
 					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-					 errmsg("the cascade observations hold value %g, outside the selector's range [%g, %g]",
-							v, lo, cfg->reward_max),
+					 errmsg("the cascade observations hold value %s, outside the selector's range [%s, %s]",
+							exact_text(v), exact_text(lo), exact_text(cfg->reward_max)),
 					 errhint("Keep reward_min and reward_max around every observed value.")));
 		cascade_psi(cfg, x, s->psi + (Size) i * m);
 		s->mu[i] = Max(0.0, Min(1.0, (v - lo) / R));
@@ -369,7 +369,7 @@ apply_arm(SPITupleTable *tt, uint64 first, uint64 last, SelectorConfig *cfg)
 	 * the state locked below already refit under it.
 	 */
 	if (cfg->selector_id != selector_id)
-		config_load_for_reward(selector_id, cfg);
+		config_load_for_reward(selector_id, NULL, cfg);
 	m = cascade_psi_dim(cfg);
 	if (!state_lock_read(arm_id, selector_id, m, &st))
 		state_mismatch(arm_id, st.m, m);
@@ -487,7 +487,7 @@ refit_selector(void *arg)
 	selector_id = selector_id_by_name(call->name);
 	selector_check_privilege(selector_id, call->name, SELECTOR_ADMIN);
 	/* under the settings lock, as an observation insert: the states it locks are refit under these */
-	config_load_for_reward(selector_id, &cfg);
+	config_load_for_reward(selector_id, call->name, &cfg);
 	args[0] = Int32GetDatum(cfg.selector_id);
 	narms = (int) spi_execute(spi_plan(&arms_plan,
 									   "SELECT arm_id FROM model_select.arms WHERE selector_id = $1 ORDER BY arm_id",

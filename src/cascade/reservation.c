@@ -40,6 +40,7 @@
 #include "utils/float.h"
 
 #include "cascade/reservation.h"
+#include "core/reward_value.h"
 
 PG_FUNCTION_INFO_V1(model_select_reservation_index);
 
@@ -436,7 +437,7 @@ model_select_reservation_index(PG_FUNCTION_ARGS)
 	if (isnan(cost) || isinf(cost) || cost < 0.0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("reservation_index: cost must be finite and not negative, got %g", cost)));
+				 errmsg("reservation_index: cost must be finite and not negative, got %s", exact_text(cost))));
 
 	result = law_index(distribution) (p, n, cost);
 

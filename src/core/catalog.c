@@ -244,17 +244,21 @@ config_from_row(SelectorConfig *cfg, HeapTuple row, TupleDesc desc, int first_co
 	entry->cfg = *cfg;
 }
 
-/* Load a selector's configuration with one of the queries below. */
+/*
+ * Load a selector's configuration with one of the queries below.  `name`
+ * names it in the error when the row is gone (a drop_selector() committed
+ * since the caller found it); NULL for "the selector".
+ */
 static void
 config_load_with(SPIPlanPtr *plan, const char *sql, bool read_only, int32 selector_id,
-				 SelectorConfig *cfg)
+				 const char *name, SelectorConfig *cfg)
 {
 	Oid			argtypes[1] = {INT4OID};
 	Datum		args[1] = {Int32GetDatum(selector_id)};
 	HeapTuple	row;
 
 	row = spi_fetch_one(spi_plan(plan, sql, 1, argtypes), args, read_only,
-						psprintf("selector %d", selector_id), NULL);
+						name ? psprintf("selector \"%s\"", name) : "the selector", NULL);
 	config_from_row(cfg, row, SPI_tuptable->tupdesc, 1);
 }
 
@@ -265,7 +269,7 @@ config_load(int32 selector_id, SelectorConfig *cfg)
 	static SPIPlanPtr plan = NULL;
 
 	config_load_with(&plan, "SELECT " CONFIG_COLUMNS " FROM model_select.selectors"
-					 " WHERE selector_id = $1", true, selector_id, cfg);
+					 " WHERE selector_id = $1", true, selector_id, NULL, cfg);
 }
 
 /* The configuration config_load_for_reward() read last, and when. */
@@ -295,6 +299,31 @@ selector_settings_lock(int32 selector_id, LOCKMODE mode)
 	(void) LockAcquire(&tag, mode, false, false);
 }
 
+/*
+ * Before route() logs a decision: the settings lock in AccessShareLock.  It
+ * conflicts only with drop_selector()'s AccessExclusiveLock (not with
+ * alter_selector()'s ExclusiveLock: routing never waits for a settings
+ * change), so the drop waits for the writers in flight before it deletes
+ * any arm, instead of locking arms in an order of its own against them
+ * (40P01), and later writers wait for the drop.  Reward inserts hold the
+ * lock in ShareLock (config_load_for_reward()), which conflicts with both.
+ */
+void
+selector_write_lock(int32 selector_id)
+{
+	selector_settings_lock(selector_id, AccessShareLock);
+}
+
+PG_FUNCTION_INFO_V1(model_select_drop_lock);
+
+/* SQL: _drop_lock(selector_id) — drop_selector()'s side of the lock above. */
+Datum
+model_select_drop_lock(PG_FUNCTION_ARGS)
+{
+	selector_settings_lock(PG_GETARG_INT32(0), AccessExclusiveLock);
+	PG_RETURN_VOID();
+}
+
 PG_FUNCTION_INFO_V1(model_select_settings_lock);
 
 /* SQL: _settings_lock(selector_id) — alter_selector()'s side of the lock above. */
@@ -314,20 +343,23 @@ model_select_settings_lock(PG_FUNCTION_ARGS)
  * is share-locked instead: a change committed since fails with 40001.
  */
 void
-config_load_for_reward(int32 selector_id, SelectorConfig *cfg)
+config_load_for_reward(int32 selector_id, const char *name, SelectorConfig *cfg)
 {
 	static SPIPlanPtr fresh_plan = NULL;
 	static SPIPlanPtr share_plan = NULL;
 
+	/*
+	 * Every isolation level takes the lock: drop_selector() waits for it
+	 * before it deletes any arm, so no writer holds an arm's row lock that
+	 * the drop needs while waiting for the drop (selector_write_lock()).
+	 */
+	selector_settings_lock(selector_id, ShareLock);
 	if (IsolationUsesXactSnapshot())
 		config_load_with(&share_plan, "SELECT " CONFIG_COLUMNS " FROM model_select.selectors"
-						 " WHERE selector_id = $1 FOR SHARE", false, selector_id, cfg);
+						 " WHERE selector_id = $1 FOR SHARE", false, selector_id, name, cfg);
 	else
-	{
-		selector_settings_lock(selector_id, ShareLock);
 		config_load_with(&fresh_plan, "SELECT " CONFIG_COLUMNS " FROM model_select.selectors"
-						 " WHERE selector_id = $1", false, selector_id, cfg);
-	}
+						 " WHERE selector_id = $1", false, selector_id, name, cfg);
 	reward_config.lxid = MyProc->lxid;
 	reward_config.subxid = GetCurrentSubTransactionId();
 	reward_config.cfg = *cfg;

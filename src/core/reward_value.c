@@ -8,7 +8,20 @@
 
 #include <math.h>
 
+#include "common/shortest_dec.h"
+
 #include "core/reward_value.h"
+
+/*
+ * A double in a message: the shortest text that reads back as the same
+ * value (as float8 output does), so that 1.0000000000000002 is not shown as
+ * the 1 it was refused for being above.  Palloc'd.
+ */
+char *
+exact_text(double value)
+{
+	return double_to_shortest_decimal(value);
+}
 
 /*
  * The checks of a reward (or a cascade value, a replay reward) and its cost,
@@ -20,18 +33,24 @@ check_reward(const SelectorConfig *cfg, const char *what, double value)
 	if (!(value >= cfg->reward_min && value <= cfg->reward_max))
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("%s %g is outside the selector's range [%g, %g]", what, value,
-						cfg->reward_min, cfg->reward_max),
+				 errmsg("%s %s is outside the selector's range [%s, %s]", what, exact_text(value),
+						exact_text(cfg->reward_min), exact_text(cfg->reward_max)),
 				 errhint("The range is set by the reward_min and reward_max settings.")));
 }
 
+/*
+ * Costs are bounded like utilities: an arm's cost mean, a pacer's λ·cost
+ * and the sums arm_stats shows must stay finite, so one reward of cost 1e300
+ * cannot make every score −Infinity for good.
+ */
 void
 check_cost(double cost)
 {
-	if (!(isfinite(cost) && cost >= 0))
+	if (!(cost >= 0 && cost <= COST_MAX))
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("cost %g must be finite and not negative", cost)));
+				 errmsg("cost %s is outside the range [0, %g]", exact_text(cost), COST_MAX),
+				 errhint("Give costs in a unit in which one call costs at most %g.", COST_MAX)));
 }
 
 /*
@@ -47,7 +66,8 @@ learned_value(const SelectorConfig *cfg, double reward, bool cost_null, double c
 	if (!(fabs(u) <= UTILITY_MAX))
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("utility %g - %g * %g is out of range", reward, cfg->cost_weight, cost),
+				 errmsg("utility %s - %s * %s is out of range", exact_text(reward),
+						exact_text(cfg->cost_weight), exact_text(cost)),
 				 errdetail("An arm learns reward - cost_weight * cost, which must lie within ±%g.",
 						   UTILITY_MAX),
 				 errhint("Lower cost_weight or the cost.")));

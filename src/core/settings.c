@@ -282,6 +282,37 @@ check_clock_change(const SelectorConfig *cfg, const SelectorConfig *cur, const b
 }
 
 /*
+ * The largest ratio of a kernel value to the ridge α that a factorisation
+ * keeps digits of: the ridge (and every width) is lost in the rounding of
+ * K + αI when K's entries are more than ~1/ε larger, and the means and
+ * widths become noise, up to ±Infinity (a polynomial kernel of degree 10
+ * and gamma 1e6 gives 1e60).  1e12 leaves four digits.
+ */
+#define KERNEL_RIDGE_RATIO_MAX 1e12
+
+/*
+ * Refuse a polynomial kernel whose values on unit contexts (normalised, as
+ * by default) dwarf the ridge -- the one kernel that can in the settings'
+ * ranges: the others stay within 1 plus the intercept.
+ */
+static void
+check_kernel_scale(const SelectorConfig *cfg)
+{
+	double		kmax,
+				ridge;
+
+	if (cfg->kernel != KERNEL_POLY)
+		return;
+	kmax = pow(cfg->gamma + cfg->offset, cfg->degree) + cfg->intercept;
+	ridge = cfg->confidence == CONFIDENCE_IGP ? 1.0 : cfg->alpha;
+	if (!(kmax <= KERNEL_RIDGE_RATIO_MAX * ridge))
+		settings_error_hint(cfg, "gamma",
+							psprintf("gives kernel values up to (gamma + offset)^degree = %s on unit contexts, more than %g times the ridge alpha %s",
+									 exact_text(kmax), KERNEL_RIDGE_RATIO_MAX, exact_text(ridge)),
+							"Lower gamma, offset or degree, or raise alpha.");
+}
+
+/*
  * settings_resolve() of settings given over current ones (may be NULL): a
  * selector's stored settings, which alter_selector() changes.  A current key
  * the given ones make inapplicable (a grid once confidence is fixed, pace
@@ -350,6 +381,7 @@ settings_resolve_over(SelectorConfig *cfg, Jsonb *current, Jsonb *settings)
 								confidence_names[cfg->confidence]));
 	if (cfg->kernel == KERNEL_MATERN && cfg->nu != 0.5 && cfg->nu != 1.5 && cfg->nu != 2.5)
 		settings_error(cfg, "nu", "must be 0.5, 1.5 or 2.5");
+	check_kernel_scale(cfg);
 }
 
 /* The resolved settings (every applicable key) as jsonb, for the catalog. */

@@ -214,6 +214,32 @@ state_check(const SelectorConfig *cfg, bytea *raw)
 	return st;
 }
 
+/* GUC model_select.max_model_size, in kB */
+int			max_model_size_kb = 256 * 1024;
+
+/*
+ * An arm's model at its largest (its state and, with random features, the
+ * frequencies), against model_select.max_model_size: a model that no cache
+ * can hold would be decoded anew, at its full cost, for every decision.
+ */
+static void
+state_check_model_size(const SelectorConfig *cfg, const PolicyOps *ops, int32 rows)
+{
+	double		values = (double) (cfg->clock != CLOCK_ARM ? clock_body_size(cfg, rows)
+								   : ops->body_size(cfg, rows));
+	double		bytes;
+
+	if (ops->random_features)
+		values += (double) cfg->features * cfg->dim;
+	bytes = values * sizeof(double) + STATE_HEADER_SIZE;
+	if (bytes > (double) max_model_size_kb * 1024)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("an arm of a %s selector of dimension %d with these settings needs %.0f MB, more than model_select.max_model_size (%d MB)",
+						ops->name, cfg->dim, bytes / 1048576.0, max_model_size_kb / 1024),
+				 errhint("Lower dim, cap, window or features, or have a superuser raise model_select.max_model_size.")));
+}
+
 /*
  * Refuse (22023) a selector whose largest state, or the largest square
  * matrix its policy forms while learning (the p × p Gram matrix of a linear
@@ -255,4 +281,5 @@ state_check_limits(const SelectorConfig *cfg)
 						ops->name, cfg->dim, need * sizeof(double) / 1048576.0),
 				 errhint("Lower dim, cap, window, features or the number of grid values: at most %zu MB fit.",
 						 MaxAllocSize / 1048576)));
+	state_check_model_size(cfg, ops, rows);
 }

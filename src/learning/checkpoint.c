@@ -415,7 +415,7 @@ checkpoint_selector(void *arg)
 	 * rows that an alter_selector() holding the lock exclusively waits for,
 	 * while it waits for the lock (40P01).
 	 */
-	config_load_for_reward(selector_id, &cfg);
+	config_load_for_reward(selector_id, call->name, &cfg);
 	if (call->transform != NULL && call->transform->check != NULL)
 		call->transform->check(call->name, &cfg);
 	call->folded = checkpoint_selector_arms(&cfg, call->from_scratch, call->transform);

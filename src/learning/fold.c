@@ -112,8 +112,9 @@ row_value(StateFold *f, SPITupleTable *tt, uint64 i, double *x)
 	if (!(reward >= f->cfg->reward_min && reward <= f->cfg->reward_max))
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("the reward log holds reward %g, outside the selector's range [%g, %g]",
-						reward, f->cfg->reward_min, f->cfg->reward_max),
+				 errmsg("the reward log holds reward %s, outside the selector's range [%s, %s]",
+						exact_text(reward), exact_text(f->cfg->reward_min),
+						exact_text(f->cfg->reward_max)),
 				 errhint("Keep reward_min and reward_max around every logged reward.")));
 	memcpy(x, raw, sizeof(double) * f->cfg->dim);
 	pfree(raw);

@@ -226,7 +226,7 @@ resolve_row(TriggerData *td)
 	context = SPI_getbinval(tuple, desc, c.context, &context_null);
 	spi_level = spi_connect();
 	resolve_target(tuple, desc, &c, &t, &context, context_null);
-	config_load_for_reward(t.selector_id, &cfg);
+	config_load_for_reward(t.selector_id, t.selector, &cfg);
 
 	/*
 	 * The context must be valid for the selector (also once prepared, as it

@@ -14,6 +14,7 @@
 
 #include "math/kernel.h"
 #include "math/linalg.h"
+#include "math/vecops.h"
 
 void
 row_sqnorms(int n, int dim, const double *X, double *out)
@@ -83,7 +84,7 @@ kernel_vector(const SelectorConfig *cfg, int n, const double *X,
 		return;
 	}
 	sq_y = dot(cfg->dim, y, y);
-	cblas_dgemv(CblasRowMajor, CblasNoTrans, n, cfg->dim, 1.0, X, cfg->dim, y, 1, 0.0, out, 1);
+	gemv_rows(n, cfg->dim, X, y, out);
 	for (int i = 0; i < n; i++)
 	{
 		const double *xi = X + (Size) i * cfg->dim;

@@ -1,7 +1,10 @@
 /*
  * linalg.c — Cholesky factorisation, row append, rank-1 update and
- * triangular solves on packed factors (see linalg.h), through CBLAS and
- * LAPACKE.  No explicit inverses anywhere.
+ * triangular solves on packed factors (see linalg.h).  Factorisations and
+ * blocks go through LAPACKE and BLAS-3; the solves that scoring and folding
+ * do one vector at a time are written here over vecops.c, in a fixed order,
+ * so that they give the same bits wherever their operands sit (vecops.c says
+ * why).  No explicit inverses anywhere.
  */
 #include "postgres.h"
 
@@ -12,6 +15,7 @@
 #include <lapacke.h>
 
 #include "math/linalg.h"
+#include "math/vecops.h"
 
 /*
  * Factorise a packed symmetric matrix in place row by row, as
@@ -133,9 +137,8 @@ chol_append_row(int n, double *lp, const double *b, double c, double floor)
 	double		schur;
 
 	memcpy(row, b, sizeof(double) * n);
-	if (n > 0)
-		cblas_dtpsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, n, lp, row, 1);
-	schur = c - (n > 0 ? cblas_ddot(n, row, 1, row, 1) : 0.0);
+	chol_forward(n, lp, row);
+	schur = c - dot(n, row, row);
 	schur = Max(schur, Max(floor, (n + 1) * DBL_EPSILON * fabs(c)));
 	row[n] = sqrt(schur);
 	return schur;
@@ -310,12 +313,29 @@ chol_drop_first(int n, const double *lp, double *out)
 	pfree(l21);
 }
 
-/* x <- L⁻¹ x */
+/* x <- L⁻¹ x: row i of L is contiguous, x_i = (x_i − L_i,<i · x_<i) / L_ii */
 void
 chol_forward(int n, const double *lp, double *x)
 {
-	if (n > 0)
-		cblas_dtpsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, n, lp, x, 1);
+	for (int i = 0; i < n; i++)
+	{
+		const double *row = lp + PACKED_ROW(i);
+
+		x[i] = (x[i] - dot(i, row, x)) / row[i];
+	}
+}
+
+/* x <- L⁻ᵀ x: from the last row up, x_i /= L_ii, then x_<i −= x_i · L_i,<i */
+static void
+chol_backward(int n, const double *lp, double *x)
+{
+	for (int i = n - 1; i >= 0; i--)
+	{
+		const double *row = lp + PACKED_ROW(i);
+
+		x[i] /= row[i];
+		axpy(i, -x[i], row, x);
+	}
 }
 
 /*
@@ -359,7 +379,7 @@ chol_forward_block(int n, const double *lp, const double *u, int m, const double
 	/* rows b_t of B become (L⁻¹k_t)ᵀ = k_tᵀL⁻ᵀ: B L^T = K */
 	cblas_dtrsm(CblasRowMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit,
 				m, n, 1.0, full, n, B, n);
-	cblas_dgemv(CblasRowMajor, CblasNoTrans, m, n, 1.0, B, n, u, 1, 0.0, means, 1);
+	gemv_rows(m, n, B, u, means);
 	for (int t = 0; t < m; t++)
 		sqnorms[t] = dot(n, B + (Size) t * n, B + (Size) t * n);
 	pfree(B);
@@ -370,14 +390,6 @@ chol_forward_block(int n, const double *lp, const double *u, int m, const double
 void
 chol_solve(int n, const double *lp, double *x)
 {
-	if (n == 0)
-		return;
-	cblas_dtpsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, n, lp, x, 1);
-	cblas_dtpsv(CblasRowMajor, CblasLower, CblasTrans, CblasNonUnit, n, lp, x, 1);
-}
-
-double
-dot(int n, const double *x, const double *y)
-{
-	return n > 0 ? cblas_ddot(n, x, 1, y, 1) : 0.0;
+	chol_forward(n, lp, x);
+	chol_backward(n, lp, x);
 }

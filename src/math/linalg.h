@@ -27,6 +27,5 @@ extern double *chol_forward_copy(int n, const double *lp, const double *b);
 extern void chol_forward_block(int n, const double *lp, const double *u, int m, const double *K,
 							   double *means, double *sqnorms);
 extern void chol_solve(int n, const double *lp, double *x);
-extern double dot(int n, const double *x, const double *y);
 
 #endif

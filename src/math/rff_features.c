@@ -23,6 +23,7 @@
 
 #include "math/rff_features.h"
 #include "math/prng.h"
+#include "math/vecops.h"
 
 #define FREQUENCY_CACHE_SIZE 4
 
@@ -201,8 +202,7 @@ rff_features(const SelectorConfig *cfg, const double *x, double *phi)
 		memcpy(phi, last->phi, sizeof(double) * 2 * cfg->features);
 		return;
 	}
-	cblas_dgemv(CblasRowMajor, CblasNoTrans, cfg->features, cfg->dim, 1.0, c->W, cfg->dim,
-				x, 1, 0.0, phi, 1);
+	gemv_rows(cfg->features, cfg->dim, c->W, x, phi);
 	features_from_angles(cfg->features, phi);
 	remember_features(c->draw, cfg, x, phi);
 }

@@ -32,6 +32,7 @@
 #include "math/confidence.h"
 #include "math/kernel.h"
 #include "math/linalg.h"
+#include "math/vecops.h"
 
 /*
  * ln α is searched from ln α₀ − 12 (below, the kernel form's width loses
@@ -102,7 +103,7 @@ decompose(Spectrum *s, double *A, const double *y)
 		elog(ERROR, "eigendecomposition failed (LAPACK info %d)", (int) info);
 	for (int i = 0; i < s->m; i++)
 		s->l[i] = Max(s->l[i], 0.0);
-	cblas_dgemv(CblasColMajor, CblasTrans, s->m, s->m, 1.0, A, s->m, y, 1, 0.0, s->q, 1);
+	gemv_rows(s->m, s->m, A, y, s->q);
 }
 
 /* R_t², and a WARNING if the rewards contradict B and σ on the lattice. */
@@ -244,7 +245,7 @@ spectrum_score(const SelectorConfig *cfg, const Spectrum *s, const double *vec, 
 	double		u_best;
 
 	if (s->m > 0)
-		cblas_dgemv(CblasColMajor, CblasTrans, s->m, s->m, 1.0, s->U, s->m, vec, 1, 0.0, s->p, 1);
+		gemv_rows(s->m, s->m, s->U, vec, s->p);
 	/* α₀ itself: R̃_α₀² > 0 always, so best is finite */
 	best = evaluate(cfg, s, kself, u0);
 	u_best = u0;

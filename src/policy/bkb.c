@@ -65,6 +65,7 @@
 #include "math/linalg.h"
 #include "policy/bkb.h"
 #include "math/prng.h"
+#include "math/vecops.h"
 #include "core/state.h"
 #include "policy/registry.h"
 
@@ -329,7 +330,7 @@ fit_factors(const SelectorConfig *cfg, BkbView *v)
 		return;
 	Z = embed_rows(cfg, v, v->n, v->X);
 	gram_packed(v->n, v->m, Z, cfg->alpha, true, v->R);
-	cblas_dgemv(CblasRowMajor, CblasTrans, v->n, v->m, 1.0, Z, v->m, v->y, 1, 0.0, v->b, 1);
+	gemv_cols(v->n, v->m, Z, v->y, 0.0, v->b);
 	pfree(Z);
 }
 

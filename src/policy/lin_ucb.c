@@ -26,10 +26,9 @@
 
 #include <math.h>
 
-#include <cblas.h>
-
 #include "math/confidence.h"
 #include "math/linalg.h"
+#include "math/vecops.h"
 #include "core/state.h"
 #include "policy/registry.h"
 
@@ -153,7 +152,7 @@ lin_build_weighted(const SelectorConfig *cfg, int n, const double *X, const doub
 	}
 	gram_packed(n, p, Z, discounted ? 0.0 : confidence_base_alpha(cfg), !discounted, lin_factor(st));
 	if (n > 0)
-		cblas_dgemv(CblasRowMajor, CblasTrans, n, p, 1.0, Z, p, w, 1, 0.0, lin_rhs(st, p), 1);
+		gemv_cols(n, p, Z, w, 0.0, lin_rhs(st, p));
 	if (cfg->confidence != CONFIDENCE_FIXED)
 	{
 		double	   *G = palloc(sizeof(double) * PACKED_SIZE(p));

@@ -25,6 +25,7 @@
 #include "math/confidence.h"
 #include "math/kernel.h"
 #include "math/linalg.h"
+#include "math/vecops.h"
 #include "core/state.h"
 #include "policy/registry.h"
 

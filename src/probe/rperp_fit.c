@@ -18,6 +18,7 @@
 #include "core/reward_value.h"
 #include "math/kernel.h"
 #include "math/linalg.h"
+#include "math/vecops.h"
 #include "probe/rperp.h"
 
 PG_FUNCTION_INFO_V1(model_select_probe_eliminate);

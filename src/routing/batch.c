@@ -37,6 +37,7 @@ PG_FUNCTION_INFO_V1(model_select_route_batch);
 typedef struct Block
 {
 	const Selector *sel;
+	int64		before;			/* source rows of the blocks before this one */
 	int			m;
 	int64		keys[BATCH_ROWS];
 	bool		key_null[BATCH_ROWS];
@@ -75,13 +76,23 @@ key_value(Datum d, Oid type)
 	}
 }
 
+/* Names the source row whose context is being read, in any error about it. */
+static void
+source_row_context(void *arg)
+{
+	errcontext("route_batch source row " INT64_FORMAT, *(const int64 *) arg);
+}
+
 /* Copy the fetched rows into the block, validating each context. */
 static void
 block_read(Block *b, SPITupleTable *tt, uint64 nrows)
 {
 	int			dim = b->sel->cfg.dim;
 	Oid			key_type = SPI_gettypeid(tt->tupdesc, 1);
+	int64		row = 0;
+	ErrorContextCallback errcb = {error_context_stack, source_row_context, &row};
 
+	error_context_stack = &errcb;
 	b->m = (int) nrows;
 	for (int t = 0; t < b->m; t++)
 	{
@@ -90,15 +101,18 @@ block_read(Block *b, SPITupleTable *tt, uint64 nrows)
 		Datum		context = SPI_getbinval(tt->vals[t], tt->tupdesc, 2, &isnull);
 		double	   *x;
 
+		row = b->before + t + 1;
 		b->keys[t] = b->key_null[t] ? 0 : key_value(key, key_type);
 		if (isnull)
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("route_batch source row %d has a NULL context", t + 1)));
+					 errmsg("route_batch source row " INT64_FORMAT " has a NULL context", row)));
 		x = context_from_array(DatumGetArrayTypeP(context), dim);
 		memcpy(b->rawX + (Size) t * dim, x, sizeof(double) * dim);
 		pfree(x);
 	}
+	error_context_stack = errcb.previous;
+	b->before += b->m;
 }
 
 /* Log the block's decisions in one INSERT (run as the extension owner). */
@@ -138,6 +152,7 @@ block_log(void *arg)
 	args[6] = PointerGetDatum(float8_array(b->rawX, NULL, b->m * dim));
 	/* one state, one λ for the whole block */
 	args[7] = Float8GetDatum(pacer_lambda(sel));
+	selector_write_lock(sel->cfg.selector_id);
 	spi_level = spi_connect();
 	/* rows are inserted, and their ids drawn, in ordinality order */
 	spi_execute(spi_plan(&plan,

@@ -10,9 +10,11 @@
 
 #include <math.h>
 
+#include "access/xact.h"
 #include "utils/float.h"
 
 #include "core/context.h"
+#include "core/reward_value.h"
 #include "routing/decide.h"
 #include "math/prng.h"
 #include "policy/registry.h"
@@ -105,19 +107,52 @@ sample_scores(const Selector *sel, const double *raw_x, ArmScore *scores)
 }
 
 /*
+ * The arms warned about in the current statement, so that a route_batch()
+ * of 30,000 rows logs one WARNING per unusable arm, not one per row.  A
+ * statement is told apart by its start time (a backend starts one at a
+ * time); the list is a cache of what was said, reset by the next statement.
+ */
+#define WARNED_ARMS_MAX 64
+
+static TimestampTz warned_statement;
+static int	warned_count;
+static int32 warned_arms[WARNED_ARMS_MAX];
+
+static bool
+warned_this_statement(int32 arm_id)
+{
+	TimestampTz now = GetCurrentStatementStartTimestamp();
+
+	if (now != warned_statement)
+	{
+		warned_statement = now;
+		warned_count = 0;
+	}
+	for (int k = 0; k < warned_count; k++)
+		if (warned_arms[k] == arm_id)
+			return true;
+	if (warned_count < WARNED_ARMS_MAX)
+		warned_arms[warned_count++] = arm_id;
+	return false;
+}
+
+/*
  * Can arm i's score be chosen?  A finite score can, and +Infinity for an arm
  * without rewards; a NaN or infinite score of a learned arm (a numerical
- * failure) never becomes a decision: the arm is skipped with a WARNING.
+ * failure) never becomes a decision: the arm is skipped with a WARNING, once
+ * per statement.
  */
 static bool
 score_usable(const Selector *sel, int i, const ArmScore *s)
 {
 	if (sel->arms[i].model == NULL || isfinite(s->ucb))
 		return true;
-	ereport(WARNING,
-			(errmsg("arm \"%s\" of selector \"%s\" has score %g and is skipped",
-					sel->arms[i].name, sel->name, s->ucb),
-			 errhint("Check the selector's settings; model_select.rebuild_state() recomputes its state.")));
+	if (!warned_this_statement(sel->arms[i].arm_id))
+		ereport(WARNING,
+				(errmsg("arm \"%s\" of selector \"%s\" has score %s and is skipped",
+						sel->arms[i].name, sel->name, exact_text(s->ucb)),
+				 errdetail("This statement skips the arm wherever its score is not a number, with this one warning."),
+				 errhint("Check the selector's settings; model_select.rebuild_state() recomputes its state.")));
 	return false;
 }
 

@@ -115,7 +115,8 @@ checkpoint_columns_of(const CheckpointColumns *ck, int nck, Datum arm_id, Datum 
  *   SELECT <the columns above> FROM selectors s
  *   LEFT JOIN arms a USING (selector_id) LEFT JOIN arm_state st USING (arm_id)
  *   WHERE s.name = $1 ORDER BY a.ordinal
- * would return, read through the indexes.  No row: no such selector.
+ * would return, read through the indexes, once the caller's right to
+ * route with the selector is checked.  No row: no such selector.
  */
 static SPITupleTable *
 selector_rows(const char *name)
@@ -147,6 +148,16 @@ selector_rows(const char *name)
 		own_columns(selectors, row, lengthof(selector_columns), selector_columns, values, nulls);
 		values[GRANTEES_COL - 1] = selector_grantees(DatumGetInt32(values[0]), SELECTOR_ROUTE);
 		nulls[GRANTEES_COL - 1] = false;
+
+		/*
+		 * The caller's right, before any arm or state is read: a refused
+		 * call costs the same whatever the selector's size, so its time
+		 * tells nothing of another tenant's selector.  At every load, cached
+		 * models or not: a revoke takes effect at once.
+		 */
+		selector_check_privilege_given(DatumGetInt32(values[0]), name, SELECTOR_ROUTE,
+									   DatumGetObjectId(values[OWNER_COL - 1]),
+									   values[GRANTEES_COL - 1]);
 		checkpoints = selector_checkpoints(arm_state, values[0], &ncheckpoints);
 		index_read_begin(&by_selector, arms, 2, arms_key);
 		index_read_key(&by_selector, "selector_id", BTEqualStrategyNumber, F_INT4EQ, values[0]);
@@ -343,10 +354,6 @@ selector_load_as_owner(void *arg)
 	if (tt->numvals == 0)
 		selector_unknown(call->name);
 	config_from_row(&sel->cfg, tt->vals[0], tt->tupdesc, 1);
-	/* at every load, cached models or not: a revoke takes effect at once */
-	selector_check_privilege_given(sel->cfg.selector_id, call->name, SELECTOR_ROUTE,
-								   DatumGetObjectId(spi_datum(tt->vals[0], tt->tupdesc, OWNER_COL)),
-								   spi_datum(tt->vals[0], tt->tupdesc, GRANTEES_COL));
 	(void) SPI_getbinval(tt->vals[0], tt->tupdesc, ARM_COL, &isnull);
 	sel->narms = isnull ? 0 : (int) tt->numvals;
 	sel->arms = MemoryContextAllocZero(call->caller, sizeof(ArmInfo) * Max(sel->narms, 1));

@@ -23,9 +23,14 @@
 #    once (it never waits for another writer; waiting made it deadlock with
 #    a checkpoint() waiting for an arm the insert's transaction held).
 # 4. drop_selector() racing a reward insert and a route() that read the
-#    selector before the drop committed: they fail with 23503 (the documented
-#    error, never XX000), a later one with 42704, and none of the selector's
-#    rows is left behind.
+#    selector before the drop committed: they wait for the drop, then the
+#    route fails with 23503 and the reward with 42704 naming the selector
+#    (the documented errors, never XX000, never an id), a later one with
+#    42704, and none of the selector's rows is left behind.
+# 5. drop_selector() while a transaction rewards arm b, then arm a (and
+#    while one routes, then rewards its decision): no deadlock (40P01).  The
+#    drop waits for the writers in flight before it deletes any arm; it used
+#    to lock the arms in its own order, against theirs.
 #
 # Needs PGHOST/PGPORT/PGUSER of a running cluster with model_select installed.
 set -euo pipefail
@@ -160,18 +165,19 @@ session dropper
 session writer
 session router
 say dropper "BEGIN; SELECT model_select.drop_selector('dropped');"
-say writer '\set VERBOSITY sqlstate'
+say writer '\set VERBOSITY verbose'
 say writer "INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('dropped', 'a', '{1,0}', 0.5);"
 say router '\set VERBOSITY sqlstate'
 say router "SELECT arm FROM model_select.route('dropped', '{1,0}'::float8[]);"
-for i in $(seq 100); do   # both wait for the drop's row lock (their foreign key checks)
+for i in $(seq 100); do   # both wait for the drop (its lock on the selector's settings)
     [ "$(q -c "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")" -ge 2 ] && break
     sleep 0.1
 done
 say dropper "COMMIT;"
 close_sessions
-check "drop_selector() racing a reward insert and a route(): both fail with 23503" \
-    eval "grep -q 'ERROR:  23503' '$MS_WORK/writer.out' && grep -q 'ERROR:  23503' '$MS_WORK/router.out' ||
+check "drop_selector() racing a reward insert and a route(): 42704 naming the selector, and 23503" \
+    eval "grep -q 'ERROR:  42704: selector \"dropped\" does not exist' '$MS_WORK/writer.out' &&
+          grep -q 'ERROR:  23503' '$MS_WORK/router.out' ||
           { sed 's/^/#   /' '$MS_WORK/writer.out' '$MS_WORK/router.out'; false; }"
 late_reward_error() {
     q -v VERBOSITY=sqlstate -c "INSERT INTO model_select.rewards(selector, arm, context, reward)
@@ -184,4 +190,41 @@ check "... and nothing of the selector is left" \
                 AND NOT EXISTS (SELECT FROM model_select.decisions WHERE selector_id = $DROPPED_ID)
                 AND NOT EXISTS (SELECT FROM model_select.arms WHERE selector_id = $DROPPED_ID)
                 AND NOT EXISTS (SELECT FROM model_select.arm_state WHERE selector_id = $DROPPED_ID)"
+
+# -- 5. drop_selector() against writers that take arms in another order -----
+drop_waits() {  # drop_waits: until the dropper waits for a lock
+    for i in $(seq 100); do
+        [ "$(q -c "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()
+                     AND wait_event_type = 'Lock' AND query LIKE '%drop_selector%'")" -ge 1 ] && break
+        sleep 0.1
+    done
+}
+q -c "SELECT model_select.create_selector(s, 2, ARRAY['a','b'], 'lin_ucb') FROM unnest(ARRAY['drop_ba', 'drop_route']) s" >/dev/null
+session writer
+session dropper
+say writer '\set VERBOSITY verbose'
+say dropper '\set VERBOSITY verbose'
+say writer "BEGIN; INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('drop_ba', 'b', '{1,0}', 0.5);"
+say dropper "SELECT model_select.drop_selector('drop_ba');"
+drop_waits
+say writer "INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('drop_ba', 'a', '{0,1}', 0.5); COMMIT;"
+close_sessions
+check "drop_selector() while a transaction rewards arm b, then a: no deadlock, both succeed" \
+    eval "! grep -q 'ERROR' '$MS_WORK/writer.out' '$MS_WORK/dropper.out' ||
+          { sed 's/^/#   /' '$MS_WORK/writer.out' '$MS_WORK/dropper.out'; false; }"
+check "... and the selector is gone" \
+    is_true "SELECT NOT EXISTS (SELECT FROM model_select.selectors WHERE name = 'drop_ba')"
+session writer
+session dropper
+say writer '\set VERBOSITY verbose'
+say dropper '\set VERBOSITY verbose'
+say writer "BEGIN; SELECT decision_id AS d1 FROM model_select.route('drop_route', '{1,0}'::float8[]) \\gset"
+say dropper "SELECT model_select.drop_selector('drop_route');"
+drop_waits
+say writer "SELECT decision_id AS d2 FROM model_select.route('drop_route', '{0,1}'::float8[]) \\gset"
+say writer "INSERT INTO model_select.rewards(decision_id, reward) VALUES (:d2, 0.5), (:d1, 0.4); COMMIT;"
+close_sessions
+check "drop_selector() while a transaction routes twice and rewards both decisions: no deadlock, both succeed" \
+    eval "! grep -q 'ERROR' '$MS_WORK/writer.out' '$MS_WORK/dropper.out' ||
+          { sed 's/^/#   /' '$MS_WORK/writer.out' '$MS_WORK/dropper.out'; false; }"
 finish

@@ -83,7 +83,7 @@ SELECT throws_ok($$SELECT * FROM model_select.replay('SELECT context, rewards, (
                  '22023', NULL, 'replay() refuses a cost_weight argument with a budget');
 
 -- extreme but valid: a subnormal budget (its scale overflows float8) and
--- costs whose sum overflows: λ is 0 without spend (not 0 · ∞ = NaN), then
+-- the largest costs (1e15): λ is 0 without spend (not 0 · ∞ = NaN), then
 -- capped at 1e12, the largest cost_weight; no NaN or ±Infinity is logged
 SELECT model_select.create_selector('b_tiny', 2, ARRAY['free', 'dear'], 'greedy', NULL, '{"budget": 5e-324, "pace": 1}');
 SELECT model_select.create_selector('b_huge', 2, ARRAY['free', 'dear'], 'greedy', NULL, '{"budget": 1}');
@@ -93,9 +93,9 @@ SELECT is((SELECT d.cost_weight FROM model_select.decisions d JOIN model_select.
           'budget 5e-324, nothing spent: λ = 0');
 INSERT INTO model_select.rewards(selector, arm, context, reward, cost)
 VALUES ('b_tiny', 'free', ARRAY[1, 0]::float8[], 0.4, 0), ('b_tiny', 'dear', ARRAY[1, 0]::float8[], 0.9, 1),
-       ('b_huge', 'free', ARRAY[1, 0]::float8[], 0.4, 0), ('b_huge', 'dear', ARRAY[1, 0]::float8[], 0.9, 1e308),
-       ('b_huge', 'dear', ARRAY[1, 0]::float8[], 0.9, 1e308);
--- (b_huge's dear arm: λ times a mean cost of ∞ is -∞, skipped with a WARNING)
+       ('b_huge', 'free', ARRAY[1, 0]::float8[], 0.4, 0), ('b_huge', 'dear', ARRAY[1, 0]::float8[], 0.9, 1e15),
+       ('b_huge', 'dear', ARRAY[1, 0]::float8[], 0.9, 1e15);
+-- (b_huge's dear arm: λ times a mean cost of 1e15 is -1e27, finite)
 SET client_min_messages = error;
 SELECT is((SELECT array_agg(arm) FROM (SELECT (model_select.route(s, ARRAY[1, 0]::float8[])).arm FROM unnest(ARRAY['b_tiny', 'b_huge']) s) r),
           ARRAY['free', 'free'], 'overspent by far: the free arm is chosen');

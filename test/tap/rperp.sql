@@ -5,7 +5,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(89);
+SELECT plan(90);
 SELECT setseed(0.42);
 
 -- 6 prompts on an arc × 2 models; 'strong' is 0.5 better everywhere.
@@ -373,17 +373,19 @@ SELECT throws_ok(format($$SELECT model_select.probe_report('async', %s, 0.5)$$,
                           WHERE r.name = 'async' AND p.item_id NOT IN (SELECT item_id FROM issued) LIMIT 1)),
                  '55000', NULL, 'reporting an item that was not issued');
 
--- a score made NaN by hand (the owner may write probe_plan) is refused as a damaged table, not fitted
+-- a score made NaN by hand (the owner may write probe_plan) is refused by
+-- the table's check, so the fit never sees one
 SELECT lives_ok($$SELECT model_select.create_probe_run('hand', 10, 10, 1, 'SELECT prompt, model FROM pool12')$$,
                 'a run to damage');
 SELECT model_select.probe_report('hand', q.interval, q.batch, q.m, 0.5)
   FROM model_select.probe_next('hand', 100) q WHERE q.m > 1;
-UPDATE model_select.probe_plan pl SET score = 'NaN' FROM model_select.probe_runs r
- WHERE r.run_id = pl.run_id AND r.name = 'hand' AND pl.m = 2;
-SELECT throws_ok($$SELECT model_select.probe_report('hand', 1, 1, 1, 0.5)$$, 'XX001', NULL,
-                 'the report that completes a batch holding a NaN score: XX001');
-SELECT is((SELECT row(batch, observed, active, best_item)::text FROM model_select.probe_status('hand')),
-          '(1,3,12,)', '... and the run stays where it was');
+SELECT throws_ok($$UPDATE model_select.probe_plan pl SET score = 'NaN' FROM model_select.probe_runs r
+                    WHERE r.run_id = pl.run_id AND r.name = 'hand' AND pl.m = 2$$, '23514', NULL,
+                 'a NaN score written by hand: 23514 (probe_plan_score_check)');
+SELECT lives_ok($$SELECT model_select.probe_report('hand', 1, 1, 1, 0.5)$$,
+                'the report that completes the batch');
+SELECT isnt((SELECT row(batch, observed)::text FROM model_select.probe_status('hand')),
+          '(1,3)', '... and the run moves on to its next batch');
 
 -- a pool item numbered outside 1..pool_size by hand (the owner may insert into
 -- probe_pool): XX001, not a write past the fit's arrays (it crashed the server)

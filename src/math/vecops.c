@@ -1,0 +1,179 @@
+/*
+ * vecops.c — the level-1 and level-2 operations that scoring and folding
+ * use, in a summation order fixed here rather than by a BLAS library.
+ *
+ * Why not CBLAS: OpenBLAS chooses its kernels by CPU and, inside a kernel,
+ * peels leading elements until the operands are aligned, so the same dot
+ * product is summed in a different order when its vectors sit at another
+ * address mod 64.  A score computed from a state in shared memory then
+ * differed in the last bit from the same score computed from a backend's
+ * own copy (seen on Xeons with AVX-512).  Here every reduction has one
+ * order, fixed below, whatever the CPU and the addresses.  This relies on
+ * the Makefile's -ffp-contract=off: a fused multiply-add would round
+ * differently where the CPU has one.
+ *
+ * BLAS-3 and LAPACK stay for blocks and factorisations (linalg.c), where
+ * they pack their operands into buffers of their own.
+ */
+#include "postgres.h"
+
+#include "math/vecops.h"
+
+/*
+ * The order of a dot product: element i goes to partial sum i mod 16; the
+ * sixteen are added pairwise, p_j + p_{j+8}, then those j + 4, j + 2, j + 1
+ * apart; the elements past the last full sixteen are added to that one by
+ * one.  Two bodies give exactly these operations: one with SSE2's two lanes
+ * (every x86-64 CPU), one with AVX2's four where the CPU has it (half the
+ * instructions).  Either gives the same bits.
+ */
+#define DOT_BLOCK 16
+
+typedef double vec2 __attribute__((vector_size(16)));
+typedef double vec4 __attribute__((vector_size(32)));
+
+/* unaligned loads and stores (macros: a 32-byte vector is not passed by value) */
+#define LOADV(v, p) memcpy(&(v), (p), sizeof(v))
+#define STOREV(p, v) memcpy((p), &(v), sizeof(v))
+
+static double
+dot_tail(long from, long n, const double *x, const double *y, double sum)
+{
+	for (long i = from; i < n; i++)
+		sum += x[i] * y[i];
+	return sum;
+}
+
+/* acc += x[at..] · y[at..] lane by lane, for a vector type of acc's width */
+#define MULADD(acc, x, y, at) \
+	do { \
+		__typeof__(acc) a_, b_; \
+		LOADV(a_, (x) + (at)); \
+		LOADV(b_, (y) + (at)); \
+		(acc) += a_ * b_; \
+	} while (0)
+
+static double
+dot_sse2(int n, const double *x, const double *y)
+{
+	vec2		p0 = {0, 0}, p1 = p0, p2 = p0, p3 = p0, p4 = p0, p5 = p0, p6 = p0, p7 = p0;
+	vec2		v;
+	long		i = 0;
+
+	for (; i + DOT_BLOCK <= n; i += DOT_BLOCK)
+	{
+		MULADD(p0, x, y, i);
+		MULADD(p1, x, y, i + 2);
+		MULADD(p2, x, y, i + 4);
+		MULADD(p3, x, y, i + 6);
+		MULADD(p4, x, y, i + 8);
+		MULADD(p5, x, y, i + 10);
+		MULADD(p6, x, y, i + 12);
+		MULADD(p7, x, y, i + 14);
+	}
+	/* lanes: p_k holds partial sums 2k, 2k + 1 */
+	v = ((p0 + p4) + (p2 + p6)) + ((p1 + p5) + (p3 + p7));
+	return dot_tail(i, n, x, y, v[0] + v[1]);
+}
+
+__attribute__((target("avx2")))
+static double
+dot_avx2(int n, const double *x, const double *y)
+{
+	vec4		p0 = {0, 0, 0, 0}, p1 = p0, p2 = p0, p3 = p0;
+	vec4		u;
+	long		i = 0;
+
+	for (; i + DOT_BLOCK <= n; i += DOT_BLOCK)
+	{
+		MULADD(p0, x, y, i);
+		MULADD(p1, x, y, i + 4);
+		MULADD(p2, x, y, i + 8);
+		MULADD(p3, x, y, i + 12);
+	}
+	/* lanes: p_k holds partial sums 4k .. 4k + 3 */
+	u = (p0 + p2) + (p1 + p3);
+	return dot_tail(i, n, x, y, (u[0] + u[2]) + (u[1] + u[3]));
+}
+
+/* x·y; n may be 0 */
+double
+dot(int n, const double *x, const double *y)
+{
+	return __builtin_cpu_supports("avx2") ? dot_avx2(n, x, y) : dot_sse2(n, x, y);
+}
+
+/* y += alpha·x, element by element (no reduction: any width gives these bits) */
+static void
+axpy_sse2(int n, double alpha, const double *x, double *y)
+{
+	vec2		a = {alpha, alpha};
+	int			i = 0;
+
+	for (; i + 2 <= n; i += 2)
+	{
+		vec2		xv,
+					yv;
+
+		LOADV(xv, x + i);
+		LOADV(yv, y + i);
+		yv += a * xv;
+		STOREV(y + i, yv);
+	}
+	for (; i < n; i++)
+		y[i] += alpha * x[i];
+}
+
+__attribute__((target("avx2")))
+static void
+axpy_avx2(int n, double alpha, const double *x, double *y)
+{
+	vec4		a = {alpha, alpha, alpha, alpha};
+	int			i = 0;
+
+	for (; i + 4 <= n; i += 4)
+	{
+		vec4		xv,
+					yv;
+
+		LOADV(xv, x + i);
+		LOADV(yv, y + i);
+		yv += a * xv;
+		STOREV(y + i, yv);
+	}
+	for (; i < n; i++)
+		y[i] += alpha * x[i];
+}
+
+void
+axpy(int n, double alpha, const double *x, double *y)
+{
+	if (__builtin_cpu_supports("avx2"))
+		axpy_avx2(n, alpha, x, y);
+	else
+		axpy_sse2(n, alpha, x, y);
+}
+
+/* y (m) = A x for A m × n by rows: one dot product per row */
+void
+gemv_rows(int m, int n, const double *A, const double *x, double *y)
+{
+	for (int r = 0; r < m; r++)
+		y[r] = dot(n, A + (Size) r * n, x);
+}
+
+/*
+ * y (p) = beta·y + Aᵀw for A n × p by rows: the rows scaled and added in
+ * order, so each y[j] is summed over the rows in one fixed order.
+ */
+void
+gemv_cols(int n, int p, const double *A, const double *w, double beta, double *y)
+{
+	if (beta == 0.0)
+		memset(y, 0, sizeof(double) * p);
+	else if (beta != 1.0)
+		for (int j = 0; j < p; j++)
+			y[j] *= beta;
+	for (int t = 0; t < n; t++)
+		axpy(p, w[t], A + (Size) t * p, y);
+}

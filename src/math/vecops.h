@@ -1,0 +1,14 @@
+/*
+ * vecops.h — dot products, axpy and matrix-vector products in a summation
+ * order fixed by this code (see vecops.c): the same bits for the same
+ * operands on every CPU, whatever their alignment in memory.
+ */
+#ifndef MODEL_SELECT_VECOPS_H
+#define MODEL_SELECT_VECOPS_H
+
+extern double dot(int n, const double *x, const double *y);
+extern void axpy(int n, double alpha, const double *x, double *y);
+extern void gemv_rows(int m, int n, const double *A, const double *x, double *y);
+extern void gemv_cols(int n, int p, const double *A, const double *w, double beta, double *y);
+
+#endif
