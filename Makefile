@@ -57,7 +57,7 @@ PG_CFLAGS += -Wall -Wextra -Werror -Wno-unused-parameter -Wno-sign-compare \
 override BITCODE_CFLAGS += -ffp-contract=off
 BLAS_CFLAGS := $(shell pkg-config --cflags openblas lapacke 2>/dev/null)
 BLAS_LIBS := $(shell pkg-config --libs openblas lapacke 2>/dev/null)
-# Headers are included by their path below src/ ("core/state.h").
+# Headers are included by their path below src/ ("model/state.h").
 PG_CPPFLAGS += -Isrc $(BLAS_CFLAGS)
 SHLIB_LINK += $(BLAS_LIBS) -lm
 
@@ -107,8 +107,10 @@ ms-setup:
 test: ms-setup
 	MAKE='$(MS_MAKE)' PG_CONFIG='$(PG_CONFIG)' scripts/with-cluster.sh scripts/run-tests.sh
 
-# Static analysis (cppcheck from Debian); quiet when clean.
+# The source tree's layers (scripts/check-layers.py, docs/hacking.md#layers)
+# and static analysis (cppcheck from Debian); quiet when clean.
 lint:
+	python3 scripts/check-layers.py src
 	cppcheck --enable=warning,performance,portability --inline-suppr --quiet --error-exitcode=1 \
 		-Isrc --suppress=missingIncludeSystem --suppress=missingInclude --std=c99 src
 

@@ -1,4 +1,4 @@
--- Confidence bounds (spec/001): the same five rewards under each bound.
+-- Confidence bounds (Flynn & Reeb 2024): the same five rewards under each bound.
 CREATE EXTENSION model_select;
 SET extra_float_digits = 0;
 

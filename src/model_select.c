@@ -9,7 +9,7 @@
 
 #include <cblas.h>
 
-#include "core/state.h"
+#include "model/state.h"
 #include "learning/checkpoint.h"
 #include "routing/model_cache.h"
 #include "routing/shared_cache.h"
@@ -27,6 +27,8 @@ void
 _PG_init(void)
 {
 	openblas_set_num_threads(1);
+	/* checkpoints reuse the folds the arm cache made (learning cannot include routing) */
+	checkpoint_base_lookup = model_cache_base;
 
 	DefineCustomIntVariable("model_select.checkpoint_threshold",
 							"Pending rewards of an arm that make a reward INSERT checkpoint it.",

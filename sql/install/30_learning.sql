@@ -80,7 +80,7 @@ CREATE FUNCTION model_select.rebuild_state(selector text) RETURNS bigint
 CREATE FUNCTION model_select.checkpoint(selector text) RETURNS bigint
     AS 'MODULE_PATHNAME', 'model_select_checkpoint' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 
--- bkb: resample every arm's dictionary now (spec/003.md §2.3); returns the
+-- bkb: resample every arm's dictionary now (Calandriello et al. 2019 (BKB)); returns the
 -- number of arms resampled.  55000 unless the selector's policy is bkb.
 CREATE FUNCTION model_select.resample(selector text) RETURNS bigint
     AS 'MODULE_PATHNAME', 'model_select_resample' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;

@@ -1,6 +1,6 @@
 -- Cascades: Weitzman's reservation index and learned cost-aware cascades.
 
--- Pandora's box (spec/004.md §2.1): Weitzman reservation index, the sigma
+-- Pandora's box (Belloni, Chen & Wei 2026): Weitzman reservation index, the sigma
 -- solving E[(V - sigma)^+] = cost, for V ~ 'bernoulli' {p[, high]},
 -- 'uniform' {a, b}, 'gaussian' {mean, sd}, 'empirical' {v1, ..., vn} or
 -- 'discrete' {v1, p1, ..., vn, pn} (see src/cascade/reservation.c).  Not STRICT:
@@ -9,7 +9,7 @@ CREATE FUNCTION model_select.reservation_index(distribution text, params float8[
     RETURNS float8
     AS 'MODULE_PATHNAME', 'model_select_reservation_index' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 
--- Learned cost-aware cascades (COSMOS, spec/004.md §3; src/cascade/), the
+-- Learned cost-aware cascades (COSMOS, Belloni, Chen & Wei 2026 §3; src/cascade/), the
 -- known-reward variant: the application's evaluator gives each queried
 -- arm's value directly.  Per arm, the Weitzman reservation index is learned
 -- as sigma_a(x) = reward_min + R·tanh(rho_aᵀpsi(x)) (R = reward_max −

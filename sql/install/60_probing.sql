@@ -1,9 +1,9 @@
 -- Probing: R-PERP runs over a fixed pool of (prompt, model) pairs.
 
--- R-PERP probing runs (spec/002.md §2.1, §5.5; src/probe/rperp.c): restarting
+-- R-PERP probing runs (Iwazaki & Takeno (R-PERP), §5.5; src/probe/rperp.c): restarting
 -- phased elimination with random permutation over a fixed pool of (prompt,
 -- model) pairs.  Only for evaluation/probing loops where the system chooses
--- which pair to query next (spec/002.md §5.6), not for live traffic, whose
+-- which pair to query next (Iwazaki & Takeno (R-PERP)), not for live traffic, whose
 -- prompts are given (use route() there).  The horizon T and the restart
 -- interval H must be chosen up front.  The kernel between items is
 -- k(p, p') [a = a'] (one GP per model over the prompt embeddings).
@@ -61,7 +61,7 @@ CREATE TABLE model_select.probe_pool (
 );
 
 -- Every planned query x_{j,m}^(i), at global time t = (i-1)H + used + m
--- (spec/002.md §1.8), with its score once reported.
+-- (Iwazaki & Takeno (R-PERP)), with its score once reported.
 CREATE TABLE model_select.probe_plan (
     run_id      int NOT NULL REFERENCES model_select.probe_runs ON DELETE CASCADE,
     interval    int NOT NULL,
@@ -203,7 +203,7 @@ BEGIN
 END $$;
 
 -- Create a run: T = horizon, H = reset_every (>= 2), beta = beta_T^{1/2} of
--- spec/002.md Eq. 8 (its constant C is unknown: choose it).  `pool` is a
+-- Iwazaki & Takeno (R-PERP) Eq. 8 (its constant C is unknown: choose it).  `pool` is a
 -- query yielding (prompt float8[] or real[], model text), one row per
 -- distinct item, numbered from 1 in the order it yields them.  settings:
 -- alpha (lambda of the GP), intercept, normalize and the kernel's

@@ -23,7 +23,7 @@ CREATE FUNCTION model_select.synthetic_clusters(
     RETURNS SETOF record
     AS 'MODULE_PATHNAME', 'model_select_synthetic_clusters' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 
--- Seeded synthetic stream of spec/001.md §4.1: per arm a reward function of
+-- Seeded synthetic stream of Flynn & Reeb 2024: per arm a reward function of
 -- RKHS norm exactly rkhs_norm (weights on kernels at random inducing points),
 -- contexts uniform in [0,1]^dim, Gaussian noise (see src/eval/synthetic_rkhs.c).
 CREATE FUNCTION model_select.synthetic_rkhs(

@@ -1,5 +1,5 @@
 /*
- * cascade.c — learned cost-aware cascades (COSMOS, spec/004.md §3; see
+ * cascade.c — learned cost-aware cascades (COSMOS, Belloni, Chen & Wei 2026 §3; see
  * cascade.h for the model): the features psi, the stored state, and the SQL
  * entry points that order arms by their optimistic reservation index:
  *
@@ -30,15 +30,15 @@
 #include "utils/float.h"
 
 #include "cascade/cascade.h"
-#include "core/catalog.h"
-#include "core/context.h"
-#include "core/owner.h"
-#include "core/privilege.h"
-#include "core/reward_value.h"
-#include "policy/registry.h"
+#include "model/catalog.h"
+#include "model/context.h"
+#include "pg/owner.h"
+#include "model/privilege.h"
+#include "model/registry.h"
 #include "math/linalg.h"
 #include "math/prng.h"
 #include "math/vecops.h"
+#include "pg/float_text.h"
 
 PG_FUNCTION_INFO_V1(model_select_cascade);
 PG_FUNCTION_INFO_V1(model_select_cascade_scores);

@@ -1,5 +1,5 @@
 /*
- * cascade.h — learned cost-aware cascades (COSMOS, spec/004.md §3), the
+ * cascade.h — learned cost-aware cascades (COSMOS, Belloni, Chen & Wei 2026 §3), the
  * known-reward variant: the application's evaluator gives each queried
  * arm's value V directly.
  *
@@ -28,7 +28,7 @@
 
 #include "utils/array.h"
 
-#include "core/settings.h"
+#include "model/settings.h"
 
 /* eta1: ridge of the design matrix V = eta1·I + Σ psi psiᵀ (the bonus) */
 #define CASCADE_DESIGN_RIDGE 1.0

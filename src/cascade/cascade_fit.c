@@ -1,6 +1,6 @@
 /*
  * cascade_fit.c — the convex primitive-loss fit of a cascade arm's
- * reservation index parameters rho (spec/004.md §3.3, known reward), and the
+ * reservation index parameters rho (Belloni, Chen & Wei 2026, known reward), and the
  * refit schedule.
  *
  * Loss.  For a sample with scaled value mu in [0, 1] and scaled cost c >= 0,

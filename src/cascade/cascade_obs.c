@@ -21,13 +21,14 @@
 #include "utils/rel.h"
 
 #include "cascade/cascade.h"
-#include "core/catalog.h"
-#include "core/log_table.h"
-#include "core/context.h"
-#include "core/reward_value.h"
-#include "core/owner.h"
-#include "core/privilege.h"
+#include "model/catalog.h"
+#include "model/log_table.h"
+#include "model/context.h"
+#include "model/reward_value.h"
+#include "pg/owner.h"
+#include "model/privilege.h"
 #include "math/linalg.h"
+#include "pg/float_text.h"
 
 PG_FUNCTION_INFO_V1(model_select_cascade_resolve);
 PG_FUNCTION_INFO_V1(model_select_cascade_apply);

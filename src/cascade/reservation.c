@@ -1,6 +1,6 @@
 /*
  * reservation.c — Weitzman reservation indices for Pandora's box
- * (spec/004.md §1, §2.1, §6.1).
+ * (Belloni, Chen & Wei 2026 §1, §2.1, §6.1).
  *
  * reservation_index(distribution, params, cost) returns the σ that solves
  *
@@ -40,7 +40,7 @@
 #include "utils/float.h"
 
 #include "cascade/reservation.h"
-#include "core/reward_value.h"
+#include "pg/float_text.h"
 
 PG_FUNCTION_INFO_V1(model_select_reservation_index);
 

@@ -1,5 +1,5 @@
 /*
- * reservation.h — Weitzman reservation indices (spec/004.md §2.1): the σ
+ * reservation.h — Weitzman reservation indices (Belloni, Chen & Wei 2026): the σ
  * that solves E[(V − σ)⁺] = c for a box whose value V has a known law.
  *
  * The solvers take validated input (finite values, c >= 0) and never

@@ -6,7 +6,7 @@
  * The source query yields (context, rewards[, costs[, expected]]): the
  * context and, per arm, the reward (and cost) that arm would have earned on
  * it.  Each round the policy picks an arm and learns the utility
- * reward − λ·cost of that arm only.  The metrics of spec/000.md §4.1 are
+ * reward − λ·cost of that arm only.  The metrics of Hu et al. (PAK-UCB) are
  * accumulated: regret against the best single arm in hindsight and against
  * the per-row oracle, optimal-pick ratio (cumulative and since the previous
  * checkpoint) and outscore-the-best.  They judge picks by the utility of the
@@ -29,15 +29,15 @@
 #include "utils/float.h"
 #include "utils/memutils.h"
 
-#include "core/context.h"
-#include "core/reward_value.h"
-#include "core/spi_util.h"
-#include "core/state.h"
+#include "model/context.h"
+#include "model/reward_value.h"
+#include "pg/spi_util.h"
+#include "model/state.h"
 #include "eval/eval.h"
 #include "learning/clock.h"
 #include "routing/decide.h"
 #include "math/prng.h"
-#include "policy/registry.h"
+#include "model/registry.h"
 
 PG_FUNCTION_INFO_V1(model_select_replay);
 

@@ -19,8 +19,8 @@
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 
-#include "core/context.h"
-#include "core/spi_util.h"
+#include "model/context.h"
+#include "pg/spi_util.h"
 #include "eval/eval.h"
 
 PG_FUNCTION_INFO_V1(model_select_source_rows);

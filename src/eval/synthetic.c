@@ -1,6 +1,6 @@
 /*
  * synthetic.c — seeded synthetic routing streams for tests, demos and
- * benchmarks (spec/000.md §7.3, Setup 1 shape).
+ * benchmarks (Hu et al. (PAK-UCB), Setup 1 shape).
  *
  * synthetic_clusters(rounds, dim, arms, clusters, seed, noise): prompts come
  * from `clusters` clusters, context = normalise(0.8·shared + 0.8·centre_c +
@@ -10,7 +10,7 @@
  * observed reward adds N(0, noise²) and is clipped to [0, 1].  Arms are
  * numbered from 1 in the output, as SQL arrays are.
  *
- * Changing worlds (spec/000.md Setup 3, spec/002.md §4), each off by NULL:
+ * Changing worlds (Hu et al. (PAK-UCB) Setup 3, Iwazaki & Takeno (R-PERP) §4), each off by NULL:
  *   new_arm_at        the last arm arrives at that round: before it, its
  *                     reward and expected reward are NULL (not available);
  *   switch_every      every that many rounds the experts rotate by one
@@ -27,7 +27,7 @@
 #include "funcapi.h"
 #include "utils/array.h"
 
-#include "core/context.h"
+#include "model/context.h"
 #include "eval/eval.h"
 #include "math/prng.h"
 

@@ -1,6 +1,6 @@
 /*
  * synthetic_rkhs.c — the synthetic environment of the confidence-bound
- * experiments (spec/001.md §4.1), one reward function per arm, so that
+ * experiments (Flynn & Reeb 2024), one reward function per arm, so that
  * replay() can compare policies on functions of known RKHS norm.
  *
  * synthetic_rkhs(rounds, dim, arms, seed, kernel, bandwidth, nu, rkhs_norm,
@@ -36,10 +36,10 @@
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 
-#include "core/context.h"
-#include "core/reward_value.h"
+#include "model/context.h"
+#include "model/reward_value.h"
 #include "eval/eval.h"
-#include "math/kernel.h"
+#include "model/kernel.h"
 #include "math/prng.h"
 
 PG_FUNCTION_INFO_V1(model_select_synthetic_rkhs);

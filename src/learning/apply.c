@@ -15,9 +15,9 @@
 #include "executor/spi.h"
 #include "fmgr.h"
 
-#include "core/catalog.h"
-#include "core/log_table.h"
-#include "core/owner.h"
+#include "model/catalog.h"
+#include "model/log_table.h"
+#include "pg/owner.h"
 #include "learning/checkpoint.h"
 
 PG_FUNCTION_INFO_V1(model_select_rewards_apply);

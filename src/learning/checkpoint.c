@@ -26,20 +26,22 @@
 #include "utils/memutils.h"
 #include "utils/xid8.h"
 
-#include "core/catalog.h"
-#include "core/owner.h"
-#include "core/privilege.h"
-#include "core/state_store.h"
+#include "model/catalog.h"
+#include "pg/owner.h"
+#include "model/privilege.h"
+#include "model/state_store.h"
 #include "learning/checkpoint.h"
 #include "learning/clock.h"
 #include "learning/fold.h"
-#include "policy/registry.h"
-#include "routing/model_cache.h"
+#include "model/registry.h"
 
 PG_FUNCTION_INFO_V1(model_select_checkpoint);
 PG_FUNCTION_INFO_V1(model_select_rebuild_state);
 
 int			checkpoint_threshold = 128;
+
+/* set at load by model_select.c (checkpoint.h) */
+CheckpointBaseLookup checkpoint_base_lookup = NULL;
 
 static int64 checkpoint_arms(const SelectorConfig *cfg, bool skip_locked, bool from_scratch,
 							 StateTransform *transform);
@@ -177,7 +179,9 @@ checkpoint_cached_base(const SelectorConfig *cfg, int32 arm_id, const Checkpoint
 {
 	if (transform != NULL || cfg->clock != CLOCK_ARM || policy_ops(cfg->policy)->keeps_rows)
 		return NULL;
-	return model_cache_base(arm_id, cfg->settings_version, ck->version, ck->xmin);
+	if (checkpoint_base_lookup == NULL)
+		return NULL;
+	return checkpoint_base_lookup(arm_id, cfg->settings_version, ck->version, ck->xmin);
 }
 
 /*

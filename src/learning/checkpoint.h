@@ -5,11 +5,23 @@
 #ifndef MODEL_SELECT_CHECKPOINT_H
 #define MODEL_SELECT_CHECKPOINT_H
 
-#include "core/settings.h"
-#include "core/state.h"
+#include "model/settings.h"
+#include "model/state.h"
 
 /* GUC model_select.checkpoint_threshold */
 extern int	checkpoint_threshold;
+
+/*
+ * Where a checkpoint may find a fold of the log that this backend already
+ * made from the same checkpoint (arm_id, settings_version, version, xmin),
+ * or NULL.  The routing layer's arm cache holds such folds; it sets this
+ * hook when the module loads (model_select.c), as PostgreSQL's hooks are
+ * set, so that learning does not include routing.  NULL: no reuse.
+ */
+struct StateFold;
+typedef const struct StateFold *(*CheckpointBaseLookup) (int32 arm_id, int32 settings_version,
+														 int64 version, int64 xmin);
+extern CheckpointBaseLookup checkpoint_base_lookup;
 
 /*
  * A change made to a checkpointed state before it is stored (resample()'s

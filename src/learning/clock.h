@@ -11,7 +11,8 @@
 #include "datatype/timestamp.h"
 #include "executor/spi.h"
 
-#include "core/state.h"
+#include "model/clock_state.h"
+#include "model/state.h"
 #include "learning/fold.h"
 
 /*
@@ -32,9 +33,6 @@ typedef struct ClockKey
 	double		at;
 } ClockKey;
 
-extern Size clock_body_size(const SelectorConfig *cfg, int n);
-extern int32 clock_max_rows(const SelectorConfig *cfg);
-extern void clock_check(const SelectorConfig *cfg, const StateHeader *st);
 extern StateHeader *clock_append(const SelectorConfig *cfg, const StateHeader *old,
 								 const double *x, double r, double tick);
 extern void clock_key(const SelectorConfig *cfg, const StateHeader *st, double now, ClockKey *key);

@@ -12,13 +12,14 @@
 #include "utils/memutils.h"
 #include "utils/xid8.h"
 
-#include "core/catalog.h"
-#include "core/context.h"
-#include "core/reward_value.h"
-#include "core/state_store.h"
+#include "model/catalog.h"
+#include "model/context.h"
+#include "model/reward_value.h"
+#include "model/state_store.h"
 #include "learning/clock.h"
 #include "learning/fold.h"
-#include "policy/registry.h"
+#include "model/registry.h"
+#include "pg/float_text.h"
 
 /* Rows fetched per round trip when folding a log. */
 #define FOLD_BATCH 4096

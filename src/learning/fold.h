@@ -1,7 +1,7 @@
 /*
  * fold.h — folding reward-log rows into an arm's state, in the log's
  * canonical order.  One implementation serves the three places that learn:
- * readers folding the rewards logged after a checkpoint (core/model_cache.c),
+ * readers folding the rewards logged after a checkpoint (routing/model_cache.c),
  * checkpoints and rebuild_state (learning/checkpoint.c).
  *
  * The canonical order of an arm's log is (tx, seq), both stamped by the
@@ -18,7 +18,7 @@
 #include "access/transam.h"
 #include "executor/spi.h"
 
-#include "core/state.h"
+#include "model/state.h"
 
 /* A position in an arm's log: the last row folded, in canonical order. */
 typedef struct LogPosition

@@ -21,13 +21,13 @@
 #include "utils/timestamp.h"
 #include "utils/xid8.h"
 
-#include "core/catalog.h"
-#include "core/index_read.h"
-#include "core/log_table.h"
-#include "core/context.h"
-#include "core/reward_value.h"
-#include "core/owner.h"
-#include "core/privilege.h"
+#include "model/catalog.h"
+#include "pg/index_read.h"
+#include "model/log_table.h"
+#include "model/context.h"
+#include "model/reward_value.h"
+#include "pg/owner.h"
+#include "model/privilege.h"
 #include "learning/clock.h"
 
 PG_FUNCTION_INFO_V1(model_select_rewards_resolve);

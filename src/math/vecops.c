@@ -103,46 +103,39 @@ dot(int n, const double *x, const double *y)
 	return __builtin_cpu_supports("avx2") ? dot_avx2(n, x, y) : dot_sse2(n, x, y);
 }
 
-/* y += alpha·x, element by element (no reduction: any width gives these bits) */
+/*
+ * y += alpha·x, element by element (no reduction: any width gives these
+ * bits), with vectors of type V of W lanes, then the rest one by one.
+ */
+#define AXPY_BODY(V, W) \
+	do { \
+		V			a_; \
+		long		i_ = 0; \
+		for (int k_ = 0; k_ < (W); k_++) \
+			a_[k_] = alpha; \
+		for (; i_ + (W) <= n; i_ += (W)) \
+		{ \
+			V			x_, y_; \
+			LOADV(x_, x + i_); \
+			LOADV(y_, y + i_); \
+			y_ += a_ * x_; \
+			STOREV(y + i_, y_); \
+		} \
+		for (; i_ < n; i_++) \
+			y[i_] += alpha * x[i_]; \
+	} while (0)
+
 static void
 axpy_sse2(int n, double alpha, const double *x, double *y)
 {
-	vec2		a = {alpha, alpha};
-	int			i = 0;
-
-	for (; i + 2 <= n; i += 2)
-	{
-		vec2		xv,
-					yv;
-
-		LOADV(xv, x + i);
-		LOADV(yv, y + i);
-		yv += a * xv;
-		STOREV(y + i, yv);
-	}
-	for (; i < n; i++)
-		y[i] += alpha * x[i];
+	AXPY_BODY(vec2, 2);
 }
 
 __attribute__((target("avx2")))
 static void
 axpy_avx2(int n, double alpha, const double *x, double *y)
 {
-	vec4		a = {alpha, alpha, alpha, alpha};
-	int			i = 0;
-
-	for (; i + 4 <= n; i += 4)
-	{
-		vec4		xv,
-					yv;
-
-		LOADV(xv, x + i);
-		LOADV(yv, y + i);
-		yv += a * xv;
-		STOREV(y + i, yv);
-	}
-	for (; i < n; i++)
-		y[i] += alpha * x[i];
+	AXPY_BODY(vec4, 4);
 }
 
 void

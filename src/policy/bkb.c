@@ -1,6 +1,6 @@
 /*
  * bkb.c — bkb: budgeted kernelized bandit with adaptive Nyström
- * sketching (BKB, spec/003.md), one independent BKB per arm (§5.1) over the
+ * sketching (BKB, Calandriello et al. 2019 (BKB)), one independent BKB per arm (§5.1) over the
  * selector's kernel with the intercept, k' = k + intercept.
  *
  * Model (§2.1, §5.4).  S is a dictionary of m distinct points of the arm's
@@ -61,13 +61,13 @@
 #include <cblas.h>
 #include <lapacke.h>
 
-#include "math/kernel.h"
+#include "model/kernel.h"
 #include "math/linalg.h"
 #include "policy/bkb.h"
 #include "math/prng.h"
 #include "math/vecops.h"
-#include "core/state.h"
-#include "policy/registry.h"
+#include "model/state.h"
+#include "model/registry.h"
 
 #define BKB_DEPENDENT 1e-10
 #define BKB_SALT_SCHEDULED UINT64_C(0x626b622d73636864)	/* "bkb-schd" */
@@ -136,7 +136,7 @@ bkb_alloc(const SelectorConfig *cfg, int n, int m, BkbView *v)
 /*
  * How many of an arm's n newest rewards its state keeps.  bkb keeps every
  * context to resample from, so an arm that reaches `cap` rewards compacts
- * (compacted_rows, core/state.c): a pure function of n, so the live state
+ * (compacted_rows, model/state.c): a pure function of n, so the live state
  * and rebuild_state() agree.
  */
 int
@@ -476,7 +476,7 @@ bkb_resample(const SelectorConfig *cfg, const StateHeader *st)
 }
 
 /*
- * The practical beta of spec/003.md §2.4 [ref-code]:
+ * The practical beta of Calandriello et al. 2019 (BKB) [ref-code]:
  *   sqrt(α)·F + sqrt(ξ² (log(max(e, n))·D̃ + log(1/δ))),  D̃ = Σ_i σ̃²(x_i),
  * with D̃ from traces (see the header): O(n·dim + m³), not O(n·m²).
  */

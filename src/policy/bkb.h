@@ -6,10 +6,10 @@
 #ifndef MODEL_SELECT_POLICY_BKB_H
 #define MODEL_SELECT_POLICY_BKB_H
 
-#include "core/settings.h"
-#include "core/state.h"
+#include "model/settings.h"
+#include "model/state.h"
 
-/* New state: st with its dictionary resampled now (spec/003.md §2.3). */
+/* New state: st with its dictionary resampled now (Calandriello et al. 2019 (BKB)). */
 extern StateHeader *bkb_resample(const SelectorConfig *cfg, const StateHeader *st);
 extern int	bkb_kept_rows(const SelectorConfig *cfg, int n);
 

@@ -2,8 +2,8 @@
  * lin_ucb.c — ridge regression UCB on a feature vector per arm:
  *
  *   lin_ucb  z = [x ; √intercept]     (disjoint LinUCB; equals pak_ucb with
- *                                      the linear kernel, spec/000.md §3.3)
- *   rff_ucb  z = [φ(x) ; √intercept]  (RFF-UCB, spec/000.md §2.5–2.7, with the
+ *                                      the linear kernel, Hu et al. (PAK-UCB))
+ *   rff_ucb  z = [φ(x) ; √intercept]  (RFF-UCB, Hu et al. (PAK-UCB)–2.7, with the
  *                                      random Fourier features of features.c)
  *
  *   A = αI + Σ z zᵀ,  b = Σ r z,  mean = zᵀ A⁻¹ b,  width = |L⁻¹ z|
@@ -14,7 +14,7 @@
  * With a window the state also holds its last W rows, and a full window
  * forgets the oldest by a rank-1 downdate; with a discount it keeps
  * Σγ^age zzᵀ and b (O(p²) per reward) and factorises αI + Σγ^age zzᵀ when
- * decoded (weighted ridge regression, spec/002 §5.3).
+ * decoded (weighted ridge regression, Iwazaki & Takeno (R-PERP)).
  *
  * With a confidence other than fixed the state also keeps yᵀy (after b) and,
  * for dmm, the factor of α_f I + Σ zzᵀ for every other grid regulariser
@@ -26,11 +26,11 @@
 
 #include <math.h>
 
-#include "math/confidence.h"
+#include "policy/confidence.h"
 #include "math/linalg.h"
 #include "math/vecops.h"
-#include "core/state.h"
-#include "policy/registry.h"
+#include "model/state.h"
+#include "model/registry.h"
 
 struct ArmModel
 {

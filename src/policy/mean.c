@@ -12,8 +12,8 @@
 
 #include "utils/float.h"
 
-#include "core/state.h"
-#include "policy/registry.h"
+#include "model/state.h"
+#include "model/registry.h"
 
 struct ArmModel
 {

@@ -1,6 +1,6 @@
 /*
  * pak_ucb.c — pak_ucb: exact per-arm kernel ridge regression UCB
- * (PAK-UCB, spec/000.md §2.3–2.4).
+ * (PAK-UCB, Hu et al. (PAK-UCB)–2.4).
  *
  *   mean  = k'ᵀ (K' + αI)⁻¹ v
  *   width = α^(-1/2) sqrt(k'(y,y) − k'ᵀ (K' + αI)⁻¹ k')
@@ -8,7 +8,7 @@
  * The state keeps the Cholesky factor L of K' + αI; a reward appends one row
  * to it in O(n² + n·dim), in place (the body has room for a few more rows),
  * and is never refactorised; earlier rows never change, so the state is
- * stored by rows (row_spans, core/state_store.c).  build() factorises the
+ * stored by rows (row_spans, model/state_store.c).  build() factorises the
  * whole matrix with LAPACK instead, so comparing the two checks the append.
  * Past `cap` the arm compacts (pak_kept_rows): the reward that would make
  * cap + 1 rows refactorises the newest ⌈cap/2⌉, and rows are appended
@@ -22,12 +22,12 @@
 
 #include <math.h>
 
-#include "math/confidence.h"
-#include "math/kernel.h"
+#include "policy/confidence.h"
+#include "model/kernel.h"
 #include "math/linalg.h"
 #include "math/vecops.h"
-#include "core/state.h"
-#include "policy/registry.h"
+#include "model/state.h"
+#include "model/registry.h"
 
 struct ArmModel
 {
@@ -300,7 +300,7 @@ pak_append(const SelectorConfig *cfg, const StateHeader *old, const double *x, d
 	/* with a discount every weight changes; an arm at its cap compacts */
 	if (cfg->discount < 1 || keep < held)
 		return pak_rebuild_newest(cfg, old, keep, x, r);
-	/* a full window first forgets its oldest row (SW-GP-UCB, spec/002 §2.4) */
+	/* a full window first forgets its oldest row (SW-GP-UCB, Iwazaki & Takeno (R-PERP)) */
 	if (keep == held)
 		old = pak_drop_oldest(cfg, old);
 	st = pak_grow(cfg, unconstify(StateHeader *, old));

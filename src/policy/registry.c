@@ -4,8 +4,8 @@
  */
 #include "postgres.h"
 
-#include "math/rff_features.h"
-#include "policy/registry.h"
+#include "policy/rff_features.h"
+#include "model/registry.h"
 
 /* Every policy, in the order error messages list them. */
 static const PolicyOps *const policies[] = {

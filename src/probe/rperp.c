@@ -1,7 +1,7 @@
 /*
  * rperp.c — R-PERP probing runs: Restarting Phased Elimination with Random
- * Permutation (spec/002.md §1.8, §2.1, §5.5) over a fixed finite pool X of
- * (benchmark prompt, model) pairs, the use case (b) of spec/002.md §5.6.
+ * Permutation (Iwazaki & Takeno (R-PERP), §2.1, §5.5) over a fixed finite pool X of
+ * (benchmark prompt, model) pairs, the use case (b) of Iwazaki & Takeno (R-PERP).
  *
  * The state machine is in SQL (model_select.probe_*, install script); the
  * heavy parts are here, reading and writing the tables through SPI:
@@ -54,13 +54,13 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
-#include "core/catalog.h"
-#include "core/context.h"
-#include "math/kernel.h"
+#include "model/catalog.h"
+#include "model/context.h"
+#include "model/kernel.h"
 #include "math/linalg.h"
 #include "math/prng.h"
-#include "core/settings.h"
-#include "policy/registry.h"
+#include "model/settings.h"
+#include "model/registry.h"
 #include "probe/rperp.h"
 
 PG_FUNCTION_INFO_V1(model_select_probe_load_pool);

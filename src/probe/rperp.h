@@ -5,7 +5,7 @@
 #ifndef MODEL_SELECT_RPERP_H
 #define MODEL_SELECT_RPERP_H
 
-#include "core/settings.h"
+#include "model/settings.h"
 
 #define PROBE_MAX_POOL 100000
 /* Inconsistent probe tables (edited by hand): the hint of their XX001 errors. */

@@ -1,5 +1,5 @@
 /*
- * rperp_fit.c — R-PERP's elimination step (spec/002.md §2.1 lines 18–20):
+ * rperp_fit.c — R-PERP's elimination step (Iwazaki & Takeno (R-PERP) lines 18–20):
  * fit the GP of §1.4 on the current batch only and keep the active items
  * whose ucb reaches the largest lcb.  See rperp.c for the whole design.
  */
@@ -13,10 +13,10 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 
-#include "core/catalog.h"
-#include "core/context.h"
-#include "core/reward_value.h"
-#include "math/kernel.h"
+#include "model/catalog.h"
+#include "model/context.h"
+#include "model/reward_value.h"
+#include "model/kernel.h"
 #include "math/linalg.h"
 #include "math/vecops.h"
 #include "probe/rperp.h"

@@ -9,7 +9,7 @@
 #include "executor/spi.h"
 #include "utils/timestamp.h"
 
-#include "core/settings.h"
+#include "model/settings.h"
 #include "learning/clock.h"
 #include "learning/fold.h"
 #include "routing/shared_cache.h"

@@ -22,9 +22,9 @@
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 
-#include "core/context.h"
-#include "core/owner.h"
-#include "core/spi_util.h"
+#include "model/context.h"
+#include "pg/owner.h"
+#include "pg/spi_util.h"
 #include "routing/decide.h"
 #include "routing/model_cache.h"
 

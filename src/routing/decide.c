@@ -13,11 +13,11 @@
 #include "access/xact.h"
 #include "utils/float.h"
 
-#include "core/context.h"
-#include "core/reward_value.h"
+#include "model/context.h"
 #include "routing/decide.h"
 #include "math/prng.h"
-#include "policy/registry.h"
+#include "model/registry.h"
+#include "pg/float_text.h"
 
 /* The score of an arm without rewards: +Infinity, so that it is tried. */
 static void

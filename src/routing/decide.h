@@ -4,7 +4,7 @@
 #ifndef MODEL_SELECT_DECIDE_H
 #define MODEL_SELECT_DECIDE_H
 
-#include "core/catalog.h"
+#include "model/catalog.h"
 
 extern int	decide(const Selector *sel, const double *raw_x, ArmScore *scores);
 extern void score_arms(const Selector *sel, const double *raw_x, ArmScore *scores);

@@ -5,7 +5,7 @@
 #ifndef MODEL_SELECT_MODEL_CACHE_H
 #define MODEL_SELECT_MODEL_CACHE_H
 
-#include "core/catalog.h"
+#include "model/catalog.h"
 #include "learning/fold.h"
 
 /* GUC model_select.cache_size: the cache's bound in kB */

@@ -24,7 +24,7 @@
  */
 #include "postgres.h"
 
-#include "core/reward_value.h"
+#include "model/reward_value.h"
 #include "routing/decide.h"
 
 /* The cost weight λ in force for a selector's next decision. */

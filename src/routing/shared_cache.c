@@ -36,7 +36,7 @@
 #include "utils/guc.h"
 #include "utils/memutils.h"
 
-#include "core/catalog.h"
+#include "model/catalog.h"
 #include "routing/shared_cache.h"
 
 /* GUC model_select.shared_cache_size, in kB */

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Golden values for the "confidence" settings of model_select (spec/001.md).
+"""Golden values for the "confidence" settings of model_select (Flynn & Reeb 2024).
 
 Recomputes, with numpy's *dense* linear algebra (np.linalg.solve / slogdet on
 the full K + alpha*I, resp. the primal A = alpha*I + sum z z^T for lin_ucb;
@@ -11,7 +11,7 @@ here follows the extension's incremental Cholesky route.
 
 Before writing anything the script checks itself and exits non-zero if a check
 fails:
-  * every number printed in spec/001.md section 5.3 (the golden test vector:
+  * every number printed in Flynn & Reeb 2024 section 5.3 (the golden test vector:
     ld, quad, R_t^2, R~^2, scaled radii, per-query mu, rho, AMM/AY/IGP/DMM/CMM
     UCB and alpha*, the LCBs, the primal certificate, the matched IGP
     comparison and the t = 0 values) is reproduced to its printed precision;
@@ -40,7 +40,7 @@ Regenerate (from the repository root; needs Debian's python3-numpy):
     /usr/bin/python3 test/golden/confidence.py -o FILE    # writes elsewhere
     /usr/bin/python3 test/golden/confidence.py --check    # self-checks only, writes nothing
 
-Formulas (spec/001.md sections 2.1-2.6 and the interface of the confidence
+Formulas (Flynn & Reeb 2024 sections 2.1-2.6 and the interface of the confidence
 settings).  alpha0 = "alpha", sigma = "noise", delta = "delta",
 B = "rkhs_bound", T = "horizon", grid = "grid" (multipliers of alpha0); K is
 the Gram matrix of the arm's data with the policy's kernel (pak_ucb:
@@ -485,7 +485,7 @@ SPEC_Y = [0.3, -0.2, 0.8, 0.1, 0.5]
 SPEC_Q = [(0.5, 0.5), (0.2, 0.9), (1.0, 0.0)]
 SPEC_P = Params(alpha0=0.01, sigma=0.1, delta=0.01, B=3.0, T=1000, grid=DEFAULT_GRID, eta=0.5)
 
-# (label, printed text in spec/001.md 5.3)
+# (label, printed text in Flynn & Reeb 2024 5.3)
 SPEC_SHARED = [
     ('ln det(I + K/alpha0)', '19.2604570345'),
     ('alpha0 y^T inv(K+alpha0 I) y', '0.0135850854'),
@@ -628,7 +628,7 @@ SPEC_PROBES = [list(q) for q in SPEC_Q]
 # 'horizon' only for igp, 'grid' only for dmm/cmm.
 CASES = [
     dict(key='a', prefix='cg_a',
-         title='spec/001.md 5.3 golden vector: pak_ucb, pure RBF (bandwidth 0.5), sigma 0.1, B 3, '
+         title='Flynn & Reeb 2024 5.3 golden vector: pak_ucb, pure RBF (bandwidth 0.5), sigma 0.1, B 3, '
                'delta 0.01, alpha0 0.01, T 1000, default grid',
          policy='pak_ucb', kernel='rbf', dim=2, data=SPEC_DATA, probes=SPEC_PROBES,
          base={"alpha": 0.01, "bandwidth": 0.5, "intercept": 0, "normalize": False,
@@ -1119,7 +1119,7 @@ def generate(report):
         "-- Regenerate from the repository root with:\n"
         "--     /usr/bin/python3 test/golden/confidence.py\n"
         "--\n"
-        "-- Golden values for the \"confidence\" settings (spec/001.md: fixed, ay, igp, amm, dmm, cmm)\n"
+        "-- Golden values for the \"confidence\" settings (Flynn & Reeb 2024 fixed, ay, igp, amm, dmm, cmm)\n"
         "-- of pak_ucb (rbf, linear) and lin_ucb: model_select.scores() columns mean, width, radius,\n"
         "-- alpha and ucb at three probes per case, to a relative %g (cmm: alpha* to %g and\n"
         "-- mean/width/radius to what that alpha tolerance implies, since Eq. 12 is flat at its\n"
@@ -1133,7 +1133,7 @@ def generate(report):
         "-- is checked against its alpha -> 0 infimum, to a tolerance met by any search that goes\n"
         "-- down to alpha0*%g.\n"
         "-- A failure means a formula, a default, a setting's name or the alpha search differs\n"
-        "-- from spec/001.md (the failing description names selector, probe and column).\n"
+        "-- from Flynn & Reeb 2024 (the failing description names selector, probe and column).\n"
         % (np.__version__, REL_TOL, CMM_ALPHA_TOL, LIMIT0_REACH))
     text = header + '\n'.join(out.lines) + '\n'
     text = text.replace('@@PLAN@@', str(out.ntests), 1)

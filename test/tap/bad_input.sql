@@ -224,7 +224,7 @@ SELECT * FROM pg_temp.bad($$SELECT model_select.create_selector('x', 3, ARRAY['a
 SELECT * FROM pg_temp.bad($$SELECT model_select.create_selector('x', 3, ARRAY['a'], 'pak_ucb', NULL, '[1, 2]')$$, '22023', 'settings: an array, not an object');
 SELECT * FROM pg_temp.bad($$SELECT model_select.create_selector('x', 3, ARRAY['a'], 'pak_ucb', NULL, '"alpha"')$$, '22023', 'settings: a string, not an object');
 SELECT * FROM pg_temp.bad($$SELECT model_select.create_selector('x', 3, ARRAY['a'], 'pak_ucb', NULL, 'null')$$, '22023', 'settings: JSON null, not an object');
--- confidence bounds (spec/001): names, grid arrays, keys that apply only to some bounds
+-- confidence bounds (Flynn & Reeb 2024): names, grid arrays, keys that apply only to some bounds
 SELECT * FROM pg_temp.bad($$SELECT model_select.create_selector('x', 3, ARRAY['a'], 'pak_ucb', 'rbf', '{"confidence": "foo"}')$$, '22023', 'settings: confidence foo');
 SELECT * FROM pg_temp.bad($$SELECT model_select.create_selector('x', 3, ARRAY['a'], 'pak_ucb', 'rbf', '{"confidence": 1}')$$, '22023', 'settings: confidence as a number');
 SELECT * FROM pg_temp.bad($$SELECT model_select.create_selector('x', 3, ARRAY['a'], 'pak_ucb', 'rbf', '{"confidence": "DMM"}')$$, '22023', 'settings: confidence in other case');

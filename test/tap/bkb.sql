@@ -1,4 +1,4 @@
--- bkb (budgeted kernelized bandit, spec/003.md): exactness against pak_ucb
+-- bkb (budgeted kernelized bandit, Calandriello et al. 2019 (BKB)): exactness against pak_ucb
 -- when every point is in the dictionary, incremental state = rebuilt state,
 -- dictionary size and width accuracy at n = 4000, learning against pak_ucb in
 -- replay, and model_select.resample().
@@ -148,7 +148,7 @@ SELECT is((SELECT count(*) FROM before_state b JOIN model_select.arms a ON a.nam
               AND md5(st.state) = b.h), 3::bigint,
           'inc: rebuilt states are byte-identical to the incremental ones (build = n appends)');
 
--- Adaptive beta (spec/003.md §2.4, [ref-code] form) with D = sum over the
+-- Adaptive beta (Calandriello et al. 2019 (BKB), [ref-code] form) with D = sum over the
 -- arm's rewarded contexts of width², computed here through scores().
 WITH arm_a AS (
   SELECT count(*) AS n, sum(s.width ^ 2) AS d

@@ -1,4 +1,4 @@
--- Learned cost-aware cascades (COSMOS, spec/004.md §3, known reward):
+-- Learned cost-aware cascades (COSMOS, Belloni, Chen & Wei 2026 §3, known reward):
 -- cascade_observations, cascade_state, cascade(), cascade_scores(),
 -- cascade_next(), cascade_select(), cascade_route(), cascade_refit().
 --

@@ -1,4 +1,4 @@
--- Order relations between the confidence bounds of spec/001.md on random data,
+-- Order relations between the confidence bounds of Flynn & Reeb 2024 on random data,
 -- plus an independent plpgsql evaluation of the bounds on the same data.
 --
 -- pak_ucb (RBF bandwidth 0.5, intercept 0, raw contexts; sigma 0.1, B 3,

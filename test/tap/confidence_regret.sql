@@ -1,4 +1,4 @@
--- Confidence bounds (spec/001 §4, §5.2): bandit regret in replay().
+-- Confidence bounds (Flynn & Reeb 2024 §4, §5.2): bandit regret in replay().
 --
 -- The paper's synthetic environment per arm (synthetic_rkhs: d = 3, five
 -- arms, each with its own f of RKHS norm B = 10 under rbf with length-scale

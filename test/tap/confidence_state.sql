@@ -1,4 +1,4 @@
--- Confidence bounds (spec/001): the state each bound keeps, updated one
+-- Confidence bounds (Flynn & Reeb 2024): the state each bound keeps, updated one
 -- reward at a time, equals the state computed from scratch.
 --
 -- For every case a selector with one arm learns 200 rewards, one INSERT

@@ -1,4 +1,4 @@
--- Changing worlds (spec/002.md): window, discount and restart_every forget
+-- Changing worlds (Iwazaki & Takeno (R-PERP)): window, discount and restart_every forget
 -- old rewards exactly as their from-scratch definitions say, recover after
 -- an abrupt switch of the best arm, and a new arm is adopted for its cluster.
 BEGIN;

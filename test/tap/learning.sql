@@ -1,4 +1,4 @@
--- Learning behaviour on a seeded synthetic stream (spec/000.md §7.2.1):
+-- Learning behaviour on a seeded synthetic stream (Hu et al. (PAK-UCB)):
 -- three arms, three prompt clusters, each arm the expert of one cluster.
 -- pak_ucb must reach an optimal-pick ratio >= 0.9 over the last 500 of 2,000
 -- rounds and earn more than the context-free baselines greedy and random.

@@ -1,5 +1,5 @@
 -- pak_ucb checkpoints stored by rows (model_select.arm_state_rows, see
--- src/core/state_store.c): a checkpoint whose fold only appended rows writes
+-- src/model/state_store.c): a checkpoint whose fold only appended rows writes
 -- a chunk of the new rows, not the whole O(n²) factor, and the state read
 -- back from the chunks is the fold of the log.
 --

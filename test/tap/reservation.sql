@@ -1,5 +1,5 @@
 -- reservation_index(): Weitzman reservation indices for Pandora's box
--- (spec/004.md §1, §2.1, §6.1-6.2).  The oracle of Prop. 3.1 (open boxes
+-- (Belloni, Chen & Wei 2026 §1, §2.1, §6.1-6.2).  The oracle of Prop. 3.1 (open boxes
 -- in decreasing σ, stop once the best value seen is >= the next σ, select
 -- the best opened box) is checked against an exhaustive optimum over all
 -- adaptive inspection policies on seeded random discrete instances.

@@ -1,4 +1,4 @@
--- rff_ucb: random Fourier features (spec/000.md §2.5–2.7).  Its estimates
+-- rff_ucb: random Fourier features (Hu et al. (PAK-UCB)–2.7).  Its estimates
 -- converge to exact pak_ucb as the number of frequencies D grows, its
 -- rank-1-updated state equals the state rebuilt from the log, and it routes
 -- as well as pak_ucb on the two-cluster stream.

@@ -1,4 +1,4 @@
--- R-PERP probing runs (spec/002.md §2.1, §5.5, §6 A/B): batch schedule,
+-- R-PERP probing runs (Iwazaki & Takeno (R-PERP), §5.5, §6 A/B): batch schedule,
 -- restarts, nested active sets, y-free seeded design and permutation, the
 -- per-batch GP fit against a dense reference, learning on a pool with one
 -- clearly best (prompt, model) pair, and bad input.
@@ -73,7 +73,7 @@ $$;
 SELECT pg_temp.create('sched', 'pool12', 250, 100, 2.0, '{"alpha": 0.0025, "bandwidth": 0.5}', 1);
 SELECT is(pg_temp.drive('sched', 1000, 7, 0.05), 250, 'a run of horizon 250 takes exactly 250 reports');
 SELECT ok((SELECT finished FROM model_select.probe_status('sched')), 'and is then finished');
-SELECT is(pg_temp.sizes('sched', 1), ARRAY[10, 32, 57, 1], 'T_i = 100: batches [10, 32, 57, 1] (spec/002.md §2.1)');
+SELECT is(pg_temp.sizes('sched', 1), ARRAY[10, 32, 57, 1], 'T_i = 100: batches [10, 32, 57, 1] (Iwazaki & Takeno (R-PERP))');
 SELECT is(pg_temp.sizes('sched', 2), ARRAY[10, 32, 57, 1], 'second interval restarts the schedule at N_0 = 1');
 SELECT is(pg_temp.sizes('sched', 3), ARRAY[8, 20, 22], 'last interval T_3 = 50: [8, 20, 22]');
 SELECT is((SELECT max(interval) FROM model_select.probe_plan), 3, 'ceil(T / H) = 3 intervals');
@@ -90,7 +90,7 @@ BEGIN
     END LOOP;
     RETURN out;
 END $$;
-SELECT is(pg_temp.schedule(1000), ARRAY[32, 179, 424, 365], 'reference schedule T_i = 1000 (spec/002.md §2.1)');
+SELECT is(pg_temp.schedule(1000), ARRAY[32, 179, 424, 365], 'reference schedule T_i = 1000 (Iwazaki & Takeno (R-PERP))');
 SELECT is(pg_temp.schedule(5000), ARRAY[71, 596, 1727, 2606], 'reference schedule T_i = 5000');
 SELECT is((SELECT array_agg(t ORDER BY interval, batch, m) FROM model_select.probe_plan),
           (SELECT array_agg(g::bigint) FROM generate_series(1, 250) g),

@@ -1,6 +1,6 @@
 -- synthetic_clusters(): seeded, documented environments for tests, demos and
--- benchmarks, including the changing worlds of spec/000.md Setup 3 and
--- spec/002.md §4.
+-- benchmarks, including the changing worlds of Hu et al. (PAK-UCB) Setup 3 and
+-- Iwazaki & Takeno (R-PERP) §4.
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;

@@ -1,4 +1,4 @@
--- synthetic_rkhs(): the environment of spec/001.md §4.1 per arm — reward
+-- synthetic_rkhs(): the environment of Flynn & Reeb 2024 per arm — reward
 -- functions f_a = Σ w_i k(·, z_i) of RKHS norm exactly rkhs_norm, uniform
 -- contexts, Gaussian noise.  The norm is checked through consequences that do
 -- not share the generator's code: |f(x)| ≤ B·√k(x,x) = B, |f(x) − f(y)| ≤

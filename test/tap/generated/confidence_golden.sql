@@ -3,7 +3,7 @@
 -- Regenerate from the repository root with:
 --     /usr/bin/python3 test/golden/confidence.py
 --
--- Golden values for the "confidence" settings (spec/001.md: fixed, ay, igp, amm, dmm, cmm)
+-- Golden values for the "confidence" settings (Flynn & Reeb 2024 fixed, ay, igp, amm, dmm, cmm)
 -- of pak_ucb (rbf, linear) and lin_ucb: model_select.scores() columns mean, width, radius,
 -- alpha and ucb at three probes per case, to a relative 1e-06 (cmm: alpha* to 0.001 and
 -- mean/width/radius to what that alpha tolerance implies, since Eq. 12 is flat at its
@@ -17,7 +17,7 @@
 -- is checked against its alpha -> 0 infimum, to a tolerance met by any search that goes
 -- down to alpha0*0.0001.
 -- A failure means a formula, a default, a setting's name or the alpha search differs
--- from spec/001.md (the failing description names selector, probe and column).
+-- from Flynn & Reeb 2024 (the failing description names selector, probe and column).
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
@@ -53,7 +53,7 @@ END
 $f$;
 
 -- ====================================================================================================
--- Case (a): spec/001.md 5.3 golden vector: pak_ucb, pure RBF (bandwidth 0.5), sigma 0.1, B 3, delta 0.01, alpha0 0.01, T 1000, default grid
+-- Case (a): Flynn & Reeb 2024 5.3 golden vector: pak_ucb, pure RBF (bandwidth 0.5), sigma 0.1, B 3, delta 0.01, alpha0 0.01, T 1000, default grid
 -- policy pak_ucb, kernel rbf, 5 rewards on arm a, probes [[0.5, 0.5], [0.2, 0.9], [1.0, 0.0]]
 
 -- cg_a_fixed: confidence fixed

@@ -1,0 +1,399 @@
+/*
+ * catalog.c — selectors and arms as stored in the extension's tables,
+ * read through SPI.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "commands/trigger.h"
+#include "access/htup_details.h"
+#include "access/xact.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "storage/lock.h"
+#include "storage/proc.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "utils/builtins.h"
+#include "utils/hsearch.h"
+#include "utils/jsonb.h"
+#include "utils/memutils.h"
+
+#include "model/catalog.h"
+#include "model/privilege.h"
+#include "model/registry.h"
+
+
+#define SELECTOR_HINT "Create it with model_select.create_selector()."
+
+/*
+ * Run a kept plan that looks a selector up by name ($1); the row, or the one
+ * 42704 for an unknown selector.
+ */
+static HeapTuple
+selector_row(SPIPlanPtr plan, Datum *args, const char *name)
+{
+	return spi_fetch_one(plan, args, true, psprintf("selector \"%s\"", name), SELECTOR_HINT);
+}
+
+/* The 42704 of an unknown selector, as selector_row() raises it. */
+void
+selector_unknown(const char *name)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_OBJECT),
+			 errmsg("selector \"%s\" does not exist", name),
+			 errhint(SELECTOR_HINT)));
+}
+
+/* A selector's id by name (42704 if unknown); the caller is connected to SPI. */
+int32
+selector_id_by_name(const char *name)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			types[1] = {TEXTOID};
+	Datum		args[1] = {CStringGetTextDatum(name)};
+	HeapTuple	row;
+
+	row = selector_row(spi_plan(&plan, "SELECT selector_id FROM model_select.selectors WHERE name = $1",
+								1, types), args, name);
+	return spi_int32(row, SPI_tuptable->tupdesc, 1);
+}
+
+/*
+ * Resolve an arm by selector and arm names (42704 if either is unknown) for
+ * a caller that needs a right in `mask` on the selector (42501, checked
+ * before the arm is looked up: no arm names leak); *active tells whether it
+ * may still learn, *retired_at (if not NULL) since when it may not (infinity
+ * while active).  The caller is connected to SPI as the extension owner.
+ */
+void
+arm_lookup(const char *selector, const char *arm, int mask, int32 *selector_id, int32 *arm_id,
+		   bool *active, TimestampTz *retired_at)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			types[3] = {TEXTOID, TEXTOID, TEXTARRAYOID};
+	Datum		args[3] = {CStringGetTextDatum(selector), CStringGetTextDatum(arm),
+	selector_privilege_names(mask)};
+	HeapTuple	row;
+	TupleDesc	desc;
+	bool		isnull;
+
+	row = selector_row(spi_plan(&plan,
+								"SELECT s.selector_id, a.arm_id, a.active, s.owner, "
+								SELECTOR_GRANTEES_COLUMN("s", "$3")
+								", coalesce(a.retired_at, 'infinity')"
+								" FROM model_select.selectors s"
+								" LEFT JOIN model_select.arms a ON a.selector_id = s.selector_id AND a.name = $2"
+								" WHERE s.name = $1",
+								3, types), args, selector);
+	desc = SPI_tuptable->tupdesc;
+	*selector_id = spi_int32(row, desc, 1);
+	*arm_id = DatumGetInt32(SPI_getbinval(row, desc, 2, &isnull));
+	*active = !isnull && spi_bool(row, desc, 3);
+	selector_check_privilege_given(*selector_id, selector, mask,
+								   DatumGetObjectId(spi_datum(row, desc, 4)), spi_datum(row, desc, 5));
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("selector \"%s\" has no arm \"%s\"", selector, arm)));
+	if (retired_at)
+		*retired_at = DatumGetTimestampTz(spi_datum(row, desc, 6));
+}
+
+/* A backend-local hash table in cxt whose entries start with an int32 id (an arm_id). */
+HTAB *
+id_hash_create(const char *name, Size entrysize, MemoryContext cxt)
+{
+	HASHCTL		ctl;
+
+	ctl.keysize = sizeof(int32);
+	ctl.entrysize = entrysize;
+	ctl.hcxt = cxt;
+	return hash_create(name, 64, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+}
+
+/*
+ * Configurations resolved from selectors rows, by selector id: every call
+ * reads the row, but its settings are parsed once per backend for each
+ * stored form.  An entry serves only a row whose configuration columns are
+ * byte for byte those it was resolved from, so it needs no invalidation: a
+ * changed row misses and replaces it.
+ */
+typedef struct ConfigCacheEntry
+{
+	int32		selector_id;	/* hash key */
+	char	   *stored;			/* the columns it was resolved from (config_stored_form) */
+	Size		stored_len;
+	SelectorConfig cfg;
+} ConfigCacheEntry;
+
+/* Beyond this many selectors the cache starts again (dropped selectors stay in it). */
+#define CONFIG_CACHE_MAX 1024
+
+static HTAB *config_cache = NULL;
+static MemoryContext config_cache_cxt = NULL;
+
+/* The CONFIG_COLUMNS of a selectors row, as read. */
+typedef struct ConfigColumns
+{
+	int32		selector_id;
+	int32		dim;
+	const char *policy;
+	const char *kernel;			/* NULL: none */
+	Jsonb	   *settings;
+	int64		seed;
+	int32		settings_version;
+} ConfigColumns;
+
+static void
+config_columns(HeapTuple row, TupleDesc desc, int first_col, ConfigColumns *c)
+{
+	c->selector_id = spi_int32(row, desc, first_col);
+	c->dim = spi_int32(row, desc, first_col + 1);
+	c->policy = spi_text(row, desc, first_col + 2);
+	c->kernel = spi_text_column(row, desc, first_col + 3);
+	c->settings = DatumGetJsonbP(spi_datum(row, desc, first_col + 4));
+	c->seed = spi_int64(row, desc, first_col + 5);
+	c->settings_version = spi_int32(row, desc, first_col + 6);
+}
+
+/*
+ * What a configuration is resolved from, flattened: dim, seed,
+ * settings_version, then policy, kernel ("" when NULL, which no kernel name
+ * is) and the settings jsonb, each with its length.
+ */
+static char *
+config_stored_form(const ConfigColumns *c, Size *len)
+{
+	StringInfoData buf;
+	int32		sizes[3];
+
+	sizes[0] = (int32) strlen(c->policy);
+	sizes[1] = c->kernel ? (int32) strlen(c->kernel) : 0;
+	sizes[2] = (int32) VARSIZE(c->settings);
+	initStringInfo(&buf);
+	appendBinaryStringInfo(&buf, (const char *) &c->dim, sizeof(c->dim));
+	appendBinaryStringInfo(&buf, (const char *) &c->seed, sizeof(c->seed));
+	appendBinaryStringInfo(&buf, (const char *) &c->settings_version, sizeof(c->settings_version));
+	appendBinaryStringInfo(&buf, (const char *) sizes, sizeof(sizes));
+	appendBinaryStringInfo(&buf, c->policy, sizes[0]);
+	if (c->kernel)
+		appendBinaryStringInfo(&buf, c->kernel, sizes[1]);
+	appendBinaryStringInfo(&buf, (const char *) c->settings, sizes[2]);
+	*len = buf.len;
+	return buf.data;
+}
+
+/* Resolve a configuration from its columns. */
+static void
+config_resolve(SelectorConfig *cfg, const ConfigColumns *c)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->selector_id = c->selector_id;
+	cfg->dim = c->dim;
+	cfg->policy = policy_from_name(c->policy);
+	cfg->kernel = kernel_from_name(cfg->policy, c->kernel);
+	settings_resolve(cfg, c->settings);
+	cfg->seed = (uint64) c->seed;
+	cfg->settings_version = c->settings_version;
+}
+
+/*
+ * The configuration in the CONFIG_COLUMNS of a selectors row, starting at
+ * first_col: from the cache when the row is the one resolved before.
+ */
+void
+config_from_row(SelectorConfig *cfg, HeapTuple row, TupleDesc desc, int first_col)
+{
+	ConfigColumns c;
+	Size		len;
+	char	   *stored;
+	char	   *copy;
+	ConfigCacheEntry *entry;
+	bool		found;
+
+	config_columns(row, desc, first_col, &c);
+	stored = config_stored_form(&c, &len);
+	if (config_cache != NULL &&
+		(entry = hash_search(config_cache, &c.selector_id, HASH_FIND, NULL)) != NULL &&
+		entry->stored_len == len && memcmp(entry->stored, stored, len) == 0)
+	{
+		*cfg = entry->cfg;
+		return;
+	}
+	/* errors (an invalid stored row) leave the cache as it was */
+	config_resolve(cfg, &c);
+	if (config_cache == NULL || hash_get_num_entries(config_cache) >= CONFIG_CACHE_MAX)
+	{
+		if (config_cache_cxt != NULL)
+			MemoryContextDelete(config_cache_cxt);
+		config_cache_cxt = AllocSetContextCreate(CacheMemoryContext, "model_select config cache",
+												 ALLOCSET_SMALL_SIZES);
+		config_cache = id_hash_create("model_select config cache", sizeof(ConfigCacheEntry),
+									  config_cache_cxt);
+	}
+	copy = MemoryContextAlloc(config_cache_cxt, len);
+	memcpy(copy, stored, len);
+	entry = hash_search(config_cache, &c.selector_id, HASH_ENTER, &found);
+	if (found)
+		pfree(entry->stored);
+	entry->stored = copy;
+	entry->stored_len = len;
+	entry->cfg = *cfg;
+}
+
+/*
+ * Load a selector's configuration with one of the queries below.  `name`
+ * names it in the error when the row is gone (a drop_selector() committed
+ * since the caller found it); NULL for "the selector".
+ */
+static void
+config_load_with(SPIPlanPtr *plan, const char *sql, bool read_only, int32 selector_id,
+				 const char *name, SelectorConfig *cfg)
+{
+	Oid			argtypes[1] = {INT4OID};
+	Datum		args[1] = {Int32GetDatum(selector_id)};
+	HeapTuple	row;
+
+	row = spi_fetch_one(spi_plan(plan, sql, 1, argtypes), args, read_only,
+						name ? psprintf("selector \"%s\"", name) : "the selector", NULL);
+	config_from_row(cfg, row, SPI_tuptable->tupdesc, 1);
+}
+
+/* Load a selector's configuration by id; the caller is connected to SPI. */
+void
+config_load(int32 selector_id, SelectorConfig *cfg)
+{
+	static SPIPlanPtr plan = NULL;
+
+	config_load_with(&plan, "SELECT " CONFIG_COLUMNS " FROM model_select.selectors"
+					 " WHERE selector_id = $1", true, selector_id, NULL, cfg);
+}
+
+/* The configuration config_load_for_reward() read last, and when. */
+static struct
+{
+	LocalTransactionId lxid;
+	SubTransactionId subxid;
+	SelectorConfig cfg;
+}			reward_config;
+
+/*
+ * The lock that orders reward inserts before a settings change: inserts
+ * hold it in ShareLock until they commit, alter_selector() takes it in
+ * ExclusiveLock (_settings_lock()) before it changes the settings, so it
+ * waits only for the inserts in flight and every later insert reads the
+ * new settings.  A heavyweight lock on an advisory tag of this extension's
+ * own class (MS_LOCK_SETTINGS, catalog.h): unlike a row lock
+ * on the selector it writes nothing and creates no MultiXact when many
+ * inserts share it.
+ */
+void
+selector_settings_lock(int32 selector_id, LOCKMODE mode)
+{
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) selector_id, MS_LOCK_SETTINGS, MS_LOCK_CLASS);
+	(void) LockAcquire(&tag, mode, false, false);
+}
+
+/*
+ * Before route() logs a decision: the settings lock in AccessShareLock.  It
+ * conflicts only with drop_selector()'s AccessExclusiveLock (not with
+ * alter_selector()'s ExclusiveLock: routing never waits for a settings
+ * change), so the drop waits for the writers in flight before it deletes
+ * any arm, instead of locking arms in an order of its own against them
+ * (40P01), and later writers wait for the drop.  Reward inserts hold the
+ * lock in ShareLock (config_load_for_reward()), which conflicts with both.
+ */
+void
+selector_write_lock(int32 selector_id)
+{
+	selector_settings_lock(selector_id, AccessShareLock);
+}
+
+PG_FUNCTION_INFO_V1(model_select_drop_lock);
+
+/* SQL: _drop_lock(selector_id) — drop_selector()'s side of the lock above. */
+Datum
+model_select_drop_lock(PG_FUNCTION_ARGS)
+{
+	selector_settings_lock(PG_GETARG_INT32(0), AccessExclusiveLock);
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(model_select_settings_lock);
+
+/* SQL: _settings_lock(selector_id) — alter_selector()'s side of the lock above. */
+Datum
+model_select_settings_lock(PG_FUNCTION_ARGS)
+{
+	selector_settings_lock(PG_GETARG_INT32(0), ExclusiveLock);
+	PG_RETURN_VOID();
+}
+
+/*
+ * Load a selector's configuration by id for a reward insert: no settings
+ * change can commit until the transaction ends.  Under READ COMMITTED the
+ * settings lock, then a read under a new snapshot (the settings committed
+ * by an alter_selector() waited for).  Under a transaction snapshot that
+ * read would return the settings as of the snapshot, so the selector row
+ * is share-locked instead: a change committed since fails with 40001.
+ */
+void
+config_load_for_reward(int32 selector_id, const char *name, SelectorConfig *cfg)
+{
+	static SPIPlanPtr fresh_plan = NULL;
+	static SPIPlanPtr share_plan = NULL;
+
+	/*
+	 * Every isolation level takes the lock: drop_selector() waits for it
+	 * before it deletes any arm, so no writer holds an arm's row lock that
+	 * the drop needs while waiting for the drop (selector_write_lock()).
+	 */
+	selector_settings_lock(selector_id, ShareLock);
+	if (IsolationUsesXactSnapshot())
+		config_load_with(&share_plan, "SELECT " CONFIG_COLUMNS " FROM model_select.selectors"
+						 " WHERE selector_id = $1 FOR SHARE", false, selector_id, name, cfg);
+	else
+		config_load_with(&fresh_plan, "SELECT " CONFIG_COLUMNS " FROM model_select.selectors"
+						 " WHERE selector_id = $1", false, selector_id, name, cfg);
+	reward_config.lxid = MyProc->lxid;
+	reward_config.subxid = GetCurrentSubTransactionId();
+	reward_config.cfg = *cfg;
+}
+
+/*
+ * A selector's configuration for the AFTER trigger of a reward insert: the
+ * one config_load_for_reward() read for the statement's rows, if it was this
+ * selector's in the same (sub)transaction -- the lock it took holds until
+ * that ends, so the settings are still those -- else read now.  The caller
+ * is connected to SPI.
+ */
+void
+config_load_in_reward_transaction(int32 selector_id, SelectorConfig *cfg)
+{
+	if (reward_config.lxid == MyProc->lxid &&
+		reward_config.subxid == GetCurrentSubTransactionId() &&
+		reward_config.cfg.selector_id == selector_id)
+		*cfg = reward_config.cfg;
+	else
+		config_load(selector_id, cfg);
+}
+
+/* Load a selector's configuration by name; the caller is connected to SPI. */
+void
+config_load_by_name(const char *name, SelectorConfig *cfg)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			types[1] = {TEXTOID};
+	Datum		args[1] = {CStringGetTextDatum(name)};
+	HeapTuple	row;
+
+	row = selector_row(spi_plan(&plan, "SELECT " CONFIG_COLUMNS " FROM model_select.selectors WHERE name = $1",
+								1, types), args, name);
+	config_from_row(cfg, row, SPI_tuptable->tupdesc, 1);
+}
+

@@ -1,0 +1,69 @@
+/*
+ * catalog.h — reading selectors, arms and arm state from the model_select
+ * tables.
+ */
+#ifndef MODEL_SELECT_CATALOG_H
+#define MODEL_SELECT_CATALOG_H
+
+#include "datatype/timestamp.h"
+#include "storage/lockdefs.h"
+
+#include "utils/hsearch.h"
+
+#include "model/settings.h"
+#include "pg/spi_util.h"
+#include "model/state.h"
+
+typedef struct ArmInfo
+{
+	int32		arm_id;
+	char	   *name;
+	int32		ordinal;
+	bool		active;
+	int64		n;
+	double		cost_sum;		/* the costs of the arm's log (FoldTotals), */
+	int64		cost_n;			/* for the budget's pacer (decide.c) */
+	int64		version;
+	int64		xmin;			/* of the arm_state row: versions of rolled
+								 * back transactions are not reused */
+	const ArmModel *model;		/* NULL while n = 0 */
+} ArmInfo;
+
+typedef struct Selector
+{
+	char	   *name;
+	SelectorConfig cfg;
+	int			narms;
+	ArmInfo    *arms;
+} Selector;
+
+extern void selector_unknown(const char *name);
+extern int32 selector_id_by_name(const char *name);
+extern void arm_lookup(const char *selector, const char *arm, int mask, int32 *selector_id,
+					   int32 *arm_id, bool *active, TimestampTz *retired_at);
+extern HTAB *id_hash_create(const char *name, Size entrysize, MemoryContext cxt);
+extern void config_from_row(SelectorConfig *cfg, HeapTuple row, TupleDesc desc, int first_col);
+extern void config_load(int32 selector_id, SelectorConfig *cfg);
+extern void config_load_for_reward(int32 selector_id, const char *name, SelectorConfig *cfg);
+extern void config_load_in_reward_transaction(int32 selector_id, SelectorConfig *cfg);
+extern void selector_settings_lock(int32 selector_id, LOCKMODE mode);
+extern void selector_write_lock(int32 selector_id);
+extern void config_load_by_name(const char *name, SelectorConfig *cfg);
+
+/*
+ * The extension's heavyweight locks on advisory tags: field4 (objsubid in
+ * pg_locks) is MS_LOCK_CLASS, which pg_advisory_lock() never uses (1 and 2);
+ * field3 (objid) says which lock, field2 (classid) is a selector's or an
+ * arm's id.  Distinct kinds, since selector and arm ids overlap.
+ */
+#define MS_LOCK_CLASS 0x4d53	/* "MS" */
+#define MS_LOCK_SETTINGS 0		/* a selector's settings (catalog.c) */
+#define MS_LOCK_LOAD 1			/* an arm's load into the shared cache (shared_cache.c) */
+
+/* A selectors row's configuration columns, of the table referred to as t. */
+#define CONFIG_COLUMNS_OF(t) \
+	t ".selector_id, " t ".dim, " t ".policy, " t ".kernel, " t ".settings, " t ".seed, " \
+	t ".settings_version"
+#define CONFIG_COLUMNS CONFIG_COLUMNS_OF("selectors")
+
+#endif

@@ -1,0 +1,140 @@
+/*
+ * kernel.c — kernel vectors k'(X_i, y) for the rows of X, with the arm-level
+ * intercept k' = k + intercept.
+ *
+ * rbf, poly, linear and matern are functions of the inner product and the
+ * squared norms, so one matrix-vector product does the O(n·dim) work;
+ * laplacian (an L1 distance) needs its own pass over the rows.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include <cblas.h>
+
+#include "model/kernel.h"
+#include "math/linalg.h"
+#include "math/vecops.h"
+
+void
+row_sqnorms(int n, int dim, const double *X, double *out)
+{
+	for (int i = 0; i < n; i++)
+		out[i] = dot(dim, X + (Size) i * dim, X + (Size) i * dim);
+}
+
+/* Matérn kernel of smoothness nu at scaled distance r = |x - y| / bandwidth. */
+double
+kernel_matern(double nu, double r)
+{
+	if (nu == 0.5)
+		return exp(-r);
+	if (nu == 1.5)
+		return (1.0 + sqrt(3.0) * r) * exp(-sqrt(3.0) * r);
+	return (1.0 + sqrt(5.0) * r + 5.0 * r * r / 3.0) * exp(-sqrt(5.0) * r);
+}
+
+static double
+kernel_of_inner(const SelectorConfig *cfg, double inner, double sq_x, double sq_y)
+{
+	double		dist2 = Max(sq_x + sq_y - 2.0 * inner, 0.0);
+
+	switch (cfg->kernel)
+	{
+		case KERNEL_RBF:
+			return exp(-dist2 / (2.0 * cfg->bandwidth * cfg->bandwidth));
+		case KERNEL_POLY:
+			return pow(cfg->gamma * inner + cfg->offset, cfg->degree);
+		case KERNEL_LINEAR:
+			return inner;
+		case KERNEL_MATERN:
+			return kernel_matern(cfg->nu, sqrt(dist2) / cfg->bandwidth);
+		default:
+			elog(ERROR, "kernel %d is not a kernel of inner products", (int) cfg->kernel);
+	}
+	pg_unreachable();
+}
+
+static double
+laplacian(const SelectorConfig *cfg, const double *x, const double *y)
+{
+	double		l1 = 0.0;
+
+	for (int j = 0; j < cfg->dim; j++)
+		l1 += fabs(x[j] - y[j]);
+	return exp(-l1 / cfg->bandwidth);
+}
+
+/*
+ * out[i] = k'(X_i, y) for the n rows of X (n × dim, by rows).  sqnorms holds
+ * the rows' squared norms (used by rbf and matern); NULL computes them.
+ */
+void
+kernel_vector(const SelectorConfig *cfg, int n, const double *X,
+			  const double *sqnorms, const double *y, double *out)
+{
+	double		sq_y;
+
+	if (n == 0)
+		return;
+	if (cfg->kernel == KERNEL_LAPLACIAN)
+	{
+		for (int i = 0; i < n; i++)
+			out[i] = laplacian(cfg, X + (Size) i * cfg->dim, y) + cfg->intercept;
+		return;
+	}
+	sq_y = dot(cfg->dim, y, y);
+	gemv_rows(n, cfg->dim, X, y, out);
+	for (int i = 0; i < n; i++)
+	{
+		const double *xi = X + (Size) i * cfg->dim;
+		double		sq_x = sqnorms ? sqnorms[i] : dot(cfg->dim, xi, xi);
+
+		out[i] = kernel_of_inner(cfg, out[i], sq_x, sq_y) + cfg->intercept;
+	}
+}
+
+/*
+ * kernel_vector() for the m rows of Y at once: row t of out (m × n) is
+ * k'(X, y_t).  The inner products of the whole block come from one GEMM.
+ */
+void
+kernel_block(const SelectorConfig *cfg, int n, const double *X, const double *sqnorms,
+			 int m, const double *Y, double *out)
+{
+	if (n == 0 || m == 0)
+		return;
+	if (cfg->kernel == KERNEL_LAPLACIAN)
+	{
+		for (int t = 0; t < m; t++)
+			kernel_vector(cfg, n, X, sqnorms, Y + (Size) t * cfg->dim, out + (Size) t * n);
+		return;
+	}
+	cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, cfg->dim, 1.0,
+				Y, cfg->dim, X, cfg->dim, 0.0, out, n);
+	for (int t = 0; t < m; t++)
+	{
+		const double *yt = Y + (Size) t * cfg->dim;
+		double		sq_y = dot(cfg->dim, yt, yt);
+		double	   *row = out + (Size) t * n;
+
+		for (int i = 0; i < n; i++)
+		{
+			const double *xi = X + (Size) i * cfg->dim;
+			double		sq_x = sqnorms ? sqnorms[i] : dot(cfg->dim, xi, xi);
+
+			row[i] = kernel_of_inner(cfg, row[i], sq_x, sq_y) + cfg->intercept;
+		}
+	}
+}
+
+double
+kernel_self(const SelectorConfig *cfg, const double *y)
+{
+	double		sq_y;
+
+	if (cfg->kernel == KERNEL_LAPLACIAN)
+		return 1.0 + cfg->intercept;
+	sq_y = dot(cfg->dim, y, y);
+	return kernel_of_inner(cfg, sq_y, sq_y, sq_y) + cfg->intercept;
+}

@@ -1,0 +1,143 @@
+/*
+ * registry.h — what every policy is: its name, its capabilities and the
+ * functions that learn and score, one PolicyOps per policy, all registered
+ * in one table (registry.c).
+ *
+ * A new policy is one file (its state layout, the four functions and a
+ * `const PolicyOps foo_ops` with designated initialisers), one line in
+ * registry.c's table and a new state tag in settings.h's PolicyKind.
+ * Everything else that depends on the policy — which settings apply, which
+ * kernels it takes, the lists of valid names in error messages, whether the
+ * decision rule adds a confidence width — reads these fields.
+ */
+#ifndef MODEL_SELECT_REGISTRY_H
+#define MODEL_SELECT_REGISTRY_H
+
+#include "model/state.h"
+
+/* PolicyOps.kernels: a set of KernelKind. */
+#define KERNEL_BIT(k) (1u << (k))
+#define KERNELS_SHIFT_INVARIANT \
+	(KERNEL_BIT(KERNEL_RBF) | KERNEL_BIT(KERNEL_LAPLACIAN) | KERNEL_BIT(KERNEL_MATERN))
+#define KERNELS_ALL \
+	(KERNELS_SHIFT_INVARIANT | KERNEL_BIT(KERNEL_POLY) | KERNEL_BIT(KERNEL_LINEAR))
+
+/* How a policy turns widths into confidence bounds. */
+typedef enum PolicyBounds
+{
+	BOUNDS_NONE,				/* no width: the arm's mean */
+	BOUNDS_CHOICE,				/* the confidence setting: fixed, ay, igp, amm, dmm or cmm */
+	BOUNDS_BETA					/* its own radius from eta or the bound settings (bkb) */
+} PolicyBounds;
+
+/* Which forgetting settings a policy honours (Iwazaki & Takeno (R-PERP)). */
+typedef struct PolicyForgetting
+{
+	bool		window;			/* keep an arm's last W rewards */
+	bool		discount;		/* weigh a reward by γ^age */
+	bool		restart;		/* reset an arm every H rewards */
+} PolicyForgetting;
+
+#define FORGETS_ALL {.window = true, .discount = true, .restart = true}
+
+/* Values (from the body's start, in float8s) that hold some rows of a state. */
+typedef struct RowSpan
+{
+	Size		offset;
+	Size		count;
+} RowSpan;
+
+#define MAX_ROW_SPANS 24
+
+typedef struct PolicyOps
+{
+	const char *name;			/* as in selectors.policy */
+	PolicyKind	kind;			/* the tag in selectors' configs and state headers */
+	bool		uses_context;	/* scores depend on the context (else the arm's mean) */
+	uint32		kernels;		/* KERNEL_BITs it takes (0: no kernel); default rbf */
+	bool		random_features;	/* contexts mapped to random Fourier features */
+	PolicyBounds bounds;
+	bool		keeps_rows;		/* the state holds every context it learned (cap) */
+	bool		dictionary;		/* a resampled Nyström dictionary (qbar, adaptive_beta) */
+	bool		picks_at_random;	/* choose by the tie-break hash alone */
+	PolicyForgetting forgets;
+
+	/* State from scratch for n rewards (rows of X already prepared). */
+	StateHeader *(*build) (const SelectorConfig *cfg, int n, const double *X, const double *r);
+	/*
+	 * State with one more reward: old (NULL: empty) plus (x, r).  May update
+	 * old in place and return it (fixed-size states), or return a new state
+	 * allocated in the current memory context (old is then garbage).
+	 */
+	StateHeader *(*append) (const SelectorConfig *cfg, const StateHeader *old,
+							const double *x, double r);
+	/*
+	 * build with row t weighted by w[t] in (0, 1] instead of the position
+	 * weights of cfg's discount (w NULL: build): how a clocked state
+	 * (learning/clock.c) becomes a model under a cfg without window or
+	 * restart.  Every policy that forgets has it.
+	 */
+	StateHeader *(*build_weighted) (const SelectorConfig *cfg, int n, const double *X,
+									const double *r, const double *w);
+	/* Decode for scoring, in the current memory context; may precompute. */
+	ArmModel   *(*decode) (const SelectorConfig *cfg, const StateHeader *st);
+	/* Fill mean, width, radius and alpha (not ucb) of out for context x. */
+	void		(*score) (const SelectorConfig *cfg, const ArmModel *model,
+						  const double *x, ArmScore *out);
+	/*
+	 * Optional: score the m prepared contexts X (m × dim) into out[0, m), as
+	 * score would one by one (NULL: score does).  *shared starts NULL for a
+	 * block and is kept across its arms: work that depends only on the
+	 * contexts (features) is done for the first arm and reused.
+	 */
+	void		(*score_block) (const SelectorConfig *cfg, const ArmModel *model,
+								int m, const double *X, void **shared, ArmScore *out);
+	/*
+	 * How many of an arm's n newest rewards since its last restart the state
+	 * keeps, its window applied (NULL: all n, or the last `window`).  With
+	 * kept_rows(kept_rows(n) + 1) = kept_rows(n + 1), so that append can
+	 * take the next step from the rows it holds.
+	 */
+	int			(*kept_rows) (const SelectorConfig *cfg, int n);
+	/*
+	 * float8 values in the body of a state whose header holds n (the
+	 * largest, with a full dictionary, for a dictionary policy, whose check
+	 * then reads the dictionary): state_check() compares it with the stored
+	 * size before any body is read, create and alter with the allocation
+	 * limit.
+	 */
+	Size		(*body_size) (const SelectorConfig *cfg, int n);
+	/* Further checks of a stored body of a fitting size (NULL: none): XX001. */
+	void		(*check) (const SelectorConfig *cfg, const StateHeader *st);
+	/*
+	 * Optional, for a state made of rows that a reward only appends to
+	 * (pak_ucb): the spans of st's body holding rows [first, last), at most
+	 * MAX_ROW_SPANS; returns their count.  Such states are stored by rows,
+	 * so that a checkpoint writes only the rows added (state_store.c).
+	 */
+	int			(*row_spans) (const SelectorConfig *cfg, const StateHeader *st, int first,
+							  int last, RowSpan *spans);
+} PolicyOps;
+
+/* The functions of a PolicyOps named prefix_build, prefix_append, … */
+#define POLICY_FUNCTIONS(prefix) \
+	.build = prefix##_build, .append = prefix##_append, \
+	.decode = prefix##_decode, .score = prefix##_score, .body_size = prefix##_body
+
+extern const PolicyOps pak_ucb_ops;
+extern const PolicyOps rff_ucb_ops;
+extern const PolicyOps bkb_ops;
+extern const PolicyOps lin_ucb_ops;
+extern const PolicyOps greedy_ops;
+extern const PolicyOps random_ops;
+
+extern const PolicyOps *policy_ops(PolicyKind policy);
+extern PolicyKind policy_from_name(const char *name);
+extern const char *policy_name(PolicyKind policy);
+extern KernelKind kernel_from_name(PolicyKind policy, const char *name);
+extern int	policy_feature_count(const SelectorConfig *cfg);
+extern void policy_features(const SelectorConfig *cfg, const double *x, double *z);
+extern void policy_features_block(const SelectorConfig *cfg, int m, const double *X, double *Z,
+								  int ldz);
+
+#endif
