@@ -98,7 +98,7 @@ endif
 # `make -n test` from actually running the test suite.)
 MS_MAKE = $(MAKE)
 
-.PHONY: test lint demo example ms-setup bench-perf bench-batch bench-pgbench bench-instructions bench-scale bench-forgetting bench-quality bench-confidence bench-memory bench-refusal
+.PHONY: test lint demo example ms-setup bench-perf bench-batch bench-pgbench bench-instructions bench-scale bench-forgetting bench-quality bench-confidence bench-memory bench-refusal bench-idle-transaction
 ms-setup:
 	scripts/ensure-deps.sh
 	$(MAKE) PG_CONFIG=$(PG_CONFIG)
@@ -154,6 +154,11 @@ bench-memory: ms-setup
 # checked before any arm is read, so both cost the same.
 bench-refusal: ms-setup
 	bench/refusal.sh
+
+# A fresh backend's first select_model() on one tenant's selector while another
+# tenant's transaction is open and idle.
+bench-idle-transaction: ms-setup
+	bench/idle_transaction.sh
 
 bench-scale: ms-setup
 	bench/scale.sh

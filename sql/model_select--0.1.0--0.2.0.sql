@@ -763,7 +763,8 @@ DECLARE
             'model_select.decisions, '
             'model_select.rewards, model_select.selector_grants, model_select.cascade_decisions, '
             'model_select.cascade_observations, model_select.cascade_state, model_select.arm_stats, '
-            'model_select.cascade_outcomes, model_select.cascade_arm_stats',
+            'model_select.cascade_outcomes, model_select.cascade_arm_stats, model_select.learner, '
+            'model_select.learner_lag',
         -- the columns a client writes: not the ids, which come from the sequences
         -- (an id given ahead of its sequence would fail another role's insert)
         'INSERT (selector, arm, decision_id, context, reward, cost, created_at) ON model_select.rewards',
@@ -1100,3 +1101,42 @@ COMMENT ON FUNCTION model_select._source_rows(text) IS
 'The rows (context, rewards[, costs]) of the query source in fixed columns, checked as replay() checks its source (used by warm_start()).';
 COMMENT ON FUNCTION model_select.warm_start(text, text) IS
 'Warm start from a full-information outcome table: inserts into the reward log, for every row (context, rewards[, costs]) of the query source and every active arm whose element is not NULL (element i: the arm of ordinal i), that arm''s reward and cost on the row; returns the rewards inserted.';
+
+-- The learner process (src/learning/learner.c): checkpoints outside the
+-- application's transactions, its status, and maintain() for the same work
+-- without preloading (e.g. from pg_cron).
+
+CREATE FUNCTION model_select.maintain(selector text DEFAULT NULL) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'model_select_maintain' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE FUNCTION model_select.learner_status(
+    OUT running boolean, OUT pid int, OUT database text, OUT started timestamptz,
+    OUT last_pass timestamptz, OUT passes bigint, OUT arms_checkpointed bigint,
+    OUT rewards_folded bigint, OUT selectors_skipped bigint, OUT errors bigint)
+    AS 'MODULE_PATHNAME', 'model_select_learner_status' LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+CREATE VIEW model_select.learner AS SELECT * FROM model_select.learner_status();
+
+-- Per selector: the rewards no checkpoint holds yet (every reader folds
+-- them) and the age of the oldest, with the reader's rights (row-level
+-- security shows each role its own selectors).
+CREATE VIEW model_select.learner_lag WITH (security_invoker = true) AS
+SELECT s.name AS selector, count(r.reward_id) AS pending_rewards,
+       extract(epoch FROM pg_catalog.now() - min(r.created_at))::float8 AS lag_seconds
+  FROM model_select.selectors s
+  JOIN model_select.arms a USING (selector_id)
+  LEFT JOIN model_select.arm_state st
+         ON st.arm_id = a.arm_id AND st.settings_version = s.settings_version
+  LEFT JOIN model_select.rewards r
+         ON r.arm_id = a.arm_id
+        AND (r.tx, r.seq) > (coalesce(st.ckpt_tx, '0'::xid8), coalesce(st.ckpt_seq, 0))
+ GROUP BY s.name;
+
+COMMENT ON FUNCTION model_select.maintain(text) IS
+'Checkpoints every due arm of the selector (admin right), or of every selector the caller administers, now; skips what another transaction holds. Returns the rewards folded. The learner process does this in the background when preloaded.';
+COMMENT ON FUNCTION model_select.learner_status() IS
+'The learner process (model_select.learner_database, preloaded): whether it runs, its pid, database, start, last pass and counters.';
+COMMENT ON VIEW model_select.learner IS
+'The learner process and its counters (learner_status()).';
+COMMENT ON VIEW model_select.learner_lag IS
+'Per selector: rewards no checkpoint holds yet, and the age in seconds of the oldest of them.';

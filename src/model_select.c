@@ -11,6 +11,7 @@
 
 #include "model/state.h"
 #include "learning/checkpoint.h"
+#include "learning/learner.h"
 #include "routing/model_cache.h"
 #include "routing/shared_cache.h"
 
@@ -49,6 +50,9 @@ _PG_init(void)
 							&max_model_size_kb, 256 * 1024, 64, INT_MAX / 2,
 							PGC_SUSET, GUC_UNIT_KB, NULL, NULL, NULL);
 	if (process_shared_preload_libraries_in_progress)
+	{
 		shared_cache_preload();
+		learner_preload();
+	}
 	MarkGUCPrefixReserved("model_select");
 }

@@ -31,6 +31,7 @@
 #include "model/privilege.h"
 #include "model/state_store.h"
 #include "learning/checkpoint.h"
+#include "learning/learner_state.h"
 #include "learning/clock.h"
 #include "learning/fold.h"
 #include "model/registry.h"
@@ -228,13 +229,13 @@ checkpoint_arm(const SelectorConfig *cfg, int32 arm_id, bool skip_locked, bool f
 		double		count;
 
 		clock_base(f.st, &before, &count);
-		folded = clock_fold_log(&f, arm_id, final_horizon());
+		folded = clock_fold_log(&f, arm_id, final_horizon_for(cfg));
 		clock_base(f.st, &after, &count);
 		/* a moved Q is stored even with no row of the arm: readers count from it */
 		moved = log_position_cmp(before, after) != 0;
 	}
 	else
-		folded = fold_log(&f, arm_id, true, final_horizon(), from_scratch);
+		folded = fold_log(&f, arm_id, true, final_horizon_for(cfg), from_scratch);
 	folded += cached_rows;
 	if (transform != NULL && f.st != NULL && f.st->n > 0)
 	{
@@ -301,58 +302,135 @@ due_memo(int32 arm_id)
 	return m;
 }
 
+/* The ids of a selector's arms, in arm_id order (the lock order of every writer). */
+static int
+selector_arm_ids(const SelectorConfig *cfg, int32 **ids)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			types[1] = {INT4OID};
+	Datum		args[1] = {Int32GetDatum(cfg->selector_id)};
+	int			narms;
+
+	spi_execute(spi_plan(&plan, "SELECT arm_id FROM model_select.arms WHERE selector_id = $1"
+						 " ORDER BY arm_id", 1, types), args, NULL, true, 0, SPI_OK_SELECT, "read the arms of selector %d", cfg->selector_id);
+	narms = (int) SPI_processed;
+	*ids = palloc(sizeof(int32) * Max(narms, 1));
+	for (int i = 0; i < narms; i++)
+		(*ids)[i] = spi_int32(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+	return narms;
+}
+
 /*
- * After a reward INSERT of nrows rows for an arm: checkpoint it if it is
- * due.  Only under READ COMMITTED, where a row lock taken with SKIP LOCKED
- * sees the newest checkpoint; a transaction-snapshot isolation level could
- * only fail with 40001 here, so it leaves the work to the next READ
- * COMMITTED writer or to checkpoint().  The count is not read-only: under
- * the statement's own snapshot it would miss the rows this statement
- * inserted (a bulk load would then leave its whole log pending).
+ * Is the arm due (see above)?  *need: the pending rows that make it due,
+ * at least checkpoint_threshold, updated from the size of its stored state.
+ * The count is not read-only: under the statement's own snapshot it would
+ * miss the rows this statement inserted (a bulk load would then leave its
+ * whole log pending).
  */
-void
-checkpoint_if_due(const SelectorConfig *cfg, int32 arm_id, int64 nrows)
+static bool
+arm_is_due(const SelectorConfig *cfg, int32 arm_id, int64 *need)
 {
 	static SPIPlanPtr plan = NULL;
 	Oid			types[4] = {INT4OID, INT4OID, INT8OID, XID8OID};
 	Datum		args[4];
-	DueMemo    *m;
-	int64		pending;
-	bool		isnull;
-	Datum		bytes;
 
-	if (checkpoint_threshold <= 0 || IsolationUsesXactSnapshot())
+	args[0] = Int32GetDatum(arm_id);
+	args[1] = Int32GetDatum(cfg->settings_version);
+	args[3] = FullTransactionIdGetDatum(final_horizon_for(cfg));
+	for (;;)
+	{
+		int64		limit = Max(*need, checkpoint_threshold);
+		int64		pending;
+		bool		isnull;
+		Datum		bytes;
+
+		args[2] = Int64GetDatum(limit);
+		spi_execute(spi_plan(&plan,
+							 "SELECT (SELECT pg_catalog.count(*) FROM (SELECT 1 FROM model_select.rewards r"
+							 "   WHERE r.arm_id = st.arm_id"
+							 "   AND (r.tx, r.seq) > (CASE WHEN st.settings_version = $2"
+							 "        THEN st.ckpt_tx ELSE '0'::pg_catalog.xid8 END,"
+							 "        CASE WHEN st.settings_version = $2 THEN st.ckpt_seq ELSE 0 END)"
+							 "   AND r.tx < $4 LIMIT $3) p), pg_catalog.octet_length(st.state)"
+							 " FROM model_select.arm_state st WHERE st.arm_id = $1",
+							 4, types), args, NULL, false, 1, SPI_OK_SELECT, "count the pending rewards of arm %d", arm_id);
+		if (SPI_processed == 0)
+			return false;
+		pending = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+		bytes = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+		*need = checkpoint_threshold;
+		if (!isnull && !policy_ops(cfg->policy)->keeps_rows)
+			*need = Max(*need, CHECKPOINT_LOG_RATIO * (int64) DatumGetInt32(bytes) /
+						LOG_ROW_BYTES(cfg->dim) + 1);
+		/* counted up to the limit only: count again when the state wants more */
+		if (pending >= *need || pending < limit || *need <= limit)
+			return pending >= *need;
+	}
+}
+
+/*
+ * After a reward INSERT of nrows rows for an arm: checkpoint it if it is
+ * due -- unless the learner process serves this database (learner.c), which
+ * then does it outside the application's transaction.  Only under READ
+ * COMMITTED, where a row lock taken with SKIP LOCKED sees the newest
+ * checkpoint; a transaction-snapshot isolation level could only fail with
+ * 40001 here, so it leaves the work to the next READ COMMITTED writer, the
+ * learner or checkpoint().
+ */
+void
+checkpoint_if_due(const SelectorConfig *cfg, int32 arm_id, int64 nrows)
+{
+	DueMemo    *m;
+
+	if (checkpoint_threshold <= 0 || IsolationUsesXactSnapshot() || learner_serving())
 		return;
 	m = due_memo(arm_id);
 	m->since += nrows;
 	if (m->since < Max(m->need / 16, 1))
 		return;
 	m->since = 0;
-	args[0] = Int32GetDatum(arm_id);
-	args[1] = Int32GetDatum(cfg->settings_version);
-	args[2] = Int64GetDatum(Max(m->need, checkpoint_threshold));
-	args[3] = FullTransactionIdGetDatum(final_horizon());
-	spi_execute(spi_plan(&plan,
-						 "SELECT (SELECT pg_catalog.count(*) FROM (SELECT 1 FROM model_select.rewards r"
-						 "   WHERE r.arm_id = st.arm_id"
-						 "   AND (r.tx, r.seq) > (CASE WHEN st.settings_version = $2"
-						 "        THEN st.ckpt_tx ELSE '0'::pg_catalog.xid8 END,"
-						 "        CASE WHEN st.settings_version = $2 THEN st.ckpt_seq ELSE 0 END)"
-						 "   AND r.tx < $4 LIMIT $3) p), pg_catalog.octet_length(st.state)"
-						 " FROM model_select.arm_state st WHERE st.arm_id = $1",
-						 4, types), args, NULL, false, 1, SPI_OK_SELECT, "count the pending rewards of arm %d", arm_id);
-	if (SPI_processed == 0)
+	if (!arm_is_due(cfg, arm_id, &m->need))
 		return;
-	pending = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	bytes = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
-	m->need = checkpoint_threshold;
-	if (!isnull && !policy_ops(cfg->policy)->keeps_rows)
-		m->need = Max(m->need, CHECKPOINT_LOG_RATIO * (int64) DatumGetInt32(bytes) /
-					  LOG_ROW_BYTES(cfg->dim) + 1);
-	if (pending >= m->need && cfg->clock == CLOCK_SELECTOR)
+	if (cfg->clock == CLOCK_SELECTOR)
 		checkpoint_arms(cfg, true, false, NULL);
-	else if (pending >= m->need)
+	else
 		checkpoint_arm(cfg, arm_id, true, false, NULL);
+}
+
+/*
+ * The learner's and maintain()'s work on one selector: checkpoint every arm
+ * that is due, skipping arms another transaction is checkpointing (never
+ * waiting for an application's transaction).  Returns the rows folded;
+ * *arms counts the arms checkpointed.  The caller is connected to SPI, runs
+ * as the owner and holds the selector's settings lock.
+ */
+int64
+checkpoint_due_arms(const SelectorConfig *cfg, int *arms)
+{
+	int32	   *ids;
+	int			narms = selector_arm_ids(cfg, &ids);
+	int64		folded = 0;
+
+	*arms = 0;
+	if (checkpoint_threshold <= 0)
+		return 0;
+	for (int i = 0; i < narms; i++)
+	{
+		int64		need = checkpoint_threshold;
+
+		if (!arm_is_due(cfg, ids[i], &need))
+			continue;
+		if (cfg->clock == CLOCK_SELECTOR)
+		{
+			/* every arm's horizon moves on together (checkpoint_arms) */
+			folded += checkpoint_arms(cfg, true, false, NULL);
+			*arms = narms;
+			break;
+		}
+		folded += checkpoint_arm(cfg, ids[i], true, false, NULL);
+		(*arms)++;
+	}
+	return folded;
 }
 
 /*
@@ -376,19 +454,10 @@ static int64
 checkpoint_arms(const SelectorConfig *cfg, bool skip_locked, bool from_scratch,
 				StateTransform *transform)
 {
-	static SPIPlanPtr plan = NULL;
-	Oid			types[1] = {INT4OID};
-	Datum		args[1] = {Int32GetDatum(cfg->selector_id)};
-	int			narms;
 	int32	   *ids;
+	int			narms = selector_arm_ids(cfg, &ids);
 	int64		folded = 0;
 
-	spi_execute(spi_plan(&plan, "SELECT arm_id FROM model_select.arms WHERE selector_id = $1"
-						 " ORDER BY arm_id", 1, types), args, NULL, true, 0, SPI_OK_SELECT, "read the arms of selector %d", cfg->selector_id);
-	narms = (int) SPI_processed;
-	ids = palloc(sizeof(int32) * Max(narms, 1));
-	for (int i = 0; i < narms; i++)
-		ids[i] = spi_int32(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
 	for (int i = 0; i < narms; i++)
 		folded += checkpoint_arm(cfg, ids[i], skip_locked, from_scratch, transform);
 	return folded;

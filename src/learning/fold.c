@@ -5,8 +5,11 @@
 
 #include "access/transam.h"
 #include "access/xact.h"
+#include "miscadmin.h"
 #include "catalog/pg_type.h"
+#include "storage/lock.h"
 #include "storage/procarray.h"
+#include "storage/sinvaladt.h"
 #include "utils/snapmgr.h"
 #include "utils/array.h"
 #include "utils/memutils.h"
@@ -326,6 +329,56 @@ final_horizon(void)
 	if (older_running)
 		return full_xid(horizon);
 	return FullTransactionIdFromU64(U64FromFullTransactionId(full_xid(mine)) + 1);
+}
+
+/*
+ * final_horizon() for the checkpoints of one selector: rows of a
+ * transaction that does not hold the selector's settings lock need not wait
+ * for it.  Every writer of a selector's log holds that lock from its first
+ * row to its end (route() in AccessShareLock, reward inserts in ShareLock),
+ * so below the oldest holder's id every row of the selector is final -- but
+ * for a transaction that took its id before it first locked the selector:
+ * selector_settings_lock() refuses it (40001) once a checkpoint has passed
+ * it.  So one tenant's idle transaction no longer holds every other
+ * tenant's checkpoints back.  Under a transaction snapshot, on the
+ * selector's clock (a row of one arm moves every arm's ticks, and Q is not
+ * the arm's position that selector_settings_lock() checks), or with a
+ * prepared transaction holding the lock (its id is not at hand), the
+ * horizon of final_horizon().
+ */
+FullTransactionId
+final_horizon_for(const SelectorConfig *cfg)
+{
+	Snapshot	snap = GetActiveSnapshot();
+	TransactionId horizon = snap->xmax;
+	TransactionId mine = GetTopTransactionIdIfAny();
+	VirtualTransactionId *holder;
+	LOCKTAG		tag;
+
+	if (IsolationUsesXactSnapshot() || cfg->clock == CLOCK_SELECTOR)
+		return final_horizon();
+	/* rows of ours are final if no holder is older (GetLockConflicts leaves us out) */
+	if (TransactionIdIsValid(mine) && !TransactionIdPrecedes(mine, horizon))
+	{
+		horizon = mine;
+		TransactionIdAdvance(horizon);
+	}
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) cfg->selector_id, MS_LOCK_SETTINGS, MS_LOCK_CLASS);
+	for (holder = GetLockConflicts(&tag, AccessExclusiveLock, NULL);
+		 VirtualTransactionIdIsValid(*holder); holder++)
+	{
+		TransactionId xid;
+		TransactionId xmin;
+
+		/* a prepared transaction's dummy process has no backend id */
+		if (holder->backendId == InvalidBackendId)
+			return final_horizon();
+		/* the holder's id, or a newer transaction's of the same backend (no older) */
+		BackendIdGetTransactionIds(holder->backendId, &xid, &xmin);
+		if (TransactionIdIsValid(xid) && TransactionIdPrecedes(xid, horizon))
+			horizon = xid;
+	}
+	return full_xid(horizon);
 }
 
 /*

@@ -79,6 +79,7 @@ extern LogPosition fold_row_position(SPITupleTable *tt, uint64 row);
 extern int64 fold_log(StateFold *f, int32 arm_id, bool fresh_snapshot, FullTransactionId below,
 					  bool build);
 extern FullTransactionId final_horizon(void);
+extern FullTransactionId final_horizon_for(const SelectorConfig *cfg);
 extern FullTransactionId shared_horizon(void);
 extern void checkpoint_position_from_row(HeapTuple row, TupleDesc desc, int first_col,
 										 LogPosition *pos, FoldTotals *totals);

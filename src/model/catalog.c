@@ -19,10 +19,12 @@
 #include "utils/hsearch.h"
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
+#include "utils/xid8.h"
 
 #include "model/catalog.h"
 #include "model/privilege.h"
 #include "model/registry.h"
+#include "pg/owner.h"
 
 
 #define SELECTOR_HINT "Create it with model_select.create_selector()."
@@ -272,6 +274,8 @@ config_load(int32 selector_id, SelectorConfig *cfg)
 					 " WHERE selector_id = $1", true, selector_id, NULL, cfg);
 }
 
+static void config_read_locked(int32 selector_id, const char *name, SelectorConfig *cfg);
+
 /* The configuration config_load_for_reward() read last, and when. */
 static struct
 {
@@ -279,6 +283,117 @@ static struct
 	SubTransactionId subxid;
 	SelectorConfig cfg;
 }			reward_config;
+
+/*
+ * Late writers.  Checkpoints do not wait for transactions that do not hold a
+ * selector's settings lock (learning/fold.c, final_horizon_for()), so a
+ * transaction that took its id before it first locked the selector may
+ * already have been passed: rewards of younger transactions folded, below
+ * which its own would sort.  So the first reward a transaction logs for a
+ * selector is checked (selector_check_log_writer()) unless it locked the
+ * selector before it had an id -- then every checkpoint since saw it as a
+ * holder, or chose a horizon below its id.  lock_memo keeps, per
+ * transaction, the selectors it locked and whether that check is still due;
+ * a subtransaction's abort (which releases the locks it took) forgets it all,
+ * so that the check is made again.
+ */
+#define LOCK_MEMO_MAX 32
+
+static struct
+{
+	LocalTransactionId lxid;
+	int			n;
+	int32		selector_id[LOCK_MEMO_MAX];
+	bool		check_due[LOCK_MEMO_MAX];
+}			lock_memo;
+
+static void
+lock_memo_forget(SubXactEvent event, SubTransactionId mySubid, SubTransactionId parentSubid, void *arg)
+{
+	if (event == SUBXACT_EVENT_ABORT_SUB)
+		lock_memo.lxid = InvalidLocalTransactionId;
+}
+
+/* The memo's entry of a selector in this transaction, or -1. */
+static int
+lock_memo_find(int32 selector_id)
+{
+	if (lock_memo.lxid != MyProc->lxid)
+		return -1;
+	for (int k = 0; k < lock_memo.n; k++)
+		if (lock_memo.selector_id[k] == selector_id)
+			return k;
+	return -1;
+}
+
+/* The settings lock of a selector was taken: is the check due for it? */
+static void
+lock_memo_note(int32 selector_id)
+{
+	static bool registered = false;
+
+	if (!registered)
+	{
+		RegisterSubXactCallback(lock_memo_forget, NULL);
+		registered = true;
+	}
+	if (lock_memo.lxid != MyProc->lxid)
+	{
+		lock_memo.lxid = MyProc->lxid;
+		lock_memo.n = 0;
+	}
+	if (lock_memo_find(selector_id) >= 0 || lock_memo.n == LOCK_MEMO_MAX)
+		return;					/* known, or past the memo: checked when it writes */
+	lock_memo.selector_id[lock_memo.n] = selector_id;
+	lock_memo.check_due[lock_memo.n++] = TransactionIdIsValid(GetTopTransactionIdIfAny());
+}
+
+/*
+ * The check: refused (40001, to be retried) when any arm's checkpoint lies
+ * past this transaction.  FOR SHARE waits for a checkpoint in flight, which
+ * holds its row FOR UPDATE from before it chose its horizon.
+ */
+static void
+late_writer_check(void *arg)
+{
+	static SPIPlanPtr plan = NULL;
+	int32		selector_id = *(int32 *) arg;
+	Oid			types[2] = {INT4OID, XID8OID};
+	Datum		args[2] = {Int32GetDatum(selector_id),
+	FullTransactionIdGetDatum(GetTopFullTransactionId())};
+	int			spi_level = spi_connect();
+
+	spi_execute(spi_plan(&plan,
+						 "SELECT s.name FROM model_select.selectors s WHERE s.selector_id = $1"
+						 " AND EXISTS (SELECT 1 FROM (SELECT st.ckpt_tx FROM model_select.arm_state st"
+						 "   WHERE st.selector_id = $1 ORDER BY st.arm_id FOR SHARE) c WHERE c.ckpt_tx > $2)",
+						 2, types), args, NULL, false, 0, SPI_OK_SELECT,
+				"check the checkpoints of selector %d against this transaction", selector_id);
+	if (SPI_processed > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("this transaction is older than rewards of selector \"%s\" that are already checkpointed",
+						spi_text(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1)),
+				 errdetail("It took its transaction id before it first routed or rewarded with the selector; rewards of later transactions have been folded since, and its own would sort before them."),
+				 errhint("Retry the transaction, and route or reward before other writes, or in a transaction of its own.")));
+	spi_finish(spi_level);
+}
+
+/*
+ * Before a transaction's first reward row for a selector (reward trigger),
+ * under the selector's settings lock: the late-writer check, if due.
+ */
+void
+selector_check_log_writer(int32 selector_id)
+{
+	int			k = lock_memo_find(selector_id);
+
+	if (k >= 0 && !lock_memo.check_due[k])
+		return;
+	run_as_extension_owner(late_writer_check, &selector_id);
+	if (k >= 0)
+		lock_memo.check_due[k] = false;
+}
 
 /*
  * The lock that orders reward inserts before a settings change: inserts
@@ -297,6 +412,8 @@ selector_settings_lock(int32 selector_id, LOCKMODE mode)
 
 	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) selector_id, MS_LOCK_SETTINGS, MS_LOCK_CLASS);
 	(void) LockAcquire(&tag, mode, false, false);
+	if (mode == AccessShareLock || mode == ShareLock)
+		lock_memo_note(selector_id);
 }
 
 /*
@@ -345,15 +462,40 @@ model_select_settings_lock(PG_FUNCTION_ARGS)
 void
 config_load_for_reward(int32 selector_id, const char *name, SelectorConfig *cfg)
 {
-	static SPIPlanPtr fresh_plan = NULL;
-	static SPIPlanPtr share_plan = NULL;
-
 	/*
 	 * Every isolation level takes the lock: drop_selector() waits for it
 	 * before it deletes any arm, so no writer holds an arm's row lock that
 	 * the drop needs while waiting for the drop (selector_write_lock()).
 	 */
 	selector_settings_lock(selector_id, ShareLock);
+	config_read_locked(selector_id, name, cfg);
+}
+
+/*
+ * config_load_for_reward() for the learner and maintain(), which must not
+ * wait for an application's transaction: false, reading nothing, when the
+ * settings lock is not free at once (an alter_selector() or drop_selector()
+ * holds or awaits it).
+ */
+bool
+config_try_load_for_reward(int32 selector_id, const char *name, SelectorConfig *cfg)
+{
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) selector_id, MS_LOCK_SETTINGS, MS_LOCK_CLASS);
+	if (LockAcquire(&tag, ShareLock, false, true) == LOCKACQUIRE_NOT_AVAIL)
+		return false;
+	config_read_locked(selector_id, name, cfg);
+	return true;
+}
+
+/* The configuration read under the settings lock (config_load_for_reward). */
+static void
+config_read_locked(int32 selector_id, const char *name, SelectorConfig *cfg)
+{
+	static SPIPlanPtr fresh_plan = NULL;
+	static SPIPlanPtr share_plan = NULL;
+
 	if (IsolationUsesXactSnapshot())
 		config_load_with(&share_plan, "SELECT " CONFIG_COLUMNS " FROM model_select.selectors"
 						 " WHERE selector_id = $1 FOR SHARE", false, selector_id, name, cfg);

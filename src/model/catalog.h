@@ -45,9 +45,11 @@ extern HTAB *id_hash_create(const char *name, Size entrysize, MemoryContext cxt)
 extern void config_from_row(SelectorConfig *cfg, HeapTuple row, TupleDesc desc, int first_col);
 extern void config_load(int32 selector_id, SelectorConfig *cfg);
 extern void config_load_for_reward(int32 selector_id, const char *name, SelectorConfig *cfg);
+extern bool config_try_load_for_reward(int32 selector_id, const char *name, SelectorConfig *cfg);
 extern void config_load_in_reward_transaction(int32 selector_id, SelectorConfig *cfg);
 extern void selector_settings_lock(int32 selector_id, LOCKMODE mode);
 extern void selector_write_lock(int32 selector_id);
+extern void selector_check_log_writer(int32 selector_id);
 extern void config_load_by_name(const char *name, SelectorConfig *cfg);
 
 /*

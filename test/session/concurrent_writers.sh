@@ -105,6 +105,7 @@ wait "$rpid1" "$rpid2"
 [ "$have_ckpt" = 1 ] && wait "$cpid"
 echo "# writers took $((t1 - t0)) s"
 sed -n 's/^\(number of\|latency average\|tps\)/#   &/p' "$MS_WORK/pgbench.out"
+grep -m 5 'ERROR' "$MS_WORK/pgbench.err" | sed 's/^/#   /' || true
 
 pgbench_ok() {
     [ "$pgbench_rc" -eq 0 ] &&

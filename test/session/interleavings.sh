@@ -54,24 +54,6 @@ BEGIN
 END $$;
 SQL
 
-# -- sessions: session NAME opens one, say NAME SQL sends it a statement -----
-declare -A FD
-session() {
-    rm -f "$MS_WORK/$1.in"
-    mkfifo "$MS_WORK/$1.in"
-    psql -X -q -A -t -v VERBOSITY=terse -d "$DB" <"$MS_WORK/$1.in" >"$MS_WORK/$1.out" 2>&1 &
-    MS_BG_PIDS+=($!)
-    exec {fd}>"$MS_WORK/$1.in"
-    FD[$1]=$fd
-}
-say() { printf '%s\n' "$2" >&"${FD[$1]}"; sleep 0.3; }
-close_sessions() {
-    local s
-    for s in "${!FD[@]}"; do exec {FD[$s]}>&-; done
-    FD=()
-    wait
-    MS_BG_PIDS=()
-}
 reward() {  # reward SELECTOR ARM VALUE: one autocommit insert in a session of its own
     q -c "INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('$1', '$2', '{1,0}', $3)"
 }

@@ -16,6 +16,8 @@
 #                        rebuild_state(SEL); all must agree, and arm_stats.n
 #                        must equal count(*) of the arm's rows in the log.
 #   finish               summary line; exit status 0 only if nothing failed
+#   session NAME, say NAME SQL, close_sessions
+#                        sessions kept open, fed statement by statement
 #
 # Floats are "close" when x = y or |x - y| <= 1e-9 * max(1, |x|, |y|): an
 # absolute 1e-9 for values of the size of a reward (rewards lie in [0, 1]), a
@@ -89,6 +91,27 @@ has_function() {
 has_column() {
     [ "$(q -c "SELECT count(*) > 0 FROM pg_attribute WHERE attrelid = 'model_select.$1'::regclass
                  AND attname = '$2' AND NOT attisdropped")" = t ]
+}
+
+# Sessions kept open: session NAME starts one psql on $DB fed through a fifo
+# (its output in $MS_WORK/NAME.out), say NAME SQL sends it a statement,
+# close_sessions ends them all and waits for them.
+declare -A FD
+session() {
+    rm -f "$MS_WORK/$1.in"
+    mkfifo "$MS_WORK/$1.in"
+    psql -X -q -A -t -v VERBOSITY=terse -d "$DB" <"$MS_WORK/$1.in" >"$MS_WORK/$1.out" 2>&1 &
+    MS_BG_PIDS+=($!)
+    exec {fd}>"$MS_WORK/$1.in"
+    FD[$1]=$fd
+}
+say() { printf '%s\n' "$2" >&"${FD[$1]}"; sleep 0.3; }
+close_sessions() {
+    local s
+    for s in "${!FD[@]}"; do exec {FD[$s]}>&-; done
+    FD=()
+    wait
+    MS_BG_PIDS=()
 }
 
 # Helper objects in the test database (schema public, not the extension's).

@@ -1,0 +1,38 @@
+-- The learner process (src/learning/learner.c): checkpoints outside the
+-- application's transactions, its status, and maintain() for the same work
+-- without preloading (e.g. from pg_cron).
+
+CREATE FUNCTION model_select.maintain(selector text DEFAULT NULL) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'model_select_maintain' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE FUNCTION model_select.learner_status(
+    OUT running boolean, OUT pid int, OUT database text, OUT started timestamptz,
+    OUT last_pass timestamptz, OUT passes bigint, OUT arms_checkpointed bigint,
+    OUT rewards_folded bigint, OUT selectors_skipped bigint, OUT errors bigint)
+    AS 'MODULE_PATHNAME', 'model_select_learner_status' LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+CREATE VIEW model_select.learner AS SELECT * FROM model_select.learner_status();
+
+-- Per selector: the rewards no checkpoint holds yet (every reader folds
+-- them) and the age of the oldest, with the reader's rights (row-level
+-- security shows each role its own selectors).
+CREATE VIEW model_select.learner_lag WITH (security_invoker = true) AS
+SELECT s.name AS selector, count(r.reward_id) AS pending_rewards,
+       extract(epoch FROM pg_catalog.now() - min(r.created_at))::float8 AS lag_seconds
+  FROM model_select.selectors s
+  JOIN model_select.arms a USING (selector_id)
+  LEFT JOIN model_select.arm_state st
+         ON st.arm_id = a.arm_id AND st.settings_version = s.settings_version
+  LEFT JOIN model_select.rewards r
+         ON r.arm_id = a.arm_id
+        AND (r.tx, r.seq) > (coalesce(st.ckpt_tx, '0'::xid8), coalesce(st.ckpt_seq, 0))
+ GROUP BY s.name;
+
+COMMENT ON FUNCTION model_select.maintain(text) IS
+'Checkpoints every due arm of the selector (admin right), or of every selector the caller administers, now; skips what another transaction holds. Returns the rewards folded. The learner process does this in the background when preloaded.';
+COMMENT ON FUNCTION model_select.learner_status() IS
+'The learner process (model_select.learner_database, preloaded): whether it runs, its pid, database, start, last pass and counters.';
+COMMENT ON VIEW model_select.learner IS
+'The learner process and its counters (learner_status()).';
+COMMENT ON VIEW model_select.learner_lag IS
+'Per selector: rewards no checkpoint holds yet, and the age in seconds of the oldest of them.';

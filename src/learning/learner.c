@@ -1,0 +1,370 @@
+/*
+ * learner.c — the learner process: checkpoints outside the application's
+ * transactions, and maintain().
+ *
+ * With model_select in shared_preload_libraries and the setting
+ * model_select.learner_database naming a database, the postmaster starts one
+ * background worker, "model_select learner", connected to it.  Every
+ * model_select.learner_naptime it passes over that database's selectors,
+ * each in a transaction of its own: it takes the selector's settings lock
+ * without waiting (a selector whose alter_selector() or drop_selector() holds
+ * or awaits it is skipped until the next pass) and checkpoints every arm that
+ * is due, by the rule reward inserts use (checkpoint_due_arms()), skipping
+ * arms another transaction is checkpointing: it never waits for an
+ * application.  While it serves a database, reward inserts there do not
+ * checkpoint (checkpoint_if_due()), so that work leaves the application's
+ * transaction.  It serves while its last pass ended within
+ * LEARNER_STALE_PASSES naptimes (and at least LEARNER_STALE_MIN): a learner
+ * that crashed, was killed or hangs hands the work back to the inserts.
+ *
+ * Nothing the learner does changes a score: it folds rows exactly as any
+ * checkpoint does, and a reader folds whatever the checkpoints do not hold
+ * yet.  Its memory is one arm's checkpoint at a time.  The postmaster
+ * restarts it LEARNER_RESTART_SECONDS after it exits with an error (a SIGKILL
+ * makes the postmaster restart the whole server, as for any backend).
+ *
+ * maintain(selector) does one pass now, in the caller's transaction, over
+ * one selector or every selector the caller administers: with pg_cron, the
+ * learner's work without preloading.
+ *
+ * Shared state: learner_state.c.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "commands/dbcommands.h"
+#include "commands/extension.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "tcop/tcopprot.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+#include "learning/checkpoint.h"
+#include "learning/learner.h"
+#include "learning/learner_state.h"
+#include "model/catalog.h"
+#include "model/privilege.h"
+#include "pg/owner.h"
+#include "pg/spi_util.h"
+
+PG_FUNCTION_INFO_V1(model_select_maintain);
+PG_FUNCTION_INFO_V1(model_select_learner_status);
+
+#define LEARNER_RESTART_SECONDS 5
+
+/* GUC model_select.learner_database (set only when preloaded) */
+static char *learner_database = NULL;
+
+/* One selector's pass (run as the extension owner). */
+typedef struct PassCall
+{
+	int32		selector_id;	/* 0: look it up by name */
+	const char *name;
+	bool		check_privilege;	/* maintain(selector): the caller's admin right, or 42501 */
+	bool		if_admin;		/* maintain(): skip unless the caller administers it */
+	bool		skipped;
+	int			arms;
+	int64		folded;
+} PassCall;
+
+static void
+learn_selector(void *arg)
+{
+	PassCall   *call = arg;
+	SelectorConfig cfg;
+	int			spi_level = spi_connect();
+
+	if (call->selector_id == 0)
+		call->selector_id = selector_id_by_name(call->name);
+	if (call->check_privilege)
+		selector_check_privilege(call->selector_id, call->name, SELECTOR_ADMIN);
+	if (call->if_admin)
+	{
+		bool		exists;
+
+		if (!role_has_selector_privilege(calling_user(), call->selector_id, SELECTOR_ADMIN, &exists) ||
+			!exists)
+		{
+			spi_finish(spi_level);
+			return;
+		}
+	}
+	call->skipped = !config_try_load_for_reward(call->selector_id, call->name, &cfg);
+	if (!call->skipped)
+		call->folded = checkpoint_due_arms(&cfg, &call->arms);
+	spi_finish(spi_level);
+}
+
+/* The selectors of this database in id order: ids and names, in the current context. */
+static int
+selector_list(int32 **ids, char ***names)
+{
+	static SPIPlanPtr plan = NULL;
+	MemoryContext caller = CurrentMemoryContext;
+	int			spi_level = spi_connect();
+	int			n;
+
+	spi_execute(spi_plan(&plan, "SELECT selector_id, name FROM model_select.selectors ORDER BY selector_id",
+						 0, NULL), NULL, NULL, true, 0, SPI_OK_SELECT, "list the selectors");
+	n = (int) SPI_processed;
+	*ids = MemoryContextAlloc(caller, sizeof(int32) * Max(n, 1));
+	*names = MemoryContextAlloc(caller, sizeof(char *) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+	{
+		(*ids)[i] = spi_int32(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+		(*names)[i] = MemoryContextStrdup(caller, spi_text(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2));
+	}
+	spi_finish(spi_level);
+	return n;
+}
+
+static void
+list_as_owner(void *arg)
+{
+	void	  **out = arg;
+
+	*(int *) out[2] = selector_list((int32 **) out[0], (char ***) out[1]);
+}
+
+/* ---- the worker ---------------------------------------------------------- */
+
+static void
+learner_count(int arms, int64 folded, bool skipped, bool failed)
+{
+	LWLockAcquire(learner->lock, LW_EXCLUSIVE);
+	learner->arms_checkpointed += arms;
+	learner->rewards_folded += folded;
+	learner->selectors_skipped += skipped;
+	learner->errors += failed;
+	LWLockRelease(learner->lock);
+}
+
+/*
+ * One selector in a transaction of its own.  An error (a damaged state, a
+ * selector dropped meanwhile) is logged and counted, and the pass goes on.
+ */
+static void
+learner_selector(int32 selector_id, const char *name)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	PassCall	call = {.selector_id = selector_id, .name = name};
+
+	PG_TRY();
+	{
+		StartTransactionCommand();
+		PushActiveSnapshot(GetTransactionSnapshot());
+		pgstat_report_activity(STATE_RUNNING, "model_select learner: checkpointing due arms");
+		run_as_extension_owner(learn_selector, &call);
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+		learner_count(call.arms, call.folded, call.skipped, false);
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(cxt);
+		EmitErrorReport();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		learner_count(0, 0, false, true);
+	}
+	PG_END_TRY();
+}
+
+/* A pass over the database's selectors (none while the extension is not installed). */
+static void
+learner_pass(void)
+{
+	MemoryContext pass = AllocSetContextCreate(TopMemoryContext, "model_select learner pass",
+											   ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(pass);
+	int32	   *ids = NULL;
+	char	  **names = NULL;
+	int			n = 0;
+	void	   *out[3] = {&ids, &names, &n};
+
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	if (OidIsValid(get_extension_oid("model_select", true)))
+	{
+		MemoryContextSwitchTo(pass);
+		run_as_extension_owner(list_as_owner, out);
+	}
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	MemoryContextSwitchTo(pass);
+	for (int i = 0; i < n; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		learner_selector(ids[i], names[i]);
+		MemoryContextSwitchTo(pass);
+	}
+	pgstat_report_activity(STATE_IDLE, NULL);
+	LWLockAcquire(learner->lock, LW_EXCLUSIVE);
+	learner->passes++;
+	learner->last_pass = GetCurrentTimestamp();
+	LWLockRelease(learner->lock);
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(pass);
+}
+
+static void
+learner_detach(int code, Datum arg)
+{
+	LWLockAcquire(learner->lock, LW_EXCLUSIVE);
+	if (learner->pid == MyProcPid)
+		learner->pid = 0;
+	LWLockRelease(learner->lock);
+}
+
+void
+model_select_learner_main(Datum arg)
+{
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnection(learner_database, NULL, 0);
+	pgstat_report_appname("model_select learner");
+
+	LWLockAcquire(learner->lock, LW_EXCLUSIVE);
+	learner->pid = MyProcPid;
+	learner->database = MyDatabaseId;
+	learner->started = GetCurrentTimestamp();
+	learner->last_pass = 0;
+	LWLockRelease(learner->lock);
+	before_shmem_exit(learner_detach, 0);
+
+	for (;;)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+		learner_pass();
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 learner_naptime_ms, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+}
+
+/* ---- set-up -------------------------------------------------------------- */
+
+/*
+ * From _PG_init while shared_preload_libraries are loaded: the settings, the
+ * shared state and, with a database named, the worker.
+ */
+void
+learner_preload(void)
+{
+	BackgroundWorker worker;
+
+	DefineCustomStringVariable("model_select.learner_database",
+							   "The database whose selectors the learner process keeps checkpointed.",
+							   "Empty: no learner; reward inserts checkpoint due arms themselves.",
+							   &learner_database, "", PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("model_select.learner_naptime",
+							"Pause between two passes of the learner over its database's selectors.",
+							NULL, &learner_naptime_ms, 200, 10, 60000, PGC_SIGHUP, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+	learner_shmem_preload();
+	if (learner_database == NULL || learner_database[0] == '\0')
+		return;
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_restart_time = LEARNER_RESTART_SECONDS;
+	snprintf(worker.bgw_library_name, BGW_MAXLEN, "model_select");
+	snprintf(worker.bgw_function_name, BGW_MAXLEN, "model_select_learner_main");
+	snprintf(worker.bgw_name, BGW_MAXLEN, "model_select learner");
+	snprintf(worker.bgw_type, BGW_MAXLEN, "model_select learner");
+	RegisterBackgroundWorker(&worker);
+}
+
+/* ---- SQL ----------------------------------------------------------------- */
+
+/*
+ * SQL: maintain(selector DEFAULT NULL) → rewards folded: the learner's pass
+ * now, in this transaction, over the named selector (admin right needed) or
+ * over every selector the caller administers.
+ */
+Datum
+model_select_maintain(PG_FUNCTION_ARGS)
+{
+	int64		folded = 0;
+
+	if (!PG_ARGISNULL(0))
+	{
+		char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+		PassCall	call = {.name = name, .check_privilege = true};
+
+		run_as_extension_owner(learn_selector, &call);
+		PG_RETURN_INT64(call.folded);
+	}
+	{
+		int32	   *ids = NULL;
+		char	  **names = NULL;
+		int			n = 0;
+		void	   *out[3] = {&ids, &names, &n};
+
+		run_as_extension_owner(list_as_owner, out);
+		for (int i = 0; i < n; i++)
+		{
+			PassCall	call = {.selector_id = ids[i], .name = names[i], .if_admin = true};
+
+			run_as_extension_owner(learn_selector, &call);
+			folded += call.folded;
+		}
+	}
+	PG_RETURN_INT64(folded);
+}
+
+/* SQL: learner_status() → the learner process and its counters (one row). */
+Datum
+model_select_learner_status(PG_FUNCTION_ARGS)
+{
+	TupleDesc	desc;
+	Datum		values[10];
+	bool		nulls[10] = {false};
+	LearnerShared copy;
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "learner_status() must return a composite type");
+	memset(&copy, 0, sizeof(copy));
+	if (learner != NULL)
+	{
+		LWLockAcquire(learner->lock, LW_SHARED);
+		copy = *learner;
+		LWLockRelease(learner->lock);
+	}
+	values[0] = BoolGetDatum(copy.pid != 0);
+	values[1] = Int32GetDatum(copy.pid);
+	nulls[1] = copy.pid == 0;
+	nulls[2] = !OidIsValid(copy.database) || get_database_name(copy.database) == NULL;
+	if (!nulls[2])
+		values[2] = CStringGetTextDatum(get_database_name(copy.database));
+	values[3] = TimestampTzGetDatum(copy.started);
+	nulls[3] = copy.started == 0;
+	values[4] = TimestampTzGetDatum(copy.last_pass);
+	nulls[4] = copy.last_pass == 0;
+	values[5] = Int64GetDatum(copy.passes);
+	values[6] = Int64GetDatum(copy.arms_checkpointed);
+	values[7] = Int64GetDatum(copy.rewards_folded);
+	values[8] = Int64GetDatum(copy.selectors_skipped);
+	values[9] = Int64GetDatum(copy.errors);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
+}

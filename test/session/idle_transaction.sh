@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Issue 26, item 3: one tenant's open transaction no longer holds every other
+# tenant's checkpoints back.  Checkpoints of a selector wait only for the
+# transactions that write its log (they hold its settings lock); one that took
+# its id elsewhere first and then writes the selector after a checkpoint
+# passed it is refused with 40001 (to be retried), so no reward is lost or
+# folded out of order.
+#   1. tenant B's transaction holds an id, idle; 300 rewards of tenant A's
+#      pak_ucb selector are then all checkpointed (0.2.0: all stayed pending,
+#      and every new connection folded them), a fresh backend loads A from
+#      the checkpoint, and every score equals rebuild_state's;
+#   2. B's transaction then rewards A: 40001 naming the selector; retried in a
+#      new transaction it succeeds;
+#   3. a transaction that routed with A first (it holds A's lock) does hold
+#      A's checkpoints back, then rewards its decision and commits: its reward
+#      is learned, in canonical order (scores equal rebuild_state's).
+#
+# Needs PGHOST/PGPORT/PGUSER of a running cluster with model_select installed.
+set -euo pipefail
+DB=ms_session_idle_transaction
+. "$(dirname "$0")/lib/common.bash"
+
+ms_setup || bail "set-up failed"
+q >/dev/null <<'SQL' || bail "fixtures failed"
+SELECT model_select.create_selector('tenant_a', 8, ARRAY['a', 'b'], 'pak_ucb');
+SELECT model_select.create_selector('tenant_b', 8, ARRAY['a', 'b'], 'lin_ucb');
+CREATE TABLE b_orders (id int);
+CREATE FUNCTION add_rewards(sel text, n int) RETURNS void LANGUAGE sql AS $$
+    INSERT INTO model_select.rewards(selector, arm, context, reward)
+    SELECT sel, (ARRAY['a', 'b'])[1 + i % 2], ms_rand(8), random() FROM generate_series(1, n) i
+$$;
+SQL
+pending() { q -c "SELECT sum(pending) FROM model_select.arm_stats WHERE selector = '$1'"; }
+
+# 1. an idle transaction of tenant B, with an id
+session idle_b
+say idle_b '\set VERBOSITY verbose'
+say idle_b "BEGIN; INSERT INTO b_orders VALUES (1); SELECT pg_current_xact_id() IS NOT NULL;"
+q -c "SELECT add_rewards('tenant_a', 300)" >/dev/null
+q -c "SELECT model_select.checkpoint('tenant_a')" >/dev/null
+got=$(pending tenant_a)
+check "300 rewards of tenant A behind tenant B's idle transaction: all checkpointed (pending $got)" test "$got" = 0
+first_ms=$(q -c "SELECT extract(epoch FROM clock_timestamp()) * 1000" -c "SELECT model_select.select_model('tenant_a', ms_probe(8, 1))" \
+             -c "SELECT extract(epoch FROM clock_timestamp()) * 1000" | awk 'NR == 1 { t = $1 } END { printf "%.1f", $1 - t }')
+echo "# a fresh backend's first select_model() on tenant A: $first_ms ms"
+rebuild_checks tenant_a " (behind the idle transaction)"
+
+# 2. the idle transaction now rewards A: refused, and fine when retried
+say idle_b "INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('tenant_a', 'a', ms_probe(8, 2), 0.5);"
+say idle_b "ROLLBACK;"
+say idle_b "BEGIN; INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('tenant_a', 'a', ms_probe(8, 2), 0.5); COMMIT;"
+close_sessions
+check "the idle transaction's late reward for A: 40001 naming the selector" \
+    eval "grep -q 'ERROR:  40001: this transaction is older than rewards of selector \"tenant_a\"' '$MS_WORK/idle_b.out' ||
+          { sed 's/^/#   /' '$MS_WORK/idle_b.out'; false; }"
+check "... and retried in a new transaction it is logged" \
+    is_true "SELECT count(*) = 301 FROM model_select.rewards r JOIN model_select.selectors s USING (selector_id)
+              WHERE s.name = 'tenant_a'"
+
+# 3. a transaction that routed with A first holds A's checkpoints back
+session router
+say router '\set VERBOSITY verbose'
+say router "BEGIN; SELECT decision_id AS d FROM model_select.route('tenant_a', ms_probe(8, 3)) \\gset"
+q -c "SELECT add_rewards('tenant_a', 40)" >/dev/null
+q -c "SELECT model_select.checkpoint('tenant_a')" >/dev/null
+got=$(pending tenant_a)
+check "rewards after a transaction that routed with A stay pending while it runs (pending $got)" test "$got" -ge 40
+say router "INSERT INTO model_select.rewards(decision_id, reward) VALUES (:d, 0.9); COMMIT;"
+close_sessions
+check "... which then rewards its decision and commits" \
+    eval "! grep -q 'ERROR' '$MS_WORK/router.out' || { sed 's/^/#   /' '$MS_WORK/router.out'; false; }"
+q -c "SELECT model_select.checkpoint('tenant_a')" >/dev/null
+check "... and everything is checkpointed once it ended" test "$(pending tenant_a)" = 0
+rebuild_checks tenant_a " (after the routing transaction)"
+finish

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# Issue 28, the learner process, on a cluster of its own with model_select
+# preloaded and model_select.learner_database set:
+#   - the learner runs and serves the database; a reward INSERT no longer
+#     checkpoints in the application's transaction, the learner does;
+#   - every score then equals rebuild_state's (1e-9), for lin_ucb, rff_ucb
+#     and pak_ucb;
+#   - killed with SIGKILL while it checkpoints under a stream of rewards (the
+#     postmaster then restarts the server), nothing is lost: every reward a
+#     writer saw committed is in the log, every arm's n equals its log and
+#     every score equals rebuild_state's; the learner is back with a new pid;
+#   - the concurrency suite (concurrent_writers.sh: writers, readers and a
+#     checkpointer at once) passes with the learner running.
+#
+# Uses the PostgreSQL binaries of PG_BINDIR, or of `pg_config --bindir`.
+set -euo pipefail
+# the learner serves one database: the one concurrent_writers.sh uses too
+DB=ms_session_writers
+. "$(dirname "$0")/lib/own_cluster.bash"
+MS_EXTRA_CLEANUP='cluster_stop_all'
+. "$(dirname "$0")/lib/common.bash"
+export OPENBLAS_NUM_THREADS=1
+PORT=$(free_port $(( ${PGPORT:-55500} + 90 )))
+cluster_initdb learn || bail "initdb failed: $(tail -n 5 "$CL/initdb.log")"
+as_server sh -c "printf '%s\n' \"shared_preload_libraries = 'model_select'\" \
+    \"model_select.learner_database = '$DB'\" \"model_select.learner_naptime = '50ms'\" \
+    \"model_select.checkpoint_threshold = 16\" >> '$CL/learn/postgresql.conf'"
+cluster_start learn "$PORT" || bail "the server failed to start: $(tail -n 5 "$CL/learn.log")"
+export PGHOST=$CL PGPORT=$PORT PGUSER=postgres
+
+ms_setup || bail "set-up failed"
+learner() { q -c "SELECT $1 FROM model_select.learner"; }
+wait_for_learner() {  # until it runs in $DB with a finished pass (and, given, another pid than $1)
+    for _ in $(seq 1 300); do
+        [ "$(learner "running AND database = '$DB' AND last_pass IS NOT NULL AND pid IS DISTINCT FROM ${1:-0}" 2>/dev/null)" = t ] &&
+            return 0
+        sleep 0.1
+    done
+    return 1
+}
+check "the learner runs in $DB and has finished a pass" wait_for_learner
+
+q >/dev/null <<'SQL' || bail "creating the selectors failed"
+SELECT model_select.create_selector('l_lin', 4, ARRAY['a', 'b', 'c'], 'lin_ucb');
+SELECT model_select.create_selector('l_rff', 4, ARRAY['a', 'b', 'c'], 'rff_ucb', NULL, '{"features": 16}');
+SELECT model_select.create_selector('l_pak', 4, ARRAY['a', 'b', 'c'], 'pak_ucb');
+CREATE FUNCTION add_rewards(sel text, n int) RETURNS void LANGUAGE sql AS $$
+    INSERT INTO model_select.rewards(selector, arm, context, reward)
+    SELECT sel, (ARRAY['a', 'b', 'c'])[1 + i % 3], ms_rand(4), random() FROM generate_series(1, n) i
+$$;
+SQL
+
+# 1. a reward INSERT leaves the checkpoint to the learner
+inline=$(q -c "BEGIN" -c "SELECT add_rewards(s, 90) FROM unnest(ARRAY['l_lin', 'l_rff', 'l_pak']) s" \
+           -c "SELECT count(*) FROM model_select.arm_state WHERE xmin = pg_current_xact_id()::xid" -c "COMMIT" | tail -n 1)
+check "90 rewards per selector in one transaction: it wrote no checkpoint (got $inline)" test "$inline" = 0
+caught_up() {
+    for _ in $(seq 1 200); do
+        # due (checkpoint.c): 16 pending, and for a fixed-size state also twice its bytes in log rows
+        [ "$(q -c "SELECT bool_and(a.pending < greatest(16, CASE WHEN s.policy = 'pak_ucb' THEN 0
+                                     ELSE 2 * a.state_bytes / (8 * s.dim + 96) + 1 END))
+                     FROM model_select.arm_stats a JOIN model_select.selectors s ON s.name = a.selector
+                    WHERE a.selector IN ('l_lin', 'l_rff', 'l_pak')")" = t ] && return 0
+        sleep 0.1
+    done
+    q -c "SELECT selector, arm, pending FROM model_select.arm_stats" | sed 's/^/#   /'
+    q -c "SELECT * FROM model_select.learner" | sed 's/^/#   /'
+    grep -E 'ERROR|FATAL' "$CL/learn.log" | tail -n 5 | sed 's/^/#   /'
+    return 1
+}
+check "the learner checkpoints the due arms: no arm is left due" caught_up
+check "... and counts them (learner.arms_checkpointed, rewards_folded)" \
+    is_true "SELECT arms_checkpointed >= 9 AND rewards_folded >= 200 AND errors = 0 FROM model_select.learner"
+check "learner_lag lists every selector" \
+    is_true "SELECT count(*) = 3 AND bool_and(pending_rewards < 48) FROM model_select.learner_lag
+              WHERE selector IN ('l_lin', 'l_rff', 'l_pak')"
+for s in l_lin l_rff l_pak; do rebuild_checks "$s"; done
+
+# 2. SIGKILL while it checkpoints, under a stream of committed rewards
+q -c "CREATE TABLE acked (selector text, n int)" >/dev/null
+writer() {  # commits one reward at a time, recording each acknowledged one
+    psql -X -q -d "$DB" -v ON_ERROR_STOP=1 -c "
+        DO \$\$ BEGIN
+          FOR i IN 1..3000 LOOP
+            PERFORM add_rewards(s, 1) FROM unnest(ARRAY['l_lin', 'l_rff', 'l_pak']) s;
+            INSERT INTO acked VALUES ('all', 1);
+            COMMIT;
+          END LOOP;
+        END \$\$" >/dev/null 2>&1 || true
+}
+writer &
+MS_BG_PIDS+=($!)
+old_pid=$(learner pid)
+killed=0
+for _ in $(seq 1 400); do
+    if [ "$(q -c "SELECT state = 'active' FROM pg_stat_activity WHERE pid = $old_pid" 2>/dev/null)" = t ] &&
+       [ "$(q -c "SELECT count(*) > 30 FROM acked" 2>/dev/null)" = t ]; then
+        kill -KILL "$old_pid" && killed=1
+        break
+    fi
+    sleep 0.02
+done
+check "the learner was killed with SIGKILL while checkpointing (pid $old_pid)" test "$killed" = 1
+server_back() {
+    for _ in $(seq 1 300); do
+        as_server "$BINDIR/pg_isready" -q -h "$CL" -p "$PORT" && q -c "SELECT 1" >/dev/null 2>&1 && return 0
+        sleep 0.1
+    done
+    return 1
+}
+check "the server is back after the crash restart" server_back
+wait
+MS_BG_PIDS=()
+check "... and the learner with it, under a new pid" wait_for_learner "$old_pid"
+check "every acknowledged reward is in the log (3 per acknowledged round)" \
+    is_true "SELECT (SELECT count(*) FROM model_select.rewards) >= 270 + 3 * (SELECT count(*) FROM acked)"
+q -c "SELECT add_rewards(s, 90) FROM unnest(ARRAY['l_lin', 'l_rff', 'l_pak']) s" >/dev/null
+check "after the restart the learner checkpoints new rewards again: no arm is left due" caught_up
+for s in l_lin l_rff l_pak; do rebuild_checks "$s" " (after the kill)"; done
+
+check "the learner logged no error" is_true "SELECT errors = 0 AND running FROM model_select.learner"
+
+# 3. the concurrency suite with the learner running (it drops and recreates
+# the learner's database: the learner reconnects)
+before_suite=$(learner passes)
+out=$(MS_A_WRITERS=4 MS_A_PER_WRITER=400 bash "$(dirname "$0")/concurrent_writers.sh" 2>&1) && rc=0 || rc=$?
+sed 's/^/#   /' <<<"$out" | grep -v '^#   ok ' || true
+writers_pass() { [ "$rc" -eq 0 ] && grep -q ' passed, 0 failed$' <<<"$out"; }
+check "concurrent writers, readers and checkpoints with the learner running: every check passes" writers_pass
+passes() {  # server-wide counters, read from another database
+    psql -X -q -A -t -d postgres -c "SET client_min_messages = warning" \
+         -c "CREATE EXTENSION IF NOT EXISTS model_select" -c "SELECT passes FROM model_select.learner" | tail -n 1
+}
+check "the learner reconnected and passed over the recreated database during the suite ($before_suite -> $(passes) passes)" \
+    test "$(passes)" -gt "$before_suite"
+finish
