@@ -137,7 +137,7 @@ SELECT throws_ok($$SELECT * FROM model_select.replay('SELECT context, rewards, (
                  '22023', NULL, 'replay() refuses a cost_weight argument with a budget');
 
 -- extreme but valid: a subnormal budget (its scale overflows float8) and
--- spend whose sum overflows: λ is 0 without spend (not 0 · ∞ = NaN), then
+-- the largest costs (1e15): λ is 0 without spend (not 0 · ∞ = NaN), then
 -- capped at 1e12, the largest cost_weight; no NaN or ±Infinity is logged.
 -- The arms learn their rewards and costs from rewards without a decision
 -- (no spend), then greedy picks the dear arm while λ = 0, and the rewards
@@ -146,7 +146,7 @@ SELECT model_select.create_selector('b_tiny', 2, ARRAY['free', 'dear'], 'greedy'
 SELECT model_select.create_selector('b_huge', 2, ARRAY['free', 'dear'], 'greedy', NULL, '{"budget": 1}');
 INSERT INTO model_select.rewards(selector, arm, context, reward, cost)
 VALUES ('b_tiny', 'free', ARRAY[1, 0]::float8[], 0.4, 0), ('b_tiny', 'dear', ARRAY[1, 0]::float8[], 0.9, 1),
-       ('b_huge', 'free', ARRAY[1, 0]::float8[], 0.4, 0), ('b_huge', 'dear', ARRAY[1, 0]::float8[], 0.9, 1e308);
+       ('b_huge', 'free', ARRAY[1, 0]::float8[], 0.4, 0), ('b_huge', 'dear', ARRAY[1, 0]::float8[], 0.9, 1e15);
 CREATE TEMP TABLE spent AS
 SELECT u.s, r.* FROM unnest(ARRAY['b_tiny', 'b_huge', 'b_huge']) WITH ORDINALITY u(s, k)
  CROSS JOIN LATERAL model_select.route(u.s, ARRAY[1, 0]::float8[]) r;
@@ -155,8 +155,8 @@ SELECT is((SELECT array_agg(d.cost_weight ORDER BY d.decision_id) FROM model_sel
 SELECT is((SELECT array_agg(arm ORDER BY decision_id) FROM spent), ARRAY['dear', 'dear', 'dear'],
           'at λ = 0 greedy picks the dear arm');
 INSERT INTO model_select.rewards(decision_id, reward, cost)
-SELECT decision_id, 0.9, CASE s WHEN 'b_tiny' THEN 1 ELSE 1e308 END FROM spent;
--- (b_huge's dear arm: λ times a mean cost of ∞ is -∞, skipped with a WARNING)
+SELECT decision_id, 0.9, CASE s WHEN 'b_tiny' THEN 1 ELSE 1e15 END FROM spent;
+-- (b_huge's dear arm: λ times a mean cost of 1e15 is -1e27, finite)
 SET client_min_messages = error;
 SELECT is((SELECT array_agg(arm) FROM (SELECT (model_select.route(s, ARRAY[1, 0]::float8[])).arm FROM unnest(ARRAY['b_tiny', 'b_huge']) s) r),
           ARRAY['free', 'free'], 'overspent by far: the free arm is chosen');
