@@ -232,7 +232,7 @@ sql_part() {
         sed -e '/already exists, skipping/d' -e 's/^psql:[^ ]* NOTICE:  /   /'
 }
 if has_part routerdc7; then
-    echo "== routerdc7: cold and warm-started online passes (3 seeds; about 1-3 minutes)"
+    echo "== routerdc7: cold and warm-started online passes (seeds $SEEDS; 2-4 minutes per seed, most of it pak_ucb's)"
     sql_part routerdc7
     echo
     cat "$RESULTS/quality_routerdc7.md"

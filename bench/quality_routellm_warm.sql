@@ -9,9 +9,10 @@
 \ir quality_split.sql
 \echo '   routellm warm:' `date +%T` 'data loaded; 3 seeds x 4 cost weights x 3 routers follow'
 
-CREATE FUNCTION rl_rows(s int, warm boolean) RETURNS text LANGUAGE sql AS $$
+CREATE FUNCTION rl_rows(s int, warm boolean, k int DEFAULT 2000) RETURNS text LANGUAGE sql AS $$
     SELECT format('SELECT d.embedding, d.rewards, ARRAY[0.05, 1.0]::float8[] FROM rl d JOIN rl_split x USING (id)'
-                  ' WHERE x.seed = %s AND x.rk %s 2000 ORDER BY x.rk', s, CASE WHEN warm THEN '<=' ELSE '>' END) $$;
+                  ' WHERE x.seed = %s AND %s ORDER BY x.rk', s,
+                  CASE WHEN warm THEN format('x.rk <= %s', k) ELSE 'x.rk > 2000' END) $$;
 
 CREATE TABLE rlw_router(ord int, label text, settings jsonb, warm boolean);
 INSERT INTO rlw_router VALUES
@@ -41,6 +42,33 @@ SELECT x.seed, l AS lambda, greatest(avg(d.rewards[1]) - 0.05 * l, avg(d.rewards
   FROM rl d JOIN rl_split x USING (id), unnest(ARRAY[0, 0.1, 0.2, 0.3]::float8[]) l
  WHERE x.rk > 2000 GROUP BY 1, 2;
 
+-- budgets: 25% of GPT-4's mean cost (0.25 per prompt), cold and warm-started
+-- from 1,000 pool prompts with their costs (the warm costs teach the arms'
+-- mean costs and are no spend); the mean cost of the routed prompts against
+-- the budget, and their mean reward against GPT-4's on the same prompts
+CREATE TABLE rlb_router(ord int, label text, policy text, k int);
+INSERT INTO rlb_router VALUES
+    (1, 'lin_ucb defaults, cold', 'lin_ucb', 0), (2, 'lin_ucb defaults, warm 1,000', 'lin_ucb', 1000),
+    (3, 'rff_ucb defaults, cold', 'rff_ucb', 0), (4, 'rff_ucb defaults, warm 1,000', 'rff_ucb', 1000);
+CREATE TABLE rlb_run(ord int, seed int, cost float8, reward float8);
+DO $$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN SELECT ro.*, s.seed FROM rlb_router ro, (SELECT DISTINCT seed FROM rl_split) s ORDER BY s.seed, ro.ord LOOP
+        INSERT INTO rlb_run
+        SELECT r.ord, r.seed, x.cum_cost / x.round, x.cum_reward / x.round
+          FROM model_select.replay(rl_rows(r.seed, false), r.policy, NULL, '{"budget": 0.25}', r.seed, 0, NULL, 1,
+                                   NULL, true, CASE WHEN r.k > 0 THEN rl_rows(r.seed, true, r.k) END) x
+         ORDER BY x.round DESC LIMIT 1;
+        RAISE NOTICE '% budget 0.25 seed % -> %', r.label, r.seed,
+            (SELECT format('cost %s, reward %s', round(cost::numeric, 4), round(reward::numeric, 4))
+               FROM rlb_run WHERE ord = r.ord AND seed = r.seed);
+    END LOOP;
+END $$;
+CREATE TABLE rlb_ref AS
+SELECT x.seed, avg(d.rewards[2]) AS gpt4 FROM rl d JOIN rl_split x USING (id) WHERE x.rk > 2000 GROUP BY 1;
+
 \pset format unaligned
 \pset tuples_only on
 \o :out
@@ -55,4 +83,16 @@ SELECT format('| %s | %s |', ro.label,
 SELECT format('| *best single model* | %s |',
               (SELECT string_agg(to_char(b, 'FM0.0000'), ' | ' ORDER BY lambda)
                  FROM (SELECT lambda, avg(best) AS b FROM rlw_ref GROUP BY lambda) q));
+SELECT '';
+SELECT 'Budget 0.25 per prompt (25% of GPT-4''s mean cost), the same evaluation prompts; warm 1,000 = the first 1,000 prompts of the seed''s warm pool with their costs (no spend). Per seed: mean cost of the routed prompts / budget, and mean reward / GPT-4''s on the same prompts.';
+SELECT '';
+SELECT '| router | cost / budget, per seed | mean | quality / GPT-4''s, per seed | mean |';
+SELECT '|---|---|---:|---|---:|';
+SELECT format('| %s | %s | %s | %s | %s |', ro.label,
+              (SELECT string_agg(to_char(cost / 0.25, 'FM0.0000'), ', ' ORDER BY seed) FROM rlb_run r WHERE r.ord = ro.ord),
+              (SELECT to_char(avg(cost / 0.25), 'FM0.0000') FROM rlb_run r WHERE r.ord = ro.ord),
+              (SELECT string_agg(to_char(reward / f.gpt4, 'FM0.000'), ', ' ORDER BY seed)
+                 FROM rlb_run r JOIN rlb_ref f USING (seed) WHERE r.ord = ro.ord),
+              (SELECT to_char(avg(reward / f.gpt4), 'FM0.000') FROM rlb_run r JOIN rlb_ref f USING (seed) WHERE r.ord = ro.ord))
+  FROM rlb_router ro ORDER BY ro.ord;
 \o

@@ -14,7 +14,7 @@
 \set tbl dc
 \set csvfile routerdc7_dev.csv
 \ir quality_split.sql
-\echo '   routerdc7:' `date +%T` 'data loaded; 3 seeds x 17 replay() passes of 7,271 rounds follow'
+\echo '   routerdc7:' `date +%T` 'data loaded;' :seeds 'seeds x 21 replay() passes of 7,271 rounds follow (pak_ucb: 0.5-3 minutes each)'
 
 CREATE FUNCTION dc_eval(s int) RETURNS text LANGUAGE sql AS $$
     SELECT format('SELECT d.embedding, d.rewards FROM dc d JOIN dc_split x USING (id)'
@@ -33,7 +33,10 @@ INSERT INTO dc_router VALUES
     (4, 'rff_ucb, tuned: alpha 10, intercept 10, eta 1', 'rff_ucb',
         '{"alpha": 10, "intercept": 10, "eta": 1}', '{0}'),
     (5, 'lin_ucb, warm profile: alpha 30, intercept 10, eta 0.5', 'lin_ucb',
-        '{"alpha": 30, "intercept": 10, "eta": 0.5}', '{0,100,500,1000,2000}');
+        '{"alpha": 30, "intercept": 10, "eta": 0.5}', '{0,100,500,1000,2000}'),
+    (6, 'pak_ucb, default settings (the default policy)', 'pak_ucb', '{}', '{0,1000}'),
+    (7, 'lin_ucb, alpha 20, intercept 10, eta 1.5 (one profile, measured)', 'lin_ucb',
+        '{"alpha": 20, "intercept": 10, "eta": 1.5}', '{0,1000}');
 
 CREATE TABLE dc_run(ord int, seed int, k int, reward float8, secs float8);
 DO $$
@@ -71,7 +74,7 @@ SELECT s.seed,
 \pset format unaligned
 \pset tuples_only on
 \o :out
-SELECT format('Mean score per prompt of one shuffled online pass over the 7,271 evaluation prompts (3 seeds: mean ± standard deviation; each seed is its own split and order). Columns: size of the warm start (prompts of the seed''s warm pool, disjoint from the evaluation prompts, learned for every model before going online; 0 = cold start).');
+SELECT format('Mean score per prompt of one shuffled online pass over the 7,271 evaluation prompts (%s seeds: mean ± standard deviation; each seed is its own split and order). Columns: size of the warm start (prompts of the seed''s warm pool, disjoint from the evaluation prompts, learned for every model before going online; 0 = cold start).', (SELECT count(*) FROM dc_ref));
 SELECT '';
 SELECT '| router | cold | warm 100 | warm 500 | warm 1000 | warm 2000 |';
 SELECT '|---|---:|---:|---:|---:|---:|';
@@ -81,7 +84,8 @@ SELECT format('| %s | %s |', ro.label,
                  FROM unnest(ARRAY[0, 100, 500, 1000, 2000]) w(size)))
   FROM dc_router ro ORDER BY ro.ord;
 SELECT format('| *best single model (dolphin-2.9-llama3-8b)* | *%s* | | | | |', to_char(avg(best_single), 'FM0.0000')) FROM dc_ref;
-SELECT format('| *best single model + 0.02 (the bar of issue 13)* | *%s* | | | | |', to_char(avg(best_single) + 0.02, 'FM0.0000')) FROM dc_ref;
+SELECT format('| *best single model + 0.005 / + 0.025 (the bars of issue 30: cold / warm 1000)* | *%s* | | | *%s* | |',
+              to_char(avg(best_single) + 0.005, 'FM0.0000'), to_char(avg(best_single) + 0.025, 'FM0.0000')) FROM dc_ref;
 SELECT format('| *best model per task family (reference)* | *%s* | | | | |', to_char(avg(family_best), 'FM0.0000')) FROM dc_ref;
 SELECT format('| *per-prompt oracle* | *%s* | | | | |', to_char(avg(oracle), 'FM0.0000')) FROM dc_ref;
 SELECT '';
@@ -91,5 +95,15 @@ SELECT format('Per seed, warm profile with 1000 / 2000 warm prompts: %s; best si
                  FROM (SELECT seed, max(reward) FILTER (WHERE k = 1000) AS a, max(reward) FILTER (WHERE k = 2000) AS b
                          FROM dc_run WHERE ord = 5 GROUP BY seed) q),
               (SELECT string_agg(to_char(best_single, 'FM0.0000'), ', ' ORDER BY seed) FROM dc_ref));
+SELECT '';
+SELECT 'Per seed, score minus the seed''s best single model, cold / warm 1000:';
+SELECT '';
+SELECT format('- %s: %s', ro.label,
+              (SELECT string_agg(format('seed %s %s / %s', seed, to_char(c, 'FMS0.0000'), coalesce(to_char(w, 'FMS0.0000'), '–')),
+                                 ', ' ORDER BY seed)
+                 FROM (SELECT f.seed, max(r.reward) FILTER (WHERE r.k = 0) - f.best_single AS c,
+                              max(r.reward) FILTER (WHERE r.k = 1000) - f.best_single AS w
+                         FROM dc_ref f JOIN dc_run r ON r.seed = f.seed AND r.ord = ro.ord GROUP BY f.seed, f.best_single) q))
+  FROM dc_router ro ORDER BY ro.ord;
 SELECT format('replay() time per pass: %s–%s s.', to_char(min(secs), 'FM990.0'), to_char(max(secs), 'FM990.0')) FROM dc_run;
 \o

@@ -114,6 +114,17 @@ def main():
     oracle = sum(max(r[2]) for r in rows) / len(rows)
     print(f"router {earned / len(rows):.4f}; best single model {best_mean:.4f} ({arms[best]}); "
           f"oracle {oracle:.4f}")
+    print(verdict(earned / len(rows) - best_mean, len(rows), len(arms), len(warm_rows)))
+
+
+def verdict(gap, routed, models, warm):
+    """One line: did routing pay here, and if not, why."""
+    if gap >= 0:
+        return f"verdict: the router beats the best single model (chosen in hindsight) by {gap:.4f}"
+    return (f"verdict: the router trails the best single model (chosen in hindsight) by {-gap:.4f}: "
+            f"{routed} routed prompts are {routed / models:.0f} per model"
+            f"{f' after {warm} warm prompts' if warm else ''}, too few to learn which prompts each "
+            f"model wins (on the full table it takes thousands); try --warm K or a larger table")
 
 
 if __name__ == "__main__":

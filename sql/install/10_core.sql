@@ -56,7 +56,9 @@ CREATE TABLE model_select.arm_state (
     updated_at  timestamptz NOT NULL DEFAULT now(),
     settings_version int NOT NULL DEFAULT 0,
     ckpt_tx     xid8 NOT NULL DEFAULT '0',
-    ckpt_seq    bigint NOT NULL DEFAULT 0
+    ckpt_seq    bigint NOT NULL DEFAULT 0,
+    spend_sum   float8 NOT NULL DEFAULT 0,
+    spend_n     bigint NOT NULL DEFAULT 0
 );
 CREATE INDEX ON model_select.arm_state (selector_id);
 -- States are float8 arrays that pglz cannot shrink: skip the compression try.
@@ -302,6 +304,8 @@ COMMENT ON COLUMN model_select.arm_state.n IS 'Rewards folded into the checkpoin
 COMMENT ON COLUMN model_select.arm_state.reward_sum IS 'Sum of the rewards folded in.';
 COMMENT ON COLUMN model_select.arm_state.cost_sum IS 'Sum of the costs of the rewards that had one.';
 COMMENT ON COLUMN model_select.arm_state.cost_n IS 'Number of rewards that had a cost.';
+COMMENT ON COLUMN model_select.arm_state.spend_sum IS 'Sum of the costs of the rewards of decisions that had one: the spend the budget''s pacer counts (rewards without a decision, such as warm_start()''s, are not spend).';
+COMMENT ON COLUMN model_select.arm_state.spend_n IS 'Number of rewards of decisions that had a cost.';
 COMMENT ON COLUMN model_select.arm_state.state IS
 'The policy''s state in binary form (layout in src/core/state.h); NULL until the first reward. For pak_ucb only the header: the rows are in arm_state_rows.';
 

@@ -106,7 +106,7 @@ END $$;
 CREATE FUNCTION model_select.quality_cost(
     source text, policy text DEFAULT 'pak_ucb', kernel text DEFAULT NULL, settings jsonb DEFAULT '{}',
     cost_weights float8[] DEFAULT NULL, budgets float8[] DEFAULT NULL, seed bigint DEFAULT 0,
-    rounds int DEFAULT NULL)
+    rounds int DEFAULT NULL, warm text DEFAULT NULL)
     RETURNS TABLE (kind text, knob float8, cost float8, quality float8, on_hull boolean, aiq float8)
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE AS $$
 DECLARE
@@ -137,7 +137,7 @@ BEGIN
             SELECT 'budget', b, settings OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('budget', b), 0
               FROM pg_catalog.unnest(budgets) b) g
       CROSS JOIN LATERAL (SELECT * FROM model_select.replay(source, policy, kernel, g.st, seed, g.lambda, rounds, 1,
-                                                            rounds) x ORDER BY x.round DESC LIMIT 1) r;
+                                                            rounds, true, warm) x ORDER BY x.round DESC LIMIT 1) r;
     SELECT pg_catalog.max(p.cost) INTO max_cost FROM pg_temp.ms_quality_points p
      WHERE p.kind OPERATOR(pg_catalog.=) 'arm';
     IF NOT max_cost OPERATOR(pg_catalog.>) 0 THEN
@@ -159,8 +159,8 @@ END $$;
 
 COMMENT ON FUNCTION model_select.quality_hull(float8[], float8[], float8) IS
 'RouterBench''s quality-vs-cost hull: the vertices of the non-decreasing concave hull of the (cost, quality) points and the origin, flat past the best point, with aiq = the area under it over [0, max_cost] divided by max_cost.';
-COMMENT ON FUNCTION model_select.quality_cost(text, text, text, jsonb, float8[], float8[], bigint, int) IS
-'replay() of a policy over a grid of cost weights and/or budgets on the rows (context, rewards, costs) of source: per run and per arm (always that arm) the mean cost and reward per decision, whether the point is a vertex of its kind''s hull, and the AIQ of the router''s and of the arms'' hulls up to the dearest arm''s mean cost.';
+COMMENT ON FUNCTION model_select.quality_cost(text, text, text, jsonb, float8[], float8[], bigint, int, text) IS
+'replay() of a policy over a grid of cost weights and/or budgets on the rows (context, rewards, costs) of source, each run warm-started from the rows (context, rewards[, costs]) of the query warm if given (its costs teach the arms'' mean costs, never count as spend): per run and per arm (always that arm) the mean cost and reward per decision over source, whether the point is a vertex of its kind''s hull, and the AIQ of the router''s and of the arms'' hulls up to the dearest arm''s mean cost.';
 
 -- Warm starts from full-information outcome tables (every model scored on
 -- every prompt): the rows of a query in fixed columns, and their insertion

@@ -385,6 +385,8 @@ replay_round(ReplayLearner *learner, const ReplayData *data, int row, double lam
 	/* the totals a live arm reads from its log (the budget's pacer) */
 	sel->arms[chosen].cost_sum += c[chosen];
 	sel->arms[chosen].cost_n++;
+	sel->arms[chosen].spend_sum += c[chosen];
+	sel->arms[chosen].spend_n++;
 }
 
 /* Per-arm states, their memory contexts and scores, all empty. */
@@ -402,8 +404,8 @@ learner_alloc(ReplayLearner *learner, int narms)
  * Before the first round: every arm learns its outcome on every row of the
  * warm source (full information: an outcome table where every model was
  * scored), row by row in query order, as warm_start() followed by online
- * decisions would.  The rows' costs count in the arms' cost totals (the
- * budget's pacer) as logged costs do.
+ * decisions would.  The rows' costs count in the arms' mean costs, not in
+ * the pacer's spend, as warm_start()'s rewards without a decision do.
  */
 static void
 replay_warm(ReplayLearner *learner, const char *source, const ReplayData *online, double lambda)

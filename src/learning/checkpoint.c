@@ -72,15 +72,15 @@ checkpoint_from_row(const SelectorConfig *cfg, int32 arm_id, HeapTuple row, Tupl
 	Datum		state;
 
 	ck->valid = DatumGetInt32(SPI_getbinval(row, desc, 1, &isnull)) == cfg->settings_version;
-	ck->version = DatumGetInt64(SPI_getbinval(row, desc, 9, &isnull));
-	ck->xmin = DatumGetInt64(SPI_getbinval(row, desc, 10, &isnull));
+	ck->version = DatumGetInt64(SPI_getbinval(row, desc, CHECKPOINT_POSITION_NCOLUMNS + 3, &isnull));
+	ck->xmin = DatumGetInt64(SPI_getbinval(row, desc, CHECKPOINT_POSITION_NCOLUMNS + 4, &isnull));
 	ck->pos = LOG_START;
 	memset(&ck->totals, 0, sizeof(ck->totals));
 	ck->state = NULL;
 	if (!ck->valid || from_scratch)
 		return;
 	checkpoint_position_from_row(row, desc, 2, &ck->pos, &ck->totals);
-	state = SPI_getbinval(row, desc, 8, &isnull);
+	state = SPI_getbinval(row, desc, CHECKPOINT_POSITION_NCOLUMNS + 2, &isnull);
 	if (!isnull)
 		ck->state = state_store_read(cfg, arm_id, state, false);
 }
@@ -142,10 +142,10 @@ static void
 checkpoint_write(const SelectorConfig *cfg, int32 arm_id, const Checkpoint *ck, const StateFold *f)
 {
 	static SPIPlanPtr plan = NULL;
-	Oid			types[9] = {INT4OID, BYTEAOID, INT4OID, XID8OID, INT8OID, INT8OID,
-	FLOAT8OID, FLOAT8OID, INT8OID};
-	Datum		args[9];
-	char		nulls[9] = "         ";
+	Oid			types[11] = {INT4OID, BYTEAOID, INT4OID, XID8OID, INT8OID, INT8OID,
+	FLOAT8OID, FLOAT8OID, INT8OID, FLOAT8OID, INT8OID};
+	Datum		args[11];
+	char		nulls[11] = "           ";
 	bytea	   *stored = state_store_write(cfg, arm_id, ck->state, f->st);
 
 	args[0] = Int32GetDatum(arm_id);
@@ -158,12 +158,14 @@ checkpoint_write(const SelectorConfig *cfg, int32 arm_id, const Checkpoint *ck, 
 	args[6] = Float8GetDatum(f->totals.reward_sum);
 	args[7] = Float8GetDatum(f->totals.cost_sum);
 	args[8] = Int64GetDatum(f->totals.cost_n);
+	args[9] = Float8GetDatum(f->totals.spend_sum);
+	args[10] = Int64GetDatum(f->totals.spend_n);
 	spi_execute(spi_plan(&plan,
 						 "UPDATE model_select.arm_state SET state = $2, settings_version = $3,"
 						 " ckpt_tx = $4, ckpt_seq = $5, n = $6, reward_sum = $7,"
-						 " cost_sum = $8, cost_n = $9, version = version + 1,"
-						 " updated_at = pg_catalog.now() WHERE arm_id = $1",
-						 9, types), args, nulls, false, 1, SPI_OK_UPDATE, "write the checkpoint of arm %d", arm_id);
+						 " cost_sum = $8, cost_n = $9, spend_sum = $10, spend_n = $11,"
+						 " version = version + 1, updated_at = pg_catalog.now() WHERE arm_id = $1",
+						 11, types), args, nulls, false, 1, SPI_OK_UPDATE, "write the checkpoint of arm %d", arm_id);
 }
 
 /*

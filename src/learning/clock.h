@@ -20,7 +20,7 @@
  * FOLD_COLUMNS (fold.h), in the queries of clocked selectors (the time
  * clock's: created_at).
  */
-#define CLOCK_TICK_COLUMN 6
+#define CLOCK_TICK_COLUMN (FOLD_NCOLUMNS + 1)
 
 /*
  * What a clocked model at some now depends on besides the rows: the first

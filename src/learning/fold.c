@@ -34,7 +34,8 @@ enum
 	COL_SEQ,
 	COL_CONTEXT,
 	COL_REWARD,
-	COL_COST
+	COL_COST,
+	COL_DECISION
 };
 
 static MemoryContext
@@ -129,6 +130,12 @@ row_value(StateFold *f, SPITupleTable *tt, uint64 i, double *x)
 	{
 		f->totals.cost_sum += DatumGetFloat8(cost);
 		f->totals.cost_n++;
+		(void) SPI_getbinval(row, tt->tupdesc, COL_DECISION, &isnull);
+		if (!isnull)
+		{
+			f->totals.spend_sum += DatumGetFloat8(cost);
+			f->totals.spend_n++;
+		}
 	}
 	f->pos = fold_row_position(tt, i);
 	return learned_value(f->cfg, reward, cost_null, cost_null ? 0 : DatumGetFloat8(cost));
@@ -268,6 +275,8 @@ checkpoint_position_from_row(HeapTuple row, TupleDesc desc, int first_col,
 	totals->reward_sum = DatumGetFloat8(SPI_getbinval(row, desc, first_col + 3, &isnull));
 	totals->cost_sum = DatumGetFloat8(SPI_getbinval(row, desc, first_col + 4, &isnull));
 	totals->cost_n = DatumGetInt64(SPI_getbinval(row, desc, first_col + 5, &isnull));
+	totals->spend_sum = DatumGetFloat8(SPI_getbinval(row, desc, first_col + 6, &isnull));
+	totals->spend_n = DatumGetInt64(SPI_getbinval(row, desc, first_col + 7, &isnull));
 }
 
 /* The full id of a 32-bit xid no older than the next xid's epoch allows. */

@@ -39,13 +39,21 @@ log_position_cmp(LogPosition a, LogPosition b)
 	return 0;
 }
 
-/* Counts and sums of the raw rewards and costs folded (for arm_stats). */
+/*
+ * Counts and sums of the raw rewards and costs folded (for arm_stats and the
+ * budget's pacer).  cost_sum/cost_n cover every reward with a cost (the
+ * arm's mean cost); spend_sum/spend_n only the rewards of decisions (what
+ * the router spent: rewards inserted without a decision, such as
+ * warm_start()'s, teach the cost but are no spend).
+ */
 typedef struct FoldTotals
 {
 	int64		n;
 	double		reward_sum;
 	double		cost_sum;
 	int64		cost_n;
+	double		spend_sum;
+	int64		spend_n;
 } FoldTotals;
 
 /*
@@ -66,7 +74,8 @@ typedef struct StateFold
  * Columns of the row queries fold_rows() reads, in this order; queries
  * select them as FOLD_COLUMNS.
  */
-#define FOLD_COLUMNS "r.tx, r.seq, r.context, r.reward, r.cost"
+#define FOLD_COLUMNS "r.tx, r.seq, r.context, r.reward, r.cost, r.decision_id"
+#define FOLD_NCOLUMNS 6
 
 extern void fold_begin(StateFold *f, const SelectorConfig *cfg, StateHeader *st,
 					   LogPosition pos, const FoldTotals *totals);
@@ -88,6 +97,7 @@ extern void checkpoint_position_from_row(HeapTuple row, TupleDesc desc, int firs
  * The arm_state columns checkpoint_position_from_row() reads, from
  * first_col on, in this order.
  */
-#define CHECKPOINT_POSITION_COLUMNS "ckpt_tx, ckpt_seq, n, reward_sum, cost_sum, cost_n"
+#define CHECKPOINT_POSITION_COLUMNS "ckpt_tx, ckpt_seq, n, reward_sum, cost_sum, cost_n, spend_sum, spend_n"
+#define CHECKPOINT_POSITION_NCOLUMNS 8
 
 #endif

@@ -21,8 +21,10 @@ typedef struct ArmInfo
 	int32		ordinal;
 	bool		active;
 	int64		n;
-	double		cost_sum;		/* the costs of the arm's log (FoldTotals), */
-	int64		cost_n;			/* for the budget's pacer (decide.c) */
+	double		cost_sum;		/* the costs of the arm's log (FoldTotals): */
+	int64		cost_n;			/* its mean cost, for the budget's pacer */
+	double		spend_sum;		/* the costs of its decisions' rewards: */
+	int64		spend_n;		/* the pacer's spend (pacer.c) */
 	int64		version;
 	int64		xmin;			/* of the arm_state row: versions of rolled
 								 * back transactions are not reused */

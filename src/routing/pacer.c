@@ -7,8 +7,11 @@
  *
  *   λ = max(0, scale · (C − B·N) / (pace · B)),   scale = (reward_max − reward_min) / B
  *
- * C is the cost of every reward of the selector that reports one, N the
- * number of those rewards, B the budget.  λ grows with the overspend C − B·N
+ * C is the cost of every reward of one of the selector's decisions that
+ * reports one, N the number of those rewards, B the budget.  Rewards
+ * without a decision (warm_start()'s outcome tables, or rewards the
+ * application logs by arm and context) teach the arms their mean cost but
+ * are no spend: a warm start cannot use up, or fake, a budget.  λ grows with the overspend C − B·N
  * and reaches `scale` — the weight at which an arm costing B loses the whole
  * reward range — after `pace` decisions' worth of overspend; it falls back
  * to 0 as spend drops below the budget.  Each decision subtracts λ times an
@@ -40,8 +43,8 @@ pacer_lambda(const Selector *sel)
 		return cfg->cost_weight;
 	for (int i = 0; i < sel->narms; i++)
 	{
-		cost += sel->arms[i].cost_sum;
-		decisions += (double) sel->arms[i].cost_n;
+		cost += sel->arms[i].spend_sum;
+		decisions += (double) sel->arms[i].spend_n;
 	}
 	overspend = cost - cfg->budget * decisions;
 	if (!(overspend > 0))

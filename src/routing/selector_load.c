@@ -36,7 +36,7 @@
 #define GRANTEES_COL 9
 #define ARM_COL 10				/* arm_id, name, ordinal, active */
 #define CKPT_COL 14				/* version, xmin, settings_version, position, state */
-#define SELECTOR_NCOLS 23
+#define SELECTOR_NCOLS 25
 
 static const char *const selector_columns[] = {
 	"selector_id", "dim", "policy", "kernel", "settings", "seed", "settings_version", "owner"
@@ -46,7 +46,7 @@ static const char *const arm_columns[] = {"arm_id", "name", "ordinal", "active"}
 /* The arm_state columns of CKPT_COL on, after arm_id (xmin: as xmin::text::bigint). */
 static const char *const checkpoint_columns[] = {
 	"arm_id", "version", "xmin", "settings_version", "ckpt_tx", "ckpt_seq", "n", "reward_sum", "cost_sum",
-	"cost_n", "state"
+	"cost_n", "spend_sum", "spend_n", "state"
 };
 #define CKPT_NCOLS (lengthof(checkpoint_columns) - 1)
 
@@ -125,7 +125,8 @@ selector_rows(const char *name)
 	static const Oid types[SELECTOR_NCOLS] = {
 		INT4OID, INT4OID, TEXTOID, TEXTOID, JSONBOID, INT8OID, INT4OID, REGROLEOID, REGROLEARRAYOID,
 		INT4OID, TEXTOID, INT4OID, BOOLOID,
-		INT8OID, INT8OID, INT4OID, XID8OID, INT8OID, INT8OID, FLOAT8OID, FLOAT8OID, INT8OID, BYTEAOID
+		INT8OID, INT8OID, INT4OID, XID8OID, INT8OID, INT8OID, FLOAT8OID, FLOAT8OID, INT8OID, FLOAT8OID, INT8OID,
+		BYTEAOID
 	};
 	static const char *const name_key[] = {"name"};
 	static const char *const arms_key[] = {"selector_id", "ordinal"};
@@ -197,7 +198,7 @@ checkpoint_row(const SelectorConfig *cfg, SPITupleTable *tt, uint64 i, Checkpoin
 	ck->xmin = DatumGetInt64(SPI_getbinval(row, desc, CKPT_COL + 1, &isnull));
 	ck->valid = DatumGetInt32(SPI_getbinval(row, desc, CKPT_COL + 2, &isnull)) == cfg->settings_version;
 	checkpoint_position_from_row(row, desc, CKPT_COL + 3, &ck->pos, &ck->totals);
-	ck->state = SPI_getbinval(row, desc, CKPT_COL + 9, &isnull);
+	ck->state = SPI_getbinval(row, desc, CKPT_COL + 3 + CHECKPOINT_POSITION_NCOLUMNS, &isnull);
 	if (isnull)
 		ck->state = (Datum) 0;
 }
@@ -215,9 +216,9 @@ static pg_noinline SPITupleTable *
 rows_after_bases(ModelCacheEntry **entries, int narms)
 {
 	static TupleDesc desc = NULL;
-	static const Oid types[] = {XID8OID, INT8OID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8OID, INT8OID};
+	static const Oid types[] = {XID8OID, INT8OID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8OID, INT8OID, INT8OID};
 	static const char *const key[] = {"arm_id", "tx", "seq"};
-	static const char *const fold_columns[] = {"tx", "seq", "context", "reward", "cost"};
+	static const char *const fold_columns[] = {"tx", "seq", "context", "reward", "cost", "decision_id"};
 	Relation	rewards = own_table_open("rewards");
 	SPITupleTable *tt = result_table_new(result_desc(&desc, lengthof(types), types), narms);
 	Datum		values[lengthof(types)];
@@ -238,8 +239,8 @@ rows_after_bases(ModelCacheEntry **entries, int narms)
 			if (FullTransactionIdEquals(DatumGetFullTransactionId(values[0]), base.tx) &&
 				DatumGetInt64(values[1]) <= base.seq)
 				continue;
-			values[5] = Int64GetDatum(i + 1);
-			nulls[5] = false;
+			values[FOLD_NCOLUMNS] = Int64GetDatum(i + 1);
+			nulls[FOLD_NCOLUMNS] = false;
 			result_table_add(tt, heap_form_tuple(tt->tupdesc, values, nulls));
 		}
 		index_read_end(&r);
@@ -285,7 +286,7 @@ arms_load(Selector *sel, MemoryContext caller, SPITupleTable *tt, FullTransactio
 				next = 0;
 	MemoryContext old = CurrentMemoryContext;
 	bool		clocked = sel->cfg.clock != CLOCK_ARM;
-	int			index_column = clocked ? CLOCK_TICK_COLUMN + 1 : 6;
+	int			index_column = clocked ? CLOCK_TICK_COLUMN + 1 : FOLD_NCOLUMNS + 1;
 	double		now = 0;
 
 	uint64		load = model_cache_next_load();
@@ -329,6 +330,8 @@ arms_load(Selector *sel, MemoryContext caller, SPITupleTable *tt, FullTransactio
 		sel->arms[i].n = entry->totals.n;
 		sel->arms[i].cost_sum = entry->totals.cost_sum;
 		sel->arms[i].cost_n = entry->totals.cost_n;
+		sel->arms[i].spend_sum = entry->totals.spend_sum;
+		sel->arms[i].spend_n = entry->totals.spend_n;
 		sel->arms[i].version = entry->version;
 		sel->arms[i].xmin = entry->xmin;
 		sel->arms[i].model = entry->model;

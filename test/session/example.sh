@@ -39,6 +39,11 @@ check "each reward is the recorded score of the model chosen for that prompt" \
               WHERE EXISTS (SELECT 1 FROM slice s WHERE s.embedding::float8[] = d.context
                                                     AND s.rewards[a.ordinal] = r.reward::real)"
 printed=$(printf '%s\n' "$out" | sed -n 's/^router \([0-9.]*\);.*/\1/p')
+check "it ends with a one-line verdict against the best single model" \
+    eval 'printf "%s\n" "$out" | tail -n 1 | grep -Eq "^verdict: the router (beats|trails) the best single model"'
+verdict_word=$(printf '%s\n' "$out" | awk '/^router / { r = $2 + 0; b = $6 + 0; print (r >= b ? "beats" : "trails") }')
+check "the verdict ($verdict_word) agrees with the printed means" \
+    eval 'printf "%s\n" "$out" | tail -n 1 | grep -q "the router $verdict_word "'
 check "the printed mean reward equals the log's ($printed)" \
     is_true "SELECT round(avg(reward)::numeric, 4) = '$printed'::numeric FROM model_select.rewards"
 rebuild_checks example_router

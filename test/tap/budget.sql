@@ -4,7 +4,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(18);
+SELECT plan(26);
 
 -- A seeded stream of 5,000 prompts in two clusters.  Arm 1 is cheap (cost
 -- 0.1) and good on cluster 0 only (0.9 vs 0.2), arm 2 costs 0.5 and earns 0.6
@@ -75,6 +75,60 @@ SELECT cmp_ok((SELECT max(abs(a.ucb - b.ucb) + abs(a.mean - b.mean))
                  FROM model_select.scores('b', ARRAY[1, 0]::float8[]) a JOIN before b USING (arm)), '<', 1e-9::float8,
               'rebuild_state reproduces the scores, the pacer''s λ included');
 
+-- warm starts teach costs but are no spend: 500 rows of the stream, every arm
+-- scored with its cost (mean cost 0.53 per reward, far over the budget 0.3,
+-- all of it on rows without a decision), then 300 decisions
+SELECT model_select.create_selector('bw', 2, ARRAY['cheap', 'mid', 'dear'], 'lin_ucb', NULL,
+                                    '{"budget": 0.3, "pace": 20}');
+SELECT is(model_select.warm_start('bw', 'SELECT context, rewards, (SELECT c FROM costs) FROM stream
+                                          WHERE i BETWEEN 1001 AND 1500 ORDER BY i'), 1500::bigint,
+          'warm start: 500 rows × 3 arms with their costs');
+DO $$
+DECLARE
+    s record;
+    d record;
+BEGIN
+    FOR s IN SELECT * FROM stream, costs WHERE i <= 300 ORDER BY i LOOP
+        SELECT * INTO d FROM model_select.route('bw', s.context);
+        INSERT INTO model_select.rewards(decision_id, reward, cost)
+        VALUES (d.decision_id, s.rewards[array_position(ARRAY['cheap', 'mid', 'dear'], d.arm)],
+                s.c[array_position(ARRAY['cheap', 'mid', 'dear'], d.arm)]);
+    END LOOP;
+END $$;
+CREATE TEMP TABLE bw_decisions AS
+SELECT d.* FROM model_select.decisions d JOIN model_select.selectors s USING (selector_id) WHERE s.name = 'bw';
+SELECT is((SELECT cost_weight FROM bw_decisions ORDER BY decision_id LIMIT 1), 0::float8,
+          'after the warm start, nothing spent: the first decision''s λ is 0');
+SELECT cmp_ok((SELECT max(abs(d.cost_weight - greatest(0, (1.0 / 0.3) *
+                   (coalesce(p.cost, 0) - 0.3 * coalesce(p.n, 0)) / (20 * 0.3))))
+                 FROM bw_decisions d
+                 CROSS JOIN LATERAL (SELECT sum(r.cost) AS cost, count(*) AS n FROM bw_decisions e
+                                       JOIN model_select.rewards r USING (decision_id)
+                                      WHERE e.decision_id < d.decision_id) p), '<', 1e-9::float8,
+              'the logged λ is the pacer''s function of the costs of earlier decisions only');
+SELECT cmp_ok((SELECT abs(sum(r.cost) / count(*) - 0.3) FROM bw_decisions d JOIN model_select.rewards r USING (decision_id)),
+              '<', 0.03::float8, 'spend over the 300 decisions within 10% of the budget 0.3');
+SELECT cmp_ok((SELECT abs(mean_cost - 0.1) FROM model_select.arm_stats WHERE selector = 'bw' AND arm = 'cheap'),
+              '<', 1e-12::float8, 'the warm rows teach the arms their mean cost');
+SELECT model_select.checkpoint('bw');
+SELECT is((SELECT array_agg(ARRAY[spend_sum, spend_n] ORDER BY a.ordinal)
+             FROM model_select.arm_state st JOIN model_select.arms a USING (arm_id)
+             JOIN model_select.selectors s ON s.selector_id = a.selector_id WHERE s.name = 'bw'),
+          (SELECT array_agg(ARRAY[c.cost, c.n] ORDER BY a.ordinal)
+             FROM model_select.arms a JOIN model_select.selectors s USING (selector_id)
+             CROSS JOIN LATERAL (SELECT coalesce(sum(r.cost), 0) AS cost, count(r.cost)::float8 AS n
+                                   FROM model_select.rewards r
+                                  WHERE r.arm_id = a.arm_id AND r.decision_id IS NOT NULL) c
+            WHERE s.name = 'bw'),
+          'a checkpoint stores each arm''s spend: the costs of its decisions'' rewards');
+
+-- replay() warm-started from the same rows: the routed rows' mean cost meets the budget
+SELECT cmp_ok((SELECT abs(cum_cost / round - 0.3) FROM model_select.replay(
+                  'SELECT context, rewards, (SELECT c FROM costs) FROM stream WHERE i <= 4000 ORDER BY i',
+                  'lin_ucb', NULL, '{"budget": 0.3}', 1, 0, NULL, 1, 4000, true,
+                  'SELECT context, rewards, (SELECT c FROM costs) FROM stream WHERE i > 4000 ORDER BY i')),
+              '<', 0.006::float8, 'replay warm-started with costs: mean cost of the routed rows within 2% of the budget');
+
 -- settings
 SELECT throws_ok($$SELECT model_select.resolve_settings('lin_ucb', NULL, '{"budget": 1, "cost_weight": 0.5}')$$,
                  '22023', NULL, 'budget and cost_weight exclude each other');
@@ -84,17 +138,24 @@ SELECT throws_ok($$SELECT * FROM model_select.replay('SELECT context, rewards, (
 
 -- extreme but valid: a subnormal budget (its scale overflows float8) and
 -- the largest costs (1e15): λ is 0 without spend (not 0 · ∞ = NaN), then
--- capped at 1e12, the largest cost_weight; no NaN or ±Infinity is logged
+-- capped at 1e12, the largest cost_weight; no NaN or ±Infinity is logged.
+-- The arms learn their rewards and costs from rewards without a decision
+-- (no spend), then greedy picks the dear arm while λ = 0, and the rewards
+-- of those decisions are the spend.
 SELECT model_select.create_selector('b_tiny', 2, ARRAY['free', 'dear'], 'greedy', NULL, '{"budget": 5e-324, "pace": 1}');
 SELECT model_select.create_selector('b_huge', 2, ARRAY['free', 'dear'], 'greedy', NULL, '{"budget": 1}');
-SELECT model_select.route('b_tiny', ARRAY[1, 0]::float8[]);
-SELECT is((SELECT d.cost_weight FROM model_select.decisions d JOIN model_select.selectors s USING (selector_id)
-            WHERE s.name = 'b_tiny'), 0::float8,
-          'budget 5e-324, nothing spent: λ = 0');
 INSERT INTO model_select.rewards(selector, arm, context, reward, cost)
 VALUES ('b_tiny', 'free', ARRAY[1, 0]::float8[], 0.4, 0), ('b_tiny', 'dear', ARRAY[1, 0]::float8[], 0.9, 1),
-       ('b_huge', 'free', ARRAY[1, 0]::float8[], 0.4, 0), ('b_huge', 'dear', ARRAY[1, 0]::float8[], 0.9, 1e15),
-       ('b_huge', 'dear', ARRAY[1, 0]::float8[], 0.9, 1e15);
+       ('b_huge', 'free', ARRAY[1, 0]::float8[], 0.4, 0), ('b_huge', 'dear', ARRAY[1, 0]::float8[], 0.9, 1e15);
+CREATE TEMP TABLE spent AS
+SELECT u.s, r.* FROM unnest(ARRAY['b_tiny', 'b_huge', 'b_huge']) WITH ORDINALITY u(s, k)
+ CROSS JOIN LATERAL model_select.route(u.s, ARRAY[1, 0]::float8[]) r;
+SELECT is((SELECT array_agg(d.cost_weight ORDER BY d.decision_id) FROM model_select.decisions d JOIN spent USING (decision_id)),
+          ARRAY[0, 0, 0]::float8[], 'nothing spent yet: λ = 0 (budget 5e-324 included)');
+SELECT is((SELECT array_agg(arm ORDER BY decision_id) FROM spent), ARRAY['dear', 'dear', 'dear'],
+          'at λ = 0 greedy picks the dear arm');
+INSERT INTO model_select.rewards(decision_id, reward, cost)
+SELECT decision_id, 0.9, CASE s WHEN 'b_tiny' THEN 1 ELSE 1e15 END FROM spent;
 -- (b_huge's dear arm: λ times a mean cost of 1e15 is -1e27, finite)
 SET client_min_messages = error;
 SELECT is((SELECT array_agg(arm) FROM (SELECT (model_select.route(s, ARRAY[1, 0]::float8[])).arm FROM unnest(ARRAY['b_tiny', 'b_huge']) s) r),
@@ -102,7 +163,7 @@ SELECT is((SELECT array_agg(arm) FROM (SELECT (model_select.route(s, ARRAY[1, 0]
 RESET client_min_messages;
 SELECT is((SELECT array_agg(d.cost_weight ORDER BY d.decision_id) FROM model_select.decisions d
              JOIN model_select.selectors s USING (selector_id) WHERE s.name IN ('b_tiny', 'b_huge')),
-          ARRAY[0, 1e12, 1e12]::float8[], 'the logged λ: 0, then capped at 1e12');
+          ARRAY[0, 0, 0, 1e12, 1e12]::float8[], 'the logged λ: 0, then capped at 1e12');
 SELECT is((SELECT ucb FROM model_select.scores('b_tiny', ARRAY[1, 0]::float8[]) WHERE arm = 'free'), 0.4::float8,
           'a free arm''s ucb is its mean (no ∞ · 0)');
 SELECT is((SELECT ucb FROM model_select.scores('b_tiny', ARRAY[1, 0]::float8[]) WHERE arm = 'dear'), 0.9 - 1e12::float8,

@@ -3,7 +3,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(12);
+SELECT plan(14);
 
 -- Set A: (1, 0.5), (2, 0.9), (3, 0.8), max cost 4.  Hull from the origin:
 -- (0,0) (1,0.5) (2,0.9), then flat at 0.9 ((3,0.8) lies below).  Area:
@@ -56,6 +56,24 @@ SELECT cmp_ok((SELECT quality FROM qc WHERE kind = 'budget' AND knob = 0.55), '>
               (SELECT a1.quality + (a2.quality - a1.quality) * (0.55 - a1.cost) / (a2.cost - a1.cost) + 0.1
                  FROM qc a1, qc a2 WHERE a1.kind = 'arm' AND a1.knob = 1 AND a2.kind = 'arm' AND a2.knob = 2),
               'at the budget 0.55 the router earns 0.1 more than mixing the two arms at that cost');
+
+-- warm: each run warm-started from 500 more scored prompts with their costs,
+-- as replay(..., warm => ...) (the warm costs are no spend)
+CREATE TEMP TABLE warm AS
+SELECT ARRAY[(k = 0)::int + (random() - 0.5) * 0.2, (k = 1)::int + (random() - 0.5) * 0.2] AS context,
+       ARRAY[(random() < CASE k WHEN 0 THEN 0.9 ELSE 0.2 END)::int, (random() < 0.85)::int]::float8[] AS rewards,
+       ARRAY[0.1, 1.0]::float8[] AS costs
+  FROM (SELECT (random() < 0.5)::int AS k FROM generate_series(1, 500) i) s;
+CREATE TEMP TABLE qw AS
+SELECT * FROM model_select.quality_cost('SELECT context, rewards, ARRAY[0.1, 1.0]::float8[] FROM stream ORDER BY i',
+                                        'lin_ucb', NULL, '{}', NULL, '{0.3}', 1, warm => 'SELECT * FROM warm');
+SELECT is((SELECT ARRAY[cost, quality] FROM qw WHERE kind = 'budget'),
+          (SELECT ARRAY[cum_cost / round, cum_reward / round] FROM model_select.replay(
+              'SELECT context, rewards, ARRAY[0.1, 1.0]::float8[] FROM stream ORDER BY i', 'lin_ucb', NULL,
+              '{"budget": 0.3}', 1, 0, NULL, 1, NULL, true, 'SELECT * FROM warm') ORDER BY round DESC LIMIT 1),
+          'quality_cost(..., warm) is replay(..., warm => ...) at each grid point');
+SELECT cmp_ok((SELECT abs(cost - 0.3) FROM qw WHERE kind = 'budget'), '<', 0.006::float8,
+              'warm-started, the budget 0.3 run spends within 2% of it');
 
 SELECT * FROM finish();
 ROLLBACK;
