@@ -279,7 +279,7 @@ END $$;
 CREATE FUNCTION model_select.checkpoint(selector text) RETURNS bigint
     AS 'MODULE_PATHNAME', 'model_select_checkpoint' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 
--- Route every row of a query (key integer, context real[] or float8[]) in one
+-- Route every row of a query (key integer, context: an array of numbers) in one
 -- call, scoring blocks of rows by BLAS-3; with log, the decisions are logged.
 CREATE FUNCTION model_select.route_batch(selector text, source text, log boolean DEFAULT false)
     RETURNS TABLE (key bigint, arm text, score float8, mean float8, width float8, decision_id bigint)
@@ -324,8 +324,41 @@ SELECT s.name AS selector, a.name AS arm, a.ordinal, a.active, c.n + p.n AS n,
          WHERE r.arm_id = a.arm_id
            AND (r.tx, r.seq) > (coalesce(st.ckpt_tx, '0'::xid8), coalesce(st.ckpt_seq, 0))) p;
 
+-- Contexts: one function per entry point taking anycompatiblearray, instead
+-- of 0.1.0's real[] and float8[] overloads, between which numeric[],
+-- integer[] and untyped literals were ambiguous.
+DROP FUNCTION model_select.select_model(text, float8[]), model_select.select_model(text, real[]),
+    model_select.route(text, float8[]), model_select.route(text, real[]),
+    model_select.scores(text, float8[]), model_select.scores(text, real[]),
+    model_select.cascade(text, float8[], float8), model_select.cascade(text, real[], float8),
+    model_select.cascade_scores(text, float8[], float8), model_select.cascade_scores(text, real[], float8),
+    model_select.cascade_next(text, float8[], float8, text[], float8),
+    model_select.cascade_next(text, real[], float8, text[], float8),
+    model_select.cascade_route(text, float8[], float8), model_select.cascade_route(text, real[], float8);
+CREATE FUNCTION model_select.select_model(selector text, context anycompatiblearray) RETURNS text
+    AS 'MODULE_PATHNAME', 'model_select_select_model' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION model_select.route(selector text, context anycompatiblearray,
+    OUT decision_id bigint, OUT arm text, OUT score float8)
+    AS 'MODULE_PATHNAME', 'model_select_route' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+CREATE FUNCTION model_select.scores(selector text, context anycompatiblearray)
+    RETURNS TABLE (arm text, active boolean, n bigint, mean float8, width float8, ucb float8,
+                   radius float8, alpha float8)
+    AS 'MODULE_PATHNAME', 'model_select_scores' LANGUAGE C STABLE STRICT PARALLEL SAFE ROWS 8;
+CREATE FUNCTION model_select.cascade(selector text, context anycompatiblearray, beta float8 DEFAULT 5)
+    RETURNS TABLE ("position" int, arm text, index float8)
+    AS 'MODULE_PATHNAME', 'model_select_cascade' LANGUAGE C STABLE STRICT PARALLEL SAFE ROWS 8;
+CREATE FUNCTION model_select.cascade_scores(selector text, context anycompatiblearray, beta float8 DEFAULT 5)
+    RETURNS TABLE (arm text, active boolean, n bigint, estimate float8, width float8, index float8)
+    AS 'MODULE_PATHNAME', 'model_select_cascade_scores' LANGUAGE C STABLE STRICT PARALLEL SAFE ROWS 8;
+CREATE FUNCTION model_select.cascade_next(selector text, context anycompatiblearray, best_value float8,
+                                          queried text[], beta float8 DEFAULT 5) RETURNS text
+    AS 'MODULE_PATHNAME', 'model_select_cascade_next' LANGUAGE C STABLE PARALLEL SAFE;
+CREATE FUNCTION model_select.cascade_route(selector text, context anycompatiblearray, beta float8 DEFAULT 5,
+    OUT cascade_id bigint, OUT arms text[], OUT indices float8[])
+    AS 'MODULE_PATHNAME', 'model_select_cascade_route' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
 -- PARALLEL labels.  0.1.0 labelled 12 functions PARALLEL SAFE and left the
--- others at the default, PARALLEL UNSAFE; 0.2.0 labels all 50 explicitly.
+-- others at the default, PARALLEL UNSAFE; 0.2.0 labels every one explicitly.
 -- Those that stay UNSAFE (everything that writes, locks rows or runs the
 -- caller's SQL) need no change here; these change:
 -- pure functions
@@ -404,19 +437,13 @@ COMMENT ON COLUMN model_select.decisions.context IS 'The context as given (store
 COMMENT ON COLUMN model_select.decisions.score IS 'The chosen arm''s ucb at decision time (Infinity for an untried arm).';
 COMMENT ON COLUMN model_select.decisions.mean IS 'The chosen arm''s predicted reward at decision time (drift() compares it with the rewards).';
 COMMENT ON COLUMN model_select.decisions.cost_weight IS 'The cost weight in force at decision time: with a budget the pacer''s, a function of the costs in the reward log; else the cost_weight setting.';
-COMMENT ON FUNCTION model_select.select_model(text, float8[]) IS
+COMMENT ON FUNCTION model_select.select_model(text, anycompatiblearray) IS
 'The arm to use for this context: the active arm with the highest ucb, ties broken by a hash of seed, context and ordinal. Reads only (STABLE, PARALLEL SAFE).';
-COMMENT ON FUNCTION model_select.select_model(text, real[]) IS
-'The arm to use for this context: the active arm with the highest ucb, ties broken by a hash of seed, context and ordinal. Reads only (STABLE, PARALLEL SAFE).';
-COMMENT ON FUNCTION model_select.route(text, float8[]) IS
-'The choice of select_model(), logged in decisions: returns the decision_id (to reward), the arm and its ucb.';
-COMMENT ON FUNCTION model_select.route(text, real[]) IS
+COMMENT ON FUNCTION model_select.route(text, anycompatiblearray) IS
 'The choice of select_model(), logged in decisions: returns the decision_id (to reward), the arm and its ucb.';
 COMMENT ON FUNCTION model_select.route_batch(text, text, boolean) IS
-'Routes every row of the query source, which yields (key integer, context real[] or float8[]): per row the key, the arm select_model() would choose, its ucb (score), mean and width, and with log => true the decision_id of the decision logged for it. Blocks of rows are scored by BLAS-3. source runs with the caller''s rights, read only.';
-COMMENT ON FUNCTION model_select.scores(text, float8[]) IS
-'Every arm of the selector (retired ones too) in ordinal order: rewards n, mean, width, ucb = mean + radius * width, and the radius and ridge alpha of the bound for this context. Reads only.';
-COMMENT ON FUNCTION model_select.scores(text, real[]) IS
+'Routes every row of the query source, which yields (key integer, context real[], float8[], numeric[] or integer[]): per row the key, the arm select_model() would choose, its ucb (score), mean and width, and with log => true the decision_id of the decision logged for it. Blocks of rows are scored by BLAS-3. source runs with the caller''s rights, read only.';
+COMMENT ON FUNCTION model_select.scores(text, anycompatiblearray) IS
 'Every arm of the selector (retired ones too) in ordinal order: rewards n, mean, width, ucb = mean + radius * width, and the radius and ridge alpha of the bound for this context. Reads only.';
 COMMENT ON FUNCTION model_select.cache_stats() IS
 'This backend''s cache of arm folds and decoded models: entries and bytes held, hits (a cached model reused), misses (an arm folded anew from its checkpoint), states decoded, evictions (least recently used selectors dropped to stay within model_select.cache_size), and bytes of random feature matrices; then the server''s shared cache (model_select in shared_preload_libraries, else NULL): bases held, their bytes, pins on them, bases this backend took from it and published to it, and evictions.';
@@ -485,23 +512,15 @@ COMMENT ON FUNCTION model_select._cascade_append_only() IS
 COMMENT ON TRIGGER cascade_resolve ON model_select.cascade_observations IS 'Completes and validates each observation row.';
 COMMENT ON TRIGGER cascade_apply ON model_select.cascade_observations IS 'Learns from the statement''s observations.';
 COMMENT ON TRIGGER cascade_append_only ON model_select.cascade_observations IS 'Keeps the observation log append-only.';
-COMMENT ON FUNCTION model_select.cascade(text, float8[], float8) IS
+COMMENT ON FUNCTION model_select.cascade(text, anycompatiblearray, float8) IS
 'The active arms in the order to query them (decreasing optimistic index), with their indices: stop once the best value seen reaches the next index.';
-COMMENT ON FUNCTION model_select.cascade(text, real[], float8) IS
-'The active arms in the order to query them (decreasing optimistic index), with their indices: stop once the best value seen reaches the next index.';
-COMMENT ON FUNCTION model_select.cascade_scores(text, float8[], float8) IS
+COMMENT ON FUNCTION model_select.cascade_scores(text, anycompatiblearray, float8) IS
 'Every arm (retired ones too): observations, estimated index, width and optimistic index (Infinity while n = 0).';
-COMMENT ON FUNCTION model_select.cascade_scores(text, real[], float8) IS
-'Every arm (retired ones too): observations, estimated index, width and optimistic index (Infinity while n = 0).';
-COMMENT ON FUNCTION model_select.cascade_next(text, float8[], float8, text[], float8) IS
-'Weitzman''s rule: the next arm to query given the best value so far and the arms queried, or NULL to stop.';
-COMMENT ON FUNCTION model_select.cascade_next(text, real[], float8, text[], float8) IS
+COMMENT ON FUNCTION model_select.cascade_next(text, anycompatiblearray, float8, text[], float8) IS
 'Weitzman''s rule: the next arm to query given the best value so far and the arms queried, or NULL to stop.';
 COMMENT ON FUNCTION model_select.cascade_select(text, float8[], text[]) IS
 'Which queried output to deploy: the arm with the best value.';
-COMMENT ON FUNCTION model_select.cascade_route(text, float8[], float8) IS
-'cascade(), logged in cascade_decisions: returns the cascade_id (for the observations), the arms in query order and their indices.';
-COMMENT ON FUNCTION model_select.cascade_route(text, real[], float8) IS
+COMMENT ON FUNCTION model_select.cascade_route(text, anycompatiblearray, float8) IS
 'cascade(), logged in cascade_decisions: returns the cascade_id (for the observations), the arms in query order and their indices.';
 COMMENT ON FUNCTION model_select.cascade_refit(text, boolean) IS
 'Rebuilds every arm''s cascade_state from the observation log (rho warm-started unless from_scratch); returns the number of observations used.';

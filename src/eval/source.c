@@ -30,10 +30,10 @@ array_column(const ReplayData *data, TupleDesc desc, int col, const char *what, 
 {
 	Oid			type = SPI_gettypeid(desc, col);
 
-	if (type != FLOAT4ARRAYOID && type != FLOAT8ARRAYOID)
+	if (!context_array_type_ok(type))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("%s column %d (%s) must be real[] or double precision[], not %s",
+				 errmsg("%s column %d (%s) must be an array of numbers, not %s",
 						data->label, col, what, format_type_be(type)),
 				 errhint("The source query yields (context, rewards[, costs%s]).",
 						 with_expected ? "[, expected]" : "")));

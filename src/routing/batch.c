@@ -46,19 +46,34 @@ typedef struct Block
 	int64		decision_ids[BATCH_ROWS];
 } Block;
 
-/* The source must yield (integer key, real[] or float8[] context). */
+/*
+ * The source must yield (integer key, array of numbers): each error names
+ * the column and its type (a pgvector column needs its cast to real[]).
+ */
 static void
 check_source_columns(TupleDesc desc)
 {
-	Oid			key = SPI_gettypeid(desc, 1);
-	Oid			context = desc->natts >= 2 ? SPI_gettypeid(desc, 2) : InvalidOid;
+	Oid			key;
+	Oid			context;
 
-	if (desc->natts != 2 ||
-		(key != INT2OID && key != INT4OID && key != INT8OID) ||
-		(context != FLOAT8ARRAYOID && context != FLOAT4ARRAYOID))
+	if (desc->natts != 2)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("route_batch source must yield two columns (key integer, context real[] or float8[])")));
+				 errmsg("route_batch source must yield two columns (key integer, context), not %d",
+						desc->natts)));
+	key = SPI_gettypeid(desc, 1);
+	context = SPI_gettypeid(desc, 2);
+	if (key != INT2OID && key != INT4OID && key != INT8OID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("route_batch source column 1 (key) must be an integer, not %s",
+						format_type_be(key))));
+	if (!context_array_type_ok(context))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("route_batch source column 2 (context) must be an array of numbers, not %s",
+						format_type_be(context)),
+				 errhint("Cast it to real[] (a pgvector column: embedding::real[]).")));
 }
 
 static int64

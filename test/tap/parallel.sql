@@ -10,18 +10,15 @@ SELECT plan(16);
 
 -- 1. the labels -----------------------------------------------------------------
 -- a new function fails this count until its label is decided below
-SELECT is((SELECT count(*) FROM pg_proc WHERE pronamespace = 'model_select'::regnamespace), 72::bigint,
-          '72 functions, each labelled on purpose');
+SELECT is((SELECT count(*) FROM pg_proc WHERE pronamespace = 'model_select'::regnamespace), 65::bigint,
+          '65 functions, each labelled on purpose');
 SELECT set_eq($$SELECT oid::regprocedure::text FROM pg_proc
                  WHERE pronamespace = 'model_select'::regnamespace AND proparallel = 's'$$,
-              ARRAY['model_select.select_model(text,double precision[])', 'model_select.select_model(text,real[])',
-                    'model_select.scores(text,double precision[])', 'model_select.scores(text,real[])',
-                    'model_select.cascade(text,double precision[],double precision)',
-                    'model_select.cascade(text,real[],double precision)',
-                    'model_select.cascade_scores(text,double precision[],double precision)',
-                    'model_select.cascade_scores(text,real[],double precision)',
-                    'model_select.cascade_next(text,double precision[],double precision,text[],double precision)',
-                    'model_select.cascade_next(text,real[],double precision,text[],double precision)',
+              ARRAY['model_select.select_model(text,anycompatiblearray)',
+                    'model_select.scores(text,anycompatiblearray)',
+                    'model_select.cascade(text,anycompatiblearray,double precision)',
+                    'model_select.cascade_scores(text,anycompatiblearray,double precision)',
+                    'model_select.cascade_next(text,anycompatiblearray,double precision,text[],double precision)',
                     'model_select.cascade_select(text,double precision[],text[])',
                     'model_select.reservation_index(text,double precision[],double precision)',
                     'model_select.resolve_settings(text,text,jsonb)', 'model_select.resolve_settings(text,text,jsonb,integer)',
