@@ -762,7 +762,8 @@ DECLARE
             'model_select.decisions, '
             'model_select.rewards, model_select.selector_grants, model_select.cascade_decisions, '
             'model_select.cascade_observations, model_select.cascade_state, model_select.arm_stats, '
-            'model_select.cascade_outcomes, model_select.cascade_arm_stats',
+            'model_select.cascade_outcomes, model_select.cascade_arm_stats, model_select.stats, '
+            'model_select.stats_resets',
         -- the columns a client writes: not the ids, which come from the sequences
         -- (an id given ahead of its sequence would fail another role's insert)
         'INSERT (selector, arm, decision_id, context, reward, cost, created_at) ON model_select.rewards',
@@ -894,7 +895,7 @@ COMMENT ON TABLE model_select.selector_grants IS
 'Rights on selectors granted by their owners with grant_selector(): route, reward or admin, each separately.';
 COMMENT ON COLUMN model_select.selector_grants.grantee IS 'The role granted the right (and, through membership, the roles that inherit from it).';
 COMMENT ON COLUMN model_select.selector_grants.privilege IS
-'route (select_model, route, scores, drift, cascades), reward (INSERT into rewards and cascade_observations) or admin (alter_selector, add_arm, retire_arm, rebuild_state, checkpoint, resample, cascade_refit, drop_selector).';
+'route (select_model, route, scores, drift, cascades), reward (INSERT into rewards and cascade_observations) or admin (alter_selector, add_arm, retire_arm, rebuild_state, checkpoint, resample, cascade_refit, stats_reset, drop_selector).';
 COMMENT ON FUNCTION model_select.has_selector_privilege(text, text) IS
 'Whether the current user holds the privilege (route, reward, admin, or a comma-separated list: any of them) on the selector.';
 COMMENT ON FUNCTION model_select.has_selector_privilege(int, text) IS
@@ -1099,3 +1100,75 @@ COMMENT ON FUNCTION model_select._source_rows(text) IS
 'The rows (context, rewards[, costs]) of the query source in fixed columns, checked as replay() checks its source (used by warm_start()).';
 COMMENT ON FUNCTION model_select.warm_start(text, text) IS
 'Warm start from a full-information outcome table: inserts into the reward log, for every row (context, rewards[, costs]) of the query source and every active arm whose element is not NULL (element i: the arm of ordinal i), that arm''s reward and cost on the row; returns the rewards inserted.';
+
+-- == Statistics: model_select.stats and stats_reset() (as sql/install/45_stats.sql,
+-- with the row-level security and rights that 80_security.sql gives them).
+
+-- Statistics: per selector and arm, decisions and rewards since the last
+-- stats_reset(), counted from the logs (they are the truth: every backend
+-- and a restored dump count the same).  A reset keeps the logs: it records
+-- the highest decision_id and reward_id of the selector, and only later rows
+-- count.
+CREATE TABLE model_select.stats_resets (
+    selector_id int PRIMARY KEY REFERENCES model_select.selectors ON DELETE CASCADE,
+    decision_id bigint NOT NULL,
+    reward_id   bigint NOT NULL,
+    reset_at    timestamptz NOT NULL
+);
+SELECT pg_catalog.pg_extension_config_dump('model_select.stats_resets', '');
+
+-- With the reader's rights, as arm_stats (row-level security).
+CREATE VIEW model_select.stats WITH (security_invoker = true) AS
+SELECT s.name AS selector, a.name AS arm, a.ordinal,
+       d.decisions, r.rewards, r.reward_sum, r.cost_sum,
+       d.last_decision, r.last_reward, rs.reset_at AS stats_reset
+  FROM model_select.selectors s
+  JOIN model_select.arms a USING (selector_id)
+  LEFT JOIN model_select.stats_resets rs USING (selector_id)
+  CROSS JOIN LATERAL (
+        SELECT count(*) AS decisions, max(dl.created_at) AS last_decision
+          FROM model_select.decisions dl
+         WHERE dl.selector_id = a.selector_id AND dl.arm_id = a.arm_id
+           AND dl.decision_id > coalesce(rs.decision_id, 0)) d
+  CROSS JOIN LATERAL (
+        SELECT count(*) AS rewards, coalesce(sum(rw.reward), 0) AS reward_sum,
+               coalesce(sum(rw.cost), 0) AS cost_sum, max(rw.created_at) AS last_reward
+          FROM model_select.rewards rw
+         WHERE rw.arm_id = a.arm_id AND rw.reward_id > coalesce(rs.reward_id, 0)) r;
+
+-- stats_reset: the C entry (src/core/admin.c) checks the admin right, then
+-- runs this body as the extension owner.
+CREATE FUNCTION model_select._stats_reset(selector text) RETURNS timestamptz
+LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    sid int;
+BEGIN
+    SELECT s.selector_id INTO sid FROM model_select.selectors s WHERE s.name = selector;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'selector "%" does not exist', selector USING ERRCODE = '42704';
+    END IF;
+    INSERT INTO model_select.stats_resets AS t (selector_id, decision_id, reward_id, reset_at)
+    VALUES (sid,
+            (SELECT coalesce(max(d.decision_id), 0) FROM model_select.decisions d WHERE d.selector_id = sid),
+            (SELECT coalesce(max(r.reward_id), 0) FROM model_select.rewards r WHERE r.selector_id = sid),
+            now())
+    ON CONFLICT (selector_id) DO UPDATE
+       SET decision_id = excluded.decision_id, reward_id = excluded.reward_id, reset_at = excluded.reset_at;
+    RETURN now();
+END $$;
+CREATE FUNCTION model_select.stats_reset(selector text) RETURNS timestamptz
+    AS 'MODULE_PATHNAME', 'model_select_admin_call' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON TABLE model_select.stats_resets IS
+'Per selector, where stats_reset() last reset its statistics: the highest decision_id and reward_id then; model_select.stats counts later rows.';
+COMMENT ON VIEW model_select.stats IS
+'Per selector and arm, since the last stats_reset(): decisions (route(), route_batch(log => true)), rewards, their sum and the sum of costs, the last decision''s and reward''s time. Counted from the logs, so the same in every session.';
+COMMENT ON FUNCTION model_select.stats_reset(text) IS
+'Resets the selector''s statistics in model_select.stats (the logs stay); returns the time of the reset. Needs the admin right.';
+COMMENT ON FUNCTION model_select._stats_reset(text) IS
+'Internal: the body of stats_reset(), run as the extension owner once the caller''s admin right is checked.';
+
+ALTER TABLE model_select.stats_resets ENABLE ROW LEVEL SECURITY;
+CREATE POLICY selector_rights ON model_select.stats_resets FOR SELECT
+    USING (model_select.has_selector_privilege(selector_id, 'route, reward, admin'));
+REVOKE EXECUTE ON FUNCTION model_select._stats_reset(text) FROM PUBLIC;

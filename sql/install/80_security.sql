@@ -87,7 +87,8 @@ DECLARE
             'model_select.decisions, '
             'model_select.rewards, model_select.selector_grants, model_select.cascade_decisions, '
             'model_select.cascade_observations, model_select.cascade_state, model_select.arm_stats, '
-            'model_select.cascade_outcomes, model_select.cascade_arm_stats',
+            'model_select.cascade_outcomes, model_select.cascade_arm_stats, model_select.stats, '
+            'model_select.stats_resets',
         -- the columns a client writes: not the ids, which come from the sequences
         -- (an id given ahead of its sequence would fail another role's insert)
         'INSERT (selector, arm, decision_id, context, reward, cost, created_at) ON model_select.rewards',
@@ -150,7 +151,7 @@ DECLARE
 BEGIN
     -- every table with per-selector data (a selector_id column)
     FOREACH t IN ARRAY ARRAY['selectors', 'arms', 'arm_state', 'arm_state_rows', 'decisions', 'rewards',
-                             'cascade_decisions', 'cascade_observations', 'cascade_state'] LOOP
+                             'cascade_decisions', 'cascade_observations', 'cascade_state', 'stats_resets'] LOOP
         EXECUTE format('ALTER TABLE model_select.%I ENABLE ROW LEVEL SECURITY', t);
         EXECUTE format('CREATE POLICY selector_rights ON model_select.%I FOR SELECT'
                        ' USING (model_select.has_selector_privilege(selector_id, %L))',
@@ -191,6 +192,7 @@ REVOKE EXECUTE ON FUNCTION
     model_select._alter_selector(text, jsonb),
     model_select._drop_selector(text),
     model_select._retire_arm(text, text),
+    model_select._stats_reset(text),
     model_select._grant_selector(text, regrole, text),
     model_select._grant_privilege(text, regrole, text),
     model_select._revoke_selector(text, regrole, text),
@@ -219,7 +221,7 @@ COMMENT ON TABLE model_select.selector_grants IS
 'Rights on selectors granted by their owners with grant_selector(): route, reward or admin, each separately.';
 COMMENT ON COLUMN model_select.selector_grants.grantee IS 'The role granted the right (and, through membership, the roles that inherit from it).';
 COMMENT ON COLUMN model_select.selector_grants.privilege IS
-'route (select_model, route, scores, drift, cascades), reward (INSERT into rewards and cascade_observations) or admin (alter_selector, add_arm, retire_arm, rebuild_state, checkpoint, resample, cascade_refit, drop_selector).';
+'route (select_model, route, scores, drift, cascades), reward (INSERT into rewards and cascade_observations) or admin (alter_selector, add_arm, retire_arm, rebuild_state, checkpoint, resample, cascade_refit, stats_reset, drop_selector).';
 COMMENT ON FUNCTION model_select.has_selector_privilege(text, text) IS
 'Whether the current user holds the privilege (route, reward, admin, or a comma-separated list: any of them) on the selector.';
 COMMENT ON FUNCTION model_select.has_selector_privilege(int, text) IS

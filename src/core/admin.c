@@ -1,7 +1,8 @@
 /*
  * admin.c — the SQL functions that change who owns what: create_selector,
  * alter_selector, drop_selector, add_arm, retire_arm, grant_selector and
- * revoke_selector.  Each is this one C entry: it checks the caller's right
+ * revoke_selector (and stats_reset, which writes the owner's table of
+ * resets).  Each is this one C entry: it checks the caller's right
  * on the selector its first argument names, then runs the PL/pgSQL body
  * model_select._<name>(...) as the extension owner.  Like a SECURITY
  * DEFINER function, but the check sees the caller (inside a SECURITY DEFINER
@@ -39,6 +40,7 @@ static const struct
 	{"drop_selector", SELECTOR_ADMIN},
 	{"add_arm", SELECTOR_ADMIN},
 	{"retire_arm", SELECTOR_ADMIN},
+	{"stats_reset", SELECTOR_ADMIN},
 	{"grant_selector", SELECTOR_OWNER},
 	{"revoke_selector", SELECTOR_OWNER},
 };
