@@ -763,7 +763,7 @@ DECLARE
             'model_select.rewards, model_select.selector_grants, model_select.cascade_decisions, '
             'model_select.cascade_observations, model_select.cascade_state, model_select.arm_stats, '
             'model_select.cascade_outcomes, model_select.cascade_arm_stats, model_select.stats, '
-            'model_select.stats_resets',
+            'model_select.stats_resets, model_select.progress',
         -- the columns a client writes: not the ids, which come from the sequences
         -- (an id given ahead of its sequence would fail another role's insert)
         'INSERT (selector, arm, decision_id, context, reward, cost, created_at) ON model_select.rewards',
@@ -1077,6 +1077,7 @@ BEGIN
     END IF;
     SELECT pg_catalog.max(a.ordinal) INTO narms FROM model_select.arms a
      WHERE a.selector_id OPERATOR(pg_catalog.=) sel_id;
+    PERFORM model_select._progress_begin('warm_start', selector);
     -- row by row, arms in ordinal order: each arm's log follows the source's order.
     -- (_source_rows gives every row the same width; a wrong one is refused below,
     -- which undoes the insert with the statement.)
@@ -1093,6 +1094,7 @@ BEGIN
         RAISE EXCEPTION 'warm_start: the source''s rewards have % elements, selector "%" has % arms', width, selector, narms
             USING ERRCODE = '22000', HINT = 'Element i is the outcome of the arm of ordinal i (see model_select.arms); NULL skips an arm.';
     END IF;
+    PERFORM model_select._progress_end();
     RETURN inserted;
 END $$;
 
@@ -1172,3 +1174,34 @@ ALTER TABLE model_select.stats_resets ENABLE ROW LEVEL SECURITY;
 CREATE POLICY selector_rights ON model_select.stats_resets FOR SELECT
     USING (model_select.has_selector_privilege(selector_id, 'route, reward, admin'));
 REVOKE EXECUTE ON FUNCTION model_select._stats_reset(text) FROM PUBLIC;
+
+-- == Progress of long commands (as sql/install/46_progress.sql).
+
+-- Progress of long commands (replay, route_batch, warm_start, rebuild_state,
+-- checkpoint, alter_selector and the other administration functions): one
+-- row per backend running one, from shared memory, so from any session;
+-- empty unless model_select is in shared_preload_libraries.  The setting
+-- model_select.progress_interval also sends NOTICEs to the command's client.
+CREATE FUNCTION model_select._progress(OUT pid int, OUT command text, OUT target text,
+    OUT done bigint, OUT total bigint, OUT unit text, OUT started timestamptz, OUT seconds float8)
+    RETURNS SETOF record
+    AS 'MODULE_PATHNAME', 'model_select_progress' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+CREATE VIEW model_select.progress AS
+SELECT pid, command, target, done, total, unit,
+       CASE WHEN total > 0 THEN done::float8 / total END AS fraction, started, seconds
+  FROM model_select._progress();
+
+-- For commands written in PL/pgSQL (warm_start).
+CREATE FUNCTION model_select._progress_begin(command text, target text) RETURNS void
+    AS 'MODULE_PATHNAME', 'model_select_progress_begin' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+CREATE FUNCTION model_select._progress_end() RETURNS void
+    AS 'MODULE_PATHNAME', 'model_select_progress_end' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON VIEW model_select.progress IS
+'Long commands in progress, one row per backend (with shared_preload_libraries, else none): command, its selector, units (rounds, rows, rewards, arms) done of total (NULL: not known in advance), fraction, start and seconds elapsed. Another role''s rows show only the pid, as in pg_stat_activity.';
+COMMENT ON FUNCTION model_select._progress() IS
+'Internal: the rows of view progress, read from shared memory.';
+COMMENT ON FUNCTION model_select._progress_begin(text, text) IS
+'Internal: a PL/pgSQL command (warm_start) begins reporting progress; what it runs reports the units.';
+COMMENT ON FUNCTION model_select._progress_end() IS
+'Internal: the end of a command begun by _progress_begin().';

@@ -9,6 +9,7 @@
 
 #include <cblas.h>
 
+#include "core/progress.h"
 #include "learning/checkpoint.h"
 #include "routing/model_cache.h"
 #include "routing/shared_cache.h"
@@ -39,7 +40,11 @@ _PG_init(void)
 							"larger than it is still loaded, alone.",
 							&model_cache_size_kb, 256 * 1024, 1024, INT_MAX / 2,
 							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
+	progress_init();
 	if (process_shared_preload_libraries_in_progress)
+	{
 		shared_cache_preload();
+		progress_preload();
+	}
 	MarkGUCPrefixReserved("model_select");
 }

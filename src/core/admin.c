@@ -25,6 +25,7 @@
 #include "core/catalog.h"
 #include "core/owner.h"
 #include "core/privilege.h"
+#include "core/progress.h"
 
 PG_FUNCTION_INFO_V1(model_select_admin_call);
 
@@ -152,7 +153,10 @@ model_select_admin_call(PG_FUNCTION_ARGS)
 	AdminCall	call;
 
 	admin_call_init(&call, fcinfo);
+	/* alter_selector's re-derivation reports under its name (progress.c) */
+	progress_begin(call.name, PG_ARGISNULL(0) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(0)), -1, "steps");
 	run_as_extension_owner(admin_run, &call);
+	progress_end();
 	if (call.rettype == VOIDOID)
 		PG_RETURN_VOID();
 	if (call.isnull)

@@ -30,6 +30,7 @@
 #include "utils/memutils.h"
 
 #include "core/context.h"
+#include "core/progress.h"
 #include "core/reward_value.h"
 #include "core/spi_util.h"
 #include "core/state.h"
@@ -492,6 +493,7 @@ model_select_replay(PG_FUNCTION_ARGS)
 	if (PG_NARGS() > 10 && !PG_ARGISNULL(10))
 		replay_warm(&learner, text_to_cstring(PG_GETARG_TEXT_PP(10)), &data, lambda);
 
+	progress_begin("replay", NULL, rounds, "rounds");
 	for (int t = 0; t < rounds; t++)
 	{
 		CHECK_FOR_INTERRUPTS();
@@ -510,7 +512,9 @@ model_select_replay(PG_FUNCTION_ARGS)
 			tot.window_optimal = 0;
 			tot.window_rounds = 0;
 		}
+		progress_update(t + 1);
 	}
+	progress_end();
 
 	emit_checkpoints(fcinfo, checkpoints, nck, &tot, data.narms);
 	return (Datum) 0;

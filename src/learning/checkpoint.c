@@ -29,6 +29,7 @@
 #include "core/catalog.h"
 #include "core/owner.h"
 #include "core/privilege.h"
+#include "core/progress.h"
 #include "core/state_store.h"
 #include "learning/checkpoint.h"
 #include "learning/clock.h"
@@ -385,8 +386,15 @@ checkpoint_arms(const SelectorConfig *cfg, bool skip_locked, bool from_scratch,
 	ids = palloc(sizeof(int32) * Max(narms, 1));
 	for (int i = 0; i < narms; i++)
 		ids[i] = spi_int32(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+	/* a named checkpoint's progress; not an automatic one inside a reward insert */
+	if (!skip_locked)
+		progress_total(narms, "arms");
 	for (int i = 0; i < narms; i++)
+	{
 		folded += checkpoint_arm(cfg, ids[i], skip_locked, from_scratch, transform);
+		if (!skip_locked)
+			progress_update(i + 1);
+	}
 	return folded;
 }
 
@@ -433,7 +441,9 @@ checkpoint_named_selector(const char *name, bool from_scratch, StateTransform *t
 {
 	CheckpointCall call = {name, from_scratch, transform, 0};
 
+	progress_begin(from_scratch ? "rebuild_state" : "checkpoint", name, -1, "arms");
 	run_as_extension_owner(checkpoint_selector, &call);
+	progress_end();
 	return call.folded;
 }
 

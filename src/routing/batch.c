@@ -24,6 +24,7 @@
 
 #include "core/context.h"
 #include "core/owner.h"
+#include "core/progress.h"
 #include "core/spi_util.h"
 #include "routing/decide.h"
 #include "routing/model_cache.h"
@@ -225,6 +226,7 @@ model_select_route_batch(PG_FUNCTION_ARGS)
 				 errmsg("route_batch source must be one query that returns rows")));
 	cursor = SPI_cursor_open(NULL, plan, NULL, NULL, true);
 	check_source_columns(cursor->tupDesc);
+	progress_begin("route_batch", text_to_cstring(PG_GETARG_TEXT_PP(0)), -1, "rows");
 	for (;;)
 	{
 		MemoryContext old;
@@ -249,9 +251,11 @@ model_select_route_batch(PG_FUNCTION_ARGS)
 		}
 		MemoryContextSwitchTo(old);
 		block_emit(b, log, rsinfo);
+		progress_add(nrows);
 		SPI_freetuptable(tt);
 		MemoryContextReset(block_cxt);
 	}
+	progress_end();
 	SPI_cursor_close(cursor);
 	spi_finish(read_only);
 	return (Datum) 0;

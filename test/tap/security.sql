@@ -85,10 +85,12 @@ LANGUAGE sql AS $$
     ) c(family, allowed, stmt)
 $$;
 
--- The relations of the schema (tables and views), for (a).
+-- The relations of the schema (tables and views), for (a); not the view
+-- progress, of the backends' commands in progress, which holds no selector's rows.
 CREATE FUNCTION pg_temp.relations() RETURNS SETOF text LANGUAGE sql AS $$
     SELECT c.oid::regclass::text FROM pg_class c
-     WHERE c.relnamespace = 'model_select'::regnamespace AND c.relkind IN ('r', 'v') ORDER BY 1
+     WHERE c.relnamespace = 'model_select'::regnamespace AND c.relkind IN ('r', 'v')
+       AND c.relname <> 'progress' ORDER BY 1
 $$;
 
 -- A's selector with two decisions, rewards by decision and by name, and a
