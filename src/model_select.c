@@ -9,6 +9,7 @@
 
 #include <cblas.h>
 
+#include "core/latency.h"
 #include "core/progress.h"
 #include "learning/checkpoint.h"
 #include "routing/model_cache.h"
@@ -45,6 +46,7 @@ _PG_init(void)
 	{
 		shared_cache_preload();
 		progress_preload();
+		latency_preload();
 	}
 	MarkGUCPrefixReserved("model_select");
 }

@@ -22,11 +22,11 @@ CREATE INDEX ON model_select.decisions (selector_id, created_at);
 -- reach this one function (with two overloads, real[] and float8[], the
 -- others were ambiguous); the C code reads real[] and float8[] in place.
 CREATE FUNCTION model_select.select_model(selector text, context anycompatiblearray) RETURNS text
-    AS 'MODULE_PATHNAME', 'model_select_select_model' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+    AS 'MODULE_PATHNAME', 'model_select_select_model_timed' LANGUAGE C STABLE STRICT PARALLEL SAFE;
 
 CREATE FUNCTION model_select.route(selector text, context anycompatiblearray,
     OUT decision_id bigint, OUT arm text, OUT score float8)
-    AS 'MODULE_PATHNAME', 'model_select_route' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+    AS 'MODULE_PATHNAME', 'model_select_route_timed' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 
 CREATE FUNCTION model_select.scores(selector text, context anycompatiblearray)
     RETURNS TABLE (arm text, active boolean, n bigint, mean float8, width float8, ucb float8,

@@ -11,14 +11,27 @@ CREATE TABLE model_select.stats_resets (
 );
 SELECT pg_catalog.pg_extension_config_dump('model_select.stats_resets', '');
 
+-- Server-wide calls and latency of select_model() and route() per selector
+-- and arm, from shared memory (src/core/latency.c); no rows unless preloaded.
+CREATE FUNCTION model_select._latency(OUT selector text, OUT arm text,
+    OUT selections bigint, OUT select_ms float8, OUT select_ms_max float8,
+    OUT routes bigint, OUT route_ms float8, OUT route_ms_max float8) RETURNS SETOF record
+    AS 'MODULE_PATHNAME', 'model_select_latency' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+CREATE FUNCTION model_select._latency_reset(selector text) RETURNS void
+    AS 'MODULE_PATHNAME', 'model_select_latency_reset' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
 -- With the reader's rights, as arm_stats (row-level security).
 CREATE VIEW model_select.stats WITH (security_invoker = true) AS
 SELECT s.name AS selector, a.name AS arm, a.ordinal,
        d.decisions, r.rewards, r.reward_sum, r.cost_sum,
-       d.last_decision, r.last_reward, rs.reset_at AS stats_reset
+       d.last_decision, r.last_reward,
+       l.selections, l.select_ms / nullif(l.selections, 0) AS select_ms_mean, l.select_ms_max,
+       l.routes, l.route_ms / nullif(l.routes, 0) AS route_ms_mean, l.route_ms_max,
+       rs.reset_at AS stats_reset
   FROM model_select.selectors s
   JOIN model_select.arms a USING (selector_id)
   LEFT JOIN model_select.stats_resets rs USING (selector_id)
+  LEFT JOIN model_select._latency() l ON l.selector = s.name AND l.arm = a.name
   CROSS JOIN LATERAL (
         SELECT count(*) AS decisions, max(dl.created_at) AS last_decision
           FROM model_select.decisions dl
@@ -48,6 +61,7 @@ BEGIN
             now())
     ON CONFLICT (selector_id) DO UPDATE
        SET decision_id = excluded.decision_id, reward_id = excluded.reward_id, reset_at = excluded.reset_at;
+    PERFORM model_select._latency_reset(selector);
     RETURN now();
 END $$;
 CREATE FUNCTION model_select.stats_reset(selector text) RETURNS timestamptz
@@ -56,8 +70,12 @@ CREATE FUNCTION model_select.stats_reset(selector text) RETURNS timestamptz
 COMMENT ON TABLE model_select.stats_resets IS
 'Per selector, where stats_reset() last reset its statistics: the highest decision_id and reward_id then; model_select.stats counts later rows.';
 COMMENT ON VIEW model_select.stats IS
-'Per selector and arm, since the last stats_reset(): decisions (route(), route_batch(log => true)), rewards, their sum and the sum of costs, the last decision''s and reward''s time. Counted from the logs, so the same in every session.';
+'Per selector and arm, since the last stats_reset(): decisions (route(), route_batch(log => true)), rewards, their sum and the sum of costs, the last decision''s and reward''s time, counted from the logs (the same in every session); with shared_preload_libraries also the server''s select_model() and route() calls and their mean and largest latency in milliseconds (else NULL).';
 COMMENT ON FUNCTION model_select.stats_reset(text) IS
 'Resets the selector''s statistics in model_select.stats (the logs stay); returns the time of the reset. Needs the admin right.';
+COMMENT ON FUNCTION model_select._latency() IS
+'Internal: calls, total and largest milliseconds of select_model() and route() per selector and chosen arm since the server started or stats_reset(), from shared memory (none unless preloaded).';
+COMMENT ON FUNCTION model_select._latency_reset(text) IS
+'Internal: forget the selector''s latency figures (stats_reset()).';
 COMMENT ON FUNCTION model_select._stats_reset(text) IS
 'Internal: the body of stats_reset(), run as the extension owner once the caller''s admin right is checked.';

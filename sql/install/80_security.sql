@@ -193,6 +193,7 @@ REVOKE EXECUTE ON FUNCTION
     model_select._drop_selector(text),
     model_select._retire_arm(text, text),
     model_select._stats_reset(text),
+    model_select._latency_reset(text),
     model_select._grant_selector(text, regrole, text),
     model_select._grant_privilege(text, regrole, text),
     model_select._revoke_selector(text, regrole, text),

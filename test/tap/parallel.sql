@@ -10,8 +10,8 @@ SELECT plan(16);
 
 -- 1. the labels -----------------------------------------------------------------
 -- a new function fails this count until its label is decided below
-SELECT is((SELECT count(*) FROM pg_proc WHERE pronamespace = 'model_select'::regnamespace), 70::bigint,
-          '70 functions, each labelled on purpose');
+SELECT is((SELECT count(*) FROM pg_proc WHERE pronamespace = 'model_select'::regnamespace), 72::bigint,
+          '72 functions, each labelled on purpose');
 SELECT set_eq($$SELECT oid::regprocedure::text FROM pg_proc
                  WHERE pronamespace = 'model_select'::regnamespace AND proparallel = 's'$$,
               ARRAY['model_select.select_model(text,anycompatiblearray)',

@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
-# Progress of long commands (src/core/progress.c):
+# Monitoring with model_select preloaded (src/core/progress.c, latency.c).
+# Progress of long commands:
 #   - on a cluster of its own with model_select preloaded, a second session
 #     sees a long replay() in model_select.progress: rounds done of 8,000,
 #     growing, with its elapsed time; cancelled, its row goes away;
 #   - model_select.progress_interval sends NOTICEs: replay's rounds,
 #     warm_start's rewards, alter_selector's re-derived arms; none by default;
 #   - without preloading (the calling cluster) the view is empty.
+# Server-wide statistics: select_model() and route() calls from two sessions
+# are counted in model_select.stats with their latency, routes equal the
+# logged decisions, and stats_reset() forgets them; without preloading the
+# latency columns are NULL.
 # Uses the PostgreSQL binaries of PG_BINDIR, or of `pg_config --bindir`.
 set -euo pipefail
-DB=ms_session_progress
+DB=ms_session_monitoring
 OUTER_HOST=${PGHOST:-} OUTER_PORT=${PGPORT:-}
 . "$(dirname "$0")/lib/own_cluster.bash"
 MS_EXTRA_CLEANUP='cluster_stop_all'
@@ -77,10 +82,38 @@ printf '%s\n' "$out" | tail -n 1 | sed 's/^/# /'
 check "alter_selector says the arms it re-derived, of 3" \
     grep -qE 'NOTICE: +alter_selector pw: [1-3] of 3 arms' <<<"$out"
 
+# -- server-wide calls and latency ------------------------------------------------
+q -c "SELECT model_select.create_selector('lat', 8, ARRAY['a', 'b'], 'lin_ucb')" >/dev/null
+q -c "SELECT count(model_select.select_model('lat', context)) FROM (SELECT context FROM st LIMIT 30) s" >/dev/null
+q -c "SELECT count((model_select.route('lat', context)).arm) FROM (SELECT context FROM st LIMIT 20) s" >/dev/null
+q -c "SELECT count(model_select.select_model('lat', context)) FROM (SELECT context FROM st LIMIT 5) s" >/dev/null
+q -c "SELECT selector, arm, selections, select_ms_mean, select_ms_max, routes, route_ms_mean, decisions
+        FROM model_select.stats WHERE selector = 'lat'" | sed 's/^/# /'
+check "35 select_model() calls from two sessions, 20 route() calls, as many as the logged decisions" \
+    is_true "SELECT sum(selections) = 35 AND sum(routes) = 20 AND sum(decisions) = 20
+               FROM model_select.stats WHERE selector = 'lat'"
+check "their mean and largest latency, in milliseconds" \
+    is_true "SELECT bool_and(coalesce(select_ms_mean > 0 AND select_ms_max >= select_ms_mean, true)
+                         AND coalesce(route_ms_mean > 0 AND route_ms_max >= route_ms_mean, true))
+                    AND count(select_ms_mean) > 0 AND count(route_ms_mean) > 0
+               FROM model_select.stats WHERE selector = 'lat'"
+q -c "SELECT model_select.stats_reset('lat')" >/dev/null
+check "stats_reset() forgets them" \
+    is_true "SELECT count(selections) = 0 AND sum(decisions) = 0 FROM model_select.stats WHERE selector = 'lat'"
+
 # -- without preloading -----------------------------------------------------------
 if [ -n "$OUTER_PORT" ]; then
-    check "without preloading the view is empty" \
-        test "$(PGHOST=$OUTER_HOST PGPORT=$OUTER_PORT psql -X -q -A -t -d postgres -c \
-                 "CREATE EXTENSION IF NOT EXISTS model_select; SELECT count(*) FROM model_select.progress")" = 0
+    outer() { PGHOST=$OUTER_HOST PGPORT=$OUTER_PORT psql -X -q -A -t -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
+    PGHOST=$OUTER_HOST PGPORT=$OUTER_PORT dropdb --if-exists "$DB"
+    PGHOST=$OUTER_HOST PGPORT=$OUTER_PORT createdb "$DB"
+    MS_EXTRA_CLEANUP="$MS_EXTRA_CLEANUP; PGHOST=$OUTER_HOST PGPORT=$OUTER_PORT dropdb --if-exists $DB"
+    outer -c "CREATE EXTENSION model_select" >/dev/null
+    check "without preloading the view progress is empty" \
+        test "$(outer -c "SELECT count(*) FROM model_select.progress")" = 0
+    check "... and the latency columns of stats are NULL" \
+        test "$(outer -c "SELECT model_select.create_selector('ms_monitoring_outer', 2, ARRAY['a'], 'greedy')" \
+                      -c "SELECT model_select.select_model('ms_monitoring_outer', '{1,0}')" \
+                      -c "SELECT count(*) FILTER (WHERE selections IS NULL) || ' ' || count(*)
+                            FROM model_select.stats WHERE selector = 'ms_monitoring_outer'" | sed -n 3p)" = "1 1"
 fi
 finish
