@@ -1,24 +1,32 @@
 # model_select -- PostgreSQL 15 extension, built with PGXS.
 #
-#   make / make install / make installcheck / make clean   (plain PGXS)
-#   make test   install missing Debian packages, build, install, then run
-#               pg_regress (sql/, expected/) + pgTAP (test/tap/) + session
-#               tests (test/session/*.sh) against a throwaway cluster
+#   make / make install / make clean   (plain PGXS)
+#   make installcheck   pg_regress (sql/, expected/) and the pgTAP suite
+#               (test/tap/) against the running server of PGHOST/PGPORT,
+#               where the extension and pgtap are installed
+#   make test   install missing Debian packages, build, install (set-up output
+#               in log/setup.log), then run pg_regress + pgTAP + session tests
+#               (test/session/*.sh) against a throwaway cluster
 #   make demo   same set-up, then run demo/demo.sql in a throwaway cluster
 #
-# The Makefile must also parse on a machine where PostgreSQL is not installed
-# yet (so that `make test` can install it): PGXS is only included when it
-# exists.  pg_config itself ships in postgresql-client-15, pgxs.mk in
-# postgresql-server-dev-15, so test for the latter.
+# PG_CONFIG: from the environment or the command line, else the pg_config on
+# PATH, else Debian's PostgreSQL 15 one (which `make test` installs on a
+# fresh machine).  The Makefile must also parse where PostgreSQL is not
+# installed yet: PGXS is only included when it exists.  pg_config itself
+# ships in postgresql-client-15, pgxs.mk in postgresql-server-dev-15, so test
+# for the latter.
 
 .DEFAULT_GOAL := all
 
-PG_CONFIG ?= /usr/lib/postgresql/15/bin/pg_config
+ifndef PG_CONFIG
+PG_CONFIG := $(or $(shell command -v pg_config 2>/dev/null),/usr/lib/postgresql/15/bin/pg_config)
+endif
 
 MODULE_big = model_select
 # C sources: src/model_select.c plus one folder per subsystem (src/*/).
 SOURCES := $(wildcard src/*.c src/*/*.c)
-HEADERS := $(wildcard src/*/*.h)
+# (Not HEADERS: PGXS would install that list into the server's include dir.)
+MS_HEADERS := $(wildcard src/*/*.h)
 OBJS := $(patsubst %.c,%.o,$(SOURCES))
 EXTENSION = model_select
 
@@ -38,10 +46,12 @@ DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
 DATA := $(filter-out $(DATA_built),$(wildcard sql/$(EXTENSION)--*.sql))
 
 # pg_regress: sql/<name>.sql is compared with expected/<name>.out.  The
-# extension install script(s) in sql/ are not tests.  (`:=` so that an empty
-# list leaves REGRESS undefined for PGXS' `ifdef REGRESS`.)
-REGRESS := $(patsubst sql/%.sql,%,$(filter-out sql/model_select--%,$(wildcard sql/*.sql)))
+# extension install script(s) in sql/ are not tests.  Not named REGRESS:
+# this Makefile's installcheck (below) runs pg_regress and then pgTAP, so
+# PGXS' own installcheck is switched off.
+MS_REGRESS := $(patsubst sql/%.sql,%,$(filter-out sql/model_select--%,$(wildcard sql/*.sql)))
 REGRESS_OPTS = --inputdir=.
+NO_INSTALLCHECK = 1
 
 # -Wextra with PG 15 headers (checked with gcc 12 on Debian 12):
 # -Wno-unused-parameter: static inline functions in storage/bufpage.h and
@@ -70,7 +80,7 @@ $(DATA_built): $(INSTALL_PARTS) $(EXTENSION).control
 
 # PGXS does not track header dependencies: rebuild every object when any
 # header changes (struct layouts are shared between files).
-$(OBJS): $(HEADERS)
+$(OBJS): $(MS_HEADERS)
 
 EXTRA_CLEAN = results/ regression.diffs regression.out log/ tmp_check/
 
@@ -80,10 +90,24 @@ endif
 
 ifneq ($(and $(PGXS),$(wildcard $(PGXS))),)
 include $(PGXS)
+
+# pg_regress, then the pgTAP suite (scripts/tap-tests.sh, in a database
+# ms_tap that it drops and creates), against the server of PGHOST/PGPORT;
+# both run even if the first fails.
+.PHONY: installcheck installcheck-regress installcheck-tap
+installcheck-regress:
+	$(pg_regress_installcheck) $(REGRESS_OPTS) $(MS_REGRESS)
+installcheck-tap:
+	PATH='$(bindir)':"$$PATH" scripts/tap-tests.sh
+installcheck:
+	@rc=0; \
+	$(MS_MAKE) --no-print-directory installcheck-regress || rc=1; \
+	$(MS_MAKE) --no-print-directory installcheck-tap || rc=1; \
+	exit $$rc
 else
 # PostgreSQL development files are not installed (yet).
-.PHONY: all install uninstall installcheck check clean
-all install uninstall installcheck check:
+.PHONY: all install uninstall installcheck installcheck-regress installcheck-tap check clean
+all install uninstall installcheck installcheck-regress installcheck-tap check:
 	@echo "PGXS not found (PG_CONFIG=$(PG_CONFIG))." >&2
 	@echo "Install the dependencies first: scripts/ensure-deps.sh (as root), or run 'make test'." >&2
 	@exit 1
@@ -99,13 +123,20 @@ endif
 MS_MAKE = $(MAKE)
 
 .PHONY: test lint demo example ms-setup bench-perf bench-batch bench-pgbench bench-instructions bench-scale bench-forgetting bench-quality bench-confidence bench-memory bench-refusal bench-idle-transaction
+# Set-up: missing Debian packages, build, install.  Its output (apt's,
+# the compiler's) goes to $(SETUP_LOG), printed only when a step fails;
+# otherwise one summary line.  scripts/ms-setup.sh says what a non-root user
+# needs for the install step.
+SETUP_LOG = log/setup.log
 ms-setup:
-	scripts/ensure-deps.sh
-	$(MAKE) PG_CONFIG=$(PG_CONFIG)
-	$(MAKE) PG_CONFIG=$(PG_CONFIG) install
+	@MAKE='$(MS_MAKE)' PG_CONFIG='$(PG_CONFIG)' scripts/ms-setup.sh $(SETUP_LOG)
+
+# The throwaway cluster runs the server of the PostgreSQL that PG_CONFIG
+# names (unless PG_BINDIR is set).
+MS_CLUSTER = PG_BINDIR="$${PG_BINDIR:-$$($(PG_CONFIG) --bindir)}" scripts/with-cluster.sh
 
 test: ms-setup
-	MAKE='$(MS_MAKE)' PG_CONFIG='$(PG_CONFIG)' scripts/with-cluster.sh scripts/run-tests.sh
+	@MAKE='$(MS_MAKE)' PG_CONFIG='$(PG_CONFIG)' $(MS_CLUSTER) scripts/run-tests.sh
 
 # The source tree's layers (scripts/check-layers.py, docs/hacking.md#layers)
 # and static analysis (cppcheck from Debian); quiet when clean.
@@ -116,8 +147,8 @@ lint:
 
 demo:
 	@test -f demo/demo.sql || { echo "make demo: demo/demo.sql does not exist" >&2; exit 1; }
-	$(MAKE) ms-setup
-	scripts/with-cluster.sh sh -c 'psql -X -v ON_ERROR_STOP=1 -c "CREATE EXTENSION model_select" && psql -X -v ON_ERROR_STOP=1 -f demo/demo.sql'
+	@$(MS_MAKE) --no-print-directory ms-setup
+	@$(MS_CLUSTER) sh -c 'psql -X -q -v ON_ERROR_STOP=1 -c "CREATE EXTENSION model_select" && psql -X -v ON_ERROR_STOP=1 -f demo/demo.sql'
 
 # Benchmarks are separate from `make test`: each prints ratios against a
 # baseline measured in the same session (see bench/README.md).
@@ -130,7 +161,7 @@ bench-perf: ms-setup
 #   make example OUTCOMES=../shared/bench/routerdc7_dev.csv
 OUTCOMES ?= examples/routerdc7_slice.csv
 example: ms-setup
-	scripts/with-cluster.sh sh -c 'psql -X -q -c "CREATE EXTENSION model_select" && /usr/bin/python3 examples/route_loop.py $(OUTCOMES)'
+	$(MS_CLUSTER) sh -c 'psql -X -q -c "CREATE EXTENSION model_select" && /usr/bin/python3 examples/route_loop.py $(OUTCOMES)'
 
 # route_batch() vs select_model() row by row vs a bare BLAS-3 loop (also in bench-perf).
 bench-batch: ms-setup

@@ -82,13 +82,19 @@ set style line 8 lc rgb "#d62728" lw 2
 set style line 9 lc rgb "#555555" lw 1.5 dt 2
 set grid lc rgb "#dddddd"'
 
-    # (a) learning curves: cumulative regret vs round, one line per policy
+    # (a) learning curves: cumulative regret vs round, one line per policy.
+    # Lines that coincide (on routellm greedy, pak_ucb and "always GPT-4" all
+    # stay at 0 regret against the best arm) stay apart by their markers,
+    # which each policy draws at other rounds (every 6th point from its own
+    # offset); the key, below the panels, covers no curve.
     for ds in synthetic routellm; do
         plots=()
         for f in "$d"/lc_"$ds"_[0-9]*.dat; do
             i=${f##*_}; i=${i%.dat}
             title=$(cat "$d/lc_${ds}_$i.label")
-            plots+=("'$f' using 1:COL with lines ls $i title '$title'")
+            plots+=("'$f' using 1:COL with lines ls $i notitle"
+                    "'$f' using 1:COL every 6::$((i % 6)) with points ls $i lw 1.5 pt $((i + 3)) ps 1.2 notitle"
+                    "keyentry with linespoints ls $i pt $((i + 3)) ps 1.2 title '$title'")
         done
         local ref=""
         if [ -f "$d/lc_${ds}_ref.dat" ]; then
@@ -97,11 +103,11 @@ set grid lc rgb "#dddddd"'
         local joined
         joined=$(IFS=,; echo "${plots[*]}")
         {
-            echo "$term"
+            echo "${term/1200,480/1200,560}"
             echo "$styles"
             echo "set output '$RESULTS/learning_$ds.png'"
             echo "set multiplot layout 1,2 title \"$(cat "$d/lc_$ds.title")\""
-            echo "set key top left"
+            echo "set key below horizontal maxcols 3 width 1"
             echo "set xlabel 'round'"
             if [ "$ds" = synthetic ]; then
                 echo "set logscale y"
@@ -111,7 +117,6 @@ set grid lc rgb "#dddddd"'
             fi
             echo "plot ${joined//COL/2}${ref//COL/2}"
             echo "unset logscale y"
-            [ "$ds" = synthetic ] && echo "set key bottom left"
             echo "set ylabel 'cumulative regret vs best single arm'"
             echo "plot ${joined//COL/3}${ref//COL/3}"
             echo "unset multiplot"
@@ -147,24 +152,31 @@ set grid lc rgb "#dddddd"'
 # files bench/quality_hull.sql wrote there ('|'-separated: router, cost, quality[, knob]).
 plot_hull() {
     local d=$1
+    # Axes that hold the data: every hull starts at the origin (no answer costs
+    # and earns 0), far below the points; its first segment is left out and the
+    # y range fits the points.  Labels: cost weights above left of their point,
+    # budgets below right, so that the two kinds never print over each other.
     gnuplot <<GP
 set terminal pngcairo size 900,650 font "DejaVu Sans,10" linewidth 1.3 noenhanced
 set encoding utf8
 set output '$RESULTS/quality_hull_routellm.png'
 set datafile separator '|'
-set title "RouteLLM, one online pass per point (mean over seeds $SEEDS): the router's hull against the single models' hull"
+set title "RouteLLM, one online pass per point (mean over seeds $SEEDS): the router's hull against the single models' hull\n(the hulls start at the origin, below this window)"
 set key bottom right
 set grid lc rgb "#dddddd"
 set xlabel 'mean cost per prompt (Mixtral = $COST_MIXTRAL, GPT-4 = $COST_GPT4)'
 set ylabel 'mean accuracy per prompt'
-set xrange [0:1.02]
-set yrange [0.66:0.83]
-plot '$d/hull_vertices.dat' using (\$1 == 0 ? \$2 : NaN):3 with linespoints lc rgb "#555555" dt 2 lw 2 pt 5 ps 1.2 title 'single models and their random mixtures (hull)', \
-     '$d/hull_vertices.dat' using (\$1 == 1 ? \$2 : NaN):3 with lines lc rgb "#1f77b4" lw 2 title 'lin_ucb default: hull', \
+set xrange [0:1.05]
+set offsets 0, 0, graph 0.06, graph 0.06
+above(k) = strstrt(k, "budget") ? NaN : 1
+below(k) = strstrt(k, "budget") ? 1 : NaN
+plot '$d/hull_vertices.dat' using (\$1 == 0 && \$2 > 0 ? \$2 : NaN):3 with linespoints lc rgb "#555555" dt 2 lw 2 pt 5 ps 1.2 title 'single models and their random mixtures (hull)', \
+     '$d/hull_vertices.dat' using (\$1 == 1 && \$2 > 0 ? \$2 : NaN):3 with lines lc rgb "#1f77b4" lw 2 title 'lin_ucb default: hull', \
      '$d/hull_points.dat' using (\$1 == 1 ? \$2 : NaN):3 with points lc rgb "#1f77b4" pt 7 ps 0.9 title 'lin_ucb default: cost weights and budgets', \
-     '$d/hull_vertices.dat' using (\$1 == 2 ? \$2 : NaN):3 with lines lc rgb "#d62728" lw 2 title 'lin_ucb alpha 10, intercept 10, eta 1: hull', \
+     '$d/hull_vertices.dat' using (\$1 == 2 && \$2 > 0 ? \$2 : NaN):3 with lines lc rgb "#d62728" lw 2 title 'lin_ucb alpha 10, intercept 10, eta 1: hull', \
      '$d/hull_points.dat' using (\$1 == 2 ? \$2 : NaN):3 with points lc rgb "#d62728" pt 9 ps 1.0 title 'lin_ucb alpha 10, intercept 10, eta 1: points', \
-     '$d/hull_points.dat' using (\$1 == 2 ? \$2 : NaN):3:4 with labels offset char 0,-1 font ',8' tc rgb "#d62728" notitle
+     '$d/hull_points.dat' using (\$1 == 2 ? \$2 * above(strcol(4)) : NaN):3:4 with labels right offset char -0.8,0.9 font ',8' tc rgb "#d62728" notitle, \
+     '$d/hull_points.dat' using (\$1 == 2 ? \$2 * below(strcol(4)) : NaN):3:4 with labels left offset char 0.8,-0.9 font ',8' tc rgb "#d62728" notitle
 GP
 }
 

@@ -14,7 +14,10 @@ program shows what routing would have earned on real traffic.
         --policy lin_ucb --settings '{"alpha": 30, "intercept": 10, "eta": 0.5}'
 
 Connects with the usual libpq environment (PGHOST, PGPORT, PGDATABASE, ...)
-or --dsn; needs psycopg 3 (Debian: python3-psycopg). It (re)creates the
+or --dsn; needs psycopg 3 and numpy (Debian: python3-psycopg, python3-numpy).
+Embeddings are numpy float32 arrays, as an embedding model returns them,
+passed as query parameters through the adapter of numpy_adapt.py (next to
+this file), which sends them as real[]. It (re)creates the
 selector --selector, then prints the learning curve every --every prompts and
 a summary: the router's mean reward next to the best single model's and the
 per-prompt oracle's over the same prompts.
@@ -29,11 +32,14 @@ import os
 import random
 import sys
 
+import numpy
 import psycopg
+
+import numpy_adapt
 
 
 def read_outcomes(path):
-    """Rows (category, embedding literal, rewards) and the model names."""
+    """Rows (category, float32 embedding, rewards) and the model names."""
     arms_path = os.path.splitext(path)[0] + ".arms"
     with open(arms_path) as f:
         arms = [line.strip() for line in f if line.strip()]
@@ -43,7 +49,8 @@ def read_outcomes(path):
             rewards = [float(v) for v in rec["rewards"].strip("{}").split(",")]
             if len(rewards) != len(arms):
                 sys.exit(f"{path}: row {rec['id']} has {len(rewards)} rewards for {len(arms)} models")
-            rows.append((rec["category"], rec["embedding"], rewards))
+            embedding = numpy.array(rec["embedding"].strip("{}").split(","), dtype=numpy.float32)
+            rows.append((rec["category"], embedding, rewards))
     return rows, arms
 
 
@@ -58,7 +65,7 @@ def warm_start(conn, selector, rows):
     """Load a full-information outcome table (every model scored) as rewards."""
     conn.execute("CREATE TEMP TABLE warm_outcomes (ord int, embedding real[], rewards real[])")
     with conn.cursor() as cur:
-        cur.executemany("INSERT INTO warm_outcomes VALUES (%s, %s::real[], %s::real[])",
+        cur.executemany("INSERT INTO warm_outcomes VALUES (%s, %s, %s::real[])",
                         [(i, emb, rewards) for i, (_, emb, rewards) in enumerate(rows)])
     return conn.execute("SELECT model_select.warm_start(%s, 'SELECT embedding, rewards "
                         "FROM warm_outcomes ORDER BY ord')", (selector,)).fetchone()[0]
@@ -67,7 +74,7 @@ def warm_start(conn, selector, rows):
 def route_and_reward(conn, selector, embedding, rewards, arms):
     """One round: route, "call" the model, insert the reward; returns it."""
     decision_id, arm = conn.execute(
-        "SELECT decision_id, arm FROM model_select.route(%s, %s::real[])",
+        "SELECT decision_id, arm FROM model_select.route(%s, %s)",
         (selector, embedding)).fetchone()
     reward = rewards[arms.index(arm)]
     conn.execute("INSERT INTO model_select.rewards(decision_id, reward) VALUES (%s, %s)",
@@ -90,13 +97,14 @@ def main():
 
     rows, arms = read_outcomes(args.outcomes)
     random.Random(args.seed).shuffle(rows)
-    dim = len(rows[0][1].strip("{}").split(","))
+    dim = len(rows[0][1])
     if not 0 <= args.warm < len(rows):
         sys.exit(f"--warm must be in 0..{len(rows) - 1}")
     warm_rows, rows = rows[:args.warm], rows[args.warm:]
     earned = 0.0
     window = []
     with psycopg.connect(args.dsn, autocommit=True) as conn:
+        numpy_adapt.register_psycopg(conn)
         create_selector(conn, args.selector, dim, arms, args.policy, args.settings, args.seed)
         if warm_rows:
             n = warm_start(conn, args.selector, warm_rows)

@@ -17,8 +17,10 @@ PACKAGES=(
     libtap-parser-sourcehandler-pgtap-perl
     pkg-config
     python3-numpy
-    # the application example (examples/route_loop.py, test/session/example.sh)
+    # the application example (examples/route_loop.py, test/session/example.sh) and
+    # the drivers' test (test/session/drivers.sh): psycopg 3 and psycopg2
     python3-psycopg
+    python3-psycopg2
     # toolchain (postgresql-server-dev-15 pulls in clang for bitcode, not gcc)
     gcc
     libc6-dev

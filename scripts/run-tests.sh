@@ -2,71 +2,64 @@
 # Run every test suite against the server described by PGHOST/PGPORT/PGUSER/
 # PGDATABASE (normally started by scripts/with-cluster.sh; see `make test`):
 #
-#   1. pg_regress: `make installcheck` (sql/<name>.sql vs expected/<name>.out)
-#   2. pgTAP:      pg_prove over test/tap/*.sql (hand-written) and
-#                  test/tap/generated/*.sql (written by test/golden/*.py), in a
-#                  fresh database "ms_tap" in which only `CREATE EXTENSION
-#                  pgtap` has been run (test files create model_select
-#                  themselves)
+#   1. pg_regress: `make installcheck-regress` (sql/<name>.sql vs
+#                  expected/<name>.out)
+#   2. pgTAP:      scripts/tap-tests.sh (pg_prove over test/tap/*.sql and
+#                  test/tap/generated/*.sql in a fresh database "ms_tap")
 #   3. session:    every test/session/*.sh, run with bash (tests that need
 #                  several sessions, databases or server-side tools);
-#                  non-zero exit = failure
+#                  non-zero exit = failure.  Each one's output goes to
+#                  log/session/<name>.log; only a failing one's is shown.
 #
 # All suites run even if an earlier one fails; exits non-zero if any failed.
+# The summary at the end repeats the failing tests' own diagnostics (the
+# server's log holds errors that other tests cause on purpose, so it is not
+# shown: scripts/with-cluster.sh keeps it in log/server.log on failure).
 set -uo pipefail
 
 cd "$(dirname "$0")/.." || exit 1
 
 MAKE=${MAKE:-make}
+LOG_DIR=log
 failed=()
+diagnostics=()      # one shell command per failure, run by the summary
 
 section() { printf '\n==== %s ====\n' "$*"; }
+mkdir -p "$LOG_DIR/session"
 
 # -- 1. pg_regress -----------------------------------------------------------
-section "pg_regress (make installcheck)"
+section "pg_regress (make installcheck-regress)"
 rm -f regression.diffs regression.out
-if $MAKE ${PG_CONFIG:+PG_CONFIG="$PG_CONFIG"} installcheck; then
-    :
-else
+if ! $MAKE --no-print-directory ${PG_CONFIG:+PG_CONFIG="$PG_CONFIG"} installcheck-regress; then
     failed+=("pg_regress")
-    if [ -s regression.diffs ]; then
-        section "regression.diffs"
-        cat regression.diffs
-    fi
+    diagnostics+=("cat regression.diffs")
 fi
 
 # -- 2. pgTAP ----------------------------------------------------------------
-shopt -s nullglob
-tap_files=(test/tap/*.sql test/tap/generated/*.sql)
-sh_files=(test/session/*.sh)
-shopt -u nullglob
-
-section "pgTAP (pg_prove test/tap/*.sql test/tap/generated/*.sql)"
-if [ ${#tap_files[@]} -eq 0 ]; then
-    echo "no test/tap/*.sql files"
-else
-    if psql -X -q -v ON_ERROR_STOP=1 -d postgres \
-            -c 'SET client_min_messages = warning' -c 'DROP DATABASE IF EXISTS ms_tap' -c 'CREATE DATABASE ms_tap' &&
-       psql -X -q -v ON_ERROR_STOP=1 -d ms_tap -c 'CREATE EXTENSION pgtap'; then
-        pg_prove --failures -d ms_tap "${tap_files[@]}" || failed+=("pgTAP")
-    else
-        echo "could not create the pgTAP database" >&2
-        failed+=("pgTAP (setup)")
-    fi
+section "pgTAP (scripts/tap-tests.sh)"
+if ! scripts/tap-tests.sh 2>&1 | tee "$LOG_DIR/pgtap.log"; then
+    failed+=("pgTAP")
+    # pg_prove --failures: a file's "ok" line, or its failed tests' diagnostics
+    diagnostics+=("grep -v -e ' ok\$' -e 'NOTICE:  extension \"pgtap\" already exists' $LOG_DIR/pgtap.log")
 fi
 
 # -- 3. session tests --------------------------------------------------------
 section "session tests (test/session/*.sh)"
-if [ ${#sh_files[@]} -eq 0 ]; then
-    echo "no test/session/*.sh files"
-fi
+shopt -s nullglob
+sh_files=(test/session/*.sh)
+shopt -u nullglob
+[ ${#sh_files[@]} -eq 0 ] && echo "no test/session/*.sh files"
 for f in "${sh_files[@]}"; do
-    echo "---- $f"
-    if bash "$f"; then
-        echo "---- $f: PASS"
+    out=$LOG_DIR/session/$(basename "$f" .sh).log
+    start=$SECONDS
+    if bash "$f" >"$out" 2>&1; then
+        echo "$f: PASS ($((SECONDS - start)) s)"
     else
-        echo "---- $f: FAIL (exit $?)"
+        rc=$?
+        echo "$f: FAIL (exit $rc, $((SECONDS - start)) s); its output:"
+        cat "$out"
         failed+=("$f")
+        diagnostics+=("tail -n 40 $out")
     fi
 done
 
@@ -76,5 +69,10 @@ if [ ${#failed[@]} -eq 0 ]; then
     echo "all test suites passed"
     exit 0
 fi
+for i in "${!failed[@]}"; do
+    section "FAILED: ${failed[$i]}"
+    bash -c "${diagnostics[$i]}"
+done
+echo
 echo "FAILED: ${failed[*]}"
 exit 1

@@ -5,7 +5,8 @@
 # (Unix socket only, in that directory), run CMD with PGHOST, PGPORT, PGUSER
 # and PGDATABASE pointing at it, then stop the server and delete the
 # directory -- always, also when CMD fails or the script is interrupted.
-# Exits with CMD's exit status.
+# Exits with CMD's exit status.  When CMD fails, the server's log is copied
+# to MS_SERVER_LOG (default log/server.log, below the current directory).
 #
 # As root the server runs as user "postgres"; otherwise as the calling user.
 set -euo pipefail
@@ -103,8 +104,14 @@ echo "with-cluster: server running (PGHOST=$PGHOST PGPORT=$PGPORT)"
 rc=0
 "$@" || rc=$?
 
+# The server's log is not printed: it holds the errors that tests cause on
+# purpose, and a failing command says what failed itself.  It is kept.
 if [ "$rc" -ne 0 ]; then
-    echo "with-cluster: command failed (exit $rc); last lines of the server log:" >&2
-    tail -n 60 "$LOG_FILE" >&2 || true
+    kept=${MS_SERVER_LOG:-log/server.log}
+    if mkdir -p "$(dirname "$kept")" && cp "$LOG_FILE" "$kept" 2>/dev/null; then
+        echo "with-cluster: command failed (exit $rc); the server's log is in $kept" >&2
+    else
+        echo "with-cluster: command failed (exit $rc)" >&2
+    fi
 fi
 exit "$rc"

@@ -76,7 +76,7 @@ ALTER TABLE model_select.arm_state
     ADD COLUMN spend_sum float8 NOT NULL DEFAULT 0,
     ADD COLUMN spend_n bigint NOT NULL DEFAULT 0;
 
--- The rows of a checkpoint kept by rows (pak_ucb, see src/core/state_store.c):
+-- The rows of a checkpoint kept by rows (pak_ucb, see src/model/state_store.c):
 -- arm_state.state holds the header and these chunks rows [0, n), each the
 -- values of rows [first_row, first_row + nrows) of every per-row array of
 -- the state.  A checkpoint that only appended rows inserts one more chunk,
@@ -92,7 +92,7 @@ CREATE TABLE model_select.arm_state_rows (
 -- Float8 values that pglz cannot shrink: skip the compression try.
 ALTER TABLE model_select.arm_state_rows ALTER COLUMN rows SET STORAGE EXTERNAL;
 
--- The functions that change selectors become C entries (src/core/admin.c)
+-- The functions that change selectors become C entries (src/model/admin.c)
 -- that check the caller's right, then run their former PL/pgSQL bodies,
 -- now model_select._<name>, as the extension owner.
 CREATE FUNCTION model_select._add_arm(selector text, arm text) RETURNS void
@@ -170,7 +170,7 @@ BEGIN
     RETURN sid;
 END $$;
 
--- alter_selector()'s side of the settings lock (src/core/catalog.c): reward
+-- alter_selector()'s side of the settings lock (src/model/catalog.c): reward
 -- inserts hold it shared until they commit; not for clients.
 CREATE FUNCTION model_select._settings_lock(selector_id int) RETURNS void
     AS 'MODULE_PATHNAME', 'model_select_settings_lock' LANGUAGE C STRICT PARALLEL UNSAFE;
@@ -299,7 +299,7 @@ END $$;
 CREATE FUNCTION model_select.checkpoint(selector text) RETURNS bigint
     AS 'MODULE_PATHNAME', 'model_select_checkpoint' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 
--- Route every row of a query (key integer, context real[] or float8[]) in one
+-- Route every row of a query (key integer, context: an array of numbers) in one
 -- call, scoring blocks of rows by BLAS-3; with log, the decisions are logged.
 CREATE FUNCTION model_select.route_batch(selector text, source text, log boolean DEFAULT false)
     RETURNS TABLE (key bigint, arm text, score float8, mean float8, width float8, decision_id bigint)
@@ -344,8 +344,41 @@ SELECT s.name AS selector, a.name AS arm, a.ordinal, a.active, c.n + p.n AS n,
          WHERE r.arm_id = a.arm_id
            AND (r.tx, r.seq) > (coalesce(st.ckpt_tx, '0'::xid8), coalesce(st.ckpt_seq, 0))) p;
 
+-- Contexts: one function per entry point taking anycompatiblearray, instead
+-- of 0.1.0's real[] and float8[] overloads, between which numeric[],
+-- integer[] and untyped literals were ambiguous.
+DROP FUNCTION model_select.select_model(text, float8[]), model_select.select_model(text, real[]),
+    model_select.route(text, float8[]), model_select.route(text, real[]),
+    model_select.scores(text, float8[]), model_select.scores(text, real[]),
+    model_select.cascade(text, float8[], float8), model_select.cascade(text, real[], float8),
+    model_select.cascade_scores(text, float8[], float8), model_select.cascade_scores(text, real[], float8),
+    model_select.cascade_next(text, float8[], float8, text[], float8),
+    model_select.cascade_next(text, real[], float8, text[], float8),
+    model_select.cascade_route(text, float8[], float8), model_select.cascade_route(text, real[], float8);
+CREATE FUNCTION model_select.select_model(selector text, context anycompatiblearray) RETURNS text
+    AS 'MODULE_PATHNAME', 'model_select_select_model_timed' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION model_select.route(selector text, context anycompatiblearray,
+    OUT decision_id bigint, OUT arm text, OUT score float8)
+    AS 'MODULE_PATHNAME', 'model_select_route_timed' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+CREATE FUNCTION model_select.scores(selector text, context anycompatiblearray)
+    RETURNS TABLE (arm text, active boolean, n bigint, mean float8, width float8, ucb float8,
+                   radius float8, alpha float8)
+    AS 'MODULE_PATHNAME', 'model_select_scores' LANGUAGE C STABLE STRICT PARALLEL SAFE ROWS 8;
+CREATE FUNCTION model_select.cascade(selector text, context anycompatiblearray, beta float8 DEFAULT 5)
+    RETURNS TABLE ("position" int, arm text, index float8)
+    AS 'MODULE_PATHNAME', 'model_select_cascade' LANGUAGE C STABLE STRICT PARALLEL SAFE ROWS 8;
+CREATE FUNCTION model_select.cascade_scores(selector text, context anycompatiblearray, beta float8 DEFAULT 5)
+    RETURNS TABLE (arm text, active boolean, n bigint, estimate float8, width float8, index float8)
+    AS 'MODULE_PATHNAME', 'model_select_cascade_scores' LANGUAGE C STABLE STRICT PARALLEL SAFE ROWS 8;
+CREATE FUNCTION model_select.cascade_next(selector text, context anycompatiblearray, best_value float8,
+                                          queried text[], beta float8 DEFAULT 5) RETURNS text
+    AS 'MODULE_PATHNAME', 'model_select_cascade_next' LANGUAGE C STABLE PARALLEL SAFE;
+CREATE FUNCTION model_select.cascade_route(selector text, context anycompatiblearray, beta float8 DEFAULT 5,
+    OUT cascade_id bigint, OUT arms text[], OUT indices float8[])
+    AS 'MODULE_PATHNAME', 'model_select_cascade_route' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
 -- PARALLEL labels.  0.1.0 labelled 12 functions PARALLEL SAFE and left the
--- others at the default, PARALLEL UNSAFE; 0.2.0 labels all 50 explicitly.
+-- others at the default, PARALLEL UNSAFE; 0.2.0 labels every one explicitly.
 -- Those that stay UNSAFE (everything that writes, locks rows or runs the
 -- caller's SQL) need no change here; these change:
 -- pure functions
@@ -393,13 +426,13 @@ COMMENT ON COLUMN model_select.arm_state.cost_n IS 'Number of rewards that had a
 COMMENT ON COLUMN model_select.arm_state.spend_sum IS 'Sum of the costs of the rewards of decisions that had one: the spend the budget''s pacer counts (rewards without a decision, such as warm_start()''s, are not spend).';
 COMMENT ON COLUMN model_select.arm_state.spend_n IS 'Number of rewards of decisions that had a cost.';
 COMMENT ON COLUMN model_select.arm_state.state IS
-'The policy''s state in binary form (layout in src/core/state.h); NULL until the first reward. For pak_ucb only the header: the rows are in arm_state_rows.';
+'The policy''s state in binary form (layout in src/model/state.h); NULL until the first reward. For pak_ucb only the header: the rows are in arm_state_rows.';
 COMMENT ON TABLE model_select.arm_state_rows IS
 'The rows of checkpoints stored by rows (pak_ucb): arm_state.state holds the header, these chunks the values of rows [first_row, first_row + nrows), tiling [0, n). A checkpoint that only appended rows adds a chunk; any other rewrites them. Written only by the extension as its owner; not dumped (derived from the log).';
 COMMENT ON COLUMN model_select.arm_state_rows.first_row IS 'First row of the state the chunk holds.';
 COMMENT ON COLUMN model_select.arm_state_rows.nrows IS 'Rows the chunk holds.';
 COMMENT ON COLUMN model_select.arm_state_rows.rows IS
-'Per row array of the state (contexts, values, each packed factor), the values of these rows, concatenated (float8, layout in src/core/state.h).';
+'Per row array of the state (contexts, values, each packed factor), the values of these rows, concatenated (float8, layout in src/model/state.h).';
 COMMENT ON FUNCTION model_select.resolve_settings(text, text, jsonb) IS
 'Validates settings for a policy and kernel and returns them with every default filled in: what create_selector() stores.';
 COMMENT ON FUNCTION model_select.resolve_settings(text, text, jsonb, int) IS
@@ -428,19 +461,13 @@ COMMENT ON COLUMN model_select.decisions.context IS 'The context as given (store
 COMMENT ON COLUMN model_select.decisions.score IS 'The chosen arm''s ucb at decision time (Infinity for an untried arm).';
 COMMENT ON COLUMN model_select.decisions.mean IS 'The chosen arm''s predicted reward at decision time (drift() compares it with the rewards).';
 COMMENT ON COLUMN model_select.decisions.cost_weight IS 'The cost weight in force at decision time: with a budget the pacer''s, a function of the costs in the reward log; else the cost_weight setting.';
-COMMENT ON FUNCTION model_select.select_model(text, float8[]) IS
+COMMENT ON FUNCTION model_select.select_model(text, anycompatiblearray) IS
 'The arm to use for this context: the active arm with the highest ucb, ties broken by a hash of seed, context and ordinal. Reads only (STABLE, PARALLEL SAFE).';
-COMMENT ON FUNCTION model_select.select_model(text, real[]) IS
-'The arm to use for this context: the active arm with the highest ucb, ties broken by a hash of seed, context and ordinal. Reads only (STABLE, PARALLEL SAFE).';
-COMMENT ON FUNCTION model_select.route(text, float8[]) IS
-'The choice of select_model(), logged in decisions: returns the decision_id (to reward), the arm and its ucb.';
-COMMENT ON FUNCTION model_select.route(text, real[]) IS
+COMMENT ON FUNCTION model_select.route(text, anycompatiblearray) IS
 'The choice of select_model(), logged in decisions: returns the decision_id (to reward), the arm and its ucb.';
 COMMENT ON FUNCTION model_select.route_batch(text, text, boolean) IS
-'Routes every row of the query source, which yields (key integer, context real[] or float8[]): per row the key, the arm select_model() would choose, its ucb (score), mean and width, and with log => true the decision_id of the decision logged for it. Blocks of rows are scored by BLAS-3. source runs with the caller''s rights, read only.';
-COMMENT ON FUNCTION model_select.scores(text, float8[]) IS
-'Every arm of the selector (retired ones too) in ordinal order: rewards n, mean, width, ucb = mean + radius * width, and the radius and ridge alpha of the bound for this context. Reads only.';
-COMMENT ON FUNCTION model_select.scores(text, real[]) IS
+'Routes every row of the query source, which yields (key integer, context real[], float8[], numeric[] or integer[]): per row the key, the arm select_model() would choose, its ucb (score), mean and width, and with log => true the decision_id of the decision logged for it. Blocks of rows are scored by BLAS-3. source runs with the caller''s rights, read only.';
+COMMENT ON FUNCTION model_select.scores(text, anycompatiblearray) IS
 'Every arm of the selector (retired ones too) in ordinal order: rewards n, mean, width, ucb = mean + radius * width, and the radius and ridge alpha of the bound for this context. Reads only.';
 COMMENT ON FUNCTION model_select.cache_stats() IS
 'This backend''s cache of arm folds and decoded models: entries and bytes held, hits (a cached model reused), misses (an arm folded anew from its checkpoint), states decoded, evictions (least recently used selectors dropped to stay within model_select.cache_size), and bytes of random feature matrices; then the server''s shared cache (model_select in shared_preload_libraries, else NULL): bases held, their bytes, pins on them, bases this backend took from it and published to it, and evictions.';
@@ -509,23 +536,15 @@ COMMENT ON FUNCTION model_select._cascade_append_only() IS
 COMMENT ON TRIGGER cascade_resolve ON model_select.cascade_observations IS 'Completes and validates each observation row.';
 COMMENT ON TRIGGER cascade_apply ON model_select.cascade_observations IS 'Learns from the statement''s observations.';
 COMMENT ON TRIGGER cascade_append_only ON model_select.cascade_observations IS 'Keeps the observation log append-only.';
-COMMENT ON FUNCTION model_select.cascade(text, float8[], float8) IS
+COMMENT ON FUNCTION model_select.cascade(text, anycompatiblearray, float8) IS
 'The active arms in the order to query them (decreasing optimistic index), with their indices: stop once the best value seen reaches the next index.';
-COMMENT ON FUNCTION model_select.cascade(text, real[], float8) IS
-'The active arms in the order to query them (decreasing optimistic index), with their indices: stop once the best value seen reaches the next index.';
-COMMENT ON FUNCTION model_select.cascade_scores(text, float8[], float8) IS
+COMMENT ON FUNCTION model_select.cascade_scores(text, anycompatiblearray, float8) IS
 'Every arm (retired ones too): observations, estimated index, width and optimistic index (Infinity while n = 0).';
-COMMENT ON FUNCTION model_select.cascade_scores(text, real[], float8) IS
-'Every arm (retired ones too): observations, estimated index, width and optimistic index (Infinity while n = 0).';
-COMMENT ON FUNCTION model_select.cascade_next(text, float8[], float8, text[], float8) IS
-'Weitzman''s rule: the next arm to query given the best value so far and the arms queried, or NULL to stop.';
-COMMENT ON FUNCTION model_select.cascade_next(text, real[], float8, text[], float8) IS
+COMMENT ON FUNCTION model_select.cascade_next(text, anycompatiblearray, float8, text[], float8) IS
 'Weitzman''s rule: the next arm to query given the best value so far and the arms queried, or NULL to stop.';
 COMMENT ON FUNCTION model_select.cascade_select(text, float8[], text[]) IS
 'Which queried output to deploy: the arm with the best value.';
-COMMENT ON FUNCTION model_select.cascade_route(text, float8[], float8) IS
-'cascade(), logged in cascade_decisions: returns the cascade_id (for the observations), the arms in query order and their indices.';
-COMMENT ON FUNCTION model_select.cascade_route(text, real[], float8) IS
+COMMENT ON FUNCTION model_select.cascade_route(text, anycompatiblearray, float8) IS
 'cascade(), logged in cascade_decisions: returns the cascade_id (for the observations), the arms in query order and their indices.';
 COMMENT ON FUNCTION model_select.cascade_refit(text, boolean) IS
 'Rebuilds every arm''s cascade_state from the observation log (rho warm-started unless from_scratch); returns the number of observations used.';
@@ -708,7 +727,7 @@ CREATE FUNCTION model_select.has_selector_privilege(selector text, privilege tex
 CREATE FUNCTION model_select.has_selector_privilege(selector_id int, privilege text) RETURNS boolean
     AS 'MODULE_PATHNAME', 'model_select_has_selector_privilege_id' LANGUAGE C STABLE STRICT PARALLEL SAFE;
 
--- grant_selector / revoke_selector: the C entry (src/core/admin.c) lets only
+-- grant_selector / revoke_selector: the C entry (src/model/admin.c) lets only
 -- the owner (or a member of its role), a superuser or the extension owner
 -- through, then runs these bodies as the extension owner.
 -- The arguments of grant_selector and revoke_selector, checked; returns the
@@ -768,7 +787,7 @@ DECLARE
             'model_select.rewards, model_select.selector_grants, model_select.cascade_decisions, '
             'model_select.cascade_observations, model_select.cascade_state, model_select.arm_stats, '
             'model_select.cascade_outcomes, model_select.cascade_arm_stats, model_select.learner, '
-            'model_select.learner_lag',
+            'model_select.learner_lag, model_select.stats, model_select.stats_resets, model_select.progress',
         -- the columns a client writes: not the ids, which come from the sequences
         -- (an id given ahead of its sequence would fail another role's insert)
         'INSERT (selector, arm, decision_id, context, reward, cost, created_at) ON model_select.rewards',
@@ -900,7 +919,7 @@ COMMENT ON TABLE model_select.selector_grants IS
 'Rights on selectors granted by their owners with grant_selector(): route, reward or admin, each separately.';
 COMMENT ON COLUMN model_select.selector_grants.grantee IS 'The role granted the right (and, through membership, the roles that inherit from it).';
 COMMENT ON COLUMN model_select.selector_grants.privilege IS
-'route (select_model, route, scores, drift, cascades), reward (INSERT into rewards and cascade_observations) or admin (alter_selector, add_arm, retire_arm, rebuild_state, checkpoint, resample, cascade_refit, drop_selector).';
+'route (select_model, route, scores, drift, cascades), reward (INSERT into rewards and cascade_observations) or admin (alter_selector, add_arm, retire_arm, rebuild_state, checkpoint, resample, cascade_refit, stats_reset, drop_selector).';
 COMMENT ON FUNCTION model_select.has_selector_privilege(text, text) IS
 'Whether the current user holds the privilege (route, reward, admin, or a comma-separated list: any of them) on the selector.';
 COMMENT ON FUNCTION model_select.has_selector_privilege(int, text) IS
@@ -1082,6 +1101,7 @@ BEGIN
     END IF;
     SELECT pg_catalog.max(a.ordinal) INTO narms FROM model_select.arms a
      WHERE a.selector_id OPERATOR(pg_catalog.=) sel_id;
+    PERFORM model_select._progress_begin('warm_start', selector);
     -- row by row, arms in ordinal order: each arm's log follows the source's order.
     -- (_source_rows gives every row the same width; a wrong one is refused below,
     -- which undoes the insert with the statement.)
@@ -1098,6 +1118,7 @@ BEGIN
         RAISE EXCEPTION 'warm_start: the source''s rewards have % elements, selector "%" has % arms', width, selector, narms
             USING ERRCODE = '22000', HINT = 'Element i is the outcome of the arm of ordinal i (see model_select.arms); NULL skips an arm.';
     END IF;
+    PERFORM model_select._progress_end();
     RETURN inserted;
 END $$;
 
@@ -1144,3 +1165,124 @@ COMMENT ON VIEW model_select.learner IS
 'The learner process and its counters (learner_status()).';
 COMMENT ON VIEW model_select.learner_lag IS
 'Per selector: rewards no checkpoint holds yet, and the age in seconds of the oldest of them.';
+
+-- == Statistics: model_select.stats and stats_reset() (as sql/install/45_stats.sql,
+-- with the row-level security and rights that 80_security.sql gives them).
+
+-- Statistics: per selector and arm, decisions and rewards since the last
+-- stats_reset(), counted from the logs (they are the truth: every backend
+-- and a restored dump count the same).  A reset keeps the logs: it records
+-- the highest decision_id and reward_id of the selector, and only later rows
+-- count.
+CREATE TABLE model_select.stats_resets (
+    selector_id int PRIMARY KEY REFERENCES model_select.selectors ON DELETE CASCADE,
+    decision_id bigint NOT NULL,
+    reward_id   bigint NOT NULL,
+    reset_at    timestamptz NOT NULL
+);
+SELECT pg_catalog.pg_extension_config_dump('model_select.stats_resets', '');
+
+-- Server-wide calls and latency of select_model() and route() per selector
+-- and arm, from shared memory (src/routing/latency.c); no rows unless preloaded.
+CREATE FUNCTION model_select._latency(OUT selector text, OUT arm text,
+    OUT selections bigint, OUT select_ms float8, OUT select_ms_max float8,
+    OUT routes bigint, OUT route_ms float8, OUT route_ms_max float8) RETURNS SETOF record
+    AS 'MODULE_PATHNAME', 'model_select_latency' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+CREATE FUNCTION model_select._latency_reset(selector text) RETURNS void
+    AS 'MODULE_PATHNAME', 'model_select_latency_reset' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+-- With the reader's rights, as arm_stats (row-level security).
+CREATE VIEW model_select.stats WITH (security_invoker = true) AS
+SELECT s.name AS selector, a.name AS arm, a.ordinal,
+       d.decisions, r.rewards, r.reward_sum, r.cost_sum,
+       d.last_decision, r.last_reward,
+       l.selections, l.select_ms / nullif(l.selections, 0) AS select_ms_mean, l.select_ms_max,
+       l.routes, l.route_ms / nullif(l.routes, 0) AS route_ms_mean, l.route_ms_max,
+       rs.reset_at AS stats_reset
+  FROM model_select.selectors s
+  JOIN model_select.arms a USING (selector_id)
+  LEFT JOIN model_select.stats_resets rs USING (selector_id)
+  LEFT JOIN model_select._latency() l ON l.selector = s.name AND l.arm = a.name
+  CROSS JOIN LATERAL (
+        SELECT count(*) AS decisions, max(dl.created_at) AS last_decision
+          FROM model_select.decisions dl
+         WHERE dl.selector_id = a.selector_id AND dl.arm_id = a.arm_id
+           AND dl.decision_id > coalesce(rs.decision_id, 0)) d
+  CROSS JOIN LATERAL (
+        SELECT count(*) AS rewards, coalesce(sum(rw.reward), 0) AS reward_sum,
+               coalesce(sum(rw.cost), 0) AS cost_sum, max(rw.created_at) AS last_reward
+          FROM model_select.rewards rw
+         WHERE rw.arm_id = a.arm_id AND rw.reward_id > coalesce(rs.reward_id, 0)) r;
+
+-- stats_reset: the C entry (src/model/admin.c) checks the admin right, then
+-- runs this body as the extension owner.
+CREATE FUNCTION model_select._stats_reset(selector text) RETURNS timestamptz
+LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    sid int;
+BEGIN
+    SELECT s.selector_id INTO sid FROM model_select.selectors s WHERE s.name = selector;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'selector "%" does not exist', selector USING ERRCODE = '42704';
+    END IF;
+    INSERT INTO model_select.stats_resets AS t (selector_id, decision_id, reward_id, reset_at)
+    VALUES (sid,
+            (SELECT coalesce(max(d.decision_id), 0) FROM model_select.decisions d WHERE d.selector_id = sid),
+            (SELECT coalesce(max(r.reward_id), 0) FROM model_select.rewards r WHERE r.selector_id = sid),
+            now())
+    ON CONFLICT (selector_id) DO UPDATE
+       SET decision_id = excluded.decision_id, reward_id = excluded.reward_id, reset_at = excluded.reset_at;
+    PERFORM model_select._latency_reset(selector);
+    RETURN now();
+END $$;
+CREATE FUNCTION model_select.stats_reset(selector text) RETURNS timestamptz
+    AS 'MODULE_PATHNAME', 'model_select_admin_call' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON TABLE model_select.stats_resets IS
+'Per selector, where stats_reset() last reset its statistics: the highest decision_id and reward_id then; model_select.stats counts later rows.';
+COMMENT ON VIEW model_select.stats IS
+'Per selector and arm, since the last stats_reset(): decisions (route(), route_batch(log => true)), rewards, their sum and the sum of costs, the last decision''s and reward''s time, counted from the logs (the same in every session); with shared_preload_libraries also the server''s select_model() and route() calls and their mean and largest latency in milliseconds (else NULL).';
+COMMENT ON FUNCTION model_select.stats_reset(text) IS
+'Resets the selector''s statistics in model_select.stats (the logs stay); returns the time of the reset. Needs the admin right.';
+COMMENT ON FUNCTION model_select._latency() IS
+'Internal: calls, total and largest milliseconds of select_model() and route() per selector and chosen arm since the server started or stats_reset(), from shared memory (none unless preloaded).';
+COMMENT ON FUNCTION model_select._latency_reset(text) IS
+'Internal: forget the selector''s latency figures (stats_reset()).';
+COMMENT ON FUNCTION model_select._stats_reset(text) IS
+'Internal: the body of stats_reset(), run as the extension owner once the caller''s admin right is checked.';
+
+ALTER TABLE model_select.stats_resets ENABLE ROW LEVEL SECURITY;
+CREATE POLICY selector_rights ON model_select.stats_resets FOR SELECT
+    USING (model_select.has_selector_privilege(selector_id, 'route, reward, admin'));
+REVOKE EXECUTE ON FUNCTION model_select._stats_reset(text), model_select._latency_reset(text) FROM PUBLIC;
+
+-- == Progress of long commands (as sql/install/46_progress.sql).
+
+-- Progress of long commands (replay, route_batch, warm_start, rebuild_state,
+-- checkpoint, alter_selector and the other administration functions): one
+-- row per backend running one, from shared memory, so from any session;
+-- empty unless model_select is in shared_preload_libraries.  The setting
+-- model_select.progress_interval also sends NOTICEs to the command's client.
+CREATE FUNCTION model_select._progress(OUT pid int, OUT command text, OUT target text,
+    OUT done bigint, OUT total bigint, OUT unit text, OUT started timestamptz, OUT seconds float8)
+    RETURNS SETOF record
+    AS 'MODULE_PATHNAME', 'model_select_progress' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+CREATE VIEW model_select.progress AS
+SELECT pid, command, target, done, total, unit,
+       CASE WHEN total > 0 THEN done::float8 / total END AS fraction, started, seconds
+  FROM model_select._progress();
+
+-- For commands written in PL/pgSQL (warm_start).
+CREATE FUNCTION model_select._progress_begin(command text, target text) RETURNS void
+    AS 'MODULE_PATHNAME', 'model_select_progress_begin' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+CREATE FUNCTION model_select._progress_end() RETURNS void
+    AS 'MODULE_PATHNAME', 'model_select_progress_end' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON VIEW model_select.progress IS
+'Long commands in progress, one row per backend (with shared_preload_libraries, else none): command, its selector, units (rounds, rows, rewards, arms) done of total (NULL: not known in advance), fraction, start and seconds elapsed. Another role''s rows show only the pid, as in pg_stat_activity.';
+COMMENT ON FUNCTION model_select._progress() IS
+'Internal: the rows of view progress, read from shared memory.';
+COMMENT ON FUNCTION model_select._progress_begin(text, text) IS
+'Internal: a PL/pgSQL command (warm_start) begins reporting progress; what it runs reports the units.';
+COMMENT ON FUNCTION model_select._progress_end() IS
+'Internal: the end of a command begun by _progress_begin().';

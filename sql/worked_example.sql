@@ -73,8 +73,11 @@ SELECT r.arm, round(r.ucb::numeric, 6) AS ucb_real, round(d.ucb::numeric, 6) AS 
        r.ucb = d.ucb AS identical
   FROM model_select.scores('router', '{0.25, 0, 1, 0.5}'::real[]) r
   JOIN model_select.scores('router', '{0.25, 0, 1, 0.5}'::float8[]) d USING (arm);
--- An array literal needs its type: real[] and float8[] are both candidates.
-SELECT model_select.select_model('router', '{0.25, 0, 1, 0.5}');
+-- Any array of numbers is a context: an untyped literal, numeric[] (what
+-- psycopg2 sends for a list of floats), integer[] (4 times the same direction).
+SELECT model_select.select_model('router', '{0.25, 0, 1, 0.5}') AS untyped,
+       model_select.select_model('router', ARRAY[0.25, 0, 1, 0.5]) AS "numeric",
+       model_select.select_model('router', ARRAY[1, 0, 4, 2]) AS "integer";
 
 -- 9. Retire an arm: it keeps its state but is no longer routed to ...
 SELECT model_select.retire_arm('router', 'llama-3-8b');

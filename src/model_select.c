@@ -10,6 +10,8 @@
 #include <cblas.h>
 
 #include "model/state.h"
+#include "routing/latency.h"
+#include "pg/progress.h"
 #include "learning/checkpoint.h"
 #include "learning/learner.h"
 #include "routing/model_cache.h"
@@ -49,10 +51,13 @@ _PG_init(void)
 							"(state and random features) could outgrow it.",
 							&max_model_size_kb, 256 * 1024, 64, INT_MAX / 2,
 							PGC_SUSET, GUC_UNIT_KB, NULL, NULL, NULL);
+	progress_init();
 	if (process_shared_preload_libraries_in_progress)
 	{
 		shared_cache_preload();
 		learner_preload();
+		progress_preload();
+		latency_preload();
 	}
 	MarkGUCPrefixReserved("model_select");
 }

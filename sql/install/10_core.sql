@@ -40,7 +40,7 @@ CREATE TABLE model_select.arms (
 
 -- One row per arm: its checkpoint, the fold of the arm's reward log up to
 -- (ckpt_tx, ckpt_seq) in canonical order under the settings of
--- settings_version (binary layout in src/core/state.h), and the totals of
+-- settings_version (binary layout in src/model/state.h), and the totals of
 -- the rewards folded.  Rewards after it are pending: readers fold them in
 -- memory.  Written only by the extension's own code (checkpoints,
 -- rebuild_state), as the extension owner.
@@ -64,7 +64,7 @@ CREATE INDEX ON model_select.arm_state (selector_id);
 -- States are float8 arrays that pglz cannot shrink: skip the compression try.
 ALTER TABLE model_select.arm_state ALTER COLUMN state SET STORAGE EXTERNAL;
 
--- The rows of a checkpoint kept by rows (pak_ucb, see src/core/state_store.c):
+-- The rows of a checkpoint kept by rows (pak_ucb, see src/model/state_store.c):
 -- arm_state.state holds the header and these chunks rows [0, n), each the
 -- values of rows [first_row, first_row + nrows) of every per-row array of
 -- the state.  A checkpoint that only appended rows inserts one more chunk,
@@ -95,7 +95,7 @@ CREATE FUNCTION model_select._resolve_settings_over(policy text, kernel text, se
     AS 'MODULE_PATHNAME', 'model_select_resolve_settings' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 REVOKE ALL ON FUNCTION model_select._resolve_settings_over(text, text, jsonb, int, jsonb) FROM PUBLIC;
 
--- The functions that change selectors are C entries (src/core/admin.c) that
+-- The functions that change selectors are C entries (src/model/admin.c) that
 -- check the caller's right on the selector, then run these bodies,
 -- model_select._<name>, as the extension owner: clients hold no write right
 -- on selectors, arms or arm_state.  EXECUTE on the bodies is revoked from
@@ -164,7 +164,7 @@ BEGIN
     RETURN sid;
 END $$;
 
--- alter_selector()'s side of the settings lock (src/core/catalog.c): reward
+-- alter_selector()'s side of the settings lock (src/model/catalog.c): reward
 -- inserts hold it shared until they commit; not for clients.
 CREATE FUNCTION model_select._settings_lock(selector_id int) RETURNS void
     AS 'MODULE_PATHNAME', 'model_select_settings_lock' LANGUAGE C STRICT PARALLEL UNSAFE;
@@ -246,7 +246,7 @@ BEGIN
     END IF;
 END $$;
 
--- The entries (src/core/admin.c): same arguments as the bodies, less the
+-- The entries (src/model/admin.c): same arguments as the bodies, less the
 -- new selector's owner, which create_selector takes from the caller.
 CREATE FUNCTION model_select.add_arm(selector text, arm text) RETURNS void
     AS 'MODULE_PATHNAME', 'model_select_admin_call' LANGUAGE C VOLATILE PARALLEL UNSAFE;
@@ -307,14 +307,14 @@ COMMENT ON COLUMN model_select.arm_state.cost_n IS 'Number of rewards that had a
 COMMENT ON COLUMN model_select.arm_state.spend_sum IS 'Sum of the costs of the rewards of decisions that had one: the spend the budget''s pacer counts (rewards without a decision, such as warm_start()''s, are not spend).';
 COMMENT ON COLUMN model_select.arm_state.spend_n IS 'Number of rewards of decisions that had a cost.';
 COMMENT ON COLUMN model_select.arm_state.state IS
-'The policy''s state in binary form (layout in src/core/state.h); NULL until the first reward. For pak_ucb only the header: the rows are in arm_state_rows.';
+'The policy''s state in binary form (layout in src/model/state.h); NULL until the first reward. For pak_ucb only the header: the rows are in arm_state_rows.';
 
 COMMENT ON TABLE model_select.arm_state_rows IS
 'The rows of checkpoints stored by rows (pak_ucb): arm_state.state holds the header, these chunks the values of rows [first_row, first_row + nrows), tiling [0, n). A checkpoint that only appended rows adds a chunk; any other rewrites them. Written only by the extension as its owner; not dumped (derived from the log).';
 COMMENT ON COLUMN model_select.arm_state_rows.first_row IS 'First row of the state the chunk holds.';
 COMMENT ON COLUMN model_select.arm_state_rows.nrows IS 'Rows the chunk holds.';
 COMMENT ON COLUMN model_select.arm_state_rows.rows IS
-'Per row array of the state (contexts, values, each packed factor), the values of these rows, concatenated (float8, layout in src/core/state.h).';
+'Per row array of the state (contexts, values, each packed factor), the values of these rows, concatenated (float8, layout in src/model/state.h).';
 
 COMMENT ON FUNCTION model_select.resolve_settings(text, text, jsonb) IS
 'Validates settings for a policy and kernel and returns them with every default filled in: what create_selector() stores.';

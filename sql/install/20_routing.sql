@@ -16,28 +16,24 @@ CREATE TABLE model_select.decisions (
 CREATE INDEX ON model_select.decisions (selector_id, created_at);
 
 -- Scoring.  select_model and scores read only (STABLE); route logs a decision.
-CREATE FUNCTION model_select.select_model(selector text, context float8[]) RETURNS text
-    AS 'MODULE_PATHNAME', 'model_select_select_model' LANGUAGE C STABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION model_select.select_model(selector text, context real[]) RETURNS text
-    AS 'MODULE_PATHNAME', 'model_select_select_model' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+-- The context is any one-dimensional array of numbers: real[] (pgvector's
+-- vector through its cast), float8[], numeric[] and integer[] (what drivers
+-- send for a list of floats or ints) and an untyped '{...}' literal all
+-- reach this one function (with two overloads, real[] and float8[], the
+-- others were ambiguous); the C code reads real[] and float8[] in place.
+CREATE FUNCTION model_select.select_model(selector text, context anycompatiblearray) RETURNS text
+    AS 'MODULE_PATHNAME', 'model_select_select_model_timed' LANGUAGE C STABLE STRICT PARALLEL SAFE;
 
-CREATE FUNCTION model_select.route(selector text, context float8[],
+CREATE FUNCTION model_select.route(selector text, context anycompatiblearray,
     OUT decision_id bigint, OUT arm text, OUT score float8)
-    AS 'MODULE_PATHNAME', 'model_select_route' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
-CREATE FUNCTION model_select.route(selector text, context real[],
-    OUT decision_id bigint, OUT arm text, OUT score float8)
-    AS 'MODULE_PATHNAME', 'model_select_route' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+    AS 'MODULE_PATHNAME', 'model_select_route_timed' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 
-CREATE FUNCTION model_select.scores(selector text, context float8[])
-    RETURNS TABLE (arm text, active boolean, n bigint, mean float8, width float8, ucb float8,
-                   radius float8, alpha float8)
-    AS 'MODULE_PATHNAME', 'model_select_scores' LANGUAGE C STABLE STRICT PARALLEL SAFE ROWS 8;
-CREATE FUNCTION model_select.scores(selector text, context real[])
+CREATE FUNCTION model_select.scores(selector text, context anycompatiblearray)
     RETURNS TABLE (arm text, active boolean, n bigint, mean float8, width float8, ucb float8,
                    radius float8, alpha float8)
     AS 'MODULE_PATHNAME', 'model_select_scores' LANGUAGE C STABLE STRICT PARALLEL SAFE ROWS 8;
 
--- Route every row of a query (key integer, context real[] or float8[]) in one
+-- Route every row of a query (key integer, context: an array of numbers) in one
 -- call, scoring blocks of rows by BLAS-3; with log, the decisions are logged.
 CREATE FUNCTION model_select.route_batch(selector text, source text, log boolean DEFAULT false)
     RETURNS TABLE (key bigint, arm text, score float8, mean float8, width float8, decision_id bigint)
@@ -66,19 +62,13 @@ COMMENT ON COLUMN model_select.decisions.score IS 'The chosen arm''s ucb at deci
 COMMENT ON COLUMN model_select.decisions.mean IS 'The chosen arm''s predicted reward at decision time (drift() compares it with the rewards).';
 COMMENT ON COLUMN model_select.decisions.cost_weight IS 'The cost weight in force at decision time: with a budget the pacer''s, a function of the costs in the reward log; else the cost_weight setting.';
 
-COMMENT ON FUNCTION model_select.select_model(text, float8[]) IS
+COMMENT ON FUNCTION model_select.select_model(text, anycompatiblearray) IS
 'The arm to use for this context: the active arm with the highest ucb, ties broken by a hash of seed, context and ordinal. Reads only (STABLE, PARALLEL SAFE).';
-COMMENT ON FUNCTION model_select.select_model(text, real[]) IS
-'The arm to use for this context: the active arm with the highest ucb, ties broken by a hash of seed, context and ordinal. Reads only (STABLE, PARALLEL SAFE).';
-COMMENT ON FUNCTION model_select.route(text, float8[]) IS
-'The choice of select_model(), logged in decisions: returns the decision_id (to reward), the arm and its ucb.';
-COMMENT ON FUNCTION model_select.route(text, real[]) IS
+COMMENT ON FUNCTION model_select.route(text, anycompatiblearray) IS
 'The choice of select_model(), logged in decisions: returns the decision_id (to reward), the arm and its ucb.';
 COMMENT ON FUNCTION model_select.route_batch(text, text, boolean) IS
-'Routes every row of the query source, which yields (key integer, context real[] or float8[]): per row the key, the arm select_model() would choose, its ucb (score), mean and width, and with log => true the decision_id of the decision logged for it. Blocks of rows are scored by BLAS-3. source runs with the caller''s rights, read only.';
-COMMENT ON FUNCTION model_select.scores(text, float8[]) IS
-'Every arm of the selector (retired ones too) in ordinal order: rewards n, mean, width, ucb = mean + radius * width, and the radius and ridge alpha of the bound for this context. Reads only.';
-COMMENT ON FUNCTION model_select.scores(text, real[]) IS
+'Routes every row of the query source, which yields (key integer, context real[], float8[], numeric[] or integer[]): per row the key, the arm select_model() would choose, its ucb (score), mean and width, and with log => true the decision_id of the decision logged for it. Blocks of rows are scored by BLAS-3. source runs with the caller''s rights, read only.';
+COMMENT ON FUNCTION model_select.scores(text, anycompatiblearray) IS
 'Every arm of the selector (retired ones too) in ordinal order: rewards n, mean, width, ucb = mean + radius * width, and the radius and ridge alpha of the bound for this context. Reads only.';
 COMMENT ON FUNCTION model_select.cache_stats() IS
 'This backend''s cache of arm folds and decoded models: entries and bytes held, hits (a cached model reused), misses (an arm folded anew from its checkpoint), states decoded, evictions (least recently used selectors dropped to stay within model_select.cache_size), and bytes of random feature matrices; then the server''s shared cache (model_select in shared_preload_libraries, else NULL): bases held, their bytes, pins on them, bases this backend took from it and published to it, and evictions.';

@@ -92,28 +92,19 @@ CREATE TRIGGER cascade_append_only BEFORE UPDATE OR TRUNCATE ON model_select.cas
     FOR EACH STATEMENT EXECUTE FUNCTION model_select._cascade_append_only();
 
 -- The active arms in decreasing optimistic index (the stop thresholds).
-CREATE FUNCTION model_select.cascade(selector text, context float8[], beta float8 DEFAULT 5)
-    RETURNS TABLE ("position" int, arm text, index float8)
-    AS 'MODULE_PATHNAME', 'model_select_cascade' LANGUAGE C STABLE STRICT PARALLEL SAFE ROWS 8;
-CREATE FUNCTION model_select.cascade(selector text, context real[], beta float8 DEFAULT 5)
+CREATE FUNCTION model_select.cascade(selector text, context anycompatiblearray, beta float8 DEFAULT 5)
     RETURNS TABLE ("position" int, arm text, index float8)
     AS 'MODULE_PATHNAME', 'model_select_cascade' LANGUAGE C STABLE STRICT PARALLEL SAFE ROWS 8;
 
 -- Every arm (retired ones too): observations, point estimate of the index,
 -- width |psi|_{V⁻¹} and optimistic index; Infinity while n = 0.
-CREATE FUNCTION model_select.cascade_scores(selector text, context float8[], beta float8 DEFAULT 5)
-    RETURNS TABLE (arm text, active boolean, n bigint, estimate float8, width float8, index float8)
-    AS 'MODULE_PATHNAME', 'model_select_cascade_scores' LANGUAGE C STABLE STRICT PARALLEL SAFE ROWS 8;
-CREATE FUNCTION model_select.cascade_scores(selector text, context real[], beta float8 DEFAULT 5)
+CREATE FUNCTION model_select.cascade_scores(selector text, context anycompatiblearray, beta float8 DEFAULT 5)
     RETURNS TABLE (arm text, active boolean, n bigint, estimate float8, width float8, index float8)
     AS 'MODULE_PATHNAME', 'model_select_cascade_scores' LANGUAGE C STABLE STRICT PARALLEL SAFE ROWS 8;
 
 -- Weitzman's rule: the next arm to query, or NULL to stop.  queried NULL or
 -- '{}' (then best_value may be NULL) names the first arm.  Not STRICT.
-CREATE FUNCTION model_select.cascade_next(selector text, context float8[], best_value float8,
-                                          queried text[], beta float8 DEFAULT 5) RETURNS text
-    AS 'MODULE_PATHNAME', 'model_select_cascade_next' LANGUAGE C STABLE PARALLEL SAFE;
-CREATE FUNCTION model_select.cascade_next(selector text, context real[], best_value float8,
+CREATE FUNCTION model_select.cascade_next(selector text, context anycompatiblearray, best_value float8,
                                           queried text[], beta float8 DEFAULT 5) RETURNS text
     AS 'MODULE_PATHNAME', 'model_select_cascade_next' LANGUAGE C STABLE PARALLEL SAFE;
 
@@ -122,10 +113,7 @@ CREATE FUNCTION model_select.cascade_select(selector text, "values" float8[], ar
     AS 'MODULE_PATHNAME', 'model_select_cascade_select' LANGUAGE C STABLE STRICT PARALLEL SAFE;
 
 -- cascade() logged in cascade_decisions; observations may then name the cascade_id.
-CREATE FUNCTION model_select.cascade_route(selector text, context float8[], beta float8 DEFAULT 5,
-    OUT cascade_id bigint, OUT arms text[], OUT indices float8[])
-    AS 'MODULE_PATHNAME', 'model_select_cascade_route' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
-CREATE FUNCTION model_select.cascade_route(selector text, context real[], beta float8 DEFAULT 5,
+CREATE FUNCTION model_select.cascade_route(selector text, context anycompatiblearray, beta float8 DEFAULT 5,
     OUT cascade_id bigint, OUT arms text[], OUT indices float8[])
     AS 'MODULE_PATHNAME', 'model_select_cascade_route' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 
@@ -189,23 +177,15 @@ COMMENT ON TRIGGER cascade_resolve ON model_select.cascade_observations IS 'Comp
 COMMENT ON TRIGGER cascade_apply ON model_select.cascade_observations IS 'Learns from the statement''s observations.';
 COMMENT ON TRIGGER cascade_append_only ON model_select.cascade_observations IS 'Keeps the observation log append-only.';
 
-COMMENT ON FUNCTION model_select.cascade(text, float8[], float8) IS
+COMMENT ON FUNCTION model_select.cascade(text, anycompatiblearray, float8) IS
 'The active arms in the order to query them (decreasing optimistic index), with their indices: stop once the best value seen reaches the next index.';
-COMMENT ON FUNCTION model_select.cascade(text, real[], float8) IS
-'The active arms in the order to query them (decreasing optimistic index), with their indices: stop once the best value seen reaches the next index.';
-COMMENT ON FUNCTION model_select.cascade_scores(text, float8[], float8) IS
+COMMENT ON FUNCTION model_select.cascade_scores(text, anycompatiblearray, float8) IS
 'Every arm (retired ones too): observations, estimated index, width and optimistic index (Infinity while n = 0).';
-COMMENT ON FUNCTION model_select.cascade_scores(text, real[], float8) IS
-'Every arm (retired ones too): observations, estimated index, width and optimistic index (Infinity while n = 0).';
-COMMENT ON FUNCTION model_select.cascade_next(text, float8[], float8, text[], float8) IS
-'Weitzman''s rule: the next arm to query given the best value so far and the arms queried, or NULL to stop.';
-COMMENT ON FUNCTION model_select.cascade_next(text, real[], float8, text[], float8) IS
+COMMENT ON FUNCTION model_select.cascade_next(text, anycompatiblearray, float8, text[], float8) IS
 'Weitzman''s rule: the next arm to query given the best value so far and the arms queried, or NULL to stop.';
 COMMENT ON FUNCTION model_select.cascade_select(text, float8[], text[]) IS
 'Which queried output to deploy: the arm with the best value.';
-COMMENT ON FUNCTION model_select.cascade_route(text, float8[], float8) IS
-'cascade(), logged in cascade_decisions: returns the cascade_id (for the observations), the arms in query order and their indices.';
-COMMENT ON FUNCTION model_select.cascade_route(text, real[], float8) IS
+COMMENT ON FUNCTION model_select.cascade_route(text, anycompatiblearray, float8) IS
 'cascade(), logged in cascade_decisions: returns the cascade_id (for the observations), the arms in query order and their indices.';
 COMMENT ON FUNCTION model_select.cascade_refit(text, boolean) IS
 'Rebuilds every arm''s cascade_state from the observation log (rho warm-started unless from_scratch); returns the number of observations used.';

@@ -204,7 +204,7 @@ END $$;
 
 -- Create a run: T = horizon, H = reset_every (>= 2), beta = beta_T^{1/2} of
 -- Iwazaki & Takeno (R-PERP) Eq. 8 (its constant C is unknown: choose it).  `pool` is a
--- query yielding (prompt float8[] or real[], model text), one row per
+-- query yielding (prompt: an array of numbers, model text), one row per
 -- distinct item, numbered from 1 in the order it yields them.  settings:
 -- alpha (lambda of the GP), intercept, normalize and the kernel's
 -- (bandwidth, nu, gamma, degree, offset), as for selectors.  Returns run_id.

@@ -188,6 +188,7 @@ BEGIN
     END IF;
     SELECT pg_catalog.max(a.ordinal) INTO narms FROM model_select.arms a
      WHERE a.selector_id OPERATOR(pg_catalog.=) sel_id;
+    PERFORM model_select._progress_begin('warm_start', selector);
     -- row by row, arms in ordinal order: each arm's log follows the source's order.
     -- (_source_rows gives every row the same width; a wrong one is refused below,
     -- which undoes the insert with the statement.)
@@ -204,6 +205,7 @@ BEGIN
         RAISE EXCEPTION 'warm_start: the source''s rewards have % elements, selector "%" has % arms', width, selector, narms
             USING ERRCODE = '22000', HINT = 'Element i is the outcome of the arm of ordinal i (see model_select.arms); NULL skips an arm.';
     END IF;
+    PERFORM model_select._progress_end();
     RETURN inserted;
 END $$;
 

@@ -8,7 +8,7 @@
 -- cascade_observations) and admin (alter_selector, add_arm, retire_arm,
 -- rebuild_state, checkpoint, resample, cascade_refit, drop_selector).  The
 -- owner and the members of its role, superusers and the extension owner
--- have all three.  One check in C (src/core/privilege.c) serves every entry
+-- have all three.  One check in C (src/model/privilege.c) serves every entry
 -- point and the policies below.
 
 CREATE TABLE model_select.selector_grants (
@@ -28,7 +28,7 @@ CREATE FUNCTION model_select.has_selector_privilege(selector text, privilege tex
 CREATE FUNCTION model_select.has_selector_privilege(selector_id int, privilege text) RETURNS boolean
     AS 'MODULE_PATHNAME', 'model_select_has_selector_privilege_id' LANGUAGE C STABLE STRICT PARALLEL SAFE;
 
--- grant_selector / revoke_selector: the C entry (src/core/admin.c) lets only
+-- grant_selector / revoke_selector: the C entry (src/model/admin.c) lets only
 -- the owner (or a member of its role), a superuser or the extension owner
 -- through, then runs these bodies as the extension owner.
 -- The arguments of grant_selector and revoke_selector, checked; returns the
@@ -88,7 +88,7 @@ DECLARE
             'model_select.rewards, model_select.selector_grants, model_select.cascade_decisions, '
             'model_select.cascade_observations, model_select.cascade_state, model_select.arm_stats, '
             'model_select.cascade_outcomes, model_select.cascade_arm_stats, model_select.learner, '
-            'model_select.learner_lag',
+            'model_select.learner_lag, model_select.stats, model_select.stats_resets, model_select.progress',
         -- the columns a client writes: not the ids, which come from the sequences
         -- (an id given ahead of its sequence would fail another role's insert)
         'INSERT (selector, arm, decision_id, context, reward, cost, created_at) ON model_select.rewards',
@@ -151,7 +151,7 @@ DECLARE
 BEGIN
     -- every table with per-selector data (a selector_id column)
     FOREACH t IN ARRAY ARRAY['selectors', 'arms', 'arm_state', 'arm_state_rows', 'decisions', 'rewards',
-                             'cascade_decisions', 'cascade_observations', 'cascade_state'] LOOP
+                             'cascade_decisions', 'cascade_observations', 'cascade_state', 'stats_resets'] LOOP
         EXECUTE format('ALTER TABLE model_select.%I ENABLE ROW LEVEL SECURITY', t);
         EXECUTE format('CREATE POLICY selector_rights ON model_select.%I FOR SELECT'
                        ' USING (model_select.has_selector_privilege(selector_id, %L))',
@@ -192,6 +192,8 @@ REVOKE EXECUTE ON FUNCTION
     model_select._alter_selector(text, jsonb),
     model_select._drop_selector(text),
     model_select._retire_arm(text, text),
+    model_select._stats_reset(text),
+    model_select._latency_reset(text),
     model_select._grant_selector(text, regrole, text),
     model_select._grant_privilege(text, regrole, text),
     model_select._revoke_selector(text, regrole, text),
@@ -220,7 +222,7 @@ COMMENT ON TABLE model_select.selector_grants IS
 'Rights on selectors granted by their owners with grant_selector(): route, reward or admin, each separately.';
 COMMENT ON COLUMN model_select.selector_grants.grantee IS 'The role granted the right (and, through membership, the roles that inherit from it).';
 COMMENT ON COLUMN model_select.selector_grants.privilege IS
-'route (select_model, route, scores, drift, cascades), reward (INSERT into rewards and cascade_observations) or admin (alter_selector, add_arm, retire_arm, rebuild_state, checkpoint, resample, cascade_refit, drop_selector).';
+'route (select_model, route, scores, drift, cascades), reward (INSERT into rewards and cascade_observations) or admin (alter_selector, add_arm, retire_arm, rebuild_state, checkpoint, resample, cascade_refit, stats_reset, drop_selector).';
 COMMENT ON FUNCTION model_select.has_selector_privilege(text, text) IS
 'Whether the current user holds the privilege (route, reward, admin, or a comma-separated list: any of them) on the selector.';
 COMMENT ON FUNCTION model_select.has_selector_privilege(int, text) IS

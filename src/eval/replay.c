@@ -33,6 +33,7 @@
 #include "model/reward_value.h"
 #include "pg/spi_util.h"
 #include "model/state.h"
+#include "pg/progress.h"
 #include "eval/eval.h"
 #include "learning/clock.h"
 #include "routing/decide.h"
@@ -494,6 +495,7 @@ model_select_replay(PG_FUNCTION_ARGS)
 	if (PG_NARGS() > 10 && !PG_ARGISNULL(10))
 		replay_warm(&learner, text_to_cstring(PG_GETARG_TEXT_PP(10)), &data, lambda);
 
+	progress_begin("replay", NULL, rounds, "rounds");
 	for (int t = 0; t < rounds; t++)
 	{
 		CHECK_FOR_INTERRUPTS();
@@ -512,7 +514,9 @@ model_select_replay(PG_FUNCTION_ARGS)
 			tot.window_optimal = 0;
 			tot.window_rounds = 0;
 		}
+		progress_update(t + 1);
 	}
+	progress_end();
 
 	emit_checkpoints(fcinfo, checkpoints, nck, &tot, data.narms);
 	return (Datum) 0;

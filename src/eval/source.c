@@ -21,6 +21,7 @@
 
 #include "model/context.h"
 #include "pg/spi_util.h"
+#include "pg/progress.h"
 #include "eval/eval.h"
 
 PG_FUNCTION_INFO_V1(model_select_source_rows);
@@ -30,10 +31,10 @@ array_column(const ReplayData *data, TupleDesc desc, int col, const char *what, 
 {
 	Oid			type = SPI_gettypeid(desc, col);
 
-	if (type != FLOAT4ARRAYOID && type != FLOAT8ARRAYOID)
+	if (!context_array_type_ok(type))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("%s column %d (%s) must be real[] or double precision[], not %s",
+				 errmsg("%s column %d (%s) must be an array of numbers, not %s",
 						data->label, col, what, format_type_be(type)),
 				 errhint("The source query yields (context, rewards[, costs%s]).",
 						 with_expected ? "[, expected]" : "")));
@@ -248,6 +249,7 @@ model_select_source_rows(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	ReplayData	data;
+	int64		available = 0;
 
 	eval_check_arg(!PG_ARGISNULL(0), "_source_rows", "source must not be NULL");
 	source_load(text_to_cstring(PG_GETARG_TEXT_PP(0)), "source", false, &data);
@@ -265,6 +267,7 @@ model_select_source_rows(PG_FUNCTION_ARGS)
 		{
 			r[a] = Float8GetDatum(data.rewards[(Size) i * data.narms + a]);
 			rnull[a] = !data.available[(Size) i * data.narms + a];
+			available += !rnull[a];
 		}
 		values[0] = Int32GetDatum(i + 1);
 		values[1] = float8_array_datum(data.contexts + (Size) i * data.dim, data.dim);
@@ -277,5 +280,7 @@ model_select_source_rows(PG_FUNCTION_ARGS)
 			nulls[3] = true;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
+	/* warm_start's total: a reward per available element (active arms: at most) */
+	progress_total(available, "rewards");
 	return (Datum) 0;
 }

@@ -30,6 +30,7 @@
 #include "pg/owner.h"
 #include "model/privilege.h"
 #include "model/state_store.h"
+#include "pg/progress.h"
 #include "learning/checkpoint.h"
 #include "learning/learner_state.h"
 #include "learning/clock.h"
@@ -460,8 +461,15 @@ checkpoint_arms(const SelectorConfig *cfg, bool skip_locked, bool from_scratch,
 	int			narms = selector_arm_ids(cfg, &ids);
 	int64		folded = 0;
 
+	/* a named checkpoint's progress; not an automatic one inside a reward insert */
+	if (!skip_locked)
+		progress_total(narms, "arms");
 	for (int i = 0; i < narms; i++)
+	{
 		folded += checkpoint_arm(cfg, ids[i], skip_locked, from_scratch, transform);
+		if (!skip_locked)
+			progress_update(i + 1);
+	}
 	return folded;
 }
 
@@ -508,7 +516,9 @@ checkpoint_named_selector(const char *name, bool from_scratch, StateTransform *t
 {
 	CheckpointCall call = {name, from_scratch, transform, 0};
 
+	progress_begin(from_scratch ? "rebuild_state" : "checkpoint", name, -1, "arms");
 	run_as_extension_owner(checkpoint_selector, &call);
+	progress_end();
 	return call.folded;
 }
 

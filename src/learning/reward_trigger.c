@@ -28,6 +28,7 @@
 #include "model/reward_value.h"
 #include "pg/owner.h"
 #include "model/privilege.h"
+#include "pg/progress.h"
 #include "learning/clock.h"
 
 PG_FUNCTION_INFO_V1(model_select_rewards_resolve);
@@ -257,5 +258,8 @@ resolve_row(TriggerData *td)
 Datum
 model_select_rewards_resolve(PG_FUNCTION_ARGS)
 {
-	return log_row_resolve(fcinfo, resolve_row);
+	Datum		row = log_row_resolve(fcinfo, resolve_row);
+
+	progress_add(1);			/* warm_start's progress (none outside a command) */
+	return row;
 }

@@ -1,7 +1,8 @@
 /*
  * admin.c — the SQL functions that change who owns what: create_selector,
  * alter_selector, drop_selector, add_arm, retire_arm, grant_selector and
- * revoke_selector.  Each is this one C entry: it checks the caller's right
+ * revoke_selector (and stats_reset, which writes the owner's table of
+ * resets).  Each is this one C entry: it checks the caller's right
  * on the selector its first argument names, then runs the PL/pgSQL body
  * model_select._<name>(...) as the extension owner.  Like a SECURITY
  * DEFINER function, but the check sees the caller (inside a SECURITY DEFINER
@@ -24,6 +25,7 @@
 #include "model/catalog.h"
 #include "pg/owner.h"
 #include "model/privilege.h"
+#include "pg/progress.h"
 
 PG_FUNCTION_INFO_V1(model_select_admin_call);
 
@@ -39,6 +41,7 @@ static const struct
 	{"drop_selector", SELECTOR_ADMIN},
 	{"add_arm", SELECTOR_ADMIN},
 	{"retire_arm", SELECTOR_ADMIN},
+	{"stats_reset", SELECTOR_ADMIN},
 	{"grant_selector", SELECTOR_OWNER},
 	{"revoke_selector", SELECTOR_OWNER},
 };
@@ -150,7 +153,10 @@ model_select_admin_call(PG_FUNCTION_ARGS)
 	AdminCall	call;
 
 	admin_call_init(&call, fcinfo);
+	/* alter_selector's re-derivation reports under its name (progress.c) */
+	progress_begin(call.name, PG_ARGISNULL(0) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(0)), -1, "steps");
 	run_as_extension_owner(admin_run, &call);
+	progress_end();
 	if (call.rettype == VOIDOID)
 		PG_RETURN_VOID();
 	if (call.isnull)

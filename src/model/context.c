@@ -1,9 +1,12 @@
 /*
  * context.c — prompt embeddings.
  *
- * Contexts arrive as one-dimensional real[] or float8[] (pgvector's vector
- * casts to real[]).  They are checked strictly: dimension, NULL elements,
- * NaN and infinities each raise their own error.
+ * Contexts arrive as one-dimensional arrays of numbers: real[] or float8[]
+ * (pgvector's vector casts to real[]), or what a driver sends for a list of
+ * numbers.  The SQL functions take anycompatiblearray, so that every such
+ * type, and an untyped literal, reaches one function.  They are checked
+ * strictly: dimension, NULL elements, NaN and infinities each raise their
+ * own error.
  */
 #include "postgres.h"
 
@@ -11,6 +14,8 @@
 
 #include "catalog/pg_type.h"
 #include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/fmgrprotos.h"
 #include "utils/lsyscache.h"
 
 #include "model/context.h"
@@ -19,22 +24,148 @@
 #include "model/registry.h"
 
 /*
- * A palloc'd copy of a one-dimensional real[]/float8[] as doubles, with no
- * NaN or infinite element; *n gets its length.  NULL elements are an error,
- * unless `nulls` is given: then it gets a palloc'd mask and they read as 0.
- * `what` names the array in error messages.
+ * Element types a context may have.  real[] and float8[] are read in place;
+ * the others are what drivers send for a list of numbers (psycopg2: numeric[]
+ * for floats, integer[] for ints; psycopg 3: int2/int4/int8[] or numeric[]
+ * for ints) and text[], which is what anycompatiblearray makes of an untyped
+ * '{...}' literal.
+ */
+bool
+context_elemtype_ok(Oid elemtype)
+{
+	switch (elemtype)
+	{
+		case FLOAT8OID:
+		case FLOAT4OID:
+		case NUMERICOID:
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+		case TEXTOID:
+			return true;
+		default:
+			return false;
+	}
+}
+
+/* Whether a column of this type can be read as a context (or any float_array). */
+bool
+context_array_type_ok(Oid arraytype)
+{
+	Oid			elemtype = get_element_type(arraytype);
+
+	return OidIsValid(elemtype) && context_elemtype_ok(elemtype);
+}
+
+/* One non-NULL element of the other accepted types as a double. */
+static double
+element_to_double(Datum d, Oid elemtype)
+{
+	switch (elemtype)
+	{
+		case INT2OID:
+			return (double) DatumGetInt16(d);
+		case INT4OID:
+			return (double) DatumGetInt32(d);
+		case INT8OID:
+			return (double) DatumGetInt64(d);
+		case NUMERICOID:
+			return DatumGetFloat8(DirectFunctionCall1(numeric_float8, d));
+		default:				/* TEXTOID: float8in's errors (22P02, 22003) */
+			return DatumGetFloat8(DirectFunctionCall1(float8in,
+													  CStringGetDatum(TextDatumGetCString(d))));
+	}
+}
+
+/* v, unless it is NaN or infinite: element i + 1 of `what`. */
+static inline double
+finite_element(double v, const char *what, int i)
+{
+	if (isnan(v))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("%s element %d is NaN", what, i + 1)));
+	if (isinf(v))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("%s element %d is infinite", what, i + 1)));
+	return v;
+}
+
+/*
+ * float8 or float4 elements, read in place in one pass (the common case: no
+ * per-element call).  Where an element is NULL, x[i] = 0 and nulls[i] is set
+ * (nulls may be NULL when the array has none).
+ */
+static void
+read_float_elements(ArrayType *arr, int n, double *x, bool *nulls, const char *what)
+{
+	bool		is_float8 = ARR_ELEMTYPE(arr) == FLOAT8OID;
+	const void *data = ARR_DATA_PTR(arr);
+	bits8	   *bitmap = ARR_NULLBITMAP(arr);
+
+	for (int i = 0, k = 0; i < n; i++)
+	{
+		if (bitmap != NULL && !(bitmap[i / 8] & (1 << (i % 8))))
+		{
+			x[i] = 0.0;
+			nulls[i] = true;
+			continue;
+		}
+		/* elements are stored densely, skipping NULLs */
+		x[i] = finite_element(is_float8 ? ((const float8 *) data)[k] : (double) ((const float4 *) data)[k],
+							  what, i);
+		k++;
+	}
+}
+
+/* The other accepted element types, deconstructed and converted one by one. */
+static void
+read_other_elements(ArrayType *arr, int n, double *x, bool *nulls, const char *what)
+{
+	Oid			elemtype = ARR_ELEMTYPE(arr);
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	Datum	   *elems;
+	bool	   *isnull;
+	int			count;
+
+	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
+	deconstruct_array(arr, elemtype, typlen, typbyval, typalign, &elems, &isnull, &count);
+	for (int i = 0; i < n; i++)
+	{
+		if (isnull[i])
+		{
+			x[i] = 0.0;
+			nulls[i] = true;
+			continue;
+		}
+		x[i] = finite_element(element_to_double(elems[i], elemtype), what, i);
+	}
+	pfree(elems);
+	pfree(isnull);
+}
+
+/*
+ * A palloc'd copy of a one-dimensional array of numbers (see
+ * context_elemtype_ok) as doubles, with no NaN or infinite element; *n gets
+ * its length.  NULL elements are an error, unless `nulls` is given: then it
+ * gets a palloc'd mask and they read as 0.  `what` names the array in error
+ * messages.
  */
 double *
 float_array(ArrayType *arr, int *n, const char *what, bool **nulls)
 {
 	Oid			elemtype = ARR_ELEMTYPE(arr);
-	const void *data = ARR_DATA_PTR(arr);	/* float8 or float4 elements */
 	double	   *x;
+	bool	   *mask = NULL;
 
-	if (elemtype != FLOAT8OID && elemtype != FLOAT4OID)
+	if (!context_elemtype_ok(elemtype))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("%s must be real[] or double precision[]", what)));
+				 errmsg("%s must be an array of numbers (real[], double precision[], numeric[] or integer[]), not %s",
+						what, format_type_be(get_array_type(elemtype)))));
 	if (ARR_NDIM(arr) > 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
@@ -49,29 +180,11 @@ float_array(ArrayType *arr, int *n, const char *what, bool **nulls)
 	/* every element is written below (0 where NULL): no zeroing first */
 	x = palloc(sizeof(double) * Max(*n, 1));
 	if (nulls != NULL)
-		*nulls = palloc0(sizeof(bool) * Max(*n, 1));
-	for (int i = 0, k = 0; i < *n; i++)
-	{
-		bits8	   *bitmap = ARR_NULLBITMAP(arr);
-
-		if (bitmap != NULL && !(bitmap[i / 8] & (1 << (i % 8))))
-		{
-			x[i] = 0.0;
-			(*nulls)[i] = true;
-			continue;
-		}
-		/* elements are stored densely, skipping NULLs */
-		x[i] = elemtype == FLOAT8OID ? ((const float8 *) data)[k] : (double) ((const float4 *) data)[k];
-		k++;
-		if (isnan(x[i]))
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_EXCEPTION),
-					 errmsg("%s element %d is NaN", what, i + 1)));
-		if (isinf(x[i]))
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_EXCEPTION),
-					 errmsg("%s element %d is infinite", what, i + 1)));
-	}
+		*nulls = mask = palloc0(sizeof(bool) * Max(*n, 1));
+	if (elemtype == FLOAT8OID || elemtype == FLOAT4OID)
+		read_float_elements(arr, *n, x, mask, what);
+	else
+		read_other_elements(arr, *n, x, mask, what);
 	return x;
 }
 

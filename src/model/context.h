@@ -1,5 +1,5 @@
 /*
- * context.h — prompt embeddings: validation and conversion of real[]/float8[].
+ * context.h — prompt embeddings: validation and conversion of arrays of numbers.
  */
 #ifndef MODEL_SELECT_CONTEXT_H
 #define MODEL_SELECT_CONTEXT_H
@@ -8,6 +8,8 @@
 
 #include "model/settings.h"
 
+extern bool context_elemtype_ok(Oid elemtype);
+extern bool context_array_type_ok(Oid arraytype);
 extern double *float_array(ArrayType *arr, int *n, const char *what, bool **nulls);
 extern double *context_from_array(ArrayType *arr, int32 dim);
 extern void context_prepare(const SelectorConfig *cfg, double *x);

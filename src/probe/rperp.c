@@ -195,11 +195,10 @@ pool_query(const char *query, PoolRows *rows)
 	tt = SPI_tuptable;
 	prompt_type = SPI_gettypeid(tt->tupdesc, 1);
 	model_type = tt->tupdesc->natts == 2 ? SPI_gettypeid(tt->tupdesc, 2) : InvalidOid;
-	if ((prompt_type != FLOAT8ARRAYOID && prompt_type != FLOAT4ARRAYOID) ||
-		(model_type != TEXTOID && model_type != VARCHAROID))
+	if (!context_array_type_ok(prompt_type) || (model_type != TEXTOID && model_type != VARCHAROID))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("the pool query must yield (prompt float8[] or real[], model text)")));
+				 errmsg("the pool query must yield (prompt, an array of numbers, model text)")));
 	if (SPI_processed == 0 || SPI_processed > PROBE_MAX_POOL)
 		ereport(ERROR,
 				(errcode(SPI_processed == 0 ? ERRCODE_INVALID_PARAMETER_VALUE

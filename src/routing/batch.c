@@ -25,6 +25,7 @@
 #include "model/context.h"
 #include "pg/owner.h"
 #include "pg/spi_util.h"
+#include "pg/progress.h"
 #include "routing/decide.h"
 #include "routing/model_cache.h"
 
@@ -47,19 +48,34 @@ typedef struct Block
 	int64		decision_ids[BATCH_ROWS];
 } Block;
 
-/* The source must yield (integer key, real[] or float8[] context). */
+/*
+ * The source must yield (integer key, array of numbers): each error names
+ * the column and its type (a pgvector column needs its cast to real[]).
+ */
 static void
 check_source_columns(TupleDesc desc)
 {
-	Oid			key = SPI_gettypeid(desc, 1);
-	Oid			context = desc->natts >= 2 ? SPI_gettypeid(desc, 2) : InvalidOid;
+	Oid			key;
+	Oid			context;
 
-	if (desc->natts != 2 ||
-		(key != INT2OID && key != INT4OID && key != INT8OID) ||
-		(context != FLOAT8ARRAYOID && context != FLOAT4ARRAYOID))
+	if (desc->natts != 2)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("route_batch source must yield two columns (key integer, context real[] or float8[])")));
+				 errmsg("route_batch source must yield two columns (key integer, context), not %d",
+						desc->natts)));
+	key = SPI_gettypeid(desc, 1);
+	context = SPI_gettypeid(desc, 2);
+	if (key != INT2OID && key != INT4OID && key != INT8OID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("route_batch source column 1 (key) must be an integer, not %s",
+						format_type_be(key))));
+	if (!context_array_type_ok(context))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("route_batch source column 2 (context) must be an array of numbers, not %s",
+						format_type_be(context)),
+				 errhint("Cast it to real[] (a pgvector column: embedding::real[]).")));
 }
 
 static int64
@@ -225,6 +241,7 @@ model_select_route_batch(PG_FUNCTION_ARGS)
 				 errmsg("route_batch source must be one query that returns rows")));
 	cursor = SPI_cursor_open(NULL, plan, NULL, NULL, true);
 	check_source_columns(cursor->tupDesc);
+	progress_begin("route_batch", text_to_cstring(PG_GETARG_TEXT_PP(0)), -1, "rows");
 	for (;;)
 	{
 		MemoryContext old;
@@ -249,9 +266,11 @@ model_select_route_batch(PG_FUNCTION_ARGS)
 		}
 		MemoryContextSwitchTo(old);
 		block_emit(b, log, rsinfo);
+		progress_add(nrows);
 		SPI_freetuptable(tt);
 		MemoryContextReset(block_cxt);
 	}
+	progress_end();
 	SPI_cursor_close(cursor);
 	spi_finish(read_only);
 	return (Datum) 0;

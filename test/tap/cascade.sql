@@ -22,18 +22,18 @@ CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
 SELECT plan(126);
 
-SELECT has_function('model_select', 'cascade', ARRAY['text', 'double precision[]', 'double precision'],
-                    'cascade(text, float8[], float8)');
+SELECT has_function('model_select', 'cascade', ARRAY['text', 'anycompatiblearray', 'double precision'],
+                    'cascade(text, anycompatiblearray, float8)');
 SELECT has_function('model_select', 'cascade_next',
-                    ARRAY['text', 'double precision[]', 'double precision', 'text[]', 'double precision'],
-                    'cascade_next(text, float8[], float8, text[], float8)');
+                    ARRAY['text', 'anycompatiblearray', 'double precision', 'text[]', 'double precision'],
+                    'cascade_next(text, anycompatiblearray, float8, text[], float8)');
 SELECT has_function('model_select', 'cascade_select', ARRAY['text', 'double precision[]', 'text[]'],
                     'cascade_select(text, float8[], text[])');
-SELECT has_function('model_select', 'cascade_route', ARRAY['text', 'real[]', 'double precision'],
-                    'cascade_route(text, real[], float8)');
+SELECT has_function('model_select', 'cascade_route', ARRAY['text', 'anycompatiblearray', 'double precision'],
+                    'cascade_route(text, anycompatiblearray, float8)');
 SELECT has_function('model_select', 'cascade_refit', ARRAY['text', 'boolean'], 'cascade_refit(text, boolean)');
 SELECT isnt_strict('model_select', 'cascade_next',
-                   ARRAY['text', 'double precision[]', 'double precision', 'text[]', 'double precision'],
+                   ARRAY['text', 'anycompatiblearray', 'double precision', 'text[]', 'double precision'],
                    'cascade_next is not STRICT (best_value is NULL before the first query)');
 
 -- One online run: each period, query arms in cascade_next order, pay their

@@ -6,7 +6,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(29);
+SELECT plan(32);
 
 CREATE TABLE pg_temp.kinds (name text, policy text, kernel text, settings jsonb);
 INSERT INTO pg_temp.kinds VALUES
@@ -90,6 +90,17 @@ SELECT throws_ok($$SELECT * FROM model_select.route_batch('b_lin', 'SELECT e FRO
                  '42804', NULL, 'a source of one column: 42804');
 SELECT throws_ok($$SELECT * FROM model_select.route_batch('b_lin', 'SELECT id::text, e FROM pg_temp.prompts')$$,
                  '42804', NULL, 'a text key: 42804');
+SELECT throws_ok($$SELECT * FROM model_select.route_batch('b_lin', 'SELECT id, e::text FROM pg_temp.prompts')$$,
+                 '42804', 'route_batch source column 2 (context) must be an array of numbers, not text',
+                 'a context column of another type (a pgvector column without its cast): 42804, naming it');
+SELECT throws_ok($$SELECT * FROM model_select.route_batch('b_lin', 'SELECT id, e, 1 FROM pg_temp.prompts')$$,
+                 '42804', NULL, 'two columns and one more: 42804');
+-- what drivers send for lists: numeric[] and integer[] contexts route as float8[] ones
+SELECT is((SELECT array_agg(arm ORDER BY key) FROM model_select.route_batch('b_lin',
+              'SELECT id, e::numeric[] FROM pg_temp.prompts WHERE id <= 40')),
+          (SELECT array_agg(arm ORDER BY key) FROM model_select.route_batch('b_lin',
+              'SELECT id, e::numeric[]::float8[] FROM pg_temp.prompts WHERE id <= 40')),
+          'a numeric[] context column routes as its values as float8[]');
 SELECT throws_ok($$SELECT * FROM model_select.route_batch('b_lin', 'SELECT 1, NULL::float8[]')$$,
                  '22004', NULL, 'a NULL context: 22004');
 SELECT throws_ok($$SELECT * FROM model_select.route_batch('b_lin', 'SELECT 1, ARRAY[1, 2]::float8[]')$$,

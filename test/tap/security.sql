@@ -18,7 +18,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(156);
+SELECT plan(162);
 
 CREATE ROLE ms_sec_a;
 CREATE ROLE ms_sec_b;
@@ -74,6 +74,7 @@ LANGUAGE sql AS $$
     ('admin', '00000', $q$SELECT model_select.alter_selector('a_sel', '{"alpha": 2}')$q$),
     ('admin', '00000', $q$SELECT model_select.add_arm('a_sel', 'z')$q$),
     ('admin', '00000', $q$SELECT model_select.retire_arm('a_sel', 'x')$q$),
+    ('admin', '00000', $q$SELECT model_select.stats_reset('a_sel')$q$),
     ('admin', '00000', $q$SELECT model_select.rebuild_state('a_sel')$q$),
     ('admin', '00000', $q$SELECT model_select.checkpoint('a_sel')$q$),
     ('admin', '55000', $q$SELECT model_select.resample('a_sel')$q$),   -- lin_ucb has no dictionary
@@ -84,12 +85,13 @@ LANGUAGE sql AS $$
     ) c(family, allowed, stmt)
 $$;
 
--- The relations of the schema (tables and views), for (a).
--- (model_select.learner is the server's learner process, one row for all)
+-- The relations of the schema (tables and views), for (a); not the views
+-- progress (the backends' commands in progress) and learner (the server's
+-- learner process), which hold no selector's rows.
 CREATE FUNCTION pg_temp.relations() RETURNS SETOF text LANGUAGE sql AS $$
     SELECT c.oid::regclass::text FROM pg_class c
      WHERE c.relnamespace = 'model_select'::regnamespace AND c.relkind IN ('r', 'v')
-       AND c.oid <> 'model_select.learner'::regclass ORDER BY 1
+       AND c.relname NOT IN ('progress', 'learner') ORDER BY 1
 $$;
 
 -- A's selector with two decisions, rewards by decision and by name, and a
@@ -104,6 +106,7 @@ SELECT set_config('ms_sec.cascade', (SELECT cascade_id FROM model_select.cascade
 INSERT INTO model_select.cascade_observations(cascade_id, arm, value, cost)
 VALUES (current_setting('ms_sec.cascade')::bigint, 'x', 0.6, 0.2);
 SELECT model_select.checkpoint('a_sel');
+SELECT model_select.stats_reset('a_sel');
 -- a pak_ucb selector of A's, checkpointed: rows in arm_state_rows
 SELECT model_select.create_selector('a_pak', 2, ARRAY['x'], 'pak_ucb');
 INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('a_pak', 'x', ARRAY[0.2, 0.1]::float8[], 0.5);
