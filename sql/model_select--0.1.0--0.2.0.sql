@@ -44,6 +44,10 @@ ALTER TABLE model_select.rewards
 -- for decisions logged before.
 ALTER TABLE model_select.decisions ADD COLUMN cost_weight float8;
 
+-- reward_id is drawn by the BEFORE trigger, after it locked the selector: a
+-- default's nextval() would give the transaction its id before that lock.
+ALTER TABLE model_select.rewards ALTER COLUMN reward_id DROP DEFAULT;
+
 -- probe scores keep the range probe_report() checks, also against direct
 -- writes by the administrators who own runs
 ALTER TABLE model_select.probe_plan ADD CHECK (score >= -1e15 AND score <= 1e15);

@@ -26,6 +26,10 @@ CREATE TABLE model_select.rewards (
     FOREIGN KEY (arm_id, selector_id) REFERENCES model_select.arms (arm_id, selector_id)
         ON DELETE CASCADE
 );
+-- reward_id is drawn by the BEFORE trigger, after it locked the selector: a
+-- default's nextval() would give the transaction its id before that lock
+-- (src/model/catalog.c, late writers).
+ALTER TABLE model_select.rewards ALTER COLUMN reward_id DROP DEFAULT;
 CREATE INDEX ON model_select.rewards (arm_id, tx, seq);
 CREATE INDEX ON model_select.rewards (selector_id);
 -- Contexts (embeddings) are compressed with lz4 where the server has it:

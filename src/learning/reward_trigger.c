@@ -17,6 +17,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/timestamp.h"
 #include "utils/xid8.h"
@@ -47,10 +48,12 @@ typedef struct RewardColumns
 	int			cost;
 	int			tx;
 	int			seq;
+	int			reward_id;
 } RewardColumns;
 
 static const char *const reward_column_names[] = {
-	"selector", "arm", "context", "selector_id", "arm_id", "decision_id", "reward", "cost", "tx", "seq"
+	"selector", "arm", "context", "selector_id", "arm_id", "decision_id", "reward", "cost", "tx", "seq",
+	"reward_id"
 };
 
 /* Resolved identity of the reward's arm. */
@@ -198,6 +201,23 @@ check_reward_values(const SelectorConfig *cfg, HeapTuple tuple, TupleDesc desc, 
 }
 
 /*
+ * A new reward_id, drawn here rather than by a column default: defaults are
+ * evaluated before this trigger, and nextval() gives the transaction its id
+ * (when it logs the sequence) -- before the selector's settings lock, which
+ * would make it a late writer (selector_check_log_writer()).  A row that
+ * comes with its id (a restore) keeps it.
+ */
+static Datum
+next_reward_id(Oid namespace)
+{
+	Oid			seq = get_relname_relid("rewards_reward_id_seq", namespace);
+
+	if (!OidIsValid(seq))
+		elog(ERROR, "model_select.rewards_reward_id_seq does not exist");
+	return DirectFunctionCall1(nextval_oid, ObjectIdGetDatum(seq));
+}
+
+/*
  * The last seq this backend gave a row.  A transaction's rows are all
  * inserted by its backend, so the counter orders them as they were inserted
  * (a restore: as pg_dump wrote them, in canonical order); rows of different
@@ -218,8 +238,10 @@ resolve_row(TriggerData *td)
 	LogTarget	target;
 	Datum		context;
 	bool		context_null;
-	int			position_columns[2];
-	Datum		position[2];
+	int			position_columns[3];
+	Datum		position[3];
+	int			npositions = 2;
+	bool		id_null;
 
 	LOG_COLUMNS(desc, reward_column_names, &c);
 	position_columns[0] = c.tx;
@@ -250,7 +272,13 @@ resolve_row(TriggerData *td)
 	/* tx and seq whatever the client wrote: the log's order is the server's */
 	position[0] = FullTransactionIdGetDatum(GetTopFullTransactionId());
 	position[1] = Int64GetDatum(++log_seq);
-	tuple = log_row_complete(tuple, desc, (const int *) &c, &target, 2, position_columns, position);
+	(void) SPI_getbinval(tuple, desc, c.reward_id, &id_null);
+	if (id_null)
+	{
+		position_columns[npositions] = c.reward_id;
+		position[npositions++] = next_reward_id(RelationGetNamespace(td->tg_relation));
+	}
+	tuple = log_row_complete(tuple, desc, (const int *) &c, &target, npositions, position_columns, position);
 	spi_finish(spi_level);
 	return tuple;
 }

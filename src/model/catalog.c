@@ -49,18 +49,35 @@ selector_unknown(const char *name)
 			 errhint(SELECTOR_HINT)));
 }
 
+static SPIPlanPtr id_by_name_plan = NULL;
+
+static SPIPlanPtr
+id_by_name(void)
+{
+	Oid			types[1] = {TEXTOID};
+
+	return spi_plan(&id_by_name_plan, "SELECT selector_id FROM model_select.selectors WHERE name = $1",
+					1, types);
+}
+
 /* A selector's id by name (42704 if unknown); the caller is connected to SPI. */
 int32
 selector_id_by_name(const char *name)
 {
-	static SPIPlanPtr plan = NULL;
-	Oid			types[1] = {TEXTOID};
 	Datum		args[1] = {CStringGetTextDatum(name)};
-	HeapTuple	row;
+	HeapTuple	row = selector_row(id_by_name(), args, name);
 
-	row = selector_row(spi_plan(&plan, "SELECT selector_id FROM model_select.selectors WHERE name = $1",
-								1, types), args, name);
 	return spi_int32(row, SPI_tuptable->tupdesc, 1);
+}
+
+/* The same, or 0 for an unknown selector (one dropped since its name was kept). */
+int32
+selector_id_if_exists(const char *name)
+{
+	Datum		args[1] = {CStringGetTextDatum(name)};
+
+	spi_execute(id_by_name(), args, NULL, true, 1, SPI_OK_SELECT, "look up selector \"%s\"", name);
+	return SPI_processed == 0 ? 0 : spi_int32(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
 }
 
 /*

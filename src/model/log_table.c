@@ -61,7 +61,7 @@ log_row_resolve(FunctionCallInfo fcinfo, LogRowResolver resolve)
 }
 
 /* Columns a resolver may fill in besides LogTarget's. */
-#define LOG_EXTRA_COLUMNS 2
+#define LOG_EXTRA_COLUMNS 3
 
 /*
  * The row with its target columns (and nextra more, non-null) replaced,

@@ -340,8 +340,9 @@ selector_check_privilege_of(int32 selector_id, const char *what, int mask, Oid o
 
 typedef struct PrivilegeCall
 {
-	const char *name;			/* by name (42704 if unknown) ... */
+	const char *name;			/* by name (42704 if unknown, unless missing_ok) ... */
 	int32		selector_id;	/* ... or by id */
+	bool		missing_ok;
 	int			mask;
 	Oid			role;
 	bool		exists;
@@ -356,17 +357,34 @@ privilege_lookup(void *arg)
 
 	spi_level = spi_connect();
 	if (call->name)
-		call->selector_id = selector_id_by_name(call->name);
-	call->result = role_has_selector_privilege(call->role, call->selector_id, call->mask, &call->exists);
+		call->selector_id = call->missing_ok ? selector_id_if_exists(call->name)
+			: selector_id_by_name(call->name);
+	if (call->selector_id != 0)
+		call->result = role_has_selector_privilege(call->role, call->selector_id, call->mask, &call->exists);
 	spi_finish(spi_level);
+}
+
+/*
+ * May the calling role see the named selector (any right)?  False for a
+ * selector that no longer exists: for lists kept by name in shared memory
+ * (routing/latency.c), which must show a role only its own selectors.
+ */
+bool
+selector_visible_by_name(const char *name)
+{
+	PrivilegeCall call = {.name = name, .missing_ok = true, .mask = SELECTOR_ANY, .role = calling_user()};
+
+	run_as_extension_owner(privilege_lookup, &call);
+	return call.result;
 }
 
 /* SQL: has_selector_privilege(selector text, privilege text) → boolean. */
 Datum
 model_select_has_selector_privilege(PG_FUNCTION_ARGS)
 {
-	PrivilegeCall call = {text_to_cstring(PG_GETARG_TEXT_PP(0)), 0,
-	selector_privilege_parse(text_to_cstring(PG_GETARG_TEXT_PP(1))), calling_user()};
+	PrivilegeCall call = {.name = text_to_cstring(PG_GETARG_TEXT_PP(0)),
+		.mask = selector_privilege_parse(text_to_cstring(PG_GETARG_TEXT_PP(1))),
+	.role = calling_user()};
 
 	run_as_extension_owner(privilege_lookup, &call);
 	PG_RETURN_BOOL(call.result);
@@ -394,8 +412,9 @@ privilege_cached(PrivilegeCall *call)
 Datum
 model_select_has_selector_privilege_id(PG_FUNCTION_ARGS)
 {
-	PrivilegeCall call = {NULL, PG_GETARG_INT32(0),
-	selector_privilege_parse(text_to_cstring(PG_GETARG_TEXT_PP(1))), calling_user()};
+	PrivilegeCall call = {.selector_id = PG_GETARG_INT32(0),
+		.mask = selector_privilege_parse(text_to_cstring(PG_GETARG_TEXT_PP(1))),
+	.role = calling_user()};
 
 	privilege_cached(&call);
 	if (!call.exists)

@@ -27,6 +27,7 @@
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
 
+#include "model/privilege.h"
 #include "routing/latency.h"
 
 #define LATENCY_MAX 4096
@@ -199,32 +200,42 @@ model_select_latency(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	HASH_SEQ_STATUS scan;
 	LatencyEntry *e;
+	LatencyEntry *copies;
+	long		n = 0;
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (latency_hash == NULL)
 		return (Datum) 0;
+	/* copied under the lock; the rights are looked up after it */
 	LWLockAcquire(latency_lock, LW_SHARED);
+	copies = palloc(sizeof(LatencyEntry) * Max(hash_get_num_entries(latency_hash), 1));
 	hash_seq_init(&scan, latency_hash);
 	while ((e = hash_seq_search(&scan)) != NULL)
 	{
-		LatencyEntry copy;
+		SpinLockAcquire(&e->mutex);
+		copies[n++] = *e;
+		SpinLockRelease(&e->mutex);
+	}
+	LWLockRelease(latency_lock);
+	for (long i = 0; i < n; i++)
+	{
+		LatencyEntry *copy = &copies[i];
 		Datum		values[8];
 		bool		nulls[8] = {false};
 
-		SpinLockAcquire(&e->mutex);
-		copy = *e;
-		SpinLockRelease(&e->mutex);
-		values[0] = CStringGetTextDatum(copy.key.selector);
-		values[1] = CStringGetTextDatum(copy.key.arm);
+		/* a role sees the figures of its own selectors only, as in every view */
+		if (!selector_visible_by_name(copy->key.selector))
+			continue;
+		values[0] = CStringGetTextDatum(copy->key.selector);
+		values[1] = CStringGetTextDatum(copy->key.arm);
 		for (int k = 0; k < 2; k++)
 		{
-			values[2 + 3 * k] = Int64GetDatum(copy.calls[k]);
-			values[3 + 3 * k] = Float8GetDatum(copy.sum_ms[k]);
-			values[4 + 3 * k] = Float8GetDatum(copy.max_ms[k]);
+			values[2 + 3 * k] = Int64GetDatum(copy->calls[k]);
+			values[3 + 3 * k] = Float8GetDatum(copy->sum_ms[k]);
+			values[4 + 3 * k] = Float8GetDatum(copy->max_ms[k]);
 		}
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
-	LWLockRelease(latency_lock);
 	return (Datum) 0;
 }
 

@@ -95,7 +95,7 @@ fi
 t0=$(date +%s)
 set +e
 PGOPTIONS="-c model_select.checkpoint_threshold=50" \
-    pgbench -n -c "$WRITERS" -j "$WRITERS" -t "$PER_WRITER" -f "$script" "$DB" \
+    pgbench -n --verbose-errors -c "$WRITERS" -j "$WRITERS" -t "$PER_WRITER" -f "$script" "$DB" \
     >"$MS_WORK/pgbench.out" 2>"$MS_WORK/pgbench.err"
 pgbench_rc=$?
 set -e

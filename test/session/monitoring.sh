@@ -97,6 +97,11 @@ check "their mean and largest latency, in milliseconds" \
                          AND coalesce(route_ms_mean > 0 AND route_ms_max >= route_ms_mean, true))
                     AND count(select_ms_mean) > 0 AND count(route_ms_mean) > 0
                FROM model_select.stats WHERE selector = 'lat'"
+q -c "DROP ROLE IF EXISTS ms_mon_stranger" -c "CREATE ROLE ms_mon_stranger" \
+  -c "SELECT model_select.setup_role('ms_mon_stranger', 'application')" >/dev/null
+check "a role without a right on 'lat' sees none of its latency figures, nor its name" \
+    is_true "SET ROLE ms_mon_stranger; SELECT count(*) = 0 FROM model_select._latency()"
+q -c "SELECT model_select.setup_role('ms_mon_stranger', 'none')" -c "DROP ROLE ms_mon_stranger" >/dev/null
 q -c "SELECT model_select.stats_reset('lat')" >/dev/null
 check "stats_reset() forgets them" \
     is_true "SELECT count(selections) = 0 AND sum(decisions) = 0 FROM model_select.stats WHERE selector = 'lat'"
