@@ -80,6 +80,19 @@ CREATE TABLE model_select.arm_state_rows (
 -- Float8 values that pglz cannot shrink: skip the compression try.
 ALTER TABLE model_select.arm_state_rows ALTER COLUMN rows SET STORAGE EXTERNAL;
 
+-- The policies and kernels as the library registers them (src/policy/registry.c):
+-- names and capabilities, read by _create_selector() (the default kernel),
+-- the tests and the docs check instead of lists of their own.
+CREATE FUNCTION model_select.policies(
+    OUT name text, OUT uses_context boolean, OUT kernels text[], OUT default_kernel text,
+    OUT random_features boolean, OUT bounds text, OUT keeps_rows boolean, OUT dictionary boolean,
+    OUT picks_at_random boolean, OUT forgetting text[], OUT settings text[])
+    RETURNS SETOF record ROWS 10
+    AS 'MODULE_PATHNAME', 'model_select_policies' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION model_select.kernels(OUT name text, OUT shift_invariant boolean, OUT policies text[])
+    RETURNS SETOF record ROWS 10
+    AS 'MODULE_PATHNAME', 'model_select_kernels' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
 -- Validates settings for a policy/kernel and returns them with defaults.
 CREATE FUNCTION model_select.resolve_settings(policy text, kernel text, settings jsonb)
     RETURNS jsonb
@@ -155,7 +168,7 @@ BEGIN
     END IF;
     INSERT INTO model_select.selectors(name, dim, policy, kernel, settings, seed, owner)
     VALUES (name, dim, policy,
-            CASE WHEN policy IN ('pak_ucb', 'rff_ucb', 'bkb') THEN coalesce(kernel, 'rbf') ELSE kernel END,
+            coalesce(kernel, (SELECT p.default_kernel FROM model_select.policies() p WHERE p.name = policy)),
             model_select.resolve_settings(policy, kernel, coalesce(settings, '{}'), dim), seed, owner)
     RETURNING selector_id INTO sid;
     FOREACH arm IN ARRAY arms LOOP
@@ -316,6 +329,10 @@ COMMENT ON COLUMN model_select.arm_state_rows.nrows IS 'Rows the chunk holds.';
 COMMENT ON COLUMN model_select.arm_state_rows.rows IS
 'Per row array of the state (contexts, values, each packed factor), the values of these rows, concatenated (float8, layout in src/model/state.h).';
 
+COMMENT ON FUNCTION model_select.policies() IS
+'One row per policy the library registers: its name, whether it uses the context, the kernels it takes and its default one, random features, its bounds (none, the confidence setting''s, or its own), whether it keeps every row, a dictionary, choices at random, the forgetting settings it honours, and the setting keys that apply under its defaults.';
+COMMENT ON FUNCTION model_select.kernels() IS
+'One row per kernel: its name, whether it is shift invariant (bandwidth applies; random features can approximate it) and the policies that take it.';
 COMMENT ON FUNCTION model_select.resolve_settings(text, text, jsonb) IS
 'Validates settings for a policy and kernel and returns them with every default filled in: what create_selector() stores.';
 COMMENT ON FUNCTION model_select.resolve_settings(text, text, jsonb, int) IS

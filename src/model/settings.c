@@ -162,6 +162,18 @@ setting_applies(const SettingDef *def, const SelectorConfig *cfg)
 	return scope_covers(def->applies, cfg, policy_ops(cfg->policy));
 }
 
+/* The names of the keys that apply to cfg, in the table's order (a List of char *). */
+List *
+settings_keys(const SelectorConfig *cfg)
+{
+	List	   *keys = NIL;
+
+	for (int i = 0; i < (int) N_SETTINGS; i++)
+		if (setting_applies(&setting_defs[i], cfg))
+			keys = lappend(keys, unconstify(char *, setting_defs[i].name));
+	return keys;
+}
+
 char *
 valid_keys(const SelectorConfig *cfg)
 {
