@@ -86,7 +86,8 @@ ALTER TABLE model_select.arm_state_rows ALTER COLUMN rows SET STORAGE EXTERNAL;
 CREATE FUNCTION model_select.policies(
     OUT name text, OUT uses_context boolean, OUT kernels text[], OUT default_kernel text,
     OUT random_features boolean, OUT bounds text, OUT keeps_rows boolean, OUT dictionary boolean,
-    OUT picks_at_random boolean, OUT forgetting text[], OUT settings text[])
+    OUT picks_at_random boolean, OUT forgetting text[], OUT settings text[],
+    OUT own_settings text[])
     RETURNS SETOF record ROWS 10
     AS 'MODULE_PATHNAME', 'model_select_policies' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 CREATE FUNCTION model_select.kernels(OUT name text, OUT shift_invariant boolean, OUT policies text[])
@@ -330,7 +331,7 @@ COMMENT ON COLUMN model_select.arm_state_rows.rows IS
 'Per row array of the state (contexts, values, each packed factor), the values of these rows, concatenated (float8, layout in src/model/state.h).';
 
 COMMENT ON FUNCTION model_select.policies() IS
-'One row per policy the library registers: its name, whether it uses the context, the kernels it takes and its default one, random features, its bounds (none, the confidence setting''s, or its own), whether it keeps every row, a dictionary, choices at random, the forgetting settings it honours, and the setting keys that apply under its defaults.';
+'One row per policy the library registers: its name, whether it uses the context, the kernels it takes and its default one, random features, its bounds (none, the confidence setting''s, or its own), whether it keeps every row, a dictionary, choices at random, the forgetting settings it honours, the setting keys that apply under its defaults, and those it declares as its own (they apply to the policies that declare them alone).';
 COMMENT ON FUNCTION model_select.kernels() IS
 'One row per kernel: its name, whether it is shift invariant (bandwidth applies; random features can approximate it) and the policies that take it.';
 COMMENT ON FUNCTION model_select.resolve_settings(text, text, jsonb) IS

@@ -206,6 +206,17 @@ default_keys_array(const PolicyOps *ops)
 	return text_array(names, n);
 }
 
+/* The length of a policy's NULL-terminated list of its own keys. */
+static int
+own_settings_count(const PolicyOps *ops)
+{
+	int			n = 0;
+
+	while (ops->settings != NULL && ops->settings[n] != NULL)
+		n++;
+	return n;
+}
+
 static const char *const bounds_names[] = {
 	[BOUNDS_NONE] = "none", [BOUNDS_CHOICE] = "confidence", [BOUNDS_BETA] = "own"
 };
@@ -228,8 +239,8 @@ model_select_policies(PG_FUNCTION_ARGS)
 	{
 		const PolicyOps *ops = policies[i];
 		KernelKind	kernel = kernel_from_name(ops->kind, NULL);
-		Datum		values[11];
-		bool		nulls[11] = {false};
+		Datum		values[12];
+		bool		nulls[12] = {false};
 
 		values[0] = CStringGetTextDatum(ops->name);
 		values[1] = BoolGetDatum(ops->uses_context);
@@ -243,6 +254,7 @@ model_select_policies(PG_FUNCTION_ARGS)
 		values[8] = BoolGetDatum(ops->picks_at_random);
 		values[9] = forgetting_array(&ops->forgets);
 		values[10] = default_keys_array(ops);
+		values[11] = text_array(ops->settings, own_settings_count(ops));
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

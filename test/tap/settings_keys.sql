@@ -9,7 +9,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(3);
+SELECT plan(4);
 
 -- The sorted keys resolve_settings() returns, or its SQLSTATE and message.
 CREATE FUNCTION pg_temp.keys_or_error(p text, k text, s jsonb) RETURNS text LANGUAGE plpgsql AS $$
@@ -214,6 +214,8 @@ SELECT set_eq($$SELECT name, unnest(settings) FROM model_select.policies()$$,
               $$SELECT name, jsonb_object_keys(model_select.resolve_settings(name, NULL, '{}'))
                   FROM model_select.policies()$$,
               'policies().settings are the keys of resolve_settings(policy, NULL, ''{}'')');
+SELECT is_empty($$SELECT name, k FROM model_select.policies(), unnest(own_settings) k WHERE k <> ALL (settings)$$,
+                'every key a policy declares as its own applies to it');
 
 SELECT * FROM finish();
 ROLLBACK;
