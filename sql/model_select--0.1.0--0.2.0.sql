@@ -413,8 +413,8 @@ COMMENT ON TABLE model_select.selectors IS
 'Selectors: one routing policy instance each (a contextual bandit over its arms). Create with create_selector(), change with alter_selector(), delete with drop_selector().';
 COMMENT ON COLUMN model_select.selectors.name IS 'Unique name by which every function refers to the selector.';
 COMMENT ON COLUMN model_select.selectors.dim IS 'Dimension of the context embeddings (1 to 16000).';
-COMMENT ON COLUMN model_select.selectors.policy IS 'pak_ucb, rff_ucb, bkb, lin_ucb, greedy or random.';
-COMMENT ON COLUMN model_select.selectors.kernel IS 'Kernel of a kernelised policy (pak_ucb, rff_ucb, bkb); NULL for the others.';
+COMMENT ON COLUMN model_select.selectors.policy IS 'One of the policies that policies() lists.';
+COMMENT ON COLUMN model_select.selectors.kernel IS 'Kernel of a kernelised policy (one of its kernels in policies()); NULL for the others.';
 COMMENT ON COLUMN model_select.selectors.settings IS
 'Every applicable setting with its default filled in (see resolve_settings()). Change it with alter_selector() only: a direct UPDATE would disagree with the learned states.';
 COMMENT ON COLUMN model_select.selectors.seed IS 'Seed of tie-breaking, of the random policy and of random features.';
@@ -464,7 +464,7 @@ COMMENT ON FUNCTION model_select._drop_lock(int) IS
 COMMENT ON FUNCTION model_select.add_arm(text, text) IS
 'Adds an arm to a selector (next ordinal; it scores Infinity until its first reward), or re-activates a retired arm of that name with its state and rewards.';
 COMMENT ON FUNCTION model_select.create_selector(text, int, text[], text, text, jsonb, bigint) IS
-'Creates a selector with its arms and returns its selector_id. policy: pak_ucb (default), rff_ucb, bkb, lin_ucb, greedy or random; kernel for pak_ucb, rff_ucb and bkb (default rbf); settings are validated and stored complete; seed drives tie-breaking and randomness.';
+'Creates a selector with its arms and returns its selector_id. policy: one of policies() (default pak_ucb); kernel: one of the policy''s kernels there (NULL: its default_kernel; none for a policy without kernels); settings are validated and stored complete; seed drives tie-breaking and randomness.';
 COMMENT ON FUNCTION model_select.alter_selector(text, jsonb) IS
 'Merges settings into the selector''s, validates them and re-derives every arm''s state from the reward log under the new settings; returns the number of rewards re-applied. Policy, kernel and dimension cannot change.';
 COMMENT ON FUNCTION model_select.drop_selector(text) IS
