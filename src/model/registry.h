@@ -60,7 +60,7 @@ typedef struct PolicyOps
 	bool		random_features;	/* contexts mapped to random Fourier features */
 	PolicyBounds bounds;
 	bool		keeps_rows;		/* the state holds every context it learned (cap) */
-	bool		dictionary;		/* a resampled Nyström dictionary (qbar, adaptive_beta) */
+	bool		dictionary;		/* a resampled Nyström dictionary: a body of varying size */
 	bool		picks_at_random;	/* choose by the tie-break hash alone */
 	PolicyForgetting forgets;
 	/*
