@@ -80,6 +80,20 @@ CREATE TABLE model_select.arm_state_rows (
 -- Float8 values that pglz cannot shrink: skip the compression try.
 ALTER TABLE model_select.arm_state_rows ALTER COLUMN rows SET STORAGE EXTERNAL;
 
+-- The policies and kernels as the library registers them (src/policy/registry.c):
+-- names and capabilities, read by _create_selector() (the default kernel),
+-- the tests and the docs check instead of lists of their own.
+CREATE FUNCTION model_select.policies(
+    OUT name text, OUT uses_context boolean, OUT kernels text[], OUT default_kernel text,
+    OUT random_features boolean, OUT bounds text, OUT keeps_rows boolean, OUT dictionary boolean,
+    OUT picks_at_random boolean, OUT forgetting text[], OUT settings text[],
+    OUT own_settings text[])
+    RETURNS SETOF record ROWS 10
+    AS 'MODULE_PATHNAME', 'model_select_policies' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION model_select.kernels(OUT name text, OUT shift_invariant boolean, OUT policies text[])
+    RETURNS SETOF record ROWS 10
+    AS 'MODULE_PATHNAME', 'model_select_kernels' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
 -- Validates settings for a policy/kernel and returns them with defaults.
 CREATE FUNCTION model_select.resolve_settings(policy text, kernel text, settings jsonb)
     RETURNS jsonb
@@ -155,7 +169,7 @@ BEGIN
     END IF;
     INSERT INTO model_select.selectors(name, dim, policy, kernel, settings, seed, owner)
     VALUES (name, dim, policy,
-            CASE WHEN policy IN ('pak_ucb', 'rff_ucb', 'bkb') THEN coalesce(kernel, 'rbf') ELSE kernel END,
+            coalesce(kernel, (SELECT p.default_kernel FROM model_select.policies() p WHERE p.name = policy)),
             model_select.resolve_settings(policy, kernel, coalesce(settings, '{}'), dim), seed, owner)
     RETURNING selector_id INTO sid;
     FOREACH arm IN ARRAY arms LOOP
@@ -276,8 +290,8 @@ COMMENT ON TABLE model_select.selectors IS
 'Selectors: one routing policy instance each (a contextual bandit over its arms). Create with create_selector(), change with alter_selector(), delete with drop_selector().';
 COMMENT ON COLUMN model_select.selectors.name IS 'Unique name by which every function refers to the selector.';
 COMMENT ON COLUMN model_select.selectors.dim IS 'Dimension of the context embeddings (1 to 16000).';
-COMMENT ON COLUMN model_select.selectors.policy IS 'pak_ucb, rff_ucb, bkb, lin_ucb, greedy or random.';
-COMMENT ON COLUMN model_select.selectors.kernel IS 'Kernel of a kernelised policy (pak_ucb, rff_ucb, bkb); NULL for the others.';
+COMMENT ON COLUMN model_select.selectors.policy IS 'One of the policies that policies() lists.';
+COMMENT ON COLUMN model_select.selectors.kernel IS 'Kernel of a kernelised policy (one of its kernels in policies()); NULL for the others.';
 COMMENT ON COLUMN model_select.selectors.settings IS
 'Every applicable setting with its default filled in (see resolve_settings()). Change it with alter_selector() only: a direct UPDATE would disagree with the learned states.';
 COMMENT ON COLUMN model_select.selectors.seed IS 'Seed of tie-breaking, of the random policy and of random features.';
@@ -316,6 +330,10 @@ COMMENT ON COLUMN model_select.arm_state_rows.nrows IS 'Rows the chunk holds.';
 COMMENT ON COLUMN model_select.arm_state_rows.rows IS
 'Per row array of the state (contexts, values, each packed factor), the values of these rows, concatenated (float8, layout in src/model/state.h).';
 
+COMMENT ON FUNCTION model_select.policies() IS
+'One row per policy the library registers: its name, whether it uses the context, the kernels it takes and its default one, random features, its bounds (none, the confidence setting''s, or its own), whether it keeps every row, a dictionary, choices at random, the forgetting settings it honours, the setting keys that apply under its defaults, and those it declares as its own (they apply to the policies that declare them alone).';
+COMMENT ON FUNCTION model_select.kernels() IS
+'One row per kernel: its name, whether it is shift invariant (bandwidth applies; random features can approximate it) and the policies that take it.';
 COMMENT ON FUNCTION model_select.resolve_settings(text, text, jsonb) IS
 'Validates settings for a policy and kernel and returns them with every default filled in: what create_selector() stores.';
 COMMENT ON FUNCTION model_select.resolve_settings(text, text, jsonb, int) IS
@@ -329,7 +347,7 @@ COMMENT ON FUNCTION model_select._drop_lock(int) IS
 COMMENT ON FUNCTION model_select.add_arm(text, text) IS
 'Adds an arm to a selector (next ordinal; it scores Infinity until its first reward), or re-activates a retired arm of that name with its state and rewards.';
 COMMENT ON FUNCTION model_select.create_selector(text, int, text[], text, text, jsonb, bigint) IS
-'Creates a selector with its arms and returns its selector_id. policy: pak_ucb (default), rff_ucb, bkb, lin_ucb, greedy or random; kernel for pak_ucb, rff_ucb and bkb (default rbf); settings are validated and stored complete; seed drives tie-breaking and randomness.';
+'Creates a selector with its arms and returns its selector_id. policy: one of policies() (default pak_ucb); kernel: one of the policy''s kernels there (NULL: its default_kernel; none for a policy without kernels); settings are validated and stored complete; seed drives tie-breaking and randomness.';
 COMMENT ON FUNCTION model_select.alter_selector(text, jsonb) IS
 'Merges settings into the selector''s, validates them and re-derives every arm''s state from the reward log under the new settings; returns the number of rewards re-applied. Policy, kernel and dimension cannot change.';
 COMMENT ON FUNCTION model_select.drop_selector(text) IS

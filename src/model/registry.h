@@ -5,10 +5,12 @@
  *
  * A new policy is one file (its state layout, the four functions and a
  * `const PolicyOps foo_ops` with designated initialisers), one line in
- * registry.c's table and a new state tag in settings.h's PolicyKind.
- * Everything else that depends on the policy — which settings apply, which
- * kernels it takes, the lists of valid names in error messages, whether the
- * decision rule adds a confidence width — reads these fields.
+ * registry.c's table and a new state tag in settings.h's PolicyKind; a key
+ * of its own is also a field of SelectorConfig and a FOR_OWN row of
+ * settings.c's table, named in its `settings`.  Everything else that
+ * depends on the policy — which settings apply, which kernels it takes, the
+ * lists of valid names in error messages, whether the decision rule adds a
+ * confidence width, SQL's policies() — reads these fields.
  */
 #ifndef MODEL_SELECT_REGISTRY_H
 #define MODEL_SELECT_REGISTRY_H
@@ -58,9 +60,16 @@ typedef struct PolicyOps
 	bool		random_features;	/* contexts mapped to random Fourier features */
 	PolicyBounds bounds;
 	bool		keeps_rows;		/* the state holds every context it learned (cap) */
-	bool		dictionary;		/* a resampled Nyström dictionary (qbar, adaptive_beta) */
+	bool		dictionary;		/* a resampled Nyström dictionary: a body of varying size */
 	bool		picks_at_random;	/* choose by the tie-break hash alone */
 	PolicyForgetting forgets;
+	/*
+	 * The setting keys that apply to this policy alone (NULL-terminated;
+	 * NULL: none): the settings table's FOR_OWN keys apply to the policies
+	 * that name them here.  Keys shared by a capability (cap, the bounds'
+	 * keys, forgetting) follow the fields above.
+	 */
+	const char *const *settings;
 
 	/* State from scratch for n rewards (rows of X already prepared). */
 	StateHeader *(*build) (const SelectorConfig *cfg, int n, const double *X, const double *r);

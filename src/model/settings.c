@@ -2,9 +2,11 @@
  * settings.c — strict validation of a selector's jsonb settings.
  *
  * Every key is described once in setting_defs: its type, range, default and
- * the policies/kernels it applies to.  Unknown keys, keys that do not apply to
- * the selector's policy or kernel, wrong JSON types and out-of-range values
- * are all rejected with SQLSTATE 22023 and a message naming the valid keys.
+ * the policies/kernels it applies to (by their capabilities, or FOR_OWN: the
+ * policies whose PolicyOps.settings name it).  Unknown keys, keys that do
+ * not apply to the selector's policy or kernel, wrong JSON types and
+ * out-of-range values are all rejected with SQLSTATE 22023 and a message
+ * naming the valid keys.
  * This file holds the table, which keys apply, the checks across keys once
  * all are read (settings_resolve_over) and the resolved settings as jsonb;
  * settings_read.c reads and checks each key's value.
@@ -44,9 +46,9 @@ const SettingDef setting_defs[] = {
 	/* below 1e-6 the squared distance over bandwidth² can be 0/0 */
 	{"bandwidth", SETTING_NUMBER, offsetof(SelectorConfig, bandwidth), 1.0, 1e-6, false, 1e6, FOR_BANDWIDTH},
 	{"nu", SETTING_NUMBER, offsetof(SelectorConfig, nu), 1.5, 0.5, false, 2.5, FOR_MATERN},
-	{"features", SETTING_INTEGER, offsetof(SelectorConfig, features), 200, 1, false, 8192, FOR_RFF},
-	{"qbar", SETTING_NUMBER, offsetof(SelectorConfig, qbar), 2.0, 0, true, 1e6, FOR_DICTIONARY},
-	{"adaptive_beta", SETTING_BOOLEAN, offsetof(SelectorConfig, adaptive_beta), 0, 0, false, 1, FOR_DICTIONARY},
+	{"features", SETTING_INTEGER, offsetof(SelectorConfig, features), 200, 1, false, 8192, FOR_OWN},
+	{"qbar", SETTING_NUMBER, offsetof(SelectorConfig, qbar), 2.0, 0, true, 1e6, FOR_OWN},
+	{"adaptive_beta", SETTING_BOOLEAN, offsetof(SelectorConfig, adaptive_beta), 0, 0, false, 1, FOR_OWN},
 	{"confidence", SETTING_CHOICE, offsetof(SelectorConfig, confidence), CONFIDENCE_FIXED, 0, false, 0,
 	FOR_CONFIDENCE, confidence_names},
 	{"noise", SETTING_NUMBER, offsetof(SelectorConfig, noise), 0.5, 0, true, 1e6, FOR_BOUNDS},
@@ -102,13 +104,34 @@ kernel_name(KernelKind kernel)
 	return kernel == KERNEL_NONE ? NULL : kernel_names[kernel];
 }
 
-/* Does a setting's scope cover this policy (by its capabilities) and kernel? */
+/* Does cfg forget (a window, a discount or restarts), so that its clock counts? */
 static bool
-scope_covers(SettingScope scope, const SelectorConfig *cfg, const PolicyOps *ops)
+forgets_any(const SelectorConfig *cfg)
 {
+	return cfg->window > 0 || cfg->discount < 1 || cfg->half_life > 0 || cfg->restart_every > 0;
+}
+
+/* Does the policy name key among its own settings (PolicyOps.settings)? */
+static bool
+policy_declares(const PolicyOps *ops, const char *key)
+{
+	for (const char *const *own = ops->settings; own != NULL && *own != NULL; own++)
+		if (strcmp(*own, key) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Does a setting apply to this policy (its own keys, its capabilities) and
+ * kernel, under the rest of cfg?
+ */
+static bool
+setting_applies(const SettingDef *def, const SelectorConfig *cfg)
+{
+	const PolicyOps *ops = policy_ops(cfg->policy);
 	bool		choice = ops->bounds == BOUNDS_CHOICE;
 
-	switch (scope)
+	switch (def->applies)
 	{
 		case FOR_ALL:
 			return true;
@@ -122,10 +145,8 @@ scope_covers(SettingScope scope, const SelectorConfig *cfg, const PolicyOps *ops
 			return cfg->kernel == KERNEL_POLY;
 		case FOR_MATERN:
 			return cfg->kernel == KERNEL_MATERN;
-		case FOR_RFF:
-			return ops->random_features;
-		case FOR_DICTIONARY:
-			return ops->dictionary;
+		case FOR_OWN:
+			return policy_declares(ops, def->name);
 		case FOR_WINDOW:
 			return ops->forgets.window;
 		case FOR_DISCOUNT:
@@ -135,7 +156,7 @@ scope_covers(SettingScope scope, const SelectorConfig *cfg, const PolicyOps *ops
 		case FOR_RESTART:
 			return ops->forgets.restart;
 		case FOR_CLOCK:
-			return cfg->window > 0 || cfg->discount < 1 || cfg->half_life > 0 || cfg->restart_every > 0;
+			return forgets_any(cfg);
 		case FOR_CONFIDENCE:
 			return choice;
 		case FOR_RIDGE:
@@ -156,10 +177,16 @@ scope_covers(SettingScope scope, const SelectorConfig *cfg, const PolicyOps *ops
 	return false;
 }
 
-static bool
-setting_applies(const SettingDef *def, const SelectorConfig *cfg)
+/* The names of the keys that apply to cfg, in the table's order (a List of char *). */
+List *
+settings_keys(const SelectorConfig *cfg)
 {
-	return scope_covers(def->applies, cfg, policy_ops(cfg->policy));
+	List	   *keys = NIL;
+
+	for (int i = 0; i < (int) N_SETTINGS; i++)
+		if (setting_applies(&setting_defs[i], cfg))
+			keys = lappend(keys, unconstify(char *, setting_defs[i].name));
+	return keys;
 }
 
 char *
@@ -345,7 +372,7 @@ settings_resolve_over(SelectorConfig *cfg, Jsonb *current, Jsonb *settings)
 	if (cfg->clock == CLOCK_ARM)
 		given[setting_index("clock")] = false;
 	/* a current clock is dropped with the forgetting it counted */
-	if (!given[setting_index("clock")] && !scope_covers(FOR_CLOCK, cfg, policy_ops(cfg->policy)))
+	if (!given[setting_index("clock")] && !forgets_any(cfg))
 		cfg->clock = CLOCK_ARM;
 	if (cfg->clock == CLOCK_TIME && cfg->discount == 1)
 		given[setting_index("discount")] = false;
@@ -359,7 +386,7 @@ settings_resolve_over(SelectorConfig *cfg, Jsonb *current, Jsonb *settings)
 	if (cfg->clock == CLOCK_TIME && cfg->half_life > 0)
 		cfg->discount = exp2(-1.0 / cfg->half_life);
 	discount_key = cfg->clock == CLOCK_TIME ? "half_life" : "discount";
-	if (cfg->clock != CLOCK_ARM && !scope_covers(FOR_CLOCK, cfg, policy_ops(cfg->policy)))
+	if (cfg->clock != CLOCK_ARM && !forgets_any(cfg))
 		settings_error(cfg, "clock", cfg->clock == CLOCK_TIME
 					   ? "applies only with window, half_life or restart_every"
 					   : "applies only with window, discount or restart_every");

@@ -4,6 +4,7 @@
 #ifndef MODEL_SELECT_SETTINGS_H
 #define MODEL_SELECT_SETTINGS_H
 
+#include "nodes/pg_list.h"
 #include "utils/jsonb.h"
 
 /*
@@ -138,6 +139,7 @@ extern const char *kernel_name(KernelKind kernel);
 extern void settings_resolve(SelectorConfig *cfg, Jsonb *settings);
 extern void settings_resolve_over(SelectorConfig *cfg, Jsonb *current, Jsonb *settings);
 extern Jsonb *settings_to_jsonb(const SelectorConfig *cfg);
+extern List *settings_keys(const SelectorConfig *cfg);
 extern const char *confidence_name(ConfidenceKind confidence);
 extern char *name_list(const char *const *names, int n);
 

@@ -29,8 +29,7 @@ typedef enum SettingScope
 	FOR_BANDWIDTH,				/* rbf, laplacian and matern kernels */
 	FOR_POLY,
 	FOR_MATERN,
-	FOR_RFF,					/* policies with random Fourier features */
-	FOR_DICTIONARY,				/* policies with a resampled dictionary */
+	FOR_OWN,					/* the policies that name it in PolicyOps.settings */
 	FOR_WINDOW,					/* policies that honour each kind of forgetting */
 	FOR_DISCOUNT,				/* (as a γ per reward: not on the time clock) */
 	FOR_HALF_LIFE,				/* the time clock's discount */

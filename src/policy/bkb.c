@@ -545,9 +545,12 @@ bkb_score(const SelectorConfig *cfg, const ArmModel *model, const double *x, Arm
 	out->alpha = cfg->alpha;
 }
 
+/* bkb's own settings: the dictionary's oversampling and its adaptive radius. */
+static const char *const bkb_settings[] = {"qbar", "adaptive_beta", NULL};
+
 const PolicyOps bkb_ops = {
 	.name = "bkb", .kind = POLICY_BKB,
 	.uses_context = true, .kernels = KERNELS_ALL, .bounds = BOUNDS_BETA,
-	.keeps_rows = true, .dictionary = true,
+	.keeps_rows = true, .dictionary = true, .settings = bkb_settings,
 	POLICY_FUNCTIONS(bkb), .kept_rows = bkb_kept_rows, .check = bkb_check_stored,
 };

@@ -404,10 +404,13 @@ const PolicyOps lin_ucb_ops = {
 	POLICY_FUNCTIONS(lin), .score_block = lin_score_block, .build_weighted = lin_build_weighted,
 };
 
+/* rff_ucb's own setting: how many random features (2 × features values each). */
+static const char *const rff_ucb_settings[] = {"features", NULL};
+
 /* lin_ucb on random Fourier features of a shift-invariant kernel. */
 const PolicyOps rff_ucb_ops = {
 	.name = "rff_ucb", .kind = POLICY_RFF_UCB,
 	.uses_context = true, .kernels = KERNELS_SHIFT_INVARIANT, .random_features = true,
-	.bounds = BOUNDS_CHOICE, .forgets = FORGETS_ALL,
+	.bounds = BOUNDS_CHOICE, .forgets = FORGETS_ALL, .settings = rff_ucb_settings,
 	POLICY_FUNCTIONS(lin), .score_block = lin_score_block, .build_weighted = lin_build_weighted,
 };

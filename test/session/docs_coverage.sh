@@ -5,9 +5,10 @@
 # as a word in some docs/*.md file:
 #   - every function, table and view of schema model_select (from pg_proc and
 #     pg_class; internal objects, whose names start with "_", excepted);
-#   - every policy, kernel, confidence bound and setting key, read from the
-#     extension itself (the HINT and DETAIL of resolve_settings()'s errors),
-#     not from a list kept here;
+#   - every policy and kernel, read from the extension's registry (policies()
+#     and kernels()), and every confidence bound and setting key, read from
+#     the extension too (the message and DETAIL of resolve_settings()'s
+#     errors, for every policy with each of its kernels): no list kept here;
 # and unless README.md is at most 25,600 bytes.
 #
 # Needs PGHOST/PGPORT/PGUSER (see scripts/with-cluster.sh) and model_select
@@ -41,7 +42,7 @@ EXCEPTION WHEN OTHERS THEN
                             detail = PG_EXCEPTION_DETAIL;
 END $$;
 
--- The names of a sentence such as "Valid policies are a, b and c." or
+-- The names of a sentence such as "expected one of a, b and c" or
 -- "Valid keys for policy p are: k1, k2, k3.": what follows "are" / "one of".
 CREATE FUNCTION docs_list(s text) RETURNS SETOF text LANGUAGE sql AS $$
     SELECT btrim(x)
@@ -64,12 +65,11 @@ DECLARE
     bounds text[];
     policies text[];
 BEGIN
-    e := docs_err($q$SELECT model_select.resolve_settings('?', NULL, '{}')$q$);
-    policies := ARRAY(SELECT docs_list(e.hint));
+    policies := ARRAY(SELECT x.name FROM model_select.policies() x);
     IF cardinality(policies) = 0 THEN
-        RAISE EXCEPTION 'no policy list in the HINT of resolve_settings(''?'', NULL, ''{}''): %, %',
-            e.msg, e.hint;
+        RAISE EXCEPTION 'policies() lists no policy';
     END IF;
+    RETURN QUERY SELECT 'kernel'::text, x.name FROM model_select.kernels() x;
     -- confidence bounds: the message of a bad "confidence" value
     e := docs_err($q$SELECT model_select.resolve_settings('pak_ucb', NULL, '{"confidence": "?"}')$q$);
     bounds := ARRAY(SELECT docs_list(e.msg));
@@ -80,13 +80,9 @@ BEGIN
 
     FOREACH p IN ARRAY policies LOOP
         RETURN QUERY SELECT 'policy'::text, p;
-        e := docs_err(format('SELECT model_select.resolve_settings(%L, %L, %L)', p, '?', '{}'));
-        IF e.hint LIKE 'Valid kernels%' THEN
-            kernels := ARRAY(SELECT docs_list(e.hint));
-            RETURN QUERY SELECT 'kernel'::text, x FROM unnest(kernels) x;
-        ELSE
-            kernels := ARRAY[NULL::text];       -- the policy takes no kernel
-        END IF;
+        -- each kernel it takes, or NULL for none
+        kernels := ARRAY(SELECT kn.kernel FROM model_select.policies() x
+                           LEFT JOIN LATERAL unnest(x.kernels) kn(kernel) ON true WHERE x.name = p);
         FOREACH k IN ARRAY kernels LOOP
             -- settings that are not an object: DETAIL lists the valid keys
             e := docs_err(format('SELECT model_select.resolve_settings(%L, %L, %L)', p, k, '[]'));

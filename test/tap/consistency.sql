@@ -1,13 +1,14 @@
 -- Incremental state = state rebuilt from the reward log, for every policy.
 --
--- For each policy (pak_ucb with kernels rbf, poly, linear; lin_ucb; greedy;
--- random) a selector (dim 8, 3 arms) learns 150 rewards through the reward
--- trigger, by both reward paths (route() + INSERT with decision_id, and
--- INSERT with selector/arm/context).  scores() on 20 probe contexts is
+-- For each registered policy (model_select.policies()) with each kernel it
+-- takes (or none) a selector (dim 8, 3 arms) learns 150 rewards through the
+-- reward trigger, by both reward paths (route() + INSERT with decision_id,
+-- and INSERT with selector/arm/context).  scores() on 20 probe contexts is
 -- snapshotted, rebuild_state() recomputes every arm from scratch (a full
 -- Cholesky factorisation instead of the per-reward appends / rank-1
 -- updates), and every mean, width and ucb must agree to a relative 1e-9:
 --   abs(incremental - rebuilt) <= 1e-9 * greatest(1, abs(rebuilt)).
+-- A new policy or kernel is a new case here without any edit.
 -- Also: arm_stats agrees with the reward log, rebuild_state() returns the
 -- number of rewards, a badly conditioned pak_ucb arm (alpha 1e-3, 300
 -- near-duplicate contexts) still agrees, and scoring 2,000 rows in one
@@ -15,7 +16,23 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(84);
+
+-- The cases: every registered policy with each kernel it takes (or NULL), in
+-- the registry's order; poly with a smaller gamma and degree than its
+-- defaults (a better conditioned kernel matrix).
+CREATE TEMP TABLE cases AS
+SELECT format('c_%s%s', p.name, '_' || k.kernel) AS sel, p.name AS policy, k.kernel,
+       CASE k.kernel WHEN 'poly' THEN '{"gamma": 0.5, "degree": 2}' ELSE '{}' END::jsonb AS settings,
+       10 + row_number() OVER (ORDER BY p.ordinality, k.ordinality) AS seed
+  FROM model_select.policies() WITH ORDINALITY p
+  LEFT JOIN LATERAL unnest(p.kernels) WITH ORDINALITY k(kernel, ordinality) ON true;
+-- 10 tests per case (policy_case below) and 26 others
+SELECT plan(26 + 10 * (SELECT count(*)::int FROM cases));
+SELECT ok((SELECT array_agg(policy) FROM cases) @> ARRAY['pak_ucb', 'rff_ucb', 'bkb', 'lin_ucb', 'greedy', 'random'],
+          'the cases cover (at least) pak_ucb, rff_ucb, bkb, lin_ucb, greedy and random');
+SELECT set_eq($$SELECT policy, kernel FROM cases WHERE kernel IS NOT NULL$$,
+              $$SELECT unnest(policies), name FROM model_select.kernels()$$,
+              'the kernelised cases are the (policy, kernel) pairs kernels() lists');
 
 -- Feed `rounds` rewards to selector `sel` (arms a1, a2, a3) from
 -- synthetic_clusters(rounds, 8, 3, NULL, seed).  Even rounds: route() the
@@ -159,16 +176,12 @@ BEGIN
 END
 $f$;
 
-SELECT * FROM pg_temp.policy_case('c_rbf', 'pak_ucb', 'rbf', '{}', 11);
-SELECT * FROM pg_temp.policy_case('c_poly', 'pak_ucb', 'poly', '{"gamma": 0.5, "degree": 2}', 12);
-SELECT * FROM pg_temp.policy_case('c_linear', 'pak_ucb', 'linear', '{}', 13);
-SELECT * FROM pg_temp.policy_case('c_lin', 'lin_ucb', NULL, '{}', 14);
-SELECT * FROM pg_temp.policy_case('c_greedy', 'greedy', NULL, '{}', 15);
-SELECT * FROM pg_temp.policy_case('c_random', 'random', NULL, '{}', 16);
+SELECT t.* FROM (SELECT * FROM cases ORDER BY seed) c,
+              LATERAL pg_temp.policy_case(c.sel, c.policy, c.kernel, c.settings, c.seed) t;
 
 -- The rebuilt state also has the same totals as the log.
 SELECT pg_temp.stats_match(s, s || ': arm_stats still matches the reward log after rebuild_state')
-  FROM unnest(ARRAY['c_rbf', 'c_lin', 'c_greedy']) s;
+  FROM unnest(ARRAY['c_pak_ucb_rbf', 'c_lin_ucb', 'c_greedy']) s;
 
 -- Badly conditioned pak_ucb: ridge alpha 1e-3 and 300 rewards on ONE arm with
 -- near-duplicate contexts x0 + 1e-3 (x_t - x0) (before normalisation), so
@@ -209,36 +222,36 @@ SELECT is(model_select.rebuild_state('c_stress'), 300::bigint, 'c_stress: rebuil
 SELECT * FROM pg_temp.agree('c_stress', 80, 1e-9);
 
 -- Model cache: one statement scoring 2,000 rows decodes each arm at most once.
--- rebuild_state() first, so every arm of c_rbf has a new version and must be
+-- rebuild_state() first, so every arm of c_pak_ucb_rbf has a new version and must be
 -- decoded again: exactly the 3 arms (none twice, none served stale).
-SELECT is(model_select.rebuild_state('c_rbf'), 150::bigint, 'cache: rebuild_state(c_rbf) again (new versions)');
+SELECT is(model_select.rebuild_state('c_pak_ucb_rbf'), 150::bigint, 'cache: rebuild_state(c_pak_ucb_rbf) again (new versions)');
 CREATE TEMP TABLE cs (step int PRIMARY KEY, decodes bigint);
 INSERT INTO cs SELECT 0, decodes FROM model_select.cache_stats();
-SELECT is((SELECT count(model_select.select_model('c_rbf', context))
+SELECT is((SELECT count(model_select.select_model('c_pak_ucb_rbf', context))
              FROM model_select.synthetic_clusters(2000, 8, 3, NULL, 4242)),
           2000::bigint, 'cache: select_model over 2000 rows in one statement');
 INSERT INTO cs SELECT 1, decodes FROM model_select.cache_stats();
 SELECT is((SELECT decodes FROM cs WHERE step = 1) - (SELECT decodes FROM cs WHERE step = 0), 3::bigint,
           'cache: the 2000-row statement decoded each of the 3 changed arms once (at most 3)');
-SELECT is((SELECT count(model_select.select_model('c_rbf', context))
+SELECT is((SELECT count(model_select.select_model('c_pak_ucb_rbf', context))
              FROM model_select.synthetic_clusters(2000, 8, 3, NULL, 4243)),
           2000::bigint, 'cache: second 2000-row statement');
 INSERT INTO cs SELECT 2, decodes FROM model_select.cache_stats();
 SELECT is((SELECT decodes FROM cs WHERE step = 2) - (SELECT decodes FROM cs WHERE step = 1), 0::bigint,
           'cache: no reward in between, so the second statement decoded nothing');
 SELECT lives_ok($$INSERT INTO model_select.rewards(selector, arm, context, reward)
-                  SELECT 'c_rbf', 'a2', context, 0.42 FROM model_select.synthetic_clusters(1, 8, 3, NULL, 77)$$,
+                  SELECT 'c_pak_ucb_rbf', 'a2', context, 0.42 FROM model_select.synthetic_clusters(1, 8, 3, NULL, 77)$$,
                 'cache: insert one more reward for arm a2');
 INSERT INTO cs SELECT 3, decodes FROM model_select.cache_stats();
-SELECT is((SELECT count(model_select.select_model('c_rbf', context))
+SELECT is((SELECT count(model_select.select_model('c_pak_ucb_rbf', context))
              FROM model_select.synthetic_clusters(2000, 8, 3, NULL, 4244)),
           2000::bigint, 'cache: third 2000-row statement');
 INSERT INTO cs SELECT 4, decodes FROM model_select.cache_stats();
 SELECT is((SELECT decodes FROM cs WHERE step = 4) - (SELECT decodes FROM cs WHERE step = 3), 1::bigint,
           'cache: after one reward, only that arm (a2) is decoded again');
 -- and what it decoded is the new state: n of a2 is what the reward log says
-SELECT is((SELECT n FROM model_select.scores('c_rbf', (SELECT context FROM probes WHERE probe = 1)) WHERE arm = 'a2'),
-          (SELECT count(*) FROM model_select.rewards WHERE selector = 'c_rbf' AND arm = 'a2'),
+SELECT is((SELECT n FROM model_select.scores('c_pak_ucb_rbf', (SELECT context FROM probes WHERE probe = 1)) WHERE arm = 'a2'),
+          (SELECT count(*) FROM model_select.rewards WHERE selector = 'c_pak_ucb_rbf' AND arm = 'a2'),
           'cache: scores() sees the new reward of a2');
 
 -- Automatic checkpoints visit the arms a statement's rows went to (read from

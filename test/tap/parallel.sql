@@ -10,8 +10,8 @@ SELECT plan(16);
 
 -- 1. the labels -----------------------------------------------------------------
 -- a new function fails this count until its label is decided below
-SELECT is((SELECT count(*) FROM pg_proc WHERE pronamespace = 'model_select'::regnamespace), 75::bigint,
-          '75 functions, each labelled on purpose');
+SELECT is((SELECT count(*) FROM pg_proc WHERE pronamespace = 'model_select'::regnamespace), 77::bigint,
+          '77 functions, each labelled on purpose');
 SELECT set_eq($$SELECT oid::regprocedure::text FROM pg_proc
                  WHERE pronamespace = 'model_select'::regnamespace AND proparallel = 's'$$,
               ARRAY['model_select.select_model(text,anycompatiblearray)',
@@ -22,6 +22,7 @@ SELECT set_eq($$SELECT oid::regprocedure::text FROM pg_proc
                     'model_select.cascade_select(text,double precision[],text[])',
                     'model_select.reservation_index(text,double precision[],double precision)',
                     'model_select.resolve_settings(text,text,jsonb)', 'model_select.resolve_settings(text,text,jsonb,integer)',
+                    'model_select.policies()', 'model_select.kernels()',
                     'model_select._resolve_settings_over(text,text,jsonb,integer,jsonb)',
                     'model_select.synthetic_clusters(integer,integer,integer,integer,bigint,double precision,integer,integer,integer)',
                     'model_select.synthetic_rkhs(integer,integer,integer,bigint,text,double precision,double precision,double precision,double precision,integer)',
