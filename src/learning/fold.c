@@ -372,7 +372,7 @@ final_horizon_for(const SelectorConfig *cfg)
 		horizon = mine;
 		TransactionIdAdvance(horizon);
 	}
-	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) cfg->selector_id, MS_LOCK_SETTINGS, MS_LOCK_CLASS);
+	selector_settings_tag(&tag, cfg->selector_id);
 	for (holder = GetLockConflicts(&tag, AccessExclusiveLock, NULL);
 		 VirtualTransactionIdIsValid(*holder); holder++)
 	{

@@ -109,35 +109,35 @@ learn_selector(void *arg)
 	spi_finish(spi_level);
 }
 
-/* The selectors of this database in id order: ids and names, in the current context. */
-static int
-selector_list(int32 **ids, char ***names)
+/* The selectors of this database in id order (selector_list()). */
+typedef struct SelectorList
+{
+	int			n;
+	int32	   *ids;
+	char	  **names;
+} SelectorList;
+
+/* Fills the SelectorList arg, in the caller's memory context; run as the owner. */
+static void
+selector_list(void *arg)
 {
 	static SPIPlanPtr plan = NULL;
+	SelectorList *list = arg;
 	MemoryContext caller = CurrentMemoryContext;
 	int			spi_level = spi_connect();
-	int			n;
 
 	spi_execute(spi_plan(&plan, "SELECT selector_id, name FROM model_select.selectors ORDER BY selector_id",
 						 0, NULL), NULL, NULL, true, 0, SPI_OK_SELECT, "list the selectors");
-	n = (int) SPI_processed;
-	*ids = MemoryContextAlloc(caller, sizeof(int32) * Max(n, 1));
-	*names = MemoryContextAlloc(caller, sizeof(char *) * Max(n, 1));
-	for (int i = 0; i < n; i++)
+	list->n = (int) SPI_processed;
+	list->ids = MemoryContextAlloc(caller, sizeof(int32) * Max(list->n, 1));
+	list->names = MemoryContextAlloc(caller, sizeof(char *) * Max(list->n, 1));
+	for (int i = 0; i < list->n; i++)
 	{
-		(*ids)[i] = spi_int32(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
-		(*names)[i] = MemoryContextStrdup(caller, spi_text(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2));
+		list->ids[i] = spi_int32(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+		list->names[i] = MemoryContextStrdup(caller,
+											 spi_text(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2));
 	}
 	spi_finish(spi_level);
-	return n;
-}
-
-static void
-list_as_owner(void *arg)
-{
-	void	  **out = arg;
-
-	*(int *) out[2] = selector_list((int32 **) out[0], (char ***) out[1]);
 }
 
 /* ---- the worker ---------------------------------------------------------- */
@@ -191,25 +191,22 @@ learner_pass(void)
 	MemoryContext pass = AllocSetContextCreate(TopMemoryContext, "model_select learner pass",
 											   ALLOCSET_DEFAULT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(pass);
-	int32	   *ids = NULL;
-	char	  **names = NULL;
-	int			n = 0;
-	void	   *out[3] = {&ids, &names, &n};
+	SelectorList list = {0};
 
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	if (OidIsValid(get_extension_oid("model_select", true)))
 	{
 		MemoryContextSwitchTo(pass);
-		run_as_extension_owner(list_as_owner, out);
+		run_as_extension_owner(selector_list, &list);
 	}
 	PopActiveSnapshot();
 	CommitTransactionCommand();
 	MemoryContextSwitchTo(pass);
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < list.n; i++)
 	{
 		CHECK_FOR_INTERRUPTS();
-		learner_selector(ids[i], names[i]);
+		learner_selector(list.ids[i], list.names[i]);
 		MemoryContextSwitchTo(pass);
 	}
 	pgstat_report_activity(STATE_IDLE, NULL);
@@ -316,15 +313,12 @@ model_select_maintain(PG_FUNCTION_ARGS)
 		PG_RETURN_INT64(call.folded);
 	}
 	{
-		int32	   *ids = NULL;
-		char	  **names = NULL;
-		int			n = 0;
-		void	   *out[3] = {&ids, &names, &n};
+		SelectorList list = {0};
 
-		run_as_extension_owner(list_as_owner, out);
-		for (int i = 0; i < n; i++)
+		run_as_extension_owner(selector_list, &list);
+		for (int i = 0; i < list.n; i++)
 		{
-			PassCall	call = {.selector_id = ids[i], .name = names[i], .if_admin = true};
+			PassCall	call = {.selector_id = list.ids[i], .name = list.names[i], .if_admin = true};
 
 			run_as_extension_owner(learn_selector, &call);
 			folded += call.folded;

@@ -423,14 +423,29 @@ selector_check_log_writer(int32 selector_id)
  * inserts share it.
  */
 void
-selector_settings_lock(int32 selector_id, LOCKMODE mode)
+selector_settings_tag(LOCKTAG *tag, int32 selector_id)
+{
+	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, (uint32) selector_id, MS_LOCK_SETTINGS, MS_LOCK_CLASS);
+}
+
+/* The lock in mode, waiting for it or (wait false) only if it is free now. */
+static bool
+settings_lock(int32 selector_id, LOCKMODE mode, bool wait)
 {
 	LOCKTAG		tag;
 
-	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) selector_id, MS_LOCK_SETTINGS, MS_LOCK_CLASS);
-	(void) LockAcquire(&tag, mode, false, false);
+	selector_settings_tag(&tag, selector_id);
+	if (LockAcquire(&tag, mode, false, !wait) == LOCKACQUIRE_NOT_AVAIL)
+		return false;
 	if (mode == AccessShareLock || mode == ShareLock)
 		lock_memo_note(selector_id);
+	return true;
+}
+
+void
+selector_settings_lock(int32 selector_id, LOCKMODE mode)
+{
+	(void) settings_lock(selector_id, mode, true);
 }
 
 /*
@@ -497,10 +512,7 @@ config_load_for_reward(int32 selector_id, const char *name, SelectorConfig *cfg)
 bool
 config_try_load_for_reward(int32 selector_id, const char *name, SelectorConfig *cfg)
 {
-	LOCKTAG		tag;
-
-	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) selector_id, MS_LOCK_SETTINGS, MS_LOCK_CLASS);
-	if (LockAcquire(&tag, ShareLock, false, true) == LOCKACQUIRE_NOT_AVAIL)
+	if (!settings_lock(selector_id, ShareLock, false))
 		return false;
 	config_read_locked(selector_id, name, cfg);
 	return true;

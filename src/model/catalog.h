@@ -50,6 +50,8 @@ extern void config_load(int32 selector_id, SelectorConfig *cfg);
 extern void config_load_for_reward(int32 selector_id, const char *name, SelectorConfig *cfg);
 extern bool config_try_load_for_reward(int32 selector_id, const char *name, SelectorConfig *cfg);
 extern void config_load_in_reward_transaction(int32 selector_id, SelectorConfig *cfg);
+struct LOCKTAG;
+extern void selector_settings_tag(struct LOCKTAG *tag, int32 selector_id);
 extern void selector_settings_lock(int32 selector_id, LOCKMODE mode);
 extern void selector_write_lock(int32 selector_id);
 extern void selector_check_log_writer(int32 selector_id);
