@@ -66,6 +66,9 @@ PG_FUNCTION_INFO_V1(model_select_learner_status);
 
 #define LEARNER_RESTART_SECONDS 5
 
+/* Set in _PG_init: the routing layer's selector_publish() (learning cannot include routing). */
+LearnerPublishHook learner_publish_hook = NULL;
+
 /* GUC model_select.learner_database (set only when preloaded) */
 static char *learner_database = NULL;
 
@@ -162,6 +165,7 @@ learner_selector(int32 selector_id, const char *name)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	PassCall	call = {.selector_id = selector_id, .name = name};
+	int64		published;
 
 	PG_TRY();
 	{
@@ -172,6 +176,19 @@ learner_selector(int32 selector_id, const char *name)
 		PopActiveSnapshot();
 		CommitTransactionCommand();
 		learner_count(call.arms, call.folded, call.skipped, false);
+		/* after the checkpoints commit: backends look versions up by them */
+		if (learner_publish_hook != NULL && !call.skipped)
+		{
+			StartTransactionCommand();
+			PushActiveSnapshot(GetTransactionSnapshot());
+			pgstat_report_activity(STATE_RUNNING, "model_select learner: publishing arm models");
+			published = learner_publish_hook(name);
+			PopActiveSnapshot();
+			CommitTransactionCommand();
+			LWLockAcquire(learner->lock, LW_EXCLUSIVE);
+			learner->versions_published += published;
+			LWLockRelease(learner->lock);
+		}
 	}
 	PG_CATCH();
 	{
@@ -223,7 +240,10 @@ learner_detach(int code, Datum arg)
 {
 	LWLockAcquire(learner->lock, LW_EXCLUSIVE);
 	if (learner->pid == MyProcPid)
+	{
 		learner->pid = 0;
+		learner->latch = NULL;
+	}
 	LWLockRelease(learner->lock);
 }
 
@@ -238,6 +258,7 @@ model_select_learner_main(Datum arg)
 
 	LWLockAcquire(learner->lock, LW_EXCLUSIVE);
 	learner->pid = MyProcPid;
+	learner->latch = MyLatch;
 	learner->database = MyDatabaseId;
 	learner->started = GetCurrentTimestamp();
 	learner->last_pass = 0;
@@ -332,8 +353,8 @@ Datum
 model_select_learner_status(PG_FUNCTION_ARGS)
 {
 	TupleDesc	desc;
-	Datum		values[10];
-	bool		nulls[10] = {false};
+	Datum		values[11];
+	bool		nulls[11] = {false};
 	LearnerShared copy;
 
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
@@ -360,5 +381,6 @@ model_select_learner_status(PG_FUNCTION_ARGS)
 	values[7] = Int64GetDatum(copy.rewards_folded);
 	values[8] = Int64GetDatum(copy.selectors_skipped);
 	values[9] = Int64GetDatum(copy.errors);
+	values[10] = Int64GetDatum(copy.versions_published);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
 }

@@ -166,7 +166,7 @@ model_cache_fit(uint64 load)
  */
 static ModelCacheEntry *
 entry_reset(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck,
-			FullTransactionId horizon, bool *load_locked)
+			FullTransactionId horizon, LoadMode mode, bool *load_locked)
 {
 	ModelCacheEntry *entry;
 	bool		found;
@@ -203,9 +203,9 @@ entry_reset(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck,
 	if (shared_cache_active() && cfg->clock == CLOCK_ARM)
 	{
 		base_key(&key, arm_id, cfg->settings_version, ck->version, ck->xmin);
-		if (!shared_base_find(&key, entry->ckpt_pos, true, horizon, &sb))
+		/* another backend may be loading it: wait, then look again (not the learner: nobody waits for it) */
+		if (!shared_base_find(&key, entry->ckpt_pos, true, horizon, &sb) && mode != LOAD_PUBLISH)
 		{
-			/* another backend may be loading it: wait, then look again */
 			shared_load_lock(arm_id);
 			*load_locked = true;
 			shared_base_find(&key, entry->ckpt_pos, true, horizon, &sb);
@@ -250,7 +250,7 @@ entry_reset(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck,
  */
 ModelCacheEntry *
 model_cache_entry(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck,
-					FullTransactionId horizon)
+				  FullTransactionId horizon, LoadMode mode)
 {
 	ModelCacheEntry *entry = model_cache
 		? hash_search(model_cache, &arm_id, HASH_FIND, NULL) : NULL;
@@ -262,7 +262,7 @@ model_cache_entry(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *
 		(log_position_cmp(entry->fold.pos, entry->ckpt_pos) == 0 ||
 		 FullTransactionIdPrecedes(entry->fold.pos.tx, horizon)))
 		return entry;
-	entry = entry_reset(cfg, arm_id, ck, horizon, &load_locked);
+	entry = entry_reset(cfg, arm_id, ck, horizon, mode, &load_locked);
 	/* a clocked arm's rows come with their ticks in the load's query (selector_load.c) */
 	if (entry->shared_slot < 0 && cfg->clock == CLOCK_ARM)
 	{
@@ -460,32 +460,56 @@ entry_extend_base(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint6
 }
 
 /*
- * Bring an entry to rows [first, last) of tt, the visible rows after its
- * base: those below horizon join the base, the rest are the overlay.  A
- * clocked arm's model is that at the selector's clock now (clock.c): it
- * ages with now even when no row of the arm is new.
+ * Final rows a follower keeps in its overlay at most: beyond that the
+ * learner is not keeping up (it lags, or died and is not yet seen to be
+ * gone), and they join this backend's own base as without a learner, so an
+ * overlay that a commit out of order makes us refold stays short.
  */
-void
-model_cache_absorb(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 last,
-				   FullTransactionId horizon, double now)
-{
-	uint64		split = first;
+#define FOLLOW_MAX_FINAL_ROWS 64
 
-	entry->now = now;
-	while (split < last && FullTransactionIdPrecedes(fold_row_position(tt, split).tx, horizon))
-		split++;
-	if (split > first)
-		entry_extend_base(entry, tt, first, split, horizon);
-	if (split < last)
+/*
+ * A follower's base is a version the learner published; rows [first, last)
+ * are those after the entry's base, the final ones before split.  While
+ * the overlay kept is still the fold of the first of those rows, it is only
+ * extended (taking the newest version would mean folding its rows again);
+ * otherwise the newest version this statement may use is taken.  Returns
+ * the first row after the base, now.  *follow: false when the learner lags
+ * by more than FOLLOW_MAX_FINAL_ROWS (the caller folds as without it).
+ */
+static uint64
+entry_follow(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 split,
+			 uint64 last, FullTransactionId horizon, bool *follow)
+{
+	uint64		taken;
+
+	*follow = true;
+	if (split - first <= FOLLOW_MAX_FINAL_ROWS && overlay_prefix(entry, tt, first, last) >= 0)
+		return first;
+	taken = entry_catch_up(entry, tt, first, split, horizon);
+	if (taken != first)
 	{
-		entry_overlay(entry, tt, split, last);
-		entry->model = entry->overlay_model;
-		entry->totals = entry->ofold.totals;
-		return;
+		/* the overlay was folded onto the base just let go */
+		entry_drop_overlay(entry);
+		entry_drop_base_model(entry);
 	}
+	*follow = split - taken <= FOLLOW_MAX_FINAL_ROWS;
+	return taken;
+}
+
+/* The entry hands out its overlay, the fold of rows [first, last) onto its base. */
+static void
+entry_use_overlay(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 last)
+{
+	entry_overlay(entry, tt, first, last);
+	entry->model = entry->overlay_model;
+	entry->totals = entry->ofold.totals;
+}
+
+/* The entry hands out its base's model, decoded unless it still holds. */
+static void
+entry_use_base(ModelCacheEntry *entry)
+{
 	entry_drop_overlay(entry);
-	if (split == first)
-		entry_share_when_quiet(entry);
 	if (entry->base_cxt != NULL && !entry_model_holds(entry, entry->fold.st, &entry->base_at))
 		entry_drop_base_model(entry);
 	if (entry->base_cxt != NULL || entry->fold.st == NULL || entry->fold.st->n == 0)
@@ -495,6 +519,59 @@ model_cache_absorb(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint
 										 &entry->base_at);
 	entry->model = entry->base_model;
 	entry->totals = entry->fold.totals;
+}
+
+/*
+ * Bring an entry to rows [first, last) of tt, the visible rows after its
+ * base: those below horizon join the base, the rest are the overlay (see
+ * LoadMode for a follower's and the learner's way).  A clocked arm's model
+ * is that at the selector's clock now (clock.c): it ages with now even when
+ * no row of the arm is new.
+ */
+void
+model_cache_absorb(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 last,
+				   FullTransactionId horizon, double now, LoadMode mode)
+{
+	uint64		split = first;
+
+	entry->now = now;
+	while (split < last && FullTransactionIdPrecedes(fold_row_position(tt, split).tx, horizon))
+		split++;
+	if (mode == LOAD_FOLLOW && entry_shareable(entry))
+	{
+		bool		follow;
+
+		first = entry_follow(entry, tt, first, split, last, horizon, &follow);
+		if (follow)
+		{
+			if (first < last)
+				entry_use_overlay(entry, tt, first, last);
+			else
+				entry_use_base(entry);
+			return;
+		}
+	}
+	if (split > first)
+		entry_extend_base(entry, tt, first, split, horizon);
+	if (mode == LOAD_PUBLISH)
+	{
+		/* the learner scores nothing: no overlay, no decoded model */
+		entry_drop_overlay(entry);
+		entry_drop_base_model(entry);
+		if (split > first)
+			entry_publish(entry);
+		entry->model = NULL;
+		entry->totals = entry->fold.totals;
+		return;
+	}
+	if (split < last)
+	{
+		entry_use_overlay(entry, tt, split, last);
+		return;
+	}
+	if (split == first)
+		entry_share_when_quiet(entry);
+	entry_use_base(entry);
 }
 
 /*

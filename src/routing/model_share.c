@@ -69,7 +69,7 @@ entry_adopt(ModelCacheEntry *entry, const SharedBase *sb)
  * A base worth sharing: large enough, the server has a shared cache, and the
  * arm is on its own clock (a clocked base also depends on other arms' rows).
  */
-static bool
+bool
 entry_shareable(const ModelCacheEntry *entry)
 {
 	return entry->fold.st != NULL && entry->cfg.clock == CLOCK_ARM &&
@@ -89,6 +89,24 @@ entry_share(ModelCacheEntry *entry)
 	entry_base_key(entry, &key);
 	if (shared_base_publish(&key, entry->fold.st, entry->fold.pos, &entry->fold.totals, &sb))
 		entry_adopt(entry, &sb);
+}
+
+/*
+ * The learner's side: a copy of its own base, grown since, becomes the
+ * arm's newest shared base (the older ones go stale); the learner keeps its
+ * own copy to grow further, so a version costs one copy.
+ */
+void
+entry_publish(ModelCacheEntry *entry)
+{
+	SharedBaseKey key;
+	SharedBase	sb;
+
+	if (entry->shared_slot >= 0 || !entry_shareable(entry))
+		return;
+	entry_base_key(entry, &key);
+	if (shared_base_publish(&key, entry->fold.st, entry->fold.pos, &entry->fold.totals, &sb))
+		shared_base_release(sb.slot);
 }
 
 /*

@@ -42,7 +42,7 @@ check "the learner runs in $DB and has finished a pass" wait_for_learner
 
 q >/dev/null <<'SQL' || bail "creating the selectors failed"
 SELECT model_select.create_selector('l_lin', 4, ARRAY['a', 'b', 'c'], 'lin_ucb');
-SELECT model_select.create_selector('l_rff', 4, ARRAY['a', 'b', 'c'], 'rff_ucb', NULL, '{"features": 16}');
+SELECT model_select.create_selector('l_rff', 4, ARRAY['a', 'b', 'c'], 'rff_ucb', NULL, '{"features": 64}');
 SELECT model_select.create_selector('l_pak', 4, ARRAY['a', 'b', 'c'], 'pak_ucb');
 CREATE FUNCTION add_rewards(sel text, n int) RETURNS void LANGUAGE sql AS $$
     INSERT INTO model_select.rewards(selector, arm, context, reward)
