@@ -161,7 +161,7 @@ learner_count(int arms, int64 folded, bool skipped, bool failed)
  * selector dropped meanwhile) is logged and counted, and the pass goes on.
  */
 static void
-learner_selector(int32 selector_id, const char *name)
+learner_selector(int32 selector_id, const char *name, bool checkpoints)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	PassCall	call = {.selector_id = selector_id, .name = name};
@@ -169,13 +169,16 @@ learner_selector(int32 selector_id, const char *name)
 
 	PG_TRY();
 	{
-		StartTransactionCommand();
-		PushActiveSnapshot(GetTransactionSnapshot());
-		pgstat_report_activity(STATE_RUNNING, "model_select learner: checkpointing due arms");
-		run_as_extension_owner(learn_selector, &call);
-		PopActiveSnapshot();
-		CommitTransactionCommand();
-		learner_count(call.arms, call.folded, call.skipped, false);
+		if (checkpoints)
+		{
+			StartTransactionCommand();
+			PushActiveSnapshot(GetTransactionSnapshot());
+			pgstat_report_activity(STATE_RUNNING, "model_select learner: checkpointing due arms");
+			run_as_extension_owner(learn_selector, &call);
+			PopActiveSnapshot();
+			CommitTransactionCommand();
+			learner_count(call.arms, call.folded, call.skipped, false);
+		}
 		/* after the checkpoints commit: backends look versions up by them */
 		if (learner_publish_hook != NULL && !call.skipped)
 		{
@@ -203,7 +206,7 @@ learner_selector(int32 selector_id, const char *name)
 
 /* A pass over the database's selectors (none while the extension is not installed). */
 static void
-learner_pass(void)
+learner_pass(bool checkpoints)
 {
 	MemoryContext pass = AllocSetContextCreate(TopMemoryContext, "model_select learner pass",
 											   ALLOCSET_DEFAULT_SIZES);
@@ -223,7 +226,7 @@ learner_pass(void)
 	for (int i = 0; i < list.n; i++)
 	{
 		CHECK_FOR_INTERRUPTS();
-		learner_selector(list.ids[i], list.names[i]);
+		learner_selector(list.ids[i], list.names[i], checkpoints);
 		MemoryContextSwitchTo(pass);
 	}
 	pgstat_report_activity(STATE_IDLE, NULL);
@@ -250,6 +253,8 @@ learner_detach(int code, Datum arg)
 void
 model_select_learner_main(Datum arg)
 {
+	TimestampTz last_checkpoints = 0;
+
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
@@ -265,18 +270,29 @@ model_select_learner_main(Datum arg)
 	LWLockRelease(learner->lock);
 	before_shmem_exit(learner_detach, 0);
 
+	/*
+	 * A reward's commit sets the latch: the models are published then; the
+	 * checkpoints, whose due check costs a query per arm, once a naptime.
+	 */
 	for (;;)
 	{
+		TimestampTz now;
+		bool		checkpoints;
+
+		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 		}
-		learner_pass();
+		now = GetCurrentTimestamp();
+		checkpoints = TimestampDifferenceExceeds(last_checkpoints, now, learner_naptime_ms);
+		learner_pass(checkpoints);
+		if (checkpoints)
+			last_checkpoints = now;
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 learner_naptime_ms, PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
 	}
 }
 

@@ -34,6 +34,8 @@ typedef struct ModelCacheEntry
 	int			maxoverlay;
 	LogPosition *overlay;
 	StateFold	ofold;			/* the base + those rows */
+	int			overlay_slot;	/* ofold.st is a shared version pinned in this
+								 * slot (read only!), -1: ours */
 	MemoryContext overlay_model_cxt;	/* child of overlay_cxt */
 	ArmModel   *overlay_model;
 	double		now;			/* clocked: the clock's now of the load */
@@ -87,6 +89,9 @@ extern void base_key(SharedBaseKey *key, int32 arm_id, int32 settings_version, i
 extern void entry_share(ModelCacheEntry *entry);
 extern bool entry_shareable(const ModelCacheEntry *entry);
 extern void entry_publish(ModelCacheEntry *entry);
+extern void entry_publish_overlay(ModelCacheEntry *entry);
+extern uint64 entry_find_version(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first,
+								 uint64 last, SharedBase *sb);
 extern void entry_base_grew(ModelCacheEntry *entry);
 extern void entry_share_when_quiet(ModelCacheEntry *entry);
 extern void entry_own_base(ModelCacheEntry *entry);

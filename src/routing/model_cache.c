@@ -82,6 +82,9 @@ entry_free(ModelCacheEntry *entry)
 	if (entry->shared_slot >= 0)
 		shared_base_release(entry->shared_slot);
 	entry->shared_slot = -1;
+	if (entry->overlay_cxt != NULL && entry->overlay_slot >= 0)
+		shared_base_release(entry->overlay_slot);
+	entry->overlay_slot = -1;
 	cache_bytes -= entry->bytes;
 	entry->bytes = 0;
 	MemoryContextDelete(entry->cxt);
@@ -187,6 +190,7 @@ entry_reset(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck,
 	entry->cxt = AllocSetContextCreate(CacheMemoryContext, "model_select arm model",
 									   ALLOCSET_DEFAULT_SIZES);
 	entry->base_cxt = entry->overlay_cxt = NULL;
+	entry->overlay_slot = -1;
 	entry->base_model = entry->overlay_model = NULL;
 	entry->overlay = NULL;
 	entry->noverlay = entry->maxoverlay = 0;
@@ -333,6 +337,9 @@ entry_model_holds(const ModelCacheEntry *entry, const StateHeader *st, const Clo
 static void
 entry_drop_overlay(ModelCacheEntry *entry)
 {
+	if (entry->overlay_slot >= 0)
+		shared_base_release(entry->overlay_slot);
+	entry->overlay_slot = -1;
 	if (entry->overlay_cxt)
 		MemoryContextDelete(entry->overlay_cxt);
 	entry->overlay_cxt = NULL;
@@ -364,34 +371,32 @@ overlay_prefix(const ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, ui
 	return entry->noverlay;
 }
 
-/*
- * The overlay brought to rows [first, last) of tt: the kept one extended
- * when its rows start them, else folded anew onto a copy of the base; a
- * clocked overlay's model decoded again when its key no longer holds.
- */
+/* A new, empty overlay on the entry's base (a copy of it unless st is given: a shared version's). */
 static void
-entry_overlay(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 last)
+entry_new_overlay(ModelCacheEntry *entry, const SharedBase *version)
 {
-	int			kept = overlay_prefix(entry, tt, first, last);
-	int			n = (int) (last - first);
 	MemoryContext old;
 
-	if (kept == n && entry_model_holds(entry, entry->ofold.st, &entry->overlay_at))
+	entry_drop_overlay(entry);
+	entry->overlay_cxt = AllocSetContextCreate(entry->cxt, "model_select overlay",
+											   ALLOCSET_DEFAULT_SIZES);
+	entry->maxoverlay = entry->noverlay = 0;
+	old = MemoryContextSwitchTo(entry->overlay_cxt);
+	if (version != NULL)
 	{
-		cache_hits++;
-		return;
+		fold_begin(&entry->ofold, &entry->cfg, NULL, version->pos, &version->totals);
+		entry->ofold.st = unconstify(StateHeader *, version->st);
+		entry->overlay_slot = version->slot;
 	}
-	if (kept < 0)
-	{
-		entry_drop_overlay(entry);
-		entry->overlay_cxt = AllocSetContextCreate(entry->cxt, "model_select overlay",
-												   ALLOCSET_DEFAULT_SIZES);
-		entry->maxoverlay = entry->noverlay = 0;
-		old = MemoryContextSwitchTo(entry->overlay_cxt);
+	else
 		fold_begin(&entry->ofold, &entry->cfg, entry->fold.st, entry->fold.pos, &entry->fold.totals);
-		MemoryContextSwitchTo(old);
-		kept = 0;
-	}
+	MemoryContextSwitchTo(old);
+}
+
+/* The overlay's row positions: rows [first + from, first + n) of tt after the first `from`. */
+static void
+entry_overlay_rows(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, int from, int n)
+{
 	if (n > entry->maxoverlay)
 	{
 		entry->maxoverlay = Max(n, 8);
@@ -399,17 +404,72 @@ entry_overlay(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 la
 			? repalloc(entry->overlay, sizeof(LogPosition) * entry->maxoverlay)
 			: MemoryContextAlloc(entry->overlay_cxt, sizeof(LogPosition) * entry->maxoverlay);
 	}
-	for (int i = kept; i < n; i++)
+	for (int i = from; i < n; i++)
 		entry->overlay[i] = fold_row_position(tt, first + i);
 	entry->noverlay = n;
+}
+
+/*
+ * The overlay becomes version sb, published with rows [first, found) of tt
+ * after the base (entry_find_version()): no fold, no copy.
+ */
+static void
+entry_adopt_overlay(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 found,
+					const SharedBase *sb)
+{
+	entry_new_overlay(entry, sb);
+	entry_overlay_rows(entry, tt, first, 0, (int) (found - first));
+	entry->overlay_model = NULL;
+}
+
+/*
+ * The overlay brought to rows [first, last) of tt: the kept one extended
+ * when its rows start them (a shared version copied first: it is never
+ * written to), else folded anew onto a copy of the base; its model decoded
+ * (if decode) when new, or, clocked, when its key no longer holds.
+ */
+static void
+entry_overlay(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 last, bool decode)
+{
+	int			kept = overlay_prefix(entry, tt, first, last);
+	int			n = (int) (last - first);
+	MemoryContext old;
+
+	if (kept == n && (entry->overlay_model != NULL || !decode) &&
+		entry_model_holds(entry, entry->ofold.st, &entry->overlay_at))
+	{
+		cache_hits++;
+		return;
+	}
+	if (kept < 0)
+	{
+		entry_new_overlay(entry, NULL);
+		kept = 0;
+	}
+	else if (kept < n && entry->overlay_slot >= 0)
+	{
+		/* our own copy of the shared version, to fold onto */
+		StateFold	copy;
+
+		old = MemoryContextSwitchTo(entry->overlay_cxt);
+		fold_begin(&copy, &entry->cfg, entry->ofold.st, entry->ofold.pos, &entry->ofold.totals);
+		MemoryContextSwitchTo(old);
+		MemoryContextDelete(entry->ofold.cxt);
+		entry->ofold = copy;
+		shared_base_release(entry->overlay_slot);
+		entry->overlay_slot = -1;
+	}
+	entry_overlay_rows(entry, tt, first, kept, n);
 	old = MemoryContextSwitchTo(entry->overlay_cxt);
 	fold_some(&entry->ofold, tt, first + kept, last, false);
 	MemoryContextSwitchTo(old);
-	/* (kept == n: the same rows, a clocked model at another key) */
+	/* (kept == n: the same rows, a clocked model at another key, or not decoded yet) */
 	if (entry->overlay_model != NULL)
 		MemoryContextDelete(entry->overlay_model_cxt);
-	entry->overlay_model = entry_decode(entry, entry->ofold.st, entry->overlay_cxt,
-										&entry->overlay_model_cxt, &entry->overlay_at);
+	entry->overlay_model = NULL;
+	if (decode)
+		entry->overlay_model = entry_decode(entry, entry->ofold.st, entry->overlay_cxt,
+											&entry->overlay_model_cxt, &entry->overlay_at);
 }
 
 /*
@@ -432,7 +492,9 @@ entry_extend_base(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint6
 	{
 		if (entry->shared_slot >= 0)
 			shared_base_release(entry->shared_slot);
-		entry->shared_slot = -1;
+		/* a shared overlay is a version with exactly these rows: the base now */
+		entry->shared_slot = entry->overlay_slot;
+		entry->overlay_slot = -1;
 		MemoryContextSetParent(entry->ofold.cxt, entry->cxt);
 		MemoryContextDelete(entry->fold.cxt);
 		entry->fold = entry->ofold;
@@ -496,11 +558,30 @@ entry_follow(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 spl
 	return taken;
 }
 
+/*
+ * A follower's overlay for rows [first, last) after its base: the deepest
+ * version the learner published with exactly the first of those rows, when
+ * it holds more of them than the overlay kept here.
+ */
+static void
+follow_version(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 last)
+{
+	SharedBase	sb;
+	uint64		found = entry_find_version(entry, tt, first, last, &sb);
+
+	if (sb.slot < 0)
+		return;
+	if ((int64) (found - first) > overlay_prefix(entry, tt, first, last))
+		entry_adopt_overlay(entry, tt, first, found, &sb);
+	else
+		shared_base_release(sb.slot);
+}
+
 /* The entry hands out its overlay, the fold of rows [first, last) onto its base. */
 static void
 entry_use_overlay(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 last)
 {
-	entry_overlay(entry, tt, first, last);
+	entry_overlay(entry, tt, first, last, true);
 	entry->model = entry->overlay_model;
 	entry->totals = entry->ofold.totals;
 }
@@ -545,7 +626,10 @@ model_cache_absorb(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint
 		if (follow)
 		{
 			if (first < last)
+			{
+				follow_version(entry, tt, first, last);
 				entry_use_overlay(entry, tt, first, last);
+			}
 			else
 				entry_use_base(entry);
 			return;
@@ -555,11 +639,17 @@ model_cache_absorb(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint
 		entry_extend_base(entry, tt, first, split, horizon);
 	if (mode == LOAD_PUBLISH)
 	{
-		/* the learner scores nothing: no overlay, no decoded model */
-		entry_drop_overlay(entry);
+		/* the learner scores nothing: nothing is decoded */
 		entry_drop_base_model(entry);
 		if (split > first)
 			entry_publish(entry);
+		if (split < last && !policy_ops(entry->cfg.policy)->keeps_rows && entry_shareable(entry))
+		{
+			entry_overlay(entry, tt, split, last, false);
+			entry_publish_overlay(entry);
+		}
+		else
+			entry_drop_overlay(entry);
 		entry->model = NULL;
 		entry->totals = entry->fold.totals;
 		return;
