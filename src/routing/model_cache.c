@@ -530,29 +530,44 @@ entry_extend_base(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint6
 #define FOLLOW_MAX_FINAL_ROWS 64
 
 /*
- * A follower's base is a version the learner published; rows [first, last)
- * are those after the entry's base, the final ones before split.  While
- * the overlay kept is still the fold of the first of those rows, it is only
- * extended (taking the newest version would mean folding its rows again);
- * otherwise the newest version this statement may use is taken.  Returns
- * the first row after the base, now.  *follow: false when the learner lags
- * by more than FOLLOW_MAX_FINAL_ROWS (the caller folds as without it).
+ * The base moved on by the first k rows of the overlay, which still holds
+ * the fold of base and its other rows: those are its rows now (none: it is
+ * the base, and goes).
+ */
+static void
+entry_trim_overlay(ModelCacheEntry *entry, int k)
+{
+	if (k >= entry->noverlay)
+	{
+		entry_drop_overlay(entry);
+		return;
+	}
+	memmove(entry->overlay, entry->overlay + k, sizeof(LogPosition) * (entry->noverlay - k));
+	entry->noverlay -= k;
+}
+
+/*
+ * A follower's base is the newest final version published that this
+ * statement may use, among rows [first, split) after the entry's base (the
+ * final ones of rows [first, last)); the overlay kept goes on if it holds
+ * the rows the base moved by.  Returns the first row after the base, now.
+ * *follow: false when the learner lags by more than FOLLOW_MAX_FINAL_ROWS
+ * (the caller folds as without it).
  */
 static uint64
 entry_follow(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 split,
 			 uint64 last, FullTransactionId horizon, bool *follow)
 {
-	uint64		taken;
+	int			kept = overlay_prefix(entry, tt, first, last);
+	uint64		taken = entry_catch_up(entry, tt, first, split, horizon);
 
-	*follow = true;
-	if (split - first <= FOLLOW_MAX_FINAL_ROWS && overlay_prefix(entry, tt, first, last) >= 0)
-		return first;
-	taken = entry_catch_up(entry, tt, first, split, horizon);
 	if (taken != first)
 	{
-		/* the overlay was folded onto the base just let go */
-		entry_drop_overlay(entry);
 		entry_drop_base_model(entry);
+		if (kept >= (int) (taken - first))
+			entry_trim_overlay(entry, (int) (taken - first));
+		else
+			entry_drop_overlay(entry);
 	}
 	*follow = split - taken <= FOLLOW_MAX_FINAL_ROWS;
 	return taken;
