@@ -74,7 +74,7 @@ bool
 entry_shareable(const ModelCacheEntry *entry)
 {
 	return entry->fold.st != NULL && entry->cfg.clock == CLOCK_ARM &&
-		(entry->shared_slot >= 0 || VARSIZE(entry->fold.st) >= SHARED_BASE_MIN_BYTES) &&
+		(entry->shared_slot >= 0 || VARSIZE(entry->fold.st) >= (Size) shared_min_size) &&
 		shared_cache_active();
 }
 

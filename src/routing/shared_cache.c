@@ -42,6 +42,9 @@
 /* GUC model_select.shared_cache_size, in kB */
 int			shared_cache_size_kb = 256 * 1024;
 
+/* GUC model_select.shared_min_size, in bytes */
+int			shared_min_size = 8192;
+
 /* Bases the server can hold at once (each slot costs about 120 bytes). */
 #define SHARED_SLOTS 1024
 
@@ -157,6 +160,12 @@ shared_cache_preload(void)
 							"own cache (model_select.cache_size).",
 							&shared_cache_size_kb, 256 * 1024, 0, INT_MAX / 2,
 							PGC_POSTMASTER, GUC_UNIT_KB, check_shared_cache_size, NULL, NULL);
+	DefineCustomIntVariable("model_select.shared_min_size",
+							"The smallest arm model put in the shared cache.",
+							"Smaller ones stay in each backend's cache: a copy costs less than "
+							"a look-up.",
+							&shared_min_size, 8192, 0, INT_MAX, PGC_SIGHUP, GUC_UNIT_BYTE,
+							NULL, NULL, NULL);
 	if (shared_cache_size_kb == 0)
 		return;
 	prev_shmem_request_hook = shmem_request_hook;
@@ -366,10 +375,21 @@ slot_of(const SharedBaseKey *key, LogPosition pos, const FoldTotals *totals)
 	return -1;
 }
 
+/* Slot s goes stale, and is freed at once if nobody pins it.  Under the lock, exclusive. */
+static void
+slot_retire(SharedSlot *slot)
+{
+	slot->stale = true;
+	if (slot->pins == 0)
+		slot_free(slot);
+}
+
 /*
- * Once slot i is published, the arm's bases of other checkpoints are stale,
- * and so are those of the same checkpoint but the SHARED_VERSIONS_PER_ARM
- * newest; unpinned stale ones are freed.  Under the lock, exclusive.
+ * Once slot i is published, the arm's versions of other checkpoints are
+ * stale; if it is final, so are the versions of its checkpoint that it
+ * covers (at its position or before: a reader takes the deepest that
+ * matches); of the rest, the SHARED_VERSIONS_PER_ARM newest are kept.
+ * Under the lock, exclusive.
  */
 static void
 mark_others_stale(int i)
@@ -388,11 +408,10 @@ mark_others_stale(int i)
 			if (j == i || !DsaPointerIsValid(slot->state) || slot->stale ||
 				slot->key.database != mine->key.database || slot->key.arm_id != mine->key.arm_id)
 				continue;
-			if (!key_equal(&slot->key, &mine->key))
+			if (!key_equal(&slot->key, &mine->key) ||
+				(mine->final && log_position_cmp(slot->pos, mine->pos) <= 0))
 			{
-				slot->stale = true;
-				if (slot->pins == 0)
-					slot_free(slot);
+				slot_retire(slot);
 				continue;
 			}
 			same++;
@@ -401,9 +420,7 @@ mark_others_stale(int i)
 		}
 		if (same <= SHARED_VERSIONS_PER_ARM || oldest == NULL)
 			break;
-		oldest->stale = true;
-		if (oldest->pins == 0)
-			slot_free(oldest);
+		slot_retire(oldest);
 	}
 }
 

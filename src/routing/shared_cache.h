@@ -62,8 +62,12 @@ typedef struct SharedCacheStats
 	int64		publishes;		/* this backend: bases it folded and published */
 } SharedCacheStats;
 
-/* States smaller than this stay per backend: a copy costs less than a look-up. */
-#define SHARED_BASE_MIN_BYTES 8192
+/*
+ * GUC model_select.shared_min_size (bytes): states smaller than this stay per
+ * backend, as a copy costs less than a look-up (tests set 0 to share every
+ * state).
+ */
+extern int	shared_min_size;
 
 /* GUC model_select.shared_cache_size (kB; 0: off) */
 extern int	shared_cache_size_kb;
