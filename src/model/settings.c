@@ -469,6 +469,14 @@ model_select_resolve_settings(PG_FUNCTION_ARGS)
 	cfg.kernel = kernel_from_name(cfg.policy, PG_ARGISNULL(1) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(1)));
 	settings_resolve_over(&cfg, PG_NARGS() > 4 && !PG_ARGISNULL(4) ? PG_GETARG_JSONB_P(4) : NULL,
 						  PG_ARGISNULL(2) ? NULL : PG_GETARG_JSONB_P(2));
+	if (forgets_any(&cfg) && cfg.clock == CLOCK_ARM)
+		ereport(NOTICE,
+				(errmsg("on the arm's clock (the default) an arm that is not chosen never forgets"),
+				 errdetail("window, discount and restart_every count each arm's own rewards: an arm that "
+						   "stopped being chosen keeps its old rewards, and after the best arm changes "
+						   "it may never be tried again."),
+				 errhint("Add \"clock\": \"selector\" to count every reward of the selector, "
+						 "or \"clock\": \"time\" to count seconds.")));
 	if (PG_NARGS() > 3 && !PG_ARGISNULL(3))
 	{
 		cfg.dim = PG_GETARG_INT32(3);
