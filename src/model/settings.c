@@ -47,6 +47,7 @@ const SettingDef setting_defs[] = {
 	{"bandwidth", SETTING_NUMBER, offsetof(SelectorConfig, bandwidth), 1.0, 1e-6, false, 1e6, FOR_BANDWIDTH},
 	{"nu", SETTING_NUMBER, offsetof(SelectorConfig, nu), 1.5, 0.5, false, 2.5, FOR_MATERN},
 	{"features", SETTING_INTEGER, offsetof(SelectorConfig, features), 200, 1, false, 8192, FOR_OWN},
+	{"share", SETTING_NUMBER, offsetof(SelectorConfig, share), 0.0, 0, false, 1, FOR_OWN_FIXED},
 	{"qbar", SETTING_NUMBER, offsetof(SelectorConfig, qbar), 2.0, 0, true, 1e6, FOR_OWN},
 	{"adaptive_beta", SETTING_BOOLEAN, offsetof(SelectorConfig, adaptive_beta), 0, 0, false, 1, FOR_OWN},
 	{"confidence", SETTING_CHOICE, offsetof(SelectorConfig, confidence), CONFIDENCE_FIXED, 0, false, 0,
@@ -147,6 +148,8 @@ setting_applies(const SettingDef *def, const SelectorConfig *cfg)
 			return cfg->kernel == KERNEL_MATERN;
 		case FOR_OWN:
 			return policy_declares(ops, def->name);
+		case FOR_OWN_FIXED:
+			return policy_declares(ops, def->name) && cfg->confidence == CONFIDENCE_FIXED;
 		case FOR_WINDOW:
 			return ops->forgets.window;
 		case FOR_DISCOUNT:
