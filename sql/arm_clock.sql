@@ -12,3 +12,4 @@ SELECT model_select.alter_selector('p', '{"discount": 0.99}');
 SELECT model_select.alter_selector('p', '{"discount": 0.99, "clock": "selector"}');
 SELECT model_select.resolve_settings('greedy', NULL, '{"restart_every": 100}') ->> 'clock' AS clock;
 SELECT model_select.resolve_settings('greedy', NULL, '{"window": "1 day", "clock": "time"}') ->> 'clock' AS clock;
+DROP EXTENSION model_select;
