@@ -128,8 +128,8 @@ typedef struct PolicyOps
 							  int last, RowSpan *spans);
 	/*
 	 * Optional, for the "share" setting (lin_ucb, rff_ucb): from the models
-	 * of all narms arms (NULL: no rewards yet), each arm's prior term (NULL
-	 * for an arm without a model), in the current memory context; then
+	 * of all narms arms (NULL: no rewards yet), each arm's prior term (NULL:
+	 * the arm scores with score), in the current memory context; then
 	 * score_shared scores an arm as score does, with its prior term.
 	 */
 	double	  **(*share_priors) (const SelectorConfig *cfg, int narms, const ArmModel *const *models);

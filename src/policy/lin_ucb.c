@@ -381,7 +381,9 @@ lin_score(const SelectorConfig *cfg, const ArmModel *m, const double *x, ArmScor
 
 /*
  * share: each arm's prior term v_a = A_a⁻¹(α s w₀), so that its mean is
- * zᵀA_a⁻¹b_a + z·v_a.  O(G p²) for the sums and solves, O(p³) for w₀.
+ * zᵀA_a⁻¹b_a + z·v_a.  O(G p²) for the sums and solves, O(p³) for w₀.  A
+ * model decoded without share (no Σ zzᵀ kept) takes no part and gets no
+ * prior term.
  */
 static double **
 lin_share_priors(const SelectorConfig *cfg, int narms, const ArmModel *const *models)
@@ -395,7 +397,7 @@ lin_share_priors(const SelectorConfig *cfg, int narms, const ArmModel *const *mo
 	for (int i = 0; i < p; i++)
 		S[PACKED_ROW(i) + i] = alpha;
 	for (int a = 0; a < narms; a++)
-		if (models[a] != NULL)
+		if (models[a] != NULL && models[a]->gram != NULL)
 		{
 			axpy((int) PACKED_SIZE(p), 1.0, models[a]->gram, S);
 			axpy(p, 1.0, models[a]->rhs, w0);
@@ -403,7 +405,7 @@ lin_share_priors(const SelectorConfig *cfg, int narms, const ArmModel *const *mo
 	chol_factor_packed(p, S, alpha);
 	chol_solve(p, S, w0);
 	for (int a = 0; a < narms; a++)
-		if (models[a] != NULL)
+		if (models[a] != NULL && models[a]->gram != NULL)
 		{
 			priors[a] = palloc(sizeof(double) * p);
 			for (int i = 0; i < p; i++)

@@ -71,7 +71,7 @@ score_learned(const Selector *sel, int i, double **priors, const double *x, ArmS
 {
 	const PolicyOps *ops = policy_ops(sel->cfg.policy);
 
-	if (priors != NULL)
+	if (priors != NULL && priors[i] != NULL)
 		ops->score_shared(&sel->cfg, sel->arms[i].model, priors[i], x, out);
 	else
 		ops->score(&sel->cfg, sel->arms[i].model, x, out);
