@@ -185,7 +185,8 @@ learner_selector(int32 selector_id, const char *name, bool checkpoints)
 			StartTransactionCommand();
 			PushActiveSnapshot(GetTransactionSnapshot());
 			pgstat_report_activity(STATE_RUNNING, "model_select learner: publishing arm models");
-			published = learner_publish_hook(name);
+			/* growing states (copied whole) once a naptime, with the checkpoints */
+			published = learner_publish_hook(name, checkpoints);
 			PopActiveSnapshot();
 			CommitTransactionCommand();
 			LWLockAcquire(learner->lock, LW_EXCLUSIVE);

@@ -4,8 +4,11 @@
 #ifndef MODEL_SELECT_LEARNER_H
 #define MODEL_SELECT_LEARNER_H
 
-/* Brings a selector's arm models to its final rows and publishes them (how many). */
-typedef int64 (*LearnerPublishHook) (const char *name);
+/*
+ * Brings a selector's arm models to its final rows and publishes them, the
+ * growing ones too if `growing`; returns how many.
+ */
+typedef int64 (*LearnerPublishHook) (const char *name, bool growing);
 extern LearnerPublishHook learner_publish_hook;
 
 extern void learner_preload(void);

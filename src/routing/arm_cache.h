@@ -53,14 +53,20 @@ typedef struct ModelCacheEntry
  * LOAD_FOLLOW takes the newest base the learner published and folds the rest
  * only onto a copy of it, the overlay, so that a reward is folded once per
  * server rather than once per backend; LOAD_PUBLISH is the learner's: it
- * folds the final rows into its base and publishes it, with no overlay.
+ * folds the final rows into its base and publishes it, and a fixed-size
+ * state's overlay too; LOAD_PUBLISH_FIXED publishes fixed-size states only
+ * (a growing one, pak_ucb's or bkb's, is copied whole at every version: the
+ * learner publishes those once a naptime).
  */
 typedef enum LoadMode
 {
 	LOAD_OWN,
 	LOAD_FOLLOW,
-	LOAD_PUBLISH
+	LOAD_PUBLISH,
+	LOAD_PUBLISH_FIXED
 } LoadMode;
+
+#define LOAD_PUBLISHES(mode) ((mode) == LOAD_PUBLISH || (mode) == LOAD_PUBLISH_FIXED)
 
 /* A stored checkpoint's identity and contents, from the arms query. */
 typedef struct CheckpointRow

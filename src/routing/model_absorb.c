@@ -378,13 +378,16 @@ model_cache_absorb(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint
 	}
 	if (split > first)
 		entry_extend_base(entry, tt, first, split, horizon);
-	if (mode == LOAD_PUBLISH)
+	if (LOAD_PUBLISHES(mode))
 	{
+		bool		growing = policy_ops(entry->cfg.policy)->keeps_rows;
+
 		/* the learner scores nothing: nothing is decoded */
 		entry_drop_base_model(entry);
-		if (split > first)
+		/* (a base published already is found, not copied again) */
+		if (mode == LOAD_PUBLISH || (split > first && !growing))
 			entry_publish(entry);
-		if (split < last && !policy_ops(entry->cfg.policy)->keeps_rows && entry_shareable(entry))
+		if (split < last && !growing && entry_shareable(entry))
 		{
 			entry_overlay(entry, tt, split, last, false);
 			entry_publish_overlay(entry);

@@ -211,7 +211,7 @@ entry_reset(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck,
 	{
 		base_key(&key, arm_id, cfg->settings_version, ck->version, ck->xmin);
 		/* another backend may be loading it: wait, then look again (not the learner: nobody waits for it) */
-		if (!shared_base_find(&key, entry->ckpt_pos, true, horizon, &sb) && mode != LOAD_PUBLISH)
+		if (!shared_base_find(&key, entry->ckpt_pos, true, horizon, &sb) && !LOAD_PUBLISHES(mode))
 		{
 			shared_load_lock(arm_id);
 			*load_locked = true;

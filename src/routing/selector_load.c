@@ -383,13 +383,14 @@ selector_load(const char *name)
 
 /*
  * The learner's load: every arm's base brought to the final rows and, when
- * it grew, published in the shared cache (LOAD_PUBLISH).  Nothing is
- * decoded or handed out.  Returns the versions published.
+ * it grew, published in the shared cache (LOAD_PUBLISH; growing states only
+ * if `growing`, else LOAD_PUBLISH_FIXED).  Nothing is decoded or handed out.
+ * Returns the versions published.
  */
 int64
-selector_publish(const char *name)
+selector_publish(const char *name, bool growing)
 {
-	LoadCall	call = {name, CurrentMemoryContext, LOAD_PUBLISH, NULL};
+	LoadCall	call = {name, CurrentMemoryContext, growing ? LOAD_PUBLISH : LOAD_PUBLISH_FIXED, NULL};
 	SharedCacheStats before,
 				after;
 
