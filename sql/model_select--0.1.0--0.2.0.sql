@@ -73,6 +73,23 @@ END $$;
 ALTER TABLE model_select.decisions ALTER COLUMN context SET STORAGE MAIN;
 ALTER TABLE model_select.rewards ALTER COLUMN context SET STORAGE MAIN;
 
+-- A decision's context is stored once: as real[] (4 bytes a value) when
+-- every value is exactly a real, else as float8[]; a reward by decision_id
+-- stores none (the fold reads the decision's).  Rows logged before keep
+-- theirs: a reward that repeats its decision's context is read as it is.
+ALTER TABLE model_select.decisions
+    ALTER COLUMN context DROP NOT NULL,
+    ADD COLUMN context_real real[],
+    ADD CONSTRAINT decisions_one_context CHECK ((context IS NULL) <> (context_real IS NULL));
+DO $$
+BEGIN
+    IF 'lz4' = ANY ((SELECT enumvals FROM pg_catalog.pg_settings
+                     WHERE name = 'default_toast_compression')::text[]) THEN
+        ALTER TABLE model_select.decisions ALTER COLUMN context_real SET COMPRESSION lz4;
+    END IF;
+END $$;
+ALTER TABLE model_select.decisions ALTER COLUMN context_real SET STORAGE MAIN;
+
 ALTER TABLE model_select.arm_state
     ADD COLUMN settings_version int NOT NULL DEFAULT 0,
     ADD COLUMN ckpt_tx xid8 NOT NULL DEFAULT '0',
@@ -479,7 +496,8 @@ COMMENT ON FUNCTION model_select.retire_arm(text, text) IS
 -- from routing
 COMMENT ON TABLE model_select.decisions IS
 'Decision log written by route(): the chosen arm for a context, with its ucb and predicted mean at decision time. A reward may name the decision_id.';
-COMMENT ON COLUMN model_select.decisions.context IS 'The context as given (stored as float8[], not normalised).';
+COMMENT ON COLUMN model_select.decisions.context IS 'The context as given (not normalised) when some value is not exactly a real; else NULL and context_real holds it.';
+COMMENT ON COLUMN model_select.decisions.context_real IS 'The context as given (not normalised) when every value is exactly a real (a real[] or pgvector embedding): 4 bytes a value; else NULL. Read back as float8 it is the same values.';
 COMMENT ON COLUMN model_select.decisions.score IS 'The chosen arm''s ucb at decision time (Infinity for an untried arm).';
 COMMENT ON COLUMN model_select.decisions.mean IS 'The chosen arm''s predicted reward at decision time (drift() compares it with the rewards).';
 COMMENT ON COLUMN model_select.decisions.cost_weight IS 'The cost weight in force at decision time: with a budget the pacer''s, a function of the costs in the reward log; else the cost_weight setting.';
@@ -500,7 +518,7 @@ COMMENT ON TABLE model_select.rewards IS
 COMMENT ON COLUMN model_select.rewards.selector IS 'Selector name (or taken from the decision).';
 COMMENT ON COLUMN model_select.rewards.arm IS 'Arm name (or taken from the decision); the arm must be active.';
 COMMENT ON COLUMN model_select.rewards.decision_id IS 'The decision rewarded, if any; at most one reward per decision.';
-COMMENT ON COLUMN model_select.rewards.context IS 'The context (taken from the decision when decision_id is given).';
+COMMENT ON COLUMN model_select.rewards.context IS 'The context of a reward without a decision; NULL for a reward by decision_id, whose context is the decision''s (stored once; older rows may repeat it).';
 COMMENT ON COLUMN model_select.rewards.reward IS 'The observed reward, finite and within the selector''s [reward_min, reward_max].';
 COMMENT ON COLUMN model_select.rewards.cost IS 'Optional cost (finite, >= 0), weighted by the setting cost_weight.';
 COMMENT ON COLUMN model_select.rewards.selector_id IS 'Filled in by the trigger rewards_resolve.';

@@ -41,6 +41,7 @@ BEGIN
     IF 'lz4' = ANY ((SELECT enumvals FROM pg_catalog.pg_settings
                      WHERE name = 'default_toast_compression')::text[]) THEN
         ALTER TABLE model_select.decisions ALTER COLUMN context SET COMPRESSION lz4;
+        ALTER TABLE model_select.decisions ALTER COLUMN context_real SET COMPRESSION lz4;
         ALTER TABLE model_select.rewards ALTER COLUMN context SET COMPRESSION lz4;
     END IF;
 END $$;
@@ -50,6 +51,7 @@ END $$;
 -- insert and every fold a TOAST fetch (5% of route + reward throughput at
 -- 4 clients, bench-pgbench).
 ALTER TABLE model_select.decisions ALTER COLUMN context SET STORAGE MAIN;
+ALTER TABLE model_select.decisions ALTER COLUMN context_real SET STORAGE MAIN;
 ALTER TABLE model_select.rewards ALTER COLUMN context SET STORAGE MAIN;
 
 CREATE FUNCTION model_select._rewards_resolve() RETURNS trigger
@@ -98,7 +100,7 @@ COMMENT ON TABLE model_select.rewards IS
 COMMENT ON COLUMN model_select.rewards.selector IS 'Selector name (or taken from the decision).';
 COMMENT ON COLUMN model_select.rewards.arm IS 'Arm name (or taken from the decision); the arm must be active.';
 COMMENT ON COLUMN model_select.rewards.decision_id IS 'The decision rewarded, if any; at most one reward per decision.';
-COMMENT ON COLUMN model_select.rewards.context IS 'The context (taken from the decision when decision_id is given).';
+COMMENT ON COLUMN model_select.rewards.context IS 'The context of a reward without a decision; NULL for a reward by decision_id, whose context is the decision''s (stored once; older rows may repeat it).';
 COMMENT ON COLUMN model_select.rewards.reward IS 'The observed reward, finite and within the selector''s [reward_min, reward_max].';
 COMMENT ON COLUMN model_select.rewards.cost IS 'Optional cost (finite, >= 0), weighted by the setting cost_weight.';
 COMMENT ON COLUMN model_select.rewards.selector_id IS 'Filled in by the trigger rewards_resolve.';
