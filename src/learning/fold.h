@@ -97,6 +97,7 @@ extern int64 fold_log(StateFold *f, int32 arm_id, bool fresh_snapshot, FullTrans
 extern FullTransactionId final_horizon(void);
 extern FullTransactionId final_horizon_for(const SelectorConfig *cfg);
 extern FullTransactionId shared_horizon(void);
+extern void fold_totals_args(const FoldTotals *totals, Datum *out);
 extern void checkpoint_position_from_row(HeapTuple row, TupleDesc desc, int first_col,
 										 LogPosition *pos, FoldTotals *totals);
 

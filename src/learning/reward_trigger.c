@@ -90,7 +90,10 @@ target_from_decision(int64 decision_id, RewardTarget *t)
 						lengthof(decision_columns), decision_columns, values, nulls))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("decision " INT64_FORMAT " does not exist", decision_id)));
+				 errmsg("decision " INT64_FORMAT " does not exist", decision_id),
+				 errdetail("A decision without a reward is removed once its selector's decision_ttl has passed, "
+						   "and a rewarded one once retain absorbs its reward."),
+				 errhint("Reward a decision within decision_ttl; without a decision, give selector, arm and context.")));
 	t->selector_id = DatumGetInt32(values[0]);
 	t->arm_id = DatumGetInt32(values[1]);
 	/* stored once: float8[], or real[] when no value needs more */

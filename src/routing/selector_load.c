@@ -24,6 +24,7 @@
 #include "pg/owner.h"
 #include "model/privilege.h"
 #include "learning/clock.h"
+#include "learning/arm_base.h"
 #include "routing/arm_cache.h"
 #include "routing/model_cache.h"
 
@@ -184,9 +185,14 @@ selector_rows(const char *name)
 	return tt;
 }
 
-/* The selector query's checkpoint columns of row i. */
+/*
+ * The selector query's checkpoint columns of row i, arm arm_id's.  Without
+ * a checkpoint under the current settings (none yet, or none restored:
+ * arm_state is dumped empty) the whole log is folded onto the arm's base
+ * (retention.c), which then stands for the checkpoint at the log's start.
+ */
 static void
-checkpoint_row(const SelectorConfig *cfg, SPITupleTable *tt, uint64 i, CheckpointRow *ck)
+checkpoint_row(const SelectorConfig *cfg, SPITupleTable *tt, uint64 i, int32 arm_id, CheckpointRow *ck)
 {
 	HeapTuple	row = tt->vals[i];
 	TupleDesc	desc = tt->tupdesc;
@@ -194,14 +200,20 @@ checkpoint_row(const SelectorConfig *cfg, SPITupleTable *tt, uint64 i, Checkpoin
 
 	memset(ck, 0, sizeof(*ck));
 	ck->version = DatumGetInt64(SPI_getbinval(row, desc, CKPT_COL, &isnull));
-	if (isnull)
-		return;					/* no checkpoint row: fold the whole log */
-	ck->xmin = DatumGetInt64(SPI_getbinval(row, desc, CKPT_COL + 1, &isnull));
-	ck->valid = DatumGetInt32(SPI_getbinval(row, desc, CKPT_COL + 2, &isnull)) == cfg->settings_version;
-	checkpoint_position_from_row(row, desc, CKPT_COL + 3, &ck->pos, &ck->totals);
-	ck->state = SPI_getbinval(row, desc, CKPT_COL + 3 + CHECKPOINT_POSITION_NCOLUMNS, &isnull);
-	if (isnull)
-		ck->state = (Datum) 0;
+	if (!isnull)
+	{
+		ck->xmin = DatumGetInt64(SPI_getbinval(row, desc, CKPT_COL + 1, &isnull));
+		ck->valid = DatumGetInt32(SPI_getbinval(row, desc, CKPT_COL + 2, &isnull)) == cfg->settings_version;
+		checkpoint_position_from_row(row, desc, CKPT_COL + 3, &ck->pos, &ck->totals);
+		ck->state = SPI_getbinval(row, desc, CKPT_COL + 3 + CHECKPOINT_POSITION_NCOLUMNS, &isnull);
+		if (isnull)
+			ck->state = (Datum) 0;
+	}
+	if (!ck->valid)
+	{
+		ck->pos = LOG_START;
+		ck->valid = arm_base_read(arm_id, &ck->totals, &ck->state);
+	}
 }
 
 /*
@@ -342,7 +354,7 @@ arms_load(Selector *sel, MemoryContext caller, SPITupleTable *tt, FullTransactio
 		arm->name = MemoryContextStrdup(caller, TextDatumGetCString(SPI_getbinval(row, tt->tupdesc, ARM_COL + 1, &isnull)));
 		arm->ordinal = DatumGetInt32(SPI_getbinval(row, tt->tupdesc, ARM_COL + 2, &isnull));
 		arm->active = DatumGetBool(SPI_getbinval(row, tt->tupdesc, ARM_COL + 3, &isnull));
-		checkpoint_row(&sel->cfg, tt, i, &ck);
+		checkpoint_row(&sel->cfg, tt, i, arm->arm_id, &ck);
 		entries[i] = model_cache_entry(&sel->cfg, arm->arm_id, &ck, horizon);
 	}
 	rows = clocked ? clocked_rows_after_bases(sel->cfg.clock, entries, sel->narms, &now)
