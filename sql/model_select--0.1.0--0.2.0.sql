@@ -90,6 +90,29 @@ BEGIN
 END $$;
 ALTER TABLE model_select.decisions ALTER COLUMN context_real SET STORAGE MAIN;
 
+-- The log's horizon (src/learning/retention.c): rewards past a selector's
+-- "retain" are absorbed into their arm's base, the fold of exactly the
+-- rewards deleted from the log (a prefix of it in canonical order), and
+-- rebuild_state() folds the retained log onto the base.  Dumped (a base is
+-- the only copy of what it absorbed); written only by the extension's code.
+CREATE TABLE model_select.arm_base (
+    arm_id      int PRIMARY KEY,
+    selector_id int NOT NULL,
+    n           bigint NOT NULL,
+    reward_sum  float8 NOT NULL,
+    cost_sum    float8 NOT NULL,
+    cost_n      bigint NOT NULL,
+    spend_sum   float8 NOT NULL,
+    spend_n     bigint NOT NULL,
+    state       bytea,
+    updated_at  timestamptz NOT NULL DEFAULT now(),
+    FOREIGN KEY (arm_id, selector_id) REFERENCES model_select.arms (arm_id, selector_id)
+        ON DELETE CASCADE
+);
+CREATE INDEX ON model_select.arm_base (selector_id);
+ALTER TABLE model_select.arm_base ALTER COLUMN state SET STORAGE EXTERNAL;
+SELECT pg_catalog.pg_extension_config_dump('model_select.arm_base', '');
+
 ALTER TABLE model_select.arm_state
     ADD COLUMN settings_version int NOT NULL DEFAULT 0,
     ADD COLUMN ckpt_tx xid8 NOT NULL DEFAULT '0',
@@ -219,6 +242,8 @@ LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     sid int;
     s model_select.selectors;
+    new_settings jsonb;
+    absorbed numeric;
 BEGIN
     IF settings IS NULL THEN
         RAISE EXCEPTION 'settings must not be NULL' USING ERRCODE = '22004';
@@ -241,7 +266,19 @@ BEGIN
     UPDATE model_select.selectors sel
        SET settings = model_select._resolve_settings_over(s.policy, s.kernel, _alter_selector.settings, s.dim, s.settings),
            settings_version = sel.settings_version + 1
-     WHERE sel.selector_id = s.selector_id;
+     WHERE sel.selector_id = s.selector_id
+    RETURNING sel.settings INTO new_settings;
+    -- Rewards absorbed into the arms' bases (retain) were learned under the
+    -- old settings and are no longer in the log: a change of anything but
+    -- the log's horizon re-learns from the retained log only.
+    SELECT sum(b.n) INTO absorbed FROM model_select.arm_base b WHERE b.selector_id = s.selector_id;
+    IF absorbed IS NOT NULL
+       AND (new_settings - 'retain' - 'decision_ttl') IS DISTINCT FROM (s.settings - 'retain' - 'decision_ttl') THEN
+        RAISE NOTICE 'selector "%" re-learns from its retained log only: the % rewards its arms absorbed are forgotten', name, absorbed
+            USING DETAIL = 'They were absorbed into the arms'' bases under the old settings, and are no longer in the reward log.',
+                  HINT = 'Change settings before retain absorbs, or keep the log longer (retain).';
+        DELETE FROM model_select.arm_base b WHERE b.selector_id = s.selector_id;
+    END IF;
     -- the cascade state depends on the features and the reward range too:
     -- refit it under the settings lock, before any later observation
     IF EXISTS (SELECT 1 FROM model_select.cascade_state st WHERE st.selector_id = s.selector_id) THEN
@@ -370,8 +407,11 @@ SELECT s.name AS selector, a.name AS arm, a.ordinal, a.active, c.n + p.n AS n,
   JOIN model_select.arms a USING (selector_id)
   LEFT JOIN model_select.arm_state st
          ON st.arm_id = a.arm_id AND st.settings_version = s.settings_version
-  CROSS JOIN LATERAL (SELECT coalesce(st.n, 0) AS n, coalesce(st.reward_sum, 0) AS reward_sum,
-                             coalesce(st.cost_sum, 0) AS cost_sum, coalesce(st.cost_n, 0) AS cost_n) c
+  -- without a checkpoint (a restore) the arm's base, if any, then the whole log
+  LEFT JOIN model_select.arm_base b ON b.arm_id = a.arm_id AND st.arm_id IS NULL
+  CROSS JOIN LATERAL (SELECT coalesce(st.n, b.n, 0) AS n, coalesce(st.reward_sum, b.reward_sum, 0) AS reward_sum,
+                             coalesce(st.cost_sum, b.cost_sum, 0) AS cost_sum,
+                             coalesce(st.cost_n, b.cost_n, 0) AS cost_n) c
   CROSS JOIN LATERAL (
         SELECT count(*) AS n, coalesce(sum(r.reward), 0) AS reward_sum,
                coalesce(sum(r.cost), 0) AS cost_sum, count(r.cost) AS cost_n
@@ -462,6 +502,12 @@ COMMENT ON COLUMN model_select.arm_state.spend_sum IS 'Sum of the costs of the r
 COMMENT ON COLUMN model_select.arm_state.spend_n IS 'Number of rewards of decisions that had a cost.';
 COMMENT ON COLUMN model_select.arm_state.state IS
 'The policy''s state in binary form (layout in src/model/state.h); NULL until the first reward. For pak_ucb only the header: the rows are in arm_state_rows.';
+COMMENT ON TABLE model_select.arm_base IS
+'Per arm, the base of its log: the fold of the rewards that retention absorbed and deleted (a prefix of the log in canonical order), under the selector''s current settings, with their totals. rebuild_state() folds the retained log onto it. Dumped; written only by the extension as its owner.';
+COMMENT ON COLUMN model_select.arm_base.n IS 'Rewards absorbed; reward_sum, cost_sum, cost_n, spend_sum and spend_n are their totals, as arm_state''s are of the rewards it folded.';
+COMMENT ON COLUMN model_select.arm_base.state IS 'The fold of the absorbed rewards in binary form (layout in src/model/state.h).';
+COMMENT ON COLUMN model_select.arm_base.updated_at IS 'When the base last absorbed rewards.';
+
 COMMENT ON TABLE model_select.arm_state_rows IS
 'The rows of checkpoints stored by rows (pak_ucb): arm_state.state holds the header, these chunks the values of rows [first_row, first_row + nrows), tiling [0, n). A checkpoint that only appended rows adds a chunk; any other rewrites them. Written only by the extension as its owner; not dumped (derived from the log).';
 COMMENT ON COLUMN model_select.arm_state_rows.first_row IS 'First row of the state the chunk holds.';
@@ -823,7 +869,7 @@ DECLARE
     application text[] := ARRAY[
         'USAGE ON SCHEMA model_select',
         'SELECT ON model_select.selectors, model_select.arms, model_select.arm_state, model_select.arm_state_rows, '
-            'model_select.decisions, '
+            'model_select.arm_base, model_select.decisions, '
             'model_select.rewards, model_select.selector_grants, model_select.cascade_decisions, '
             'model_select.cascade_observations, model_select.cascade_state, model_select.arm_stats, '
             'model_select.cascade_outcomes, model_select.cascade_arm_stats, model_select.learner, '
@@ -889,7 +935,7 @@ DECLARE
     t text;
 BEGIN
     -- every table with per-selector data (a selector_id column)
-    FOREACH t IN ARRAY ARRAY['selectors', 'arms', 'arm_state', 'arm_state_rows', 'decisions', 'rewards',
+    FOREACH t IN ARRAY ARRAY['selectors', 'arms', 'arm_state', 'arm_state_rows', 'arm_base', 'decisions', 'rewards',
                              'cascade_decisions', 'cascade_observations', 'cascade_state'] LOOP
         EXECUTE format('ALTER TABLE model_select.%I ENABLE ROW LEVEL SECURITY', t);
         EXECUTE format('CREATE POLICY selector_rights ON model_select.%I FOR SELECT'
