@@ -107,10 +107,8 @@ learn_selector(void *arg)
 	call->skipped = !config_try_load_for_reward(call->selector_id, call->name, &cfg);
 	if (!call->skipped)
 	{
-		RetentionPass retention;
-
 		call->folded = checkpoint_due_arms(&cfg, &call->arms);
-		retention_pass(&cfg, &retention);	/* the log's horizon (retention.c) */
+		retention_pass(&cfg);	/* the log's horizon (retention.c) */
 	}
 	spi_finish(spi_level);
 }

@@ -225,9 +225,11 @@ expire_decisions(const SelectorConfig *cfg)
  * runs as the owner and holds the selector's settings lock.
  */
 void
-retention_pass(const SelectorConfig *cfg, RetentionPass *pass)
+retention_pass(const SelectorConfig *cfg)
 {
-	memset(pass, 0, sizeof(*pass));
+	int64		absorbed = 0;
+	int64		expired = 0;
+
 	if (RETAINS(cfg))
 	{
 		int32	   *ids;
@@ -236,8 +238,11 @@ retention_pass(const SelectorConfig *cfg, RetentionPass *pass)
 			(TimestampTz) (cfg->retain_seconds * USECS_PER_SEC);
 
 		for (int i = 0; i < narms; i++)
-			pass->absorbed += absorb_arm(cfg, ids[i], cutoff);
+			absorbed += absorb_arm(cfg, ids[i], cutoff);
 	}
 	if (cfg->decision_ttl > 0)
-		pass->expired = expire_decisions(cfg);
+		expired = expire_decisions(cfg);
+	if (absorbed > 0 || expired > 0)
+		elog(DEBUG1, "model_select: selector %d absorbed " INT64_FORMAT " rewards, expired " INT64_FORMAT " decisions",
+			 cfg->selector_id, absorbed, expired);
 }

@@ -10,13 +10,6 @@
 
 #include "model/settings.h"
 
-/* What one retention pass over a selector did. */
-typedef struct RetentionPass
-{
-	int64		absorbed;		/* rewards absorbed into bases and deleted */
-	int64		expired;		/* decisions without a reward deleted */
-} RetentionPass;
-
-extern void retention_pass(const SelectorConfig *cfg, RetentionPass *pass);
+extern void retention_pass(const SelectorConfig *cfg);
 
 #endif
