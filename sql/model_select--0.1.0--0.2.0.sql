@@ -44,14 +44,6 @@ ALTER TABLE model_select.rewards
 -- for decisions logged before.
 ALTER TABLE model_select.decisions ADD COLUMN cost_weight float8;
 
--- reward_id is drawn by the BEFORE trigger, after it locked the selector: a
--- default's nextval() would give the transaction its id before that lock.
-ALTER TABLE model_select.rewards ALTER COLUMN reward_id DROP DEFAULT;
-
--- probe scores keep the range probe_report() checks, also against direct
--- writes by the administrators who own runs
-ALTER TABLE model_select.probe_plan ADD CHECK (score >= -1e15 AND score <= 1e15);
-
 -- Contexts (embeddings) are compressed with lz4 where the server has it:
 -- pglz's attempt on one cost each decision and reward ~20 us of CPU at
 -- d = 384 (bench-pgbench), mostly for nothing; lz4 gives up on float8
@@ -73,54 +65,12 @@ END $$;
 ALTER TABLE model_select.decisions ALTER COLUMN context SET STORAGE MAIN;
 ALTER TABLE model_select.rewards ALTER COLUMN context SET STORAGE MAIN;
 
--- A decision's context is stored once: as real[] (4 bytes a value) when
--- every value is exactly a real, else as float8[]; a reward by decision_id
--- stores none (the fold reads the decision's).  Rows logged before keep
--- theirs: a reward that repeats its decision's context is read as it is.
-ALTER TABLE model_select.decisions
-    ALTER COLUMN context DROP NOT NULL,
-    ADD COLUMN context_real real[],
-    ADD CONSTRAINT decisions_one_context CHECK ((context IS NULL) <> (context_real IS NULL));
-DO $$
-BEGIN
-    IF 'lz4' = ANY ((SELECT enumvals FROM pg_catalog.pg_settings
-                     WHERE name = 'default_toast_compression')::text[]) THEN
-        ALTER TABLE model_select.decisions ALTER COLUMN context_real SET COMPRESSION lz4;
-    END IF;
-END $$;
-ALTER TABLE model_select.decisions ALTER COLUMN context_real SET STORAGE MAIN;
-
--- The log's horizon (src/learning/retention.c): rewards past a selector's
--- "retain" are absorbed into their arm's base, the fold of exactly the
--- rewards deleted from the log (a prefix of it in canonical order), and
--- rebuild_state() folds the retained log onto the base.  Dumped (a base is
--- the only copy of what it absorbed); written only by the extension's code.
-CREATE TABLE model_select.arm_base (
-    arm_id      int PRIMARY KEY,
-    selector_id int NOT NULL,
-    n           bigint NOT NULL,
-    reward_sum  float8 NOT NULL,
-    cost_sum    float8 NOT NULL,
-    cost_n      bigint NOT NULL,
-    spend_sum   float8 NOT NULL,
-    spend_n     bigint NOT NULL,
-    state       bytea,
-    updated_at  timestamptz NOT NULL DEFAULT now(),
-    FOREIGN KEY (arm_id, selector_id) REFERENCES model_select.arms (arm_id, selector_id)
-        ON DELETE CASCADE
-);
-CREATE INDEX ON model_select.arm_base (selector_id);
-ALTER TABLE model_select.arm_base ALTER COLUMN state SET STORAGE EXTERNAL;
-SELECT pg_catalog.pg_extension_config_dump('model_select.arm_base', '');
-
 ALTER TABLE model_select.arm_state
     ADD COLUMN settings_version int NOT NULL DEFAULT 0,
     ADD COLUMN ckpt_tx xid8 NOT NULL DEFAULT '0',
-    ADD COLUMN ckpt_seq bigint NOT NULL DEFAULT 0,
-    ADD COLUMN spend_sum float8 NOT NULL DEFAULT 0,
-    ADD COLUMN spend_n bigint NOT NULL DEFAULT 0;
+    ADD COLUMN ckpt_seq bigint NOT NULL DEFAULT 0;
 
--- The rows of a checkpoint kept by rows (pak_ucb, see src/model/state_store.c):
+-- The rows of a checkpoint kept by rows (pak_ucb, see src/core/state_store.c):
 -- arm_state.state holds the header and these chunks rows [0, n), each the
 -- values of rows [first_row, first_row + nrows) of every per-row array of
 -- the state.  A checkpoint that only appended rows inserts one more chunk,
@@ -136,7 +86,7 @@ CREATE TABLE model_select.arm_state_rows (
 -- Float8 values that pglz cannot shrink: skip the compression try.
 ALTER TABLE model_select.arm_state_rows ALTER COLUMN rows SET STORAGE EXTERNAL;
 
--- The functions that change selectors become C entries (src/model/admin.c)
+-- The functions that change selectors become C entries (src/core/admin.c)
 -- that check the caller's right, then run their former PL/pgSQL bodies,
 -- now model_select._<name>, as the extension owner.
 CREATE FUNCTION model_select._add_arm(selector text, arm text) RETURNS void
@@ -168,20 +118,6 @@ BEGIN
     INSERT INTO model_select.arm_state(arm_id, selector_id, settings_version)
     SELECT arm_id, sid, s.settings_version FROM a, model_select.selectors s WHERE s.selector_id = sid;
 END $$;
-
--- The policies and kernels as the library registers them (src/policy/registry.c):
--- names and capabilities, read by _create_selector() (the default kernel),
--- the tests and the docs check instead of lists of their own.
-CREATE FUNCTION model_select.policies(
-    OUT name text, OUT uses_context boolean, OUT kernels text[], OUT default_kernel text,
-    OUT random_features boolean, OUT bounds text, OUT keeps_rows boolean, OUT dictionary boolean,
-    OUT picks_at_random boolean, OUT forgetting text[], OUT settings text[],
-    OUT own_settings text[])
-    RETURNS SETOF record ROWS 10
-    AS 'MODULE_PATHNAME', 'model_select_policies' LANGUAGE C IMMUTABLE PARALLEL SAFE;
-CREATE FUNCTION model_select.kernels(OUT name text, OUT shift_invariant boolean, OUT policies text[])
-    RETURNS SETOF record ROWS 10
-    AS 'MODULE_PATHNAME', 'model_select_kernels' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 
 -- With dim: also refuses settings whose arm states would not fit (22023).
 CREATE FUNCTION model_select.resolve_settings(policy text, kernel text, settings jsonb, dim int)
@@ -219,7 +155,7 @@ BEGIN
     END IF;
     INSERT INTO model_select.selectors(name, dim, policy, kernel, settings, seed, owner)
     VALUES (name, dim, policy,
-            coalesce(kernel, (SELECT p.default_kernel FROM model_select.policies() p WHERE p.name = policy)),
+            CASE WHEN policy IN ('pak_ucb', 'rff_ucb', 'bkb') THEN coalesce(kernel, 'rbf') ELSE kernel END,
             model_select.resolve_settings(policy, kernel, coalesce(settings, '{}'), dim), seed, owner)
     RETURNING selector_id INTO sid;
     FOREACH arm IN ARRAY arms LOOP
@@ -228,22 +164,17 @@ BEGIN
     RETURN sid;
 END $$;
 
--- alter_selector()'s side of the settings lock (src/model/catalog.c): reward
+-- alter_selector()'s side of the settings lock (src/core/catalog.c): reward
 -- inserts hold it shared until they commit; not for clients.
 CREATE FUNCTION model_select._settings_lock(selector_id int) RETURNS void
     AS 'MODULE_PATHNAME', 'model_select_settings_lock' LANGUAGE C STRICT PARALLEL UNSAFE;
 REVOKE ALL ON FUNCTION model_select._settings_lock(int) FROM PUBLIC;
-CREATE FUNCTION model_select._drop_lock(selector_id int) RETURNS void
-    AS 'MODULE_PATHNAME', 'model_select_drop_lock' LANGUAGE C STRICT PARALLEL UNSAFE;
-REVOKE ALL ON FUNCTION model_select._drop_lock(int) FROM PUBLIC;
 
 CREATE FUNCTION model_select._alter_selector(name text, settings jsonb) RETURNS bigint
 LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     sid int;
     s model_select.selectors;
-    new_settings jsonb;
-    absorbed numeric;
 BEGIN
     IF settings IS NULL THEN
         RAISE EXCEPTION 'settings must not be NULL' USING ERRCODE = '22004';
@@ -266,19 +197,7 @@ BEGIN
     UPDATE model_select.selectors sel
        SET settings = model_select._resolve_settings_over(s.policy, s.kernel, _alter_selector.settings, s.dim, s.settings),
            settings_version = sel.settings_version + 1
-     WHERE sel.selector_id = s.selector_id
-    RETURNING sel.settings INTO new_settings;
-    -- Rewards absorbed into the arms' bases (retain) were learned under the
-    -- old settings and are no longer in the log: a change of anything but
-    -- the log's horizon re-learns from the retained log only.
-    SELECT sum(b.n) INTO absorbed FROM model_select.arm_base b WHERE b.selector_id = s.selector_id;
-    IF absorbed IS NOT NULL
-       AND (new_settings - 'retain' - 'decision_ttl') IS DISTINCT FROM (s.settings - 'retain' - 'decision_ttl') THEN
-        RAISE NOTICE 'selector "%" re-learns from its retained log only: the % rewards its arms absorbed are forgotten', name, absorbed
-            USING DETAIL = 'They were absorbed into the arms'' bases under the old settings, and are no longer in the reward log.',
-                  HINT = 'Change settings before retain absorbs, or keep the log longer (retain).';
-        DELETE FROM model_select.arm_base b WHERE b.selector_id = s.selector_id;
-    END IF;
+     WHERE sel.selector_id = s.selector_id;
     -- the cascade state depends on the features and the reward range too:
     -- refit it under the settings lock, before any later observation
     IF EXISTS (SELECT 1 FROM model_select.cascade_state st WHERE st.selector_id = s.selector_id) THEN
@@ -289,18 +208,7 @@ END $$;
 
 CREATE FUNCTION model_select._drop_selector(name text) RETURNS void
 LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-    sid int;
 BEGIN
-    -- First wait for the writers in flight (routes and reward inserts hold
-    -- the settings lock from their first row on, and the arm rows their
-    -- foreign keys key-share-locked): deleting the arms (the cascade) before
-    -- they end would lock arms in one order while they take them in another
-    -- (40P01).  Later writers wait for us, then find no selector.
-    SELECT sel.selector_id INTO sid FROM model_select.selectors sel WHERE sel.name = _drop_selector.name;
-    IF FOUND THEN
-        PERFORM model_select._drop_lock(sid);
-    END IF;
     DELETE FROM model_select.selectors s WHERE s.name = _drop_selector.name;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'selector "%" does not exist', name USING ERRCODE = '42704';
@@ -371,7 +279,7 @@ END $$;
 CREATE FUNCTION model_select.checkpoint(selector text) RETURNS bigint
     AS 'MODULE_PATHNAME', 'model_select_checkpoint' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 
--- Route every row of a query (key integer, context: an array of numbers) in one
+-- Route every row of a query (key integer, context real[] or float8[]) in one
 -- call, scoring blocks of rows by BLAS-3; with log, the decisions are logged.
 CREATE FUNCTION model_select.route_batch(selector text, source text, log boolean DEFAULT false)
     RETURNS TABLE (key bigint, arm text, score float8, mean float8, width float8, decision_id bigint)
@@ -407,11 +315,8 @@ SELECT s.name AS selector, a.name AS arm, a.ordinal, a.active, c.n + p.n AS n,
   JOIN model_select.arms a USING (selector_id)
   LEFT JOIN model_select.arm_state st
          ON st.arm_id = a.arm_id AND st.settings_version = s.settings_version
-  -- without a checkpoint (a restore) the arm's base, if any, then the whole log
-  LEFT JOIN model_select.arm_base b ON b.arm_id = a.arm_id AND st.arm_id IS NULL
-  CROSS JOIN LATERAL (SELECT coalesce(st.n, b.n, 0) AS n, coalesce(st.reward_sum, b.reward_sum, 0) AS reward_sum,
-                             coalesce(st.cost_sum, b.cost_sum, 0) AS cost_sum,
-                             coalesce(st.cost_n, b.cost_n, 0) AS cost_n) c
+  CROSS JOIN LATERAL (SELECT coalesce(st.n, 0) AS n, coalesce(st.reward_sum, 0) AS reward_sum,
+                             coalesce(st.cost_sum, 0) AS cost_sum, coalesce(st.cost_n, 0) AS cost_n) c
   CROSS JOIN LATERAL (
         SELECT count(*) AS n, coalesce(sum(r.reward), 0) AS reward_sum,
                coalesce(sum(r.cost), 0) AS cost_sum, count(r.cost) AS cost_n
@@ -419,41 +324,8 @@ SELECT s.name AS selector, a.name AS arm, a.ordinal, a.active, c.n + p.n AS n,
          WHERE r.arm_id = a.arm_id
            AND (r.tx, r.seq) > (coalesce(st.ckpt_tx, '0'::xid8), coalesce(st.ckpt_seq, 0))) p;
 
--- Contexts: one function per entry point taking anycompatiblearray, instead
--- of 0.1.0's real[] and float8[] overloads, between which numeric[],
--- integer[] and untyped literals were ambiguous.
-DROP FUNCTION model_select.select_model(text, float8[]), model_select.select_model(text, real[]),
-    model_select.route(text, float8[]), model_select.route(text, real[]),
-    model_select.scores(text, float8[]), model_select.scores(text, real[]),
-    model_select.cascade(text, float8[], float8), model_select.cascade(text, real[], float8),
-    model_select.cascade_scores(text, float8[], float8), model_select.cascade_scores(text, real[], float8),
-    model_select.cascade_next(text, float8[], float8, text[], float8),
-    model_select.cascade_next(text, real[], float8, text[], float8),
-    model_select.cascade_route(text, float8[], float8), model_select.cascade_route(text, real[], float8);
-CREATE FUNCTION model_select.select_model(selector text, context anycompatiblearray) RETURNS text
-    AS 'MODULE_PATHNAME', 'model_select_select_model_timed' LANGUAGE C STABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION model_select.route(selector text, context anycompatiblearray,
-    OUT decision_id bigint, OUT arm text, OUT score float8)
-    AS 'MODULE_PATHNAME', 'model_select_route_timed' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
-CREATE FUNCTION model_select.scores(selector text, context anycompatiblearray)
-    RETURNS TABLE (arm text, active boolean, n bigint, mean float8, width float8, ucb float8,
-                   radius float8, alpha float8)
-    AS 'MODULE_PATHNAME', 'model_select_scores' LANGUAGE C STABLE STRICT PARALLEL SAFE ROWS 8;
-CREATE FUNCTION model_select.cascade(selector text, context anycompatiblearray, beta float8 DEFAULT 5)
-    RETURNS TABLE ("position" int, arm text, index float8)
-    AS 'MODULE_PATHNAME', 'model_select_cascade' LANGUAGE C STABLE STRICT PARALLEL SAFE ROWS 8;
-CREATE FUNCTION model_select.cascade_scores(selector text, context anycompatiblearray, beta float8 DEFAULT 5)
-    RETURNS TABLE (arm text, active boolean, n bigint, estimate float8, width float8, index float8)
-    AS 'MODULE_PATHNAME', 'model_select_cascade_scores' LANGUAGE C STABLE STRICT PARALLEL SAFE ROWS 8;
-CREATE FUNCTION model_select.cascade_next(selector text, context anycompatiblearray, best_value float8,
-                                          queried text[], beta float8 DEFAULT 5) RETURNS text
-    AS 'MODULE_PATHNAME', 'model_select_cascade_next' LANGUAGE C STABLE PARALLEL SAFE;
-CREATE FUNCTION model_select.cascade_route(selector text, context anycompatiblearray, beta float8 DEFAULT 5,
-    OUT cascade_id bigint, OUT arms text[], OUT indices float8[])
-    AS 'MODULE_PATHNAME', 'model_select_cascade_route' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
-
 -- PARALLEL labels.  0.1.0 labelled 12 functions PARALLEL SAFE and left the
--- others at the default, PARALLEL UNSAFE; 0.2.0 labels every one explicitly.
+-- others at the default, PARALLEL UNSAFE; 0.2.0 labels all 50 explicitly.
 -- Those that stay UNSAFE (everything that writes, locks rows or runs the
 -- caller's SQL) need no change here; these change:
 -- pure functions
@@ -474,8 +346,8 @@ COMMENT ON TABLE model_select.selectors IS
 'Selectors: one routing policy instance each (a contextual bandit over its arms). Create with create_selector(), change with alter_selector(), delete with drop_selector().';
 COMMENT ON COLUMN model_select.selectors.name IS 'Unique name by which every function refers to the selector.';
 COMMENT ON COLUMN model_select.selectors.dim IS 'Dimension of the context embeddings (1 to 16000).';
-COMMENT ON COLUMN model_select.selectors.policy IS 'One of the policies that policies() lists.';
-COMMENT ON COLUMN model_select.selectors.kernel IS 'Kernel of a kernelised policy (one of its kernels in policies()); NULL for the others.';
+COMMENT ON COLUMN model_select.selectors.policy IS 'pak_ucb, rff_ucb, bkb, lin_ucb, greedy or random.';
+COMMENT ON COLUMN model_select.selectors.kernel IS 'Kernel of a kernelised policy (pak_ucb, rff_ucb, bkb); NULL for the others.';
 COMMENT ON COLUMN model_select.selectors.settings IS
 'Every applicable setting with its default filled in (see resolve_settings()). Change it with alter_selector() only: a direct UPDATE would disagree with the learned states.';
 COMMENT ON COLUMN model_select.selectors.seed IS 'Seed of tie-breaking, of the random policy and of random features.';
@@ -498,26 +370,14 @@ COMMENT ON COLUMN model_select.arm_state.n IS 'Rewards folded into the checkpoin
 COMMENT ON COLUMN model_select.arm_state.reward_sum IS 'Sum of the rewards folded in.';
 COMMENT ON COLUMN model_select.arm_state.cost_sum IS 'Sum of the costs of the rewards that had one.';
 COMMENT ON COLUMN model_select.arm_state.cost_n IS 'Number of rewards that had a cost.';
-COMMENT ON COLUMN model_select.arm_state.spend_sum IS 'Sum of the costs of the rewards of decisions that had one: the spend the budget''s pacer counts (rewards without a decision, such as warm_start()''s, are not spend).';
-COMMENT ON COLUMN model_select.arm_state.spend_n IS 'Number of rewards of decisions that had a cost.';
 COMMENT ON COLUMN model_select.arm_state.state IS
-'The policy''s state in binary form (layout in src/model/state.h); NULL until the first reward. For pak_ucb only the header: the rows are in arm_state_rows.';
-COMMENT ON TABLE model_select.arm_base IS
-'Per arm, the base of its log: the fold of the rewards that retention absorbed and deleted (a prefix of the log in canonical order), under the selector''s current settings, with their totals. rebuild_state() folds the retained log onto it. Dumped; written only by the extension as its owner.';
-COMMENT ON COLUMN model_select.arm_base.n IS 'Rewards absorbed; reward_sum, cost_sum, cost_n, spend_sum and spend_n are their totals, as arm_state''s are of the rewards it folded.';
-COMMENT ON COLUMN model_select.arm_base.state IS 'The fold of the absorbed rewards in binary form (layout in src/model/state.h).';
-COMMENT ON COLUMN model_select.arm_base.updated_at IS 'When the base last absorbed rewards.';
-
+'The policy''s state in binary form (layout in src/core/state.h); NULL until the first reward. For pak_ucb only the header: the rows are in arm_state_rows.';
 COMMENT ON TABLE model_select.arm_state_rows IS
 'The rows of checkpoints stored by rows (pak_ucb): arm_state.state holds the header, these chunks the values of rows [first_row, first_row + nrows), tiling [0, n). A checkpoint that only appended rows adds a chunk; any other rewrites them. Written only by the extension as its owner; not dumped (derived from the log).';
 COMMENT ON COLUMN model_select.arm_state_rows.first_row IS 'First row of the state the chunk holds.';
 COMMENT ON COLUMN model_select.arm_state_rows.nrows IS 'Rows the chunk holds.';
 COMMENT ON COLUMN model_select.arm_state_rows.rows IS
-'Per row array of the state (contexts, values, each packed factor), the values of these rows, concatenated (float8, layout in src/model/state.h).';
-COMMENT ON FUNCTION model_select.policies() IS
-'One row per policy the library registers: its name, whether it uses the context, the kernels it takes and its default one, random features, its bounds (none, the confidence setting''s, or its own), whether it keeps every row, a dictionary, choices at random, the forgetting settings it honours, the setting keys that apply under its defaults, and those it declares as its own (they apply to the policies that declare them alone).';
-COMMENT ON FUNCTION model_select.kernels() IS
-'One row per kernel: its name, whether it is shift invariant (bandwidth applies; random features can approximate it) and the policies that take it.';
+'Per row array of the state (contexts, values, each packed factor), the values of these rows, concatenated (float8, layout in src/core/state.h).';
 COMMENT ON FUNCTION model_select.resolve_settings(text, text, jsonb) IS
 'Validates settings for a policy and kernel and returns them with every default filled in: what create_selector() stores.';
 COMMENT ON FUNCTION model_select.resolve_settings(text, text, jsonb, int) IS
@@ -526,12 +386,10 @@ COMMENT ON FUNCTION model_select._resolve_settings_over(text, text, jsonb, int, 
 'Internal: resolve_settings() of settings given over a selector''s current ones, which keep what still applies (a grid is dropped once confidence is fixed, pace once the budget is off); the given keys must apply. What alter_selector() stores.';
 COMMENT ON FUNCTION model_select._settings_lock(int) IS
 'Internal: takes the selector''s settings lock exclusively for alter_selector(); reward inserts hold it shared until they commit.';
-COMMENT ON FUNCTION model_select._drop_lock(int) IS
-'Internal: takes the selector''s settings lock for drop_selector(), which waits for every route() and reward insert in flight before it deletes an arm.';
 COMMENT ON FUNCTION model_select.add_arm(text, text) IS
 'Adds an arm to a selector (next ordinal; it scores Infinity until its first reward), or re-activates a retired arm of that name with its state and rewards.';
 COMMENT ON FUNCTION model_select.create_selector(text, int, text[], text, text, jsonb, bigint) IS
-'Creates a selector with its arms and returns its selector_id. policy: one of policies() (default pak_ucb); kernel: one of the policy''s kernels there (NULL: its default_kernel; none for a policy without kernels); settings are validated and stored complete; seed drives tie-breaking and randomness.';
+'Creates a selector with its arms and returns its selector_id. policy: pak_ucb (default), rff_ucb, bkb, lin_ucb, greedy or random; kernel for pak_ucb, rff_ucb and bkb (default rbf); settings are validated and stored complete; seed drives tie-breaking and randomness.';
 COMMENT ON FUNCTION model_select.alter_selector(text, jsonb) IS
 'Merges settings into the selector''s, validates them and re-derives every arm''s state from the reward log under the new settings; returns the number of rewards re-applied. Policy, kernel and dimension cannot change.';
 COMMENT ON FUNCTION model_select.drop_selector(text) IS
@@ -542,18 +400,23 @@ COMMENT ON FUNCTION model_select.retire_arm(text, text) IS
 -- from routing
 COMMENT ON TABLE model_select.decisions IS
 'Decision log written by route(): the chosen arm for a context, with its ucb and predicted mean at decision time. A reward may name the decision_id.';
-COMMENT ON COLUMN model_select.decisions.context IS 'The context as given (not normalised) when some value is not exactly a real; else NULL and context_real holds it.';
-COMMENT ON COLUMN model_select.decisions.context_real IS 'The context as given (not normalised) when every value is exactly a real (a real[] or pgvector embedding): 4 bytes a value; else NULL. Read back as float8 it is the same values.';
+COMMENT ON COLUMN model_select.decisions.context IS 'The context as given (stored as float8[], not normalised).';
 COMMENT ON COLUMN model_select.decisions.score IS 'The chosen arm''s ucb at decision time (Infinity for an untried arm).';
 COMMENT ON COLUMN model_select.decisions.mean IS 'The chosen arm''s predicted reward at decision time (drift() compares it with the rewards).';
 COMMENT ON COLUMN model_select.decisions.cost_weight IS 'The cost weight in force at decision time: with a budget the pacer''s, a function of the costs in the reward log; else the cost_weight setting.';
-COMMENT ON FUNCTION model_select.select_model(text, anycompatiblearray) IS
+COMMENT ON FUNCTION model_select.select_model(text, float8[]) IS
 'The arm to use for this context: the active arm with the highest ucb, ties broken by a hash of seed, context and ordinal. Reads only (STABLE, PARALLEL SAFE).';
-COMMENT ON FUNCTION model_select.route(text, anycompatiblearray) IS
+COMMENT ON FUNCTION model_select.select_model(text, real[]) IS
+'The arm to use for this context: the active arm with the highest ucb, ties broken by a hash of seed, context and ordinal. Reads only (STABLE, PARALLEL SAFE).';
+COMMENT ON FUNCTION model_select.route(text, float8[]) IS
+'The choice of select_model(), logged in decisions: returns the decision_id (to reward), the arm and its ucb.';
+COMMENT ON FUNCTION model_select.route(text, real[]) IS
 'The choice of select_model(), logged in decisions: returns the decision_id (to reward), the arm and its ucb.';
 COMMENT ON FUNCTION model_select.route_batch(text, text, boolean) IS
-'Routes every row of the query source, which yields (key integer, context real[], float8[], numeric[] or integer[]): per row the key, the arm select_model() would choose, its ucb (score), mean and width, and with log => true the decision_id of the decision logged for it. Blocks of rows are scored by BLAS-3. source runs with the caller''s rights, read only.';
-COMMENT ON FUNCTION model_select.scores(text, anycompatiblearray) IS
+'Routes every row of the query source, which yields (key integer, context real[] or float8[]): per row the key, the arm select_model() would choose, its ucb (score), mean and width, and with log => true the decision_id of the decision logged for it. Blocks of rows are scored by BLAS-3. source runs with the caller''s rights, read only.';
+COMMENT ON FUNCTION model_select.scores(text, float8[]) IS
+'Every arm of the selector (retired ones too) in ordinal order: rewards n, mean, width, ucb = mean + radius * width, and the radius and ridge alpha of the bound for this context. Reads only.';
+COMMENT ON FUNCTION model_select.scores(text, real[]) IS
 'Every arm of the selector (retired ones too) in ordinal order: rewards n, mean, width, ucb = mean + radius * width, and the radius and ridge alpha of the bound for this context. Reads only.';
 COMMENT ON FUNCTION model_select.cache_stats() IS
 'This backend''s cache of arm folds and decoded models: entries and bytes held, hits (a cached model reused), misses (an arm folded anew from its checkpoint), states decoded, evictions (least recently used selectors dropped to stay within model_select.cache_size), and bytes of random feature matrices; then the server''s shared cache (model_select in shared_preload_libraries, else NULL): bases held, their bytes, pins on them, bases this backend took from it and published to it, and evictions.';
@@ -564,7 +427,7 @@ COMMENT ON TABLE model_select.rewards IS
 COMMENT ON COLUMN model_select.rewards.selector IS 'Selector name (or taken from the decision).';
 COMMENT ON COLUMN model_select.rewards.arm IS 'Arm name (or taken from the decision); the arm must be active.';
 COMMENT ON COLUMN model_select.rewards.decision_id IS 'The decision rewarded, if any; at most one reward per decision.';
-COMMENT ON COLUMN model_select.rewards.context IS 'The context of a reward without a decision; NULL for a reward by decision_id, whose context is the decision''s (stored once; older rows may repeat it).';
+COMMENT ON COLUMN model_select.rewards.context IS 'The context (taken from the decision when decision_id is given).';
 COMMENT ON COLUMN model_select.rewards.reward IS 'The observed reward, finite and within the selector''s [reward_min, reward_max].';
 COMMENT ON COLUMN model_select.rewards.cost IS 'Optional cost (finite, >= 0), weighted by the setting cost_weight.';
 COMMENT ON COLUMN model_select.rewards.selector_id IS 'Filled in by the trigger rewards_resolve.';
@@ -622,15 +485,23 @@ COMMENT ON FUNCTION model_select._cascade_append_only() IS
 COMMENT ON TRIGGER cascade_resolve ON model_select.cascade_observations IS 'Completes and validates each observation row.';
 COMMENT ON TRIGGER cascade_apply ON model_select.cascade_observations IS 'Learns from the statement''s observations.';
 COMMENT ON TRIGGER cascade_append_only ON model_select.cascade_observations IS 'Keeps the observation log append-only.';
-COMMENT ON FUNCTION model_select.cascade(text, anycompatiblearray, float8) IS
+COMMENT ON FUNCTION model_select.cascade(text, float8[], float8) IS
 'The active arms in the order to query them (decreasing optimistic index), with their indices: stop once the best value seen reaches the next index.';
-COMMENT ON FUNCTION model_select.cascade_scores(text, anycompatiblearray, float8) IS
+COMMENT ON FUNCTION model_select.cascade(text, real[], float8) IS
+'The active arms in the order to query them (decreasing optimistic index), with their indices: stop once the best value seen reaches the next index.';
+COMMENT ON FUNCTION model_select.cascade_scores(text, float8[], float8) IS
 'Every arm (retired ones too): observations, estimated index, width and optimistic index (Infinity while n = 0).';
-COMMENT ON FUNCTION model_select.cascade_next(text, anycompatiblearray, float8, text[], float8) IS
+COMMENT ON FUNCTION model_select.cascade_scores(text, real[], float8) IS
+'Every arm (retired ones too): observations, estimated index, width and optimistic index (Infinity while n = 0).';
+COMMENT ON FUNCTION model_select.cascade_next(text, float8[], float8, text[], float8) IS
+'Weitzman''s rule: the next arm to query given the best value so far and the arms queried, or NULL to stop.';
+COMMENT ON FUNCTION model_select.cascade_next(text, real[], float8, text[], float8) IS
 'Weitzman''s rule: the next arm to query given the best value so far and the arms queried, or NULL to stop.';
 COMMENT ON FUNCTION model_select.cascade_select(text, float8[], text[]) IS
 'Which queried output to deploy: the arm with the best value.';
-COMMENT ON FUNCTION model_select.cascade_route(text, anycompatiblearray, float8) IS
+COMMENT ON FUNCTION model_select.cascade_route(text, float8[], float8) IS
+'cascade(), logged in cascade_decisions: returns the cascade_id (for the observations), the arms in query order and their indices.';
+COMMENT ON FUNCTION model_select.cascade_route(text, real[], float8) IS
 'cascade(), logged in cascade_decisions: returns the cascade_id (for the observations), the arms in query order and their indices.';
 COMMENT ON FUNCTION model_select.cascade_refit(text, boolean) IS
 'Rebuilds every arm''s cascade_state from the observation log (rho warm-started unless from_scratch); returns the number of observations used.';
@@ -813,7 +684,7 @@ CREATE FUNCTION model_select.has_selector_privilege(selector text, privilege tex
 CREATE FUNCTION model_select.has_selector_privilege(selector_id int, privilege text) RETURNS boolean
     AS 'MODULE_PATHNAME', 'model_select_has_selector_privilege_id' LANGUAGE C STABLE STRICT PARALLEL SAFE;
 
--- grant_selector / revoke_selector: the C entry (src/model/admin.c) lets only
+-- grant_selector / revoke_selector: the C entry (src/core/admin.c) lets only
 -- the owner (or a member of its role), a superuser or the extension owner
 -- through, then runs these bodies as the extension owner.
 -- The arguments of grant_selector and revoke_selector, checked; returns the
@@ -869,11 +740,10 @@ DECLARE
     application text[] := ARRAY[
         'USAGE ON SCHEMA model_select',
         'SELECT ON model_select.selectors, model_select.arms, model_select.arm_state, model_select.arm_state_rows, '
-            'model_select.arm_base, model_select.decisions, '
+            'model_select.decisions, '
             'model_select.rewards, model_select.selector_grants, model_select.cascade_decisions, '
             'model_select.cascade_observations, model_select.cascade_state, model_select.arm_stats, '
-            'model_select.cascade_outcomes, model_select.cascade_arm_stats, model_select.learner, '
-            'model_select.learner_lag, model_select.stats, model_select.stats_resets, model_select.progress',
+            'model_select.cascade_outcomes, model_select.cascade_arm_stats',
         -- the columns a client writes: not the ids, which come from the sequences
         -- (an id given ahead of its sequence would fail another role's insert)
         'INSERT (selector, arm, decision_id, context, reward, cost, created_at) ON model_select.rewards',
@@ -935,7 +805,7 @@ DECLARE
     t text;
 BEGIN
     -- every table with per-selector data (a selector_id column)
-    FOREACH t IN ARRAY ARRAY['selectors', 'arms', 'arm_state', 'arm_state_rows', 'arm_base', 'decisions', 'rewards',
+    FOREACH t IN ARRAY ARRAY['selectors', 'arms', 'arm_state', 'arm_state_rows', 'decisions', 'rewards',
                              'cascade_decisions', 'cascade_observations', 'cascade_state'] LOOP
         EXECUTE format('ALTER TABLE model_select.%I ENABLE ROW LEVEL SECURITY', t);
         EXECUTE format('CREATE POLICY selector_rights ON model_select.%I FOR SELECT'
@@ -1005,7 +875,7 @@ COMMENT ON TABLE model_select.selector_grants IS
 'Rights on selectors granted by their owners with grant_selector(): route, reward or admin, each separately.';
 COMMENT ON COLUMN model_select.selector_grants.grantee IS 'The role granted the right (and, through membership, the roles that inherit from it).';
 COMMENT ON COLUMN model_select.selector_grants.privilege IS
-'route (select_model, route, scores, drift, cascades), reward (INSERT into rewards and cascade_observations) or admin (alter_selector, add_arm, retire_arm, rebuild_state, checkpoint, resample, cascade_refit, stats_reset, drop_selector).';
+'route (select_model, route, scores, drift, cascades), reward (INSERT into rewards and cascade_observations) or admin (alter_selector, add_arm, retire_arm, rebuild_state, checkpoint, resample, cascade_refit, drop_selector).';
 COMMENT ON FUNCTION model_select.has_selector_privilege(text, text) IS
 'Whether the current user holds the privilege (route, reward, admin, or a comma-separated list: any of them) on the selector.';
 COMMENT ON FUNCTION model_select.has_selector_privilege(int, text) IS
@@ -1037,8 +907,10 @@ COMMENT ON FUNCTION model_select._drop_selector(text) IS
 COMMENT ON FUNCTION model_select._retire_arm(text, text) IS
 'Internal: the body of retire_arm(), run as the extension owner once the caller''s admin right is checked.';
 
--- Re-derive every arm's state from the log under the new layout.
-SELECT model_select.rebuild_state(name) FROM model_select.selectors ORDER BY selector_id;
+-- Every arm's state is re-derived from the log under the new layout by the
+-- last step of the update (its rebuild_state()): the library that runs this
+-- script is the newest one, which learns into the newest tables only.  (As
+-- released, 0.2.0 ran the rebuild here; moved for 0.3.0.)
 
 -- == Quality vs cost: hull and AIQ over replay() runs.
 
@@ -1105,7 +977,7 @@ END $$;
 CREATE FUNCTION model_select.quality_cost(
     source text, policy text DEFAULT 'pak_ucb', kernel text DEFAULT NULL, settings jsonb DEFAULT '{}',
     cost_weights float8[] DEFAULT NULL, budgets float8[] DEFAULT NULL, seed bigint DEFAULT 0,
-    rounds int DEFAULT NULL, warm text DEFAULT NULL)
+    rounds int DEFAULT NULL)
     RETURNS TABLE (kind text, knob float8, cost float8, quality float8, on_hull boolean, aiq float8)
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE AS $$
 DECLARE
@@ -1136,7 +1008,7 @@ BEGIN
             SELECT 'budget', b, settings OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('budget', b), 0
               FROM pg_catalog.unnest(budgets) b) g
       CROSS JOIN LATERAL (SELECT * FROM model_select.replay(source, policy, kernel, g.st, seed, g.lambda, rounds, 1,
-                                                            rounds, true, warm) x ORDER BY x.round DESC LIMIT 1) r;
+                                                            rounds) x ORDER BY x.round DESC LIMIT 1) r;
     SELECT pg_catalog.max(p.cost) INTO max_cost FROM pg_temp.ms_quality_points p
      WHERE p.kind OPERATOR(pg_catalog.=) 'arm';
     IF NOT max_cost OPERATOR(pg_catalog.>) 0 THEN
@@ -1158,8 +1030,8 @@ END $$;
 
 COMMENT ON FUNCTION model_select.quality_hull(float8[], float8[], float8) IS
 'RouterBench''s quality-vs-cost hull: the vertices of the non-decreasing concave hull of the (cost, quality) points and the origin, flat past the best point, with aiq = the area under it over [0, max_cost] divided by max_cost.';
-COMMENT ON FUNCTION model_select.quality_cost(text, text, text, jsonb, float8[], float8[], bigint, int, text) IS
-'replay() of a policy over a grid of cost weights and/or budgets on the rows (context, rewards, costs) of source, each run warm-started from the rows (context, rewards[, costs]) of the query warm if given (its costs teach the arms'' mean costs, never count as spend): per run and per arm (always that arm) the mean cost and reward per decision over source, whether the point is a vertex of its kind''s hull, and the AIQ of the router''s and of the arms'' hulls up to the dearest arm''s mean cost.';
+COMMENT ON FUNCTION model_select.quality_cost(text, text, text, jsonb, float8[], float8[], bigint, int) IS
+'replay() of a policy over a grid of cost weights and/or budgets on the rows (context, rewards, costs) of source: per run and per arm (always that arm) the mean cost and reward per decision, whether the point is a vertex of its kind''s hull, and the AIQ of the router''s and of the arms'' hulls up to the dearest arm''s mean cost.';
 
 -- == Warm starts from full-information outcome tables (every model scored on
 -- == every prompt): the rows of a query in fixed columns, and their insertion
@@ -1187,7 +1059,6 @@ BEGIN
     END IF;
     SELECT pg_catalog.max(a.ordinal) INTO narms FROM model_select.arms a
      WHERE a.selector_id OPERATOR(pg_catalog.=) sel_id;
-    PERFORM model_select._progress_begin('warm_start', selector);
     -- row by row, arms in ordinal order: each arm's log follows the source's order.
     -- (_source_rows gives every row the same width; a wrong one is refused below,
     -- which undoes the insert with the statement.)
@@ -1204,7 +1075,6 @@ BEGIN
         RAISE EXCEPTION 'warm_start: the source''s rewards have % elements, selector "%" has % arms', width, selector, narms
             USING ERRCODE = '22000', HINT = 'Element i is the outcome of the arm of ordinal i (see model_select.arms); NULL skips an arm.';
     END IF;
-    PERFORM model_select._progress_end();
     RETURN inserted;
 END $$;
 
@@ -1212,163 +1082,3 @@ COMMENT ON FUNCTION model_select._source_rows(text) IS
 'The rows (context, rewards[, costs]) of the query source in fixed columns, checked as replay() checks its source (used by warm_start()).';
 COMMENT ON FUNCTION model_select.warm_start(text, text) IS
 'Warm start from a full-information outcome table: inserts into the reward log, for every row (context, rewards[, costs]) of the query source and every active arm whose element is not NULL (element i: the arm of ordinal i), that arm''s reward and cost on the row; returns the rewards inserted.';
-
--- The learner process (src/learning/learner.c): checkpoints outside the
--- application's transactions, its status, and maintain() for the same work
--- without preloading (e.g. from pg_cron).
-
-CREATE FUNCTION model_select.maintain(selector text DEFAULT NULL) RETURNS bigint
-    AS 'MODULE_PATHNAME', 'model_select_maintain' LANGUAGE C VOLATILE PARALLEL UNSAFE;
-
-CREATE FUNCTION model_select.learner_status(
-    OUT running boolean, OUT pid int, OUT database text, OUT started timestamptz,
-    OUT last_pass timestamptz, OUT passes bigint, OUT arms_checkpointed bigint,
-    OUT rewards_folded bigint, OUT selectors_skipped bigint, OUT errors bigint)
-    AS 'MODULE_PATHNAME', 'model_select_learner_status' LANGUAGE C VOLATILE PARALLEL RESTRICTED;
-
-CREATE VIEW model_select.learner AS SELECT * FROM model_select.learner_status();
-
--- Per selector: the rewards no checkpoint holds yet (every reader folds
--- them) and the age of the oldest, with the reader's rights (row-level
--- security shows each role its own selectors).
-CREATE VIEW model_select.learner_lag WITH (security_invoker = true) AS
-SELECT s.name AS selector, count(r.reward_id) AS pending_rewards,
-       extract(epoch FROM pg_catalog.now() - min(r.created_at))::float8 AS lag_seconds
-  FROM model_select.selectors s
-  JOIN model_select.arms a USING (selector_id)
-  LEFT JOIN model_select.arm_state st
-         ON st.arm_id = a.arm_id AND st.settings_version = s.settings_version
-  LEFT JOIN model_select.rewards r
-         ON r.arm_id = a.arm_id
-        AND (r.tx, r.seq) > (coalesce(st.ckpt_tx, '0'::xid8), coalesce(st.ckpt_seq, 0))
- GROUP BY s.name;
-
-COMMENT ON FUNCTION model_select.maintain(text) IS
-'Checkpoints every due arm of the selector (admin right), or of every selector the caller administers, now; skips what another transaction holds. Returns the rewards folded. The learner process does this in the background when preloaded.';
-COMMENT ON FUNCTION model_select.learner_status() IS
-'The learner process (model_select.learner_database, preloaded): whether it runs, its pid, database, start, last pass and counters.';
-COMMENT ON VIEW model_select.learner IS
-'The learner process and its counters (learner_status()).';
-COMMENT ON VIEW model_select.learner_lag IS
-'Per selector: rewards no checkpoint holds yet, and the age in seconds of the oldest of them.';
-
--- == Statistics: model_select.stats and stats_reset() (as sql/install/45_stats.sql,
--- with the row-level security and rights that 80_security.sql gives them).
-
--- Statistics: per selector and arm, decisions and rewards since the last
--- stats_reset(), counted from the logs (they are the truth: every backend
--- and a restored dump count the same).  A reset keeps the logs: it records
--- the highest decision_id and reward_id of the selector, and only later rows
--- count.
-CREATE TABLE model_select.stats_resets (
-    selector_id int PRIMARY KEY REFERENCES model_select.selectors ON DELETE CASCADE,
-    decision_id bigint NOT NULL,
-    reward_id   bigint NOT NULL,
-    reset_at    timestamptz NOT NULL
-);
-SELECT pg_catalog.pg_extension_config_dump('model_select.stats_resets', '');
-
--- Server-wide calls and latency of select_model() and route() per selector
--- and arm, from shared memory (src/routing/latency.c); no rows unless preloaded.
-CREATE FUNCTION model_select._latency(OUT selector text, OUT arm text,
-    OUT selections bigint, OUT select_ms float8, OUT select_ms_max float8,
-    OUT routes bigint, OUT route_ms float8, OUT route_ms_max float8) RETURNS SETOF record
-    AS 'MODULE_PATHNAME', 'model_select_latency' LANGUAGE C VOLATILE PARALLEL UNSAFE;
-CREATE FUNCTION model_select._latency_reset(selector text) RETURNS void
-    AS 'MODULE_PATHNAME', 'model_select_latency_reset' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
-
--- With the reader's rights, as arm_stats (row-level security).
-CREATE VIEW model_select.stats WITH (security_invoker = true) AS
-SELECT s.name AS selector, a.name AS arm, a.ordinal,
-       d.decisions, r.rewards, r.reward_sum, r.cost_sum,
-       d.last_decision, r.last_reward,
-       l.selections, l.select_ms / nullif(l.selections, 0) AS select_ms_mean, l.select_ms_max,
-       l.routes, l.route_ms / nullif(l.routes, 0) AS route_ms_mean, l.route_ms_max,
-       rs.reset_at AS stats_reset
-  FROM model_select.selectors s
-  JOIN model_select.arms a USING (selector_id)
-  LEFT JOIN model_select.stats_resets rs USING (selector_id)
-  LEFT JOIN model_select._latency() l ON l.selector = s.name AND l.arm = a.name
-  CROSS JOIN LATERAL (
-        SELECT count(*) AS decisions, max(dl.created_at) AS last_decision
-          FROM model_select.decisions dl
-         WHERE dl.selector_id = a.selector_id AND dl.arm_id = a.arm_id
-           AND dl.decision_id > coalesce(rs.decision_id, 0)) d
-  CROSS JOIN LATERAL (
-        SELECT count(*) AS rewards, coalesce(sum(rw.reward), 0) AS reward_sum,
-               coalesce(sum(rw.cost), 0) AS cost_sum, max(rw.created_at) AS last_reward
-          FROM model_select.rewards rw
-         WHERE rw.arm_id = a.arm_id AND rw.reward_id > coalesce(rs.reward_id, 0)) r;
-
--- stats_reset: the C entry (src/model/admin.c) checks the admin right, then
--- runs this body as the extension owner.
-CREATE FUNCTION model_select._stats_reset(selector text) RETURNS timestamptz
-LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-    sid int;
-BEGIN
-    SELECT s.selector_id INTO sid FROM model_select.selectors s WHERE s.name = selector;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'selector "%" does not exist', selector USING ERRCODE = '42704';
-    END IF;
-    INSERT INTO model_select.stats_resets AS t (selector_id, decision_id, reward_id, reset_at)
-    VALUES (sid,
-            (SELECT coalesce(max(d.decision_id), 0) FROM model_select.decisions d WHERE d.selector_id = sid),
-            (SELECT coalesce(max(r.reward_id), 0) FROM model_select.rewards r WHERE r.selector_id = sid),
-            now())
-    ON CONFLICT (selector_id) DO UPDATE
-       SET decision_id = excluded.decision_id, reward_id = excluded.reward_id, reset_at = excluded.reset_at;
-    PERFORM model_select._latency_reset(selector);
-    RETURN now();
-END $$;
-CREATE FUNCTION model_select.stats_reset(selector text) RETURNS timestamptz
-    AS 'MODULE_PATHNAME', 'model_select_admin_call' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
-
-COMMENT ON TABLE model_select.stats_resets IS
-'Per selector, where stats_reset() last reset its statistics: the highest decision_id and reward_id then; model_select.stats counts later rows.';
-COMMENT ON VIEW model_select.stats IS
-'Per selector and arm, since the last stats_reset(): decisions (route(), route_batch(log => true)), rewards, their sum and the sum of costs, the last decision''s and reward''s time, counted from the logs (the same in every session); with shared_preload_libraries also the server''s select_model() and route() calls and their mean and largest latency in milliseconds (else NULL).';
-COMMENT ON FUNCTION model_select.stats_reset(text) IS
-'Resets the selector''s statistics in model_select.stats (the logs stay); returns the time of the reset. Needs the admin right.';
-COMMENT ON FUNCTION model_select._latency() IS
-'Internal: calls, total and largest milliseconds of select_model() and route() per selector and chosen arm since the server started or stats_reset(), from shared memory (none unless preloaded).';
-COMMENT ON FUNCTION model_select._latency_reset(text) IS
-'Internal: forget the selector''s latency figures (stats_reset()).';
-COMMENT ON FUNCTION model_select._stats_reset(text) IS
-'Internal: the body of stats_reset(), run as the extension owner once the caller''s admin right is checked.';
-
-ALTER TABLE model_select.stats_resets ENABLE ROW LEVEL SECURITY;
-CREATE POLICY selector_rights ON model_select.stats_resets FOR SELECT
-    USING (model_select.has_selector_privilege(selector_id, 'route, reward, admin'));
-REVOKE EXECUTE ON FUNCTION model_select._stats_reset(text), model_select._latency_reset(text) FROM PUBLIC;
-
--- == Progress of long commands (as sql/install/46_progress.sql).
-
--- Progress of long commands (replay, route_batch, warm_start, rebuild_state,
--- checkpoint, alter_selector and the other administration functions): one
--- row per backend running one, from shared memory, so from any session;
--- empty unless model_select is in shared_preload_libraries.  The setting
--- model_select.progress_interval also sends NOTICEs to the command's client.
-CREATE FUNCTION model_select._progress(OUT pid int, OUT command text, OUT target text,
-    OUT done bigint, OUT total bigint, OUT unit text, OUT started timestamptz, OUT seconds float8)
-    RETURNS SETOF record
-    AS 'MODULE_PATHNAME', 'model_select_progress' LANGUAGE C VOLATILE PARALLEL UNSAFE;
-CREATE VIEW model_select.progress AS
-SELECT pid, command, target, done, total, unit,
-       CASE WHEN total > 0 THEN done::float8 / total END AS fraction, started, seconds
-  FROM model_select._progress();
-
--- For commands written in PL/pgSQL (warm_start).
-CREATE FUNCTION model_select._progress_begin(command text, target text) RETURNS void
-    AS 'MODULE_PATHNAME', 'model_select_progress_begin' LANGUAGE C VOLATILE PARALLEL UNSAFE;
-CREATE FUNCTION model_select._progress_end() RETURNS void
-    AS 'MODULE_PATHNAME', 'model_select_progress_end' LANGUAGE C VOLATILE PARALLEL UNSAFE;
-
-COMMENT ON VIEW model_select.progress IS
-'Long commands in progress, one row per backend (with shared_preload_libraries, else none): command, its selector, units (rounds, rows, rewards, arms) done of total (NULL: not known in advance), fraction, start and seconds elapsed. Another role''s rows show only the pid, as in pg_stat_activity.';
-COMMENT ON FUNCTION model_select._progress() IS
-'Internal: the rows of view progress, read from shared memory.';
-COMMENT ON FUNCTION model_select._progress_begin(text, text) IS
-'Internal: a PL/pgSQL command (warm_start) begins reporting progress; what it runs reports the units.';
-COMMENT ON FUNCTION model_select._progress_end() IS
-'Internal: the end of a command begun by _progress_begin().';

@@ -138,6 +138,7 @@ row_value(StateFold *f, SPITupleTable *tt, uint64 i, double *x)
 		}
 	}
 	f->pos = fold_row_position(tt, i);
+	f->totals.lineage = lineage_step(f->totals.lineage, f->pos);
 	return learned_value(f->cfg, reward, cost_null, cost_null ? 0 : DatumGetFloat8(cost));
 }
 
@@ -292,6 +293,7 @@ checkpoint_position_from_row(HeapTuple row, TupleDesc desc, int first_col,
 	totals->cost_n = DatumGetInt64(SPI_getbinval(row, desc, first_col + 5, &isnull));
 	totals->spend_sum = DatumGetFloat8(SPI_getbinval(row, desc, first_col + 6, &isnull));
 	totals->spend_n = DatumGetInt64(SPI_getbinval(row, desc, first_col + 7, &isnull));
+	totals->lineage = 0;
 }
 
 /* The full id of a 32-bit xid no older than the next xid's epoch allows. */

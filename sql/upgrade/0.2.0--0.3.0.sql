@@ -1,0 +1,138 @@
+-- model_select 0.2.0 -> 0.3.0: the DDL written by hand.  make turns this file
+-- into sql/model_select--0.2.0--0.3.0.sql (scripts/upgrade-script.pl): the
+-- line "-- @functions and views@" becomes every function of sql/install/, created or
+-- replaced with its comment and rights.  State here what the functions do
+-- not carry (docs/hacking.md#upgrades): new and changed tables, columns,
+-- constraints and views, the DROP of a function whose arguments or result
+-- changed (before the marker), and the migration of data.  After the whole
+-- script an updated 0.2.0 install has the catalog of a fresh install
+-- (test/session/upgrade.sh compares them).
+
+-- == Tables
+
+-- reward_id is drawn by the BEFORE trigger, after it locked the selector: a
+-- default's nextval() would give the transaction its id before that lock.
+ALTER TABLE model_select.rewards ALTER COLUMN reward_id DROP DEFAULT;
+
+-- probe scores keep the range probe_report() checks, also against direct
+-- writes by the administrators who own runs
+ALTER TABLE model_select.probe_plan ADD CHECK (score >= -1e15 AND score <= 1e15);
+
+-- the spend the budget's pacer counts (the costs of decisions' rewards);
+-- filled in by the rebuild at the end
+ALTER TABLE model_select.arm_state
+    ADD COLUMN spend_sum float8 NOT NULL DEFAULT 0,
+    ADD COLUMN spend_n bigint NOT NULL DEFAULT 0;
+COMMENT ON COLUMN model_select.arm_state.spend_sum IS 'Sum of the costs of the rewards of decisions that had one: the spend the budget''s pacer counts (rewards without a decision, such as warm_start()''s, are not spend).';
+COMMENT ON COLUMN model_select.arm_state.spend_n IS 'Number of rewards of decisions that had a cost.';
+COMMENT ON COLUMN model_select.arm_state.state IS
+'The policy''s state in binary form (layout in src/model/state.h); NULL until the first reward. For pak_ucb only the header: the rows are in arm_state_rows.';
+COMMENT ON COLUMN model_select.arm_state_rows.rows IS
+'Per row array of the state (contexts, values, each packed factor), the values of these rows, concatenated (float8, layout in src/model/state.h).';
+COMMENT ON COLUMN model_select.selectors.policy IS 'One of the policies that policies() lists.';
+COMMENT ON COLUMN model_select.selectors.kernel IS 'Kernel of a kernelised policy (one of its kernels in policies()); NULL for the others.';
+COMMENT ON COLUMN model_select.selector_grants.privilege IS
+'route (select_model, route, scores, drift, cascades), reward (INSERT into rewards and cascade_observations) or admin (alter_selector, add_arm, retire_arm, rebuild_state, checkpoint, resample, cascade_refit, stats_reset, drop_selector).';
+
+-- statistics: where stats_reset() last reset a selector's
+CREATE TABLE model_select.stats_resets (
+    selector_id int PRIMARY KEY REFERENCES model_select.selectors ON DELETE CASCADE,
+    decision_id bigint NOT NULL,
+    reward_id   bigint NOT NULL,
+    reset_at    timestamptz NOT NULL
+);
+SELECT pg_catalog.pg_extension_config_dump('model_select.stats_resets', '');
+COMMENT ON TABLE model_select.stats_resets IS
+'Per selector, where stats_reset() last reset its statistics: the highest decision_id and reward_id then; model_select.stats counts later rows.';
+ALTER TABLE model_select.stats_resets ENABLE ROW LEVEL SECURITY;
+CREATE POLICY selector_rights ON model_select.stats_resets FOR SELECT
+    USING (model_select.has_selector_privilege(selector_id, 'route, reward, admin'));
+
+-- A decision's context is stored once: as real[] (4 bytes a value) when
+-- every value is exactly a real, else as float8[]; a reward by decision_id
+-- stores none (the fold reads the decision's).  Rows logged before keep
+-- theirs: a reward that repeats its decision's context is read as it is.
+ALTER TABLE model_select.decisions
+    ALTER COLUMN context DROP NOT NULL,
+    ADD COLUMN context_real real[],
+    ADD CONSTRAINT decisions_one_context CHECK ((context IS NULL) <> (context_real IS NULL));
+DO $$
+BEGIN
+    IF 'lz4' = ANY ((SELECT enumvals FROM pg_catalog.pg_settings
+                     WHERE name = 'default_toast_compression')::text[]) THEN
+        ALTER TABLE model_select.decisions ALTER COLUMN context_real SET COMPRESSION lz4;
+    END IF;
+END $$;
+ALTER TABLE model_select.decisions ALTER COLUMN context_real SET STORAGE MAIN;
+COMMENT ON COLUMN model_select.decisions.context IS 'The context as given (not normalised) when some value is not exactly a real; else NULL and context_real holds it.';
+COMMENT ON COLUMN model_select.decisions.context_real IS 'The context as given (not normalised) when every value is exactly a real (a real[] or pgvector embedding): 4 bytes a value; else NULL. Read back as float8 it is the same values.';
+COMMENT ON COLUMN model_select.rewards.context IS 'The context of a reward without a decision; NULL for a reward by decision_id, whose context is the decision''s (stored once; older rows may repeat it).';
+
+-- The log's horizon (src/learning/retention.c): rewards past a selector's
+-- "retain" are absorbed into their arm's base, the fold of exactly the
+-- rewards deleted from the log (a prefix of it in canonical order), and
+-- rebuild_state() folds the retained log onto the base.  Dumped (a base is
+-- the only copy of what it absorbed); written only by the extension's code.
+CREATE TABLE model_select.arm_base (
+    arm_id      int PRIMARY KEY,
+    selector_id int NOT NULL,
+    n           bigint NOT NULL,
+    reward_sum  float8 NOT NULL,
+    cost_sum    float8 NOT NULL,
+    cost_n      bigint NOT NULL,
+    spend_sum   float8 NOT NULL,
+    spend_n     bigint NOT NULL,
+    state       bytea,
+    updated_at  timestamptz NOT NULL DEFAULT now(),
+    FOREIGN KEY (arm_id, selector_id) REFERENCES model_select.arms (arm_id, selector_id)
+        ON DELETE CASCADE
+);
+CREATE INDEX ON model_select.arm_base (selector_id);
+ALTER TABLE model_select.arm_base ALTER COLUMN state SET STORAGE EXTERNAL;
+SELECT pg_catalog.pg_extension_config_dump('model_select.arm_base', '');
+COMMENT ON TABLE model_select.arm_base IS
+'Per arm, the base of its log: the fold of the rewards that retention absorbed and deleted (a prefix of the log in canonical order), under the selector''s current settings, with their totals. rebuild_state() folds the retained log onto it. Dumped; written only by the extension as its owner.';
+COMMENT ON COLUMN model_select.arm_base.n IS 'Rewards absorbed; reward_sum, cost_sum, cost_n, spend_sum and spend_n are their totals, as arm_state''s are of the rewards it folded.';
+COMMENT ON COLUMN model_select.arm_base.state IS 'The fold of the absorbed rewards in binary form (layout in src/model/state.h).';
+COMMENT ON COLUMN model_select.arm_base.updated_at IS 'When the base last absorbed rewards.';
+ALTER TABLE model_select.arm_base ENABLE ROW LEVEL SECURITY;
+CREATE POLICY selector_rights ON model_select.arm_base FOR SELECT
+    USING (model_select.has_selector_privilege(selector_id, 'route, reward, admin'));
+
+-- == Functions whose arguments or result changed
+
+-- contexts: one function per entry point taking anycompatiblearray, instead
+-- of real[] and float8[] overloads, between which numeric[], integer[] and
+-- untyped literals were ambiguous
+DROP FUNCTION model_select.select_model(text, float8[]), model_select.select_model(text, real[]),
+    model_select.route(text, float8[]), model_select.route(text, real[]),
+    model_select.scores(text, float8[]), model_select.scores(text, real[]),
+    model_select.cascade(text, float8[], float8), model_select.cascade(text, real[], float8),
+    model_select.cascade_scores(text, float8[], float8), model_select.cascade_scores(text, real[], float8),
+    model_select.cascade_next(text, float8[], float8, text[], float8),
+    model_select.cascade_next(text, real[], float8, text[], float8),
+    model_select.cascade_route(text, float8[], float8), model_select.cascade_route(text, real[], float8);
+-- quality_cost() takes a warm start
+DROP FUNCTION model_select.quality_cost(text, text, text, jsonb, float8[], float8[], bigint, int);
+
+-- @functions and views@
+
+-- == Data
+
+-- Roles that setup_role() made applications or administrators read the new
+-- views and table too (setup_role() now grants them with the others).
+DO $$
+DECLARE
+    r regrole;
+BEGIN
+    FOR r IN SELECT DISTINCT a.grantee::regrole
+               FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
+              WHERE c.oid = 'model_select.arm_stats'::regclass AND a.privilege_type = 'SELECT'
+                AND a.grantee <> c.relowner AND a.grantee <> 0 LOOP
+        EXECUTE format('GRANT SELECT ON model_select.learner, model_select.learner_lag, model_select.stats, '
+                       'model_select.stats_resets, model_select.progress, model_select.arm_base TO %s', r);
+    END LOOP;
+END $$;
+
+-- Every arm's checkpoint re-derived from its log, with its spend.
+SELECT model_select.rebuild_state(name) FROM model_select.selectors ORDER BY selector_id;
