@@ -127,7 +127,7 @@ endif
 # `make -n test` from actually running the test suite.)
 MS_MAKE = $(MAKE)
 
-.PHONY: test lint demo example ms-setup bench-perf bench-batch bench-pgbench bench-instructions bench-scale bench-forgetting bench-quality bench-confidence bench-memory bench-refusal bench-idle-transaction
+.PHONY: test lint demo example ms-setup bench-perf bench-batch bench-pgbench bench-instructions bench-scale bench-forgetting bench-quality bench-confidence bench-memory bench-refusal bench-idle-transaction bench-storage
 # Set-up: missing Debian packages, build, install.  Its output (apt's,
 # the compiler's) goes to $(SETUP_LOG), printed only when a step fails;
 # otherwise one summary line.  scripts/ms-setup.sh says what a non-root user
@@ -186,6 +186,11 @@ bench-instructions: ms-setup
 # rewards, d 384), each with its own cache vs the shared cache (preloaded).
 bench-memory: ms-setup
 	PG_BINDIR=$$($(PG_CONFIG) --bindir) bench/shared_memory.sh
+
+# Bytes per logged decision with its reward vs two plain tables, and the relations'
+# size and rebuild_state() time under "retain" as history grows (bench/storage.sh).
+bench-storage: ms-setup
+	bench/storage.sh
 
 # A refused select_model() on a 2-arm and a 2,000-arm selector: the right is
 # checked before any arm is read, so both cost the same.

@@ -15,11 +15,12 @@ SELECT * FROM model_select.scores('router', ARRAY[1, 0.25, 0, 0.25]::float8[]);
 
 -- 3. Route a prompt: the decision is logged and gets an id ...
 SELECT * FROM model_select.route('router', ARRAY[1, 0.25, 0, 0.25]::float8[]);
-SELECT decision_id, arm_id, context, score FROM model_select.decisions;
+-- (every value of this context is exactly a real: it is stored as real[])
+SELECT decision_id, arm_id, context, context_real, score FROM model_select.decisions;
 
 -- ... and the application reports how well the chosen model did.
 INSERT INTO model_select.rewards(decision_id, reward) VALUES (1, 0.9)
-RETURNING reward_id, selector, arm, decision_id, context, reward;
+RETURNING reward_id, selector, arm, decision_id, context IS NULL AS context_once, reward;
 
 -- 4. Outcomes known without a decision (e.g. from an offline evaluation)
 --    name the selector, the arm and the context.  gpt-4o is good at code

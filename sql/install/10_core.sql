@@ -195,6 +195,8 @@ LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     sid int;
     s model_select.selectors;
+    new_settings jsonb;
+    absorbed numeric;
 BEGIN
     IF settings IS NULL THEN
         RAISE EXCEPTION 'settings must not be NULL' USING ERRCODE = '22004';
@@ -217,7 +219,19 @@ BEGIN
     UPDATE model_select.selectors sel
        SET settings = model_select._resolve_settings_over(s.policy, s.kernel, _alter_selector.settings, s.dim, s.settings),
            settings_version = sel.settings_version + 1
-     WHERE sel.selector_id = s.selector_id;
+     WHERE sel.selector_id = s.selector_id
+    RETURNING sel.settings INTO new_settings;
+    -- Rewards absorbed into the arms' bases (retain) were learned under the
+    -- old settings and are no longer in the log: a change of anything but
+    -- the log's horizon re-learns from the retained log only.
+    SELECT sum(b.n) INTO absorbed FROM model_select.arm_base b WHERE b.selector_id = s.selector_id;
+    IF absorbed IS NOT NULL
+       AND (new_settings - 'retain' - 'decision_ttl') IS DISTINCT FROM (s.settings - 'retain' - 'decision_ttl') THEN
+        RAISE NOTICE 'selector "%" re-learns from its retained log only: the % rewards its arms absorbed are forgotten', name, absorbed
+            USING DETAIL = 'They were absorbed into the arms'' bases under the old settings, and are no longer in the reward log.',
+                  HINT = 'Change settings before retain absorbs, or keep the log longer (retain).';
+        DELETE FROM model_select.arm_base b WHERE b.selector_id = s.selector_id;
+    END IF;
     -- the cascade state depends on the features and the reward range too:
     -- refit it under the settings lock, before any later observation
     IF EXISTS (SELECT 1 FROM model_select.cascade_state st WHERE st.selector_id = s.selector_id) THEN

@@ -5,13 +5,15 @@ CREATE TABLE model_select.decisions (
     decision_id bigserial PRIMARY KEY,
     selector_id int NOT NULL,
     arm_id      int NOT NULL,
-    context     float8[] NOT NULL,
+    context     float8[],                   -- the context, when a real cannot hold every value
     score       float8 NOT NULL,            -- the chosen arm's ucb
     mean        float8,                     -- its predicted reward (mean) at decision time
     created_at  timestamptz NOT NULL DEFAULT now(),
     cost_weight float8,                     -- the cost weight λ in force (the budget's pacer)
+    context_real real[],                    -- or else the context as real[] (4 bytes a value)
     FOREIGN KEY (arm_id, selector_id) REFERENCES model_select.arms (arm_id, selector_id)
-        ON DELETE CASCADE
+        ON DELETE CASCADE,
+    CONSTRAINT decisions_one_context CHECK ((context IS NULL) <> (context_real IS NULL))
 );
 CREATE INDEX ON model_select.decisions (selector_id, created_at);
 
@@ -57,7 +59,8 @@ SELECT pg_catalog.pg_extension_config_dump('model_select.decisions_decision_id_s
 -- Comments (psql: \dt+, \d+, \df+, \dd).
 COMMENT ON TABLE model_select.decisions IS
 'Decision log written by route(): the chosen arm for a context, with its ucb and predicted mean at decision time. A reward may name the decision_id.';
-COMMENT ON COLUMN model_select.decisions.context IS 'The context as given (stored as float8[], not normalised).';
+COMMENT ON COLUMN model_select.decisions.context IS 'The context as given (not normalised) when some value is not exactly a real; else NULL and context_real holds it.';
+COMMENT ON COLUMN model_select.decisions.context_real IS 'The context as given (not normalised) when every value is exactly a real (a real[] or pgvector embedding): 4 bytes a value; else NULL. Read back as float8 it is the same values.';
 COMMENT ON COLUMN model_select.decisions.score IS 'The chosen arm''s ucb at decision time (Infinity for an untried arm).';
 COMMENT ON COLUMN model_select.decisions.mean IS 'The chosen arm''s predicted reward at decision time (drift() compares it with the rewards).';
 COMMENT ON COLUMN model_select.decisions.cost_weight IS 'The cost weight in force at decision time: with a budget the pacer''s, a function of the costs in the reward log; else the cost_weight setting.';

@@ -41,6 +41,7 @@ BEGIN
     IF 'lz4' = ANY ((SELECT enumvals FROM pg_catalog.pg_settings
                      WHERE name = 'default_toast_compression')::text[]) THEN
         ALTER TABLE model_select.decisions ALTER COLUMN context SET COMPRESSION lz4;
+        ALTER TABLE model_select.decisions ALTER COLUMN context_real SET COMPRESSION lz4;
         ALTER TABLE model_select.rewards ALTER COLUMN context SET COMPRESSION lz4;
     END IF;
 END $$;
@@ -50,6 +51,7 @@ END $$;
 -- insert and every fold a TOAST fetch (5% of route + reward throughput at
 -- 4 clients, bench-pgbench).
 ALTER TABLE model_select.decisions ALTER COLUMN context SET STORAGE MAIN;
+ALTER TABLE model_select.decisions ALTER COLUMN context_real SET STORAGE MAIN;
 ALTER TABLE model_select.rewards ALTER COLUMN context SET STORAGE MAIN;
 
 CREATE FUNCTION model_select._rewards_resolve() RETURNS trigger
@@ -76,6 +78,29 @@ END $$;
 CREATE TRIGGER rewards_append_only BEFORE UPDATE OR TRUNCATE ON model_select.rewards
     FOR EACH STATEMENT EXECUTE FUNCTION model_select._rewards_append_only();
 
+-- The log's horizon (src/learning/retention.c): rewards past a selector's
+-- "retain" are absorbed into their arm's base, the fold of exactly the
+-- rewards deleted from the log (a prefix of it in canonical order), and
+-- rebuild_state() folds the retained log onto the base.  Dumped (a base is
+-- the only copy of what it absorbed); written only by the extension's code.
+CREATE TABLE model_select.arm_base (
+    arm_id      int PRIMARY KEY,
+    selector_id int NOT NULL,
+    n           bigint NOT NULL,
+    reward_sum  float8 NOT NULL,
+    cost_sum    float8 NOT NULL,
+    cost_n      bigint NOT NULL,
+    spend_sum   float8 NOT NULL,
+    spend_n     bigint NOT NULL,
+    state       bytea,
+    updated_at  timestamptz NOT NULL DEFAULT now(),
+    FOREIGN KEY (arm_id, selector_id) REFERENCES model_select.arms (arm_id, selector_id)
+        ON DELETE CASCADE
+);
+CREATE INDEX ON model_select.arm_base (selector_id);
+ALTER TABLE model_select.arm_base ALTER COLUMN state SET STORAGE EXTERNAL;
+SELECT pg_catalog.pg_extension_config_dump('model_select.arm_base', '');
+
 CREATE FUNCTION model_select.rebuild_state(selector text) RETURNS bigint
     AS 'MODULE_PATHNAME', 'model_select_rebuild_state' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 
@@ -98,7 +123,7 @@ COMMENT ON TABLE model_select.rewards IS
 COMMENT ON COLUMN model_select.rewards.selector IS 'Selector name (or taken from the decision).';
 COMMENT ON COLUMN model_select.rewards.arm IS 'Arm name (or taken from the decision); the arm must be active.';
 COMMENT ON COLUMN model_select.rewards.decision_id IS 'The decision rewarded, if any; at most one reward per decision.';
-COMMENT ON COLUMN model_select.rewards.context IS 'The context (taken from the decision when decision_id is given).';
+COMMENT ON COLUMN model_select.rewards.context IS 'The context of a reward without a decision; NULL for a reward by decision_id, whose context is the decision''s (stored once; older rows may repeat it).';
 COMMENT ON COLUMN model_select.rewards.reward IS 'The observed reward, finite and within the selector''s [reward_min, reward_max].';
 COMMENT ON COLUMN model_select.rewards.cost IS 'Optional cost (finite, >= 0), weighted by the setting cost_weight.';
 COMMENT ON COLUMN model_select.rewards.selector_id IS 'Filled in by the trigger rewards_resolve.';
@@ -115,6 +140,12 @@ COMMENT ON FUNCTION model_select._rewards_append_only() IS
 COMMENT ON TRIGGER rewards_resolve ON model_select.rewards IS 'Completes and validates each reward row.';
 COMMENT ON TRIGGER rewards_apply ON model_select.rewards IS 'Checkpoints arms with many pending rewards.';
 COMMENT ON TRIGGER rewards_append_only ON model_select.rewards IS 'Keeps the reward log append-only.';
+
+COMMENT ON TABLE model_select.arm_base IS
+'Per arm, the base of its log: the fold of the rewards that retention absorbed and deleted (a prefix of the log in canonical order), under the selector''s current settings, with their totals. rebuild_state() folds the retained log onto it. Dumped; written only by the extension as its owner.';
+COMMENT ON COLUMN model_select.arm_base.n IS 'Rewards absorbed; reward_sum, cost_sum, cost_n, spend_sum and spend_n are their totals, as arm_state''s are of the rewards it folded.';
+COMMENT ON COLUMN model_select.arm_base.state IS 'The fold of the absorbed rewards in binary form (layout in src/model/state.h).';
+COMMENT ON COLUMN model_select.arm_base.updated_at IS 'When the base last absorbed rewards.';
 
 COMMENT ON FUNCTION model_select.rebuild_state(text) IS
 'Recomputes every arm''s checkpoint from scratch from its reward log in (tx, seq) order, the definition of the state (after deleting rewards, or to repair a state); returns the number of rewards folded.';

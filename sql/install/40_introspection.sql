@@ -18,8 +18,11 @@ SELECT s.name AS selector, a.name AS arm, a.ordinal, a.active, c.n + p.n AS n,
   JOIN model_select.arms a USING (selector_id)
   LEFT JOIN model_select.arm_state st
          ON st.arm_id = a.arm_id AND st.settings_version = s.settings_version
-  CROSS JOIN LATERAL (SELECT coalesce(st.n, 0) AS n, coalesce(st.reward_sum, 0) AS reward_sum,
-                             coalesce(st.cost_sum, 0) AS cost_sum, coalesce(st.cost_n, 0) AS cost_n) c
+  -- without a checkpoint (a restore) the arm's base, if any, then the whole log
+  LEFT JOIN model_select.arm_base b ON b.arm_id = a.arm_id AND st.arm_id IS NULL
+  CROSS JOIN LATERAL (SELECT coalesce(st.n, b.n, 0) AS n, coalesce(st.reward_sum, b.reward_sum, 0) AS reward_sum,
+                             coalesce(st.cost_sum, b.cost_sum, 0) AS cost_sum,
+                             coalesce(st.cost_n, b.cost_n, 0) AS cost_n) c
   CROSS JOIN LATERAL (
         SELECT count(*) AS n, coalesce(sum(r.reward), 0) AS reward_sum,
                coalesce(sum(r.cost), 0) AS cost_sum, count(r.cost) AS cost_n

@@ -84,7 +84,7 @@ DECLARE
     application text[] := ARRAY[
         'USAGE ON SCHEMA model_select',
         'SELECT ON model_select.selectors, model_select.arms, model_select.arm_state, model_select.arm_state_rows, '
-            'model_select.decisions, '
+            'model_select.arm_base, model_select.decisions, '
             'model_select.rewards, model_select.selector_grants, model_select.cascade_decisions, '
             'model_select.cascade_observations, model_select.cascade_state, model_select.arm_stats, '
             'model_select.cascade_outcomes, model_select.cascade_arm_stats, model_select.learner, '
@@ -150,7 +150,7 @@ DECLARE
     t text;
 BEGIN
     -- every table with per-selector data (a selector_id column)
-    FOREACH t IN ARRAY ARRAY['selectors', 'arms', 'arm_state', 'arm_state_rows', 'decisions', 'rewards',
+    FOREACH t IN ARRAY ARRAY['selectors', 'arms', 'arm_state', 'arm_state_rows', 'arm_base', 'decisions', 'rewards',
                              'cascade_decisions', 'cascade_observations', 'cascade_state', 'stats_resets'] LOOP
         EXECUTE format('ALTER TABLE model_select.%I ENABLE ROW LEVEL SECURITY', t);
         EXECUTE format('CREATE POLICY selector_rights ON model_select.%I FOR SELECT'

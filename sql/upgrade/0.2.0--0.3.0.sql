@@ -48,6 +48,57 @@ ALTER TABLE model_select.stats_resets ENABLE ROW LEVEL SECURITY;
 CREATE POLICY selector_rights ON model_select.stats_resets FOR SELECT
     USING (model_select.has_selector_privilege(selector_id, 'route, reward, admin'));
 
+-- A decision's context is stored once: as real[] (4 bytes a value) when
+-- every value is exactly a real, else as float8[]; a reward by decision_id
+-- stores none (the fold reads the decision's).  Rows logged before keep
+-- theirs: a reward that repeats its decision's context is read as it is.
+ALTER TABLE model_select.decisions
+    ALTER COLUMN context DROP NOT NULL,
+    ADD COLUMN context_real real[],
+    ADD CONSTRAINT decisions_one_context CHECK ((context IS NULL) <> (context_real IS NULL));
+DO $$
+BEGIN
+    IF 'lz4' = ANY ((SELECT enumvals FROM pg_catalog.pg_settings
+                     WHERE name = 'default_toast_compression')::text[]) THEN
+        ALTER TABLE model_select.decisions ALTER COLUMN context_real SET COMPRESSION lz4;
+    END IF;
+END $$;
+ALTER TABLE model_select.decisions ALTER COLUMN context_real SET STORAGE MAIN;
+COMMENT ON COLUMN model_select.decisions.context IS 'The context as given (not normalised) when some value is not exactly a real; else NULL and context_real holds it.';
+COMMENT ON COLUMN model_select.decisions.context_real IS 'The context as given (not normalised) when every value is exactly a real (a real[] or pgvector embedding): 4 bytes a value; else NULL. Read back as float8 it is the same values.';
+COMMENT ON COLUMN model_select.rewards.context IS 'The context of a reward without a decision; NULL for a reward by decision_id, whose context is the decision''s (stored once; older rows may repeat it).';
+
+-- The log's horizon (src/learning/retention.c): rewards past a selector's
+-- "retain" are absorbed into their arm's base, the fold of exactly the
+-- rewards deleted from the log (a prefix of it in canonical order), and
+-- rebuild_state() folds the retained log onto the base.  Dumped (a base is
+-- the only copy of what it absorbed); written only by the extension's code.
+CREATE TABLE model_select.arm_base (
+    arm_id      int PRIMARY KEY,
+    selector_id int NOT NULL,
+    n           bigint NOT NULL,
+    reward_sum  float8 NOT NULL,
+    cost_sum    float8 NOT NULL,
+    cost_n      bigint NOT NULL,
+    spend_sum   float8 NOT NULL,
+    spend_n     bigint NOT NULL,
+    state       bytea,
+    updated_at  timestamptz NOT NULL DEFAULT now(),
+    FOREIGN KEY (arm_id, selector_id) REFERENCES model_select.arms (arm_id, selector_id)
+        ON DELETE CASCADE
+);
+CREATE INDEX ON model_select.arm_base (selector_id);
+ALTER TABLE model_select.arm_base ALTER COLUMN state SET STORAGE EXTERNAL;
+SELECT pg_catalog.pg_extension_config_dump('model_select.arm_base', '');
+COMMENT ON TABLE model_select.arm_base IS
+'Per arm, the base of its log: the fold of the rewards that retention absorbed and deleted (a prefix of the log in canonical order), under the selector''s current settings, with their totals. rebuild_state() folds the retained log onto it. Dumped; written only by the extension as its owner.';
+COMMENT ON COLUMN model_select.arm_base.n IS 'Rewards absorbed; reward_sum, cost_sum, cost_n, spend_sum and spend_n are their totals, as arm_state''s are of the rewards it folded.';
+COMMENT ON COLUMN model_select.arm_base.state IS 'The fold of the absorbed rewards in binary form (layout in src/model/state.h).';
+COMMENT ON COLUMN model_select.arm_base.updated_at IS 'When the base last absorbed rewards.';
+ALTER TABLE model_select.arm_base ENABLE ROW LEVEL SECURITY;
+CREATE POLICY selector_rights ON model_select.arm_base FOR SELECT
+    USING (model_select.has_selector_privilege(selector_id, 'route, reward, admin'));
+
 -- == Functions whose arguments or result changed
 
 -- contexts: one function per entry point taking anycompatiblearray, instead
@@ -79,7 +130,7 @@ BEGIN
               WHERE c.oid = 'model_select.arm_stats'::regclass AND a.privilege_type = 'SELECT'
                 AND a.grantee <> c.relowner AND a.grantee <> 0 LOOP
         EXECUTE format('GRANT SELECT ON model_select.learner, model_select.learner_lag, model_select.stats, '
-                       'model_select.stats_resets, model_select.progress TO %s', r);
+                       'model_select.stats_resets, model_select.progress, model_select.arm_base TO %s', r);
     END LOOP;
 END $$;
 

@@ -557,6 +557,6 @@ model_select_cascade_route(PG_FUNCTION_ARGS)
 	values[0] = Int64GetDatum(insert_returning_id_as_owner(&plan,
 														   "INSERT INTO model_select.cascade_decisions(selector_id, context, beta, arms, indices)"
 														   " VALUES ($1, $2, $3, $4, $5) RETURNING cascade_id",
-														   5, types, args, "log the cascade"));
+														   5, types, args, NULL, "log the cascade"));
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
 }

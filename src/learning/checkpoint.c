@@ -2,8 +2,10 @@
  * checkpoint.c — checkpoints: folding the final prefix of an arm's reward
  * log into its stored state (model_select.arm_state), and rebuild_state().
  *
- * An arm's state is by definition the fold of its whole log, in canonical
- * order (tx, seq), under the selector's current settings (see fold.h).
+ * An arm's state is by definition the fold of its base (the rewards
+ * retention absorbed, retention.c; none: empty) and then its whole log, in
+ * canonical order (tx, seq), under the selector's current settings (see
+ * fold.h).
  * A checkpoint stores that fold up to a position below which the log can no
  * longer change: rows of transactions older than the snapshot's xmin.  Rows
  * after it are pending; every reader folds them in memory (model_cache.c),
@@ -35,6 +37,7 @@
 #include "learning/learner_state.h"
 #include "learning/clock.h"
 #include "learning/fold.h"
+#include "learning/arm_base.h"
 #include "model/registry.h"
 
 PG_FUNCTION_INFO_V1(model_select_checkpoint);
@@ -155,12 +158,7 @@ checkpoint_write(const SelectorConfig *cfg, int32 arm_id, const Checkpoint *ck, 
 	args[2] = Int32GetDatum(cfg->settings_version);
 	args[3] = FullTransactionIdGetDatum(f->pos.tx);
 	args[4] = Int64GetDatum(f->pos.seq);
-	args[5] = Int64GetDatum(f->totals.n);
-	args[6] = Float8GetDatum(f->totals.reward_sum);
-	args[7] = Float8GetDatum(f->totals.cost_sum);
-	args[8] = Int64GetDatum(f->totals.cost_n);
-	args[9] = Float8GetDatum(f->totals.spend_sum);
-	args[10] = Int64GetDatum(f->totals.spend_n);
+	fold_totals_args(&f->totals, args + 5);
 	spi_execute(spi_plan(&plan,
 						 "UPDATE model_select.arm_state SET state = $2, settings_version = $3,"
 						 " ckpt_tx = $4, ckpt_seq = $5, n = $6, reward_sum = $7,"
@@ -217,7 +215,7 @@ checkpoint_arm(const SelectorConfig *cfg, int32 arm_id, bool skip_locked, bool f
 		return 0;
 	}
 	if (from_scratch || !ck.valid)
-		fold_begin(&f, cfg, NULL, LOG_START, NULL);
+		fold_begin_base(&f, cfg, arm_id);	/* the base, then the whole retained log */
 	else if ((cached = checkpoint_cached_base(cfg, arm_id, &ck, transform)) != NULL)
 	{
 		fold_begin(&f, cfg, cached->st, cached->pos, &cached->totals);
@@ -306,7 +304,7 @@ due_memo(int32 arm_id)
 }
 
 /* The ids of a selector's arms, in arm_id order (the lock order of every writer). */
-static int
+int
 selector_arm_ids(const SelectorConfig *cfg, int32 **ids)
 {
 	static SPIPlanPtr plan = NULL;

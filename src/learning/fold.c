@@ -263,6 +263,21 @@ fold_log(StateFold *f, int32 arm_id, bool fresh_snapshot, FullTransactionId belo
 	return folded;
 }
 
+/*
+ * totals as the six SQL arguments n, reward_sum, cost_sum, cost_n,
+ * spend_sum and spend_n (int8 or float8), in that order, into out.
+ */
+void
+fold_totals_args(const FoldTotals *totals, Datum *out)
+{
+	out[0] = Int64GetDatum(totals->n);
+	out[1] = Float8GetDatum(totals->reward_sum);
+	out[2] = Float8GetDatum(totals->cost_sum);
+	out[3] = Int64GetDatum(totals->cost_n);
+	out[4] = Float8GetDatum(totals->spend_sum);
+	out[5] = Int64GetDatum(totals->spend_n);
+}
+
 /* A stored checkpoint's position and totals, CHECKPOINT_POSITION_COLUMNS from first_col. */
 void
 checkpoint_position_from_row(HeapTuple row, TupleDesc desc, int first_col,

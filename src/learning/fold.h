@@ -93,9 +93,16 @@ typedef struct StateFold
 
 /*
  * Columns of the row queries fold_rows() reads, in this order; queries
- * select them as FOLD_COLUMNS.
+ * select them as FOLD_COLUMNS from rows r of the reward log (or of a query
+ * that selects its columns by name).  A reward by decision_id stores no
+ * context: it is its decision's, stored once as float8[] or real[] (read as
+ * float8, the same values), looked up in the same snapshot as the row.  A
+ * row that repeats it (logged by 0.2.0 or older) is read as it is.
  */
-#define FOLD_COLUMNS "r.tx, r.seq, r.context, r.reward, r.cost, r.decision_id"
+#define FOLD_CONTEXT \
+	"COALESCE(r.context, (SELECT COALESCE(d.context, d.context_real::pg_catalog.float8[])" \
+	" FROM model_select.decisions d WHERE d.decision_id = r.decision_id)) AS context"
+#define FOLD_COLUMNS "r.tx, r.seq, " FOLD_CONTEXT ", r.reward, r.cost, r.decision_id"
 #define FOLD_NCOLUMNS 6
 
 extern void fold_begin(StateFold *f, const SelectorConfig *cfg, StateHeader *st,
@@ -111,6 +118,7 @@ extern int64 fold_log(StateFold *f, int32 arm_id, bool fresh_snapshot, FullTrans
 extern FullTransactionId final_horizon(void);
 extern FullTransactionId final_horizon_for(const SelectorConfig *cfg);
 extern FullTransactionId shared_horizon(void);
+extern void fold_totals_args(const FoldTotals *totals, Datum *out);
 extern void checkpoint_position_from_row(HeapTuple row, TupleDesc desc, int first_col,
 										 LogPosition *pos, FoldTotals *totals);
 

@@ -56,6 +56,7 @@
 #include "learning/checkpoint.h"
 #include "learning/learner.h"
 #include "learning/learner_state.h"
+#include "learning/retention.h"
 #include "model/catalog.h"
 #include "model/privilege.h"
 #include "pg/owner.h"
@@ -108,7 +109,10 @@ learn_selector(void *arg)
 	}
 	call->skipped = !config_try_load_for_reward(call->selector_id, call->name, &cfg);
 	if (!call->skipped)
+	{
 		call->folded = checkpoint_due_arms(&cfg, &call->arms);
+		retention_pass(&cfg);	/* the log's horizon (retention.c) */
+	}
 	spi_finish(spi_level);
 }
 

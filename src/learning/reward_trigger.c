@@ -78,23 +78,27 @@ typedef struct RewardTarget
 static void
 target_from_decision(int64 decision_id, RewardTarget *t)
 {
-	static const char *const decision_columns[] = {"selector_id", "arm_id", "context"};
+	static const char *const decision_columns[] = {"selector_id", "arm_id", "context", "context_real"};
 	static const char *const selector_columns[] = {"name", "owner"};
 	static const char *const arm_columns[] = {"name", "active", "retired_at"};
 	Relation	decisions = own_table_open("decisions");
 	Relation	selectors = own_table_open("selectors");
 	Relation	arms = own_table_open("arms");
-	Datum		values[3];
-	bool		nulls[3];
+	Datum		values[4];
+	bool		nulls[4];
 
 	if (!own_row_by_key(decisions, "decision_id", F_INT8EQ, Int64GetDatum(decision_id),
 						lengthof(decision_columns), decision_columns, values, nulls))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("decision " INT64_FORMAT " does not exist", decision_id)));
+				 errmsg("decision " INT64_FORMAT " does not exist", decision_id),
+				 errdetail("A decision without a reward is removed once its selector's decision_ttl has passed, "
+						   "and a rewarded one once retain absorbs its reward."),
+				 errhint("Reward a decision within decision_ttl; without a decision, give selector, arm and context.")));
 	t->selector_id = DatumGetInt32(values[0]);
 	t->arm_id = DatumGetInt32(values[1]);
-	t->context = values[2];
+	/* stored once: float8[], or real[] when no value needs more */
+	t->context = nulls[2] ? values[3] : values[2];
 	/* the decision's foreign keys hold its selector and arm */
 	if (!own_row_by_key(selectors, "selector_id", F_INT4EQ, Int32GetDatum(t->selector_id),
 						lengthof(selector_columns), selector_columns, values, nulls))
@@ -136,7 +140,8 @@ same_context(Datum a, Datum b)
 
 /*
  * The reward's arm and context, from its decision or from its names; t gets
- * them and *context the context as given or taken from the decision.
+ * them and *context the context as given or the decision's (then also in
+ * t->context, which is (Datum) 0 for a reward without a decision).
  */
 static void
 resolve_target(HeapTuple tuple, TupleDesc desc, const RewardColumns *c, RewardTarget *t,
@@ -226,7 +231,7 @@ next_reward_id(Oid namespace)
  */
 static int64 log_seq = 0;
 
-/* The row completed: names, float8 context, ids and its place in the log. */
+/* The row completed: names, context (none by decision), ids and its place in the log. */
 static HeapTuple
 resolve_row(TriggerData *td)
 {
@@ -255,12 +260,13 @@ resolve_row(TriggerData *td)
 
 	/*
 	 * The context must be valid for the selector (also once prepared, as it
-	 * will be learned), and is stored as float8[].
+	 * will be learned).  A reward by decision stores none (the fold reads
+	 * the decision's, fold.h); another stores it as float8[].
 	 */
 	{
 		double	   *x = context_from_array(DatumGetArrayTypeP(context), cfg.dim);
 
-		context = PointerGetDatum(float8_array(x, NULL, cfg.dim));
+		context = t.context != (Datum) 0 ? (Datum) 0 : PointerGetDatum(float8_array(x, NULL, cfg.dim));
 		context_prepare(&cfg, x);
 	}
 	check_reward_values(&cfg, tuple, desc, &c);

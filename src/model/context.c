@@ -10,6 +10,7 @@
  */
 #include "postgres.h"
 
+#include <float.h>
 #include <math.h>
 
 #include "catalog/pg_type.h"
@@ -280,6 +281,27 @@ context_hash(const double *x, int32 dim, uint64 seed)
 	return h;
 }
 
+/*
+ * A one-dimensional array of n elements of elemtype (elemsize bytes each,
+ * no NULLs), its data left for the caller: what construct_md_array()
+ * builds, without its per-element walk.
+ */
+static ArrayType *
+flat_array(Oid elemtype, Size elemsize, int n)
+{
+	Size		bytes = ARR_OVERHEAD_NONULLS(1) + elemsize * (Size) n;
+	ArrayType  *a = palloc(bytes);
+
+	memset(a, 0, ARR_OVERHEAD_NONULLS(1));	/* the header and its padding */
+	SET_VARSIZE(a, bytes);
+	a->ndim = 1;
+	a->dataoffset = 0;
+	a->elemtype = elemtype;
+	ARR_DIMS(a)[0] = n;
+	ARR_LBOUND(a)[0] = 1;
+	return a;
+}
+
 /* float8[] of x, with NULL where missing[i] (missing may be NULL). */
 ArrayType *
 float8_array(const double *x, const bool *missing, int n)
@@ -290,18 +312,8 @@ float8_array(const double *x, const bool *missing, int n)
 
 	if (missing == NULL && n > 0)
 	{
-		/* what construct_md_array() builds, without its per-element walk */
-		Size		bytes = ARR_OVERHEAD_NONULLS(1) + sizeof(float8) * (Size) n;
-		ArrayType  *a = palloc(bytes);
+		ArrayType  *a = flat_array(FLOAT8OID, sizeof(float8), n);
 
-		memset(a, 0, ARR_OVERHEAD_NONULLS(1));	/* the header and its padding; the data is copied */
-
-		SET_VARSIZE(a, bytes);
-		a->ndim = 1;
-		a->dataoffset = 0;
-		a->elemtype = FLOAT8OID;
-		ARR_DIMS(a)[0] = n;
-		ARR_LBOUND(a)[0] = 1;
 		memcpy(ARR_DATA_PTR(a), x, sizeof(float8) * (Size) n);
 		return a;
 	}
@@ -310,4 +322,30 @@ float8_array(const double *x, const bool *missing, int n)
 		elems[i] = Float8GetDatum(x[i]);
 	return construct_md_array(elems, (bool *) missing, 1, dims, lbs, FLOAT8OID, sizeof(float8),
 							  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
+}
+
+/*
+ * Whether every value of x is exactly a real (float4): a real[] embedding,
+ * or numbers such as 0.5.  Such a context is logged as real[], 4 bytes a
+ * value, and reads back as the same doubles (float4 to float8 is exact).
+ */
+bool
+context_is_real(const double *x, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!(fabs(x[i]) <= FLT_MAX) || (double) (float4) x[i] != x[i])
+			return false;
+	return true;
+}
+
+/* real[] of x, whose values context_is_real() (others are rounded). */
+ArrayType *
+float4_array(const double *x, int n)
+{
+	ArrayType  *a = flat_array(FLOAT4OID, sizeof(float4), n);
+	float4	   *data = (float4 *) ARR_DATA_PTR(a);
+
+	for (int i = 0; i < n; i++)
+		data[i] = fabs(x[i]) <= FLT_MAX ? (float4) x[i] : 0;
+	return a;
 }

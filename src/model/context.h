@@ -15,5 +15,7 @@ extern double *context_from_array(ArrayType *arr, int32 dim);
 extern void context_prepare(const SelectorConfig *cfg, double *x);
 extern uint64 context_hash(const double *x, int32 dim, uint64 seed);
 extern ArrayType *float8_array(const double *x, const bool *missing, int n);
+extern bool context_is_real(const double *x, int n);
+extern ArrayType *float4_array(const double *x, int n);
 
 #endif

@@ -81,6 +81,7 @@ log_row_complete(HeapTuple tuple, TupleDesc desc, const int attnums[LOG_TARGET_C
 	values[0] = CStringGetTextDatum(target->selector);
 	values[1] = CStringGetTextDatum(target->arm);
 	values[2] = target->context;
+	nulls[2] = target->context == (Datum) 0;
 	values[3] = Int32GetDatum(target->selector_id);
 	values[4] = Int32GetDatum(target->arm_id);
 	if (nextra > LOG_EXTRA_COLUMNS)

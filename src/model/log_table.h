@@ -17,8 +17,9 @@ typedef HeapTuple (*LogRowResolver) (TriggerData *td);
 extern TriggerData *log_row_trigger(FunctionCallInfo fcinfo);
 extern Datum log_row_resolve(FunctionCallInfo fcinfo, LogRowResolver resolve);
 /*
- * What a resolver fills in every log row: names, the context (float8[]) and
- * the ids; LogTarget's columns are given by attribute number, in this order.
+ * What a resolver fills in every log row: names, the context (float8[];
+ * (Datum) 0: NULL, a reward's by decision) and the ids; LogTarget's columns
+ * are given by attribute number, in this order.
  */
 typedef struct LogTarget
 {

@@ -74,6 +74,9 @@ const SettingDef setting_defs[] = {
 	{"pace", SETTING_INTEGER, offsetof(SelectorConfig, pace), 100, 1, false, 1e6, FOR_BUDGET},
 	{"reward_min", SETTING_NUMBER, offsetof(SelectorConfig, reward_min), 0.0, -UTILITY_MAX, false, UTILITY_MAX, FOR_ALL},
 	{"reward_max", SETTING_NUMBER, offsetof(SelectorConfig, reward_max), 1.0, -UTILITY_MAX, false, UTILITY_MAX, FOR_ALL},
+	{"retain", SETTING_RETAIN, offsetof(SelectorConfig, retain), 0, 0, false, 1e9, FOR_RETAIN, NULL, false, true},
+	{"decision_ttl", SETTING_INTERVAL, offsetof(SelectorConfig, decision_ttl), 0, 0, false, MAX_DURATION, FOR_ALL,
+	NULL, false, true},
 };
 
 StaticAssertDecl(lengthof(setting_defs) == N_SETTINGS, "N_SETTINGS counts setting_defs");
@@ -104,6 +107,8 @@ kernel_name(KernelKind kernel)
 {
 	return kernel == KERNEL_NONE ? NULL : kernel_names[kernel];
 }
+
+static double get_field(const SelectorConfig *cfg, const SettingDef *def);
 
 /* Does cfg forget (a window, a discount or restarts), so that its clock counts? */
 static bool
@@ -176,18 +181,31 @@ setting_applies(const SettingDef *def, const SelectorConfig *cfg)
 			return choice && cfg->confidence == CONFIDENCE_FIXED;
 		case FOR_BUDGET:
 			return cfg->budget > 0;
+		case FOR_RETAIN:
+			return !ops->keeps_rows && cfg->clock == CLOCK_ARM && !forgets_any(cfg);
 	}
 	return false;
 }
 
-/* The names of the keys that apply to cfg, in the table's order (a List of char *). */
+/*
+ * Does a setting show in the resolved settings: it applies, and is on if it
+ * shows only then (the log's horizon: settings stored before it existed
+ * read the same)?
+ */
+static bool
+setting_shown(const SettingDef *def, const SelectorConfig *cfg)
+{
+	return setting_applies(def, cfg) && (!def->shown_when_on || get_field(cfg, def) != 0);
+}
+
+/* The names of the keys cfg's resolved settings list, in the table's order (a List of char *). */
 List *
 settings_keys(const SelectorConfig *cfg)
 {
 	List	   *keys = NIL;
 
 	for (int i = 0; i < (int) N_SETTINGS; i++)
-		if (setting_applies(&setting_defs[i], cfg))
+		if (setting_shown(&setting_defs[i], cfg))
 			keys = lappend(keys, unconstify(char *, setting_defs[i].name));
 	return keys;
 }
@@ -232,12 +250,14 @@ set_field(SelectorConfig *cfg, const SettingDef *def, double value)
 {
 	void	   *field = (char *) cfg + def->field;
 
-	/* the grid is set whole by setting_grid() */
-	if (def->type == SETTING_NUMBER)
+	/* the grid is set whole by setting_grid(), an interval to retain by read_settings() */
+	if (def->type == SETTING_RETAIN)
+		cfg->retain_seconds = 0;
+	if (def->type == SETTING_NUMBER || def->type == SETTING_INTERVAL)
 		*(double *) field = value;
 	else if (def->type == SETTING_BOOLEAN)
 		*(bool *) field = value != 0;
-	else if (def->type == SETTING_INTEGER || def->type == SETTING_CHOICE)
+	else if (def->type == SETTING_INTEGER || def->type == SETTING_CHOICE || def->type == SETTING_RETAIN)
 		*(int32 *) field = (int32) value;
 }
 
@@ -249,10 +269,13 @@ get_field(const SelectorConfig *cfg, const SettingDef *def)
 	switch (def->type)
 	{
 		case SETTING_NUMBER:
+		case SETTING_INTERVAL:
 			return *(const double *) field;
 		case SETTING_INTEGER:
 		case SETTING_CHOICE:
 			return *(const int32 *) field;
+		case SETTING_RETAIN:
+			return *(const int32 *) field + cfg->retain_seconds;
 		case SETTING_BOOLEAN:
 			return *(const bool *) field;
 		case SETTING_GRID:
@@ -309,6 +332,27 @@ check_clock_change(const SelectorConfig *cfg, const SelectorConfig *cur, const b
 										 clock_names[cur->clock], clock_names[cfg->clock], def->name),
 								psprintf("Give \"%s\" again in the same call (0 to turn it off).", def->name));
 	}
+}
+
+/*
+ * The log's horizon (retention.c): off values are no conflict; retain needs
+ * a state that a base can hold for good -- of fixed size, on the arm's own
+ * clock, without forgetting (whose states are their rows).
+ */
+static void
+check_horizon(const SelectorConfig *cfg, bool *given)
+{
+	int			retain = setting_index("retain");
+
+	if (!RETAINS(cfg))
+		given[retain] = false;
+	if (cfg->decision_ttl == 0)
+		given[setting_index("decision_ttl")] = false;
+	if (given[retain] && !setting_applies(&setting_defs[retain], cfg))
+		settings_error_hint(cfg, "retain",
+							"applies only to a state of fixed size on the arm's own clock, without window, discount or restart_every",
+							"pak_ucb and bkb keep their rows (cap bounds them), and a forgetting state is its rows: "
+							"their log is not absorbed.");
 }
 
 /*
@@ -393,6 +437,7 @@ settings_resolve_over(SelectorConfig *cfg, Jsonb *current, Jsonb *settings)
 		settings_error(cfg, "clock", cfg->clock == CLOCK_TIME
 					   ? "applies only with window, half_life or restart_every"
 					   : "applies only with window, discount or restart_every");
+	check_horizon(cfg, given);
 	for (int i = 0; i < (int) N_SETTINGS; i++)
 		if (given[i] && !setting_applies(&setting_defs[i], cfg))
 			settings_error(cfg, setting_defs[i].name, "does not apply to this policy, kernel and confidence");
@@ -427,12 +472,14 @@ settings_to_jsonb(const SelectorConfig *cfg)
 		const SettingDef *def = &setting_defs[i];
 		double		value;
 
-		if (!setting_applies(def, cfg))
+		if (!setting_shown(def, cfg))
 			continue;
 		value = get_field(cfg, def);
 		if (buf.len > 1)
 			appendStringInfoString(&buf, ", ");
-		if (def->type == SETTING_BOOLEAN)
+		if (def->type == SETTING_RETAIN && cfg->retain_seconds > 0)
+			appendStringInfo(&buf, "\"%s\": \"%s seconds\"", def->name, float8out_internal(cfg->retain_seconds));
+		else if (def->type == SETTING_BOOLEAN)
 			appendStringInfo(&buf, "\"%s\": %s", def->name, value != 0 ? "true" : "false");
 		else if (def->type == SETTING_CHOICE)
 			appendStringInfo(&buf, "\"%s\": \"%s\"", def->name, def->choices[(int) value]);

@@ -118,7 +118,14 @@ typedef struct SelectorConfig
 	int32		ngrid;			/* dmm, cmm: regularisers alpha·grid[i] */
 	double		grid[MAX_GRID];
 	ExplorationKind exploration;	/* pak_ucb, lin_ucb, rff_ucb with confidence fixed */
+	/* the log's horizon (learning/retention.c); 0: off */
+	int32		retain;			/* keep each arm's newest `retain` rewards in the log */
+	double		retain_seconds; /* or its rewards of the last retain_seconds */
+	double		decision_ttl;	/* seconds after which a decision without a reward goes */
 } SelectorConfig;
+
+/* Does cfg absorb old rewards into a base (retain)? */
+#define RETAINS(cfg) ((cfg)->retain > 0 || (cfg)->retain_seconds > 0)
 
 /*
  * The largest |reward − λ·cost| an arm learns, and the bound of the reward

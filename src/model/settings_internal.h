@@ -16,7 +16,9 @@ typedef enum SettingType
 	SETTING_INTEGER,
 	SETTING_BOOLEAN,
 	SETTING_CHOICE,				/* a name from `choices`, stored as its index */
-	SETTING_GRID				/* an array of numbers: cfg->grid, cfg->ngrid */
+	SETTING_GRID,				/* an array of numbers: cfg->grid, cfg->ngrid */
+	SETTING_INTERVAL,			/* an interval's text or whole seconds, on any clock */
+	SETTING_RETAIN				/* a count (the field, int32) or an interval (retain_seconds) */
 } SettingType;
 
 /* Which selectors a setting applies to. */
@@ -43,7 +45,8 @@ typedef enum SettingScope
 	FOR_GRID,					/* confidence dmm or cmm */
 	FOR_IGP,					/* confidence igp */
 	FOR_FIXED_CHOICE,			/* a policy with a choice of bounds, confidence fixed */
-	FOR_BUDGET					/* a selector with a budget */
+	FOR_BUDGET,					/* a selector with a budget */
+	FOR_RETAIN					/* a state of fixed size on the arm's own clock (retention.c) */
 } SettingScope;
 
 typedef struct SettingDef
@@ -58,10 +61,11 @@ typedef struct SettingDef
 	SettingScope applies;
 	const char *const *choices; /* SETTING_CHOICE: the names, NULL-terminated */
 	bool		duration;		/* on the time clock: seconds, or an interval's text */
+	bool		shown_when_on;	/* listed in the resolved settings only when not 0 */
 } SettingDef;
 
 /* Every setting, once (settings.c); N_SETTINGS entries. */
-#define N_SETTINGS 31
+#define N_SETTINGS 33
 extern const SettingDef setting_defs[];
 extern const char *const clock_names[];
 

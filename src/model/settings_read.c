@@ -89,6 +89,21 @@ setting_value(const SelectorConfig *cfg, const SettingDef *def, JsonbValue *v)
 	}
 	if (def->duration && v->type == jbvString)
 		settings_error(cfg, def->name, "an interval needs \"clock\": \"time\"");
+	if (def->type == SETTING_INTERVAL)
+	{
+		if (!duration_from_json(v, &value))
+			settings_error(cfg, def->name,
+						   psprintf("expected an interval such as \"7 days\" or a number of seconds, whole,"
+									" from 1 to %d (0: off)", MAX_DURATION));
+		return value;
+	}
+	if (def->type == SETTING_RETAIN && v->type == jbvString)
+	{
+		if (!duration_from_json(v, &value))
+			settings_error(cfg, def->name,
+						   "expected a number of each arm's newest rewards, or an interval of their created_at such as \"30 days\"");
+		return value;
+	}
 
 	if (def->type == SETTING_CHOICE)
 	{
@@ -110,7 +125,7 @@ setting_value(const SelectorConfig *cfg, const SettingDef *def, JsonbValue *v)
 	/* beyond float8's range reads as ±Infinity or 0: then a range error */
 	value = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow,
 											   NumericGetDatum(v->val.numeric)));
-	if (def->type == SETTING_INTEGER && !json_number_is_whole(v->val.numeric))
+	if ((def->type == SETTING_INTEGER || def->type == SETTING_RETAIN) && !json_number_is_whole(v->val.numeric))
 		settings_error(cfg, def->name, "expected an integer");
 	if (!isfinite(value) || value < def->min || (def->min_exclusive && value == def->min) ||
 		value > def->max)
@@ -156,6 +171,14 @@ read_settings(SelectorConfig *cfg, Jsonb *settings, bool *given)
 		Assert(tok == WJB_VALUE);
 		if (setting_defs[i].type == SETTING_GRID)
 			setting_grid(cfg, &setting_defs[i], &v);
+		else if (setting_defs[i].type == SETTING_RETAIN && v.type == jbvString)
+		{
+			/* an interval: retain_seconds (set_field() clears it) */
+			double		seconds = setting_value(cfg, &setting_defs[i], &v);
+
+			set_field(cfg, &setting_defs[i], 0);
+			cfg->retain_seconds = seconds;
+		}
 		else
 			set_field(cfg, &setting_defs[i], setting_value(cfg, &setting_defs[i], &v));
 		given[i] = true;

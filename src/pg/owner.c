@@ -133,6 +133,7 @@ typedef struct InsertCall
 	int			nargs;
 	const Oid  *argtypes;
 	Datum	   *args;
+	const char *nulls;
 	const char *what;
 	int64		id;
 } InsertCall;
@@ -143,7 +144,7 @@ insert_as_owner(void *arg)
 	InsertCall *call = arg;
 
 	call->id = spi_insert_returning_id(call->slot, call->sql, call->nargs, call->argtypes,
-									   call->args, call->what);
+									   call->args, call->nulls, call->what);
 }
 
 /*
@@ -152,9 +153,9 @@ insert_as_owner(void *arg)
  */
 int64
 insert_returning_id_as_owner(SPIPlanPtr *slot, const char *sql, int nargs, const Oid *argtypes,
-							 Datum *args, const char *what)
+							 Datum *args, const char *nulls, const char *what)
 {
-	InsertCall	call = {slot, sql, nargs, argtypes, args, what, 0};
+	InsertCall	call = {slot, sql, nargs, argtypes, args, nulls, what, 0};
 
 	run_as_extension_owner(insert_as_owner, &call);
 	return call.id;

@@ -13,6 +13,7 @@ extern Oid	extension_owner(void);
 extern void run_as_extension_owner(void (*fn) (void *arg), void *arg);
 extern Oid	calling_user(void);
 extern int64 insert_returning_id_as_owner(SPIPlanPtr *slot, const char *sql, int nargs,
-										  const Oid *argtypes, Datum *args, const char *what);
+										  const Oid *argtypes, Datum *args, const char *nulls,
+										  const char *what);
 
 #endif

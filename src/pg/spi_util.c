@@ -165,16 +165,16 @@ spi_fetch_one(SPIPlanPtr plan, Datum *args, bool read_only, const char *object, 
 
 /*
  * Connect, run an INSERT … RETURNING <bigint id> of one row (plan prepared
- * once from sql), finish; returns the id.
+ * once from sql; nulls as SPI_execute_plan's), finish; returns the id.
  */
 int64
 spi_insert_returning_id(SPIPlanPtr *slot, const char *sql, int nargs, const Oid *argtypes,
-						Datum *args, const char *what)
+						Datum *args, const char *nulls, const char *what)
 {
 	int64		id;
 	int			level = spi_connect();
 
-	spi_execute(spi_plan(slot, sql, nargs, argtypes), args, NULL, false, 1,
+	spi_execute(spi_plan(slot, sql, nargs, argtypes), args, nulls, false, 1,
 				SPI_OK_INSERT_RETURNING, "%s", what);
 	id = spi_int64(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
 	spi_finish(level);

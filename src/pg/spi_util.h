@@ -25,7 +25,8 @@ extern uint64 spi_execute(SPIPlanPtr plan, Datum *args, const char *nulls, bool 
 extern HeapTuple spi_fetch_one(SPIPlanPtr plan, Datum *args, bool read_only,
 							   const char *object, const char *hint);
 extern int64 spi_insert_returning_id(SPIPlanPtr *slot, const char *sql, int nargs,
-									const Oid *argtypes, Datum *args, const char *what);
+									const Oid *argtypes, Datum *args, const char *nulls,
+									const char *what);
 
 extern Datum spi_datum(HeapTuple row, TupleDesc desc, int col);
 extern char *spi_text_column(HeapTuple row, TupleDesc desc, int col);

@@ -140,14 +140,15 @@ block_log(void *arg)
 	Block	   *b = arg;
 	const Selector *sel = b->sel;
 	int			dim = sel->cfg.dim;
-	Oid			types[8] = {INT4OID, INT4ARRAYOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID,
-	INT4ARRAYOID, INT4ARRAYOID, FLOAT8ARRAYOID, FLOAT8OID};
-	Datum		args[8];
+	Oid			types[10] = {INT4OID, INT4ARRAYOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID,
+	INT4ARRAYOID, INT4ARRAYOID, FLOAT8ARRAYOID, FLOAT8OID, BOOLARRAYOID, FLOAT4ARRAYOID};
+	Datum		args[10];
 	Datum	   *arms = palloc(sizeof(Datum) * b->m);
 	double	   *ucb = palloc(sizeof(double) * b->m);
 	double	   *mean = palloc(sizeof(double) * b->m);
 	Datum	   *lo = palloc(sizeof(Datum) * b->m);
 	Datum	   *hi = palloc(sizeof(Datum) * b->m);
+	Datum	   *real = palloc(sizeof(Datum) * b->m);
 
 	for (int t = 0; t < b->m; t++)
 	{
@@ -158,6 +159,7 @@ block_log(void *arg)
 		mean[t] = s->mean;
 		lo[t] = Int32GetDatum(t * dim + 1);
 		hi[t] = Int32GetDatum((t + 1) * dim);
+		real[t] = BoolGetDatum(context_is_real(b->rawX + (Size) t * dim, dim));
 	}
 	args[0] = Int32GetDatum(sel->cfg.selector_id);
 	args[1] = PointerGetDatum(construct_array(arms, b->m, INT4OID, 4, true, TYPALIGN_INT));
@@ -168,17 +170,21 @@ block_log(void *arg)
 	args[6] = PointerGetDatum(float8_array(b->rawX, NULL, b->m * dim));
 	/* one state, one λ for the whole block */
 	args[7] = Float8GetDatum(pacer_lambda(sel));
+	/* each context once, compactly: real[] when it has no more precision */
+	args[8] = PointerGetDatum(construct_array(real, b->m, BOOLOID, 1, true, TYPALIGN_CHAR));
+	args[9] = PointerGetDatum(float4_array(b->rawX, b->m * dim));
 	selector_write_lock(sel->cfg.selector_id);
 	spi_level = spi_connect();
 	/* rows are inserted, and their ids drawn, in ordinality order */
 	spi_execute(spi_plan(&plan,
-						 "INSERT INTO model_select.decisions(selector_id, arm_id, context, score, mean,"
-						 " cost_weight) SELECT $1, u.arm, $7[u.lo:u.hi], u.score, u.mean, $8"
+						 "INSERT INTO model_select.decisions(selector_id, arm_id, context, context_real, score,"
+						 " mean, cost_weight) SELECT $1, u.arm, CASE WHEN NOT u.r THEN $7[u.lo:u.hi] END,"
+						 " CASE WHEN u.r THEN $10[u.lo:u.hi] END, u.score, u.mean, $8"
 						 " FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3), pg_catalog.unnest($4),"
-						 "   pg_catalog.unnest($5), pg_catalog.unnest($6)) WITH ORDINALITY"
-						 "   AS u(arm, score, mean, lo, hi, i)"
+						 "   pg_catalog.unnest($5), pg_catalog.unnest($6), pg_catalog.unnest($9)) WITH ORDINALITY"
+						 "   AS u(arm, score, mean, lo, hi, r, i)"
 						 " ORDER BY u.i RETURNING decision_id",
-						 8, types), args, NULL, false, 0, SPI_OK_INSERT_RETURNING,
+						 10, types), args, NULL, false, 0, SPI_OK_INSERT_RETURNING,
 				"log the decisions of a batch");
 	for (int t = 0; t < b->m; t++)
 		b->decision_ids[t] = spi_int64(SPI_tuptable->vals[t], SPI_tuptable->tupdesc, 1);

@@ -147,12 +147,14 @@ Datum
 model_select_route(PG_FUNCTION_ARGS)
 {
 	static SPIPlanPtr plan = NULL;
-	Oid			types[6] = {INT4OID, INT4OID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8OID, FLOAT8OID};
+	Oid			types[7] = {INT4OID, INT4OID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8OID, FLOAT8OID,
+	FLOAT4ARRAYOID};
 	Selector   *sel;
 	ArmScore   *scores;
 	double	   *raw;
 	int			chosen;
-	Datum		args[6];
+	Datum		args[7] = {0};
+	char		arg_nulls[8] = "       ";
 	TupleDesc	tupdesc;
 	Datum		values[3];
 	bool		nulls[3] = {false, false, false};
@@ -166,7 +168,17 @@ model_select_route(PG_FUNCTION_ARGS)
 
 	args[0] = Int32GetDatum(sel->cfg.selector_id);
 	args[1] = Int32GetDatum(sel->arms[chosen].arm_id);
-	args[2] = PointerGetDatum(float8_array(raw, NULL, sel->cfg.dim));
+	/* the context once, compactly: real[] when it has no more precision */
+	if (context_is_real(raw, sel->cfg.dim))
+	{
+		args[6] = PointerGetDatum(float4_array(raw, sel->cfg.dim));
+		arg_nulls[2] = 'n';
+	}
+	else
+	{
+		args[2] = PointerGetDatum(float8_array(raw, NULL, sel->cfg.dim));
+		arg_nulls[6] = 'n';
+	}
 	args[3] = Float8GetDatum(scores[chosen].ucb);
 	args[4] = Float8GetDatum(scores[chosen].mean);
 	args[5] = Float8GetDatum(pacer_lambda(sel));
@@ -177,8 +189,9 @@ model_select_route(PG_FUNCTION_ARGS)
 	/* as the extension owner: clients need no right on decisions */
 	values[0] = Int64GetDatum(insert_returning_id_as_owner(&plan,
 														   "INSERT INTO model_select.decisions(selector_id, arm_id, context, score, mean,"
-														   " cost_weight) VALUES ($1, $2, $3, $4, $5, $6) RETURNING decision_id",
-														   6, types, args, "log the decision"));
+														   " cost_weight, context_real) VALUES ($1, $2, $3, $4, $5, $6, $7)"
+														   " RETURNING decision_id",
+														   7, types, args, arg_nulls, "log the decision"));
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
 }
 

@@ -19,10 +19,12 @@
 #include "utils/xid8.h"
 
 #include "model/catalog.h"
+#include "model/context.h"
 #include "pg/index_read.h"
 #include "pg/owner.h"
 #include "model/privilege.h"
 #include "learning/clock.h"
+#include "learning/arm_base.h"
 #include "learning/learner_state.h"
 #include "routing/arm_cache.h"
 #include "routing/model_cache.h"
@@ -184,9 +186,14 @@ selector_rows(const char *name)
 	return tt;
 }
 
-/* The selector query's checkpoint columns of row i. */
+/*
+ * The selector query's checkpoint columns of row i, arm arm_id's.  Without
+ * a checkpoint under the current settings (none yet, or none restored:
+ * arm_state is dumped empty) the whole log is folded onto the arm's base
+ * (retention.c), which then stands for the checkpoint at the log's start.
+ */
 static void
-checkpoint_row(const SelectorConfig *cfg, SPITupleTable *tt, uint64 i, CheckpointRow *ck)
+checkpoint_row(const SelectorConfig *cfg, SPITupleTable *tt, uint64 i, int32 arm_id, CheckpointRow *ck)
 {
 	HeapTuple	row = tt->vals[i];
 	TupleDesc	desc = tt->tupdesc;
@@ -194,14 +201,55 @@ checkpoint_row(const SelectorConfig *cfg, SPITupleTable *tt, uint64 i, Checkpoin
 
 	memset(ck, 0, sizeof(*ck));
 	ck->version = DatumGetInt64(SPI_getbinval(row, desc, CKPT_COL, &isnull));
-	if (isnull)
-		return;					/* no checkpoint row: fold the whole log */
-	ck->xmin = DatumGetInt64(SPI_getbinval(row, desc, CKPT_COL + 1, &isnull));
-	ck->valid = DatumGetInt32(SPI_getbinval(row, desc, CKPT_COL + 2, &isnull)) == cfg->settings_version;
-	checkpoint_position_from_row(row, desc, CKPT_COL + 3, &ck->pos, &ck->totals);
-	ck->state = SPI_getbinval(row, desc, CKPT_COL + 3 + CHECKPOINT_POSITION_NCOLUMNS, &isnull);
-	if (isnull)
-		ck->state = (Datum) 0;
+	if (!isnull)
+	{
+		ck->xmin = DatumGetInt64(SPI_getbinval(row, desc, CKPT_COL + 1, &isnull));
+		ck->valid = DatumGetInt32(SPI_getbinval(row, desc, CKPT_COL + 2, &isnull)) == cfg->settings_version;
+		checkpoint_position_from_row(row, desc, CKPT_COL + 3, &ck->pos, &ck->totals);
+		ck->state = SPI_getbinval(row, desc, CKPT_COL + 3 + CHECKPOINT_POSITION_NCOLUMNS, &isnull);
+		if (isnull)
+			ck->state = (Datum) 0;
+	}
+	if (!ck->valid)
+	{
+		ck->pos = LOG_START;
+		ck->valid = arm_base_read(arm_id, &ck->totals, &ck->state);
+	}
+}
+
+/*
+ * A reward row's context (FOLD_CONTEXT, fold.h): its own, or its decision's
+ * read through the decisions' primary key (*decisions: opened at the first
+ * need), as float8[] -- a real[] one read as float8 is the same values.
+ * values and nulls are the row's fold_columns; the row is visible, so its
+ * decision is.
+ */
+static void
+row_context(Relation *decisions, Datum *values, bool *nulls)
+{
+	static const char *const columns[] = {"context", "context_real"};
+	Datum		context[2];
+	bool		context_null[2];
+	int			n;
+
+	if (!nulls[2] || nulls[5])
+		return;
+	if (*decisions == NULL)
+		*decisions = own_table_open("decisions");
+	if (!own_row_by_key(*decisions, "decision_id", F_INT8EQ, values[5], 2, columns, context, context_null))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("decision " INT64_FORMAT " of a logged reward does not exist",
+						DatumGetInt64(values[5]))));
+	if (!context_null[0])
+		values[2] = context[0];
+	else if (!context_null[1])
+	{
+		double	   *x = float_array(DatumGetArrayTypeP(context[1]), &n, "context", NULL);
+
+		values[2] = PointerGetDatum(float8_array(x, NULL, n));
+	}
+	nulls[2] = context_null[0] && context_null[1];
 }
 
 /*
@@ -221,6 +269,7 @@ rows_after_bases(ModelCacheEntry **entries, int narms)
 	static const char *const key[] = {"arm_id", "tx", "seq"};
 	static const char *const fold_columns[] = {"tx", "seq", "context", "reward", "cost", "decision_id"};
 	Relation	rewards = own_table_open("rewards");
+	Relation	decisions = NULL;
 	SPITupleTable *tt = result_table_new(result_desc(&desc, lengthof(types), types), narms);
 	Datum		values[lengthof(types)];
 	bool		nulls[lengthof(types)];
@@ -240,12 +289,15 @@ rows_after_bases(ModelCacheEntry **entries, int narms)
 			if (FullTransactionIdEquals(DatumGetFullTransactionId(values[0]), base.tx) &&
 				DatumGetInt64(values[1]) <= base.seq)
 				continue;
+			row_context(&decisions, values, nulls);
 			values[FOLD_NCOLUMNS] = Int64GetDatum(i + 1);
 			nulls[FOLD_NCOLUMNS] = false;
 			result_table_add(tt, heap_form_tuple(tt->tupdesc, values, nulls));
 		}
 		index_read_end(&r);
 	}
+	if (decisions != NULL)
+		own_table_close(decisions);
 	own_table_close(rewards);
 	return tt;
 }
@@ -305,7 +357,7 @@ arms_load(Selector *sel, MemoryContext caller, SPITupleTable *tt, FullTransactio
 		arm->name = MemoryContextStrdup(caller, TextDatumGetCString(SPI_getbinval(row, tt->tupdesc, ARM_COL + 1, &isnull)));
 		arm->ordinal = DatumGetInt32(SPI_getbinval(row, tt->tupdesc, ARM_COL + 2, &isnull));
 		arm->active = DatumGetBool(SPI_getbinval(row, tt->tupdesc, ARM_COL + 3, &isnull));
-		checkpoint_row(&sel->cfg, tt, i, &ck);
+		checkpoint_row(&sel->cfg, tt, i, arm->arm_id, &ck);
 		entries[i] = model_cache_entry(&sel->cfg, arm->arm_id, &ck, horizon, mode);
 	}
 	rows = clocked ? clocked_rows_after_bases(sel->cfg.clock, entries, sel->narms, &now)

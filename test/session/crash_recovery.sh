@@ -21,12 +21,8 @@ DB=ms_session_crash
 MS_EXTRA_CLEANUP='cluster_stop_all'
 . "$(dirname "$0")/lib/common.bash"
 
-PORT=$(free_port "${MS_CRASH_PORT:-$(( ${PGPORT:-55500} + 50 ))}")
 export OPENBLAS_NUM_THREADS=1
-cluster_initdb data || bail "initdb failed: $(tail -n 5 "$CL/initdb.log")"
-start_server() { cluster_start data "$PORT"; }
-start_server || bail "server failed to start: $(tail -n 5 "$CL/data.log")"
-export PGHOST=$CL PGPORT=$PORT PGUSER=postgres PGDATABASE=postgres
+own_server "$(free_port "${MS_CRASH_PORT:-$(( ${PGPORT:-55500} + 50 ))}")"
 
 SELS="crash_lin crash_pak crash_rff"
 ms_setup || bail "set-up failed"

@@ -5,7 +5,9 @@
 # routing goes on -- also for an arm retired after it learned, whose log rows
 # (arm_id and created_at given, before retired_at) the triggers take, and for
 # arms whose rewards committed out of reward_id order under a window or a
-# discount (pg_dump writes the log in canonical order, the restore keeps it).
+# discount (pg_dump writes the log in canonical order, the restore keeps it),
+# and for a selector whose oldest rewards retain absorbed into their arms'
+# bases (dumped; the restored log folds onto them).
 #
 # Needs PGHOST/PGPORT/PGUSER (see scripts/with-cluster.sh); uses two
 # databases of its own, dropped at the end.
@@ -55,7 +57,18 @@ SELECT 'r', 'a', ARRAY[1, i, 2]::float8[], 0.5 FROM generate_series(1, 3) i;
 INSERT INTO model_select.cascade_observations(selector, arm, context, value, cost)
 SELECT 'r', (ARRAY['a', 'b'])[1 + i % 2], ARRAY[i, 1, -1]::float8[], 0.1 * i, 0.01 FROM generate_series(1, 6) i;
 SELECT model_select.retire_arm('r', 'a');
+-- retain: 40 rewards (by decision, real[] contexts, and by name), each arm keeps its newest 5
+SELECT model_select.create_selector('k', 3, ARRAY['a', 'b'], 'rff_ucb', NULL, '{"retain": 5}');
+CREATE TEMP TABLE k_routed AS
+SELECT i, (model_select.route('k', ARRAY[sin(i), cos(i), 1]::real[])).decision_id FROM generate_series(1, 20) i;
+INSERT INTO model_select.rewards(decision_id, reward) SELECT decision_id, (i % 4) / 4.0 FROM k_routed ORDER BY i;
+INSERT INTO model_select.rewards(selector, arm, context, reward)
+SELECT 'k', (ARRAY['a', 'b'])[1 + i % 2], ARRAY[1, sin(i), cos(i)]::float8[], (i % 3) / 3.0 FROM generate_series(1, 20) i;
+SELECT model_select.maintain('k');
 SQL
+check "retain absorbed all but each arm's newest 5 rewards of k" \
+    test "$(q -d "$SRC" -c "SELECT count(*) || ' ' || (SELECT sum(n) FROM model_select.arm_base) FROM model_select.rewards WHERE selector = 'k'")" = "10 30"
+
 # Rewards committed out of reward_id order, for selectors that weigh rewards
 # by their place in the log (window 1: only the last counts; a discount):
 # session A takes its transaction id first, then B logs and commits, then A
@@ -96,7 +109,7 @@ OUT_OF_ORDER="SELECT count(*) FROM (
       FROM model_select.rewards) r WHERE prev > reward_id"
 check "the source's log holds rewards committed out of reward_id order (2 arms)" \
     test "$(q -d "$SRC" -c "$OUT_OF_ORDER")" = 2
-SCORES="SELECT s, arm, n, mean, width, ucb FROM unnest(ARRAY['d', 'r', 'w', 'g']) s,
+SCORES="SELECT s, arm, n, mean, width, ucb FROM unnest(ARRAY['d', 'r', 'w', 'g', 'k']) s,
           LATERAL model_select.scores(s, ARRAY[0.5, -1, 2]::float8[]) ORDER BY s, arm"
 CASCADE_SCORES="SELECT * FROM model_select.cascade_scores('r', ARRAY[0.5, -1, 2]::float8[]) ORDER BY arm"
 q -d "$SRC" -c "$SCORES" > "$WORK/before"
@@ -108,21 +121,25 @@ q -d "$DST" -c "$SCORES" > "$WORK/after"
 check "every score after the restore equals the score before" diff "$WORK/before" "$WORK/after"
 check "every cascade score after the restore equals the score before (a retired arm's observations too)" \
     diff "$WORK/cascade_before" <(q -d "$DST" -c "$CASCADE_SCORES")
-check "the reward log is complete (20 rewards, 6 of a retired arm)" \
-    test "$(q -d "$DST" -c 'SELECT count(*) FROM model_select.rewards')" = 20
+check "the reward log is complete (20 rewards, 6 of a retired arm, and k's 10 retained)" \
+    test "$(q -d "$DST" -c 'SELECT count(*) FROM model_select.rewards')" = 30
+check "the bases are restored (k's 30 absorbed rewards)" \
+    test "$(q -d "$DST" -c 'SELECT sum(n) FROM model_select.arm_base')" = 30
 check "the restored log keeps the canonical order: the same rewards out of reward_id order" \
     test "$(q -d "$DST" -c "$OUT_OF_ORDER")" = 2
-check "arm_stats counts equal the log" \
-    test "$(q -d "$DST" -c 'SELECT sum(n) FROM model_select.arm_stats')" = 20
-q -d "$DST" -c "SELECT model_select.checkpoint(s) FROM unnest(ARRAY['d', 'r', 'w', 'g']) s" >/dev/null
-check "after checkpoint() the restored arm_state holds the whole log" \
-    test "$(q -d "$DST" -c 'SELECT sum(n) FROM model_select.arm_state')" = 20
+check "arm_stats counts equal the log and the bases" \
+    test "$(q -d "$DST" -c 'SELECT sum(n) FROM model_select.arm_stats')" = 60
+q -d "$DST" -c "SELECT model_select.checkpoint(s) FROM unnest(ARRAY['d', 'r', 'w', 'g', 'k']) s" >/dev/null
+check "after checkpoint() the restored arm_state holds the whole log and the bases" \
+    test "$(q -d "$DST" -c 'SELECT sum(n) FROM model_select.arm_state')" = 60
 check "after checkpoint() every score still equals the score before the restore" \
     diff "$WORK/before" <(q -d "$DST" -c "$SCORES")
 check "the retired arm still refuses new rewards, arm_id given or not (55000)" \
     test "$(for id in NULL "(SELECT a.arm_id FROM model_select.arms a JOIN model_select.selectors s USING (selector_id) WHERE s.name = 'r' AND a.name = 'a')"; do
               q -d "$DST" -v VERBOSITY=verbose -c "INSERT INTO model_select.rewards(selector, arm, context, reward, arm_id)
                 VALUES ('r', 'a', ARRAY[1, 2, 3]::float8[], 0.5, $id)" 2>&1 | grep -c 'ERROR:  55000'; done | tr -d '\n')" = 11
+check "after rebuild_state() (base + retained log) k scores as before the restore" \
+    diff <(grep '^k|' "$WORK/before") <(q -d "$DST" -c "SELECT model_select.rebuild_state('k')" -c "$SCORES" | grep '^k|')
 check "routing goes on after the restore (sequences restored)" \
     q -d "$DST" -c "SELECT * FROM model_select.route('d', ARRAY[1, 2, 3]::float8[])"
 check "a reward for a restored decision is accepted once more decisions exist" \

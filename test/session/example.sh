@@ -36,7 +36,7 @@ check "each reward is the recorded score of the model chosen for that prompt" \
     is_true "SELECT count(*) = 240 FROM model_select.decisions d
                JOIN model_select.arms a ON a.arm_id = d.arm_id
                JOIN model_select.rewards r ON r.decision_id = d.decision_id
-              WHERE EXISTS (SELECT 1 FROM slice s WHERE s.embedding::float8[] = d.context
+              WHERE EXISTS (SELECT 1 FROM slice s WHERE s.embedding::float8[] = COALESCE(d.context, d.context_real::float8[])
                                                     AND s.rewards[a.ordinal] = r.reward::real)"
 printed=$(printf '%s\n' "$out" | sed -n 's/^router \([0-9.]*\);.*/\1/p')
 check "it ends with a one-line verdict against the best single model" \

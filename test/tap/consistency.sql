@@ -49,7 +49,13 @@ DECLARE
 BEGIN
   FOR r IN SELECT * FROM model_select.synthetic_clusters(rounds, 8, 3, NULL, seed) ORDER BY round LOOP
     IF r.round % 2 = 0 THEN
-      SELECT * INTO d FROM model_select.route(sel, r.context);
+      -- a real[] context every other time: the decision stores it as real[]
+      -- (4 bytes a value), the reward none; the fold reads it as float8
+      IF r.round % 4 = 0 THEN
+        SELECT * INTO d FROM model_select.route(sel, r.context::real[]);
+      ELSE
+        SELECT * INTO d FROM model_select.route(sel, r.context);
+      END IF;
       k := substr(d.arm, 2)::int;
       INSERT INTO model_select.rewards(decision_id, reward, cost)
       VALUES (d.decision_id, r.reward[k], CASE WHEN r.round % 4 = 0 THEN r.round / 100.0 END);

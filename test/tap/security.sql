@@ -18,7 +18,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(162);
+SELECT plan(163);
 
 CREATE ROLE ms_sec_a;
 CREATE ROLE ms_sec_b;
@@ -111,6 +111,11 @@ SELECT model_select.stats_reset('a_sel');
 SELECT model_select.create_selector('a_pak', 2, ARRAY['x'], 'pak_ucb');
 INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('a_pak', 'x', ARRAY[0.2, 0.1]::float8[], 0.5);
 SELECT model_select.checkpoint('a_pak');
+-- a selector of A's whose oldest reward was absorbed: a row in arm_base
+SELECT model_select.create_selector('a_ret', 2, ARRAY['x'], 'lin_ucb', NULL, '{"retain": 1}');
+INSERT INTO model_select.rewards(selector, arm, context, reward)
+VALUES ('a_ret', 'x', ARRAY[0.2, 0.1]::float8[], 0.5), ('a_ret', 'x', ARRAY[0.1, 0.2]::float8[], 0.7);
+SELECT model_select.maintain('a_ret');
 SELECT model_select.create_probe_run('a_run', 4, 2, 1.0,
     $$SELECT ARRAY[1, 0]::float8[], 'x' UNION ALL SELECT ARRAY[0, 1]::float8[], 'y'$$);
 RESET ROLE;

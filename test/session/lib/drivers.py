@@ -64,8 +64,9 @@ def drive(name, conn):
     before = one(cur, "SELECT n FROM model_select.arm_stats WHERE selector = 'drv' AND arm = %s", (arm,))
     cur.execute("INSERT INTO model_select.rewards(decision_id, reward) VALUES (%s, %s)", (decision_id, 0.75))
     after = one(cur, "SELECT n FROM model_select.arm_stats WHERE selector = 'drv' AND arm = %s", (arm,))
-    logged = one(cur, "SELECT context = %s::float8[] FROM model_select.rewards WHERE decision_id = %s",
-                 (FLOATS, decision_id))
+    # stored once, in the decision (real[] when every value is a real)
+    logged = one(cur, "SELECT COALESCE(context, context_real::float8[]) = %s::float8[]"
+                      " FROM model_select.decisions WHERE decision_id = %s", (FLOATS, decision_id))
     check(f"{name}: route() then a reward for its decision: {arm} learned it (n {before} -> {after})",
           after == before + 1 and logged, f"n {before} -> {after}, context logged as sent: {logged}")
 

@@ -12,6 +12,8 @@
 #   cluster_start NAME PORT   start $CL/NAME on a socket in $CL (log: $CL/NAME.log);
 #                             fsync=off: an immediate stop loses no OS cache
 #   cluster_stop_all          stop every cluster in $CL at once and remove $CL
+#   own_server PORT           initdb and start $CL/data on PORT (start_server starts it
+#                             again), PGHOST, PGPORT, PGUSER and PGDATABASE pointing at it
 
 BINDIR=${PG_BINDIR:-$(pg_config --bindir)}
 CL=$(mktemp -d "${TMPDIR:-/tmp}/ms_own_pg.XXXXXX")
@@ -50,4 +52,12 @@ cluster_stop_all() {
         [ -f "$d/PG_VERSION" ] && as_server "$BINDIR/pg_ctl" -D "$d" -m immediate -w stop >/dev/null 2>&1
     done
     rm -rf "$CL"
+}
+
+own_server() {
+    PORT=$1
+    cluster_initdb data || bail "initdb failed: $(tail -n 5 "$CL/initdb.log")"
+    start_server() { cluster_start data "$PORT"; }
+    start_server || bail "server failed to start: $(tail -n 5 "$CL/data.log")"
+    export PGHOST=$CL PGPORT=$PORT PGUSER=postgres PGDATABASE=postgres
 }

@@ -1,0 +1,248 @@
+/*
+ * retention.c — the reward log's horizon (see retention.h).
+ *
+ * Absorbing an arm (retention_pass(), run by maintain() and the learner
+ * process, as the extension owner under the selector's settings lock):
+ *   1. checkpoint the arm, skipping it when another transaction holds its
+ *      checkpoint row, which then stays locked until we commit: every row up
+ *      to the checkpoint's position P is final and folded (fold.h), and no
+ *      checkpoint or rebuild of the arm runs alongside;
+ *   2. fold the oldest rows onto the arm's base, in canonical order, in
+ *      batches of ABSORB_BATCH, up to P and no further than the setting
+ *      allows: a count keeps the arm's newest `retain` rows, an interval
+ *      stops at the first row created since now() - retain;
+ *   3. delete exactly the rows folded, with their decisions, in the same
+ *      statement per batch (a bounded DELETE that VACUUM keeps up with),
+ *      and store the base.
+ * One transaction: an immediate stop rolls all of it back, and concurrent
+ * writers only add rows after P.  The checkpoint is untouched: it already
+ * holds base + rows up to P, and readers fold only rows after it.
+ *
+ * The base is the fold of exactly the rows deleted, without a log position:
+ * a restored log (whose rows get the restoring transaction's id, fold.h)
+ * folds onto it the same.  rebuild_state() and every from-scratch
+ * checkpoint start from it (checkpoint.c), readers too when an arm has no
+ * checkpoint yet (a restore, routing/selector_load.c).
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/timestamp.h"
+#include "utils/xid8.h"
+
+#include "learning/checkpoint.h"
+#include "learning/arm_base.h"
+#include "learning/retention.h"
+#include "pg/spi_util.h"
+
+/* Rows folded and deleted per statement, and most rows absorbed per arm and pass. */
+#define ABSORB_BATCH 4096
+#define ABSORB_MAX_PER_PASS (64 * ABSORB_BATCH)
+/* Decisions deleted per statement, and most per selector and pass. */
+#define EXPIRE_BATCH 4096
+#define EXPIRE_MAX_PER_PASS (64 * EXPIRE_BATCH)
+
+/*
+ * Checkpoint the arm and keep its row locked (step 1); *limit gets the last
+ * row that may be absorbed.  False when there is nothing to absorb, or
+ * another transaction holds the arm.
+ */
+static bool
+absorb_limit(const SelectorConfig *cfg, int32 arm_id, LogPosition *limit)
+{
+	static SPIPlanPtr held_plan = NULL;
+	static SPIPlanPtr newest_plan = NULL;
+	Oid			types[2] = {INT4OID, INT4OID};
+	Datum		args[2] = {Int32GetDatum(arm_id), Int32GetDatum(cfg->retain)};
+	FoldTotals	unused;
+	LogPosition newest;
+
+	(void) checkpoint_arm(cfg, arm_id, true, false, NULL);
+	/* ours now, or someone else's: then SKIP LOCKED finds nothing */
+	spi_execute(spi_plan(&held_plan, "SELECT st.settings_version, " CHECKPOINT_POSITION_COLUMNS
+						 " FROM model_select.arm_state st WHERE st.arm_id = $1 FOR UPDATE SKIP LOCKED",
+						 1, types), args, NULL, false, 1, SPI_OK_SELECT, "lock the checkpoint of arm %d", arm_id);
+	if (SPI_processed == 0 || spi_int32(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1) != cfg->settings_version)
+		return false;
+	checkpoint_position_from_row(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, limit, &unused);
+	if (cfg->retain == 0)
+		return true;
+	/* a count: the newest row past the arm's newest `retain` */
+	spi_execute(spi_plan(&newest_plan, "SELECT r.tx, r.seq FROM model_select.rewards r WHERE r.arm_id = $1"
+						 " ORDER BY r.tx DESC, r.seq DESC OFFSET $2 LIMIT 1", 2, types),
+				args, NULL, false, 1, SPI_OK_SELECT, "find the retained rewards of arm %d", arm_id);
+	if (SPI_processed == 0)
+		return false;
+	newest = fold_row_position(SPI_tuptable, 0);
+	if (log_position_cmp(newest, *limit) < 0)
+		*limit = newest;
+	return true;
+}
+
+/*
+ * Delete the arm's rows up to last (the n rows just folded) with their
+ * decisions, in one statement; fewer or more rows than folded is an error,
+ * which rolls the whole pass back.
+ */
+static void
+absorb_delete(int32 arm_id, LogPosition last, uint64 n)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			types[3] = {INT4OID, XID8OID, INT8OID};
+	Datum		args[3] = {Int32GetDatum(arm_id), FullTransactionIdGetDatum(last.tx), Int64GetDatum(last.seq)};
+	int64		deleted;
+
+	spi_execute(spi_plan(&plan,
+						 "WITH gone AS (DELETE FROM model_select.rewards r WHERE r.arm_id = $1"
+						 "   AND (r.tx, r.seq) <= ($2, $3) RETURNING r.decision_id),"
+						 " d AS (DELETE FROM model_select.decisions d USING gone"
+						 "   WHERE d.decision_id = gone.decision_id)"
+						 " SELECT pg_catalog.count(*) FROM gone", 3, types),
+				args, NULL, false, 1, SPI_OK_SELECT, "delete the absorbed rewards of arm %d", arm_id);
+	deleted = spi_int64(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	if (deleted != (int64) n)
+		elog(ERROR, "absorbing arm %d folded " UINT64_FORMAT " rewards but would delete " INT64_FORMAT,
+			 arm_id, n, deleted);
+}
+
+/* Store f as the arm's base (step 3). */
+static void
+base_write(const SelectorConfig *cfg, int32 arm_id, const StateFold *f)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			types[9] = {INT4OID, INT4OID, INT8OID, FLOAT8OID, FLOAT8OID, INT8OID, FLOAT8OID, INT8OID,
+	BYTEAOID};
+	Datum		args[9];
+	char		nulls[10] = "         ";
+
+	args[0] = Int32GetDatum(arm_id);
+	args[1] = Int32GetDatum(cfg->selector_id);
+	fold_totals_args(&f->totals, args + 2);
+	args[8] = PointerGetDatum(f->st);
+	nulls[8] = f->st != NULL ? ' ' : 'n';
+	spi_execute(spi_plan(&plan,
+						 "INSERT INTO model_select.arm_base AS b (arm_id, selector_id, n, reward_sum, cost_sum,"
+						 " cost_n, spend_sum, spend_n, state) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+						 " ON CONFLICT (arm_id) DO UPDATE SET n = $3, reward_sum = $4, cost_sum = $5,"
+						 " cost_n = $6, spend_sum = $7, spend_n = $8, state = $9, updated_at = pg_catalog.now()",
+						 9, types), args, nulls, false, 0, SPI_OK_INSERT, "write the base of arm %d", arm_id);
+}
+
+/*
+ * The rows of this batch to absorb: at most n of tt (FOLD_COLUMNS, then
+ * created_at), stopping before the first one created at or after cutoff
+ * when retaining an interval.
+ */
+static uint64
+absorb_count(const SelectorConfig *cfg, SPITupleTable *tt, uint64 n, TimestampTz cutoff)
+{
+	bool		isnull;
+
+	if (cfg->retain_seconds <= 0)
+		return n;
+	for (uint64 i = 0; i < n; i++)
+		if (DatumGetTimestampTz(SPI_getbinval(tt->vals[i], tt->tupdesc, FOLD_NCOLUMNS + 1, &isnull)) >= cutoff)
+			return i;
+	return n;
+}
+
+/* Absorb one arm (steps 2 and 3); returns the rewards absorbed. */
+static int64
+absorb_arm(const SelectorConfig *cfg, int32 arm_id, TimestampTz cutoff)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			types[4] = {INT4OID, XID8OID, INT8OID, INT4OID};
+	Datum		args[4];
+	LogPosition limit;
+	StateFold	f;
+	int64		absorbed = 0;
+
+	if (!absorb_limit(cfg, arm_id, &limit))
+		return 0;
+	fold_begin_base(&f, cfg, arm_id);
+	args[0] = Int32GetDatum(arm_id);
+	args[1] = FullTransactionIdGetDatum(limit.tx);
+	args[2] = Int64GetDatum(limit.seq);
+	args[3] = Int32GetDatum(ABSORB_BATCH);
+	while (absorbed < ABSORB_MAX_PER_PASS)
+	{
+		uint64		n;
+
+		/* the oldest rows: those of earlier batches are gone */
+		spi_execute(spi_plan(&plan, "SELECT " FOLD_COLUMNS ", r.created_at FROM model_select.rewards r"
+							 " WHERE r.arm_id = $1 AND (r.tx, r.seq) <= ($2, $3) ORDER BY r.tx, r.seq LIMIT $4",
+							 4, types), args, NULL, false, 0, SPI_OK_SELECT,
+					"read the rewards of arm %d to absorb", arm_id);
+		n = absorb_count(cfg, SPI_tuptable, SPI_processed, cutoff);
+		if (n == 0)
+			break;
+		fold_rows(&f, SPI_tuptable, 0, n);
+		absorb_delete(arm_id, f.pos, n);
+		absorbed += (int64) n;
+		if (n < ABSORB_BATCH)
+			break;
+	}
+	if (absorbed > 0)
+		base_write(cfg, arm_id, &f);
+	return absorbed;
+}
+
+/* Delete the selector's decisions older than decision_ttl that have no reward. */
+static int64
+expire_decisions(const SelectorConfig *cfg)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			types[3] = {INT4OID, FLOAT8OID, INT4OID};
+	Datum		args[3] = {Int32GetDatum(cfg->selector_id), Float8GetDatum(cfg->decision_ttl),
+	Int32GetDatum(EXPIRE_BATCH)};
+	int64		expired = 0;
+
+	while (expired < EXPIRE_MAX_PER_PASS)
+	{
+		/* a decision a reward insert is checking (its foreign key) is skipped */
+		spi_execute(spi_plan(&plan,
+							 "WITH doomed AS (SELECT d.decision_id FROM model_select.decisions d"
+							 "   WHERE d.selector_id = $1"
+							 "   AND d.created_at < pg_catalog.now() - pg_catalog.make_interval(secs => $2)"
+							 "   AND NOT EXISTS (SELECT FROM model_select.rewards r"
+							 "                   WHERE r.decision_id = d.decision_id)"
+							 "   LIMIT $3 FOR UPDATE SKIP LOCKED)"
+							 " DELETE FROM model_select.decisions d USING doomed"
+							 " WHERE d.decision_id = doomed.decision_id", 3, types),
+					args, NULL, false, 0, SPI_OK_DELETE, "expire the decisions of selector %d",
+					cfg->selector_id);
+		expired += (int64) SPI_processed;
+		if (SPI_processed < EXPIRE_BATCH)
+			break;
+	}
+	return expired;
+}
+
+/*
+ * The selector's retention work now: absorb every arm past its "retain",
+ * expire decisions past "decision_ttl".  The caller is connected to SPI,
+ * runs as the owner and holds the selector's settings lock.
+ */
+void
+retention_pass(const SelectorConfig *cfg)
+{
+	int64		absorbed = 0;
+	int64		expired = 0;
+
+	if (RETAINS(cfg))
+	{
+		int32	   *ids;
+		int			narms = selector_arm_ids(cfg, &ids);
+		TimestampTz cutoff = GetCurrentTransactionStartTimestamp() -
+			(TimestampTz) (cfg->retain_seconds * USECS_PER_SEC);
+
+		for (int i = 0; i < narms; i++)
+			absorbed += absorb_arm(cfg, ids[i], cutoff);
+	}
+	if (cfg->decision_ttl > 0)
+		expired = expire_decisions(cfg);
+	if (absorbed > 0 || expired > 0)
+		elog(DEBUG1, "model_select: selector %d absorbed " INT64_FORMAT " rewards, expired " INT64_FORMAT " decisions",
+			 cfg->selector_id, absorbed, expired);
+}
