@@ -60,6 +60,15 @@ typedef struct Checkpoint
 } Checkpoint;
 
 #define CHECKPOINT_COLUMNS "settings_version, " CHECKPOINT_POSITION_COLUMNS ", state, version, xmin::text::bigint"
+/* Their attribute numbers in a row of a query that selects them. */
+enum
+{
+	CK_ATT_SETTINGS_VERSION = 1,
+	CK_ATT_POSITION,
+	CK_ATT_STATE = CK_ATT_POSITION + CHECKPOINT_POSITION_NCOLUMNS,
+	CK_ATT_VERSION,
+	CK_ATT_XMIN
+};
 
 /*
  * The checkpoint in row (arm_state of arm_id, just locked); its state is not
@@ -72,16 +81,16 @@ checkpoint_from_row(const SelectorConfig *cfg, int32 arm_id, HeapTuple row, Tupl
 	bool		isnull;
 	Datum		state;
 
-	ck->valid = DatumGetInt32(SPI_getbinval(row, desc, 1, &isnull)) == cfg->settings_version;
-	ck->version = DatumGetInt64(SPI_getbinval(row, desc, CHECKPOINT_POSITION_NCOLUMNS + 3, &isnull));
-	ck->xmin = DatumGetInt64(SPI_getbinval(row, desc, CHECKPOINT_POSITION_NCOLUMNS + 4, &isnull));
+	ck->valid = DatumGetInt32(SPI_getbinval(row, desc, CK_ATT_SETTINGS_VERSION, &isnull)) == cfg->settings_version;
+	ck->version = DatumGetInt64(SPI_getbinval(row, desc, CK_ATT_VERSION, &isnull));
+	ck->xmin = DatumGetInt64(SPI_getbinval(row, desc, CK_ATT_XMIN, &isnull));
 	ck->pos = LOG_START;
 	memset(&ck->totals, 0, sizeof(ck->totals));
 	ck->state = NULL;
 	if (!ck->valid || from_scratch)
 		return;
-	checkpoint_position_from_row(row, desc, 2, &ck->pos, &ck->totals);
-	state = SPI_getbinval(row, desc, CHECKPOINT_POSITION_NCOLUMNS + 2, &isnull);
+	checkpoint_position_from_row(row, desc, CK_ATT_POSITION, &ck->pos, &ck->totals);
+	state = SPI_getbinval(row, desc, CK_ATT_STATE, &isnull);
 	if (!isnull)
 		ck->state = state_store_read(cfg, arm_id, state, false);
 }

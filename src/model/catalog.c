@@ -166,16 +166,17 @@ typedef struct ConfigColumns
 	int32		settings_version;
 } ConfigColumns;
 
+/* The configuration columns given by value, in ConfigColumn order (only kernel may be NULL). */
 static void
-config_columns(HeapTuple row, TupleDesc desc, int first_col, ConfigColumns *c)
+config_columns_of_values(const Datum *values, const bool *nulls, ConfigColumns *c)
 {
-	c->selector_id = spi_int32(row, desc, first_col);
-	c->dim = spi_int32(row, desc, first_col + 1);
-	c->policy = spi_text(row, desc, first_col + 2);
-	c->kernel = spi_text_column(row, desc, first_col + 3);
-	c->settings = DatumGetJsonbP(spi_datum(row, desc, first_col + 4));
-	c->seed = spi_int64(row, desc, first_col + 5);
-	c->settings_version = spi_int32(row, desc, first_col + 6);
+	c->selector_id = DatumGetInt32(values[CONFIG_SELECTOR_ID]);
+	c->dim = DatumGetInt32(values[CONFIG_DIM]);
+	c->policy = TextDatumGetCString(values[CONFIG_POLICY]);
+	c->kernel = nulls[CONFIG_KERNEL] ? NULL : TextDatumGetCString(values[CONFIG_KERNEL]);
+	c->settings = DatumGetJsonbP(values[CONFIG_SETTINGS]);
+	c->seed = DatumGetInt64(values[CONFIG_SEED]);
+	c->settings_version = DatumGetInt32(values[CONFIG_SETTINGS_VERSION]);
 }
 
 /*
@@ -226,6 +227,27 @@ config_resolve(SelectorConfig *cfg, const ConfigColumns *c)
 void
 config_from_row(SelectorConfig *cfg, HeapTuple row, TupleDesc desc, int first_col)
 {
+	Datum		values[CONFIG_NCOLUMNS];
+	bool		nulls[CONFIG_NCOLUMNS];
+
+	for (int i = 0; i < CONFIG_NCOLUMNS; i++)
+	{
+		nulls[i] = false;
+		if (i == CONFIG_KERNEL)
+			values[i] = SPI_getbinval(row, desc, first_col + i, &nulls[i]);
+		else
+			values[i] = spi_datum(row, desc, first_col + i);
+	}
+	config_from_values(cfg, values, nulls);
+}
+
+/*
+ * The configuration in the CONFIG_COLUMNS values (ConfigColumn order) of a
+ * selectors row: from the cache when the row is the one resolved before.
+ */
+void
+config_from_values(SelectorConfig *cfg, const Datum *values, const bool *nulls)
+{
 	ConfigColumns c;
 	Size		len;
 	char	   *stored;
@@ -233,7 +255,7 @@ config_from_row(SelectorConfig *cfg, HeapTuple row, TupleDesc desc, int first_co
 	ConfigCacheEntry *entry;
 	bool		found;
 
-	config_columns(row, desc, first_col, &c);
+	config_columns_of_values(values, nulls, &c);
 	stored = config_stored_form(&c, &len);
 	if (config_cache != NULL &&
 		(entry = hash_search(config_cache, &c.selector_id, HASH_FIND, NULL)) != NULL &&
