@@ -332,6 +332,13 @@ selector_arm_ids(const SelectorConfig *cfg, int32 **ids)
 	return narms;
 }
 
+/* The columns of arm_is_due()'s query. */
+enum
+{
+	DUE_PENDING = 1,
+	DUE_STATE_BYTES
+};
+
 /*
  * Is the arm due (see above)?  *need: the pending rows that make it due,
  * at least checkpoint_threshold, updated from the size of its stored state.
@@ -368,8 +375,8 @@ arm_is_due(const SelectorConfig *cfg, int32 arm_id, int64 *need)
 							 4, types), args, NULL, false, 1, SPI_OK_SELECT, "count the pending rewards of arm %d", arm_id);
 		if (SPI_processed == 0)
 			return false;
-		pending = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-		bytes = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+		pending = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, DUE_PENDING, &isnull));
+		bytes = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, DUE_STATE_BYTES, &isnull);
 		*need = checkpoint_threshold;
 		if (!isnull && !policy_ops(cfg->policy)->keeps_rows)
 			*need = Max(*need, CHECKPOINT_LOG_RATIO * (int64) DatumGetInt32(bytes) /

@@ -87,6 +87,17 @@ selector_id_if_exists(const char *name)
  * may still learn, *retired_at (if not NULL) since when it may not (infinity
  * while active).  The caller is connected to SPI as the extension owner.
  */
+/* The columns of arm_lookup()'s query. */
+enum
+{
+	LOOKUP_SELECTOR_ID = 1,
+	LOOKUP_ARM_ID,
+	LOOKUP_ACTIVE,
+	LOOKUP_OWNER,
+	LOOKUP_GRANTEES,
+	LOOKUP_RETIRED_AT
+};
+
 void
 arm_lookup(const char *selector, const char *arm, int mask, int32 *selector_id, int32 *arm_id,
 		   bool *active, TimestampTz *retired_at)
@@ -108,17 +119,17 @@ arm_lookup(const char *selector, const char *arm, int mask, int32 *selector_id, 
 								" WHERE s.name = $1",
 								3, types), args, selector);
 	desc = SPI_tuptable->tupdesc;
-	*selector_id = spi_int32(row, desc, 1);
-	*arm_id = DatumGetInt32(SPI_getbinval(row, desc, 2, &isnull));
-	*active = !isnull && spi_bool(row, desc, 3);
-	selector_check_privilege_given(*selector_id, selector, mask,
-								   DatumGetObjectId(spi_datum(row, desc, 4)), spi_datum(row, desc, 5));
+	*selector_id = spi_int32(row, desc, LOOKUP_SELECTOR_ID);
+	*arm_id = DatumGetInt32(SPI_getbinval(row, desc, LOOKUP_ARM_ID, &isnull));
+	*active = !isnull && spi_bool(row, desc, LOOKUP_ACTIVE);
+	selector_check_privilege_given(*selector_id, selector, mask, DatumGetObjectId(spi_datum(row, desc, LOOKUP_OWNER)),
+								   spi_datum(row, desc, LOOKUP_GRANTEES));
 	if (isnull)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("selector \"%s\" has no arm \"%s\"", selector, arm)));
 	if (retired_at)
-		*retired_at = DatumGetTimestampTz(spi_datum(row, desc, 6));
+		*retired_at = DatumGetTimestampTz(spi_datum(row, desc, LOOKUP_RETIRED_AT));
 }
 
 /* A backend-local hash table in cxt whose entries start with an int32 id (an arm_id). */
