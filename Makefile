@@ -173,9 +173,10 @@ bench-batch: ms-setup
 	PG_CONFIG=$(PG_CONFIG) bench/batch.sh
 
 # pgbench: route + reward per transaction vs the same SQL without the
-# extension, 1 and 4 clients (also the last part of bench-perf).
+# extension at 1, 4 and 16 clients, not preloaded, preloaded and with the
+# learner (bench/pgbench_matrix.sh; bench-perf runs bench/pgbench.sh once).
 bench-pgbench: ms-setup
-	bench/pgbench.sh
+	bench/pgbench_matrix.sh
 
 # CPU instructions per decision (callgrind) vs the same SQL without the extension.
 bench-instructions: ms-setup

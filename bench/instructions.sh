@@ -14,7 +14,8 @@
 # MS_INSTR_MANY (220) decisions.  Instructions per decision = the difference / (MANY - FEW),
 # which leaves out start-up and the first load of each selector.  Policies:
 # MS_INSTR_POLICIES ("rff_ucb lin_ucb").  Before the counts, as bench-pgbench does,
-# MS_INSTR_WARMUP (500) decisions of each kind and VACUUM ANALYZE.  Needs valgrind (installed as root if missing).
+# MS_INSTR_WARMUP (500) decisions of each kind and VACUUM ANALYZE.  MS_INSTR_KEEP: a folder
+# to keep callgrind's output files in (for callgrind_annotate).  Needs valgrind (installed as root if missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-Haswell} OPENBLAS_NUM_THREADS=1
@@ -89,6 +90,7 @@ instructions() {
         grep -m 3 -E '(ERROR|FATAL|PANIC):' "$log" >&2
         exit 1
     fi
+    [ -z "${MS_INSTR_KEEP:-}" ] || cp "$out" "$MS_INSTR_KEEP/"
     sed -n 's/^.*Collected : \([0-9]*\).*$/\1/p' "$log"
 }
 

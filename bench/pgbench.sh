@@ -210,7 +210,7 @@ rng() { if [ "$1" = n/a ]; then echo n/a; else printf '%s-%s' "$(r2 "$1")" "$(r2
 # right after their baseline's, so that each ratio compares runs that met the
 # same load on a shared machine; the tables show medians and the range of
 # the per-round ratios.
-declare -A res compacted
+declare -A res compacted cpu_at
 for ((r = 1; r <= ROUNDS; r++)); do
     for c in $CLIENTS; do
         res[baseline,$c,$r]=$(run baseline "$c")
@@ -248,6 +248,20 @@ for pol in $POLICIES; do
             "$(num "$mw")" "$(num "$bw")" "$(ratio "$mw" "$bw")"
     done
 done
+# How CPU per decision grows with clients (target for rff_ucb and lin_ucb when the learner
+# serves: at 16 clients <= 1.25x that at 1).
+read -r c_lo c_hi <<<"$(printf '%s\n' $CLIENTS | sort -n | sed -n '1p;$p' | tr '\n' ' ')"
+if [ "$c_lo" != "$c_hi" ]; then
+    echo
+    for pol in baseline $POLICIES; do
+        for c in $c_lo $c_hi; do
+            for ((r = 1; r <= ROUNDS; r++)); do res[k,$r]=${res[$pol,$c,$r]}; res[b,$r]=${res[baseline,$c,$r]}; done
+            read -r _ _ _ _ _ _ _ mc _ <<<"$(summary k b)"
+            cpu_at[$c]=$mc
+        done
+        echo "$pol: CPU per decision at $c_hi clients / at $c_lo: $(ratio "${cpu_at[$c_hi]}" "${cpu_at[$c_lo]}")"
+    done
+fi
 for c in $CLIENTS; do
     [ -z "${compacted[pak_ucb_cap,$c]:-}" ] ||
         echo "pak_ucb_cap, $c client(s): ${compacted[pak_ucb_cap,$c]} compactions over the $ROUNDS rounds"

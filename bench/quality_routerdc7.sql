@@ -36,7 +36,11 @@ INSERT INTO dc_router VALUES
         '{"alpha": 30, "intercept": 10, "eta": 0.5}', '{0,100,500,1000,2000}'),
     (6, 'pak_ucb, default settings (the default policy)', 'pak_ucb', '{}', '{0,1000}'),
     (7, 'lin_ucb, alpha 20, intercept 10, eta 1.5 (one profile, measured)', 'lin_ucb',
-        '{"alpha": 20, "intercept": 10, "eta": 1.5}', '{0,1000}');
+        '{"alpha": 20, "intercept": 10, "eta": 1.5}', '{0,1000}'),
+    (8, 'lin_ucb, alpha 40, intercept 10, eta 1', 'lin_ucb',
+        '{"alpha": 40, "intercept": 10, "eta": 1}', '{0,1000}'),
+    (9, 'lin_ucb, the same with share 1 (a prior mean shared across arms)', 'lin_ucb',
+        '{"alpha": 40, "intercept": 10, "eta": 1, "share": 1}', '{0,1000}');
 
 CREATE TABLE dc_run(ord int, seed int, k int, reward float8, secs float8);
 DO $$

@@ -17,8 +17,14 @@
 # what the backends really cost), Private_Dirty (pages only this backend has
 # written: its heap, where its own cache lives).
 #
+# Target (issue 28), printed with the figures: with the shared cache, the
+# backends' summed Pss <= 1.2 x (one copy of the models, the shared cache's
+# bytes, + BACKENDS x an idle backend's Pss).  MS_MEMORY_CHECK=1 (the session
+# test test/session/shared_memory.sh) measures the shared cache only and
+# exits 1 when the target is missed.
+#
 # Environment: MS_MEMORY_BACKENDS (16), MS_MEMORY_REWARDS (2000 per arm),
-# MS_MEMORY_DIM (384), MS_MEMORY_PORT (first port tried, 55600).
+# MS_MEMORY_DIM (384), MS_MEMORY_PORT (first port tried, 55600), MS_MEMORY_CHECK.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BACKENDS=${MS_MEMORY_BACKENDS:-16}
@@ -32,6 +38,7 @@ export PGHOST=$CL PGPORT=$PORT PGUSER=postgres PGDATABASE=ms_memory
 q() { psql -X -q -A -t -v ON_ERROR_STOP=1 "$@"; }
 
 cluster_initdb mem
+as_server sh -c "echo 'max_connections = $((BACKENDS + 20))' >> '$CL/mem/postgresql.conf'"
 cluster_start mem "$PORT"
 t0=$(date +%s)
 createdb ms_memory
@@ -91,14 +98,23 @@ measure() {  # measure MODE: start, score from $BACKENDS sessions, sum their mem
 
 mb() { awk -v k="$1" 'BEGIN { printf "%.0f MB", k / 1024 }'; }
 declare -A R SHARED SPREAD
-measure per_backend
 as_server sh -c "printf '%s\n' \"shared_preload_libraries = 'model_select'\" \
     \"model_select.shared_cache_size = '256MB'\" >> '$CL/mem/postgresql.conf'"
 measure shared
-
-read -r r1 p1 d1 ir1 ip1 id1 <<<"${R[per_backend]}"
 read -r r2 p2 d2 ir2 ip2 id2 <<<"${R[shared]}"
 SHARED_KB=${SHARED[shared]}
+bound=$(( (SHARED_KB + BACKENDS * ip2) * 12 / 10 ))
+verdict=met; [ "$p2" -le "$bound" ] || verdict="NOT met"
+target_line="Target: summed Pss with the shared cache $(mb "$p2") <= 1.2 x (shared cache $(mb "$SHARED_KB") + $BACKENDS x idle Pss $ip2 kB) = $(mb "$bound"): $verdict"
+if [ -n "${MS_MEMORY_CHECK:-}" ]; then
+    echo "$target_line"
+    [ "$verdict" = met ]
+    exit
+fi
+as_server sed -i "/shared_preload_libraries\|shared_cache_size/d" "$CL/mem/postgresql.conf"
+measure per_backend
+
+read -r r1 p1 d1 ir1 ip1 id1 <<<"${R[per_backend]}"
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b / a }'; }
 echo
 echo "Resident memory of $BACKENDS backends that scored pak_ucb 'mem' (5 arms x $REWARDS rewards, d $DIM):"
@@ -112,3 +128,5 @@ echo "| Private_Dirty of one backend, least – most | ${SPREAD[per_backend]} | 
 echo "| Private_Dirty sum + shared cache | $(mb "$d1") | $(mb $((d2 + SHARED_KB))) | $(ratio "$d1" $((d2 + SHARED_KB))) |"
 echo "| an idle backend (Rss / Pss / Private_Dirty) | $ir1 / $ip1 / $id1 kB | $ir2 / $ip2 / $id2 kB | |"
 echo "| shared cache (cache_stats().shared_bytes) | - | $(mb "$SHARED_KB") | |"
+echo
+echo "$target_line"

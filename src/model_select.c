@@ -32,6 +32,8 @@ _PG_init(void)
 	openblas_set_num_threads(1);
 	/* checkpoints reuse the folds the arm cache made (learning cannot include routing) */
 	checkpoint_base_lookup = model_cache_base;
+	/* the learner publishes arm models through the arm cache */
+	learner_publish_hook = selector_publish;
 
 	DefineCustomIntVariable("model_select.checkpoint_threshold",
 							"Pending rewards of an arm that make a reward INSERT checkpoint it.",

@@ -38,7 +38,9 @@ SQL
             pak_ucb) settings='{"cap": 10000}' ;;
             *) settings='{}' ;;
         esac
-        setup_q -c "SELECT model_select.create_selector('$pol', 384, ARRAY['m1','m2','m3','m4','m5'], '${pol%_cap}', NULL, '$settings', 1)" >/dev/null
+        # pak_ucb with cap 10,000 may grow past the default model_select.max_model_size
+        setup_q -c "SET model_select.max_model_size = '1GB'" \
+                -c "SELECT model_select.create_selector('$pol', 384, ARRAY['m1','m2','m3','m4','m5'], '${pol%_cap}', NULL, '$settings', 1)" >/dev/null
         for a in 1 2 3 4 5; do
             setup_q -c "INSERT INTO model_select.rewards(selector, arm, context, reward)
                         SELECT '$pol', 'm$a', context, reward[$a] FROM preload ORDER BY round"

@@ -8,7 +8,8 @@ CREATE FUNCTION model_select.maintain(selector text DEFAULT NULL) RETURNS bigint
 CREATE FUNCTION model_select.learner_status(
     OUT running boolean, OUT pid int, OUT database text, OUT started timestamptz,
     OUT last_pass timestamptz, OUT passes bigint, OUT arms_checkpointed bigint,
-    OUT rewards_folded bigint, OUT selectors_skipped bigint, OUT errors bigint)
+    OUT rewards_folded bigint, OUT selectors_skipped bigint, OUT errors bigint,
+    OUT versions_published bigint)
     AS 'MODULE_PATHNAME', 'model_select_learner_status' LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 
 CREATE VIEW model_select.learner AS SELECT * FROM model_select.learner_status();
@@ -31,7 +32,7 @@ SELECT s.name AS selector, count(r.reward_id) AS pending_rewards,
 COMMENT ON FUNCTION model_select.maintain(text) IS
 'Checkpoints every due arm of the selector (admin right), or of every selector the caller administers, now; skips what another transaction holds. Returns the rewards folded. The learner process does this in the background when preloaded.';
 COMMENT ON FUNCTION model_select.learner_status() IS
-'The learner process (model_select.learner_database, preloaded): whether it runs, its pid, database, start, last pass and counters.';
+'The learner process (model_select.learner_database, preloaded): whether it runs, its pid, database, start, last pass and counters (versions_published: arm models it published in the shared cache for backends to score from).';
 COMMENT ON VIEW model_select.learner IS
 'The learner process and its counters (learner_status()).';
 COMMENT ON VIEW model_select.learner_lag IS

@@ -138,6 +138,7 @@ row_value(StateFold *f, SPITupleTable *tt, uint64 i, double *x)
 		}
 	}
 	f->pos = fold_row_position(tt, i);
+	f->totals.lineage = lineage_step(f->totals.lineage, f->pos);
 	return learned_value(f->cfg, reward, cost_null, cost_null ? 0 : DatumGetFloat8(cost));
 }
 
@@ -287,6 +288,7 @@ checkpoint_position_from_values(const Datum *values, LogPosition *pos, FoldTotal
 	totals->cost_n = DatumGetInt64(values[CKPT_POS_COST_N]);
 	totals->spend_sum = DatumGetFloat8(values[CKPT_POS_SPEND_SUM]);
 	totals->spend_n = DatumGetInt64(values[CKPT_POS_SPEND_N]);
+	totals->lineage = 0;
 }
 
 /* The full id of a 32-bit xid no older than the next xid's epoch allows. */

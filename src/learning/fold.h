@@ -54,7 +54,28 @@ typedef struct FoldTotals
 	int64		cost_n;
 	double		spend_sum;
 	int64		spend_n;
+	uint64		lineage;		/* lineage_step() over the rows folded since the
+								 * checkpoint, in order (0 at a checkpoint) */
 } FoldTotals;
+
+/*
+ * A fold's lineage after one more row at position p: which rows, in which
+ * order, a state holds beyond its checkpoint, so that a version published
+ * with rows that are not final yet (shared_cache.c) is taken only by a
+ * reader that sees exactly those rows (with its row count; a 64-bit mix).
+ */
+static inline uint64
+lineage_step(uint64 h, LogPosition p)
+{
+	uint64		x = h ^ (U64FromFullTransactionId(p.tx) * UINT64CONST(0x9E3779B97F4A7C15)) ^
+		((uint64) p.seq * UINT64CONST(0xC2B2AE3D27D4EB4F));
+
+	x ^= x >> 31;
+	x *= UINT64CONST(0xBF58476D1CE4E5B9);
+	x ^= x >> 29;
+	x *= UINT64CONST(0x94D049BB133111EB);
+	return x ^ (x >> 32);
+}
 
 /*
  * A state being folded: st lives in its own memory context cxt (a child of

@@ -66,6 +66,9 @@ PG_FUNCTION_INFO_V1(model_select_learner_status);
 
 #define LEARNER_RESTART_SECONDS 5
 
+/* Set in _PG_init: the routing layer's selector_publish() (learning cannot include routing). */
+LearnerPublishHook learner_publish_hook = NULL;
+
 /* GUC model_select.learner_database (set only when preloaded) */
 static char *learner_database = NULL;
 
@@ -165,20 +168,37 @@ learner_count(int arms, int64 folded, bool skipped, bool failed)
  * selector dropped meanwhile) is logged and counted, and the pass goes on.
  */
 static void
-learner_selector(int32 selector_id, const char *name)
+learner_selector(int32 selector_id, const char *name, bool checkpoints)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	PassCall	call = {.selector_id = selector_id, .name = name};
+	int64		published;
 
 	PG_TRY();
 	{
-		StartTransactionCommand();
-		PushActiveSnapshot(GetTransactionSnapshot());
-		pgstat_report_activity(STATE_RUNNING, "model_select learner: checkpointing due arms");
-		run_as_extension_owner(learn_selector, &call);
-		PopActiveSnapshot();
-		CommitTransactionCommand();
-		learner_count(call.arms, call.folded, call.skipped, false);
+		if (checkpoints)
+		{
+			StartTransactionCommand();
+			PushActiveSnapshot(GetTransactionSnapshot());
+			pgstat_report_activity(STATE_RUNNING, "model_select learner: checkpointing due arms");
+			run_as_extension_owner(learn_selector, &call);
+			PopActiveSnapshot();
+			CommitTransactionCommand();
+			learner_count(call.arms, call.folded, call.skipped, false);
+		}
+		/* after the checkpoints commit: backends look versions up by them */
+		if (learner_publish_hook != NULL && !call.skipped)
+		{
+			StartTransactionCommand();
+			PushActiveSnapshot(GetTransactionSnapshot());
+			pgstat_report_activity(STATE_RUNNING, "model_select learner: publishing arm models");
+			published = learner_publish_hook(name);
+			PopActiveSnapshot();
+			CommitTransactionCommand();
+			LWLockAcquire(learner->lock, LW_EXCLUSIVE);
+			learner->versions_published += published;
+			LWLockRelease(learner->lock);
+		}
 	}
 	PG_CATCH();
 	{
@@ -193,7 +213,7 @@ learner_selector(int32 selector_id, const char *name)
 
 /* A pass over the database's selectors (none while the extension is not installed). */
 static void
-learner_pass(void)
+learner_pass(bool checkpoints)
 {
 	MemoryContext pass = AllocSetContextCreate(TopMemoryContext, "model_select learner pass",
 											   ALLOCSET_DEFAULT_SIZES);
@@ -213,7 +233,7 @@ learner_pass(void)
 	for (int i = 0; i < list.n; i++)
 	{
 		CHECK_FOR_INTERRUPTS();
-		learner_selector(list.ids[i], list.names[i]);
+		learner_selector(list.ids[i], list.names[i], checkpoints);
 		MemoryContextSwitchTo(pass);
 	}
 	pgstat_report_activity(STATE_IDLE, NULL);
@@ -230,13 +250,18 @@ learner_detach(int code, Datum arg)
 {
 	LWLockAcquire(learner->lock, LW_EXCLUSIVE);
 	if (learner->pid == MyProcPid)
+	{
 		learner->pid = 0;
+		learner->latch = NULL;
+	}
 	LWLockRelease(learner->lock);
 }
 
 void
 model_select_learner_main(Datum arg)
 {
+	TimestampTz last_checkpoints = 0;
+
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
@@ -245,24 +270,36 @@ model_select_learner_main(Datum arg)
 
 	LWLockAcquire(learner->lock, LW_EXCLUSIVE);
 	learner->pid = MyProcPid;
+	learner->latch = MyLatch;
 	learner->database = MyDatabaseId;
 	learner->started = GetCurrentTimestamp();
 	learner->last_pass = 0;
 	LWLockRelease(learner->lock);
 	before_shmem_exit(learner_detach, 0);
 
+	/*
+	 * A reward's commit sets the latch: the models are published then; the
+	 * checkpoints, whose due check costs a query per arm, once a naptime.
+	 */
 	for (;;)
 	{
+		TimestampTz now;
+		bool		checkpoints;
+
+		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 		}
-		learner_pass();
+		now = GetCurrentTimestamp();
+		checkpoints = TimestampDifferenceExceeds(last_checkpoints, now, learner_naptime_ms);
+		learner_pass(checkpoints);
+		if (checkpoints)
+			last_checkpoints = now;
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 learner_naptime_ms, PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
 	}
 }
 
@@ -339,8 +376,8 @@ Datum
 model_select_learner_status(PG_FUNCTION_ARGS)
 {
 	TupleDesc	desc;
-	Datum		values[10];
-	bool		nulls[10] = {false};
+	Datum		values[11];
+	bool		nulls[11] = {false};
 	LearnerShared copy;
 
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
@@ -367,5 +404,6 @@ model_select_learner_status(PG_FUNCTION_ARGS)
 	values[7] = Int64GetDatum(copy.rewards_folded);
 	values[8] = Int64GetDatum(copy.selectors_skipped);
 	values[9] = Int64GetDatum(copy.errors);
+	values[10] = Int64GetDatum(copy.versions_published);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
 }

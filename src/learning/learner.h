@@ -4,6 +4,10 @@
 #ifndef MODEL_SELECT_LEARNER_H
 #define MODEL_SELECT_LEARNER_H
 
+/* Brings a selector's arm models to its final rows and publishes them (how many). */
+typedef int64 (*LearnerPublishHook) (const char *name);
+extern LearnerPublishHook learner_publish_hook;
+
 extern void learner_preload(void);
 extern PGDLLEXPORT void model_select_learner_main(Datum arg);
 

@@ -4,6 +4,7 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
@@ -19,6 +20,10 @@
 
 LearnerShared *learner = NULL;
 int			learner_naptime_ms = 200;
+
+/* This transaction logged a reward; the callback that wakes the learner is registered. */
+static bool wake_at_commit = false;
+static bool wake_callback_registered = false;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
@@ -40,6 +45,40 @@ learner_serving(void)
 		!TimestampDifferenceExceeds(learner->last_pass, GetCurrentTimestamp(), (int) stale_ms);
 	LWLockRelease(learner->lock);
 	return serving;
+}
+
+/*
+ * At the end of a transaction that logged rewards: a commit wakes the
+ * learner, whose next version then holds them (callbacks run after the
+ * commit is visible).  The latch pointer is read without the lock: a stale
+ * one is a latch in shared memory all the same, and setting it is harmless.
+ */
+static void
+learner_wake_xact(XactEvent event, void *arg)
+{
+	Latch	   *latch;
+
+	if (!wake_at_commit || (event != XACT_EVENT_COMMIT && event != XACT_EVENT_ABORT &&
+							event != XACT_EVENT_PREPARE))
+		return;
+	wake_at_commit = false;
+	latch = learner->latch;
+	if (event == XACT_EVENT_COMMIT && latch != NULL && learner->database == MyDatabaseId)
+		SetLatch(latch);
+}
+
+/* A reward was logged: wake the learner when the transaction commits. */
+void
+learner_wake_at_commit(void)
+{
+	if (learner == NULL || learner->pid == 0)
+		return;
+	if (!wake_callback_registered)
+	{
+		RegisterXactCallback(learner_wake_xact, NULL);
+		wake_callback_registered = true;
+	}
+	wake_at_commit = true;
 }
 
 static void

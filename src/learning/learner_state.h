@@ -8,12 +8,14 @@
 #define MODEL_SELECT_LEARNER_STATE_H
 
 #include "datatype/timestamp.h"
+#include "storage/latch.h"
 #include "storage/lwlock.h"
 
 typedef struct LearnerShared
 {
 	LWLock	   *lock;
 	pid_t		pid;			/* 0: no learner running */
+	Latch	   *latch;			/* its latch: a reward's commit sets it */
 	Oid			database;
 	TimestampTz started;
 	TimestampTz last_pass;		/* end of the last pass (0: none yet) */
@@ -22,6 +24,7 @@ typedef struct LearnerShared
 	int64		rewards_folded;
 	int64		selectors_skipped;	/* settings lock busy */
 	int64		errors;
+	int64		versions_published;	/* arm bases put in the shared cache */
 } LearnerShared;
 
 /* NULL unless preloaded */
@@ -31,5 +34,6 @@ extern int	learner_naptime_ms;
 
 extern void learner_shmem_preload(void);
 extern bool learner_serving(void);
+extern void learner_wake_at_commit(void);
 
 #endif

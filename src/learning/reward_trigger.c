@@ -30,6 +30,7 @@
 #include "pg/owner.h"
 #include "model/privilege.h"
 #include "pg/progress.h"
+#include "learning/learner_state.h"
 #include "learning/clock.h"
 
 PG_FUNCTION_INFO_V1(model_select_rewards_resolve);
@@ -289,5 +290,6 @@ model_select_rewards_resolve(PG_FUNCTION_ARGS)
 	Datum		row = log_row_resolve(fcinfo, resolve_row);
 
 	progress_add(1);			/* warm_start's progress (none outside a command) */
+	learner_wake_at_commit();
 	return row;
 }

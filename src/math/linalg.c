@@ -393,3 +393,15 @@ chol_solve(int n, const double *lp, double *x)
 	chol_forward(n, lp, x);
 	chol_backward(n, lp, x);
 }
+
+/* out = L Lᵀ − shift·I (packed), the matrix a packed factor L factors, less a shift. */
+void
+chol_product(int n, const double *lp, double shift, double *out)
+{
+	for (int i = 0; i < n; i++)
+	{
+		for (int j = 0; j <= i; j++)
+			out[PACKED_ROW(i) + j] = dot(j + 1, lp + PACKED_ROW(i), lp + PACKED_ROW(j));
+		out[PACKED_ROW(i) + i] -= shift;
+	}
+}

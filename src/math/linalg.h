@@ -27,5 +27,6 @@ extern double *chol_forward_copy(int n, const double *lp, const double *b);
 extern void chol_forward_block(int n, const double *lp, const double *u, int m, const double *K,
 							   double *means, double *sqnorms);
 extern void chol_solve(int n, const double *lp, double *x);
+extern void chol_product(int n, const double *lp, double shift, double *out);
 
 #endif

@@ -126,6 +126,15 @@ typedef struct PolicyOps
 	 */
 	int			(*row_spans) (const SelectorConfig *cfg, const StateHeader *st, int first,
 							  int last, RowSpan *spans);
+	/*
+	 * Optional, for the "share" setting (lin_ucb, rff_ucb): from the models
+	 * of all narms arms (NULL: no rewards yet), each arm's prior term (NULL:
+	 * the arm scores with score), in the current memory context; then
+	 * score_shared scores an arm as score does, with its prior term.
+	 */
+	double	  **(*share_priors) (const SelectorConfig *cfg, int narms, const ArmModel *const *models);
+	void		(*score_shared) (const SelectorConfig *cfg, const ArmModel *model, const double *prior,
+								 const double *x, ArmScore *out);
 } PolicyOps;
 
 /* The functions of a PolicyOps named prefix_build, prefix_append, … */

@@ -47,6 +47,7 @@ const SettingDef setting_defs[] = {
 	{"bandwidth", SETTING_NUMBER, offsetof(SelectorConfig, bandwidth), 1.0, 1e-6, false, 1e6, FOR_BANDWIDTH},
 	{"nu", SETTING_NUMBER, offsetof(SelectorConfig, nu), 1.5, 0.5, false, 2.5, FOR_MATERN},
 	{"features", SETTING_INTEGER, offsetof(SelectorConfig, features), 200, 1, false, 8192, FOR_OWN},
+	{"share", SETTING_NUMBER, offsetof(SelectorConfig, share), 0.0, 0, false, 1, FOR_OWN_FIXED},
 	{"qbar", SETTING_NUMBER, offsetof(SelectorConfig, qbar), 2.0, 0, true, 1e6, FOR_OWN},
 	{"adaptive_beta", SETTING_BOOLEAN, offsetof(SelectorConfig, adaptive_beta), 0, 0, false, 1, FOR_OWN},
 	{"confidence", SETTING_CHOICE, offsetof(SelectorConfig, confidence), CONFIDENCE_FIXED, 0, false, 0,
@@ -147,6 +148,8 @@ setting_applies(const SettingDef *def, const SelectorConfig *cfg)
 			return cfg->kernel == KERNEL_MATERN;
 		case FOR_OWN:
 			return policy_declares(ops, def->name);
+		case FOR_OWN_FIXED:
+			return policy_declares(ops, def->name) && cfg->confidence == CONFIDENCE_FIXED;
 		case FOR_WINDOW:
 			return ops->forgets.window;
 		case FOR_DISCOUNT:
@@ -469,6 +472,14 @@ model_select_resolve_settings(PG_FUNCTION_ARGS)
 	cfg.kernel = kernel_from_name(cfg.policy, PG_ARGISNULL(1) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(1)));
 	settings_resolve_over(&cfg, PG_NARGS() > 4 && !PG_ARGISNULL(4) ? PG_GETARG_JSONB_P(4) : NULL,
 						  PG_ARGISNULL(2) ? NULL : PG_GETARG_JSONB_P(2));
+	if (forgets_any(&cfg) && cfg.clock == CLOCK_ARM)
+		ereport(NOTICE,
+				(errmsg("on the arm's clock (the default) an arm that is not chosen never forgets"),
+				 errdetail("window, discount and restart_every count each arm's own rewards: an arm that "
+						   "stopped being chosen keeps its old rewards, and after the best arm changes "
+						   "it may never be tried again."),
+				 errhint("Add \"clock\": \"selector\" to count every reward of the selector, "
+						 "or \"clock\": \"time\" to count seconds.")));
 	if (PG_NARGS() > 3 && !PG_ARGISNULL(3))
 	{
 		cfg.dim = PG_GETARG_INT32(3);

@@ -30,6 +30,7 @@ typedef enum SettingScope
 	FOR_POLY,
 	FOR_MATERN,
 	FOR_OWN,					/* the policies that name it in PolicyOps.settings */
+	FOR_OWN_FIXED,				/* those, with confidence fixed */
 	FOR_WINDOW,					/* policies that honour each kind of forgetting */
 	FOR_DISCOUNT,				/* (as a γ per reward: not on the time clock) */
 	FOR_HALF_LIFE,				/* the time clock's discount */
@@ -60,7 +61,7 @@ typedef struct SettingDef
 } SettingDef;
 
 /* Every setting, once (settings.c); N_SETTINGS entries. */
-#define N_SETTINGS 30
+#define N_SETTINGS 31
 extern const SettingDef setting_defs[];
 extern const char *const clock_names[];
 

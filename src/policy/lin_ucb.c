@@ -21,6 +21,14 @@
  * α_f, each updated by its own rank-1 update: the radii of confidence.c in
  * their primal form, where ln det(I + K/α) = ln det(A_α) − p ln α and
  * α yᵀ(K + αI)⁻¹y = yᵀy − bᵀA_α⁻¹b.
+ *
+ * With "share" s > 0 (confidence fixed) the arms share a prior mean: arm a's
+ * weights are the ridge regression towards s·w₀, where w₀ = (αI + Σ_a G_a)⁻¹
+ * Σ_a b_a is the ridge regression on every arm's rewards (G_a = Σ zzᵀ of
+ * arm a): mean_a = zᵀA_a⁻¹(b_a + α s w₀), width unchanged.  Every reward
+ * teaches w₀, so an arm with few rewards starts from what all arms learnt.
+ * The states stay per arm (a fold of each arm's log); w₀ is computed from
+ * the decoded models of all arms at each decision (lin_share_priors).
  */
 #include "postgres.h"
 
@@ -42,6 +50,8 @@ struct ArmModel
 	Spectrum   *spectrum;		/* cmm */
 	double	   *z;				/* per context: its features */
 	double	   *scratch;
+	double	   *gram;			/* with share: Σ zzᵀ (packed) and b = Σ r z */
+	double	   *rhs;
 };
 
 #define LIN_BODY(p) (PACKED_SIZE(p) + (p))
@@ -337,6 +347,13 @@ lin_decode(const SelectorConfig *cfg, const StateHeader *st)
 	}
 	m->z = palloc(sizeof(double) * p);
 	m->scratch = palloc(sizeof(double) * p);
+	if (cfg->share > 0)
+	{
+		m->gram = palloc(sizeof(double) * PACKED_SIZE(p));
+		chol_product(p, m->L[0], m->factors.alpha[0], m->gram);
+		m->rhs = palloc(sizeof(double) * p);
+		memcpy(m->rhs, lin_rhs(st, p), sizeof(double) * p);
+	}
 	return m;
 }
 
@@ -360,6 +377,52 @@ lin_score(const SelectorConfig *cfg, const ArmModel *m, const double *x, ArmScor
 		spectrum_score(cfg, m->spectrum, m->z, 0.0, out);
 	else
 		confidence_pick(&m->bounds, lin_eval, m, out);
+}
+
+/*
+ * share: each arm's prior term v_a = A_a⁻¹(α s w₀), so that its mean is
+ * zᵀA_a⁻¹b_a + z·v_a.  O(G p²) for the sums and solves, O(p³) for w₀.  A
+ * model decoded without share (no Σ zzᵀ kept) takes no part and gets no
+ * prior term.
+ */
+static double **
+lin_share_priors(const SelectorConfig *cfg, int narms, const ArmModel *const *models)
+{
+	int			p = feature_count(cfg);
+	double		alpha = cfg->alpha;
+	double	   *S = palloc0(sizeof(double) * PACKED_SIZE(p));
+	double	   *w0 = palloc0(sizeof(double) * p);
+	double	  **priors = palloc0(sizeof(double *) * Max(narms, 1));
+
+	for (int i = 0; i < p; i++)
+		S[PACKED_ROW(i) + i] = alpha;
+	for (int a = 0; a < narms; a++)
+		if (models[a] != NULL && models[a]->gram != NULL)
+		{
+			axpy((int) PACKED_SIZE(p), 1.0, models[a]->gram, S);
+			axpy(p, 1.0, models[a]->rhs, w0);
+		}
+	chol_factor_packed(p, S, alpha);
+	chol_solve(p, S, w0);
+	for (int a = 0; a < narms; a++)
+		if (models[a] != NULL && models[a]->gram != NULL)
+		{
+			priors[a] = palloc(sizeof(double) * p);
+			for (int i = 0; i < p; i++)
+				priors[a][i] = alpha * cfg->share * w0[i];
+			chol_solve(p, models[a]->L[0], priors[a]);
+		}
+	pfree(S);
+	pfree(w0);
+	return priors;
+}
+
+static void
+lin_score_shared(const SelectorConfig *cfg, const ArmModel *m, const double *prior,
+				 const double *x, ArmScore *out)
+{
+	lin_score(cfg, m, x, out);
+	out->mean += dot(m->p, m->z, prior);
 }
 
 /*
@@ -398,14 +461,18 @@ lin_score_block(const SelectorConfig *cfg, const ArmModel *m, int nrows, const d
 	}
 }
 
+/* lin_ucb's own setting: the weight of the prior mean shared across arms. */
+static const char *const lin_ucb_settings[] = {"share", NULL};
+
 const PolicyOps lin_ucb_ops = {
 	.name = "lin_ucb", .kind = POLICY_LIN_UCB,
-	.uses_context = true, .bounds = BOUNDS_CHOICE, .forgets = FORGETS_ALL,
+	.uses_context = true, .bounds = BOUNDS_CHOICE, .forgets = FORGETS_ALL, .settings = lin_ucb_settings,
 	POLICY_FUNCTIONS(lin), .score_block = lin_score_block, .build_weighted = lin_build_weighted,
+	.share_priors = lin_share_priors, .score_shared = lin_score_shared,
 };
 
-/* rff_ucb's own setting: how many random features (2 × features values each). */
-static const char *const rff_ucb_settings[] = {"features", NULL};
+/* rff_ucb's own settings: how many random features (2 × features values each), share. */
+static const char *const rff_ucb_settings[] = {"features", "share", NULL};
 
 /* lin_ucb on random Fourier features of a shift-invariant kernel. */
 const PolicyOps rff_ucb_ops = {
@@ -413,4 +480,5 @@ const PolicyOps rff_ucb_ops = {
 	.uses_context = true, .kernels = KERNELS_SHIFT_INVARIANT, .random_features = true,
 	.bounds = BOUNDS_CHOICE, .forgets = FORGETS_ALL, .settings = rff_ucb_settings,
 	POLICY_FUNCTIONS(lin), .score_block = lin_score_block, .build_weighted = lin_build_weighted,
+	.share_priors = lin_share_priors, .score_shared = lin_score_shared,
 };

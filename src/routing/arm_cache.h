@@ -34,6 +34,8 @@ typedef struct ModelCacheEntry
 	int			maxoverlay;
 	LogPosition *overlay;
 	StateFold	ofold;			/* the base + those rows */
+	int			overlay_slot;	/* ofold.st is a shared version pinned in this
+								 * slot (read only!), -1: ours */
 	MemoryContext overlay_model_cxt;	/* child of overlay_cxt */
 	ArmModel   *overlay_model;
 	double		now;			/* clocked: the clock's now of the load */
@@ -44,6 +46,21 @@ typedef struct ModelCacheEntry
 	uint64		last_used;		/* load counter when last used (LRU) */
 	Size		bytes;			/* memory held by cxt when last measured */
 } ModelCacheEntry;
+
+/*
+ * How a load treats the rows after an arm's base (model_cache_absorb):
+ * LOAD_OWN folds the final ones into this backend's base (no learner);
+ * LOAD_FOLLOW takes the newest base the learner published and folds the rest
+ * only onto a copy of it, the overlay, so that a reward is folded once per
+ * server rather than once per backend; LOAD_PUBLISH is the learner's: it
+ * folds the final rows into its base and publishes it, with no overlay.
+ */
+typedef enum LoadMode
+{
+	LOAD_OWN,
+	LOAD_FOLLOW,
+	LOAD_PUBLISH
+} LoadMode;
 
 /* A stored checkpoint's identity and contents, from the arms query. */
 typedef struct CheckpointRow
@@ -57,10 +74,13 @@ typedef struct CheckpointRow
 } CheckpointRow;
 
 extern ModelCacheEntry *model_cache_entry(const SelectorConfig *cfg, int32 arm_id,
-										  const CheckpointRow *ck, FullTransactionId horizon);
+										  const CheckpointRow *ck, FullTransactionId horizon,
+										  LoadMode mode);
 extern void model_cache_absorb(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first,
-							   uint64 last, FullTransactionId horizon, double now);
+							   uint64 last, FullTransactionId horizon, double now, LoadMode mode);
 extern uint64 model_cache_next_load(void);
+extern int64 model_cache_decodes;
+extern int64 model_cache_hits;
 extern void model_cache_touch(ModelCacheEntry *entry, uint64 load);
 extern void model_cache_fit(uint64 load);
 extern void model_cache_remove(ModelCacheEntry *entry);
@@ -69,6 +89,11 @@ extern void model_cache_remove(ModelCacheEntry *entry);
 extern void base_key(SharedBaseKey *key, int32 arm_id, int32 settings_version, int64 version,
 					 int64 xmin);
 extern void entry_share(ModelCacheEntry *entry);
+extern bool entry_shareable(const ModelCacheEntry *entry);
+extern void entry_publish(ModelCacheEntry *entry);
+extern void entry_publish_overlay(ModelCacheEntry *entry);
+extern uint64 entry_find_version(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first,
+								 uint64 last, SharedBase *sb);
 extern void entry_base_grew(ModelCacheEntry *entry);
 extern void entry_share_when_quiet(ModelCacheEntry *entry);
 extern void entry_own_base(ModelCacheEntry *entry);

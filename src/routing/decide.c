@@ -33,41 +33,89 @@ score_set_ucb(const PolicyOps *ops, ArmScore *s)
 	s->ucb = ops->uses_context ? s->mean + s->radius * s->width : s->mean;
 }
 
+/*
+ * With "share": every arm's prior term from the models of all arms (see
+ * lin_ucb.c), for the scores of one decision or block; else NULL.
+ */
+static double **
+share_begin(const Selector *sel)
+{
+	const PolicyOps *ops = policy_ops(sel->cfg.policy);
+	const ArmModel **models;
+	double	  **priors;
+
+	if (sel->cfg.share <= 0 || ops->share_priors == NULL)
+		return NULL;
+	models = palloc(sizeof(ArmModel *) * Max(sel->narms, 1));
+	for (int i = 0; i < sel->narms; i++)
+		models[i] = sel->arms[i].model;
+	priors = ops->share_priors(&sel->cfg, sel->narms, models);
+	pfree(models);
+	return priors;
+}
+
+static void
+share_end(const Selector *sel, double **priors)
+{
+	if (priors == NULL)
+		return;
+	for (int i = 0; i < sel->narms; i++)
+		if (priors[i] != NULL)
+			pfree(priors[i]);
+	pfree(priors);
+}
+
+/* A learned arm i's score of prepared context x (not its ucb). */
+static void
+score_learned(const Selector *sel, int i, double **priors, const double *x, ArmScore *out)
+{
+	const PolicyOps *ops = policy_ops(sel->cfg.policy);
+
+	if (priors != NULL && priors[i] != NULL)
+		ops->score_shared(&sel->cfg, sel->arms[i].model, priors[i], x, out);
+	else
+		ops->score(&sel->cfg, sel->arms[i].model, x, out);
+}
+
 static void
 score_prepared(const Selector *sel, const double *x, ArmScore *out)
 {
 	const PolicyOps *ops = policy_ops(sel->cfg.policy);
+	double	  **priors = share_begin(sel);
 
 	for (int i = 0; i < sel->narms; i++)
 	{
-		const ArmInfo *arm = &sel->arms[i];
-
-		if (arm->model == NULL)
+		if (sel->arms[i].model == NULL)
 		{
 			score_unlearned(&out[i]);
 			continue;
 		}
-		ops->score(&sel->cfg, arm->model, x, &out[i]);
+		score_learned(sel, i, priors, x, &out[i]);
 		score_set_ucb(ops, &out[i]);
 	}
+	share_end(sel, priors);
 }
 
-/* Arm i's scores of the m prepared contexts X into column i of scores (m × narms). */
+/*
+ * Arm i's scores of the m prepared contexts X into column i of scores (m ×
+ * narms); row by row with shared priors.
+ */
 static void
 score_arm_block(const Selector *sel, int i, int m, const double *X, void **shared,
-				ArmScore *column, ArmScore *scores)
+				double **priors, ArmScore *column, ArmScore *scores)
 {
 	const PolicyOps *ops = policy_ops(sel->cfg.policy);
 	const ArmModel *model = sel->arms[i].model;
+	bool		by_block = ops->score_block != NULL && priors == NULL;
 
 	for (int t = 0; t < m; t++)
 	{
 		if (model == NULL)
 			score_unlearned(&column[t]);
-		else if (ops->score_block == NULL)
-			ops->score(&sel->cfg, model, X + (Size) t * sel->cfg.dim, &column[t]);
+		else if (!by_block)
+			score_learned(sel, i, priors, X + (Size) t * sel->cfg.dim, &column[t]);
 	}
-	if (model != NULL && ops->score_block != NULL)
+	if (model != NULL && by_block)
 		ops->score_block(&sel->cfg, model, m, X, shared, column);
 	for (int t = 0; t < m; t++)
 	{
@@ -251,13 +299,16 @@ decide_block(const Selector *sel, int m, const double *rawX, ArmScore *scores, i
 	ArmScore   *column = palloc(sizeof(ArmScore) * Max(m, 1));
 	void	   *shared = NULL;
 	double		lambda = pacer_lambda(sel);
+	double	  **priors;
 
 	memcpy(X, rawX, sizeof(double) * (Size) m * dim);
 	for (int t = 0; t < m; t++)
 		context_prepare(&sel->cfg, X + (Size) t * dim);
 
+	priors = share_begin(sel);
 	for (int i = 0; i < sel->narms; i++)
-		score_arm_block(sel, i, m, X, &shared, column, scores);
+		score_arm_block(sel, i, m, X, &shared, priors, column, scores);
+	share_end(sel, priors);
 	for (int t = 0; t < m; t++)
 	{
 		sample_scores(sel, rawX + (Size) t * dim, scores + (Size) t * sel->narms);

@@ -1,7 +1,8 @@
 /*
  * model_cache.c — the backend-local cache of arm folds: every arm's state as
  * the fold of its log (its stored checkpoint plus the rewards logged after
- * it), decoded for scoring.  selector_load.c reads a selector through it.
+ * it), decoded for scoring.  selector_load.c reads a selector through it;
+ * model_absorb.c brings an entry to a statement's rows.
  *
  * Per arm the cache keeps a base: the checkpoint it started from (arm_state
  * row version and xmin, settings version) with the rows after it that were
@@ -25,9 +26,11 @@
  * is published and this backend then scores from the shared copy, and a
  * base that grows is first copied back (a shared base is never written to).
  * A grown base is published only once its arm is quiet
- * (entry_share_when_quiet).  Overlays stay per backend.  The decoded model
- * of a shared base points into shared memory (its policy's decode only adds
- * small vectors).
+ * (entry_share_when_quiet).  Where the learner process serves, it publishes
+ * versions after every reward's commit, with the rows that are not final
+ * too, and an entry's base and overlay are taken from them
+ * (model_absorb.c, LoadMode).  The decoded model of a shared base points
+ * into shared memory (its policy's decode only adds small vectors).
  */
 #include "postgres.h"
 
@@ -62,9 +65,9 @@ static HTAB *model_cache = NULL;
 static uint64 cache_loads = 0;
 static Size cache_bytes = 0;	/* sum of the entries' bytes */
 
-/* Counters for model_select.cache_stats(). */
-static int64 cache_decodes = 0;
-static int64 cache_hits = 0;
+/* Counters for model_select.cache_stats() (model_absorb.c counts decodes and hits). */
+int64		model_cache_decodes = 0;
+int64		model_cache_hits = 0;
 static int64 cache_misses = 0;
 static int64 cache_evictions = 0;
 
@@ -82,6 +85,9 @@ entry_free(ModelCacheEntry *entry)
 	if (entry->shared_slot >= 0)
 		shared_base_release(entry->shared_slot);
 	entry->shared_slot = -1;
+	if (entry->overlay_cxt != NULL && entry->overlay_slot >= 0)
+		shared_base_release(entry->overlay_slot);
+	entry->overlay_slot = -1;
 	cache_bytes -= entry->bytes;
 	entry->bytes = 0;
 	MemoryContextDelete(entry->cxt);
@@ -166,7 +172,7 @@ model_cache_fit(uint64 load)
  */
 static ModelCacheEntry *
 entry_reset(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck,
-			FullTransactionId horizon, bool *load_locked)
+			FullTransactionId horizon, LoadMode mode, bool *load_locked)
 {
 	ModelCacheEntry *entry;
 	bool		found;
@@ -187,6 +193,7 @@ entry_reset(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck,
 	entry->cxt = AllocSetContextCreate(CacheMemoryContext, "model_select arm model",
 									   ALLOCSET_DEFAULT_SIZES);
 	entry->base_cxt = entry->overlay_cxt = NULL;
+	entry->overlay_slot = -1;
 	entry->base_model = entry->overlay_model = NULL;
 	entry->overlay = NULL;
 	entry->noverlay = entry->maxoverlay = 0;
@@ -203,9 +210,9 @@ entry_reset(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck,
 	if (shared_cache_active() && cfg->clock == CLOCK_ARM)
 	{
 		base_key(&key, arm_id, cfg->settings_version, ck->version, ck->xmin);
-		if (!shared_base_find(&key, entry->ckpt_pos, true, horizon, &sb))
+		/* another backend may be loading it: wait, then look again (not the learner: nobody waits for it) */
+		if (!shared_base_find(&key, entry->ckpt_pos, true, horizon, &sb) && mode != LOAD_PUBLISH)
 		{
-			/* another backend may be loading it: wait, then look again */
 			shared_load_lock(arm_id);
 			*load_locked = true;
 			shared_base_find(&key, entry->ckpt_pos, true, horizon, &sb);
@@ -250,7 +257,7 @@ entry_reset(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck,
  */
 ModelCacheEntry *
 model_cache_entry(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck,
-					FullTransactionId horizon)
+				  FullTransactionId horizon, LoadMode mode)
 {
 	ModelCacheEntry *entry = model_cache
 		? hash_search(model_cache, &arm_id, HASH_FIND, NULL) : NULL;
@@ -262,7 +269,7 @@ model_cache_entry(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *
 		(log_position_cmp(entry->fold.pos, entry->ckpt_pos) == 0 ||
 		 FullTransactionIdPrecedes(entry->fold.pos.tx, horizon)))
 		return entry;
-	entry = entry_reset(cfg, arm_id, ck, horizon, &load_locked);
+	entry = entry_reset(cfg, arm_id, ck, horizon, mode, &load_locked);
 	/* a clocked arm's rows come with their ticks in the load's query (selector_load.c) */
 	if (entry->shared_slot < 0 && cfg->clock == CLOCK_ARM)
 	{
@@ -284,217 +291,6 @@ model_cache_entry(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *
 	if (load_locked)
 		shared_load_unlock(arm_id);
 	return entry;
-}
-
-/*
- * A decoded model of st (NULL: no reward) in a new child *cxt of parent;
- * a clocked arm's at the load's now, *at getting its key (clock.c).
- */
-static ArmModel *
-entry_decode(ModelCacheEntry *entry, const StateHeader *st, MemoryContext parent,
-			 MemoryContext *cxt, ClockKey *at)
-{
-	MemoryContext old;
-	ArmModel   *model;
-
-	if (st == NULL || st->n == 0)
-		return NULL;
-	*cxt = AllocSetContextCreate(parent, "model_select decoded model", ALLOCSET_DEFAULT_SIZES);
-	old = MemoryContextSwitchTo(*cxt);
-	if (entry->cfg.clock != CLOCK_ARM)
-	{
-		clock_key(&entry->cfg, st, entry->now, at);
-		model = clock_decode_at(&entry->cfg, st, at);
-	}
-	else
-		model = policy_ops(entry->cfg.policy)->decode(&entry->cfg, st);
-	MemoryContextSwitchTo(old);
-	cache_decodes++;
-	return model;
-}
-
-/*
- * Is the model of st decoded at key `at` its model at the load's now too?
- * Always on the arm's clock; on another while the key holds, so a model
- * changes only when a row stops counting (or, under a discount, when the
- * weights' time moves): time moving on within a window rebuilds nothing.
- */
-static bool
-entry_model_holds(const ModelCacheEntry *entry, const StateHeader *st, const ClockKey *at)
-{
-	ClockKey	key;
-
-	if (entry->cfg.clock == CLOCK_ARM || st == NULL || st->n == 0)
-		return true;
-	clock_key(&entry->cfg, st, entry->now, &key);
-	return clock_key_equal(&key, at);
-}
-
-static void
-entry_drop_overlay(ModelCacheEntry *entry)
-{
-	if (entry->overlay_cxt)
-		MemoryContextDelete(entry->overlay_cxt);
-	entry->overlay_cxt = NULL;
-	entry->overlay_model = NULL;
-	entry->overlay = NULL;
-	entry->noverlay = entry->maxoverlay = 0;
-}
-
-static void
-entry_drop_base_model(ModelCacheEntry *entry)
-{
-	if (entry->base_cxt)
-		MemoryContextDelete(entry->base_cxt);
-	entry->base_cxt = NULL;
-	entry->base_model = NULL;
-}
-
-/* How many rows of the kept overlay start rows [first, last) of tt (-1: it does not). */
-static int
-overlay_prefix(const ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 last)
-{
-	/* a row's tick on the selector's clock depends on the other arms' rows visible: refold */
-	if (entry->overlay_cxt == NULL || entry->cfg.clock == CLOCK_SELECTOR ||
-		(uint64) entry->noverlay > last - first)
-		return -1;
-	for (int i = 0; i < entry->noverlay; i++)
-		if (log_position_cmp(entry->overlay[i], fold_row_position(tt, first + i)) != 0)
-			return -1;
-	return entry->noverlay;
-}
-
-/*
- * The overlay brought to rows [first, last) of tt: the kept one extended
- * when its rows start them, else folded anew onto a copy of the base; a
- * clocked overlay's model decoded again when its key no longer holds.
- */
-static void
-entry_overlay(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 last)
-{
-	int			kept = overlay_prefix(entry, tt, first, last);
-	int			n = (int) (last - first);
-	MemoryContext old;
-
-	if (kept == n && entry_model_holds(entry, entry->ofold.st, &entry->overlay_at))
-	{
-		cache_hits++;
-		return;
-	}
-	if (kept < 0)
-	{
-		entry_drop_overlay(entry);
-		entry->overlay_cxt = AllocSetContextCreate(entry->cxt, "model_select overlay",
-												   ALLOCSET_DEFAULT_SIZES);
-		entry->maxoverlay = entry->noverlay = 0;
-		old = MemoryContextSwitchTo(entry->overlay_cxt);
-		fold_begin(&entry->ofold, &entry->cfg, entry->fold.st, entry->fold.pos, &entry->fold.totals);
-		MemoryContextSwitchTo(old);
-		kept = 0;
-	}
-	if (n > entry->maxoverlay)
-	{
-		entry->maxoverlay = Max(n, 8);
-		entry->overlay = entry->overlay
-			? repalloc(entry->overlay, sizeof(LogPosition) * entry->maxoverlay)
-			: MemoryContextAlloc(entry->overlay_cxt, sizeof(LogPosition) * entry->maxoverlay);
-	}
-	for (int i = kept; i < n; i++)
-		entry->overlay[i] = fold_row_position(tt, first + i);
-	entry->noverlay = n;
-	old = MemoryContextSwitchTo(entry->overlay_cxt);
-	fold_some(&entry->ofold, tt, first + kept, last, false);
-	MemoryContextSwitchTo(old);
-	/* (kept == n: the same rows, a clocked model at another key) */
-	if (entry->overlay_model != NULL)
-		MemoryContextDelete(entry->overlay_model_cxt);
-	entry->overlay_model = entry_decode(entry, entry->ofold.st, entry->overlay_cxt,
-										&entry->overlay_model_cxt, &entry->overlay_at);
-}
-
-/*
- * The final rows [first, last) of tt join the base.  When the overlay's
- * rows start them (they became final), the overlay becomes the base, model
- * and all: a reward is folded once per backend, whatever order it became
- * visible and final in.  With a shared cache, a base published by another
- * backend saves the fold; one grown here is published once its arm is
- * quiet (entry_share_when_quiet).
- */
-static void
-entry_extend_base(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 last,
-				  FullTransactionId horizon)
-{
-	int			kept = overlay_prefix(entry, tt, first, last);
-	MemoryContext old;
-
-	entry_drop_base_model(entry);
-	if (kept > 0)
-	{
-		if (entry->shared_slot >= 0)
-			shared_base_release(entry->shared_slot);
-		entry->shared_slot = -1;
-		MemoryContextSetParent(entry->ofold.cxt, entry->cxt);
-		MemoryContextDelete(entry->fold.cxt);
-		entry->fold = entry->ofold;
-		if (entry->overlay_model != NULL && (uint64) kept == last - first)
-		{
-			MemoryContextSetParent(entry->overlay_model_cxt, entry->cxt);
-			entry->base_cxt = entry->overlay_model_cxt;
-			entry->base_model = entry->overlay_model;
-			entry->base_at = entry->overlay_at;
-		}
-		entry->overlay_model = NULL;
-		first += kept;
-	}
-	else
-		first = entry_catch_up(entry, tt, first, last, horizon);
-	entry_drop_overlay(entry);
-	if (first < last)
-	{
-		entry_own_base(entry);
-		old = MemoryContextSwitchTo(entry->cxt);
-		fold_some(&entry->fold, tt, first, last, false);
-		MemoryContextSwitchTo(old);
-	}
-	entry_base_grew(entry);
-}
-
-/*
- * Bring an entry to rows [first, last) of tt, the visible rows after its
- * base: those below horizon join the base, the rest are the overlay.  A
- * clocked arm's model is that at the selector's clock now (clock.c): it
- * ages with now even when no row of the arm is new.
- */
-void
-model_cache_absorb(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 last,
-				   FullTransactionId horizon, double now)
-{
-	uint64		split = first;
-
-	entry->now = now;
-	while (split < last && FullTransactionIdPrecedes(fold_row_position(tt, split).tx, horizon))
-		split++;
-	if (split > first)
-		entry_extend_base(entry, tt, first, split, horizon);
-	if (split < last)
-	{
-		entry_overlay(entry, tt, split, last);
-		entry->model = entry->overlay_model;
-		entry->totals = entry->ofold.totals;
-		return;
-	}
-	entry_drop_overlay(entry);
-	if (split == first)
-		entry_share_when_quiet(entry);
-	if (entry->base_cxt != NULL && !entry_model_holds(entry, entry->fold.st, &entry->base_at))
-		entry_drop_base_model(entry);
-	if (entry->base_cxt != NULL || entry->fold.st == NULL || entry->fold.st->n == 0)
-		cache_hits++;
-	else
-		entry->base_model = entry_decode(entry, entry->fold.st, entry->cxt, &entry->base_cxt,
-										 &entry->base_at);
-	entry->model = entry->base_model;
-	entry->totals = entry->fold.totals;
 }
 
 /*
@@ -559,9 +355,9 @@ model_select_cache_stats(PG_FUNCTION_ARGS)
 		elog(ERROR, "cache_stats() must return a composite type");
 	values[0] = Int32GetDatum(model_cache ? (int32) hash_get_num_entries(model_cache) : 0);
 	values[1] = Int64GetDatum((int64) cache_bytes);
-	values[2] = Int64GetDatum(cache_hits);
+	values[2] = Int64GetDatum(model_cache_hits);
 	values[3] = Int64GetDatum(cache_misses);
-	values[4] = Int64GetDatum(cache_decodes);
+	values[4] = Int64GetDatum(model_cache_decodes);
 	values[5] = Int64GetDatum(cache_evictions);
 	values[6] = Int64GetDatum((int64) rff_cache_bytes());
 	if (shared_cache_stats(&shared))

@@ -12,6 +12,7 @@
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
+#include "model/registry.h"
 #include "routing/arm_cache.h"
 #include "routing/shared_cache.h"
 
@@ -69,11 +70,11 @@ entry_adopt(ModelCacheEntry *entry, const SharedBase *sb)
  * A base worth sharing: large enough, the server has a shared cache, and the
  * arm is on its own clock (a clocked base also depends on other arms' rows).
  */
-static bool
+bool
 entry_shareable(const ModelCacheEntry *entry)
 {
 	return entry->fold.st != NULL && entry->cfg.clock == CLOCK_ARM &&
-		(entry->shared_slot >= 0 || VARSIZE(entry->fold.st) >= SHARED_BASE_MIN_BYTES) &&
+		(entry->shared_slot >= 0 || VARSIZE(entry->fold.st) >= (Size) shared_min_size) &&
 		shared_cache_active();
 }
 
@@ -87,8 +88,87 @@ entry_share(ModelCacheEntry *entry)
 	if (entry->shared_slot >= 0 || !entry_shareable(entry))
 		return;
 	entry_base_key(entry, &key);
-	if (shared_base_publish(&key, entry->fold.st, entry->fold.pos, &entry->fold.totals, &sb))
+	if (shared_base_publish(&key, entry->fold.st, entry->fold.pos, &entry->fold.totals, true, &sb))
 		entry_adopt(entry, &sb);
+}
+
+/*
+ * The learner's side: a copy of its own base, grown since, becomes the
+ * arm's newest shared base (the older ones go stale); the learner keeps its
+ * own copy to grow further, so a version costs one copy.
+ */
+void
+entry_publish(ModelCacheEntry *entry)
+{
+	SharedBaseKey key;
+	SharedBase	sb;
+
+	if (entry->shared_slot >= 0 || !entry_shareable(entry))
+		return;
+	entry_base_key(entry, &key);
+	if (shared_base_publish(&key, entry->fold.st, entry->fold.pos, &entry->fold.totals, true, &sb))
+		shared_base_release(sb.slot);
+}
+
+/*
+ * The learner's version with rows that are not final yet: its overlay, for
+ * readers that see exactly those rows (a fixed-size state only: a growing
+ * one is copied whole at every version).
+ */
+void
+entry_publish_overlay(ModelCacheEntry *entry)
+{
+	SharedBaseKey key;
+	SharedBase	sb;
+
+	if (entry->overlay_slot >= 0 || entry->ofold.st == NULL || !entry_shareable(entry) ||
+		policy_ops(entry->cfg.policy)->keeps_rows)
+		return;
+	entry_base_key(entry, &key);
+	if (shared_base_publish(&key, entry->ofold.st, entry->ofold.pos, &entry->ofold.totals, false, &sb))
+		shared_base_release(sb.slot);
+}
+
+#define VERSIONS_LISTED 32
+
+/*
+ * The deepest published version that is the fold of the entry's base and
+ * rows [first, i) of tt, for the greatest such i (first: none), pinned in
+ * *sb: its position, row count and lineage are those of row i - 1.
+ */
+uint64
+entry_find_version(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 last,
+				   SharedBase *sb)
+{
+	SharedBaseKey key;
+	SharedVersion versions[VERSIONS_LISTED];
+	int			nversions;
+	uint64		lineage = entry->fold.totals.lineage;
+	uint64		found = first;
+	int			best = -1;
+
+	sb->slot = -1;
+	if (first == last || !entry_shareable(entry))
+		return first;
+	entry_base_key(entry, &key);
+	nversions = shared_versions(&key, entry->fold.pos, versions, VERSIONS_LISTED);
+	for (uint64 i = first; i < last && nversions > 0; i++)
+	{
+		LogPosition pos = fold_row_position(tt, i);
+		int64		n = entry->fold.totals.n + (int64) (i - first + 1);
+
+		lineage = lineage_step(lineage, pos);
+		for (int v = 0; v < nversions; v++)
+			if (log_position_cmp(versions[v].pos, pos) == 0 && versions[v].n == n &&
+				versions[v].lineage == lineage)
+			{
+				best = v;
+				found = i + 1;
+			}
+	}
+	if (best >= 0 && !shared_version_pin(&key, &versions[best], sb))
+		return first;
+	return found;
 }
 
 /*

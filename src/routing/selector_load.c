@@ -23,6 +23,7 @@
 #include "pg/owner.h"
 #include "model/privilege.h"
 #include "learning/clock.h"
+#include "learning/learner_state.h"
 #include "routing/arm_cache.h"
 #include "routing/model_cache.h"
 
@@ -297,12 +298,14 @@ typedef struct LoadCall
 {
 	const char *name;
 	MemoryContext caller;
+	LoadMode	mode;
 	Selector   *sel;
 } LoadCall;
 
 /* Every arm's identity and cache entry from its rows in s, then its rewards. */
 static void
-arms_load(Selector *sel, MemoryContext caller, const SelectorColumns *s, FullTransactionId horizon)
+arms_load(Selector *sel, MemoryContext caller, const SelectorColumns *s, FullTransactionId horizon,
+		  LoadMode mode)
 {
 	ModelCacheEntry **entries = palloc(sizeof(ModelCacheEntry *) * Max(sel->narms, 1));
 	SPITupleTable *rows;
@@ -326,7 +329,7 @@ arms_load(Selector *sel, MemoryContext caller, const SelectorColumns *s, FullTra
 		arm->ordinal = DatumGetInt32(row->values[ARM_ORDINAL]);
 		arm->active = DatumGetBool(row->values[ARM_ACTIVE]);
 		checkpoint_row(&sel->cfg, row->checkpoint, &ck);
-		entries[i] = model_cache_entry(&sel->cfg, arm->arm_id, &ck, horizon);
+		entries[i] = model_cache_entry(&sel->cfg, arm->arm_id, &ck, horizon, mode);
 	}
 	rows = clocked ? clocked_rows_after_bases(sel->cfg.clock, entries, sel->narms, &now)
 		: rows_after_bases(entries, sel->narms);
@@ -340,7 +343,7 @@ arms_load(Selector *sel, MemoryContext caller, const SelectorColumns *s, FullTra
 			next++;
 		PG_TRY();
 		{
-			model_cache_absorb(entry, rows, first, next, horizon, now);
+			model_cache_absorb(entry, rows, first, next, horizon, now, mode);
 		}
 		PG_CATCH();
 		{
@@ -380,20 +383,39 @@ selector_load_as_owner(void *arg)
 	config_from_values(&sel->cfg, s.values, s.nulls);
 	sel->narms = s.narms;
 	sel->arms = MemoryContextAllocZero(call->caller, sizeof(ArmInfo) * Max(sel->narms, 1));
-	arms_load(sel, call->caller, &s, shared_horizon());
+	arms_load(sel, call->caller, &s, shared_horizon(), call->mode);
 	spi_finish(spi_level);
 }
 
 /*
  * Load a selector by name with every arm and its decoded model.  The result
- * is allocated in the caller's memory context.
+ * is allocated in the caller's memory context.  While the learner publishes
+ * this database's bases, they are taken from it (LOAD_FOLLOW).
  */
 Selector *
 selector_load(const char *name)
 {
-	LoadCall	call = {name, CurrentMemoryContext, NULL};
+	LoadCall	call = {name, CurrentMemoryContext, learner_serving() ? LOAD_FOLLOW : LOAD_OWN, NULL};
 
 	run_as_extension_owner(selector_load_as_owner, &call);
 	return call.sel;
 }
 
+/*
+ * The learner's load: every arm's base brought to the final rows and, when
+ * it grew, published in the shared cache (LOAD_PUBLISH).  Nothing is
+ * decoded or handed out.  Returns the versions published.
+ */
+int64
+selector_publish(const char *name)
+{
+	LoadCall	call = {name, CurrentMemoryContext, LOAD_PUBLISH, NULL};
+	SharedCacheStats before,
+				after;
+
+	if (!shared_cache_stats(&before))
+		return 0;
+	run_as_extension_owner(selector_load_as_owner, &call);
+	(void) shared_cache_stats(&after);
+	return after.publishes - before.publishes;
+}

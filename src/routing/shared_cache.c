@@ -42,6 +42,9 @@
 /* GUC model_select.shared_cache_size, in kB */
 int			shared_cache_size_kb = 256 * 1024;
 
+/* GUC model_select.shared_min_size, in bytes */
+int			shared_min_size = 8192;
+
 /* Bases the server can hold at once (each slot costs about 120 bytes). */
 #define SHARED_SLOTS 1024
 
@@ -57,6 +60,8 @@ typedef struct SharedSlot
 	Size		bytes;
 	int32		pins;
 	bool		stale;			/* a newer base of the arm exists */
+	bool		final;			/* every row up to pos was final when published */
+	uint64		published;		/* the clock when published */
 	uint64		last_used;
 } SharedSlot;
 
@@ -155,6 +160,12 @@ shared_cache_preload(void)
 							"own cache (model_select.cache_size).",
 							&shared_cache_size_kb, 256 * 1024, 0, INT_MAX / 2,
 							PGC_POSTMASTER, GUC_UNIT_KB, check_shared_cache_size, NULL, NULL);
+	DefineCustomIntVariable("model_select.shared_min_size",
+							"The smallest arm model put in the shared cache.",
+							"Smaller ones stay in each backend's cache: a copy costs less than "
+							"a look-up.",
+							&shared_min_size, 8192, 0, INT_MAX, PGC_SIGHUP, GUC_UNIT_BYTE,
+							NULL, NULL, NULL);
 	if (shared_cache_size_kb == 0)
 		return;
 	prev_shmem_request_hook = shmem_request_hook;
@@ -256,7 +267,7 @@ shared_base_find(const SharedBaseKey *key, LogPosition from, bool from_itself,
 		SharedSlot *slot = &control->slots[i];
 		int			cmp;
 
-		if (!DsaPointerIsValid(slot->state) || !key_equal(&slot->key, key))
+		if (!DsaPointerIsValid(slot->state) || !slot->final || !key_equal(&slot->key, key))
 			continue;
 		cmp = log_position_cmp(slot->pos, from);
 		if (!((cmp == 0 && from_itself) ||
@@ -348,46 +359,68 @@ free_slot(void)
 	}
 }
 
-/* The slot holding exactly (key, pos), or -1.  Under the lock. */
+/* The slot holding exactly the version (key, pos, totals' n and lineage), or -1.  Under the lock. */
 static int
-slot_of(const SharedBaseKey *key, LogPosition pos)
+slot_of(const SharedBaseKey *key, LogPosition pos, const FoldTotals *totals)
 {
 	for (int i = 0; i < SHARED_SLOTS; i++)
 	{
 		SharedSlot *slot = &control->slots[i];
 
 		if (DsaPointerIsValid(slot->state) && key_equal(&slot->key, key) &&
-			log_position_cmp(slot->pos, pos) == 0)
+			log_position_cmp(slot->pos, pos) == 0 && slot->totals.n == totals->n &&
+			slot->totals.lineage == totals->lineage)
 			return i;
 	}
 	return -1;
 }
 
+/* Slot s goes stale, and is freed at once if nobody pins it.  Under the lock, exclusive. */
+static void
+slot_retire(SharedSlot *slot)
+{
+	slot->stale = true;
+	if (slot->pins == 0)
+		slot_free(slot);
+}
+
 /*
- * The arm's other bases are stale once slot i is published, but for a
- * later fold of the same checkpoint; unpinned stale ones are freed.  Under
- * the lock, exclusive.
+ * Once slot i is published, the arm's versions of other checkpoints are
+ * stale; if it is final, so are the versions of its checkpoint that it
+ * covers (at its position or before: a reader takes the deepest that
+ * matches); of the rest, the SHARED_VERSIONS_PER_ARM newest are kept.
+ * Under the lock, exclusive.
  */
 static void
 mark_others_stale(int i)
 {
 	SharedSlot *mine = &control->slots[i];
 
-	for (int j = 0; j < SHARED_SLOTS; j++)
+	for (;;)
 	{
-		SharedSlot *slot = &control->slots[j];
+		SharedSlot *oldest = NULL;
+		int			same = 1;
 
-		if (j == i || !DsaPointerIsValid(slot->state) ||
-			slot->key.database != mine->key.database || slot->key.arm_id != mine->key.arm_id)
-			continue;
-		if (key_equal(&slot->key, &mine->key) && log_position_cmp(slot->pos, mine->pos) > 0)
-			mine->stale = true;
-		else
+		for (int j = 0; j < SHARED_SLOTS; j++)
 		{
-			slot->stale = true;
-			if (slot->pins == 0)
-				slot_free(slot);
+			SharedSlot *slot = &control->slots[j];
+
+			if (j == i || !DsaPointerIsValid(slot->state) || slot->stale ||
+				slot->key.database != mine->key.database || slot->key.arm_id != mine->key.arm_id)
+				continue;
+			if (!key_equal(&slot->key, &mine->key) ||
+				(mine->final && log_position_cmp(slot->pos, mine->pos) <= 0))
+			{
+				slot_retire(slot);
+				continue;
+			}
+			same++;
+			if (oldest == NULL || slot->published < oldest->published)
+				oldest = slot;
 		}
+		if (same <= SHARED_VERSIONS_PER_ARM || oldest == NULL)
+			break;
+		slot_retire(oldest);
 	}
 }
 
@@ -398,7 +431,7 @@ mark_others_stale(int i)
  */
 bool
 shared_base_publish(const SharedBaseKey *key, const StateHeader *st, LogPosition pos,
-					const FoldTotals *totals, SharedBase *out)
+					const FoldTotals *totals, bool final, SharedBase *out)
 {
 	Size		bytes = VARSIZE(st);
 	dsa_pointer dp;
@@ -407,7 +440,7 @@ shared_base_publish(const SharedBaseKey *key, const StateHeader *st, LogPosition
 	if (!shared_cache_active())
 		return false;
 	LWLockAcquire(control->lock, LW_EXCLUSIVE);
-	i = slot_of(key, pos);
+	i = slot_of(key, pos, totals);
 	if (i >= 0)
 		slot_pin(i, out);
 	LWLockRelease(control->lock);
@@ -416,7 +449,7 @@ shared_base_publish(const SharedBaseKey *key, const StateHeader *st, LogPosition
 	/* copied outside the lock: nobody knows dp yet */
 	memcpy(dsa_get_address(area, dp), st, bytes);
 	LWLockAcquire(control->lock, LW_EXCLUSIVE);
-	if ((i = slot_of(key, pos)) < 0 && (i = free_slot()) >= 0)
+	if ((i = slot_of(key, pos, totals)) < 0 && (i = free_slot()) >= 0)
 	{
 		SharedSlot *slot = &control->slots[i];
 
@@ -427,6 +460,8 @@ shared_base_publish(const SharedBaseKey *key, const StateHeader *st, LogPosition
 		slot->bytes = bytes;
 		slot->pins = 0;
 		slot->stale = false;
+		slot->final = final;
+		slot->published = ++control->clock;
 		control->bytes += bytes;
 		dp = InvalidDsaPointer;
 		mark_others_stale(i);
@@ -438,6 +473,55 @@ shared_base_publish(const SharedBaseKey *key, const StateHeader *st, LogPosition
 	if (DsaPointerIsValid(dp))
 		dsa_free(area, dp);		/* published meanwhile, or no slot */
 	return i >= 0;
+}
+
+/*
+ * The versions of key after position `after`, at most max of them, in *out
+ * (not pinned: shared_version_pin() takes the one the caller chose).
+ */
+int
+shared_versions(const SharedBaseKey *key, LogPosition after, SharedVersion *out, int max)
+{
+	int			n = 0;
+
+	if (!shared_cache_active())
+		return 0;
+	LWLockAcquire(control->lock, LW_SHARED);
+	for (int i = 0; i < SHARED_SLOTS && n < max; i++)
+	{
+		SharedSlot *slot = &control->slots[i];
+
+		if (!DsaPointerIsValid(slot->state) || slot->stale || !key_equal(&slot->key, key) ||
+			log_position_cmp(slot->pos, after) <= 0)
+			continue;
+		out[n].slot = i;
+		out[n].pos = slot->pos;
+		out[n].n = slot->totals.n;
+		out[n].lineage = slot->totals.lineage;
+		n++;
+	}
+	LWLockRelease(control->lock);
+	return n;
+}
+
+/* Pin version v of key in *out, if its slot still holds it. */
+bool
+shared_version_pin(const SharedBaseKey *key, const SharedVersion *v, SharedBase *out)
+{
+	SharedSlot *slot = &control->slots[v->slot];
+	bool		held;
+
+	LWLockAcquire(control->lock, LW_EXCLUSIVE);
+	held = DsaPointerIsValid(slot->state) && key_equal(&slot->key, key) &&
+		log_position_cmp(slot->pos, v->pos) == 0 && slot->totals.n == v->n &&
+		slot->totals.lineage == v->lineage;
+	if (held)
+	{
+		slot_pin(v->slot, out);
+		my_hits++;
+	}
+	LWLockRelease(control->lock);
+	return held;
 }
 
 /*

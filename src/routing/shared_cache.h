@@ -11,9 +11,10 @@
 #include "learning/fold.h"
 
 /*
- * What a base is the fold of, besides its position: two bases with equal keys
- * and positions hold the same state (the rows up to a final position never
- * change).
+ * What a base is the fold of, besides its position: two final bases with
+ * equal keys and positions hold the same state (the rows up to a final
+ * position never change); a version that also holds rows not final yet is
+ * known by its lineage as well (SharedVersion).
  */
 typedef struct SharedBaseKey
 {
@@ -33,6 +34,23 @@ typedef struct SharedBase
 	FoldTotals	totals;
 } SharedBase;
 
+/*
+ * A published version as listed for a reader (shared_versions()): a reader
+ * takes one whose position, row count and lineage (FoldTotals) equal those
+ * of its own rows at that position, the one test that a version holding
+ * rows that were not final when published also needs.
+ */
+typedef struct SharedVersion
+{
+	int			slot;
+	LogPosition pos;
+	int64		n;
+	uint64		lineage;
+} SharedVersion;
+
+/* Versions of one checkpoint kept per arm; older ones go stale. */
+#define SHARED_VERSIONS_PER_ARM 8
+
 /* Server-wide figures for cache_stats(), plus this backend's counters. */
 typedef struct SharedCacheStats
 {
@@ -44,8 +62,12 @@ typedef struct SharedCacheStats
 	int64		publishes;		/* this backend: bases it folded and published */
 } SharedCacheStats;
 
-/* States smaller than this stay per backend: a copy costs less than a look-up. */
-#define SHARED_BASE_MIN_BYTES 8192
+/*
+ * GUC model_select.shared_min_size (bytes): states smaller than this stay per
+ * backend, as a copy costs less than a look-up (tests set 0 to share every
+ * state).
+ */
+extern int	shared_min_size;
 
 /* GUC model_select.shared_cache_size (kB; 0: off) */
 extern int	shared_cache_size_kb;
@@ -55,7 +77,9 @@ extern bool shared_cache_active(void);
 extern bool shared_base_find(const SharedBaseKey *key, LogPosition from, bool from_itself,
 							 FullTransactionId horizon, SharedBase *out);
 extern bool shared_base_publish(const SharedBaseKey *key, const StateHeader *st, LogPosition pos,
-								const FoldTotals *totals, SharedBase *out);
+								const FoldTotals *totals, bool final, SharedBase *out);
+extern int	shared_versions(const SharedBaseKey *key, LogPosition after, SharedVersion *out, int max);
+extern bool shared_version_pin(const SharedBaseKey *key, const SharedVersion *v, SharedBase *out);
 extern void shared_base_release(int slot);
 extern void shared_load_lock(int32 arm_id);
 extern void shared_load_unlock(int32 arm_id);

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Issue 28, the learner process, on a cluster of its own with model_select
-# preloaded and model_select.learner_database set:
+# preloaded, model_select.learner_database set and model_select.shared_min_size
+# 0 (every arm model on the arm's clock is published and taken from the
+# learner's versions, however small):
 #   - the learner runs and serves the database; a reward INSERT no longer
 #     checkpoints in the application's transaction, the learner does;
 #   - every score then equals rebuild_state's (1e-9), for lin_ucb, rff_ucb
@@ -24,7 +26,7 @@ PORT=$(free_port $(( ${PGPORT:-55500} + 90 )))
 cluster_initdb learn || bail "initdb failed: $(tail -n 5 "$CL/initdb.log")"
 as_server sh -c "printf '%s\n' \"shared_preload_libraries = 'model_select'\" \
     \"model_select.learner_database = '$DB'\" \"model_select.learner_naptime = '50ms'\" \
-    \"model_select.checkpoint_threshold = 16\" >> '$CL/learn/postgresql.conf'"
+    \"model_select.checkpoint_threshold = 16\" \"model_select.shared_min_size = 0\" >> '$CL/learn/postgresql.conf'"
 cluster_start learn "$PORT" || bail "the server failed to start: $(tail -n 5 "$CL/learn.log")"
 export PGHOST=$CL PGPORT=$PORT PGUSER=postgres
 
@@ -42,7 +44,7 @@ check "the learner runs in $DB and has finished a pass" wait_for_learner
 
 q >/dev/null <<'SQL' || bail "creating the selectors failed"
 SELECT model_select.create_selector('l_lin', 4, ARRAY['a', 'b', 'c'], 'lin_ucb');
-SELECT model_select.create_selector('l_rff', 4, ARRAY['a', 'b', 'c'], 'rff_ucb', NULL, '{"features": 16}');
+SELECT model_select.create_selector('l_rff', 4, ARRAY['a', 'b', 'c'], 'rff_ucb', NULL, '{"features": 64}');
 SELECT model_select.create_selector('l_pak', 4, ARRAY['a', 'b', 'c'], 'pak_ucb');
 CREATE FUNCTION add_rewards(sel text, n int) RETURNS void LANGUAGE sql AS $$
     INSERT INTO model_select.rewards(selector, arm, context, reward)

@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""bench/ceiling.py: how much a router can gain from these embeddings at all.
+
+Full-information routers fitted offline (every model's score known on every
+training prompt), on the held-out protocol of bench/quality_split.sql (per
+seed s the prompts ranked by md5(id:s); the first 2,000 are the pool, the
+rest the evaluation prompts):
+
+  routerdc7_dev.csv  per-model ridge regression on [x; sqrt(10)] fitted on the
+                     first k pool prompts (or on the evaluation prompts
+                     themselves: an in-sample ceiling), then the predicted best
+                     model on every evaluation prompt: mean score minus the
+                     best single model's on the same prompts.
+  routellm.csv       ridge regression of GPT-4's minus Mixtral's score; GPT-4
+                     for the 21.05% of evaluation prompts with the largest
+                     predicted gain (what a budget of 0.25 buys at costs 0.05 /
+                     1.0), Mixtral for the rest: quality / GPT-4's.
+
+An online router sees only the chosen model's score and pays for exploring,
+so it stays below these figures.  Needs numpy (Debian: python3-numpy); not
+part of `make bench-quality`.  Usage: bench/ceiling.py [DATA_DIR] (default
+../shared/bench).
+"""
+import csv
+import hashlib
+import sys
+
+import numpy as np
+
+DATA = sys.argv[1] if len(sys.argv) > 1 else '../shared/bench'
+SEEDS = [1, 2, 3, 4, 5]
+POOL = 2000
+
+
+def load(name):
+    ids, X, R = [], [], []
+    with open(f'{DATA}/{name}') as f:
+        for r in csv.DictReader(f):
+            ids.append(int(r['id']))
+            X.append([float(v) for v in r['embedding'].strip('{}').split(',')])
+            R.append([float(v) for v in r['rewards'].strip('{}').split(',')])
+    X = np.array(X)
+    return ids, np.hstack([X, np.full((len(X), 1), np.sqrt(10.0))]), np.array(R)
+
+
+def split(ids, seed):
+    order = sorted(range(len(ids)), key=lambda i: hashlib.md5(f'{ids[i]}:{seed}'.encode()).hexdigest())
+    return np.array(order[:POOL]), np.array(order[POOL:])
+
+
+def ridge(Z, Y, alpha):
+    return np.linalg.solve(Z.T @ Z + alpha * np.eye(Z.shape[1]), Z.T @ Y)
+
+
+def training_sets(pool, ev):
+    return [('pool 1000', pool[:1000]), ('pool 2000', pool), ('in-sample', ev)]
+
+
+def routerdc7():
+    ids, Z, R = load('routerdc7_dev.csv')
+    print('routerdc7_dev: mean score minus the best single model (alpha 20)')
+    for seed in SEEDS:
+        pool, ev = split(ids, seed)
+        best = R[ev].mean(0).max()
+        cells = []
+        for label, tr in training_sets(pool, ev):
+            pick = np.argmax(Z[ev] @ ridge(Z[tr], R[tr], 20.0), 1)
+            cells.append(f'{label} {R[ev, pick].mean() - best:+.4f}')
+        print(f'  seed {seed}: ' + ', '.join(cells))
+
+
+def routellm():
+    ids, Z, R = load('routellm.csv')
+    print('routellm, budget 0.25 (GPT-4 on 21.05% of prompts): quality / GPT-4\'s (alpha 20)')
+    for seed in SEEDS:
+        pool, ev = split(ids, seed)
+        n_gpt4 = int(round(0.2105 * len(ev)))
+        cells = []
+        for label, tr in training_sets(pool, ev):
+            gain = Z[ev] @ ridge(Z[tr], R[tr, 1] - R[tr, 0], 20.0)
+            quality = R[ev, 0].copy()
+            top = np.argsort(-gain)[:n_gpt4]
+            quality[top] = R[ev[top], 1]
+            cells.append(f'{label} {quality.mean() / R[ev, 1].mean():.3f}')
+        print(f'  seed {seed}: ' + ', '.join(cells))
+
+
+if __name__ == '__main__':
+    routerdc7()
+    routellm()

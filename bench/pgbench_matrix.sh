@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# make bench-pgbench: bench/pgbench.sh (route() + reward per transaction against the same SQL
+# on plain tables, in a throwaway cluster) in three server set-ups, each with its own cluster:
+#   plain      model_select not preloaded: every backend folds for itself;
+#   preloaded  shared_preload_libraries = 'model_select' (the shared cache), no learner;
+#   learner    preloaded, and the learner process serving the bench's database: it publishes
+#              the arms' models and backends fold only what its versions lack.
+# Clients MS_PGBENCH_CLIENTS ("1 4 16"), policies MS_PGBENCH_POLICIES ("rff_ucb lin_ucb
+# pak_ucb"), set-ups MS_PGBENCH_SETUPS ("plain preloaded learner"); rounds, seconds per run
+# and the rest as bench/pgbench.sh (MS_PGBENCH_ROUNDS defaults to 1 here: 3 set-ups x 3
+# policies x 3 client counts).  Each set-up prints its own tables, with CPU per decision at
+# the most clients over that at 1.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export MS_PGBENCH_CLIENTS=${MS_PGBENCH_CLIENTS:-1 4 16}
+export MS_PGBENCH_POLICIES=${MS_PGBENCH_POLICIES:-rff_ucb lin_ucb pak_ucb}
+export MS_PGBENCH_ROUNDS=${MS_PGBENCH_ROUNDS:-1}
+export MS_PGBENCH_READ_CLIENTS=${MS_PGBENCH_READ_CLIENTS:-1}
+for setup in ${MS_PGBENCH_SETUPS:-plain preloaded learner}; do
+    opts="-c max_connections=100"
+    case $setup in
+        plain) ;;
+        preloaded) opts="$opts -c shared_preload_libraries=model_select" ;;
+        learner) opts="$opts -c shared_preload_libraries=model_select -c model_select.learner_database=ms_pgbench" ;;
+        *) echo "unknown set-up $setup (plain, preloaded, learner)" >&2; exit 1 ;;
+    esac
+    echo
+    echo "## set-up: $setup"
+    MS_CLUSTER_OPTS="$opts ${MS_CLUSTER_OPTS:-}" bench/pgbench.sh
+done

@@ -1,0 +1,407 @@
+/*
+ * model_absorb.c — bringing an arm cache entry (model_cache.c) to the rows
+ * its statement sees after its base: the final ones join the base, the
+ * others are folded onto a copy of it, the overlay; with the learner
+ * process, the versions it publishes (shared_cache.c) stand in for both
+ * (LoadMode, arm_cache.h); and the decoded model handed out.
+ */
+#include "postgres.h"
+
+#include "executor/spi.h"
+#include "utils/memutils.h"
+
+#include "learning/clock.h"
+#include "learning/fold.h"
+#include "model/registry.h"
+#include "routing/arm_cache.h"
+#include "routing/shared_cache.h"
+
+/*
+ * A decoded model of st (NULL: no reward) in a new child *cxt of parent;
+ * a clocked arm's at the load's now, *at getting its key (clock.c).
+ */
+static ArmModel *
+entry_decode(ModelCacheEntry *entry, const StateHeader *st, MemoryContext parent,
+			 MemoryContext *cxt, ClockKey *at)
+{
+	MemoryContext old;
+	ArmModel   *model;
+
+	if (st == NULL || st->n == 0)
+		return NULL;
+	*cxt = AllocSetContextCreate(parent, "model_select decoded model", ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(*cxt);
+	if (entry->cfg.clock != CLOCK_ARM)
+	{
+		clock_key(&entry->cfg, st, entry->now, at);
+		model = clock_decode_at(&entry->cfg, st, at);
+	}
+	else
+		model = policy_ops(entry->cfg.policy)->decode(&entry->cfg, st);
+	MemoryContextSwitchTo(old);
+	model_cache_decodes++;
+	return model;
+}
+
+/*
+ * Is the model of st decoded at key `at` its model at the load's now too?
+ * Always on the arm's clock; on another while the key holds, so a model
+ * changes only when a row stops counting (or, under a discount, when the
+ * weights' time moves): time moving on within a window rebuilds nothing.
+ */
+static bool
+entry_model_holds(const ModelCacheEntry *entry, const StateHeader *st, const ClockKey *at)
+{
+	ClockKey	key;
+
+	if (entry->cfg.clock == CLOCK_ARM || st == NULL || st->n == 0)
+		return true;
+	clock_key(&entry->cfg, st, entry->now, &key);
+	return clock_key_equal(&key, at);
+}
+
+static void
+entry_drop_overlay(ModelCacheEntry *entry)
+{
+	if (entry->overlay_slot >= 0)
+		shared_base_release(entry->overlay_slot);
+	entry->overlay_slot = -1;
+	if (entry->overlay_cxt)
+		MemoryContextDelete(entry->overlay_cxt);
+	entry->overlay_cxt = NULL;
+	entry->overlay_model = NULL;
+	entry->overlay = NULL;
+	entry->noverlay = entry->maxoverlay = 0;
+}
+
+static void
+entry_drop_base_model(ModelCacheEntry *entry)
+{
+	if (entry->base_cxt)
+		MemoryContextDelete(entry->base_cxt);
+	entry->base_cxt = NULL;
+	entry->base_model = NULL;
+}
+
+/* How many rows of the kept overlay start rows [first, last) of tt (-1: it does not). */
+static int
+overlay_prefix(const ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 last)
+{
+	/* a row's tick on the selector's clock depends on the other arms' rows visible: refold */
+	if (entry->overlay_cxt == NULL || entry->cfg.clock == CLOCK_SELECTOR ||
+		(uint64) entry->noverlay > last - first)
+		return -1;
+	for (int i = 0; i < entry->noverlay; i++)
+		if (log_position_cmp(entry->overlay[i], fold_row_position(tt, first + i)) != 0)
+			return -1;
+	return entry->noverlay;
+}
+
+/* A new, empty overlay on the entry's base (a copy of it unless st is given: a shared version's). */
+static void
+entry_new_overlay(ModelCacheEntry *entry, const SharedBase *version)
+{
+	MemoryContext old;
+
+	entry_drop_overlay(entry);
+	entry->overlay_cxt = AllocSetContextCreate(entry->cxt, "model_select overlay",
+											   ALLOCSET_DEFAULT_SIZES);
+	entry->maxoverlay = entry->noverlay = 0;
+	old = MemoryContextSwitchTo(entry->overlay_cxt);
+	if (version != NULL)
+	{
+		fold_begin(&entry->ofold, &entry->cfg, NULL, version->pos, &version->totals);
+		entry->ofold.st = unconstify(StateHeader *, version->st);
+		entry->overlay_slot = version->slot;
+	}
+	else
+		fold_begin(&entry->ofold, &entry->cfg, entry->fold.st, entry->fold.pos, &entry->fold.totals);
+	MemoryContextSwitchTo(old);
+}
+
+/* The overlay's row positions: rows [first + from, first + n) of tt after the first `from`. */
+static void
+entry_overlay_rows(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, int from, int n)
+{
+	if (n > entry->maxoverlay)
+	{
+		entry->maxoverlay = Max(n, 8);
+		entry->overlay = entry->overlay
+			? repalloc(entry->overlay, sizeof(LogPosition) * entry->maxoverlay)
+			: MemoryContextAlloc(entry->overlay_cxt, sizeof(LogPosition) * entry->maxoverlay);
+	}
+	for (int i = from; i < n; i++)
+		entry->overlay[i] = fold_row_position(tt, first + i);
+	entry->noverlay = n;
+}
+
+/*
+ * The overlay becomes version sb, published with rows [first, found) of tt
+ * after the base (entry_find_version()): no fold, no copy.
+ */
+static void
+entry_adopt_overlay(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 found,
+					const SharedBase *sb)
+{
+	entry_new_overlay(entry, sb);
+	entry_overlay_rows(entry, tt, first, 0, (int) (found - first));
+	entry->overlay_model = NULL;
+}
+
+/*
+ * The overlay brought to rows [first, last) of tt: the kept one extended
+ * when its rows start them (a shared version copied first: it is never
+ * written to), else folded anew onto a copy of the base; its model decoded
+ * (if decode) when new, or, clocked, when its key no longer holds.
+ */
+static void
+entry_overlay(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 last, bool decode)
+{
+	int			kept = overlay_prefix(entry, tt, first, last);
+	int			n = (int) (last - first);
+	MemoryContext old;
+
+	if (kept == n && (entry->overlay_model != NULL || !decode) &&
+		entry_model_holds(entry, entry->ofold.st, &entry->overlay_at))
+	{
+		model_cache_hits++;
+		return;
+	}
+	if (kept < 0)
+	{
+		entry_new_overlay(entry, NULL);
+		kept = 0;
+	}
+	else if (kept < n && entry->overlay_slot >= 0)
+	{
+		/* our own copy of the shared version, to fold onto */
+		StateFold	copy;
+
+		old = MemoryContextSwitchTo(entry->overlay_cxt);
+		fold_begin(&copy, &entry->cfg, entry->ofold.st, entry->ofold.pos, &entry->ofold.totals);
+		MemoryContextSwitchTo(old);
+		MemoryContextDelete(entry->ofold.cxt);
+		entry->ofold = copy;
+		shared_base_release(entry->overlay_slot);
+		entry->overlay_slot = -1;
+	}
+	entry_overlay_rows(entry, tt, first, kept, n);
+	old = MemoryContextSwitchTo(entry->overlay_cxt);
+	fold_some(&entry->ofold, tt, first + kept, last, false);
+	MemoryContextSwitchTo(old);
+	/* (kept == n: the same rows, a clocked model at another key, or not decoded yet) */
+	if (entry->overlay_model != NULL)
+		MemoryContextDelete(entry->overlay_model_cxt);
+	entry->overlay_model = NULL;
+	if (decode)
+		entry->overlay_model = entry_decode(entry, entry->ofold.st, entry->overlay_cxt,
+											&entry->overlay_model_cxt, &entry->overlay_at);
+}
+
+/*
+ * The final rows [first, last) of tt join the base.  When the overlay's
+ * rows start them (they became final), the overlay becomes the base, model
+ * and all: a reward is folded once per backend, whatever order it became
+ * visible and final in.  With a shared cache, a base published by another
+ * backend saves the fold; one grown here is published once its arm is
+ * quiet (entry_share_when_quiet).
+ */
+static void
+entry_extend_base(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 last,
+				  FullTransactionId horizon)
+{
+	int			kept = overlay_prefix(entry, tt, first, last);
+	MemoryContext old;
+
+	entry_drop_base_model(entry);
+	if (kept > 0)
+	{
+		if (entry->shared_slot >= 0)
+			shared_base_release(entry->shared_slot);
+		/* a shared overlay is a version with exactly these rows: the base now */
+		entry->shared_slot = entry->overlay_slot;
+		entry->overlay_slot = -1;
+		MemoryContextSetParent(entry->ofold.cxt, entry->cxt);
+		MemoryContextDelete(entry->fold.cxt);
+		entry->fold = entry->ofold;
+		if (entry->overlay_model != NULL && (uint64) kept == last - first)
+		{
+			MemoryContextSetParent(entry->overlay_model_cxt, entry->cxt);
+			entry->base_cxt = entry->overlay_model_cxt;
+			entry->base_model = entry->overlay_model;
+			entry->base_at = entry->overlay_at;
+		}
+		entry->overlay_model = NULL;
+		first += kept;
+	}
+	else
+		first = entry_catch_up(entry, tt, first, last, horizon);
+	entry_drop_overlay(entry);
+	if (first < last)
+	{
+		entry_own_base(entry);
+		old = MemoryContextSwitchTo(entry->cxt);
+		fold_some(&entry->fold, tt, first, last, false);
+		MemoryContextSwitchTo(old);
+	}
+	entry_base_grew(entry);
+}
+
+/*
+ * Final rows a follower keeps in its overlay at most: beyond that the
+ * learner is not keeping up (it lags, or died and is not yet seen to be
+ * gone), and they join this backend's own base as without a learner, so an
+ * overlay that a commit out of order makes us refold stays short.
+ */
+#define FOLLOW_MAX_FINAL_ROWS 64
+
+/*
+ * The base moved on by the first k rows of the overlay, which still holds
+ * the fold of base and its other rows: those are its rows now (none: it is
+ * the base, and goes).
+ */
+static void
+entry_trim_overlay(ModelCacheEntry *entry, int k)
+{
+	if (k >= entry->noverlay)
+	{
+		entry_drop_overlay(entry);
+		return;
+	}
+	memmove(entry->overlay, entry->overlay + k, sizeof(LogPosition) * (entry->noverlay - k));
+	entry->noverlay -= k;
+}
+
+/*
+ * A follower's base is the newest final version published that this
+ * statement may use, among rows [first, split) after the entry's base (the
+ * final ones of rows [first, last)); the overlay kept goes on if it holds
+ * the rows the base moved by.  Returns the first row after the base, now.
+ * *follow: false when the learner lags by more than FOLLOW_MAX_FINAL_ROWS
+ * (the caller folds as without it).
+ */
+static uint64
+entry_follow(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 split,
+			 uint64 last, FullTransactionId horizon, bool *follow)
+{
+	int			kept = overlay_prefix(entry, tt, first, last);
+	uint64		taken = entry_catch_up(entry, tt, first, split, horizon);
+
+	if (taken != first)
+	{
+		entry_drop_base_model(entry);
+		if (kept >= (int) (taken - first))
+			entry_trim_overlay(entry, (int) (taken - first));
+		else
+			entry_drop_overlay(entry);
+	}
+	*follow = split - taken <= FOLLOW_MAX_FINAL_ROWS;
+	return taken;
+}
+
+/*
+ * A follower's overlay for rows [first, last) after its base: the deepest
+ * version the learner published with exactly the first of those rows, when
+ * it holds more of them than the overlay kept here.
+ */
+static void
+follow_version(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 last)
+{
+	SharedBase	sb;
+	uint64		found = entry_find_version(entry, tt, first, last, &sb);
+
+	if (sb.slot < 0)
+		return;
+	if ((int64) (found - first) > overlay_prefix(entry, tt, first, last))
+		entry_adopt_overlay(entry, tt, first, found, &sb);
+	else
+		shared_base_release(sb.slot);
+}
+
+/* The entry hands out its overlay, the fold of rows [first, last) onto its base. */
+static void
+entry_use_overlay(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 last)
+{
+	entry_overlay(entry, tt, first, last, true);
+	entry->model = entry->overlay_model;
+	entry->totals = entry->ofold.totals;
+}
+
+/* The entry hands out its base's model, decoded unless it still holds. */
+static void
+entry_use_base(ModelCacheEntry *entry)
+{
+	entry_drop_overlay(entry);
+	if (entry->base_cxt != NULL && !entry_model_holds(entry, entry->fold.st, &entry->base_at))
+		entry_drop_base_model(entry);
+	if (entry->base_cxt != NULL || entry->fold.st == NULL || entry->fold.st->n == 0)
+		model_cache_hits++;
+	else
+		entry->base_model = entry_decode(entry, entry->fold.st, entry->cxt, &entry->base_cxt,
+										 &entry->base_at);
+	entry->model = entry->base_model;
+	entry->totals = entry->fold.totals;
+}
+
+/*
+ * Bring an entry to rows [first, last) of tt, the visible rows after its
+ * base: those below horizon join the base, the rest are the overlay (see
+ * LoadMode for a follower's and the learner's way).  A clocked arm's model
+ * is that at the selector's clock now (clock.c): it ages with now even when
+ * no row of the arm is new.
+ */
+void
+model_cache_absorb(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 last,
+				   FullTransactionId horizon, double now, LoadMode mode)
+{
+	uint64		split = first;
+
+	entry->now = now;
+	while (split < last && FullTransactionIdPrecedes(fold_row_position(tt, split).tx, horizon))
+		split++;
+	if (mode == LOAD_FOLLOW && entry_shareable(entry))
+	{
+		bool		follow;
+
+		first = entry_follow(entry, tt, first, split, last, horizon, &follow);
+		if (follow)
+		{
+			if (first < last)
+			{
+				follow_version(entry, tt, first, last);
+				entry_use_overlay(entry, tt, first, last);
+			}
+			else
+				entry_use_base(entry);
+			return;
+		}
+	}
+	if (split > first)
+		entry_extend_base(entry, tt, first, split, horizon);
+	if (mode == LOAD_PUBLISH)
+	{
+		/* the learner scores nothing: nothing is decoded */
+		entry_drop_base_model(entry);
+		if (split > first)
+			entry_publish(entry);
+		if (split < last && !policy_ops(entry->cfg.policy)->keeps_rows && entry_shareable(entry))
+		{
+			entry_overlay(entry, tt, split, last, false);
+			entry_publish_overlay(entry);
+		}
+		else
+			entry_drop_overlay(entry);
+		entry->model = NULL;
+		entry->totals = entry->fold.totals;
+		return;
+	}
+	if (split < last)
+	{
+		entry_use_overlay(entry, tt, split, last);
+		return;
+	}
+	if (split == first)
+		entry_share_when_quiet(entry);
+	entry_use_base(entry);
+}
+

@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# Issue 28, published versions: a burst of rewards while sessions score, on
+# a cluster of its own with model_select preloaded and the learner serving.
+#   - 4 writers log MS_BURST_REWARDS (50,000) rewards on two selectors whose
+#     arm models are large enough to be shared (lin_ucb d = 48, rff_ucb with
+#     64 features), in transactions of 50, while 8 readers score both in a
+#     loop, each call in a transaction of its own, recording its scores and
+#     its snapshot (pg_current_snapshot());
+#   - the learner publishes versions meanwhile, and the readers take them;
+#   - the learner is stopped (SIGSTOP) for 3 s during the burst: the readers
+#     go on scoring (none waits for it), then it is continued;
+#   - for MS_BURST_CHECKS (3) recorded snapshots per selector, spread over
+#     the burst: a fresh selector with the same settings and seed, given
+#     exactly the rewards visible in that snapshot in the log's order, scores
+#     what the reader scored (n, mean, width, ucb; 1e-9);
+#   - afterwards every score equals rebuild_state's (rebuild_checks).
+#
+# Uses the PostgreSQL binaries of PG_BINDIR, or of `pg_config --bindir`.
+set -euo pipefail
+DB=ms_session_burst
+. "$(dirname "$0")/lib/own_cluster.bash"
+MS_EXTRA_CLEANUP='cluster_stop_all'
+. "$(dirname "$0")/lib/common.bash"
+export OPENBLAS_NUM_THREADS=1
+REWARDS=${MS_BURST_REWARDS:-50000}
+CHECKS=${MS_BURST_CHECKS:-3}
+WRITERS=4
+READERS=8
+PER_TX=50
+PORT=$(free_port $(( ${PGPORT:-55500} + 70 )))
+cluster_initdb burst || bail "initdb failed: $(tail -n 5 "$CL/initdb.log")"
+as_server sh -c "printf '%s\n' \"shared_preload_libraries = 'model_select'\" \
+    \"model_select.learner_database = '$DB'\" \"model_select.learner_naptime = '50ms'\" \
+    \"max_connections = 40\" ${MS_BURST_CONF:-} >> '$CL/burst/postgresql.conf'"
+cluster_start burst "$PORT" || bail "the server failed to start: $(tail -n 5 "$CL/burst.log")"
+export PGHOST=$CL PGPORT=$PORT PGUSER=postgres
+
+ms_setup || bail "set-up failed"
+q >/dev/null <<'SQL' || bail "creating the selectors failed"
+SELECT model_select.create_selector('b_lin', 48, ARRAY['a', 'b', 'c'], 'lin_ucb', NULL, '{}', 11);
+SELECT model_select.create_selector('b_rff', 8, ARRAY['a', 'b', 'c'], 'rff_ucb', NULL, '{"features": 64}', 12);
+CREATE TABLE probes (selector text PRIMARY KEY, context float8[]);
+INSERT INTO probes SELECT 'b_lin', ms_rand(48) UNION ALL SELECT 'b_rff', ms_rand(8);
+CREATE TABLE obs (id bigserial PRIMARY KEY, reader int, snap pg_snapshot, selector text, arm text,
+                  n bigint, mean float8, width float8, ucb float8);
+CREATE TABLE reader_stats (reader int, shared_hits bigint);
+CREATE TABLE burst_done (done bool);
+CREATE FUNCTION add_rewards(n int) RETURNS void LANGUAGE sql AS $$
+    INSERT INTO model_select.rewards(selector, arm, context, reward)
+    SELECT s, (ARRAY['a', 'b', 'c'])[1 + (i + (random() * 3)::int) % 3],
+           ms_rand(CASE s WHEN 'b_lin' THEN 48 ELSE 8 END), random()
+      FROM generate_series(1, n) i, unnest(ARRAY['b_lin', 'b_rff']) s
+$$;
+-- one scoring call per transaction, until the burst is over
+CREATE PROCEDURE reader(me int) LANGUAGE plpgsql AS $$
+BEGIN
+    LOOP
+        INSERT INTO obs(reader, snap, selector, arm, n, mean, width, ucb)
+        SELECT me, pg_current_snapshot(), p.selector, s.arm, s.n, s.mean, s.width, s.ucb
+          FROM probes p, model_select.scores(p.selector, p.context) s;
+        COMMIT;
+        EXIT WHEN EXISTS (SELECT FROM burst_done);
+    END LOOP;
+    INSERT INTO reader_stats SELECT me, shared_hits FROM model_select.cache_stats();
+END $$;
+SELECT add_rewards(100);
+SQL
+
+learner_pid() { q -c "SELECT pid FROM model_select.learner WHERE running AND database = '$DB' AND last_pass IS NOT NULL"; }
+for _ in $(seq 1 300); do [ -n "$(learner_pid)" ] && break; sleep 0.1; done
+pid=$(learner_pid)
+check "the learner serves $DB" test -n "$pid"
+
+for r in $(seq 1 $READERS); do
+    q -c "CALL reader($r)" >"$MS_WORK/reader.$r" 2>&1 &
+    MS_BG_PIDS+=($!)
+done
+per_writer=$(( REWARDS / 2 / PER_TX / WRITERS ))   # transactions per writer; 2 selectors per call
+writers=()
+for w in $(seq 1 $WRITERS); do
+    ( for _ in $(seq 1 $per_writer); do echo "SELECT add_rewards($PER_TX);"; done |
+        psql -X -q -v ON_ERROR_STOP=1 -d "$DB" >"$MS_WORK/writer.$w" 2>&1 ) &
+    writers+=($!)
+done
+MS_BG_PIDS+=("${writers[@]}")
+
+# midway: the learner stopped for 3 s, the readers go on
+half=$(( REWARDS / 2 ))
+for _ in $(seq 1 1200); do
+    [ "$(q -c "SELECT count(*) >= $half FROM model_select.rewards")" = t ] && break
+    sleep 0.1
+done
+published_before=$(q -c "SELECT versions_published FROM model_select.learner")
+kill -STOP "$pid"
+obs_before=$(q -c "SELECT count(*) FROM obs")
+sleep 3
+obs_during=$(( $(q -c "SELECT count(*) FROM obs") - obs_before ))
+[ "$obs_during" -gt 0 ] || q -c "SELECT wait_event_type || ':' || wait_event || ' ' || left(query, 40) FROM pg_stat_activity WHERE query LIKE 'CALL reader%' OR backend_type <> 'client backend'" | sed 's/^/# waiting: /' 
+kill -CONT "$pid"
+check "with the learner stopped for 3 s, the readers scored on ($obs_during scores)" test "$obs_during" -gt 0
+
+ok=1
+for w in "${writers[@]}"; do wait "$w" || ok=0; done
+check "the writers logged their rewards without error" test "$ok" = 1
+q -c "INSERT INTO burst_done VALUES (true)" >/dev/null
+wait
+MS_BG_PIDS=()
+check "every reader ended without error" sh -c "! grep -q ERROR $MS_WORK/reader.*"
+logged=$(( per_writer * WRITERS * PER_TX * 2 ))
+check "$logged rewards and 100 per selector before them are in the log" \
+    is_true "SELECT count(*) = $logged + 200 FROM model_select.rewards"
+check "the learner published versions during the burst (before its stop: $published_before)" \
+    is_true "SELECT versions_published > 0 AND errors = 0 FROM model_select.learner"
+check "the readers scored from published versions" \
+    is_true "SELECT sum(shared_hits) > 0 AND count(*) = $READERS FROM reader_stats"
+echo "# $(q -c "SELECT count(*) FROM obs") scores recorded; learner: $(q -c "SELECT 'passes ' || passes || ', versions ' || versions_published FROM model_select.learner")"
+
+# A recorded snapshot replayed: a fresh selector given exactly the rewards
+# it saw, in the log's order, must score what the reader scored.
+replay_snapshot() {  # replay_snapshot SEL OBS_ID COPY
+    local sel=$1 id=$2 copy=$3
+    q >/dev/null <<SQL
+SELECT model_select.create_selector('$copy', s.dim, ARRAY['a', 'b', 'c'], s.policy, s.kernel, s.settings, s.seed)
+  FROM model_select.selectors s WHERE s.name = '$sel';
+INSERT INTO model_select.rewards(selector, arm, context, reward)
+SELECT '$copy', a.name, r.context, r.reward
+  FROM model_select.rewards r JOIN model_select.arms a USING (arm_id)
+ WHERE r.selector = '$sel' AND pg_visible_in_snapshot(r.tx, (SELECT snap FROM obs WHERE id = $id))
+ ORDER BY r.tx, r.seq;
+SQL
+    no_rows "SELECT o.arm || ': n ' || o.n || ' vs ' || c.n || ', ucb ' || o.ucb || ' vs ' || c.ucb FROM obs o, obs o1, probes p, model_select.scores('$copy', p.context) c
+              WHERE o1.id = $id AND o.reader = o1.reader AND o.snap::text = o1.snap::text
+                AND o.selector = '$sel' AND p.selector = '$sel' AND c.arm = o.arm
+                AND NOT (o.n = c.n AND ms_close(o.mean, c.mean) AND ms_close(o.width, c.width)
+                         AND ms_close(o.ucb, c.ucb))
+             UNION ALL
+             SELECT 'missing' WHERE (SELECT count(*) FROM obs o, obs o1 WHERE o1.id = $id
+                 AND o.reader = o1.reader AND o.snap::text = o1.snap::text AND o.selector = '$sel') <> 3"
+}
+for sel in b_lin b_rff; do
+    for k in $(seq 1 "$CHECKS"); do
+        id=$(q -c "SELECT id FROM obs WHERE selector = '$sel' ORDER BY id
+                   OFFSET (SELECT count(*) * $k / ($CHECKS + 1) FROM obs WHERE selector = '$sel') LIMIT 1")
+        check "$sel: the scores of recorded snapshot $k/$CHECKS (obs $id) equal a fresh fold of exactly its rewards (1e-9)" \
+            replay_snapshot "$sel" "$id" "${sel}_chk$k"
+    done
+done
+for s in b_lin b_rff; do rebuild_checks "$s"; done
+finish
