@@ -1,10 +1,15 @@
 -- Core: selectors (one routing policy instance each), their arms, the
 -- per-arm learned state, and the functions that manage them.
 --
--- All objects of the extension live in schema model_select; every reference
--- is schema-qualified and every function pins its search_path (except
--- create_probe_run, whose pool query runs with the caller's), so nothing
--- depends on the caller's search_path.
+-- The objects of the extension live in schema model_select, its internal
+-- functions (the bodies that run as the extension owner, trigger functions,
+-- locks, the probe steps) in schema model_select_internal, on which no
+-- application has USAGE.  Every reference is schema-qualified and every
+-- function pins its search_path (except create_probe_run, whose pool query
+-- runs with the caller's), so nothing depends on the caller's search_path.
+CREATE SCHEMA model_select_internal;
+COMMENT ON SCHEMA model_select_internal IS
+'Internal functions of model_select: the bodies that run as the extension owner, trigger functions, locks and the probe steps. No USAGE for PUBLIC; administrators (setup_role()) get it for the probe steps.';
 
 -- Selectors: one routing policy instance each.  `settings` holds every
 -- applicable setting with defaults filled in (validated in C).
@@ -103,18 +108,17 @@ CREATE FUNCTION model_select.resolve_settings(policy text, kernel text, settings
     RETURNS jsonb
     AS 'MODULE_PATHNAME', 'model_select_resolve_settings' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 -- Over a selector's current settings: what alter_selector() stores.
-CREATE FUNCTION model_select._resolve_settings_over(policy text, kernel text, settings jsonb, dim int,
+CREATE FUNCTION model_select_internal._resolve_settings_over(policy text, kernel text, settings jsonb, dim int,
                                                    current jsonb)
     RETURNS jsonb
     AS 'MODULE_PATHNAME', 'model_select_resolve_settings' LANGUAGE C IMMUTABLE PARALLEL SAFE;
-REVOKE ALL ON FUNCTION model_select._resolve_settings_over(text, text, jsonb, int, jsonb) FROM PUBLIC;
 
 -- The functions that change selectors are C entries (src/model/admin.c) that
 -- check the caller's right on the selector, then run these bodies,
--- model_select._<name>, as the extension owner: clients hold no write right
+-- model_select_internal._<name>, as the extension owner: clients hold no write right
 -- on selectors, arms or arm_state.  EXECUTE on the bodies is revoked from
 -- PUBLIC (80_security.sql).
-CREATE FUNCTION model_select._add_arm(selector text, arm text) RETURNS void
+CREATE FUNCTION model_select_internal._add_arm(selector text, arm text) RETURNS void
 LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     sid int;
@@ -144,7 +148,7 @@ BEGIN
     SELECT arm_id, sid, s.settings_version FROM a, model_select.selectors s WHERE s.selector_id = sid;
 END $$;
 
-CREATE FUNCTION model_select._create_selector(
+CREATE FUNCTION model_select_internal._create_selector(
     owner regrole, name text, dim int, arms text[], policy text, kernel text, settings jsonb, seed bigint)
 RETURNS int
 LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
@@ -173,24 +177,22 @@ BEGIN
             model_select.resolve_settings(policy, kernel, coalesce(settings, '{}'), dim), seed, owner)
     RETURNING selector_id INTO sid;
     FOREACH arm IN ARRAY arms LOOP
-        PERFORM model_select._add_arm(name, arm);
+        PERFORM model_select_internal._add_arm(name, arm);
     END LOOP;
     RETURN sid;
 END $$;
 
 -- alter_selector()'s side of the settings lock (src/model/catalog.c): reward
 -- inserts hold it shared until they commit; not for clients.
-CREATE FUNCTION model_select._settings_lock(selector_id int) RETURNS void
+CREATE FUNCTION model_select_internal._settings_lock(selector_id int) RETURNS void
     AS 'MODULE_PATHNAME', 'model_select_settings_lock' LANGUAGE C STRICT PARALLEL UNSAFE;
-REVOKE ALL ON FUNCTION model_select._settings_lock(int) FROM PUBLIC;
-CREATE FUNCTION model_select._drop_lock(selector_id int) RETURNS void
+CREATE FUNCTION model_select_internal._drop_lock(selector_id int) RETURNS void
     AS 'MODULE_PATHNAME', 'model_select_drop_lock' LANGUAGE C STRICT PARALLEL UNSAFE;
-REVOKE ALL ON FUNCTION model_select._drop_lock(int) FROM PUBLIC;
 
 -- Change settings after creation: merged into the current ones, validated,
 -- and every arm's state re-derived from the reward log (e.g. a new
 -- cost_weight, alpha or bandwidth).  Returns the rewards re-applied.
-CREATE FUNCTION model_select._alter_selector(name text, settings jsonb) RETURNS bigint
+CREATE FUNCTION model_select_internal._alter_selector(name text, settings jsonb) RETURNS bigint
 LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     sid int;
@@ -207,7 +209,7 @@ BEGIN
     -- (foreign keys), and nothing that routes or rewards waits for this.
     SELECT sel.selector_id INTO sid FROM model_select.selectors sel WHERE sel.name = _alter_selector.name;
     IF FOUND THEN
-        PERFORM model_select._settings_lock(sid);
+        PERFORM model_select_internal._settings_lock(sid);
         SELECT * INTO s FROM model_select.selectors sel WHERE sel.selector_id = sid FOR NO KEY UPDATE;
     END IF;
     IF s.selector_id IS NULL THEN
@@ -217,7 +219,7 @@ BEGIN
     -- longer applies; a new clock wants its forgetting given again
     -- (_resolve_settings_over).
     UPDATE model_select.selectors sel
-       SET settings = model_select._resolve_settings_over(s.policy, s.kernel, _alter_selector.settings, s.dim, s.settings),
+       SET settings = model_select_internal._resolve_settings_over(s.policy, s.kernel, _alter_selector.settings, s.dim, s.settings),
            settings_version = sel.settings_version + 1
      WHERE sel.selector_id = s.selector_id
     RETURNING sel.settings INTO new_settings;
@@ -240,7 +242,7 @@ BEGIN
     RETURN model_select.rebuild_state(name);
 END $$;
 
-CREATE FUNCTION model_select._drop_selector(name text) RETURNS void
+CREATE FUNCTION model_select_internal._drop_selector(name text) RETURNS void
 LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     sid int;
@@ -252,7 +254,7 @@ BEGIN
     -- (40P01).  Later writers wait for us, then find no selector.
     SELECT sel.selector_id INTO sid FROM model_select.selectors sel WHERE sel.name = _drop_selector.name;
     IF FOUND THEN
-        PERFORM model_select._drop_lock(sid);
+        PERFORM model_select_internal._drop_lock(sid);
     END IF;
     DELETE FROM model_select.selectors s WHERE s.name = _drop_selector.name;
     IF NOT FOUND THEN
@@ -260,7 +262,7 @@ BEGIN
     END IF;
 END $$;
 
-CREATE FUNCTION model_select._retire_arm(selector text, arm text) RETURNS void
+CREATE FUNCTION model_select_internal._retire_arm(selector text, arm text) RETURNS void
 LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     IF NOT EXISTS (SELECT 1 FROM model_select.selectors s WHERE s.name = selector) THEN
@@ -352,11 +354,11 @@ COMMENT ON FUNCTION model_select.resolve_settings(text, text, jsonb) IS
 'Validates settings for a policy and kernel and returns them with every default filled in: what create_selector() stores.';
 COMMENT ON FUNCTION model_select.resolve_settings(text, text, jsonb, int) IS
 'resolve_settings() for a selector of dimension dim: also refuses (22023) settings whose arm states or working matrices would exceed the allocation limit. What create_selector() and alter_selector() use.';
-COMMENT ON FUNCTION model_select._resolve_settings_over(text, text, jsonb, int, jsonb) IS
+COMMENT ON FUNCTION model_select_internal._resolve_settings_over(text, text, jsonb, int, jsonb) IS
 'Internal: resolve_settings() of settings given over a selector''s current ones, which keep what still applies (a grid is dropped once confidence is fixed, pace once the budget is off); the given keys must apply. What alter_selector() stores.';
-COMMENT ON FUNCTION model_select._settings_lock(int) IS
+COMMENT ON FUNCTION model_select_internal._settings_lock(int) IS
 'Internal: takes the selector''s settings lock exclusively for alter_selector(); reward inserts hold it shared until they commit.';
-COMMENT ON FUNCTION model_select._drop_lock(int) IS
+COMMENT ON FUNCTION model_select_internal._drop_lock(int) IS
 'Internal: takes the selector''s settings lock for drop_selector(), which waits for every route() and reward insert in flight before it deletes an arm.';
 COMMENT ON FUNCTION model_select.add_arm(text, text) IS
 'Adds an arm to a selector (next ordinal; it scores Infinity until its first reward), or re-activates a retired arm of that name with its state and rewards.';
@@ -368,13 +370,13 @@ COMMENT ON FUNCTION model_select.drop_selector(text) IS
 'Deletes a selector with its arms, states, decisions, rewards and cascade data.';
 COMMENT ON FUNCTION model_select.retire_arm(text, text) IS
 'Retires an arm: it is never chosen again and refuses rewards; its state and rewards stay and scores() still shows it.';
-COMMENT ON FUNCTION model_select._add_arm(text, text) IS
+COMMENT ON FUNCTION model_select_internal._add_arm(text, text) IS
 'Internal: the body of add_arm(), run as the extension owner once the caller''s admin right is checked.';
-COMMENT ON FUNCTION model_select._create_selector(regrole, text, int, text[], text, text, jsonb, bigint) IS
+COMMENT ON FUNCTION model_select_internal._create_selector(regrole, text, int, text[], text, text, jsonb, bigint) IS
 'Internal: the body of create_selector(), run as the extension owner; the first argument is the caller, the new owner.';
-COMMENT ON FUNCTION model_select._alter_selector(text, jsonb) IS
+COMMENT ON FUNCTION model_select_internal._alter_selector(text, jsonb) IS
 'Internal: the body of alter_selector(), run as the extension owner once the caller''s admin right is checked.';
-COMMENT ON FUNCTION model_select._drop_selector(text) IS
+COMMENT ON FUNCTION model_select_internal._drop_selector(text) IS
 'Internal: the body of drop_selector(), run as the extension owner once the caller''s admin right is checked.';
-COMMENT ON FUNCTION model_select._retire_arm(text, text) IS
+COMMENT ON FUNCTION model_select_internal._retire_arm(text, text) IS
 'Internal: the body of retire_arm(), run as the extension owner once the caller''s admin right is checked.';

@@ -54,21 +54,21 @@ ALTER TABLE model_select.decisions ALTER COLUMN context SET STORAGE MAIN;
 ALTER TABLE model_select.decisions ALTER COLUMN context_real SET STORAGE MAIN;
 ALTER TABLE model_select.rewards ALTER COLUMN context SET STORAGE MAIN;
 
-CREATE FUNCTION model_select._rewards_resolve() RETURNS trigger
+CREATE FUNCTION model_select_internal._rewards_resolve() RETURNS trigger
     AS 'MODULE_PATHNAME', 'model_select_rewards_resolve' LANGUAGE C PARALLEL UNSAFE;
-CREATE FUNCTION model_select._rewards_apply() RETURNS trigger
+CREATE FUNCTION model_select_internal._rewards_apply() RETURNS trigger
     AS 'MODULE_PATHNAME', 'model_select_rewards_apply' LANGUAGE C PARALLEL UNSAFE;
 
 CREATE TRIGGER rewards_resolve BEFORE INSERT ON model_select.rewards
-    FOR EACH ROW EXECUTE FUNCTION model_select._rewards_resolve();
+    FOR EACH ROW EXECUTE FUNCTION model_select_internal._rewards_resolve();
 CREATE TRIGGER rewards_apply AFTER INSERT ON model_select.rewards
     REFERENCING NEW TABLE AS new_rewards
-    FOR EACH STATEMENT EXECUTE FUNCTION model_select._rewards_apply();
+    FOR EACH STATEMENT EXECUTE FUNCTION model_select_internal._rewards_apply();
 
 -- The log is append-only: an UPDATE or TRUNCATE would silently desynchronise
 -- the learned state.  (DELETE stays possible, e.g. for drop_selector's
 -- cascade; after deleting rewards by hand, run rebuild_state().)
-CREATE FUNCTION model_select._rewards_append_only() RETURNS trigger
+CREATE FUNCTION model_select_internal._rewards_append_only() RETURNS trigger
 LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     RAISE EXCEPTION 'model_select.rewards is an append-only log: % is not allowed', TG_OP
@@ -76,7 +76,7 @@ BEGIN
               HINT = 'Insert a new reward instead; after deleting rewards, run model_select.rebuild_state().';
 END $$;
 CREATE TRIGGER rewards_append_only BEFORE UPDATE OR TRUNCATE ON model_select.rewards
-    FOR EACH STATEMENT EXECUTE FUNCTION model_select._rewards_append_only();
+    FOR EACH STATEMENT EXECUTE FUNCTION model_select_internal._rewards_append_only();
 
 -- The log's horizon (src/learning/retention.c): rewards past a selector's
 -- "retain" are absorbed into their arm's base, the fold of exactly the
@@ -131,11 +131,11 @@ COMMENT ON COLUMN model_select.rewards.arm_id IS 'Filled in by the trigger rewar
 COMMENT ON COLUMN model_select.rewards.tx IS 'The inserting transaction (set by rewards_resolve whatever the client writes): the log is folded in (tx, seq) order.';
 COMMENT ON COLUMN model_select.rewards.seq IS 'The row''s place among its transaction''s rows, in insertion order (set by rewards_resolve whatever the client writes): the log is folded in (tx, seq) order.';
 
-COMMENT ON FUNCTION model_select._rewards_resolve() IS
+COMMENT ON FUNCTION model_select_internal._rewards_resolve() IS
 'Trigger function of rewards_resolve (BEFORE INSERT, each row): completes and validates a reward row.';
-COMMENT ON FUNCTION model_select._rewards_apply() IS
+COMMENT ON FUNCTION model_select_internal._rewards_apply() IS
 'Trigger function of rewards_apply (AFTER INSERT, each statement): checkpoints the arms that reach model_select.checkpoint_threshold final pending rewards, without waiting for a busy arm.';
-COMMENT ON FUNCTION model_select._rewards_append_only() IS
+COMMENT ON FUNCTION model_select_internal._rewards_append_only() IS
 'Trigger function of rewards_append_only: refuses UPDATE and TRUNCATE of the reward log (55000).';
 COMMENT ON TRIGGER rewards_resolve ON model_select.rewards IS 'Completes and validates each reward row.';
 COMMENT ON TRIGGER rewards_apply ON model_select.rewards IS 'Checkpoints arms with many pending rewards.';

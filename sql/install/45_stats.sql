@@ -17,7 +17,7 @@ CREATE FUNCTION model_select._latency(OUT selector text, OUT arm text,
     OUT selections bigint, OUT select_ms float8, OUT select_ms_max float8,
     OUT routes bigint, OUT route_ms float8, OUT route_ms_max float8) RETURNS SETOF record
     AS 'MODULE_PATHNAME', 'model_select_latency' LANGUAGE C VOLATILE PARALLEL UNSAFE;
-CREATE FUNCTION model_select._latency_reset(selector text) RETURNS void
+CREATE FUNCTION model_select_internal._latency_reset(selector text) RETURNS void
     AS 'MODULE_PATHNAME', 'model_select_latency_reset' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 
 -- With the reader's rights, as arm_stats (row-level security).
@@ -45,7 +45,7 @@ SELECT s.name AS selector, a.name AS arm, a.ordinal,
 
 -- stats_reset: the C entry (src/model/admin.c) checks the admin right, then
 -- runs this body as the extension owner.
-CREATE FUNCTION model_select._stats_reset(selector text) RETURNS timestamptz
+CREATE FUNCTION model_select_internal._stats_reset(selector text) RETURNS timestamptz
 LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     sid int;
@@ -61,7 +61,7 @@ BEGIN
             now())
     ON CONFLICT (selector_id) DO UPDATE
        SET decision_id = excluded.decision_id, reward_id = excluded.reward_id, reset_at = excluded.reset_at;
-    PERFORM model_select._latency_reset(selector);
+    PERFORM model_select_internal._latency_reset(selector);
     RETURN now();
 END $$;
 CREATE FUNCTION model_select.stats_reset(selector text) RETURNS timestamptz
@@ -75,7 +75,7 @@ COMMENT ON FUNCTION model_select.stats_reset(text) IS
 'Resets the selector''s statistics in model_select.stats (the logs stay); returns the time of the reset. Needs the admin right.';
 COMMENT ON FUNCTION model_select._latency() IS
 'Internal: calls, total and largest milliseconds of select_model() and route() per selector and chosen arm since the server started or stats_reset(), from shared memory (none unless preloaded).';
-COMMENT ON FUNCTION model_select._latency_reset(text) IS
+COMMENT ON FUNCTION model_select_internal._latency_reset(text) IS
 'Internal: forget the selector''s latency figures (stats_reset()).';
-COMMENT ON FUNCTION model_select._stats_reset(text) IS
+COMMENT ON FUNCTION model_select_internal._stats_reset(text) IS
 'Internal: the body of stats_reset(), run as the extension owner once the caller''s admin right is checked.';

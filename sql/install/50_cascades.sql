@@ -71,17 +71,17 @@ CREATE TABLE model_select.cascade_state (
 CREATE INDEX ON model_select.cascade_state (selector_id);
 ALTER TABLE model_select.cascade_state ALTER COLUMN design SET STORAGE EXTERNAL;
 
-CREATE FUNCTION model_select._cascade_resolve() RETURNS trigger
+CREATE FUNCTION model_select_internal._cascade_resolve() RETURNS trigger
     AS 'MODULE_PATHNAME', 'model_select_cascade_resolve' LANGUAGE C PARALLEL UNSAFE;
-CREATE FUNCTION model_select._cascade_apply() RETURNS trigger
+CREATE FUNCTION model_select_internal._cascade_apply() RETURNS trigger
     AS 'MODULE_PATHNAME', 'model_select_cascade_apply' LANGUAGE C PARALLEL UNSAFE;
 CREATE TRIGGER cascade_resolve BEFORE INSERT ON model_select.cascade_observations
-    FOR EACH ROW EXECUTE FUNCTION model_select._cascade_resolve();
+    FOR EACH ROW EXECUTE FUNCTION model_select_internal._cascade_resolve();
 CREATE TRIGGER cascade_apply AFTER INSERT ON model_select.cascade_observations
     REFERENCING NEW TABLE AS new_observations
-    FOR EACH STATEMENT EXECUTE FUNCTION model_select._cascade_apply();
+    FOR EACH STATEMENT EXECUTE FUNCTION model_select_internal._cascade_apply();
 
-CREATE FUNCTION model_select._cascade_append_only() RETURNS trigger
+CREATE FUNCTION model_select_internal._cascade_append_only() RETURNS trigger
 LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     RAISE EXCEPTION 'model_select.cascade_observations is an append-only log: % is not allowed', TG_OP
@@ -89,7 +89,7 @@ BEGIN
               HINT = 'Insert a new observation instead; after deleting observations, run model_select.cascade_refit().';
 END $$;
 CREATE TRIGGER cascade_append_only BEFORE UPDATE OR TRUNCATE ON model_select.cascade_observations
-    FOR EACH STATEMENT EXECUTE FUNCTION model_select._cascade_append_only();
+    FOR EACH STATEMENT EXECUTE FUNCTION model_select_internal._cascade_append_only();
 
 -- The active arms in decreasing optimistic index (the stop thresholds).
 CREATE FUNCTION model_select.cascade(selector text, context anycompatiblearray, beta float8 DEFAULT 5)
@@ -167,11 +167,11 @@ COMMENT ON COLUMN model_select.cascade_state.fit_n IS 'Observations at the last 
 COMMENT ON COLUMN model_select.cascade_state.rho IS 'Weights of the index sigma(x) = reward_min + R tanh(rho . psi(x)).';
 COMMENT ON COLUMN model_select.cascade_state.design IS 'Packed lower Cholesky factor of V = I + sum psi psi^T (float8, by rows).';
 
-COMMENT ON FUNCTION model_select._cascade_resolve() IS
+COMMENT ON FUNCTION model_select_internal._cascade_resolve() IS
 'Trigger function of cascade_resolve (BEFORE INSERT, each row): completes and validates an observation row.';
-COMMENT ON FUNCTION model_select._cascade_apply() IS
+COMMENT ON FUNCTION model_select_internal._cascade_apply() IS
 'Trigger function of cascade_apply (AFTER INSERT, each statement): folds the statement''s observations into cascade_state and refits.';
-COMMENT ON FUNCTION model_select._cascade_append_only() IS
+COMMENT ON FUNCTION model_select_internal._cascade_append_only() IS
 'Trigger function of cascade_append_only: refuses UPDATE and TRUNCATE of the observation log (55000).';
 COMMENT ON TRIGGER cascade_resolve ON model_select.cascade_observations IS 'Completes and validates each observation row.';
 COMMENT ON TRIGGER cascade_apply ON model_select.cascade_observations IS 'Learns from the statement''s observations.';

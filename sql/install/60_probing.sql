@@ -78,16 +78,16 @@ CREATE TABLE model_select.probe_plan (
     FOREIGN KEY (run_id, item_id) REFERENCES model_select.probe_pool
 );
 
-CREATE FUNCTION model_select._probe_load_pool(run_id int, pool text) RETURNS int
+CREATE FUNCTION model_select_internal._probe_load_pool(run_id int, pool text) RETURNS int
     AS 'MODULE_PATHNAME', 'model_select_probe_load_pool' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
-CREATE FUNCTION model_select._probe_plan(run_id int) RETURNS int
+CREATE FUNCTION model_select_internal._probe_plan(run_id int) RETURNS int
     AS 'MODULE_PATHNAME', 'model_select_probe_plan' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
-CREATE FUNCTION model_select._probe_eliminate(run_id int) RETURNS int
+CREATE FUNCTION model_select_internal._probe_eliminate(run_id int) RETURNS int
     AS 'MODULE_PATHNAME', 'model_select_probe_eliminate' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 
 -- The transition after a fully reported batch (or, for a new run, the start
 -- of interval 1).  The caller holds the run's row lock.
-CREATE FUNCTION model_select._probe_advance(rid int) RETURNS void
+CREATE FUNCTION model_select_internal._probe_advance(rid int) RETURNS void
 LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     r model_select.probe_runs;
@@ -101,11 +101,11 @@ BEGIN
         END IF;
         IF r.used + r.batch_size < r.interval_len THEN
             -- not the interval's last batch: eliminate, then plan batch j + 1
-            PERFORM model_select._probe_eliminate(rid);
+            PERFORM model_select_internal._probe_eliminate(rid);
             UPDATE model_select.probe_runs pr
                SET used = pr.used + pr.batch_size, prev_batch_size = pr.batch_size, batch = pr.batch + 1
              WHERE pr.run_id = rid;
-            n := model_select._probe_plan(rid);
+            n := model_select_internal._probe_plan(rid);
             UPDATE model_select.probe_runs pr SET batch_size = n, issued = 0, observed = 0
              WHERE pr.run_id = rid;
             RETURN;
@@ -123,12 +123,12 @@ BEGIN
        SET interval = pr.interval + 1, used = 0, batch = 1, prev_batch_size = 1,
            interval_len = least(pr.reset_every::bigint, pr.horizon - pr.interval::bigint * pr.reset_every)::int
      WHERE pr.run_id = rid;
-    n := model_select._probe_plan(rid);
+    n := model_select_internal._probe_plan(rid);
     UPDATE model_select.probe_runs pr SET batch_size = n, issued = 0, observed = 0 WHERE pr.run_id = rid;
 END $$;
 
 -- create_probe_run, step 1: validate the parameters and insert the run.
-CREATE FUNCTION model_select._probe_create(
+CREATE FUNCTION model_select_internal._probe_create(
     name text, horizon int, reset_every int, beta float8, pool text,
     kernel text, settings jsonb, seed bigint)
 RETURNS int
@@ -191,14 +191,14 @@ BEGIN
 END $$;
 
 -- Step 3, after _probe_load_pool: check the pool and start interval 1.
-CREATE FUNCTION model_select._probe_start(rid int) RETURNS int
+CREATE FUNCTION model_select_internal._probe_start(rid int) RETURNS int
 LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     IF EXISTS (SELECT 1 FROM model_select.probe_pool p WHERE p.run_id = rid
                 GROUP BY p.prompt, p.model HAVING count(*) > 1) THEN
         RAISE EXCEPTION 'the pool has duplicate (prompt, model) pairs' USING ERRCODE = '22023';
     END IF;
-    PERFORM model_select._probe_advance(rid);
+    PERFORM model_select_internal._probe_advance(rid);
     RETURN rid;
 END $$;
 
@@ -216,8 +216,8 @@ CREATE FUNCTION model_select.create_probe_run(
     kernel text DEFAULT 'rbf', settings jsonb DEFAULT '{}', seed bigint DEFAULT 0)
 RETURNS int
 LANGUAGE sql VOLATILE PARALLEL UNSAFE AS $$
-    SELECT model_select._probe_start(model_select._probe_load_pool(
-        model_select._probe_create(name, horizon, reset_every, beta, pool, kernel, settings, seed), pool))
+    SELECT model_select_internal._probe_start(model_select_internal._probe_load_pool(
+        model_select_internal._probe_create(name, horizon, reset_every, beta, pool, kernel, settings, seed), pool))
 $$;
 
 CREATE FUNCTION model_select.drop_probe_run(name text) RETURNS void
@@ -263,7 +263,7 @@ BEGIN
 END $$;
 
 -- Lock a run for a report of `score`.
-CREATE FUNCTION model_select._probe_lock_for_report(run text, score float8)
+CREATE FUNCTION model_select_internal._probe_lock_for_report(run text, score float8)
 RETURNS model_select.probe_runs
 LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -288,7 +288,7 @@ BEGIN
 END $$;
 
 -- Record the score of query m of the current batch; advance when complete.
-CREATE FUNCTION model_select._probe_record(r model_select.probe_runs, pos int, score float8)
+CREATE FUNCTION model_select_internal._probe_record(r model_select.probe_runs, pos int, score float8)
 RETURNS void
 LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
@@ -296,7 +296,7 @@ BEGIN
      WHERE pl.run_id = r.run_id AND pl.interval = r.interval AND pl.batch = r.batch AND pl.m = pos;
     UPDATE model_select.probe_runs pr SET observed = pr.observed + 1 WHERE pr.run_id = r.run_id;
     IF r.observed + 1 = r.batch_size THEN
-        PERFORM model_select._probe_advance(r.run_id);
+        PERFORM model_select_internal._probe_advance(r.run_id);
     END IF;
 END $$;
 
@@ -311,7 +311,7 @@ BEGIN
     IF item_id IS NULL THEN
         RAISE EXCEPTION 'item_id must not be NULL' USING ERRCODE = '22004';
     END IF;
-    r := model_select._probe_lock_for_report(name, score);
+    r := model_select_internal._probe_lock_for_report(name, score);
     SELECT pl.m INTO pos FROM model_select.probe_plan pl
      WHERE pl.run_id = r.run_id AND pl.interval = r.interval AND pl.batch = r.batch
        AND pl.item_id = probe_report.item_id AND pl.issued_at IS NOT NULL AND pl.score IS NULL
@@ -325,7 +325,7 @@ BEGIN
             item_id, r.batch, r.interval, name USING ERRCODE = '55000',
             HINT = 'Report only queries returned by probe_next, once each.';
     END IF;
-    PERFORM model_select._probe_record(r, pos, score);
+    PERFORM model_select_internal._probe_record(r, pos, score);
 END $$;
 
 -- ... or by position (interval, batch, m), as returned by probe_next.
@@ -339,7 +339,7 @@ BEGIN
     IF $2 IS NULL OR batch IS NULL OR m IS NULL THEN
         RAISE EXCEPTION 'interval, batch and m must not be NULL' USING ERRCODE = '22004';
     END IF;
-    r := model_select._probe_lock_for_report(name, score);
+    r := model_select_internal._probe_lock_for_report(name, score);
     SELECT * INTO q FROM model_select.probe_plan pl
      WHERE pl.run_id = r.run_id AND pl.interval = $2 AND pl.batch = probe_report.batch AND pl.m = probe_report.m;
     IF NOT FOUND OR q.issued_at IS NULL THEN
@@ -350,7 +350,7 @@ BEGIN
         RAISE EXCEPTION 'query (interval %, batch %, m %) of probe run "%" is already reported', $2, batch, m, name
             USING ERRCODE = '55000';
     END IF;
-    PERFORM model_select._probe_record(r, m, score);
+    PERFORM model_select_internal._probe_record(r, m, score);
 END $$;
 
 -- Where a run stands; best_* is the active item with the largest lcb in the
@@ -393,21 +393,21 @@ COMMENT ON TABLE model_select.probe_pool IS
 COMMENT ON TABLE model_select.probe_plan IS
 'Every planned query (interval, batch, m) of each run, at global time t, with its score once reported.';
 
-COMMENT ON FUNCTION model_select._probe_load_pool(int, text) IS
+COMMENT ON FUNCTION model_select_internal._probe_load_pool(int, text) IS
 'Internal, create_probe_run() step 2: loads the pool query''s rows into probe_pool; returns the pool size.';
-COMMENT ON FUNCTION model_select._probe_plan(int) IS
+COMMENT ON FUNCTION model_select_internal._probe_plan(int) IS
 'Internal: plans the current batch (greedy maximum-variance design over the active items, shuffled); returns its size.';
-COMMENT ON FUNCTION model_select._probe_eliminate(int) IS
+COMMENT ON FUNCTION model_select_internal._probe_eliminate(int) IS
 'Internal: fits a GP on the batch just reported and eliminates the items whose ucb is below the best lcb.';
-COMMENT ON FUNCTION model_select._probe_advance(int) IS
+COMMENT ON FUNCTION model_select_internal._probe_advance(int) IS
 'Internal: moves a run on after a fully reported batch (next batch, next interval, or finished).';
-COMMENT ON FUNCTION model_select._probe_create(text, int, int, float8, text, text, jsonb, bigint) IS
+COMMENT ON FUNCTION model_select_internal._probe_create(text, int, int, float8, text, text, jsonb, bigint) IS
 'Internal, create_probe_run() step 1: validates the parameters and inserts the run.';
-COMMENT ON FUNCTION model_select._probe_start(int) IS
+COMMENT ON FUNCTION model_select_internal._probe_start(int) IS
 'Internal, create_probe_run() step 3: checks the pool and starts interval 1.';
-COMMENT ON FUNCTION model_select._probe_lock_for_report(text, float8) IS
+COMMENT ON FUNCTION model_select_internal._probe_lock_for_report(text, float8) IS
 'Internal: validates a score and locks the run for its report.';
-COMMENT ON FUNCTION model_select._probe_record(model_select.probe_runs, int, float8) IS
+COMMENT ON FUNCTION model_select_internal._probe_record(model_select.probe_runs, int, float8) IS
 'Internal: records the score of a query of the current batch and advances the run when the batch is complete.';
 
 COMMENT ON FUNCTION model_select.create_probe_run(text, int, int, float8, text, text, jsonb, bigint) IS

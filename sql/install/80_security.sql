@@ -33,7 +33,7 @@ CREATE FUNCTION model_select.has_selector_privilege(selector_id int, privilege t
 -- through, then runs these bodies as the extension owner.
 -- The arguments of grant_selector and revoke_selector, checked; returns the
 -- privilege in lower case, as stored.
-CREATE FUNCTION model_select._grant_privilege(selector text, role regrole, privilege text) RETURNS text
+CREATE FUNCTION model_select_internal._grant_privilege(selector text, role regrole, privilege text) RETURNS text
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     IF selector IS NULL OR role IS NULL OR privilege IS NULL THEN
@@ -46,10 +46,10 @@ BEGIN
     RETURN lower(privilege);
 END $$;
 
-CREATE FUNCTION model_select._grant_selector(selector text, role regrole, privilege text) RETURNS void
+CREATE FUNCTION model_select_internal._grant_selector(selector text, role regrole, privilege text) RETURNS void
 LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    p text := model_select._grant_privilege(selector, role, privilege);
+    p text := model_select_internal._grant_privilege(selector, role, privilege);
 BEGIN
     -- a regrole of no role (an OID, or a dropped role's) would leave a grant to nobody
     IF NOT EXISTS (SELECT FROM pg_roles r WHERE r.oid = role) THEN
@@ -60,10 +60,10 @@ BEGIN
     ON CONFLICT DO NOTHING;
 END $$;
 
-CREATE FUNCTION model_select._revoke_selector(selector text, role regrole, privilege text) RETURNS void
+CREATE FUNCTION model_select_internal._revoke_selector(selector text, role regrole, privilege text) RETURNS void
 LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    p text := model_select._grant_privilege(selector, role, privilege);
+    p text := model_select_internal._grant_privilege(selector, role, privilege);
 BEGIN
     DELETE FROM model_select.selector_grants g USING model_select.selectors s
      WHERE s.name = selector AND g.selector_id = s.selector_id AND g.grantee = role AND g.privilege = p;
@@ -103,11 +103,12 @@ DECLARE
             'UPDATE (pool_size, dim, interval, interval_len, used, batch, prev_batch_size, batch_size, issued, '
             'observed, finished) ON model_select.probe_runs',
         'USAGE ON SEQUENCE model_select.probe_runs_run_id_seq',
-        'EXECUTE ON FUNCTION model_select._probe_create(text, int, int, float8, text, text, jsonb, bigint), '
-            'model_select._probe_load_pool(int, text), model_select._probe_start(int), '
-            'model_select._probe_advance(int), model_select._probe_plan(int), model_select._probe_eliminate(int), '
-            'model_select._probe_lock_for_report(text, float8), '
-            'model_select._probe_record(model_select.probe_runs, int, float8)'];
+        'USAGE ON SCHEMA model_select_internal',
+        'EXECUTE ON FUNCTION model_select_internal._probe_create(text, int, int, float8, text, text, jsonb, bigint), '
+            'model_select_internal._probe_load_pool(int, text), model_select_internal._probe_start(int), '
+            'model_select_internal._probe_advance(int), model_select_internal._probe_plan(int), model_select_internal._probe_eliminate(int), '
+            'model_select_internal._probe_lock_for_report(text, float8), '
+            'model_select_internal._probe_record(model_select.probe_runs, int, float8)'];
     p text;
 BEGIN
     IF role IS NULL OR kind IS NULL THEN
@@ -180,37 +181,14 @@ CREATE POLICY run_owner ON model_select.probe_pool
 CREATE POLICY run_owner ON model_select.probe_plan
     USING (EXISTS (SELECT 1 FROM model_select.probe_runs r WHERE r.run_id = probe_plan.run_id));
 
--- EXECUTE: the schema has no USAGE for PUBLIC, and every function that
+-- EXECUTE: the schemas have no USAGE for PUBLIC, and every function that
 -- touches a selector checks the caller's right on it, so PUBLIC keeps
--- EXECUTE on the public functions.  Revoked: the internal functions (trigger
--- functions fire without EXECUTE; the bodies run as the extension owner;
--- the probe steps are granted to administrators), creating selectors (an
--- administrator's right) and setting up roles.
+-- EXECUTE on the public functions.  Revoked: every internal function
+-- (trigger functions fire without EXECUTE; the bodies run as the extension
+-- owner; the probe steps are granted to administrators), creating selectors
+-- (an administrator's right) and setting up roles.
+REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA model_select_internal FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION
-    model_select._add_arm(text, text),
-    model_select._create_selector(regrole, text, int, text[], text, text, jsonb, bigint),
-    model_select._alter_selector(text, jsonb),
-    model_select._drop_selector(text),
-    model_select._retire_arm(text, text),
-    model_select._stats_reset(text),
-    model_select._latency_reset(text),
-    model_select._grant_selector(text, regrole, text),
-    model_select._grant_privilege(text, regrole, text),
-    model_select._revoke_selector(text, regrole, text),
-    model_select._rewards_resolve(),
-    model_select._rewards_apply(),
-    model_select._rewards_append_only(),
-    model_select._cascade_resolve(),
-    model_select._cascade_apply(),
-    model_select._cascade_append_only(),
-    model_select._probe_create(text, int, int, float8, text, text, jsonb, bigint),
-    model_select._probe_load_pool(int, text),
-    model_select._probe_start(int),
-    model_select._probe_advance(int),
-    model_select._probe_plan(int),
-    model_select._probe_eliminate(int),
-    model_select._probe_lock_for_report(text, float8),
-    model_select._probe_record(model_select.probe_runs, int, float8),
     model_select.create_selector(text, int, text[], text, text, jsonb, bigint),
     model_select.setup_role(regrole, text)
 FROM PUBLIC;
@@ -227,11 +205,11 @@ COMMENT ON FUNCTION model_select.has_selector_privilege(text, text) IS
 'Whether the current user holds the privilege (route, reward, admin, or a comma-separated list: any of them) on the selector.';
 COMMENT ON FUNCTION model_select.has_selector_privilege(int, text) IS
 'has_selector_privilege() by selector_id, NULL for an unknown selector: what the row-level security policies call.';
-COMMENT ON FUNCTION model_select._grant_privilege(text, regrole, text) IS
+COMMENT ON FUNCTION model_select_internal._grant_privilege(text, regrole, text) IS
 'Internal: checks the arguments of grant_selector() and revoke_selector(); returns the privilege as stored.';
-COMMENT ON FUNCTION model_select._grant_selector(text, regrole, text) IS
+COMMENT ON FUNCTION model_select_internal._grant_selector(text, regrole, text) IS
 'Internal: the body of grant_selector(), run as the extension owner once the caller is known to own the selector.';
-COMMENT ON FUNCTION model_select._revoke_selector(text, regrole, text) IS
+COMMENT ON FUNCTION model_select_internal._revoke_selector(text, regrole, text) IS
 'Internal: the body of revoke_selector(), run as the extension owner once the caller is known to own the selector.';
 COMMENT ON FUNCTION model_select.grant_selector(text, regrole, text) IS
 'Grants a right on a selector (route, reward or admin) to a role; only its owner (or a member of the owner role), a superuser or the extension owner may.';

@@ -99,6 +99,39 @@ ALTER TABLE model_select.arm_base ENABLE ROW LEVEL SECURITY;
 CREATE POLICY selector_rights ON model_select.arm_base FOR SELECT
     USING (model_select.has_selector_privilege(selector_id, 'route, reward, admin'));
 
+-- == Internal functions in a schema of their own, on which no application has
+-- == USAGE (those new in 0.3.0 are created there below)
+
+CREATE SCHEMA model_select_internal;
+COMMENT ON SCHEMA model_select_internal IS
+'Internal functions of model_select: the bodies that run as the extension owner, trigger functions, locks and the probe steps. No USAGE for PUBLIC; administrators (setup_role()) get it for the probe steps.';
+ALTER FUNCTION model_select._add_arm(text, text) SET SCHEMA model_select_internal;
+ALTER FUNCTION model_select._create_selector(regrole, text, int, text[], text, text, jsonb, bigint)
+    SET SCHEMA model_select_internal;
+ALTER FUNCTION model_select._alter_selector(text, jsonb) SET SCHEMA model_select_internal;
+ALTER FUNCTION model_select._drop_selector(text) SET SCHEMA model_select_internal;
+ALTER FUNCTION model_select._retire_arm(text, text) SET SCHEMA model_select_internal;
+ALTER FUNCTION model_select._grant_selector(text, regrole, text) SET SCHEMA model_select_internal;
+ALTER FUNCTION model_select._revoke_selector(text, regrole, text) SET SCHEMA model_select_internal;
+ALTER FUNCTION model_select._grant_privilege(text, regrole, text) SET SCHEMA model_select_internal;
+ALTER FUNCTION model_select._settings_lock(int) SET SCHEMA model_select_internal;
+ALTER FUNCTION model_select._resolve_settings_over(text, text, jsonb, int, jsonb) SET SCHEMA model_select_internal;
+ALTER FUNCTION model_select._rewards_resolve() SET SCHEMA model_select_internal;
+ALTER FUNCTION model_select._rewards_apply() SET SCHEMA model_select_internal;
+ALTER FUNCTION model_select._rewards_append_only() SET SCHEMA model_select_internal;
+ALTER FUNCTION model_select._cascade_resolve() SET SCHEMA model_select_internal;
+ALTER FUNCTION model_select._cascade_apply() SET SCHEMA model_select_internal;
+ALTER FUNCTION model_select._cascade_append_only() SET SCHEMA model_select_internal;
+ALTER FUNCTION model_select._probe_create(text, int, int, float8, text, text, jsonb, bigint)
+    SET SCHEMA model_select_internal;
+ALTER FUNCTION model_select._probe_load_pool(int, text) SET SCHEMA model_select_internal;
+ALTER FUNCTION model_select._probe_start(int) SET SCHEMA model_select_internal;
+ALTER FUNCTION model_select._probe_advance(int) SET SCHEMA model_select_internal;
+ALTER FUNCTION model_select._probe_plan(int) SET SCHEMA model_select_internal;
+ALTER FUNCTION model_select._probe_eliminate(int) SET SCHEMA model_select_internal;
+ALTER FUNCTION model_select._probe_lock_for_report(text, float8) SET SCHEMA model_select_internal;
+ALTER FUNCTION model_select._probe_record(model_select.probe_runs, int, float8) SET SCHEMA model_select_internal;
+
 -- == Functions whose arguments or result changed
 
 -- contexts: one function per entry point taking anycompatiblearray, instead
@@ -119,8 +152,10 @@ DROP FUNCTION model_select.quality_cost(text, text, text, jsonb, float8[], float
 
 -- == Data
 
--- Roles that setup_role() made applications or administrators read the new
--- views and table too (setup_role() now grants them with the others).
+-- Roles that setup_role() set up before get what it now grants them too: the
+-- new views and table (applications and administrators: SELECT on
+-- arm_stats), the internal schema (administrators: EXECUTE on the probe
+-- steps, which keep their grants in the schema they moved to).
 DO $$
 DECLARE
     r regrole;
@@ -131,6 +166,12 @@ BEGIN
                 AND a.grantee <> c.relowner AND a.grantee <> 0 LOOP
         EXECUTE format('GRANT SELECT ON model_select.learner, model_select.learner_lag, model_select.stats, '
                        'model_select.stats_resets, model_select.progress, model_select.arm_base TO %s', r);
+    END LOOP;
+    FOR r IN SELECT DISTINCT a.grantee::regrole
+               FROM pg_catalog.pg_proc p, pg_catalog.aclexplode(p.proacl) a
+              WHERE p.oid = 'model_select_internal._probe_create(text, int, int, float8, text, text, jsonb, bigint)'::regprocedure
+                AND a.privilege_type = 'EXECUTE' AND a.grantee <> p.proowner AND a.grantee <> 0 LOOP
+        EXECUTE format('GRANT USAGE ON SCHEMA model_select_internal TO %s', r);
     END LOOP;
 END $$;
 

@@ -182,20 +182,32 @@ typedef struct CascadeSelector
 	CascadeArm *arms;
 } CascadeSelector;
 
+/* The columns of cascade_load()'s query of the arms (cascade_load_as_owner()). */
+enum
+{
+	CASCADE_ARM_ID = 1,
+	CASCADE_ARM_NAME,
+	CASCADE_ARM_ORDINAL,
+	CASCADE_ARM_ACTIVE,
+	CASCADE_ARM_N,
+	CASCADE_ARM_RHO,
+	CASCADE_ARM_DESIGN
+};
+
 /* An arm from a row of cascade_load()'s query (state decoded for m features). */
 static void
 cascade_arm_from_row(CascadeArm *a, HeapTuple row, TupleDesc desc, int m)
 {
 	bool		rho_null,
 				design_null;
-	Datum		rho = SPI_getbinval(row, desc, 6, &rho_null);
-	Datum		design = SPI_getbinval(row, desc, 7, &design_null);
+	Datum		rho = SPI_getbinval(row, desc, CASCADE_ARM_RHO, &rho_null);
+	Datum		design = SPI_getbinval(row, desc, CASCADE_ARM_DESIGN, &design_null);
 
-	a->st.arm_id = spi_int32(row, desc, 1);
-	a->name = spi_text(row, desc, 2);
-	a->ordinal = spi_int32(row, desc, 3);
-	a->active = spi_bool(row, desc, 4);
-	a->n = spi_int64(row, desc, 5);
+	a->st.arm_id = spi_int32(row, desc, CASCADE_ARM_ID);
+	a->name = spi_text(row, desc, CASCADE_ARM_NAME);
+	a->ordinal = spi_int32(row, desc, CASCADE_ARM_ORDINAL);
+	a->active = spi_bool(row, desc, CASCADE_ARM_ACTIVE);
+	a->n = spi_int64(row, desc, CASCADE_ARM_N);
 	cascade_state_decode(&a->st, m, rho_null, rho, design_null, design);
 }
 

@@ -55,6 +55,16 @@ static const char *const obs_column_names[] = {
 	"selector", "arm", "context", "selector_id", "arm_id", "cascade_id", "value", "cost"
 };
 
+/* The columns of from_cascade()'s query. */
+enum
+{
+	FROM_CASCADE_NAME = 1,
+	FROM_CASCADE_CONTEXT,
+	FROM_CASCADE_SELECTOR_ID,
+	FROM_CASCADE_OWNER,
+	FROM_CASCADE_GRANTEES
+};
+
 /* The selector name and context of a logged cascade; selector/context given must match. */
 static Datum
 from_cascade(int64 cascade_id, char **selector, bool context_given, Datum context)
@@ -74,11 +84,12 @@ from_cascade(int64 cascade_id, char **selector, bool context_given, Datum contex
 								 " JOIN model_select.selectors s USING (selector_id) WHERE d.cascade_id = $1",
 								 2, types), args, true, what, NULL);
 	/* before anything about the cascade, not even its selector's name, shows in an error */
-	selector_check_privilege_of(spi_int32(row, SPI_tuptable->tupdesc, 3), what, SELECTOR_REWARD,
-								DatumGetObjectId(spi_datum(row, SPI_tuptable->tupdesc, 4)),
-								spi_datum(row, SPI_tuptable->tupdesc, 5));
-	name = spi_text(row, SPI_tuptable->tupdesc, 1);
-	logged = spi_datum(row, SPI_tuptable->tupdesc, 2);
+	selector_check_privilege_of(spi_int32(row, SPI_tuptable->tupdesc, FROM_CASCADE_SELECTOR_ID), what,
+								SELECTOR_REWARD,
+								DatumGetObjectId(spi_datum(row, SPI_tuptable->tupdesc, FROM_CASCADE_OWNER)),
+								spi_datum(row, SPI_tuptable->tupdesc, FROM_CASCADE_GRANTEES));
+	name = spi_text(row, SPI_tuptable->tupdesc, FROM_CASCADE_NAME);
+	logged = spi_datum(row, SPI_tuptable->tupdesc, FROM_CASCADE_CONTEXT);
 	if (*selector != NULL && strcmp(*selector, name) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -204,6 +215,14 @@ model_select_cascade_resolve(PG_FUNCTION_ARGS)
  * Every observation of an arm, in log order, as the fit uses it.  Not
  * read-only: the AFTER trigger must see its own statement's rows.
  */
+/* The columns of samples_load()'s query. */
+enum
+{
+	SAMPLE_CONTEXT = 1,
+	SAMPLE_VALUE,
+	SAMPLE_COST
+};
+
 static CascadeSamples *
 samples_load(const SelectorConfig *cfg, int32 arm_id, int m)
 {
@@ -233,8 +252,8 @@ samples_load(const SelectorConfig *cfg, int32 arm_id, int m)
 	{
 		HeapTuple	row = SPI_tuptable->vals[i];
 		TupleDesc	desc = SPI_tuptable->tupdesc;
-		double	   *x = context_from_array(DatumGetArrayTypeP(spi_datum(row, desc, 1)), cfg->dim);
-		double		v = spi_float8(row, desc, 2);
+		double	   *x = context_from_array(DatumGetArrayTypeP(spi_datum(row, desc, SAMPLE_CONTEXT)), cfg->dim);
+		double		v = spi_float8(row, desc, SAMPLE_VALUE);
 
 		/* a log checked under other settings may hold what these refuse */
 		if (!(v >= lo && v <= cfg->reward_max))
@@ -245,11 +264,20 @@ samples_load(const SelectorConfig *cfg, int32 arm_id, int m)
 					 errhint("Keep reward_min and reward_max around every observed value.")));
 		cascade_psi(cfg, x, s->psi + (Size) i * m);
 		s->mu[i] = Max(0.0, Min(1.0, (v - lo) / R));
-		s->c[i] = spi_float8(row, desc, 3) / R;
+		s->c[i] = spi_float8(row, desc, SAMPLE_COST) / R;
 		pfree(x);
 	}
 	return s;
 }
+
+/* The columns of state_lock()'s row. */
+enum
+{
+	STATE_N = 1,
+	STATE_FIT_N,
+	STATE_RHO,
+	STATE_DESIGN
+};
 
 /*
  * Lock an arm's cascade_state row (creating it if missing): n, fit_n, rho,
@@ -292,12 +320,12 @@ state_lock_read(int32 arm_id, int32 selector_id, int m, CascadeState *st)
 	TupleDesc	desc = SPI_tuptable->tupdesc;
 	bool		rho_null,
 				design_null;
-	Datum		rho = SPI_getbinval(row, desc, 3, &rho_null);
-	Datum		design = SPI_getbinval(row, desc, 4, &design_null);
+	Datum		rho = SPI_getbinval(row, desc, STATE_RHO, &rho_null);
+	Datum		design = SPI_getbinval(row, desc, STATE_DESIGN, &design_null);
 
 	st->arm_id = arm_id;
-	st->n = spi_int64(row, desc, 1);
-	st->fit_n = spi_int64(row, desc, 2);
+	st->n = spi_int64(row, desc, STATE_N);
+	st->fit_n = spi_int64(row, desc, STATE_FIT_N);
 	cascade_state_decode(st, m, rho_null, rho, design_null, design);
 	return st->m == m;
 }
@@ -353,13 +381,23 @@ state_init(CascadeState *st, int m)
 		st->L[PACKED_ROW(j) + j] = sqrt(CASCADE_DESIGN_RIDGE);
 }
 
-/* Fold rows [first, last) of the transition query (one arm) into its state. */
+/* The statement's observations, arm by arm (arm_id first: for_each_arm_of_statement()). */
+#define NEW_OBSERVATIONS_QUERY \
+	"SELECT arm_id, selector_id, context FROM new_observations ORDER BY arm_id, obs_id"
+enum
+{
+	NEW_OBS_ARM_ID = STATEMENT_ARM_ID_COLUMN,
+	NEW_OBS_SELECTOR_ID,
+	NEW_OBS_CONTEXT
+};
+
+/* Fold rows [first, last) of NEW_OBSERVATIONS_QUERY (one arm) into its state. */
 static void
 apply_arm(SPITupleTable *tt, uint64 first, uint64 last, SelectorConfig *cfg)
 {
 	bool		isnull;
-	int32		arm_id = DatumGetInt32(SPI_getbinval(tt->vals[first], tt->tupdesc, 1, &isnull));
-	int32		selector_id = DatumGetInt32(SPI_getbinval(tt->vals[first], tt->tupdesc, 2, &isnull));
+	int32		arm_id = DatumGetInt32(SPI_getbinval(tt->vals[first], tt->tupdesc, NEW_OBS_ARM_ID, &isnull));
+	int32		selector_id = DatumGetInt32(SPI_getbinval(tt->vals[first], tt->tupdesc, NEW_OBS_SELECTOR_ID, &isnull));
 	CascadeState st;
 	int			m;
 	double	   *psi;
@@ -379,7 +417,8 @@ apply_arm(SPITupleTable *tt, uint64 first, uint64 last, SelectorConfig *cfg)
 	psi = palloc(sizeof(double) * m);
 	for (uint64 i = first; i < last; i++)
 	{
-		double	   *x = context_from_array(DatumGetArrayTypeP(SPI_getbinval(tt->vals[i], tt->tupdesc, 3, &isnull)),
+		double	   *x = context_from_array(DatumGetArrayTypeP(SPI_getbinval(tt->vals[i], tt->tupdesc,
+																		NEW_OBS_CONTEXT, &isnull)),
 										   cfg->dim);
 
 		cascade_psi(cfg, x, psi);
@@ -417,9 +456,7 @@ apply_statement(void *arg)
 
 	cfg.selector_id = -1;
 	spi_level = spi_connect();
-	for_each_arm_of_statement((FunctionCallInfo) arg,
-							  "SELECT arm_id, selector_id, context FROM new_observations"
-							  " ORDER BY arm_id, obs_id", apply_arm_rows, &cfg);
+	for_each_arm_of_statement((FunctionCallInfo) arg, NEW_OBSERVATIONS_QUERY, apply_arm_rows, &cfg);
 	spi_finish(spi_level);
 }
 
@@ -441,7 +478,7 @@ refit_arm(const SelectorConfig *cfg, int32 arm_id, bool from_scratch)
 	int			m = cascade_psi_dim(cfg);
 	HeapTuple	row = state_lock(arm_id, cfg->selector_id);
 	bool		rho_null;
-	Datum		rho = SPI_getbinval(row, SPI_tuptable->tupdesc, 3, &rho_null);
+	Datum		rho = SPI_getbinval(row, SPI_tuptable->tupdesc, STATE_RHO, &rho_null);
 	int			k = 0;
 	double	   *start = rho_null || from_scratch ? NULL : cascade_rho_decode(rho, &k);
 	CascadeState st = {.arm_id = arm_id};

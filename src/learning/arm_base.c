@@ -32,6 +32,7 @@ arm_base_read(int32 arm_id, FoldTotals *totals, Datum *state)
 	totals->cost_n = DatumGetInt64(v[3]);
 	totals->spend_sum = DatumGetFloat8(v[4]);
 	totals->spend_n = DatumGetInt64(v[5]);
+	totals->lineage = 0;		/* a base stands for a checkpoint (fold.h) */
 	*state = nulls[6] ? (Datum) 0 : v[6];
 	return true;
 }

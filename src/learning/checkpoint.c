@@ -63,6 +63,15 @@ typedef struct Checkpoint
 } Checkpoint;
 
 #define CHECKPOINT_COLUMNS "settings_version, " CHECKPOINT_POSITION_COLUMNS ", state, version, xmin::text::bigint"
+/* Their attribute numbers in a row of a query that selects them. */
+enum
+{
+	CK_ATT_SETTINGS_VERSION = 1,
+	CK_ATT_POSITION,
+	CK_ATT_STATE = CK_ATT_POSITION + CHECKPOINT_POSITION_NCOLUMNS,
+	CK_ATT_VERSION,
+	CK_ATT_XMIN
+};
 
 /*
  * The checkpoint in row (arm_state of arm_id, just locked); its state is not
@@ -75,16 +84,16 @@ checkpoint_from_row(const SelectorConfig *cfg, int32 arm_id, HeapTuple row, Tupl
 	bool		isnull;
 	Datum		state;
 
-	ck->valid = DatumGetInt32(SPI_getbinval(row, desc, 1, &isnull)) == cfg->settings_version;
-	ck->version = DatumGetInt64(SPI_getbinval(row, desc, CHECKPOINT_POSITION_NCOLUMNS + 3, &isnull));
-	ck->xmin = DatumGetInt64(SPI_getbinval(row, desc, CHECKPOINT_POSITION_NCOLUMNS + 4, &isnull));
+	ck->valid = DatumGetInt32(SPI_getbinval(row, desc, CK_ATT_SETTINGS_VERSION, &isnull)) == cfg->settings_version;
+	ck->version = DatumGetInt64(SPI_getbinval(row, desc, CK_ATT_VERSION, &isnull));
+	ck->xmin = DatumGetInt64(SPI_getbinval(row, desc, CK_ATT_XMIN, &isnull));
 	ck->pos = LOG_START;
 	memset(&ck->totals, 0, sizeof(ck->totals));
 	ck->state = NULL;
 	if (!ck->valid || from_scratch)
 		return;
-	checkpoint_position_from_row(row, desc, 2, &ck->pos, &ck->totals);
-	state = SPI_getbinval(row, desc, CHECKPOINT_POSITION_NCOLUMNS + 2, &isnull);
+	checkpoint_position_from_row(row, desc, CK_ATT_POSITION, &ck->pos, &ck->totals);
+	state = SPI_getbinval(row, desc, CK_ATT_STATE, &isnull);
 	if (!isnull)
 		ck->state = state_store_read(cfg, arm_id, state, false);
 }
@@ -321,6 +330,13 @@ selector_arm_ids(const SelectorConfig *cfg, int32 **ids)
 	return narms;
 }
 
+/* The columns of arm_is_due()'s query. */
+enum
+{
+	DUE_PENDING = 1,
+	DUE_STATE_BYTES
+};
+
 /*
  * Is the arm due (see above)?  *need: the pending rows that make it due,
  * at least checkpoint_threshold, updated from the size of its stored state.
@@ -357,8 +373,8 @@ arm_is_due(const SelectorConfig *cfg, int32 arm_id, int64 *need)
 							 4, types), args, NULL, false, 1, SPI_OK_SELECT, "count the pending rewards of arm %d", arm_id);
 		if (SPI_processed == 0)
 			return false;
-		pending = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-		bytes = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+		pending = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, DUE_PENDING, &isnull));
+		bytes = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, DUE_STATE_BYTES, &isnull);
 		*need = checkpoint_threshold;
 		if (!isnull && !policy_ops(cfg->policy)->keeps_rows)
 			*need = Max(*need, CHECKPOINT_LOG_RATIO * (int64) DatumGetInt32(bytes) /

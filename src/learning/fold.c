@@ -283,16 +283,26 @@ void
 checkpoint_position_from_row(HeapTuple row, TupleDesc desc, int first_col,
 							 LogPosition *pos, FoldTotals *totals)
 {
+	Datum		values[CHECKPOINT_POSITION_NCOLUMNS];
 	bool		isnull;
 
-	pos->tx = DatumGetFullTransactionId(SPI_getbinval(row, desc, first_col, &isnull));
-	pos->seq = DatumGetInt64(SPI_getbinval(row, desc, first_col + 1, &isnull));
-	totals->n = DatumGetInt64(SPI_getbinval(row, desc, first_col + 2, &isnull));
-	totals->reward_sum = DatumGetFloat8(SPI_getbinval(row, desc, first_col + 3, &isnull));
-	totals->cost_sum = DatumGetFloat8(SPI_getbinval(row, desc, first_col + 4, &isnull));
-	totals->cost_n = DatumGetInt64(SPI_getbinval(row, desc, first_col + 5, &isnull));
-	totals->spend_sum = DatumGetFloat8(SPI_getbinval(row, desc, first_col + 6, &isnull));
-	totals->spend_n = DatumGetInt64(SPI_getbinval(row, desc, first_col + 7, &isnull));
+	for (int i = 0; i < CHECKPOINT_POSITION_NCOLUMNS; i++)
+		values[i] = SPI_getbinval(row, desc, first_col + i, &isnull);
+	checkpoint_position_from_values(values, pos, totals);
+}
+
+/* A stored checkpoint's position and totals from its CHECKPOINT_POSITION_COLUMNS values. */
+void
+checkpoint_position_from_values(const Datum *values, LogPosition *pos, FoldTotals *totals)
+{
+	pos->tx = DatumGetFullTransactionId(values[CKPT_POS_TX]);
+	pos->seq = DatumGetInt64(values[CKPT_POS_SEQ]);
+	totals->n = DatumGetInt64(values[CKPT_POS_N]);
+	totals->reward_sum = DatumGetFloat8(values[CKPT_POS_REWARD_SUM]);
+	totals->cost_sum = DatumGetFloat8(values[CKPT_POS_COST_SUM]);
+	totals->cost_n = DatumGetInt64(values[CKPT_POS_COST_N]);
+	totals->spend_sum = DatumGetFloat8(values[CKPT_POS_SPEND_SUM]);
+	totals->spend_n = DatumGetInt64(values[CKPT_POS_SPEND_N]);
 	totals->lineage = 0;
 }
 

@@ -121,12 +121,24 @@ extern FullTransactionId shared_horizon(void);
 extern void fold_totals_args(const FoldTotals *totals, Datum *out);
 extern void checkpoint_position_from_row(HeapTuple row, TupleDesc desc, int first_col,
 										 LogPosition *pos, FoldTotals *totals);
+extern void checkpoint_position_from_values(const Datum *values, LogPosition *pos, FoldTotals *totals);
 
 /*
  * The arm_state columns checkpoint_position_from_row() reads, from
- * first_col on, in this order.
+ * first_col on, in this order, and their places in that list.
  */
 #define CHECKPOINT_POSITION_COLUMNS "ckpt_tx, ckpt_seq, n, reward_sum, cost_sum, cost_n, spend_sum, spend_n"
-#define CHECKPOINT_POSITION_NCOLUMNS 8
+typedef enum CheckpointPositionColumn
+{
+	CKPT_POS_TX,
+	CKPT_POS_SEQ,
+	CKPT_POS_N,
+	CKPT_POS_REWARD_SUM,
+	CKPT_POS_COST_SUM,
+	CKPT_POS_COST_N,
+	CKPT_POS_SPEND_SUM,
+	CKPT_POS_SPEND_N,
+	CHECKPOINT_POSITION_NCOLUMNS
+} CheckpointPositionColumn;
 
 #endif

@@ -124,6 +124,13 @@ typedef struct SelectorList
 	char	  **names;
 } SelectorList;
 
+/* The columns of selector_list()'s query. */
+enum
+{
+	LIST_SELECTOR_ID = 1,
+	LIST_NAME
+};
+
 /* Fills the SelectorList arg, in the caller's memory context; run as the owner. */
 static void
 selector_list(void *arg)
@@ -140,9 +147,9 @@ selector_list(void *arg)
 	list->names = MemoryContextAlloc(caller, sizeof(char *) * Max(list->n, 1));
 	for (int i = 0; i < list->n; i++)
 	{
-		list->ids[i] = spi_int32(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
-		list->names[i] = MemoryContextStrdup(caller,
-											 spi_text(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2));
+		list->ids[i] = spi_int32(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, LIST_SELECTOR_ID);
+		list->names[i] = MemoryContextStrdup(caller, spi_text(SPI_tuptable->vals[i], SPI_tuptable->tupdesc,
+															  LIST_NAME));
 	}
 	spi_finish(spi_level);
 }

@@ -4,7 +4,7 @@
  * revoke_selector (and stats_reset, which writes the owner's table of
  * resets).  Each is this one C entry: it checks the caller's right
  * on the selector its first argument names, then runs the PL/pgSQL body
- * model_select._<name>(...) as the extension owner.  Like a SECURITY
+ * model_select_internal._<name>(...) as the extension owner.  Like a SECURITY
  * DEFINER function, but the check sees the caller (inside a SECURITY DEFINER
  * body current_user is the definer).  So clients need no write right on
  * selectors, arms or selector_grants, and no direct UPDATE of a selector's
@@ -88,7 +88,7 @@ admin_call_init(AdminCall *call, FunctionCallInfo fcinfo)
 	elog(ERROR, "model_select.%s() is not an administration function", call->name);
 }
 
-/* As the extension owner: check, then SELECT model_select._<name>([owner,] $1, ...). */
+/* As the extension owner: check, then SELECT model_select_internal._<name>([owner,] $1, ...). */
 static void
 admin_run(void *arg)
 {
@@ -103,7 +103,7 @@ admin_run(void *arg)
 
 	spi_level = spi_connect();
 	initStringInfo(&sql);
-	appendStringInfo(&sql, "SELECT model_select._%s(", call->name);
+	appendStringInfo(&sql, "SELECT model_select_internal._%s(", call->name);
 	if (call->required == 0)
 	{
 		/* the body's first argument: the new selector's owner */
@@ -133,7 +133,7 @@ admin_run(void *arg)
 	appendStringInfoChar(&sql, ')');
 	if (SPI_execute_with_args(sql.data, n, types, values, nulls, false, 1) != SPI_OK_SELECT ||
 		SPI_processed != 1)
-		elog(ERROR, "could not run model_select._%s()", call->name);
+		elog(ERROR, "could not run model_select_internal._%s()", call->name);
 	call->result = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &call->isnull);
 	if (!call->isnull && call->rettype != VOIDOID)
 	{

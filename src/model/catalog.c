@@ -87,6 +87,17 @@ selector_id_if_exists(const char *name)
  * may still learn, *retired_at (if not NULL) since when it may not (infinity
  * while active).  The caller is connected to SPI as the extension owner.
  */
+/* The columns of arm_lookup()'s query. */
+enum
+{
+	LOOKUP_SELECTOR_ID = 1,
+	LOOKUP_ARM_ID,
+	LOOKUP_ACTIVE,
+	LOOKUP_OWNER,
+	LOOKUP_GRANTEES,
+	LOOKUP_RETIRED_AT
+};
+
 void
 arm_lookup(const char *selector, const char *arm, int mask, int32 *selector_id, int32 *arm_id,
 		   bool *active, TimestampTz *retired_at)
@@ -108,17 +119,17 @@ arm_lookup(const char *selector, const char *arm, int mask, int32 *selector_id, 
 								" WHERE s.name = $1",
 								3, types), args, selector);
 	desc = SPI_tuptable->tupdesc;
-	*selector_id = spi_int32(row, desc, 1);
-	*arm_id = DatumGetInt32(SPI_getbinval(row, desc, 2, &isnull));
-	*active = !isnull && spi_bool(row, desc, 3);
-	selector_check_privilege_given(*selector_id, selector, mask,
-								   DatumGetObjectId(spi_datum(row, desc, 4)), spi_datum(row, desc, 5));
+	*selector_id = spi_int32(row, desc, LOOKUP_SELECTOR_ID);
+	*arm_id = DatumGetInt32(SPI_getbinval(row, desc, LOOKUP_ARM_ID, &isnull));
+	*active = !isnull && spi_bool(row, desc, LOOKUP_ACTIVE);
+	selector_check_privilege_given(*selector_id, selector, mask, DatumGetObjectId(spi_datum(row, desc, LOOKUP_OWNER)),
+								   spi_datum(row, desc, LOOKUP_GRANTEES));
 	if (isnull)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("selector \"%s\" has no arm \"%s\"", selector, arm)));
 	if (retired_at)
-		*retired_at = DatumGetTimestampTz(spi_datum(row, desc, 6));
+		*retired_at = DatumGetTimestampTz(spi_datum(row, desc, LOOKUP_RETIRED_AT));
 }
 
 /* A backend-local hash table in cxt whose entries start with an int32 id (an arm_id). */
@@ -166,16 +177,17 @@ typedef struct ConfigColumns
 	int32		settings_version;
 } ConfigColumns;
 
+/* The configuration columns given by value, in ConfigColumn order (only kernel may be NULL). */
 static void
-config_columns(HeapTuple row, TupleDesc desc, int first_col, ConfigColumns *c)
+config_columns_of_values(const Datum *values, const bool *nulls, ConfigColumns *c)
 {
-	c->selector_id = spi_int32(row, desc, first_col);
-	c->dim = spi_int32(row, desc, first_col + 1);
-	c->policy = spi_text(row, desc, first_col + 2);
-	c->kernel = spi_text_column(row, desc, first_col + 3);
-	c->settings = DatumGetJsonbP(spi_datum(row, desc, first_col + 4));
-	c->seed = spi_int64(row, desc, first_col + 5);
-	c->settings_version = spi_int32(row, desc, first_col + 6);
+	c->selector_id = DatumGetInt32(values[CONFIG_SELECTOR_ID]);
+	c->dim = DatumGetInt32(values[CONFIG_DIM]);
+	c->policy = TextDatumGetCString(values[CONFIG_POLICY]);
+	c->kernel = nulls[CONFIG_KERNEL] ? NULL : TextDatumGetCString(values[CONFIG_KERNEL]);
+	c->settings = DatumGetJsonbP(values[CONFIG_SETTINGS]);
+	c->seed = DatumGetInt64(values[CONFIG_SEED]);
+	c->settings_version = DatumGetInt32(values[CONFIG_SETTINGS_VERSION]);
 }
 
 /*
@@ -226,6 +238,27 @@ config_resolve(SelectorConfig *cfg, const ConfigColumns *c)
 void
 config_from_row(SelectorConfig *cfg, HeapTuple row, TupleDesc desc, int first_col)
 {
+	Datum		values[CONFIG_NCOLUMNS];
+	bool		nulls[CONFIG_NCOLUMNS];
+
+	for (int i = 0; i < CONFIG_NCOLUMNS; i++)
+	{
+		nulls[i] = false;
+		if (i == CONFIG_KERNEL)
+			values[i] = SPI_getbinval(row, desc, first_col + i, &nulls[i]);
+		else
+			values[i] = spi_datum(row, desc, first_col + i);
+	}
+	config_from_values(cfg, values, nulls);
+}
+
+/*
+ * The configuration in the CONFIG_COLUMNS values (ConfigColumn order) of a
+ * selectors row: from the cache when the row is the one resolved before.
+ */
+void
+config_from_values(SelectorConfig *cfg, const Datum *values, const bool *nulls)
+{
 	ConfigColumns c;
 	Size		len;
 	char	   *stored;
@@ -233,7 +266,7 @@ config_from_row(SelectorConfig *cfg, HeapTuple row, TupleDesc desc, int first_co
 	ConfigCacheEntry *entry;
 	bool		found;
 
-	config_columns(row, desc, first_col, &c);
+	config_columns_of_values(values, nulls, &c);
 	stored = config_stored_form(&c, &len);
 	if (config_cache != NULL &&
 		(entry = hash_search(config_cache, &c.selector_id, HASH_FIND, NULL)) != NULL &&

@@ -46,6 +46,7 @@ extern void arm_lookup(const char *selector, const char *arm, int mask, int32 *s
 					   int32 *arm_id, bool *active, TimestampTz *retired_at);
 extern HTAB *id_hash_create(const char *name, Size entrysize, MemoryContext cxt);
 extern void config_from_row(SelectorConfig *cfg, HeapTuple row, TupleDesc desc, int first_col);
+extern void config_from_values(SelectorConfig *cfg, const Datum *values, const bool *nulls);
 extern void config_load(int32 selector_id, SelectorConfig *cfg);
 extern void config_load_for_reward(int32 selector_id, const char *name, SelectorConfig *cfg);
 extern bool config_try_load_for_reward(int32 selector_id, const char *name, SelectorConfig *cfg);
@@ -67,10 +68,24 @@ extern void config_load_by_name(const char *name, SelectorConfig *cfg);
 #define MS_LOCK_SETTINGS 0		/* a selector's settings (catalog.c) */
 #define MS_LOCK_LOAD 1			/* an arm's load into the shared cache (shared_cache.c) */
 
-/* A selectors row's configuration columns, of the table referred to as t. */
+/*
+ * A selectors row's configuration columns, of the table referred to as t,
+ * and their places in that list (ConfigColumn), in the same order.
+ */
 #define CONFIG_COLUMNS_OF(t) \
 	t ".selector_id, " t ".dim, " t ".policy, " t ".kernel, " t ".settings, " t ".seed, " \
 	t ".settings_version"
 #define CONFIG_COLUMNS CONFIG_COLUMNS_OF("selectors")
+typedef enum ConfigColumn
+{
+	CONFIG_SELECTOR_ID,
+	CONFIG_DIM,
+	CONFIG_POLICY,
+	CONFIG_KERNEL,
+	CONFIG_SETTINGS,
+	CONFIG_SEED,
+	CONFIG_SETTINGS_VERSION,
+	CONFIG_NCOLUMNS
+} ConfigColumn;
 
 #endif

@@ -274,10 +274,10 @@ for_each_arm_of_statement(FunctionCallInfo fcinfo, const char *query,
 	nrows = SPI_processed;
 	while (first < nrows)
 	{
-		int32		arm_id = spi_int32(tt->vals[first], tt->tupdesc, 1);
+		int32		arm_id = spi_int32(tt->vals[first], tt->tupdesc, STATEMENT_ARM_ID_COLUMN);
 		uint64		last = first + 1;
 
-		while (last < nrows && spi_int32(tt->vals[last], tt->tupdesc, 1) == arm_id)
+		while (last < nrows && spi_int32(tt->vals[last], tt->tupdesc, STATEMENT_ARM_ID_COLUMN) == arm_id)
 			last++;
 		fn(tt, first, last, arg);
 		first = last;

@@ -47,6 +47,8 @@ typedef struct StatementArm
 } StatementArm;
 
 extern StatementArm *arms_of_statement(FunctionCallInfo fcinfo, int *count);
+/* for_each_arm_of_statement()'s query yields arm_id in this column, rows by arm_id. */
+#define STATEMENT_ARM_ID_COLUMN 1
 extern void for_each_arm_of_statement(FunctionCallInfo fcinfo, const char *query,
 									  void (*fn) (SPITupleTable *tt, uint64 first, uint64 last, void *arg),
 									  void *arg);

@@ -216,6 +216,13 @@ answer_given(Oid role, int32 selector_id, int mask, Oid owner, Datum grantees)
 	return result;
 }
 
+/* The columns of role_has_selector_privilege()'s query. */
+enum
+{
+	PRIV_OWNER = 1,
+	PRIV_GRANTEES
+};
+
 /*
  * Has role any one of the rights in mask on the selector?  *exists (when
  * not NULL) tells whether the selector exists.  Superusers, the extension
@@ -253,8 +260,8 @@ role_has_selector_privilege(Oid role, int32 selector_id, int mask, bool *exists)
 	{
 		row = SPI_tuptable->vals[0];
 		result = answer_given(role, selector_id, mask,
-							  DatumGetObjectId(spi_datum(row, SPI_tuptable->tupdesc, 1)),
-							  spi_datum(row, SPI_tuptable->tupdesc, 2));
+							  DatumGetObjectId(spi_datum(row, SPI_tuptable->tupdesc, PRIV_OWNER)),
+							  spi_datum(row, SPI_tuptable->tupdesc, PRIV_GRANTEES));
 	}
 	else
 	{

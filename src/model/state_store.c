@@ -78,6 +78,14 @@ rows_scatter(const SelectorConfig *cfg, int32 arm_id, StateHeader *st, int first
 	}
 }
 
+/* The columns of rows_read()'s query. */
+enum
+{
+	CHUNK_FIRST_ROW = 1,
+	CHUNK_NROWS,
+	CHUNK_ROWS
+};
+
 /*
  * Fill st's rows from the arm's chunks, read under the current snapshot
  * (read_only: the one the caller read arm_state with) or a new one (a
@@ -100,9 +108,9 @@ rows_read(const SelectorConfig *cfg, int32 arm_id, StateHeader *st, bool read_on
 	nchunks = SPI_processed;
 	for (uint64 i = 0; i < nchunks; i++)
 	{
-		int32		first = spi_int32(tt->vals[i], tt->tupdesc, 1);
-		int32		nrows = spi_int32(tt->vals[i], tt->tupdesc, 2);
-		Datum		raw = spi_datum(tt->vals[i], tt->tupdesc, 3);
+		int32		first = spi_int32(tt->vals[i], tt->tupdesc, CHUNK_FIRST_ROW);
+		int32		nrows = spi_int32(tt->vals[i], tt->tupdesc, CHUNK_NROWS);
+		Datum		raw = spi_datum(tt->vals[i], tt->tupdesc, CHUNK_ROWS);
 		bytea	   *rows;
 
 		if (first != next || nrows < 1 || nrows > st->n - first)

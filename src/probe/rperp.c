@@ -79,6 +79,24 @@ probe_datum_array(Datum *elems, int n, Oid type)
 	return PointerGetDatum(construct_array(elems, n, type, len, byval, align));
 }
 
+/* The columns of probe_load_run()'s query: RUN_NINTS int columns, then the others. */
+enum
+{
+	RUN_RESET_EVERY = 1,
+	RUN_INTERVAL,
+	RUN_INTERVAL_LEN,
+	RUN_USED,
+	RUN_BATCH,
+	RUN_PREV_BATCH_SIZE,
+	RUN_POOL_SIZE,
+	RUN_DIM,
+	RUN_BETA,
+	RUN_KERNEL,
+	RUN_SETTINGS,
+	RUN_SEED,
+	RUN_NINTS = RUN_BETA - RUN_RESET_EVERY
+};
+
 /* Read and lock a run; the caller is connected to SPI. */
 void
 probe_load_run(int32 run_id, ProbeRun *run)
@@ -86,7 +104,7 @@ probe_load_run(int32 run_id, ProbeRun *run)
 	static SPIPlanPtr plan = NULL;
 	Oid			types[1] = {INT4OID};
 	Datum		args[1] = {Int32GetDatum(run_id)};
-	int32	   *ints[8] = {&run->reset_every, &run->interval, &run->interval_len, &run->used,
+	int32	   *ints[RUN_NINTS] = {&run->reset_every, &run->interval, &run->interval_len, &run->used,
 	&run->batch, &run->prev_batch_size, &run->pool_size, &run->cfg.dim};
 	HeapTuple	row;
 	TupleDesc	desc;
@@ -99,13 +117,13 @@ probe_load_run(int32 run_id, ProbeRun *run)
 								 1, types), args, false, psprintf("probe run %d", run_id), NULL);
 	desc = SPI_tuptable->tupdesc;
 	run->run_id = run_id;
-	for (int c = 0; c < 8; c++)
-		*ints[c] = spi_int32(row, desc, c + 1);
-	run->beta = spi_float8(row, desc, 9);
+	for (int c = 0; c < RUN_NINTS; c++)
+		*ints[c] = spi_int32(row, desc, RUN_RESET_EVERY + c);
+	run->beta = spi_float8(row, desc, RUN_BETA);
 	run->cfg.policy = POLICY_PAK_UCB;
-	run->cfg.kernel = kernel_from_name(POLICY_PAK_UCB, spi_text(row, desc, 10));
-	settings_resolve(&run->cfg, DatumGetJsonbP(spi_datum(row, desc, 11)));
-	run->cfg.seed = (uint64) spi_int64(row, desc, 12);
+	run->cfg.kernel = kernel_from_name(POLICY_PAK_UCB, spi_text(row, desc, RUN_KERNEL));
+	settings_resolve(&run->cfg, DatumGetJsonbP(spi_datum(row, desc, RUN_SETTINGS)));
+	run->cfg.seed = (uint64) spi_int64(row, desc, RUN_SEED);
 }
 
 /*
@@ -175,6 +193,13 @@ pool_store_row(ProbeRun *run, const PoolRows *rows, int i)
 				args, NULL, false, 0, SPI_OK_INSERT, "store pool item %d", i + 1);
 }
 
+/* The columns of a pool query, as create_probe_run() documents them: (prompt, model). */
+enum
+{
+	POOL_PROMPT = 1,
+	POOL_MODEL
+};
+
 /*
  * Run the caller's pool query (read-only, with the caller's search_path) and
  * copy its rows, checked for shape, into the current memory context.
@@ -193,8 +218,8 @@ pool_query(const char *query, PoolRows *rows)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("the pool must be a SELECT query yielding (prompt, model)")));
 	tt = SPI_tuptable;
-	prompt_type = SPI_gettypeid(tt->tupdesc, 1);
-	model_type = tt->tupdesc->natts == 2 ? SPI_gettypeid(tt->tupdesc, 2) : InvalidOid;
+	prompt_type = SPI_gettypeid(tt->tupdesc, POOL_PROMPT);
+	model_type = tt->tupdesc->natts == POOL_MODEL ? SPI_gettypeid(tt->tupdesc, POOL_MODEL) : InvalidOid;
 	if (!context_array_type_ok(prompt_type) || (model_type != TEXTOID && model_type != VARCHAROID))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
@@ -213,8 +238,8 @@ pool_query(const char *query, PoolRows *rows)
 	for (int i = 0; i < rows->n; i++)
 	{
 		MemoryContext old = MemoryContextSwitchTo(caller);
-		Datum		p = SPI_getbinval(tt->vals[i], tt->tupdesc, 1, &rows->prompt_null[i]);
-		Datum		m = SPI_getbinval(tt->vals[i], tt->tupdesc, 2, &rows->model_null[i]);
+		Datum		p = SPI_getbinval(tt->vals[i], tt->tupdesc, POOL_PROMPT, &rows->prompt_null[i]);
+		Datum		m = SPI_getbinval(tt->vals[i], tt->tupdesc, POOL_MODEL, &rows->model_null[i]);
 
 		rows->prompt[i] = rows->prompt_null[i] ? (Datum) 0 : PointerGetDatum(PG_DETOAST_DATUM_COPY(p));
 		rows->model[i] = rows->model_null[i] ? (Datum) 0 : PointerGetDatum(PG_DETOAST_DATUM_COPY(m));
@@ -264,6 +289,14 @@ model_select_probe_load_pool(PG_FUNCTION_ARGS)
 	PG_RETURN_INT32(run.run_id);
 }
 
+/* The columns of probe_load_items()'s query. */
+enum
+{
+	ITEM_ID = 1,
+	ITEM_PROMPT,
+	ITEM_MODEL
+};
+
 /* The run's active items, prompts prepared, in blocks by model. */
 void
 probe_load_items(const ProbeRun *run, ProbeItems *it)
@@ -295,9 +328,9 @@ probe_load_items(const ProbeRun *run, ProbeItems *it)
 	{
 		HeapTuple	row = SPI_tuptable->vals[x];
 		int			n;
-		double	   *p = float_array(DatumGetArrayTypeP(spi_datum(row, SPI_tuptable->tupdesc, 2)),
+		double	   *p = float_array(DatumGetArrayTypeP(spi_datum(row, SPI_tuptable->tupdesc, ITEM_PROMPT)),
 									&n, "prompt", NULL);
-		char	   *model = spi_text(row, SPI_tuptable->tupdesc, 3);
+		char	   *model = spi_text(row, SPI_tuptable->tupdesc, ITEM_MODEL);
 
 		if (n != dim)
 			ereport(ERROR,
@@ -308,7 +341,7 @@ probe_load_items(const ProbeRun *run, ProbeItems *it)
 		if (prev_model == NULL || strcmp(model, prev_model) != 0)
 			it->block_start[it->nblocks++] = x;
 		prev_model = model;
-		it->item_id[x] = spi_int32(row, SPI_tuptable->tupdesc, 1);
+		it->item_id[x] = spi_int32(row, SPI_tuptable->tupdesc, ITEM_ID);
 		/* the fit indexes arrays of pool_size + 1 by item_id */
 		if (it->item_id[x] < 1 || it->item_id[x] > run->pool_size)
 			ereport(ERROR,

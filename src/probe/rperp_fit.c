@@ -23,6 +23,13 @@
 
 PG_FUNCTION_INFO_V1(model_select_probe_eliminate);
 
+/* The columns of load_batch()'s query. */
+enum
+{
+	PLANNED_ITEM_ID = 1,
+	PLANNED_SCORE
+};
+
 /*
  * count[x], ysum[x] = the current batch's observations of active item x.
  * Returns the number of observations; every planned query must be reported.
@@ -48,9 +55,9 @@ load_batch(const ProbeRun *run, const ProbeItems *it, int *count, double *ysum)
 	for (uint64 r = 0; r < SPI_processed; r++)
 	{
 		HeapTuple	row = SPI_tuptable->vals[r];
-		int32		id = spi_int32(row, SPI_tuptable->tupdesc, 1);
+		int32		id = spi_int32(row, SPI_tuptable->tupdesc, PLANNED_ITEM_ID);
 		bool		isnull;
-		double		y = DatumGetFloat8(SPI_getbinval(row, SPI_tuptable->tupdesc, 2, &isnull));
+		double		y = DatumGetFloat8(SPI_getbinval(row, SPI_tuptable->tupdesc, PLANNED_SCORE, &isnull));
 
 		if (isnull)
 			ereport(ERROR,

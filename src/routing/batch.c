@@ -52,19 +52,27 @@ typedef struct Block
  * The source must yield (integer key, array of numbers): each error names
  * the column and its type (a pgvector column needs its cast to real[]).
  */
+/* The columns of the source query, as route_batch() documents them: (key, context). */
+enum
+{
+	SOURCE_KEY = 1,
+	SOURCE_CONTEXT,
+	SOURCE_NCOLUMNS = SOURCE_CONTEXT
+};
+
 static void
 check_source_columns(TupleDesc desc)
 {
 	Oid			key;
 	Oid			context;
 
-	if (desc->natts != 2)
+	if (desc->natts != SOURCE_NCOLUMNS)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("route_batch source must yield two columns (key integer, context), not %d",
 						desc->natts)));
-	key = SPI_gettypeid(desc, 1);
-	context = SPI_gettypeid(desc, 2);
+	key = SPI_gettypeid(desc, SOURCE_KEY);
+	context = SPI_gettypeid(desc, SOURCE_CONTEXT);
 	if (key != INT2OID && key != INT4OID && key != INT8OID)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
@@ -104,7 +112,7 @@ static void
 block_read(Block *b, SPITupleTable *tt, uint64 nrows)
 {
 	int			dim = b->sel->cfg.dim;
-	Oid			key_type = SPI_gettypeid(tt->tupdesc, 1);
+	Oid			key_type = SPI_gettypeid(tt->tupdesc, SOURCE_KEY);
 	int64		row = 0;
 	ErrorContextCallback errcb = {error_context_stack, source_row_context, &row};
 
@@ -113,8 +121,8 @@ block_read(Block *b, SPITupleTable *tt, uint64 nrows)
 	for (int t = 0; t < b->m; t++)
 	{
 		bool		isnull;
-		Datum		key = SPI_getbinval(tt->vals[t], tt->tupdesc, 1, &b->key_null[t]);
-		Datum		context = SPI_getbinval(tt->vals[t], tt->tupdesc, 2, &isnull);
+		Datum		key = SPI_getbinval(tt->vals[t], tt->tupdesc, SOURCE_KEY, &b->key_null[t]);
+		Datum		context = SPI_getbinval(tt->vals[t], tt->tupdesc, SOURCE_CONTEXT, &isnull);
 		double	   *x;
 
 		row = b->before + t + 1;

@@ -29,41 +29,85 @@
 #include "routing/arm_cache.h"
 #include "routing/model_cache.h"
 
+/* The selectors columns read: the configuration (ConfigColumn order), then the owner. */
+enum
+{
+	SEL_OWNER = CONFIG_NCOLUMNS,
+	SEL_NCOLUMNS
+};
+static const char *const selector_columns[SEL_NCOLUMNS] = {
+	[CONFIG_SELECTOR_ID] = "selector_id", [CONFIG_DIM] = "dim", [CONFIG_POLICY] = "policy",
+	[CONFIG_KERNEL] = "kernel", [CONFIG_SETTINGS] = "settings", [CONFIG_SEED] = "seed",
+	[CONFIG_SETTINGS_VERSION] = "settings_version", [SEL_OWNER] = "owner"
+};
+
+/* The arms columns read. */
+enum
+{
+	ARM_ARM_ID,
+	ARM_NAME,
+	ARM_ORDINAL,
+	ARM_ACTIVE,
+	ARM_NCOLUMNS
+};
+static const char *const arm_columns[ARM_NCOLUMNS] = {
+	[ARM_ARM_ID] = "arm_id", [ARM_NAME] = "name", [ARM_ORDINAL] = "ordinal", [ARM_ACTIVE] = "active"
+};
+
 /*
- * The selector's rows (selector_rows): the selector's CONFIG_COLUMNS (1-7),
- * owner (8) and grantees of route (9), then per arm (ordered by ordinal; one
- * row of NULLs when it has none) the arm's columns from ARM_COL on, its
- * checkpoint's from CKPT_COL on.
+ * The arm_state columns read (xmin: the 32-bit xid, then widened): the
+ * checkpoint's position from CK_POSITION on, in CheckpointPositionColumn order.
  */
-#define OWNER_COL 8
-#define GRANTEES_COL 9
-#define ARM_COL 10				/* arm_id, name, ordinal, active */
-#define CKPT_COL 14				/* version, xmin, settings_version, position, state */
-#define SELECTOR_NCOLS 25
-
-static const char *const selector_columns[] = {
-	"selector_id", "dim", "policy", "kernel", "settings", "seed", "settings_version", "owner"
+enum
+{
+	CK_ARM_ID,
+	CK_VERSION,
+	CK_XMIN,
+	CK_SETTINGS_VERSION,
+	CK_POSITION,
+	CK_STATE = CK_POSITION + CHECKPOINT_POSITION_NCOLUMNS,
+	CK_NCOLUMNS
 };
-static const char *const arm_columns[] = {"arm_id", "name", "ordinal", "active"};
-
-/* The arm_state columns of CKPT_COL on, after arm_id (xmin: as xmin::text::bigint). */
-static const char *const checkpoint_columns[] = {
-	"arm_id", "version", "xmin", "settings_version", "ckpt_tx", "ckpt_seq", "n", "reward_sum", "cost_sum",
-	"cost_n", "spend_sum", "spend_n", "state"
+static const char *const checkpoint_columns[CK_NCOLUMNS] = {
+	[CK_ARM_ID] = "arm_id", [CK_VERSION] = "version", [CK_XMIN] = "xmin",
+	[CK_SETTINGS_VERSION] = "settings_version",
+	[CK_POSITION + CKPT_POS_TX] = "ckpt_tx", [CK_POSITION + CKPT_POS_SEQ] = "ckpt_seq",
+	[CK_POSITION + CKPT_POS_N] = "n", [CK_POSITION + CKPT_POS_REWARD_SUM] = "reward_sum",
+	[CK_POSITION + CKPT_POS_COST_SUM] = "cost_sum", [CK_POSITION + CKPT_POS_COST_N] = "cost_n",
+	[CK_POSITION + CKPT_POS_SPEND_SUM] = "spend_sum", [CK_POSITION + CKPT_POS_SPEND_N] = "spend_n",
+	[CK_STATE] = "state"
 };
-#define CKPT_NCOLS (lengthof(checkpoint_columns) - 1)
 
+/* An arm_state row, by the columns above. */
 typedef struct CheckpointColumns
 {
-	Datum		values[lengthof(checkpoint_columns)];
-	bool		nulls[lengthof(checkpoint_columns)];
+	Datum		values[CK_NCOLUMNS];
+	bool		nulls[CK_NCOLUMNS];
 } CheckpointColumns;
+
+/* An arms row, by the columns above, with its arm_state row (NULL: none). */
+typedef struct ArmColumns
+{
+	Datum		values[ARM_NCOLUMNS];
+	bool		nulls[ARM_NCOLUMNS];
+	const CheckpointColumns *checkpoint;
+} ArmColumns;
+
+/* A selector as selector_rows() reads it: its row, route grantees and arms. */
+typedef struct SelectorColumns
+{
+	Datum		values[SEL_NCOLUMNS];
+	bool		nulls[SEL_NCOLUMNS];
+	Datum		route_grantees; /* regrole[] */
+	int			narms;
+	ArmColumns *arms;			/* by ordinal */
+} SelectorColumns;
 
 static int
 checkpoint_arm_cmp(const void *a, const void *b)
 {
-	int32		x = DatumGetInt32(((const CheckpointColumns *) a)->values[0]);
-	int32		y = DatumGetInt32(((const CheckpointColumns *) b)->values[0]);
+	int32		x = DatumGetInt32(((const CheckpointColumns *) a)->values[CK_ARM_ID]);
+	int32		y = DatumGetInt32(((const CheckpointColumns *) b)->values[CK_ARM_ID]);
 
 	return (x > y) - (x < y);
 }
@@ -85,9 +129,8 @@ selector_checkpoints(Relation arm_state, Datum selector_id, int *n)
 	{
 		if (*n == capacity)
 			ck = repalloc(ck, sizeof(CheckpointColumns) * (capacity *= 2));
-		own_columns_copy(arm_state, row, lengthof(checkpoint_columns), checkpoint_columns,
-						 ck[*n].values, ck[*n].nulls);
-		ck[*n].values[2] = Int64GetDatum((int64) DatumGetTransactionId(ck[*n].values[2]));
+		own_columns_copy(arm_state, row, CK_NCOLUMNS, checkpoint_columns, ck[*n].values, ck[*n].nulls);
+		ck[*n].values[CK_XMIN] = Int64GetDatum((int64) DatumGetTransactionId(ck[*n].values[CK_XMIN]));
 		(*n)++;
 	}
 	index_read_end(&r);
@@ -95,22 +138,14 @@ selector_checkpoints(Relation arm_state, Datum selector_id, int *n)
 	return ck;
 }
 
-/* An arm's checkpoint columns (CKPT_COL on), or NULLs when it has no arm_state row. */
-static void
-checkpoint_columns_of(const CheckpointColumns *ck, int nck, Datum arm_id, Datum *values, bool *nulls)
+/* An arm's arm_state row among ck, or NULL when it has none. */
+static const CheckpointColumns *
+checkpoint_of(const CheckpointColumns *ck, int nck, Datum arm_id)
 {
 	CheckpointColumns probe;
-	const CheckpointColumns *found;
 
-	probe.values[0] = arm_id;
-	found = bsearch(&probe, ck, nck, sizeof(CheckpointColumns), checkpoint_arm_cmp);
-	if (found == NULL)
-		memset(nulls, true, sizeof(bool) * CKPT_NCOLS);
-	else
-	{
-		memcpy(values, found->values + 1, sizeof(Datum) * CKPT_NCOLS);
-		memcpy(nulls, found->nulls + 1, sizeof(bool) * CKPT_NCOLS);
-	}
+	probe.values[CK_ARM_ID] = arm_id;
+	return bsearch(&probe, ck, nck, sizeof(CheckpointColumns), checkpoint_arm_cmp);
 }
 
 /*
@@ -118,40 +153,36 @@ checkpoint_columns_of(const CheckpointColumns *ck, int nck, Datum arm_id, Datum 
  *   SELECT <the columns above> FROM selectors s
  *   LEFT JOIN arms a USING (selector_id) LEFT JOIN arm_state st USING (arm_id)
  *   WHERE s.name = $1 ORDER BY a.ordinal
- * would return, read through the indexes, once the caller's right to
- * route with the selector is checked.  No row: no such selector.
+ * would return, read through the indexes into *s (in the current memory
+ * context), once the caller's right to route with the selector is checked.
+ * false: no such selector.
  */
-static SPITupleTable *
-selector_rows(const char *name)
+static bool
+selector_rows(const char *name, SelectorColumns *s)
 {
-	static TupleDesc desc = NULL;
-	static const Oid types[SELECTOR_NCOLS] = {
-		INT4OID, INT4OID, TEXTOID, TEXTOID, JSONBOID, INT8OID, INT4OID, REGROLEOID, REGROLEARRAYOID,
-		INT4OID, TEXTOID, INT4OID, BOOLOID,
-		INT8OID, INT8OID, INT4OID, XID8OID, INT8OID, INT8OID, FLOAT8OID, FLOAT8OID, INT8OID, FLOAT8OID, INT8OID,
-		BYTEAOID
-	};
 	static const char *const name_key[] = {"name"};
 	static const char *const arms_key[] = {"selector_id", "ordinal"};
-	SPITupleTable *tt = result_table_new(result_desc(&desc, SELECTOR_NCOLS, types), 8);
 	Relation	selectors = own_table_open("selectors");
 	Relation	arms = own_table_open("arms");
 	Relation	arm_state = own_table_open("arm_state");
-	Datum		values[SELECTOR_NCOLS];
-	bool		nulls[SELECTOR_NCOLS];
 	IndexRead	by_name;
 	IndexRead	by_selector;
 	HeapTuple	row;
 	CheckpointColumns *checkpoints;
 	int			ncheckpoints;
+	int			capacity = 8;
+	bool		found;
 
 	index_read_begin(&by_name, selectors, 1, name_key);
 	index_read_key(&by_name, "name", BTEqualStrategyNumber, F_TEXTEQ, CStringGetTextDatum(name));
-	if ((row = index_read_next(&by_name)) != NULL)
+	found = (row = index_read_next(&by_name)) != NULL;
+	if (found)
 	{
-		own_columns(selectors, row, lengthof(selector_columns), selector_columns, values, nulls);
-		values[GRANTEES_COL - 1] = selector_grantees(DatumGetInt32(values[0]), SELECTOR_ROUTE);
-		nulls[GRANTEES_COL - 1] = false;
+		Datum		selector_id;
+
+		own_columns_copy(selectors, row, SEL_NCOLUMNS, selector_columns, s->values, s->nulls);
+		selector_id = s->values[CONFIG_SELECTOR_ID];
+		s->route_grantees = selector_grantees(DatumGetInt32(selector_id), SELECTOR_ROUTE);
 
 		/*
 		 * The caller's right, before any arm or state is read: a refused
@@ -159,56 +190,49 @@ selector_rows(const char *name)
 		 * tells nothing of another tenant's selector.  At every load, cached
 		 * models or not: a revoke takes effect at once.
 		 */
-		selector_check_privilege_given(DatumGetInt32(values[0]), name, SELECTOR_ROUTE,
-									   DatumGetObjectId(values[OWNER_COL - 1]),
-									   values[GRANTEES_COL - 1]);
-		checkpoints = selector_checkpoints(arm_state, values[0], &ncheckpoints);
+		selector_check_privilege_given(DatumGetInt32(selector_id), name, SELECTOR_ROUTE,
+									   DatumGetObjectId(s->values[SEL_OWNER]), s->route_grantees);
+		checkpoints = selector_checkpoints(arm_state, selector_id, &ncheckpoints);
+		s->narms = 0;
+		s->arms = palloc(sizeof(ArmColumns) * capacity);
 		index_read_begin(&by_selector, arms, 2, arms_key);
-		index_read_key(&by_selector, "selector_id", BTEqualStrategyNumber, F_INT4EQ, values[0]);
+		index_read_key(&by_selector, "selector_id", BTEqualStrategyNumber, F_INT4EQ, selector_id);
 		while ((row = index_read_next(&by_selector)) != NULL)
 		{
-			own_columns(arms, row, lengthof(arm_columns), arm_columns, values + ARM_COL - 1, nulls + ARM_COL - 1);
-			checkpoint_columns_of(checkpoints, ncheckpoints, values[ARM_COL - 1], values + CKPT_COL - 1,
-								  nulls + CKPT_COL - 1);
-			result_table_add(tt, heap_form_tuple(tt->tupdesc, values, nulls));
+			ArmColumns *arm;
+
+			if (s->narms == capacity)
+				s->arms = repalloc(s->arms, sizeof(ArmColumns) * (capacity *= 2));
+			arm = &s->arms[s->narms++];
+			own_columns_copy(arms, row, ARM_NCOLUMNS, arm_columns, arm->values, arm->nulls);
+			arm->checkpoint = checkpoint_of(checkpoints, ncheckpoints, arm->values[ARM_ARM_ID]);
 		}
 		index_read_end(&by_selector);
-		if (tt->numvals == 0)
-		{
-			memset(nulls + ARM_COL - 1, true, sizeof(bool) * (SELECTOR_NCOLS - ARM_COL + 1));
-			result_table_add(tt, heap_form_tuple(tt->tupdesc, values, nulls));
-		}
 	}
 	index_read_end(&by_name);
 	own_table_close(arm_state);
 	own_table_close(arms);
 	own_table_close(selectors);
-	return tt;
+	return found;
 }
 
 /*
- * The selector query's checkpoint columns of row i, arm arm_id's.  Without
- * a checkpoint under the current settings (none yet, or none restored:
- * arm_state is dumped empty) the whole log is folded onto the arm's base
- * (retention.c), which then stands for the checkpoint at the log's start.
+ * An arm's checkpoint from its arm_state row.  Without a checkpoint under
+ * the current settings (none yet, or none restored: arm_state is dumped
+ * empty) the whole log is folded onto the arm's base (retention.c), which
+ * then stands for the checkpoint at the log's start.
  */
 static void
-checkpoint_row(const SelectorConfig *cfg, SPITupleTable *tt, uint64 i, int32 arm_id, CheckpointRow *ck)
+checkpoint_row(const SelectorConfig *cfg, const CheckpointColumns *row, int32 arm_id, CheckpointRow *ck)
 {
-	HeapTuple	row = tt->vals[i];
-	TupleDesc	desc = tt->tupdesc;
-	bool		isnull;
-
 	memset(ck, 0, sizeof(*ck));
-	ck->version = DatumGetInt64(SPI_getbinval(row, desc, CKPT_COL, &isnull));
-	if (!isnull)
+	if (row != NULL)
 	{
-		ck->xmin = DatumGetInt64(SPI_getbinval(row, desc, CKPT_COL + 1, &isnull));
-		ck->valid = DatumGetInt32(SPI_getbinval(row, desc, CKPT_COL + 2, &isnull)) == cfg->settings_version;
-		checkpoint_position_from_row(row, desc, CKPT_COL + 3, &ck->pos, &ck->totals);
-		ck->state = SPI_getbinval(row, desc, CKPT_COL + 3 + CHECKPOINT_POSITION_NCOLUMNS, &isnull);
-		if (isnull)
-			ck->state = (Datum) 0;
+		ck->version = DatumGetInt64(row->values[CK_VERSION]);
+		ck->xmin = DatumGetInt64(row->values[CK_XMIN]);
+		ck->valid = DatumGetInt32(row->values[CK_SETTINGS_VERSION]) == cfg->settings_version;
+		checkpoint_position_from_values(row->values + CK_POSITION, &ck->pos, &ck->totals);
+		ck->state = row->nulls[CK_STATE] ? (Datum) 0 : row->values[CK_STATE];
 	}
 	if (!ck->valid)
 	{
@@ -330,9 +354,9 @@ typedef struct LoadCall
 	Selector   *sel;
 } LoadCall;
 
-/* Every arm's identity and cache entry from the arms query, then its rows. */
+/* Every arm's identity and cache entry from its rows in s, then its rewards. */
 static void
-arms_load(Selector *sel, MemoryContext caller, SPITupleTable *tt, FullTransactionId horizon,
+arms_load(Selector *sel, MemoryContext caller, const SelectorColumns *s, FullTransactionId horizon,
 		  LoadMode mode)
 {
 	ModelCacheEntry **entries = palloc(sizeof(ModelCacheEntry *) * Max(sel->narms, 1));
@@ -348,16 +372,15 @@ arms_load(Selector *sel, MemoryContext caller, SPITupleTable *tt, FullTransactio
 
 	for (int i = 0; i < sel->narms; i++)
 	{
-		HeapTuple	row = tt->vals[i];
+		const ArmColumns *row = &s->arms[i];
 		ArmInfo    *arm = &sel->arms[i];
-		bool		isnull;
 		CheckpointRow ck;
 
-		arm->arm_id = DatumGetInt32(SPI_getbinval(row, tt->tupdesc, ARM_COL, &isnull));
-		arm->name = MemoryContextStrdup(caller, TextDatumGetCString(SPI_getbinval(row, tt->tupdesc, ARM_COL + 1, &isnull)));
-		arm->ordinal = DatumGetInt32(SPI_getbinval(row, tt->tupdesc, ARM_COL + 2, &isnull));
-		arm->active = DatumGetBool(SPI_getbinval(row, tt->tupdesc, ARM_COL + 3, &isnull));
-		checkpoint_row(&sel->cfg, tt, i, arm->arm_id, &ck);
+		arm->arm_id = DatumGetInt32(row->values[ARM_ARM_ID]);
+		arm->name = MemoryContextStrdup(caller, TextDatumGetCString(row->values[ARM_NAME]));
+		arm->ordinal = DatumGetInt32(row->values[ARM_ORDINAL]);
+		arm->active = DatumGetBool(row->values[ARM_ACTIVE]);
+		checkpoint_row(&sel->cfg, row->checkpoint, arm->arm_id, &ck);
 		entries[i] = model_cache_entry(&sel->cfg, arm->arm_id, &ck, horizon, mode);
 	}
 	rows = clocked ? clocked_rows_after_bases(sel->cfg.clock, entries, sel->narms, &now)
@@ -402,20 +425,17 @@ selector_load_as_owner(void *arg)
 	int			spi_level;
 	LoadCall   *call = arg;
 	Selector   *sel;
-	SPITupleTable *tt;
-	bool		isnull;
+	SelectorColumns s;
 
 	spi_level = spi_connect();
 	sel = call->sel = MemoryContextAllocZero(call->caller, sizeof(Selector));
 	sel->name = MemoryContextStrdup(call->caller, call->name);
-	tt = selector_rows(call->name);
-	if (tt->numvals == 0)
+	if (!selector_rows(call->name, &s))
 		selector_unknown(call->name);
-	config_from_row(&sel->cfg, tt->vals[0], tt->tupdesc, 1);
-	(void) SPI_getbinval(tt->vals[0], tt->tupdesc, ARM_COL, &isnull);
-	sel->narms = isnull ? 0 : (int) tt->numvals;
+	config_from_values(&sel->cfg, s.values, s.nulls);
+	sel->narms = s.narms;
 	sel->arms = MemoryContextAllocZero(call->caller, sizeof(ArmInfo) * Max(sel->narms, 1));
-	arms_load(sel, call->caller, tt, shared_horizon(), call->mode);
+	arms_load(sel, call->caller, &s, shared_horizon(), call->mode);
 	spi_finish(spi_level);
 }
 

@@ -9,7 +9,7 @@
 #   - 0.2.0 (section 6): install 0.2.0 with data that has checkpoints
 #     (selectors of every policy, routed decisions, rewards with costs, by
 #     decision and by name, checkpoints with rewards pending after them), and
-#     a role set up by 0.2.0's setup_role(); update;
+#     roles set up by 0.2.0's setup_role(); update;
 # and after each
 #   - compare the extension's catalog (test/session/include/extension_catalog.sql:
 #     functions with volatility, parallel label, strictness, config, source;
@@ -35,12 +35,13 @@ SRC=model_select_upgrade_src
 OLD2=model_select_upgrade_020
 ROLES=model_select_upgrade_roles
 APP_ROLE=model_select_upgrade_app
+ADMIN_ROLE=model_select_upgrade_admin
 FROM_VERSION=0.1.0
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ms_upgrade.XXXXXX")
 drop_all() {
     local db
     for db in "$OLD" "$NEW" "$SRC" "$OLD2" "$ROLES"; do dropdb --if-exists "$db" >/dev/null 2>&1 || true; done
-    psql -X -q -d postgres -c "DROP ROLE IF EXISTS $APP_ROLE" >/dev/null 2>&1 || true
+    psql -X -q -d postgres -c "DROP ROLE IF EXISTS $APP_ROLE" -c "DROP ROLE IF EXISTS $ADMIN_ROLE" >/dev/null 2>&1 || true
 }
 cleanup() {
     drop_all
@@ -107,6 +108,7 @@ differing_scores() {
                               AND close(a.radius, b.radius) AND close(a.alpha, b.alpha))"
 }
 
+SCHEMAS="'model_select'::regnamespace, 'model_select_internal'::regnamespace"
 DEFAULT_VERSION=$(q -d postgres -c "SELECT default_version FROM pg_available_extensions WHERE name = 'model_select'")
 
 # -- 1. the old version, with data ------------------------------------------
@@ -213,11 +215,11 @@ q -d "$NEW" -f "$HERE/include/extension_catalog.sql" > "$WORK/catalog.fresh"
 echo "# catalog: $(wc -l < "$WORK/catalog.fresh") facts"
 check "the catalog dump covers functions, columns, comments and triggers" \
     is "$(grep -c '^function .*: parallel = ' "$WORK/catalog.fresh") $(grep -c '^trigger ' "$WORK/catalog.fresh")" \
-       "$(q -d "$NEW" -c "SELECT count(*) FROM pg_proc WHERE pronamespace = 'model_select'::regnamespace") 6"
+       "$(q -d "$NEW" -c "SELECT count(*) FROM pg_proc WHERE pronamespace IN ($SCHEMAS)") 6"
 check "a fresh install comments every function, table and view" \
     is "$(q -d "$NEW" -c "SELECT coalesce(string_agg(x, ', '), 'none uncommented') FROM (
             SELECT oid::regprocedure::text AS x FROM pg_proc
-             WHERE pronamespace = 'model_select'::regnamespace AND obj_description(oid, 'pg_proc') IS NULL
+             WHERE pronamespace IN ($SCHEMAS) AND obj_description(oid, 'pg_proc') IS NULL
             UNION ALL
             SELECT oid::regclass::text FROM pg_class
              WHERE relnamespace = 'model_select'::regnamespace AND relkind IN ('r', 'v')
@@ -338,16 +340,23 @@ check "routing and learning go on after the update from 0.2.0" \
                  -c "INSERT INTO model_select.rewards(decision_id, reward, cost)
                      SELECT max(decision_id), 0.5, 0.01 FROM model_select.decisions"
 
-# A role that 0.2.0's setup_role() made an application reads what 0.3.0's
-# would let it (the new views and stats_resets); in a database of its own, as
-# its grants are not a fresh install's catalog.
+# Roles that 0.2.0's setup_role() made an application and an administrator
+# hold what 0.3.0's would give them (the new views and stats_resets; the
+# internal schema for the administrator's probe steps, not for the
+# application); in a database of their own, as their grants are not a fresh
+# install's catalog.
 createdb "$ROLES"
-q -d "$ROLES" -c "CREATE EXTENSION model_select VERSION '0.2.0'" -c "CREATE ROLE $APP_ROLE NOLOGIN" \
-              -c "SELECT model_select.setup_role('$APP_ROLE', 'application')" >/dev/null
+q -d "$ROLES" -c "CREATE EXTENSION model_select VERSION '0.2.0'" \
+              -c "CREATE ROLE $APP_ROLE NOLOGIN" -c "SELECT model_select.setup_role('$APP_ROLE', 'application')" \
+              -c "CREATE ROLE $ADMIN_ROLE NOLOGIN" -c "SELECT model_select.setup_role('$ADMIN_ROLE', 'administrator')" \
+              >/dev/null
 q -d "$ROLES" -c 'ALTER EXTENSION model_select UPDATE'
 NEW_RELATIONS="'model_select.learner', 'model_select.learner_lag', 'model_select.stats', 'model_select.stats_resets', 'model_select.progress'"
 check "a role set up as an application by 0.2.0 reads the relations new in 0.3.0" \
     is "$(q -d "$ROLES" -c "SELECT string_agg(has_table_privilege('$APP_ROLE', r, 'SELECT')::text, ' ')
                             FROM unnest(ARRAY[$NEW_RELATIONS]) r")" "true true true true true"
+check "the internal schema's USAGE: the administrator set up by 0.2.0 has it, the application not" \
+    is "$(q -d "$ROLES" -c "SELECT has_schema_privilege('$ADMIN_ROLE', 'model_select_internal', 'USAGE'),
+                                   has_schema_privilege('$APP_ROLE', 'model_select_internal', 'USAGE')")" "t|f"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

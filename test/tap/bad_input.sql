@@ -422,17 +422,17 @@ SELECT ok((SELECT abs(s.mean - i.mean) < 1e-9 AND abs(s.width - i.width) < 1e-9 
 -- the log triggers' functions attached elsewhere by a superuser: clear errors
 CREATE TABLE pg_temp.fake_log (arm_id text, selector_id int);
 CREATE TRIGGER fake_apply AFTER INSERT ON pg_temp.fake_log REFERENCING NEW TABLE AS new_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION model_select._rewards_apply();
+    FOR EACH STATEMENT EXECUTE FUNCTION model_select_internal._rewards_apply();
 SELECT throws_ok($$INSERT INTO pg_temp.fake_log VALUES ('1', 1)$$, '39P01', NULL,
                  'rewards_apply on a table whose arm_id is not an integer: 39P01');
 CREATE TABLE pg_temp.fake_log2 (selector_id int);
 CREATE TRIGGER fake_apply2 AFTER INSERT ON pg_temp.fake_log2 REFERENCING NEW TABLE AS new_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION model_select._rewards_apply();
+    FOR EACH STATEMENT EXECUTE FUNCTION model_select_internal._rewards_apply();
 SELECT throws_ok($$INSERT INTO pg_temp.fake_log2 VALUES (1)$$, '55000', NULL,
                  'rewards_apply on a table without arm_id: 55000');
 CREATE TABLE pg_temp.fake_log3 (arm_id int, selector_id int);
 CREATE TRIGGER fake_apply3 AFTER INSERT ON pg_temp.fake_log3
-    FOR EACH ROW EXECUTE FUNCTION model_select._rewards_apply();
+    FOR EACH ROW EXECUTE FUNCTION model_select_internal._rewards_apply();
 SELECT throws_ok($$INSERT INTO pg_temp.fake_log3 VALUES (1, 1)$$, '39P01', NULL,
                  'rewards_apply as a row trigger: 39P01');
 

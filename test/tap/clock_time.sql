@@ -245,14 +245,14 @@ SELECT throws_ok($$SELECT model_select.alter_selector('switch_window', '{"clock"
 SELECT model_select.create_selector('alter_off', 2, ARRAY['a', 'b'], 'lin_ucb', NULL, '{"window": 300}', 1);
 SELECT model_select.create_selector('alter_conf', 2, ARRAY['a', 'b'], 'lin_ucb', NULL, '{"confidence": "dmm", "alpha": 2}', 1);
 SELECT model_select.create_selector('alter_budget', 2, ARRAY['a', 'b'], 'lin_ucb', NULL, '{"budget": 0.5, "pace": 20}', 1);
-SELECT is(model_select._resolve_settings_over('lin_ucb', NULL, '{"window": 0}', 2,
+SELECT is(model_select_internal._resolve_settings_over('lin_ucb', NULL, '{"window": 0}', 2,
                                               (SELECT settings FROM model_select.selectors WHERE name = 'alter_off')),
           model_select.resolve_settings('lin_ucb', NULL, '{}', 2), 'a window turned off: the settings of a fresh selector');
-SELECT is(model_select._resolve_settings_over('lin_ucb', NULL, '{"confidence": "fixed"}', 2,
+SELECT is(model_select_internal._resolve_settings_over('lin_ucb', NULL, '{"confidence": "fixed"}', 2,
                                               (SELECT settings FROM model_select.selectors WHERE name = 'alter_conf')),
           model_select.resolve_settings('lin_ucb', NULL, '{"alpha": 2}', 2),
           'confidence back to fixed: alpha kept, the bounds'' keys (grid, noise, ...) dropped');
-SELECT is(model_select._resolve_settings_over('lin_ucb', NULL, '{"window": 0}', 2,
+SELECT is(model_select_internal._resolve_settings_over('lin_ucb', NULL, '{"window": 0}', 2,
                                               model_select.resolve_settings('lin_ucb', NULL, '{"clock": "selector", "window": 300}', 2)),
           model_select.resolve_settings('lin_ucb', NULL, '{}', 2),
           'a window on the selector''s clock turned off: the clock goes with it');

@@ -8,12 +8,16 @@ CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
 SELECT plan(16);
 
+-- the extension's two schemas
+CREATE FUNCTION ms_schemas() RETURNS regnamespace[] LANGUAGE sql AS
+$$ SELECT ARRAY['model_select'::regnamespace, 'model_select_internal'::regnamespace] $$;
+
 -- 1. the labels -----------------------------------------------------------------
 -- a new function fails this count until its label is decided below
-SELECT is((SELECT count(*) FROM pg_proc WHERE pronamespace = 'model_select'::regnamespace), 77::bigint,
-          '77 functions, each labelled on purpose');
+SELECT is((SELECT count(*) FROM pg_proc WHERE pronamespace = ANY (ms_schemas())), 77::bigint,
+          '77 functions (49 in model_select, 28 internal), each labelled on purpose');
 SELECT set_eq($$SELECT oid::regprocedure::text FROM pg_proc
-                 WHERE pronamespace = 'model_select'::regnamespace AND proparallel = 's'$$,
+                 WHERE pronamespace = ANY (ms_schemas()) AND proparallel = 's'$$,
               ARRAY['model_select.select_model(text,anycompatiblearray)',
                     'model_select.scores(text,anycompatiblearray)',
                     'model_select.cascade(text,anycompatiblearray,double precision)',
@@ -23,21 +27,21 @@ SELECT set_eq($$SELECT oid::regprocedure::text FROM pg_proc
                     'model_select.reservation_index(text,double precision[],double precision)',
                     'model_select.resolve_settings(text,text,jsonb)', 'model_select.resolve_settings(text,text,jsonb,integer)',
                     'model_select.policies()', 'model_select.kernels()',
-                    'model_select._resolve_settings_over(text,text,jsonb,integer,jsonb)',
+                    'model_select_internal._resolve_settings_over(text,text,jsonb,integer,jsonb)',
                     'model_select.synthetic_clusters(integer,integer,integer,integer,bigint,double precision,integer,integer,integer)',
                     'model_select.synthetic_rkhs(integer,integer,integer,bigint,text,double precision,double precision,double precision,double precision,integer)',
                     'model_select.drift(text,integer)', 'model_select.probe_status(text)',
                     'model_select.has_selector_privilege(text,text)',
                     'model_select.has_selector_privilege(integer,text)',
-                    'model_select._grant_privilege(text,regrole,text)',
+                    'model_select_internal._grant_privilege(text,regrole,text)',
                     'model_select.quality_hull(double precision[],double precision[],double precision)'],
               'PARALLEL SAFE: the pure functions and those that only read the extension''s tables');
 SELECT set_eq($$SELECT oid::regprocedure::text FROM pg_proc
-                 WHERE pronamespace = 'model_select'::regnamespace AND proparallel = 'r'$$,
+                 WHERE pronamespace = ANY (ms_schemas()) AND proparallel = 'r'$$,
               ARRAY['model_select.cache_stats()', 'model_select.learner_status()'],
               'PARALLEL RESTRICTED: cache_stats() (the calling backend''s cache), learner_status() (shared memory)');
 SELECT is_empty($$SELECT oid::regprocedure FROM pg_proc
-                   WHERE pronamespace = 'model_select'::regnamespace AND proparallel <> 'u'
+                   WHERE pronamespace = ANY (ms_schemas()) AND proparallel <> 'u'
                      AND (provolatile = 'v' AND proname NOT IN ('cache_stats', 'learner_status'))$$,
                 'no VOLATILE function (they write, lock or run the caller''s query) is parallel safe or restricted, but the two status readers');
 

@@ -397,7 +397,7 @@ SELECT throws_ok($$SELECT count(*) FROM (SELECT model_select.probe_report('hand2
                                           FROM model_select.probe_next('hand2', 100) q) x$$,
                  'XX001', NULL, 'the batch''s elimination with items 100000000 and -7 in a pool of 12: XX001');
 UPDATE model_select.probe_runs SET interval_len = 2147483647, prev_batch_size = 2147483647 WHERE name = 'hand2';
-SELECT throws_ok($$SELECT model_select._probe_plan(run_id) FROM model_select.probe_runs WHERE name = 'hand2'$$,
+SELECT throws_ok($$SELECT model_select_internal._probe_plan(run_id) FROM model_select.probe_runs WHERE name = 'hand2'$$,
                  '54000', NULL, 'planning a batch of 2^31 - 1 queries: 54000, not an allocation failure (XX000)');
 
 SELECT lives_ok($$SELECT model_select.drop_probe_run('sched')$$, 'drop_probe_run');

@@ -10,7 +10,8 @@
 --  (c) a revoke takes effect at the next statement, also for a backend
 --      whose model cache holds the selector's models;
 --  (d) members of the owner role, superusers; grant/revoke argument errors;
---      no direct write on the tables; an application role cannot create.
+--      no direct write on the tables; an application role cannot create,
+--      nor reach the internal functions (schema model_select_internal).
 --
 -- Every call of the matrix runs in a subtransaction that is rolled back
 -- (success included), so each starts from the same state.  The roles are
@@ -18,7 +19,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(163);
+SELECT plan(168);
 
 CREATE ROLE ms_sec_a;
 CREATE ROLE ms_sec_b;
@@ -254,7 +255,26 @@ SELECT throws_ok($$SELECT model_select.create_selector('app_sel', 2, ARRAY['x'])
                  'an application role cannot create selectors');
 SELECT throws_ok($$SELECT * FROM model_select.setup_role('ms_sec_app', 'administrator')$$, '42501', NULL,
                  'nor set up roles');
+SELECT throws_ok($$SELECT model_select_internal._settings_lock(current_setting('ms_sec.selector')::int)$$,
+                 '42501', 'permission denied for schema model_select_internal',
+                 'nor call an internal function: no USAGE on model_select_internal');
+SELECT throws_ok($$SELECT model_select_internal._probe_plan(1)$$, '42501', NULL,
+                 '... not even a probe step');
 RESET ROLE;
+SELECT is_empty($$SELECT oid::regprocedure FROM pg_proc
+                   WHERE pronamespace = 'model_select_internal'::regnamespace
+                     AND has_function_privilege('ms_sec_app', oid, 'EXECUTE')$$,
+                'an application holds EXECUTE on no internal function either');
+SELECT is(has_schema_privilege('ms_sec_a', 'model_select_internal', 'USAGE'), true,
+          'an administrator has USAGE on model_select_internal (for the probe steps, granted to it alone)');
+-- the internal functions that stay in model_select run with an application's
+-- own rights: view stats (security_invoker) reads _latency(), warm_start()
+-- calls the other three
+SELECT set_eq($$SELECT oid::regprocedure::text FROM pg_proc
+                 WHERE pronamespace = 'model_select'::regnamespace AND proname LIKE '\_%'$$,
+              ARRAY['model_select._latency()', 'model_select._source_rows(text)',
+                    'model_select._progress_begin(text,text)', 'model_select._progress_end()'],
+              'every other internal function is in model_select_internal');
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -78,7 +78,7 @@ CREATE TEMP TABLE items AS
 SELECT ARRAY[g::float8, 1] AS prompt, m AS model FROM generate_series(1, 3) g, unnest(ARRAY['x', 'y']) m;
 SELECT model_select.create_probe_run('pr', 10, 5, 1, 'SELECT prompt, model FROM items');
 SELECT count(*) FROM model_select.probe_next('pr', 1);
-SELECT throws_ok($$SELECT model_select._probe_record(r, (SELECT min(m) FROM model_select.probe_plan WHERE run_id = r.run_id
+SELECT throws_ok($$SELECT model_select_internal._probe_record(r, (SELECT min(m) FROM model_select.probe_plan WHERE run_id = r.run_id
                                                           AND issued_at IS NOT NULL), 'NaN')
                      FROM model_select.probe_runs r WHERE r.name = 'pr'$$,
                  '23514', NULL, '_probe_record() called directly cannot store a NaN score');

@@ -115,8 +115,10 @@ WITH ext AS (
                   ip.privtype, ip.initprivs)
       FROM pg_init_privs ip JOIN member m ON m.classid = ip.classoid AND m.objid = ip.objoid
     UNION ALL
-    -- the schema
+    -- the extension's schema and the schemas it created
     SELECT format('schema %s: acl %s, comment %s', n.nspname, n.nspacl, obj_description(n.oid, 'pg_namespace'))
-      FROM pg_namespace n WHERE n.nspname = 'model_select'
+      FROM pg_namespace n
+     WHERE n.oid = (SELECT e.extnamespace FROM pg_extension e, ext WHERE e.oid = ext.oid)
+        OR EXISTS (SELECT FROM member m WHERE m.classid = 'pg_namespace'::regclass AND m.objid = n.oid)
 )
 SELECT line FROM facts ORDER BY line COLLATE "C";
