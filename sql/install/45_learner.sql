@@ -29,6 +29,28 @@ SELECT s.name AS selector, count(r.reward_id) AS pending_rewards,
         AND (r.tx, r.seq) > (coalesce(st.ckpt_tx, '0'::xid8), coalesce(st.ckpt_seq, 0))
  GROUP BY s.name;
 
+-- The arm models published in the shared cache (the learner's versions,
+-- and bases backends published), for the arms of the selectors the caller
+-- may see, with how far the log has moved on since each.
+CREATE FUNCTION model_select.shared_versions(
+    OUT arm_id int, OUT settings_version int, OUT checkpoint_version bigint,
+    OUT position_tx xid8, OUT position_seq bigint, OUT rewards bigint, OUT final boolean,
+    OUT stale boolean, OUT bytes bigint, OUT pins int, OUT published_at timestamptz)
+    RETURNS SETOF record
+    AS 'MODULE_PATHNAME', 'model_select_shared_versions' LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+CREATE VIEW model_select.learner_versions WITH (security_invoker = true) AS
+SELECT s.name AS selector, a.name AS arm, v.checkpoint_version, v.rewards, v.final, v.stale,
+       v.bytes, v.pins, v.published_at, l.lag_rewards, l.lag_seconds
+  FROM model_select.shared_versions() v
+  JOIN model_select.arms a USING (arm_id)
+  JOIN model_select.selectors s USING (selector_id)
+  CROSS JOIN LATERAL (
+        SELECT count(*) AS lag_rewards,
+               extract(epoch FROM pg_catalog.now() - min(r.created_at))::float8 AS lag_seconds
+          FROM model_select.rewards r
+         WHERE r.arm_id = v.arm_id AND (r.tx, r.seq) > (v.position_tx, v.position_seq)) l;
+
 COMMENT ON FUNCTION model_select.maintain(text) IS
 'Checkpoints every due arm of the selector (admin right), or of every selector the caller administers, now; skips what another transaction holds. Returns the rewards folded. The learner process does this in the background when preloaded.';
 COMMENT ON FUNCTION model_select.learner_status() IS
@@ -37,3 +59,7 @@ COMMENT ON VIEW model_select.learner IS
 'The learner process and its counters (learner_status()).';
 COMMENT ON VIEW model_select.learner_lag IS
 'Per selector: rewards no checkpoint holds yet, and the age in seconds of the oldest of them.';
+COMMENT ON FUNCTION model_select.shared_versions() IS
+'The arm models in the shared cache (model_select preloaded) for this database''s arms of selectors the caller may see: their checkpoint, position in the log and rewards, whether every row up to it was final when published, stale, bytes, pins and when published. No rows without a shared cache.';
+COMMENT ON VIEW model_select.learner_versions IS
+'Per published arm model (shared_versions()): selector, arm, rewards it holds, final, stale, bytes, pins, when published, and the rewards logged after its position with the age of the oldest (lag).';

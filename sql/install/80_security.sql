@@ -88,7 +88,8 @@ DECLARE
             'model_select.rewards, model_select.selector_grants, model_select.cascade_decisions, '
             'model_select.cascade_observations, model_select.cascade_state, model_select.arm_stats, '
             'model_select.cascade_outcomes, model_select.cascade_arm_stats, model_select.learner, '
-            'model_select.learner_lag, model_select.stats, model_select.stats_resets, model_select.progress',
+            'model_select.learner_lag, model_select.learner_versions, model_select.stats, '
+            'model_select.stats_resets, model_select.progress',
         -- the columns a client writes: not the ids, which come from the sequences
         -- (an id given ahead of its sequence would fail another role's insert)
         'INSERT (selector, arm, decision_id, context, reward, cost, created_at) ON model_select.rewards',

@@ -164,8 +164,9 @@ BEGIN
                FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
               WHERE c.oid = 'model_select.arm_stats'::regclass AND a.privilege_type = 'SELECT'
                 AND a.grantee <> c.relowner AND a.grantee <> 0 LOOP
-        EXECUTE format('GRANT SELECT ON model_select.learner, model_select.learner_lag, model_select.stats, '
-                       'model_select.stats_resets, model_select.progress, model_select.arm_base TO %s', r);
+        EXECUTE format('GRANT SELECT ON model_select.learner, model_select.learner_lag, '
+                       'model_select.learner_versions, model_select.stats, model_select.stats_resets, '
+                       'model_select.progress, model_select.arm_base TO %s', r);
     END LOOP;
     FOR r IN SELECT DISTINCT a.grantee::regrole
                FROM pg_catalog.pg_proc p, pg_catalog.aclexplode(p.proacl) a

@@ -35,6 +35,7 @@
 #include "utils/dsa.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
+#include "utils/timestamp.h"
 
 #include "model/catalog.h"
 #include "routing/shared_cache.h"
@@ -45,8 +46,6 @@ int			shared_cache_size_kb = 256 * 1024;
 /* GUC model_select.shared_min_size, in bytes */
 int			shared_min_size = 8192;
 
-/* Bases the server can hold at once (each slot costs about 120 bytes). */
-#define SHARED_SLOTS 1024
 
 #define LOCK_TRANCHE "model_select shared cache"
 #define AREA_TRANCHE "model_select shared cache area"
@@ -62,6 +61,7 @@ typedef struct SharedSlot
 	bool		stale;			/* a newer base of the arm exists */
 	bool		final;			/* every row up to pos was final when published */
 	uint64		published;		/* the clock when published */
+	TimestampTz published_at;
 	uint64		last_used;
 } SharedSlot;
 
@@ -462,6 +462,7 @@ shared_base_publish(const SharedBaseKey *key, const StateHeader *st, LogPosition
 		slot->stale = false;
 		slot->final = final;
 		slot->published = ++control->clock;
+		slot->published_at = GetCurrentTimestamp();
 		control->bytes += bytes;
 		dp = InvalidDsaPointer;
 		mark_others_stale(i);
@@ -557,6 +558,35 @@ shared_load_unlock(int32 arm_id)
 
 	load_locktag(&tag, arm_id);
 	LockRelease(&tag, ExclusiveLock, false);
+}
+
+/* The versions of this database's arms, at most max of them, in *out. */
+int
+shared_cache_list(SharedVersionInfo *out, int max)
+{
+	int			n = 0;
+
+	if (!shared_cache_active())
+		return 0;
+	LWLockAcquire(control->lock, LW_SHARED);
+	for (int i = 0; i < SHARED_SLOTS && n < max; i++)
+	{
+		SharedSlot *slot = &control->slots[i];
+
+		if (!DsaPointerIsValid(slot->state) || slot->key.database != MyDatabaseId)
+			continue;
+		out[n].key = slot->key;
+		out[n].pos = slot->pos;
+		out[n].n = slot->totals.n;
+		out[n].final = slot->final;
+		out[n].stale = slot->stale;
+		out[n].bytes = (int64) slot->bytes;
+		out[n].pins = slot->pins;
+		out[n].published_at = slot->published_at;
+		n++;
+	}
+	LWLockRelease(control->lock);
+	return n;
 }
 
 /* cache_stats(): false when there is no shared cache. */

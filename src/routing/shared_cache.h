@@ -8,6 +8,8 @@
 #ifndef MODEL_SELECT_SHARED_CACHE_H
 #define MODEL_SELECT_SHARED_CACHE_H
 
+#include "datatype/timestamp.h"
+
 #include "learning/fold.h"
 
 /*
@@ -48,6 +50,22 @@ typedef struct SharedVersion
 	uint64		lineage;
 } SharedVersion;
 
+/* A published version as shown by shared_versions() (learner_versions). */
+typedef struct SharedVersionInfo
+{
+	SharedBaseKey key;
+	LogPosition pos;
+	int64		n;
+	bool		final;
+	bool		stale;
+	int64		bytes;
+	int32		pins;
+	TimestampTz published_at;
+} SharedVersionInfo;
+
+/* Versions the server can hold at once (each slot costs about 150 bytes). */
+#define SHARED_SLOTS 1024
+
 /* Versions of one checkpoint kept per arm; older ones go stale. */
 #define SHARED_VERSIONS_PER_ARM 8
 
@@ -84,5 +102,6 @@ extern void shared_base_release(int slot);
 extern void shared_load_lock(int32 arm_id);
 extern void shared_load_unlock(int32 arm_id);
 extern bool shared_cache_stats(SharedCacheStats *out);
+extern int	shared_cache_list(SharedVersionInfo *out, int max);
 
 #endif

@@ -13,11 +13,15 @@
 #     the burst: a fresh selector with the same settings and seed, given
 #     exactly the rewards visible in that snapshot in the log's order, scores
 #     what the reader scored (n, mean, width, ucb; 1e-9);
+#   - learner_versions then shows, per arm, a final version that holds the
+#     whole log (rewards = arm_stats.n, nothing logged after it);
+#   - an application role with a right on one selector sees its versions only;
 #   - afterwards every score equals rebuild_state's (rebuild_checks).
 #
 # Uses the PostgreSQL binaries of PG_BINDIR, or of `pg_config --bindir`.
 set -euo pipefail
 DB=ms_session_burst
+MS_ROLES=ms_burst_app
 . "$(dirname "$0")/lib/own_cluster.bash"
 MS_EXTRA_CLEANUP='cluster_stop_all'
 . "$(dirname "$0")/lib/common.bash"
@@ -114,6 +118,26 @@ check "the learner published versions during the burst (before its stop: $publis
 check "the readers scored from published versions" \
     is_true "SELECT sum(shared_hits) > 0 AND count(*) = $READERS FROM reader_stats"
 echo "# $(q -c "SELECT count(*) FROM obs") scores recorded; learner: $(q -c "SELECT 'passes ' || passes || ', versions ' || versions_published FROM model_select.learner")"
+# learner_versions: once the learner has caught up, each arm's newest final version holds
+# every reward of the log (all are final now), so nothing is logged after it
+caught_up_versions() {
+    for _ in $(seq 1 100); do
+        [ "$(q -c "SELECT count(DISTINCT (selector, arm)) = 6 AND bool_and(lag_rewards = 0)
+                     FROM (SELECT DISTINCT ON (selector, arm) * FROM model_select.learner_versions
+                            WHERE final AND NOT stale AND selector IN ('b_lin', 'b_rff')
+                            ORDER BY selector, arm, rewards DESC) v")" = t ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+check "learner_versions: every arm has a final version holding its whole log (lag_rewards 0)" caught_up_versions
+check "... whose rewards equal the arm's count in the log" no_rows "
+    SELECT v.selector || '/' || v.arm FROM (SELECT DISTINCT ON (selector, arm) selector, arm, rewards
+                                             FROM model_select.learner_versions
+                                            WHERE final AND NOT stale AND selector IN ('b_lin', 'b_rff')
+                                            ORDER BY selector, arm, rewards DESC) v
+      JOIN model_select.arm_stats st ON st.selector = v.selector AND st.arm = v.arm
+     WHERE st.n <> v.rewards"
 
 # A recorded snapshot replayed: a fresh selector given exactly the rewards
 # it saw, in the log's order, must score what the reader scored.
@@ -145,5 +169,18 @@ for sel in b_lin b_rff; do
             replay_snapshot "$sel" "$id" "${sel}_chk$k"
     done
 done
+# an application role sees the versions of the selectors it has a right on, and only those
+q >/dev/null <<'SQL'
+CREATE ROLE ms_burst_app;
+SELECT count(*) FROM model_select.setup_role('ms_burst_app', 'application');
+SELECT model_select.grant_selector('b_lin', 'ms_burst_app', 'route');
+SQL
+check "learner_versions shows an application role the arms of b_lin, its only selector" \
+    is_true "SET ROLE ms_burst_app; SELECT count(*) > 0 AND bool_and(selector = 'b_lin')
+             FROM model_select.learner_versions"
+check "... and shared_versions() no arm of another selector" \
+    is_true "SET ROLE ms_burst_app; SELECT count(*) = 0 FROM model_select.shared_versions() v
+             WHERE v.arm_id NOT IN (SELECT a.arm_id FROM model_select.arms a
+                                     JOIN model_select.selectors s USING (selector_id) WHERE s.name = 'b_lin')"
 for s in b_lin b_rff; do rebuild_checks "$s"; done
 finish

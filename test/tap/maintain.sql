@@ -4,7 +4,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(11);
+SELECT plan(12);
 
 SELECT model_select.create_selector(s, 3, ARRAY['a', 'b'], p)
   FROM (VALUES ('m_lin', 'lin_ucb'), ('m_pak', 'pak_ucb')) v(s, p);
@@ -51,6 +51,8 @@ RESET ROLE;
 
 SELECT is((SELECT (running, passes) FROM model_select.learner), (false, 0::bigint),
           'without preloading no learner runs');
+SELECT is_empty('SELECT * FROM model_select.learner_versions',
+                'without preloading there is no shared cache: learner_versions is empty');
 
 SELECT * FROM finish();
 ROLLBACK;

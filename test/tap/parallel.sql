@@ -14,8 +14,8 @@ $$ SELECT ARRAY['model_select'::regnamespace, 'model_select_internal'::regnamesp
 
 -- 1. the labels -----------------------------------------------------------------
 -- a new function fails this count until its label is decided below
-SELECT is((SELECT count(*) FROM pg_proc WHERE pronamespace = ANY (ms_schemas())), 77::bigint,
-          '77 functions (49 in model_select, 28 internal), each labelled on purpose');
+SELECT is((SELECT count(*) FROM pg_proc WHERE pronamespace = ANY (ms_schemas())), 78::bigint,
+          '78 functions (50 in model_select, 28 internal), each labelled on purpose');
 SELECT set_eq($$SELECT oid::regprocedure::text FROM pg_proc
                  WHERE pronamespace = ANY (ms_schemas()) AND proparallel = 's'$$,
               ARRAY['model_select.select_model(text,anycompatiblearray)',
@@ -38,12 +38,13 @@ SELECT set_eq($$SELECT oid::regprocedure::text FROM pg_proc
               'PARALLEL SAFE: the pure functions and those that only read the extension''s tables');
 SELECT set_eq($$SELECT oid::regprocedure::text FROM pg_proc
                  WHERE pronamespace = ANY (ms_schemas()) AND proparallel = 'r'$$,
-              ARRAY['model_select.cache_stats()', 'model_select.learner_status()'],
-              'PARALLEL RESTRICTED: cache_stats() (the calling backend''s cache), learner_status() (shared memory)');
+              ARRAY['model_select.cache_stats()', 'model_select.learner_status()',
+                    'model_select.shared_versions()'],
+              'PARALLEL RESTRICTED: cache_stats() (the calling backend''s cache), learner_status() and shared_versions() (shared memory)');
 SELECT is_empty($$SELECT oid::regprocedure FROM pg_proc
                    WHERE pronamespace = ANY (ms_schemas()) AND proparallel <> 'u'
-                     AND (provolatile = 'v' AND proname NOT IN ('cache_stats', 'learner_status'))$$,
-                'no VOLATILE function (they write, lock or run the caller''s query) is parallel safe or restricted, but the two status readers');
+                     AND (provolatile = 'v' AND proname NOT IN ('cache_stats', 'learner_status', 'shared_versions'))$$,
+                'no VOLATILE function (they write, lock or run the caller''s query) is parallel safe or restricted, but the three status readers');
 
 -- 2. data -------------------------------------------------------------------------
 SELECT is(count(*), 5::bigint, 'five selectors, one per kind of policy') FROM (

@@ -87,12 +87,14 @@ LANGUAGE sql AS $$
 $$;
 
 -- The relations of the schema (tables and views), for (a); not the views
--- progress (the backends' commands in progress) and learner (the server's
--- learner process), which hold no selector's rows.
+-- progress (the backends' commands in progress), learner (the server's
+-- learner process), which hold no selector's rows, and learner_versions (the
+-- shared cache's versions: none without preloading; shared_versions() shows
+-- only the arms of selectors the caller has a right on).
 CREATE FUNCTION pg_temp.relations() RETURNS SETOF text LANGUAGE sql AS $$
     SELECT c.oid::regclass::text FROM pg_class c
      WHERE c.relnamespace = 'model_select'::regnamespace AND c.relkind IN ('r', 'v')
-       AND c.relname NOT IN ('progress', 'learner') ORDER BY 1
+       AND c.relname NOT IN ('progress', 'learner', 'learner_versions') ORDER BY 1
 $$;
 
 -- A's selector with two decisions, rewards by decision and by name, and a
