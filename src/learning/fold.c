@@ -16,6 +16,7 @@
 #include "utils/xid8.h"
 
 #include "model/catalog.h"
+#include "model/selector_lock.h"
 #include "model/context.h"
 #include "model/reward_value.h"
 #include "model/state_store.h"
@@ -26,17 +27,6 @@
 
 /* Rows fetched per round trip when folding a log. */
 #define FOLD_BATCH 4096
-
-/* Row columns, 1-based, as listed by FOLD_COLUMNS. */
-enum
-{
-	COL_TX = 1,
-	COL_SEQ,
-	COL_CONTEXT,
-	COL_REWARD,
-	COL_COST,
-	COL_DECISION
-};
 
 static MemoryContext
 fold_context(MemoryContext parent)
@@ -92,8 +82,8 @@ fold_row_position(SPITupleTable *tt, uint64 row)
 	LogPosition p;
 	bool		isnull;
 
-	p.tx = DatumGetFullTransactionId(SPI_getbinval(tt->vals[row], tt->tupdesc, COL_TX, &isnull));
-	p.seq = DatumGetInt64(SPI_getbinval(tt->vals[row], tt->tupdesc, COL_SEQ, &isnull));
+	p.tx = DatumGetFullTransactionId(SPI_getbinval(tt->vals[row], tt->tupdesc, FOLD_COL_TX, &isnull));
+	p.seq = DatumGetInt64(SPI_getbinval(tt->vals[row], tt->tupdesc, FOLD_COL_SEQ, &isnull));
 	return p;
 }
 
@@ -108,9 +98,9 @@ row_value(StateFold *f, SPITupleTable *tt, uint64 i, double *x)
 	HeapTuple	row = tt->vals[i];
 	bool		isnull,
 				cost_null;
-	Datum		ctx = SPI_getbinval(row, tt->tupdesc, COL_CONTEXT, &isnull);
-	double		reward = DatumGetFloat8(SPI_getbinval(row, tt->tupdesc, COL_REWARD, &isnull));
-	Datum		cost = SPI_getbinval(row, tt->tupdesc, COL_COST, &cost_null);
+	Datum		ctx = SPI_getbinval(row, tt->tupdesc, FOLD_COL_CONTEXT, &isnull);
+	double		reward = DatumGetFloat8(SPI_getbinval(row, tt->tupdesc, FOLD_COL_REWARD, &isnull));
+	Datum		cost = SPI_getbinval(row, tt->tupdesc, FOLD_COL_COST, &cost_null);
 	double	   *raw = context_from_array(DatumGetArrayTypeP(ctx), f->cfg->dim);
 
 	/* a log checked under other settings may hold what these refuse */
@@ -130,7 +120,7 @@ row_value(StateFold *f, SPITupleTable *tt, uint64 i, double *x)
 	{
 		f->totals.cost_sum += DatumGetFloat8(cost);
 		f->totals.cost_n++;
-		(void) SPI_getbinval(row, tt->tupdesc, COL_DECISION, &isnull);
+		(void) SPI_getbinval(row, tt->tupdesc, FOLD_COL_DECISION, &isnull);
 		if (!isnull)
 		{
 			f->totals.spend_sum += DatumGetFloat8(cost);

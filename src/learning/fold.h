@@ -103,7 +103,18 @@ typedef struct StateFold
 	"COALESCE(r.context, (SELECT COALESCE(d.context, d.context_real::pg_catalog.float8[])" \
 	" FROM model_select.decisions d WHERE d.decision_id = r.decision_id)) AS context"
 #define FOLD_COLUMNS "r.tx, r.seq, " FOLD_CONTEXT ", r.reward, r.cost, r.decision_id"
-#define FOLD_NCOLUMNS 6
+
+/* Their places, 1-based as SPI numbers columns (a values array: place - 1). */
+typedef enum FoldColumn
+{
+	FOLD_COL_TX = 1,
+	FOLD_COL_SEQ,
+	FOLD_COL_CONTEXT,
+	FOLD_COL_REWARD,
+	FOLD_COL_COST,
+	FOLD_COL_DECISION
+} FoldColumn;
+#define FOLD_NCOLUMNS FOLD_COL_DECISION
 
 extern void fold_begin(StateFold *f, const SelectorConfig *cfg, StateHeader *st,
 					   LogPosition pos, const FoldTotals *totals);

@@ -157,18 +157,55 @@ selector_list(void *arg)
 /* ---- the worker ---------------------------------------------------------- */
 
 static void
-learner_count(int arms, int64 folded, bool skipped, bool failed)
+learner_count(int arms, int64 folded, bool skipped, int64 published, bool failed)
 {
 	LWLockAcquire(learner->lock, LW_EXCLUSIVE);
 	learner->arms_checkpointed += arms;
 	learner->rewards_folded += folded;
 	learner->selectors_skipped += skipped;
+	learner->versions_published += published;
 	learner->errors += failed;
 	LWLockRelease(learner->lock);
 }
 
+/* fn(arg) in a transaction of its own, shown as activity. */
+static void
+learner_step(const char *activity, void (*fn) (void *arg), void *arg)
+{
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	pgstat_report_activity(STATE_RUNNING, activity);
+	fn(arg);
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+}
+
+static void
+checkpoint_step(void *arg)
+{
+	run_as_extension_owner(learn_selector, arg);
+}
+
+/* A selector's models to publish; growing states (copied whole) only if growing. */
+typedef struct PublishCall
+{
+	const char *name;
+	bool		growing;
+	int64		published;
+} PublishCall;
+
+static void
+publish_step(void *arg)
+{
+	PublishCall *call = arg;
+
+	call->published = learner_publish_hook(call->name, call->growing);
+}
+
 /*
- * One selector in a transaction of its own.  An error (a damaged state, a
+ * One selector: its due checkpoints (once a naptime, `checkpoints`), then,
+ * after they commit (backends look versions up by them), its models
+ * published, each in a transaction of its own.  An error (a damaged state, a
  * selector dropped meanwhile) is logged and counted, and the pass goes on.
  */
 static void
@@ -176,33 +213,19 @@ learner_selector(int32 selector_id, const char *name, bool checkpoints)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	PassCall	call = {.selector_id = selector_id, .name = name};
-	int64		published;
+	PublishCall publish = {.name = name, .growing = checkpoints};
 
 	PG_TRY();
 	{
 		if (checkpoints)
 		{
-			StartTransactionCommand();
-			PushActiveSnapshot(GetTransactionSnapshot());
-			pgstat_report_activity(STATE_RUNNING, "model_select learner: checkpointing due arms");
-			run_as_extension_owner(learn_selector, &call);
-			PopActiveSnapshot();
-			CommitTransactionCommand();
-			learner_count(call.arms, call.folded, call.skipped, false);
+			learner_step("model_select learner: checkpointing due arms", checkpoint_step, &call);
+			learner_count(call.arms, call.folded, call.skipped, 0, false);
 		}
-		/* after the checkpoints commit: backends look versions up by them */
 		if (learner_publish_hook != NULL && !call.skipped)
 		{
-			StartTransactionCommand();
-			PushActiveSnapshot(GetTransactionSnapshot());
-			pgstat_report_activity(STATE_RUNNING, "model_select learner: publishing arm models");
-			/* growing states (copied whole) once a naptime, with the checkpoints */
-			published = learner_publish_hook(name, checkpoints);
-			PopActiveSnapshot();
-			CommitTransactionCommand();
-			LWLockAcquire(learner->lock, LW_EXCLUSIVE);
-			learner->versions_published += published;
-			LWLockRelease(learner->lock);
+			learner_step("model_select learner: publishing arm models", publish_step, &publish);
+			learner_count(0, 0, false, publish.published, false);
 		}
 	}
 	PG_CATCH();
@@ -211,7 +234,7 @@ learner_selector(int32 selector_id, const char *name, bool checkpoints)
 		EmitErrorReport();
 		FlushErrorState();
 		AbortCurrentTransaction();
-		learner_count(0, 0, false, true);
+		learner_count(0, 0, false, 0, true);
 	}
 	PG_END_TRY();
 }

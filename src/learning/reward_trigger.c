@@ -23,6 +23,7 @@
 #include "utils/xid8.h"
 
 #include "model/catalog.h"
+#include "model/selector_lock.h"
 #include "pg/index_read.h"
 #include "model/log_table.h"
 #include "model/context.h"

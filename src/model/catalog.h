@@ -6,8 +6,6 @@
 #define MODEL_SELECT_CATALOG_H
 
 #include "datatype/timestamp.h"
-#include "storage/lockdefs.h"
-
 #include "utils/hsearch.h"
 
 #include "model/settings.h"
@@ -51,22 +49,7 @@ extern void config_load(int32 selector_id, SelectorConfig *cfg);
 extern void config_load_for_reward(int32 selector_id, const char *name, SelectorConfig *cfg);
 extern bool config_try_load_for_reward(int32 selector_id, const char *name, SelectorConfig *cfg);
 extern void config_load_in_reward_transaction(int32 selector_id, SelectorConfig *cfg);
-struct LOCKTAG;
-extern void selector_settings_tag(struct LOCKTAG *tag, int32 selector_id);
-extern void selector_settings_lock(int32 selector_id, LOCKMODE mode);
-extern void selector_write_lock(int32 selector_id);
-extern void selector_check_log_writer(int32 selector_id);
 extern void config_load_by_name(const char *name, SelectorConfig *cfg);
-
-/*
- * The extension's heavyweight locks on advisory tags: field4 (objsubid in
- * pg_locks) is MS_LOCK_CLASS, which pg_advisory_lock() never uses (1 and 2);
- * field3 (objid) says which lock, field2 (classid) is a selector's or an
- * arm's id.  Distinct kinds, since selector and arm ids overlap.
- */
-#define MS_LOCK_CLASS 0x4d53	/* "MS" */
-#define MS_LOCK_SETTINGS 0		/* a selector's settings (catalog.c) */
-#define MS_LOCK_LOAD 1			/* an arm's load into the shared cache (shared_cache.c) */
 
 /*
  * A selectors row's configuration columns, of the table referred to as t,

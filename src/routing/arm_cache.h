@@ -100,6 +100,8 @@ extern void entry_publish(ModelCacheEntry *entry);
 extern void entry_publish_overlay(ModelCacheEntry *entry);
 extern uint64 entry_find_version(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first,
 								 uint64 last, SharedBase *sb);
+extern void shared_load_lock(int32 arm_id);
+extern void shared_load_unlock(int32 arm_id);
 extern void entry_base_grew(ModelCacheEntry *entry);
 extern void entry_share_when_quiet(ModelCacheEntry *entry);
 extern void entry_own_base(ModelCacheEntry *entry);

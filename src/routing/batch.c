@@ -23,6 +23,7 @@
 #include "utils/memutils.h"
 
 #include "model/context.h"
+#include "model/selector_lock.h"
 #include "pg/owner.h"
 #include "pg/spi_util.h"
 #include "pg/progress.h"

@@ -1,7 +1,9 @@
 /*
  * model_share.c — the arm cache's side of the shared cache: an entry's base
- * published to it, taken from it, or copied back before it grows
- * (model_cache.c decides when; shared_cache.c holds the bases).
+ * published to it, taken from it, or copied back before it grows; the
+ * learner's versions published and matched against a statement's rows; and
+ * the per-arm load lock (model_cache.c and model_absorb.c decide when;
+ * shared_cache.c holds the versions).
  */
 #include "postgres.h"
 
@@ -10,9 +12,11 @@
 #endif
 
 #include "miscadmin.h"
+#include "storage/lock.h"
 #include "utils/memutils.h"
 
 #include "model/registry.h"
+#include "model/selector_lock.h"
 #include "routing/arm_cache.h"
 #include "routing/shared_cache.h"
 
@@ -32,6 +36,16 @@ static void
 entry_base_key(const ModelCacheEntry *entry, SharedBaseKey *key)
 {
 	base_key(key, entry->arm_id, entry->settings_version, entry->version, entry->xmin);
+}
+
+/* Publish a copy of fold (the entry's base or overlay; final: all its rows were), pinned in *sb. */
+static bool
+publish_fold(ModelCacheEntry *entry, const StateFold *fold, bool final, SharedBase *sb)
+{
+	SharedBaseKey key;
+
+	entry_base_key(entry, &key);
+	return shared_base_publish(&key, fold->st, fold->pos, &fold->totals, final, sb);
 }
 
 /*
@@ -82,13 +96,11 @@ entry_shareable(const ModelCacheEntry *entry)
 void
 entry_share(ModelCacheEntry *entry)
 {
-	SharedBaseKey key;
 	SharedBase	sb;
 
 	if (entry->shared_slot >= 0 || !entry_shareable(entry))
 		return;
-	entry_base_key(entry, &key);
-	if (shared_base_publish(&key, entry->fold.st, entry->fold.pos, &entry->fold.totals, true, &sb))
+	if (publish_fold(entry, &entry->fold, true, &sb))
 		entry_adopt(entry, &sb);
 }
 
@@ -100,13 +112,11 @@ entry_share(ModelCacheEntry *entry)
 void
 entry_publish(ModelCacheEntry *entry)
 {
-	SharedBaseKey key;
 	SharedBase	sb;
 
 	if (entry->shared_slot >= 0 || !entry_shareable(entry))
 		return;
-	entry_base_key(entry, &key);
-	if (shared_base_publish(&key, entry->fold.st, entry->fold.pos, &entry->fold.totals, true, &sb))
+	if (publish_fold(entry, &entry->fold, true, &sb))
 		shared_base_release(sb.slot);
 }
 
@@ -118,14 +128,12 @@ entry_publish(ModelCacheEntry *entry)
 void
 entry_publish_overlay(ModelCacheEntry *entry)
 {
-	SharedBaseKey key;
 	SharedBase	sb;
 
 	if (entry->overlay_slot >= 0 || entry->ofold.st == NULL || !entry_shareable(entry) ||
 		policy_ops(entry->cfg.policy)->keeps_rows)
 		return;
-	entry_base_key(entry, &key);
-	if (shared_base_publish(&key, entry->ofold.st, entry->ofold.pos, &entry->ofold.totals, false, &sb))
+	if (publish_fold(entry, &entry->ofold, false, &sb))
 		shared_base_release(sb.slot);
 }
 
@@ -245,4 +253,39 @@ entry_catch_up(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 l
 		}
 	shared_base_release(sb.slot);	/* below horizon, so among the rows: cannot happen */
 	return first;
+}
+
+/*
+ * The lock that makes backends missing the same arm's base load it one at a
+ * time, so that the first publishes it and the others take it instead of
+ * each reading the checkpoint (16 backends starting at once would otherwise
+ * read, fold and copy it 16 times).  A heavyweight advisory lock on
+ * (database, arm_id) of the extension's own class (MS_LOCK_LOAD, selector_lock.h;
+ * not the settings lock of the selector with that id, which reward inserts
+ * hold until they commit): unlike an LWLock it may be held while reading
+ * tables, the deadlock detector sees it, and it goes with the transaction on
+ * error.
+ */
+static void
+load_locktag(LOCKTAG *tag, int32 arm_id)
+{
+	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, (uint32) arm_id, MS_LOCK_LOAD, MS_LOCK_CLASS);
+}
+
+void
+shared_load_lock(int32 arm_id)
+{
+	LOCKTAG		tag;
+
+	load_locktag(&tag, arm_id);
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+}
+
+void
+shared_load_unlock(int32 arm_id)
+{
+	LOCKTAG		tag;
+
+	load_locktag(&tag, arm_id);
+	LockRelease(&tag, ExclusiveLock, false);
 }

@@ -16,6 +16,7 @@
 #include "utils/memutils.h"
 
 #include "model/catalog.h"
+#include "model/selector_lock.h"
 #include "model/context.h"
 #include "pg/owner.h"
 #include "pg/snapshot_key.h"

@@ -255,25 +255,27 @@ row_context(Relation *decisions, Datum *values, bool *nulls)
 	Datum		context[2];
 	bool		context_null[2];
 	int			n;
+	const int	ctx = FOLD_COL_CONTEXT - 1;
+	const int	decision = FOLD_COL_DECISION - 1;
 
-	if (!nulls[2] || nulls[5])
+	if (!nulls[ctx] || nulls[decision])
 		return;
 	if (*decisions == NULL)
 		*decisions = own_table_open("decisions");
-	if (!own_row_by_key(*decisions, "decision_id", F_INT8EQ, values[5], 2, columns, context, context_null))
+	if (!own_row_by_key(*decisions, "decision_id", F_INT8EQ, values[decision], 2, columns, context, context_null))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("decision " INT64_FORMAT " of a logged reward does not exist",
-						DatumGetInt64(values[5]))));
+						DatumGetInt64(values[decision]))));
 	if (!context_null[0])
-		values[2] = context[0];
+		values[ctx] = context[0];
 	else if (!context_null[1])
 	{
 		double	   *x = float_array(DatumGetArrayTypeP(context[1]), &n, "context", NULL);
 
-		values[2] = PointerGetDatum(float8_array(x, NULL, n));
+		values[ctx] = PointerGetDatum(float8_array(x, NULL, n));
 	}
-	nulls[2] = context_null[0] && context_null[1];
+	nulls[ctx] = context_null[0] && context_null[1];
 }
 
 /*
@@ -291,7 +293,8 @@ rows_after_bases(ModelCacheEntry **entries, int narms)
 	static TupleDesc desc = NULL;
 	static const Oid types[] = {XID8OID, INT8OID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8OID, INT8OID, INT8OID};
 	static const char *const key[] = {"arm_id", "tx", "seq"};
-	static const char *const fold_columns[] = {"tx", "seq", "context", "reward", "cost", "decision_id"};
+	/* the reward log's columns of FoldColumn, in its order */
+	static const char *const fold_columns[FOLD_NCOLUMNS] = {"tx", "seq", "context", "reward", "cost", "decision_id"};
 	Relation	rewards = own_table_open("rewards");
 	Relation	decisions = NULL;
 	SPITupleTable *tt = result_table_new(result_desc(&desc, lengthof(types), types), narms);

@@ -29,7 +29,6 @@
 
 #include "miscadmin.h"
 #include "storage/ipc.h"
-#include "storage/lock.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
 #include "utils/dsa.h"
@@ -37,7 +36,6 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
-#include "model/catalog.h"
 #include "routing/shared_cache.h"
 
 /* GUC model_select.shared_cache_size, in kB */
@@ -523,41 +521,6 @@ shared_version_pin(const SharedBaseKey *key, const SharedVersion *v, SharedBase 
 	}
 	LWLockRelease(control->lock);
 	return held;
-}
-
-/*
- * The lock that makes backends missing the same arm's base load it one at a
- * time, so that the first publishes it and the others take it instead of
- * each reading the checkpoint (16 backends starting at once would otherwise
- * read, fold and copy it 16 times).  A heavyweight advisory lock on
- * (database, arm_id) of the extension's own class (MS_LOCK_LOAD, catalog.h;
- * not the settings lock of the selector with that id, which reward inserts
- * hold until they commit): unlike an LWLock it may be held while reading
- * tables, the deadlock detector sees it, and it goes with the transaction on
- * error.
- */
-static void
-load_locktag(LOCKTAG *tag, int32 arm_id)
-{
-	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, (uint32) arm_id, MS_LOCK_LOAD, MS_LOCK_CLASS);
-}
-
-void
-shared_load_lock(int32 arm_id)
-{
-	LOCKTAG		tag;
-
-	load_locktag(&tag, arm_id);
-	(void) LockAcquire(&tag, ExclusiveLock, false, false);
-}
-
-void
-shared_load_unlock(int32 arm_id)
-{
-	LOCKTAG		tag;
-
-	load_locktag(&tag, arm_id);
-	LockRelease(&tag, ExclusiveLock, false);
 }
 
 /* The versions of this database's arms, at most max of them, in *out. */
