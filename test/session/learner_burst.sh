@@ -3,7 +3,7 @@
 # a cluster of its own with model_select preloaded and the learner serving.
 #   - 4 writers log MS_BURST_REWARDS (50,000) rewards on two selectors whose
 #     arm models are large enough to be shared (lin_ucb d = 48, rff_ucb with
-#     64 features), in transactions of 50, while 8 readers score both in a
+#     64 features), in transactions of 50 rewards of one selector, while 8 readers score both in a
 #     loop, each call in a transaction of its own, recording its scores and
 #     its snapshot (pg_current_snapshot());
 #   - the learner publishes versions meanwhile, and the readers take them;
@@ -49,11 +49,14 @@ CREATE TABLE obs (id bigserial PRIMARY KEY, reader int, snap pg_snapshot, select
                   n bigint, mean float8, width float8, ucb float8);
 CREATE TABLE reader_stats (reader int, shared_hits bigint);
 CREATE TABLE burst_done (done bool);
-CREATE FUNCTION add_rewards(n int) RETURNS void LANGUAGE sql AS $$
+-- one selector per call: a transaction that wrote to one selector before it
+-- first locks another is a late writer there, and may get 40001 (to retry)
+-- once a checkpoint of the other has passed its id
+CREATE FUNCTION add_rewards(s text, n int) RETURNS void LANGUAGE sql AS $$
     INSERT INTO model_select.rewards(selector, arm, context, reward)
     SELECT s, (ARRAY['a', 'b', 'c'])[1 + (i + (random() * 3)::int) % 3],
            ms_rand(CASE s WHEN 'b_lin' THEN 48 ELSE 8 END), random()
-      FROM generate_series(1, n) i, unnest(ARRAY['b_lin', 'b_rff']) s
+      FROM generate_series(1, n) i
 $$;
 -- one scoring call per transaction, until the burst is over
 CREATE PROCEDURE reader(me int) LANGUAGE plpgsql AS $$
@@ -67,7 +70,8 @@ BEGIN
     END LOOP;
     INSERT INTO reader_stats SELECT me, shared_hits FROM model_select.cache_stats();
 END $$;
-SELECT add_rewards(100);
+SELECT add_rewards('b_lin', 100);
+SELECT add_rewards('b_rff', 100);
 SQL
 
 learner_pid() { q -c "SELECT pid FROM model_select.learner WHERE running AND database = '$DB' AND last_pass IS NOT NULL"; }
@@ -79,10 +83,12 @@ for r in $(seq 1 $READERS); do
     q -c "CALL reader($r)" >"$MS_WORK/reader.$r" 2>&1 &
     MS_BG_PIDS+=($!)
 done
-per_writer=$(( REWARDS / 2 / PER_TX / WRITERS ))   # transactions per writer; 2 selectors per call
+per_writer=$(( REWARDS / 2 / PER_TX / WRITERS ))   # rounds per writer: a transaction per selector
 writers=()
 for w in $(seq 1 $WRITERS); do
-    ( for _ in $(seq 1 $per_writer); do echo "SELECT add_rewards($PER_TX);"; done |
+    ( for _ in $(seq 1 $per_writer); do
+          echo "SELECT add_rewards('b_lin', $PER_TX);"; echo "SELECT add_rewards('b_rff', $PER_TX);"
+      done |
         psql -X -q -v ON_ERROR_STOP=1 -d "$DB" >"$MS_WORK/writer.$w" 2>&1 ) &
     writers+=($!)
 done
@@ -106,6 +112,7 @@ check "with the learner stopped for 3 s, the readers scored on ($obs_during scor
 ok=1
 for w in "${writers[@]}"; do wait "$w" || ok=0; done
 check "the writers logged their rewards without error" test "$ok" = 1
+[ "$ok" = 1 ] || head -n 3 "$MS_WORK"/writer.* | sed 's/^/#   /'
 q -c "INSERT INTO burst_done VALUES (true)" >/dev/null
 wait
 MS_BG_PIDS=()
