@@ -12,6 +12,7 @@
 #include "storage/sinvaladt.h"
 #include "utils/snapmgr.h"
 #include "utils/array.h"
+#include "utils/fmgroids.h"
 #include "utils/memutils.h"
 #include "utils/xid8.h"
 
@@ -24,6 +25,7 @@
 #include "learning/fold.h"
 #include "model/registry.h"
 #include "pg/float_text.h"
+#include "pg/index_read.h"
 
 /* Rows fetched per round trip when folding a log. */
 #define FOLD_BATCH 4096
@@ -88,20 +90,58 @@ fold_row_position(SPITupleTable *tt, uint64 row)
 }
 
 /*
+ * Row i's context as stored, a float8[].  A reward by decision_id stores
+ * none (FOLD_CONTEXT): the SQL that reads the log joins its decision's, but
+ * the readers, which read the log through its index (selector_load.c),
+ * leave it NULL, and it is read here, through the decisions' primary key
+ * (*decisions: opened at the first need), only for the rows a fold takes:
+ * the rows a published version or a kept overlay already holds need only
+ * their positions.  The row is visible, so its decision is; a real[] one,
+ * read as float8, is the same values.
+ */
+static Datum
+row_context(SPITupleTable *tt, uint64 i, Relation *decisions)
+{
+	static const char *const columns[] = {"context", "context_real"};
+	Datum		context[lengthof(columns)];
+	bool		context_null[lengthof(columns)];
+	bool		isnull;
+	Datum		ctx = SPI_getbinval(tt->vals[i], tt->tupdesc, FOLD_COL_CONTEXT, &isnull);
+	Datum		decision;
+	double	   *x;
+	int			n;
+
+	if (!isnull)
+		return ctx;
+	decision = SPI_getbinval(tt->vals[i], tt->tupdesc, FOLD_COL_DECISION, &isnull);
+	if (*decisions == NULL && !isnull)
+		*decisions = own_table_open("decisions");
+	if (isnull || !own_row_by_key(*decisions, "decision_id", F_INT8EQ, decision,
+								  lengthof(columns), columns, context, context_null) ||
+		(context_null[0] && context_null[1]))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("a logged reward has no context and no decision that holds one")));
+	if (!context_null[0])
+		return context[0];
+	x = float_array(DatumGetArrayTypeP(context[1]), &n, "context", NULL);
+	return PointerGetDatum(float8_array(x, NULL, n));
+}
+
+/*
  * The learned value of row i; x (dim doubles) gets its prepared context.
  * Stored contexts were validated on insert; context_from_array checks them
  * again, so a damaged row is an error, not a crash.
  */
 static double
-row_value(StateFold *f, SPITupleTable *tt, uint64 i, double *x)
+row_value(StateFold *f, SPITupleTable *tt, uint64 i, double *x, Relation *decisions)
 {
 	HeapTuple	row = tt->vals[i];
 	bool		isnull,
 				cost_null;
-	Datum		ctx = SPI_getbinval(row, tt->tupdesc, FOLD_COL_CONTEXT, &isnull);
 	double		reward = DatumGetFloat8(SPI_getbinval(row, tt->tupdesc, FOLD_COL_REWARD, &isnull));
 	Datum		cost = SPI_getbinval(row, tt->tupdesc, FOLD_COL_COST, &cost_null);
-	double	   *raw = context_from_array(DatumGetArrayTypeP(ctx), f->cfg->dim);
+	double	   *raw = context_from_array(DatumGetArrayTypeP(row_context(tt, i, decisions)), f->cfg->dim);
 
 	/* a log checked under other settings may hold what these refuse */
 	if (!(reward >= f->cfg->reward_min && reward <= f->cfg->reward_max))
@@ -138,10 +178,11 @@ fold_rows(StateFold *f, SPITupleTable *tt, uint64 first, uint64 last)
 {
 	MemoryContext parent = MemoryContextGetParent(f->cxt);
 	double	   *x = MemoryContextAlloc(parent, sizeof(double) * f->cfg->dim);
+	Relation	decisions = NULL;
 
 	for (uint64 i = first; i < last; i++)
 	{
-		double		r = row_value(f, tt, i, x);
+		double		r = row_value(f, tt, i, x, &decisions);
 		MemoryContext next = fold_context(parent);
 		MemoryContext old = MemoryContextSwitchTo(next);
 		StateHeader *appended = f->cfg->clock != CLOCK_ARM
@@ -159,6 +200,8 @@ fold_rows(StateFold *f, SPITupleTable *tt, uint64 first, uint64 last)
 		}
 	}
 	pfree(x);
+	if (decisions != NULL)
+		own_table_close(decisions);
 }
 
 /*
@@ -173,6 +216,7 @@ fold_build(StateFold *f, SPITupleTable *tt, uint64 first, uint64 last)
 	uint64		nrows = last - first;
 	double	   *X,
 			   *r;
+	Relation	decisions = NULL;
 	MemoryContext old;
 
 	Assert(f->st == NULL);
@@ -181,7 +225,9 @@ fold_build(StateFold *f, SPITupleTable *tt, uint64 first, uint64 last)
 	X = palloc(sizeof(double) * nrows * dim);
 	r = palloc(sizeof(double) * nrows);
 	for (uint64 i = 0; i < nrows; i++)
-		r[i] = row_value(f, tt, first + i, X + i * dim);
+		r[i] = row_value(f, tt, first + i, X + i * dim, &decisions);
+	if (decisions != NULL)
+		own_table_close(decisions);
 	old = MemoryContextSwitchTo(f->cxt);
 	f->st = state_build(f->cfg, (int) nrows, X, r);
 	MemoryContextSwitchTo(old);

@@ -98,6 +98,7 @@ extern void entry_share(ModelCacheEntry *entry);
 extern bool entry_shareable(const ModelCacheEntry *entry);
 extern void entry_publish(ModelCacheEntry *entry);
 extern void entry_publish_overlay(ModelCacheEntry *entry);
+extern void entry_share_overlay(ModelCacheEntry *entry);
 extern uint64 entry_find_version(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first,
 								 uint64 last, SharedBase *sb);
 extern void shared_load_lock(int32 arm_id);

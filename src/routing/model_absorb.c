@@ -153,8 +153,9 @@ entry_adopt_overlay(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uin
  * when its rows start them (a shared version copied first: it is never
  * written to), else folded anew onto a copy of the base; its model decoded
  * (if decode) when new, or, clocked, when its key no longer holds.
+ * Returns how many rows were folded.
  */
-static void
+static int
 entry_overlay(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 last, bool decode)
 {
 	int			kept = overlay_prefix(entry, tt, first, last);
@@ -165,7 +166,7 @@ entry_overlay(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 la
 		entry_model_holds(entry, entry->ofold.st, &entry->overlay_at))
 	{
 		model_cache_hits++;
-		return;
+		return 0;
 	}
 	if (kept < 0)
 	{
@@ -196,6 +197,7 @@ entry_overlay(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 la
 	if (decode)
 		entry->overlay_model = entry_decode(entry, entry->ofold.st, entry->overlay_cxt,
 											&entry->overlay_model_cxt, &entry->overlay_at);
+	return n - kept;
 }
 
 /*
@@ -249,11 +251,14 @@ entry_extend_base(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint6
 
 /*
  * Final rows a follower keeps in its overlay at most: beyond that the
- * learner is not keeping up (it lags, or died and is not yet seen to be
- * gone), and they join this backend's own base as without a learner, so an
- * overlay that a commit out of order makes us refold stays short.
+ * learner is not keeping up (it lags, shares the CPUs with many backends,
+ * or died and is not yet seen to be gone), and they join this backend's own
+ * base as without a learner, which it publishes for the others: each load
+ * reads every row after its base, so a lagging base makes every decision
+ * read more rows, and an overlay that a commit out of order makes us refold
+ * stays short.
  */
-#define FOLLOW_MAX_FINAL_ROWS 64
+#define FOLLOW_MAX_FINAL_ROWS 16
 
 /*
  * The base moved on by the first k rows of the overlay, which still holds
@@ -318,13 +323,18 @@ follow_version(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 l
 		shared_base_release(sb.slot);
 }
 
-/* The entry hands out its overlay, the fold of rows [first, last) onto its base. */
-static void
+/*
+ * The entry hands out its overlay, the fold of rows [first, last) onto its
+ * base.  Returns how many rows were folded for it.
+ */
+static int
 entry_use_overlay(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 last)
 {
-	entry_overlay(entry, tt, first, last, true);
+	int			folded = entry_overlay(entry, tt, first, last, true);
+
 	entry->model = entry->overlay_model;
 	entry->totals = entry->ofold.totals;
+	return folded;
 }
 
 /* The entry hands out its base's model, decoded unless it still holds. */
@@ -369,7 +379,8 @@ model_cache_absorb(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint
 			if (first < last)
 			{
 				follow_version(entry, tt, first, last);
-				entry_use_overlay(entry, tt, first, last);
+				if (entry_use_overlay(entry, tt, first, last) > 0)
+					entry_share_overlay(entry);
 			}
 			else
 				entry_use_base(entry);
@@ -377,7 +388,11 @@ model_cache_absorb(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint
 		}
 	}
 	if (split > first)
+	{
 		entry_extend_base(entry, tt, first, split, horizon);
+		if (mode == LOAD_FOLLOW)
+			entry_publish(entry);	/* the learner lags: our base is newer */
+	}
 	if (LOAD_PUBLISHES(mode))
 	{
 		bool		growing = policy_ops(entry->cfg.policy)->keeps_rows;

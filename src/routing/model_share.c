@@ -11,6 +11,7 @@
 #include <malloc.h>
 #endif
 
+#include "access/xact.h"
 #include "miscadmin.h"
 #include "storage/lock.h"
 #include "utils/memutils.h"
@@ -135,6 +136,23 @@ entry_publish_overlay(ModelCacheEntry *entry)
 		return;
 	if (publish_fold(entry, &entry->ofold, false, &sb))
 		shared_base_release(sb.slot);
+}
+
+/*
+ * A follower's overlay, folded here, published as a version too: when
+ * rewards commit faster than the learner publishes (it shares the CPUs with
+ * the backends), the backends that see the same rows take each other's
+ * folds, so a reward is still folded about once per server rather than once
+ * per backend.  Not when it holds a row of this transaction: that row is
+ * not committed, and may never be.
+ */
+void
+entry_share_overlay(ModelCacheEntry *entry)
+{
+	for (int i = entry->noverlay - 1; i >= 0; i--)
+		if (TransactionIdIsCurrentTransactionId(XidFromFullTransactionId(entry->overlay[i].tx)))
+			return;
+	entry_publish_overlay(entry);
 }
 
 #define VERSIONS_LISTED 32

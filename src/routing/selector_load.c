@@ -19,7 +19,6 @@
 #include "utils/xid8.h"
 
 #include "model/catalog.h"
-#include "model/context.h"
 #include "pg/index_read.h"
 #include "pg/owner.h"
 #include "model/privilege.h"
@@ -242,43 +241,6 @@ checkpoint_row(const SelectorConfig *cfg, const CheckpointColumns *row, int32 ar
 }
 
 /*
- * A reward row's context (FOLD_CONTEXT, fold.h): its own, or its decision's
- * read through the decisions' primary key (*decisions: opened at the first
- * need), as float8[] -- a real[] one read as float8 is the same values.
- * values and nulls are the row's fold_columns; the row is visible, so its
- * decision is.
- */
-static void
-row_context(Relation *decisions, Datum *values, bool *nulls)
-{
-	static const char *const columns[] = {"context", "context_real"};
-	Datum		context[2];
-	bool		context_null[2];
-	int			n;
-	const int	ctx = FOLD_COL_CONTEXT - 1;
-	const int	decision = FOLD_COL_DECISION - 1;
-
-	if (!nulls[ctx] || nulls[decision])
-		return;
-	if (*decisions == NULL)
-		*decisions = own_table_open("decisions");
-	if (!own_row_by_key(*decisions, "decision_id", F_INT8EQ, values[decision], 2, columns, context, context_null))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("decision " INT64_FORMAT " of a logged reward does not exist",
-						DatumGetInt64(values[decision]))));
-	if (!context_null[0])
-		values[ctx] = context[0];
-	else if (!context_null[1])
-	{
-		double	   *x = float_array(DatumGetArrayTypeP(context[1]), &n, "context", NULL);
-
-		values[ctx] = PointerGetDatum(float8_array(x, NULL, n));
-	}
-	nulls[ctx] = context_null[0] && context_null[1];
-}
-
-/*
  * The visible rows after every entry's base (FOLD_COLUMNS, then the arm's
  * index + 1), by arm index then canonical order: what
  *   SELECT FOLD_COLUMNS, b.i FROM unnest(arm ids, base positions) WITH ORDINALITY b
@@ -296,7 +258,6 @@ rows_after_bases(ModelCacheEntry **entries, int narms)
 	/* the reward log's columns of FoldColumn, in its order */
 	static const char *const fold_columns[FOLD_NCOLUMNS] = {"tx", "seq", "context", "reward", "cost", "decision_id"};
 	Relation	rewards = own_table_open("rewards");
-	Relation	decisions = NULL;
 	SPITupleTable *tt = result_table_new(result_desc(&desc, lengthof(types), types), narms);
 	Datum		values[lengthof(types)];
 	bool		nulls[lengthof(types)];
@@ -316,15 +277,12 @@ rows_after_bases(ModelCacheEntry **entries, int narms)
 			if (FullTransactionIdEquals(DatumGetFullTransactionId(values[0]), base.tx) &&
 				DatumGetInt64(values[1]) <= base.seq)
 				continue;
-			row_context(&decisions, values, nulls);
 			values[FOLD_NCOLUMNS] = Int64GetDatum(i + 1);
 			nulls[FOLD_NCOLUMNS] = false;
 			result_table_add(tt, heap_form_tuple(tt->tupdesc, values, nulls));
 		}
 		index_read_end(&r);
 	}
-	if (decisions != NULL)
-		own_table_close(decisions);
 	own_table_close(rewards);
 	return tt;
 }
