@@ -32,7 +32,7 @@
 #include "model/privilege.h"
 #include "pg/progress.h"
 #include "learning/learner_state.h"
-#include "learning/clock.h"
+#include "model/clock_ops.h"
 
 PG_FUNCTION_INFO_V1(model_select_rewards_resolve);
 
@@ -187,6 +187,7 @@ resolve_target(HeapTuple tuple, TupleDesc desc, const RewardColumns *c, RewardTa
 static void
 check_reward_values(const SelectorConfig *cfg, HeapTuple tuple, TupleDesc desc, const RewardColumns *c)
 {
+	const ClockOps *clock = clock_ops(cfg->clock);
 	bool		isnull,
 				cost_null;
 	Datum		reward = SPI_getbinval(tuple, desc, c->reward, &isnull);
@@ -202,9 +203,9 @@ check_reward_values(const SelectorConfig *cfg, HeapTuple tuple, TupleDesc desc, 
 	/* refused now, not when an arm folds it */
 	(void) learned_value(cfg, DatumGetFloat8(reward), cost_null,
 						 cost_null ? 0 : DatumGetFloat8(cost));
-	if (cfg->clock == CLOCK_TIME)
-		(void) clock_seconds(DatumGetTimestampTz(SPI_getbinval(tuple, desc, SPI_fnumber(desc, "created_at"),
-															   &isnull)));
+	/* a clock's tick column must give a tick (the time clock's: a finite created_at) */
+	if (clock->tick_column != NULL)
+		(void) clock->tick(SPI_getbinval(tuple, desc, SPI_fnumber(desc, clock->tick_column), &isnull));
 }
 
 /*

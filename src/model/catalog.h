@@ -40,8 +40,7 @@ typedef struct Selector
 extern void selector_unknown(const char *name);
 extern int32 selector_id_by_name(const char *name);
 extern int32 selector_id_if_exists(const char *name);
-extern void arm_lookup(const char *selector, const char *arm, int mask, int32 *selector_id,
-					   int32 *arm_id, bool *active, TimestampTz *retired_at);
+extern HeapTuple selector_row(SPIPlanPtr plan, Datum *args, const char *name);
 extern HTAB *id_hash_create(const char *name, Size entrysize, MemoryContext cxt);
 extern void config_from_row(SelectorConfig *cfg, HeapTuple row, TupleDesc desc, int first_col);
 extern void config_from_values(SelectorConfig *cfg, const Datum *values, const bool *nulls);

@@ -15,7 +15,7 @@
 #ifndef MODEL_SELECT_REGISTRY_H
 #define MODEL_SELECT_REGISTRY_H
 
-#include "model/state.h"
+#include "model/state_layout.h"
 
 /* PolicyOps.kernels: a set of KernelKind. */
 #define KERNEL_BIT(k) (1u << (k))

@@ -279,25 +279,38 @@ row_context(Relation *decisions, Datum *values, bool *nulls)
 }
 
 /*
- * The visible rows after every entry's base (FOLD_COLUMNS, then the arm's
- * index + 1), by arm index then canonical order: what
- *   SELECT FOLD_COLUMNS, b.i FROM unnest(arm ids, base positions) WITH ORDINALITY b
+ * The visible rows after every entry's base (FOLD_COLUMNS, the clock's
+ * tick column or NULL, then the arm's index + 1: FoldColumn), by arm index
+ * then canonical order: what
+ *   SELECT FOLD_COLUMNS, r.<tick>, b.i FROM unnest(arm ids, base positions) WITH ORDINALITY b
  *   CROSS JOIN LATERAL (SELECT ... FROM rewards r WHERE r.arm_id = b.arm_id
  *                       AND (r.tx, r.seq) > (b.tx, b.seq) ORDER BY r.tx, r.seq)
  * returns, read through the log's index on (arm_id, tx, seq).  Not inlined
  * into arms_load(), whose PG_TRY would make its locals volatile.
  */
 static pg_noinline SPITupleTable *
-rows_after_bases(ModelCacheEntry **entries, int narms)
+rows_after_bases(ModelCacheEntry **entries, int narms, const ClockOps *clock)
 {
-	static TupleDesc desc = NULL;
-	static const Oid types[] = {XID8OID, INT8OID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8OID, INT8OID, INT8OID};
+	/* by clock: the tick column is created_at (timestamptz), or none (NULL) */
+	static TupleDesc desc[CLOCK_COUNT];
 	static const char *const key[] = {"arm_id", "tx", "seq"};
+	Oid			types[FOLD_COL_ARM] = {
+		[FOLD_COL_TX - 1] = XID8OID, [FOLD_COL_SEQ - 1] = INT8OID,
+		[FOLD_COL_CONTEXT - 1] = FLOAT8ARRAYOID, [FOLD_COL_REWARD - 1] = FLOAT8OID,
+		[FOLD_COL_COST - 1] = FLOAT8OID, [FOLD_COL_DECISION - 1] = INT8OID,
+		[FOLD_COL_TICK - 1] = clock->tick_column ? TIMESTAMPTZOID : FLOAT8OID,
+		[FOLD_COL_ARM - 1] = INT8OID
+	};
 	/* the reward log's columns of FoldColumn, in its order */
-	static const char *const fold_columns[FOLD_NCOLUMNS] = {"tx", "seq", "context", "reward", "cost", "decision_id"};
+	const char *const columns[FOLD_COL_TICK] = {
+		[FOLD_COL_TX - 1] = "tx", [FOLD_COL_SEQ - 1] = "seq", [FOLD_COL_CONTEXT - 1] = "context",
+		[FOLD_COL_REWARD - 1] = "reward", [FOLD_COL_COST - 1] = "cost",
+		[FOLD_COL_DECISION - 1] = "decision_id", [FOLD_COL_TICK - 1] = clock->tick_column
+	};
+	int			ncolumns = clock->tick_column ? FOLD_COL_TICK : FOLD_NCOLUMNS;
 	Relation	rewards = own_table_open("rewards");
 	Relation	decisions = NULL;
-	SPITupleTable *tt = result_table_new(result_desc(&desc, lengthof(types), types), narms);
+	SPITupleTable *tt = result_table_new(result_desc(&desc[clock->kind], lengthof(types), types), narms);
 	Datum		values[lengthof(types)];
 	bool		nulls[lengthof(types)];
 
@@ -312,13 +325,14 @@ rows_after_bases(ModelCacheEntry **entries, int narms)
 		index_read_key(&r, "tx", BTGreaterEqualStrategyNumber, F_XID8GE, FullTransactionIdGetDatum(base.tx));
 		while ((row = index_read_next(&r)) != NULL)
 		{
-			own_columns(rewards, row, lengthof(fold_columns), fold_columns, values, nulls);
-			if (FullTransactionIdEquals(DatumGetFullTransactionId(values[0]), base.tx) &&
-				DatumGetInt64(values[1]) <= base.seq)
+			own_columns(rewards, row, ncolumns, columns, values, nulls);
+			if (FullTransactionIdEquals(DatumGetFullTransactionId(values[FOLD_COL_TX - 1]), base.tx) &&
+				DatumGetInt64(values[FOLD_COL_SEQ - 1]) <= base.seq)
 				continue;
 			row_context(&decisions, values, nulls);
-			values[FOLD_NCOLUMNS] = Int64GetDatum(i + 1);
-			nulls[FOLD_NCOLUMNS] = false;
+			nulls[FOLD_COL_TICK - 1] = clock->tick_column == NULL;
+			values[FOLD_COL_ARM - 1] = Int64GetDatum(i + 1);
+			nulls[FOLD_COL_ARM - 1] = false;
 			result_table_add(tt, heap_form_tuple(tt->tupdesc, values, nulls));
 		}
 		index_read_end(&r);
@@ -330,11 +344,12 @@ rows_after_bases(ModelCacheEntry **entries, int narms)
 }
 
 /*
- * rows_after_bases for a clocked selector: also each row's tick (column
- * CLOCK_TICK_COLUMN, the arm's index after it) and the selector's clock.
+ * The rows after every entry's base on a clock whose ticks are counted
+ * across the selector's arms (learning/clock.c), as rows_after_bases gives
+ * them, and the selector's clock as the snapshot sees it.
  */
 static SPITupleTable *
-clocked_rows_after_bases(ClockKind clock, ModelCacheEntry **entries, int narms, double *now)
+counted_rows_after_bases(ModelCacheEntry **entries, int narms, double *now)
 {
 	int32	   *ids = palloc(sizeof(int32) * Max(narms, 1));
 	LogPosition *pos = palloc(sizeof(LogPosition) * Max(narms, 1));
@@ -346,7 +361,7 @@ clocked_rows_after_bases(ClockKind clock, ModelCacheEntry **entries, int narms, 
 		pos[i] = entries[i]->fold.pos;
 		bases[i] = entries[i]->fold.st;
 	}
-	return clock_rows_after(clock, narms, ids, pos, bases, now);
+	return clock_rows_after(narms, ids, pos, bases, now);
 }
 
 typedef struct LoadCall
@@ -367,9 +382,8 @@ arms_load(Selector *sel, MemoryContext caller, const SelectorColumns *s, FullTra
 	uint64		nrows,
 				next = 0;
 	MemoryContext old = CurrentMemoryContext;
-	bool		clocked = sel->cfg.clock != CLOCK_ARM;
-	int			index_column = clocked ? CLOCK_TICK_COLUMN + 1 : FOLD_NCOLUMNS + 1;
-	double		now = 0;
+	const ClockOps *clock = clock_ops(sel->cfg.clock);
+	double		now = clock->now();
 
 	uint64		load = model_cache_next_load();
 
@@ -386,15 +400,15 @@ arms_load(Selector *sel, MemoryContext caller, const SelectorColumns *s, FullTra
 		checkpoint_row(&sel->cfg, row->checkpoint, arm->arm_id, &ck);
 		entries[i] = model_cache_entry(&sel->cfg, arm->arm_id, &ck, horizon, mode);
 	}
-	rows = clocked ? clocked_rows_after_bases(sel->cfg.clock, entries, sel->narms, &now)
-		: rows_after_bases(entries, sel->narms);
+	rows = clock->ticks_across_arms ? counted_rows_after_bases(entries, sel->narms, &now)
+		: rows_after_bases(entries, sel->narms, clock);
 	nrows = rows->numvals;
 	for (int i = 0; i < sel->narms; i++)
 	{
 		ModelCacheEntry *entry = entries[i];
 		uint64		first = next;
 
-		while (next < nrows && spi_int64(rows->vals[next], rows->tupdesc, index_column) == i + 1)
+		while (next < nrows && spi_int64(rows->vals[next], rows->tupdesc, FOLD_COL_ARM) == i + 1)
 			next++;
 		PG_TRY();
 		{
