@@ -312,7 +312,7 @@ selector_arm_ids(const SelectorConfig *cfg, int32 **ids)
 	narms = (int) SPI_processed;
 	*ids = palloc(sizeof(int32) * Max(narms, 1));
 	for (int i = 0; i < narms; i++)
-		(*ids)[i] = spi_int32(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+		(*ids)[i] = spi_int32(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, SPI_SOLE_COLUMN);
 	return narms;
 }
 

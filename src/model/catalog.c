@@ -64,7 +64,7 @@ selector_id_by_name(const char *name)
 	Datum		args[1] = {CStringGetTextDatum(name)};
 	HeapTuple	row = selector_row(id_by_name(), args, name);
 
-	return spi_int32(row, SPI_tuptable->tupdesc, 1);
+	return spi_int32(row, SPI_tuptable->tupdesc, SPI_SOLE_COLUMN);
 }
 
 /* The same, or 0 for an unknown selector (one dropped since its name was kept). */
@@ -74,7 +74,7 @@ selector_id_if_exists(const char *name)
 	Datum		args[1] = {CStringGetTextDatum(name)};
 
 	spi_execute(id_by_name(), args, NULL, true, 1, SPI_OK_SELECT, "look up selector \"%s\"", name);
-	return SPI_processed == 0 ? 0 : spi_int32(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	return SPI_processed == 0 ? 0 : spi_int32(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, SPI_SOLE_COLUMN);
 }
 
 /* A backend-local hash table in cxt whose entries start with an int32 id (an arm_id). */
@@ -256,7 +256,7 @@ config_load_with(SPIPlanPtr *plan, const char *sql, bool read_only, int32 select
 
 	row = spi_fetch_one(spi_plan(plan, sql, 1, argtypes), args, read_only,
 						name ? psprintf("selector \"%s\"", name) : "the selector", NULL);
-	config_from_row(cfg, row, SPI_tuptable->tupdesc, 1);
+	config_from_row(cfg, row, SPI_tuptable->tupdesc, CONFIG_FIRST_COLUMN);
 }
 
 /* Load a selector's configuration by id; the caller is connected to SPI. */
@@ -361,6 +361,6 @@ config_load_by_name(const char *name, SelectorConfig *cfg)
 
 	row = selector_row(spi_plan(&plan, "SELECT " CONFIG_COLUMNS " FROM model_select.selectors WHERE name = $1",
 								1, types), args, name);
-	config_from_row(cfg, row, SPI_tuptable->tupdesc, 1);
+	config_from_row(cfg, row, SPI_tuptable->tupdesc, CONFIG_FIRST_COLUMN);
 }
 

@@ -58,6 +58,8 @@ extern void config_load_by_name(const char *name, SelectorConfig *cfg);
 	t ".selector_id, " t ".dim, " t ".policy, " t ".kernel, " t ".settings, " t ".seed, " \
 	t ".settings_version"
 #define CONFIG_COLUMNS CONFIG_COLUMNS_OF("selectors")
+/* Their places from 0; a query that selects them first has them from SPI's column 1 on. */
+#define CONFIG_FIRST_COLUMN 1
 typedef enum ConfigColumn
 {
 	CONFIG_SELECTOR_ID,

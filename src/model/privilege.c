@@ -102,7 +102,15 @@ Datum
 selector_grantees(int32 selector_id, int mask)
 {
 	static const char *const key[] = {"selector_id"};
-	static const char *const columns[] = {"grantee", "privilege"};
+	enum
+	{
+		GRANT_GRANTEE,
+		GRANT_PRIVILEGE,
+		GRANT_NCOLUMNS
+	};
+	static const char *const columns[GRANT_NCOLUMNS] = {
+		[GRANT_GRANTEE] = "grantee", [GRANT_PRIVILEGE] = "privilege"
+	};
 	Relation	grants = own_table_open("selector_grants");
 	Datum	   *roles = palloc(sizeof(Datum) * 4);
 	int			nroles = 0,
@@ -118,11 +126,11 @@ selector_grantees(int32 selector_id, int mask)
 		bool		nulls[lengthof(columns)];
 
 		own_columns(grants, row, lengthof(columns), columns, values, nulls);
-		if ((selector_privilege_parse(TextDatumGetCString(values[1])) & mask) == 0)
+		if ((selector_privilege_parse(TextDatumGetCString(values[GRANT_PRIVILEGE])) & mask) == 0)
 			continue;
 		if (nroles == capacity)
 			roles = repalloc(roles, sizeof(Datum) * (capacity *= 2));
-		roles[nroles++] = values[0];
+		roles[nroles++] = values[GRANT_GRANTEE];
 	}
 	index_read_end(&r);
 	own_table_close(grants);

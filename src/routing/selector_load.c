@@ -251,9 +251,17 @@ checkpoint_row(const SelectorConfig *cfg, const CheckpointColumns *row, int32 ar
 static void
 row_context(Relation *decisions, Datum *values, bool *nulls)
 {
-	static const char *const columns[] = {"context", "context_real"};
-	Datum		context[2];
-	bool		context_null[2];
+	enum
+	{
+		DECISION_CONTEXT,
+		DECISION_CONTEXT_REAL,
+		DECISION_NCOLUMNS
+	};
+	static const char *const columns[DECISION_NCOLUMNS] = {
+		[DECISION_CONTEXT] = "context", [DECISION_CONTEXT_REAL] = "context_real"
+	};
+	Datum		context[DECISION_NCOLUMNS];
+	bool		context_null[DECISION_NCOLUMNS];
 	int			n;
 	const int	ctx = FOLD_COL_CONTEXT - 1;
 	const int	decision = FOLD_COL_DECISION - 1;
@@ -262,20 +270,21 @@ row_context(Relation *decisions, Datum *values, bool *nulls)
 		return;
 	if (*decisions == NULL)
 		*decisions = own_table_open("decisions");
-	if (!own_row_by_key(*decisions, "decision_id", F_INT8EQ, values[decision], 2, columns, context, context_null))
+	if (!own_row_by_key(*decisions, "decision_id", F_INT8EQ, values[decision], DECISION_NCOLUMNS,
+						columns, context, context_null))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("decision " INT64_FORMAT " of a logged reward does not exist",
 						DatumGetInt64(values[decision]))));
-	if (!context_null[0])
-		values[ctx] = context[0];
-	else if (!context_null[1])
+	if (!context_null[DECISION_CONTEXT])
+		values[ctx] = context[DECISION_CONTEXT];
+	else if (!context_null[DECISION_CONTEXT_REAL])
 	{
-		double	   *x = float_array(DatumGetArrayTypeP(context[1]), &n, "context", NULL);
+		double	   *x = float_array(DatumGetArrayTypeP(context[DECISION_CONTEXT_REAL]), &n, "context", NULL);
 
 		values[ctx] = PointerGetDatum(float8_array(x, NULL, n));
 	}
-	nulls[ctx] = context_null[0] && context_null[1];
+	nulls[ctx] = context_null[DECISION_CONTEXT] && context_null[DECISION_CONTEXT_REAL];
 }
 
 /*
