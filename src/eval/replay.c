@@ -315,7 +315,7 @@ replay_error(const char *message)
 
 /*
  * A clocked selector's models at the selector's clock `now` (the rounds
- * played): every arm ages, chosen or not (learning/clock.c).
+ * played): every arm ages, chosen or not (model/clock_state.c).
  */
 static void
 replay_age(ReplayLearner *learner, int narms, int now)

@@ -204,7 +204,7 @@ fold_build(StateFold *f, SPITupleTable *tt, uint64 first, uint64 last)
 /*
  * Fold rows [first, last) of tt: appended one by one, or built at once onto
  * an empty fold with build (rebuild_state's definition; a clocked state is
- * its rows, so it is always appended, clock.c).  A state that
+ * its rows, so it is always appended, clock_ops.h).  A state that
  * grows with its rows (pak_ucb, bkb) is also built when there is more than
  * one row: appending copies it.  Fixed-size states append in O(p²) whatever
  * n, and appending agrees to the last bit with readers and replay(), which

@@ -56,7 +56,7 @@ typedef enum ExplorationKind
 } ExplorationKind;
 
 /*
- * What the forgetting settings count (learning/clock.c): an arm's own
+ * What the forgetting settings count (model/clock_ops.h): an arm's own
  * rewards, the rewards of the whole selector or wall-clock seconds, so that
  * with the last two an arm that is not chosen still ages.
  */

@@ -83,7 +83,7 @@ typedef struct PolicyOps
 	/*
 	 * build with row t weighted by w[t] in (0, 1] instead of the position
 	 * weights of cfg's discount (w NULL: build): how a clocked state
-	 * (learning/clock.c) becomes a model under a cfg without window or
+	 * (model/clock_state.c) becomes a model under a cfg without window or
 	 * restart.  Every policy that forgets has it.
 	 */
 	StateHeader *(*build_weighted) (const SelectorConfig *cfg, int n, const double *X,

@@ -344,7 +344,7 @@ entry_use_base(ModelCacheEntry *entry)
  * Bring an entry to rows [first, last) of tt, the visible rows after its
  * base: those below horizon join the base, the rest are the overlay (see
  * LoadMode for a follower's and the learner's way).  A clocked arm's model
- * is that at the selector's clock now (clock.c): it ages with now even when
+ * is that at the selector's clock now (clock_ops.h): it ages with now even when
  * no row of the arm is new.
  */
 void

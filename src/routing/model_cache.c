@@ -270,7 +270,7 @@ model_cache_entry(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *
 		 FullTransactionIdPrecedes(entry->fold.pos.tx, horizon)))
 		return entry;
 	entry = entry_reset(cfg, arm_id, ck, horizon, mode, &load_locked);
-	/* a clocked arm's rows come with their ticks in the load's query (selector_load.c) */
+	/* a clocked arm's rows come with their ticks in the load's rows (selector_load.c) */
 	if (entry->shared_slot < 0 && !clock_ops(cfg->clock)->ages)
 	{
 		old = MemoryContextSwitchTo(entry->cxt);
