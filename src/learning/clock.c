@@ -17,7 +17,6 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
-#include "utils/array.h"
 #include "utils/datum.h"
 #include "utils/xid8.h"
 
@@ -164,72 +163,4 @@ clock_fold_log(StateFold *f, int32 arm_id, FullTransactionId below, bool build, 
 	clock_base(f->st, &after, &count);
 	*moved = log_position_cmp(before, after) != 0;
 	return folded;
-}
-
-/*
- * A reader's rows on a clock whose ticks are counted: for each of narms
- * arms (ids, the positions of their bases and the bases' states, NULL:
- * none) the visible rows after its position (FOLD_COLUMNS, the tick, then
- * the arm's index + 1), ordered by arm index then canonical order, ticked
- * by counting the selector's rows after the oldest base's Q; *now gets the
- * selector's clock as the snapshot sees it.  The table stays valid until
- * SPI_finish.
- */
-SPITupleTable *
-clock_rows_after(int narms, const int32 *arm_ids, const LogPosition *pos,
-				 StateHeader *const *bases, double *now)
-{
-	static SPIPlanPtr count_plan = NULL;
-	static SPIPlanPtr rows_plan = NULL;
-	Oid			types[6] = {INT4ARRAYOID, XID8ARRAYOID, INT8ARRAYOID, XID8OID, INT8OID, FLOAT8OID};
-	Datum	   *ids = palloc(sizeof(Datum) * Max(narms, 1));
-	Datum	   *txs = palloc(sizeof(Datum) * Max(narms, 1));
-	Datum	   *seqs = palloc(sizeof(Datum) * Max(narms, 1));
-	Datum		args[6];
-	LogPosition start = LOG_START;
-	double		count = 0;
-	bool		isnull;
-
-	for (int i = 0; i < narms; i++)
-	{
-		LogPosition q;
-		double		c;
-
-		clock_base(bases[i], &q, &c);
-		if (i == 0 || log_position_cmp(q, start) < 0)
-		{
-			start = q;
-			count = c;
-		}
-		ids[i] = Int32GetDatum(arm_ids[i]);
-		txs[i] = FullTransactionIdGetDatum(pos[i].tx);
-		seqs[i] = Int64GetDatum(pos[i].seq);
-	}
-	args[0] = PointerGetDatum(construct_array(ids, narms, INT4OID, 4, true, TYPALIGN_INT));
-	args[1] = PointerGetDatum(construct_array(txs, narms, XID8OID, 8, FLOAT8PASSBYVAL,
-											  TYPALIGN_DOUBLE));
-	args[2] = PointerGetDatum(construct_array(seqs, narms, INT8OID, 8, FLOAT8PASSBYVAL,
-											  TYPALIGN_DOUBLE));
-	args[3] = FullTransactionIdGetDatum(start.tx);
-	args[4] = Int64GetDatum(start.seq);
-	args[5] = Float8GetDatum(count);
-	spi_execute(spi_plan(&count_plan, "SELECT pg_catalog.count(*) FROM model_select.rewards r"
-						 " WHERE r.arm_id = ANY ($1) AND r.tx >= $2 AND (r.tx, r.seq) > ($2, $3)",
-						 3, (Oid[]) {INT4ARRAYOID, XID8OID, INT8OID}),
-				(Datum[]) {args[0], args[3], args[4]}, NULL, true, 1, SPI_OK_SELECT,
-				"count the selector's pending rewards");
-	*now = count + (double) DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
-														SPI_tuptable->tupdesc, SPI_SOLE_COLUMN, &isnull));
-	spi_execute(spi_plan(&rows_plan,
-						 "SELECT " FOLD_COLUMNS ", r.tick, b.i"
-						 " FROM unnest($1, $2, $3) WITH ORDINALITY AS b(arm_id, tx, seq, i)"
-						 " JOIN (SELECT r.*, ($6 + pg_catalog.row_number() OVER"
-						 "       (ORDER BY r.tx, r.seq))::float8 AS tick"
-						 "     FROM model_select.rewards r WHERE r.arm_id = ANY ($1)"
-						 "     AND r.tx >= $4 AND (r.tx, r.seq) > ($4, $5)) r"
-						 "   ON r.arm_id = b.arm_id AND (r.tx, r.seq) > (b.tx, b.seq)"
-						 " ORDER BY b.i, r.tx, r.seq",
-						 6, types), args, NULL, true, 0, SPI_OK_SELECT,
-				"read the pending rewards");
-	return SPI_tuptable;
 }

@@ -1,9 +1,10 @@
 /*
  * clock.h — reading a clock's rows from the reward log: a checkpoint's fold
- * on any clock, and the rows of a clock whose ticks are counted across the
- * selector's arms (the selector's: ClockOps.ticks_across_arms), with the
- * position Q and count C of such a state.  What each clock does to a state
- * is model/clock_ops.h's.  See clock.c.
+ * on any clock, and the position Q and count C of a state whose ticks are
+ * counted across the selector's arms (the selector's clock:
+ * ClockOps.ticks_across_arms), from which readers count (rows_after_bases()
+ * in routing/selector_load.c).  What each clock does to a state is
+ * model/clock_ops.h's.  See clock.c.
  */
 #ifndef MODEL_SELECT_CLOCK_H
 #define MODEL_SELECT_CLOCK_H
@@ -17,7 +18,5 @@
 extern void clock_base(const StateHeader *st, LogPosition *q, double *count);
 extern int64 clock_fold_log(StateFold *f, int32 arm_id, FullTransactionId below, bool build,
 							bool *moved);
-extern SPITupleTable *clock_rows_after(int narms, const int32 *arm_ids, const LogPosition *pos,
-									   StateHeader *const *bases, double *now);
 
 #endif
