@@ -533,7 +533,7 @@ refit_selector(void *arg)
 							  "read the arms of selector %d", cfg.selector_id);
 	arm_ids = palloc(sizeof(int32) * Max(narms, 1));
 	for (int i = 0; i < narms; i++)
-		arm_ids[i] = spi_int32(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+		arm_ids[i] = spi_int32(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, SPI_SOLE_COLUMN);
 	for (int i = 0; i < narms; i++)
 	{
 		MemoryContext work = AllocSetContextCreate(CurrentMemoryContext, "model_select cascade refit",

@@ -35,7 +35,7 @@
 #include "model/state.h"
 #include "pg/progress.h"
 #include "eval/eval.h"
-#include "learning/clock.h"
+#include "model/clock_ops.h"
 #include "routing/decide.h"
 #include "math/prng.h"
 #include "model/registry.h"
@@ -180,8 +180,8 @@ replay_selector(FunctionCallInfo fcinfo, const ReplayData *data)
 	settings_resolve(&sel->cfg, PG_ARGISNULL(3) ? NULL : PG_GETARG_JSONB_P(3));
 	/* the source's dimension is unchecked so far: refuse states too large, as create does */
 	state_check_limits(&sel->cfg);
-	/* a source's rows have no time: rounds are the only clock replay() has */
-	if (sel->cfg.clock == CLOCK_TIME)
+	/* a source's rows have no tick column (no time): rounds are the only clock replay() has */
+	if (clock_ops(sel->cfg.clock)->tick_column != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("replay() does not support \"clock\": \"time\": its rows have no time"),
@@ -232,14 +232,13 @@ replay_learn(ReplayLearner *learner, int a, const double *raw_x, double u)
 	MemoryContext fresh = AllocSetContextCreate(CurrentMemoryContext, "replay arm state",
 												ALLOCSET_DEFAULT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(fresh);
-	const PolicyOps *ops = policy_ops(sel->cfg.policy);
+	const ClockOps *clock = clock_ops(sel->cfg.clock);
 	double	   *x = palloc(sizeof(double) * sel->cfg.dim);
 	StateHeader *appended;
 
 	memcpy(x, raw_x, sizeof(double) * sel->cfg.dim);
 	context_prepare(&sel->cfg, x);
-	appended = sel->cfg.clock != CLOCK_ARM ? clock_append(&sel->cfg, states[a], x, u, tick)
-		: state_append(&sel->cfg, states[a], x, u);
+	appended = clock->append(&sel->cfg, states[a], x, u, tick);
 	MemoryContextSwitchTo(old);
 	if (appended == states[a])
 		MemoryContextDelete(fresh);
@@ -251,7 +250,7 @@ replay_learn(ReplayLearner *learner, int a, const double *raw_x, double u)
 	}
 	states[a] = appended;
 	sel->arms[a].n++;
-	if (sel->cfg.clock != CLOCK_ARM)
+	if (clock->ages)
 		return;
 	if (model_cxt[a] == NULL)
 		model_cxt[a] = AllocSetContextCreate(CurrentMemoryContext, "replay arm model",
@@ -259,7 +258,7 @@ replay_learn(ReplayLearner *learner, int a, const double *raw_x, double u)
 	else
 		MemoryContextReset(model_cxt[a]);
 	MemoryContextSwitchTo(model_cxt[a]);
-	sel->arms[a].model = ops->decode(&sel->cfg, states[a]);
+	sel->arms[a].model = clock_decode(&sel->cfg, states[a], tick);
 	MemoryContextSwitchTo(old);
 }
 
@@ -316,7 +315,7 @@ replay_error(const char *message)
 
 /*
  * A clocked selector's models at the selector's clock `now` (the rounds
- * played): every arm ages, chosen or not (learning/clock.c).
+ * played): every arm ages, chosen or not (model/clock_state.c).
  */
 static void
 replay_age(ReplayLearner *learner, int narms, int now)
@@ -358,7 +357,7 @@ replay_round(ReplayLearner *learner, const ReplayData *data, int row, double lam
 
 	for (int a = 0; a < data->narms; a++)
 		sel->arms[a].active = avail[a];
-	if (sel->cfg.clock != CLOCK_ARM)
+	if (clock_ops(sel->cfg.clock)->ages)
 		replay_age(learner, data->narms, learner->ticks);
 	chosen = decide(sel, x, learner->scores);
 	for (int a = 0; a < data->narms; a++)

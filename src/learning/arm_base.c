@@ -15,8 +15,16 @@
 bool
 arm_base_read(int32 arm_id, FoldTotals *totals, Datum *state)
 {
-	static const char *const columns[] = {"n", "reward_sum", "cost_sum", "cost_n", "spend_sum", "spend_n",
-	"state"};
+	enum
+	{
+		BASE_N, BASE_REWARD_SUM, BASE_COST_SUM, BASE_COST_N, BASE_SPEND_SUM, BASE_SPEND_N, BASE_STATE,
+		BASE_NCOLUMNS
+	};
+	static const char *const columns[BASE_NCOLUMNS] = {
+		[BASE_N] = "n", [BASE_REWARD_SUM] = "reward_sum", [BASE_COST_SUM] = "cost_sum",
+		[BASE_COST_N] = "cost_n", [BASE_SPEND_SUM] = "spend_sum", [BASE_SPEND_N] = "spend_n",
+		[BASE_STATE] = "state"
+	};
 	Relation	base = own_table_open("arm_base");
 	Datum		v[lengthof(columns)];
 	bool		nulls[lengthof(columns)];
@@ -26,14 +34,14 @@ arm_base_read(int32 arm_id, FoldTotals *totals, Datum *state)
 	own_table_close(base);
 	if (!found)
 		return false;
-	totals->n = DatumGetInt64(v[0]);
-	totals->reward_sum = DatumGetFloat8(v[1]);
-	totals->cost_sum = DatumGetFloat8(v[2]);
-	totals->cost_n = DatumGetInt64(v[3]);
-	totals->spend_sum = DatumGetFloat8(v[4]);
-	totals->spend_n = DatumGetInt64(v[5]);
+	totals->n = DatumGetInt64(v[BASE_N]);
+	totals->reward_sum = DatumGetFloat8(v[BASE_REWARD_SUM]);
+	totals->cost_sum = DatumGetFloat8(v[BASE_COST_SUM]);
+	totals->cost_n = DatumGetInt64(v[BASE_COST_N]);
+	totals->spend_sum = DatumGetFloat8(v[BASE_SPEND_SUM]);
+	totals->spend_n = DatumGetInt64(v[BASE_SPEND_N]);
 	totals->lineage = 0;		/* a base stands for a checkpoint (fold.h) */
-	*state = nulls[6] ? (Datum) 0 : v[6];
+	*state = nulls[BASE_STATE] ? (Datum) 0 : v[BASE_STATE];
 	return true;
 }
 

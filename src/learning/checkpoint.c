@@ -188,7 +188,7 @@ static const StateFold *
 checkpoint_cached_base(const SelectorConfig *cfg, int32 arm_id, const Checkpoint *ck,
 					   const StateTransform *transform)
 {
-	if (transform != NULL || cfg->clock != CLOCK_ARM || policy_ops(cfg->policy)->keeps_rows)
+	if (transform != NULL || clock_ops(cfg->clock)->ages || policy_ops(cfg->policy)->keeps_rows)
 		return NULL;
 	if (checkpoint_base_lookup == NULL)
 		return NULL;
@@ -232,21 +232,7 @@ checkpoint_arm(const SelectorConfig *cfg, int32 arm_id, bool skip_locked, bool f
 	}
 	else
 		fold_begin(&f, cfg, ck.state, ck.pos, &ck.totals);
-	if (cfg->clock == CLOCK_SELECTOR)
-	{
-		LogPosition before;
-		LogPosition after;
-		double		count;
-
-		clock_base(f.st, &before, &count);
-		folded = clock_fold_log(&f, arm_id, final_horizon_for(cfg));
-		clock_base(f.st, &after, &count);
-		/* a moved Q is stored even with no row of the arm: readers count from it */
-		moved = log_position_cmp(before, after) != 0;
-	}
-	else
-		folded = fold_log(&f, arm_id, true, final_horizon_for(cfg), from_scratch);
-	folded += cached_rows;
+	folded = clock_fold_log(&f, arm_id, final_horizon_for(cfg), from_scratch, &moved) + cached_rows;
 	if (transform != NULL && f.st != NULL && f.st->n > 0)
 	{
 		f.st = transform->fn(cfg, f.st);
@@ -326,7 +312,7 @@ selector_arm_ids(const SelectorConfig *cfg, int32 **ids)
 	narms = (int) SPI_processed;
 	*ids = palloc(sizeof(int32) * Max(narms, 1));
 	for (int i = 0; i < narms; i++)
-		(*ids)[i] = spi_int32(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+		(*ids)[i] = spi_int32(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, SPI_SOLE_COLUMN);
 	return narms;
 }
 
@@ -408,7 +394,7 @@ checkpoint_if_due(const SelectorConfig *cfg, int32 arm_id, int64 nrows)
 	m->since = 0;
 	if (!arm_is_due(cfg, arm_id, &m->need))
 		return;
-	if (cfg->clock == CLOCK_SELECTOR)
+	if (clock_ops(cfg->clock)->ticks_across_arms)
 		checkpoint_arms(cfg, true, false, NULL);
 	else
 		checkpoint_arm(cfg, arm_id, true, false, NULL);
@@ -437,7 +423,7 @@ checkpoint_due_arms(const SelectorConfig *cfg, int *arms)
 
 		if (!arm_is_due(cfg, ids[i], &need))
 			continue;
-		if (cfg->clock == CLOCK_SELECTOR)
+		if (clock_ops(cfg->clock)->ticks_across_arms)
 		{
 			/* every arm's horizon moves on together (checkpoint_arms) */
 			folded += checkpoint_arms(cfg, true, false, NULL);

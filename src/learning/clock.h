@@ -1,51 +1,22 @@
 /*
- * clock.h — forgetting on the selector's clock (setting "clock": "selector")
- * or in wall-clock time ("clock": "time"): window, discount and
- * restart_every count the rewards of every arm of the selector, or seconds,
- * so an arm that is not chosen still ages.  See clock.c.
+ * clock.h — reading a clock's rows from the reward log: a checkpoint's fold
+ * on any clock, and the position Q and count C of a state whose ticks are
+ * counted across the selector's arms (the selector's clock:
+ * ClockOps.ticks_across_arms), from which readers count (rows_after_bases()
+ * in routing/selector_load.c).  What each clock does to a state is
+ * model/clock_ops.h's.  See clock.c.
  */
 #ifndef MODEL_SELECT_CLOCK_H
 #define MODEL_SELECT_CLOCK_H
 
 #include "access/transam.h"
-#include "datatype/timestamp.h"
 #include "executor/spi.h"
 
-#include "model/clock_state.h"
-#include "model/state.h"
+#include "model/clock_ops.h"
 #include "learning/fold.h"
 
-/*
- * Column of the fold's row queries that holds a row's tick, after
- * FOLD_COLUMNS (fold.h), in the queries of clocked selectors (the time
- * clock's: created_at).
- */
-#define CLOCK_TICK_COLUMN (FOLD_NCOLUMNS + 1)
-
-/*
- * What a clocked model at some now depends on besides the rows: the first
- * row that counts and, under a discount, the time of the weights (0: none).
- * Two nows with equal keys have the same model.
- */
-typedef struct ClockKey
-{
-	int			first;
-	double		at;
-} ClockKey;
-
-extern StateHeader *clock_append(const SelectorConfig *cfg, const StateHeader *old,
-								 const double *x, double r, double tick);
-extern void clock_key(const SelectorConfig *cfg, const StateHeader *st, double now, ClockKey *key);
-extern bool clock_key_equal(const ClockKey *a, const ClockKey *b);
-extern ArmModel *clock_decode_at(const SelectorConfig *cfg, const StateHeader *st, const ClockKey *key);
-extern ArmModel *clock_decode(const SelectorConfig *cfg, const StateHeader *st, double now);
-extern double clock_now(void);
-extern double clock_seconds(TimestampTz t);
 extern void clock_base(const StateHeader *st, LogPosition *q, double *count);
-extern int64 clock_fold_log(StateFold *f, int32 arm_id, FullTransactionId below);
-extern Datum clock_arm_ids(int32 selector_id);
-extern double clock_row_tick(const SelectorConfig *cfg, SPITupleTable *tt, uint64 row);
-extern SPITupleTable *clock_rows_after(ClockKind clock, int narms, const int32 *arm_ids, const LogPosition *pos,
-									   StateHeader *const *bases, double *now);
+extern int64 clock_fold_log(StateFold *f, int32 arm_id, FullTransactionId below, bool build,
+							bool *moved);
 
 #endif

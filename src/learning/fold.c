@@ -21,8 +21,8 @@
 #include "model/context.h"
 #include "model/reward_value.h"
 #include "model/state_store.h"
-#include "learning/clock.h"
 #include "learning/fold.h"
+#include "model/clock_ops.h"
 #include "model/registry.h"
 #include "pg/float_text.h"
 #include "pg/index_read.h"
@@ -102,9 +102,17 @@ fold_row_position(SPITupleTable *tt, uint64 row)
 static Datum
 row_context(SPITupleTable *tt, uint64 i, Relation *decisions)
 {
-	static const char *const columns[] = {"context", "context_real"};
-	Datum		context[lengthof(columns)];
-	bool		context_null[lengthof(columns)];
+	enum
+	{
+		DECISION_CONTEXT,
+		DECISION_CONTEXT_REAL,
+		DECISION_NCOLUMNS
+	};
+	static const char *const columns[DECISION_NCOLUMNS] = {
+		[DECISION_CONTEXT] = "context", [DECISION_CONTEXT_REAL] = "context_real"
+	};
+	Datum		context[DECISION_NCOLUMNS];
+	bool		context_null[DECISION_NCOLUMNS];
 	bool		isnull;
 	Datum		ctx = SPI_getbinval(tt->vals[i], tt->tupdesc, FOLD_COL_CONTEXT, &isnull);
 	Datum		decision;
@@ -117,14 +125,14 @@ row_context(SPITupleTable *tt, uint64 i, Relation *decisions)
 	if (*decisions == NULL && !isnull)
 		*decisions = own_table_open("decisions");
 	if (isnull || !own_row_by_key(*decisions, "decision_id", F_INT8EQ, decision,
-								  lengthof(columns), columns, context, context_null) ||
-		(context_null[0] && context_null[1]))
+								  DECISION_NCOLUMNS, columns, context, context_null) ||
+		(context_null[DECISION_CONTEXT] && context_null[DECISION_CONTEXT_REAL]))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("a logged reward has no context and no decision that holds one")));
-	if (!context_null[0])
-		return context[0];
-	x = float_array(DatumGetArrayTypeP(context[1]), &n, "context", NULL);
+	if (!context_null[DECISION_CONTEXT])
+		return context[DECISION_CONTEXT];
+	x = float_array(DatumGetArrayTypeP(context[DECISION_CONTEXT_REAL]), &n, "context", NULL);
 	return PointerGetDatum(float8_array(x, NULL, n));
 }
 
@@ -172,22 +180,34 @@ row_value(StateFold *f, SPITupleTable *tt, uint64 i, double *x, Relation *decisi
 	return learned_value(f->cfg, reward, cost_null, cost_null ? 0 : DatumGetFloat8(cost));
 }
 
-/* Fold rows [first, last) of tt (FOLD_COLUMNS, canonical order), one by one. */
+/* Row i's tick, the query's FOLD_COL_TICK. */
+static double
+row_tick(const ClockOps *clock, SPITupleTable *tt, uint64 i)
+{
+	bool		isnull;
+
+	return clock->tick(SPI_getbinval(tt->vals[i], tt->tupdesc, FOLD_COL_TICK, &isnull));
+}
+
+/*
+ * Fold rows [first, last) of tt (FOLD_COLUMNS, then a tick if the clock
+ * has ticks; canonical order), one by one.
+ */
 void
 fold_rows(StateFold *f, SPITupleTable *tt, uint64 first, uint64 last)
 {
 	MemoryContext parent = MemoryContextGetParent(f->cxt);
 	double	   *x = MemoryContextAlloc(parent, sizeof(double) * f->cfg->dim);
+	const ClockOps *clock = clock_ops(f->cfg->clock);
 	Relation	decisions = NULL;
 
 	for (uint64 i = first; i < last; i++)
 	{
 		double		r = row_value(f, tt, i, x, &decisions);
+		double		tick = clock->tick ? row_tick(clock, tt, i) : 0;
 		MemoryContext next = fold_context(parent);
 		MemoryContext old = MemoryContextSwitchTo(next);
-		StateHeader *appended = f->cfg->clock != CLOCK_ARM
-			? clock_append(f->cfg, f->st, x, r, clock_row_tick(f->cfg, tt, i))
-			: state_append(f->cfg, f->st, x, r);
+		StateHeader *appended = clock->append(f->cfg, f->st, x, r, tick);
 
 		MemoryContextSwitchTo(old);
 		if (appended == f->st)
@@ -238,7 +258,7 @@ fold_build(StateFold *f, SPITupleTable *tt, uint64 first, uint64 last)
 /*
  * Fold rows [first, last) of tt: appended one by one, or built at once onto
  * an empty fold with build (rebuild_state's definition; a clocked state is
- * its rows, so it is always appended, clock.c).  A state that
+ * its rows, so it is always appended, clock_ops.h).  A state that
  * grows with its rows (pak_ucb, bkb) is also built when there is more than
  * one row: appending copies it.  Fixed-size states append in O(p²) whatever
  * n, and appending agrees to the last bit with readers and replay(), which
@@ -247,16 +267,16 @@ fold_build(StateFold *f, SPITupleTable *tt, uint64 first, uint64 last)
 void
 fold_some(StateFold *f, SPITupleTable *tt, uint64 first, uint64 last, bool build)
 {
-	if (f->st == NULL && f->totals.n == 0 && f->cfg->clock == CLOCK_ARM &&
+	if (f->st == NULL && f->totals.n == 0 && !clock_ops(f->cfg->clock)->ages &&
 		(build || (last - first > 1 && policy_ops(f->cfg->policy)->keeps_rows)))
 		fold_build(f, tt, first, last);
 	else
 		fold_rows(f, tt, first, last);
 }
 
-/* fold_log's query; on the time clock rows also give their tick (clock.h). */
-#define FOLD_LOG_QUERY(tick) \
-	"SELECT " FOLD_COLUMNS tick " FROM model_select.rewards r" \
+/* fold_log's query; rows of a clock with a tick column also give their tick (%s). */
+#define FOLD_LOG_QUERY \
+	"SELECT " FOLD_COLUMNS "%s FROM model_select.rewards r" \
 	" WHERE r.arm_id = $1 AND (r.tx, r.seq) > ($2, $3)" \
 	" AND r.tx < $4 ORDER BY r.tx, r.seq"
 
@@ -270,9 +290,8 @@ fold_some(StateFold *f, SPITupleTable *tt, uint64 first, uint64 last, bool build
 int64
 fold_log(StateFold *f, int32 arm_id, bool fresh_snapshot, FullTransactionId below, bool build)
 {
-	static SPIPlanPtr plan = NULL;
-	static SPIPlanPtr timed_plan = NULL;
-	bool		timed = f->cfg->clock == CLOCK_TIME;
+	static SPIPlanPtr plans[CLOCK_COUNT];
+	const ClockOps *clock = clock_ops(f->cfg->clock);
 	Oid			types[4] = {INT4OID, XID8OID, INT8OID, XID8OID};
 	Datum		args[4];
 	Portal		portal;
@@ -282,10 +301,11 @@ fold_log(StateFold *f, int32 arm_id, bool fresh_snapshot, FullTransactionId belo
 	args[1] = FullTransactionIdGetDatum(f->pos.tx);
 	args[2] = Int64GetDatum(f->pos.seq);
 	args[3] = FullTransactionIdGetDatum(below);
-	portal = SPI_cursor_open(NULL,
-							 timed ? spi_plan(&timed_plan, FOLD_LOG_QUERY(", r.created_at"), 4, types)
-							 : spi_plan(&plan, FOLD_LOG_QUERY(""), 4, types),
-							 args, NULL, !fresh_snapshot);
+	if (plans[clock->kind] == NULL)
+		spi_plan(&plans[clock->kind],
+				 psprintf(FOLD_LOG_QUERY, clock->tick_column ? psprintf(", r.%s", clock->tick_column) : ""),
+				 4, types);
+	portal = SPI_cursor_open(NULL, plans[clock->kind], args, NULL, !fresh_snapshot);
 	for (;;)
 	{
 		SPI_cursor_fetch(portal, true, FOLD_BATCH);
@@ -427,7 +447,7 @@ final_horizon_for(const SelectorConfig *cfg)
 	VirtualTransactionId *holder;
 	LOCKTAG		tag;
 
-	if (IsolationUsesXactSnapshot() || cfg->clock == CLOCK_SELECTOR)
+	if (IsolationUsesXactSnapshot() || clock_ops(cfg->clock)->ticks_across_arms)
 		return final_horizon();
 	/* rows of ours are final if no holder is older (GetLockConflicts leaves us out) */
 	if (TransactionIdIsValid(mine) && !TransactionIdPrecedes(mine, horizon))

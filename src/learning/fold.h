@@ -112,9 +112,13 @@ typedef enum FoldColumn
 	FOLD_COL_CONTEXT,
 	FOLD_COL_REWARD,
 	FOLD_COL_COST,
-	FOLD_COL_DECISION
+	FOLD_COL_DECISION,
+	FOLD_NCOLUMNS = FOLD_COL_DECISION,
+	/* after them: a row's tick (ClockOps.tick; none on the arm's clock) */
+	FOLD_COL_TICK,
+	/* then, in rows of several arms, the arm's (a reader's: its index + 1; else its id) */
+	FOLD_COL_ARM
 } FoldColumn;
-#define FOLD_NCOLUMNS FOLD_COL_DECISION
 
 extern void fold_begin(StateFold *f, const SelectorConfig *cfg, StateHeader *st,
 					   LogPosition pos, const FoldTotals *totals);

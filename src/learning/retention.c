@@ -53,6 +53,12 @@ absorb_limit(const SelectorConfig *cfg, int32 arm_id, LogPosition *limit)
 {
 	static SPIPlanPtr held_plan = NULL;
 	static SPIPlanPtr newest_plan = NULL;
+	/* held_plan's columns */
+	enum
+	{
+		HELD_SETTINGS_VERSION = 1,
+		HELD_POSITION			/* CHECKPOINT_POSITION_COLUMNS from here */
+	};
 	Oid			types[2] = {INT4OID, INT4OID};
 	Datum		args[2] = {Int32GetDatum(arm_id), Int32GetDatum(cfg->retain)};
 	FoldTotals	unused;
@@ -63,9 +69,10 @@ absorb_limit(const SelectorConfig *cfg, int32 arm_id, LogPosition *limit)
 	spi_execute(spi_plan(&held_plan, "SELECT st.settings_version, " CHECKPOINT_POSITION_COLUMNS
 						 " FROM model_select.arm_state st WHERE st.arm_id = $1 FOR UPDATE SKIP LOCKED",
 						 1, types), args, NULL, false, 1, SPI_OK_SELECT, "lock the checkpoint of arm %d", arm_id);
-	if (SPI_processed == 0 || spi_int32(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1) != cfg->settings_version)
+	if (SPI_processed == 0 ||
+		spi_int32(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, HELD_SETTINGS_VERSION) != cfg->settings_version)
 		return false;
-	checkpoint_position_from_row(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, limit, &unused);
+	checkpoint_position_from_row(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, HELD_POSITION, limit, &unused);
 	if (cfg->retain == 0)
 		return true;
 	/* a count: the newest row past the arm's newest `retain` */
@@ -100,7 +107,7 @@ absorb_delete(int32 arm_id, LogPosition last, uint64 n)
 						 "   WHERE d.decision_id = gone.decision_id)"
 						 " SELECT pg_catalog.count(*) FROM gone", 3, types),
 				args, NULL, false, 1, SPI_OK_SELECT, "delete the absorbed rewards of arm %d", arm_id);
-	deleted = spi_int64(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	deleted = spi_int64(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, SPI_SOLE_COLUMN);
 	if (deleted != (int64) n)
 		elog(ERROR, "absorbing arm %d folded " UINT64_FORMAT " rewards but would delete " INT64_FORMAT,
 			 arm_id, n, deleted);

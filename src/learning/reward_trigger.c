@@ -32,7 +32,7 @@
 #include "model/privilege.h"
 #include "pg/progress.h"
 #include "learning/learner_state.h"
-#include "learning/clock.h"
+#include "model/clock_ops.h"
 
 PG_FUNCTION_INFO_V1(model_select_rewards_resolve);
 
@@ -79,14 +79,32 @@ typedef struct RewardTarget
 static void
 target_from_decision(int64 decision_id, RewardTarget *t)
 {
-	static const char *const decision_columns[] = {"selector_id", "arm_id", "context", "context_real"};
-	static const char *const selector_columns[] = {"name", "owner"};
-	static const char *const arm_columns[] = {"name", "active", "retired_at"};
+	/* the columns read of each table, by their places in the lists below */
+	enum
+	{
+		DEC_SELECTOR_ID, DEC_ARM_ID, DEC_CONTEXT, DEC_CONTEXT_REAL, DEC_NCOLUMNS
+	};
+	enum
+	{
+		SEL_NAME, SEL_OWNER, SEL_NCOLUMNS
+	};
+	enum
+	{
+		ARM_NAME, ARM_ACTIVE, ARM_RETIRED_AT, ARM_NCOLUMNS
+	};
+	static const char *const decision_columns[DEC_NCOLUMNS] = {
+		[DEC_SELECTOR_ID] = "selector_id", [DEC_ARM_ID] = "arm_id", [DEC_CONTEXT] = "context",
+		[DEC_CONTEXT_REAL] = "context_real"
+	};
+	static const char *const selector_columns[SEL_NCOLUMNS] = {[SEL_NAME] = "name", [SEL_OWNER] = "owner"};
+	static const char *const arm_columns[ARM_NCOLUMNS] = {
+		[ARM_NAME] = "name", [ARM_ACTIVE] = "active", [ARM_RETIRED_AT] = "retired_at"
+	};
 	Relation	decisions = own_table_open("decisions");
 	Relation	selectors = own_table_open("selectors");
 	Relation	arms = own_table_open("arms");
-	Datum		values[4];
-	bool		nulls[4];
+	Datum		values[DEC_NCOLUMNS];
+	bool		nulls[DEC_NCOLUMNS];
 
 	if (!own_row_by_key(decisions, "decision_id", F_INT8EQ, Int64GetDatum(decision_id),
 						lengthof(decision_columns), decision_columns, values, nulls))
@@ -96,24 +114,24 @@ target_from_decision(int64 decision_id, RewardTarget *t)
 				 errdetail("A decision without a reward is removed once its selector's decision_ttl has passed, "
 						   "and a rewarded one once retain absorbs its reward."),
 				 errhint("Reward a decision within decision_ttl; without a decision, give selector, arm and context.")));
-	t->selector_id = DatumGetInt32(values[0]);
-	t->arm_id = DatumGetInt32(values[1]);
+	t->selector_id = DatumGetInt32(values[DEC_SELECTOR_ID]);
+	t->arm_id = DatumGetInt32(values[DEC_ARM_ID]);
 	/* stored once: float8[], or real[] when no value needs more */
-	t->context = nulls[2] ? values[3] : values[2];
+	t->context = nulls[DEC_CONTEXT] ? values[DEC_CONTEXT_REAL] : values[DEC_CONTEXT];
 	/* the decision's foreign keys hold its selector and arm */
 	if (!own_row_by_key(selectors, "selector_id", F_INT4EQ, Int32GetDatum(t->selector_id),
 						lengthof(selector_columns), selector_columns, values, nulls))
 		elog(ERROR, "decision " INT64_FORMAT " has no selector", decision_id);
-	t->selector = TextDatumGetCString(values[0]);
+	t->selector = TextDatumGetCString(values[SEL_NAME]);
 	selector_check_privilege_of(t->selector_id, psprintf("decision " INT64_FORMAT, decision_id),
-								SELECTOR_REWARD, DatumGetObjectId(values[1]),
+								SELECTOR_REWARD, DatumGetObjectId(values[SEL_OWNER]),
 								selector_grantees(t->selector_id, SELECTOR_REWARD));
 	if (!own_row_by_key(arms, "arm_id", F_INT4EQ, Int32GetDatum(t->arm_id),
 						lengthof(arm_columns), arm_columns, values, nulls))
 		elog(ERROR, "decision " INT64_FORMAT " has no arm", decision_id);
-	t->arm = TextDatumGetCString(values[0]);
-	t->active = DatumGetBool(values[1]);
-	t->retired_at = nulls[2] ? DT_NOEND : DatumGetTimestampTz(values[2]);
+	t->arm = TextDatumGetCString(values[ARM_NAME]);
+	t->active = DatumGetBool(values[ARM_ACTIVE]);
+	t->retired_at = nulls[ARM_RETIRED_AT] ? DT_NOEND : DatumGetTimestampTz(values[ARM_RETIRED_AT]);
 	own_table_close(arms);
 	own_table_close(selectors);
 	own_table_close(decisions);
@@ -187,6 +205,7 @@ resolve_target(HeapTuple tuple, TupleDesc desc, const RewardColumns *c, RewardTa
 static void
 check_reward_values(const SelectorConfig *cfg, HeapTuple tuple, TupleDesc desc, const RewardColumns *c)
 {
+	const ClockOps *clock = clock_ops(cfg->clock);
 	bool		isnull,
 				cost_null;
 	Datum		reward = SPI_getbinval(tuple, desc, c->reward, &isnull);
@@ -202,9 +221,9 @@ check_reward_values(const SelectorConfig *cfg, HeapTuple tuple, TupleDesc desc, 
 	/* refused now, not when an arm folds it */
 	(void) learned_value(cfg, DatumGetFloat8(reward), cost_null,
 						 cost_null ? 0 : DatumGetFloat8(cost));
-	if (cfg->clock == CLOCK_TIME)
-		(void) clock_seconds(DatumGetTimestampTz(SPI_getbinval(tuple, desc, SPI_fnumber(desc, "created_at"),
-															   &isnull)));
+	/* a clock's tick column must give a tick (the time clock's: a finite created_at) */
+	if (clock->tick_column != NULL)
+		(void) clock->tick(SPI_getbinval(tuple, desc, SPI_fnumber(desc, clock->tick_column), &isnull));
 }
 
 /*

@@ -134,7 +134,7 @@ admin_run(void *arg)
 	if (SPI_execute_with_args(sql.data, n, types, values, nulls, false, 1) != SPI_OK_SELECT ||
 		SPI_processed != 1)
 		elog(ERROR, "could not run model_select_internal._%s()", call->name);
-	call->result = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &call->isnull);
+	call->result = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, SPI_SOLE_COLUMN, &call->isnull);
 	if (!call->isnull && call->rettype != VOIDOID)
 	{
 		int16		typlen;

@@ -19,7 +19,6 @@
 #include "utils/memutils.h"
 
 #include "model/catalog.h"
-#include "model/privilege.h"
 #include "model/selector_lock.h"
 #include "model/registry.h"
 #include "pg/owner.h"
@@ -31,7 +30,7 @@
  * Run a kept plan that looks a selector up by name ($1); the row, or the one
  * 42704 for an unknown selector.
  */
-static HeapTuple
+HeapTuple
 selector_row(SPIPlanPtr plan, Datum *args, const char *name)
 {
 	return spi_fetch_one(plan, args, true, psprintf("selector \"%s\"", name), SELECTOR_HINT);
@@ -65,7 +64,7 @@ selector_id_by_name(const char *name)
 	Datum		args[1] = {CStringGetTextDatum(name)};
 	HeapTuple	row = selector_row(id_by_name(), args, name);
 
-	return spi_int32(row, SPI_tuptable->tupdesc, 1);
+	return spi_int32(row, SPI_tuptable->tupdesc, SPI_SOLE_COLUMN);
 }
 
 /* The same, or 0 for an unknown selector (one dropped since its name was kept). */
@@ -75,59 +74,7 @@ selector_id_if_exists(const char *name)
 	Datum		args[1] = {CStringGetTextDatum(name)};
 
 	spi_execute(id_by_name(), args, NULL, true, 1, SPI_OK_SELECT, "look up selector \"%s\"", name);
-	return SPI_processed == 0 ? 0 : spi_int32(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-}
-
-/*
- * Resolve an arm by selector and arm names (42704 if either is unknown) for
- * a caller that needs a right in `mask` on the selector (42501, checked
- * before the arm is looked up: no arm names leak); *active tells whether it
- * may still learn, *retired_at (if not NULL) since when it may not (infinity
- * while active).  The caller is connected to SPI as the extension owner.
- */
-/* The columns of arm_lookup()'s query. */
-enum
-{
-	LOOKUP_SELECTOR_ID = 1,
-	LOOKUP_ARM_ID,
-	LOOKUP_ACTIVE,
-	LOOKUP_OWNER,
-	LOOKUP_GRANTEES,
-	LOOKUP_RETIRED_AT
-};
-
-void
-arm_lookup(const char *selector, const char *arm, int mask, int32 *selector_id, int32 *arm_id,
-		   bool *active, TimestampTz *retired_at)
-{
-	static SPIPlanPtr plan = NULL;
-	Oid			types[3] = {TEXTOID, TEXTOID, TEXTARRAYOID};
-	Datum		args[3] = {CStringGetTextDatum(selector), CStringGetTextDatum(arm),
-	selector_privilege_names(mask)};
-	HeapTuple	row;
-	TupleDesc	desc;
-	bool		isnull;
-
-	row = selector_row(spi_plan(&plan,
-								"SELECT s.selector_id, a.arm_id, a.active, s.owner, "
-								SELECTOR_GRANTEES_COLUMN("s", "$3")
-								", coalesce(a.retired_at, 'infinity')"
-								" FROM model_select.selectors s"
-								" LEFT JOIN model_select.arms a ON a.selector_id = s.selector_id AND a.name = $2"
-								" WHERE s.name = $1",
-								3, types), args, selector);
-	desc = SPI_tuptable->tupdesc;
-	*selector_id = spi_int32(row, desc, LOOKUP_SELECTOR_ID);
-	*arm_id = DatumGetInt32(SPI_getbinval(row, desc, LOOKUP_ARM_ID, &isnull));
-	*active = !isnull && spi_bool(row, desc, LOOKUP_ACTIVE);
-	selector_check_privilege_given(*selector_id, selector, mask, DatumGetObjectId(spi_datum(row, desc, LOOKUP_OWNER)),
-								   spi_datum(row, desc, LOOKUP_GRANTEES));
-	if (isnull)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("selector \"%s\" has no arm \"%s\"", selector, arm)));
-	if (retired_at)
-		*retired_at = DatumGetTimestampTz(spi_datum(row, desc, LOOKUP_RETIRED_AT));
+	return SPI_processed == 0 ? 0 : spi_int32(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, SPI_SOLE_COLUMN);
 }
 
 /* A backend-local hash table in cxt whose entries start with an int32 id (an arm_id). */
@@ -309,7 +256,7 @@ config_load_with(SPIPlanPtr *plan, const char *sql, bool read_only, int32 select
 
 	row = spi_fetch_one(spi_plan(plan, sql, 1, argtypes), args, read_only,
 						name ? psprintf("selector \"%s\"", name) : "the selector", NULL);
-	config_from_row(cfg, row, SPI_tuptable->tupdesc, 1);
+	config_from_row(cfg, row, SPI_tuptable->tupdesc, CONFIG_FIRST_COLUMN);
 }
 
 /* Load a selector's configuration by id; the caller is connected to SPI. */
@@ -414,6 +361,6 @@ config_load_by_name(const char *name, SelectorConfig *cfg)
 
 	row = selector_row(spi_plan(&plan, "SELECT " CONFIG_COLUMNS " FROM model_select.selectors WHERE name = $1",
 								1, types), args, name);
-	config_from_row(cfg, row, SPI_tuptable->tupdesc, 1);
+	config_from_row(cfg, row, SPI_tuptable->tupdesc, CONFIG_FIRST_COLUMN);
 }
 

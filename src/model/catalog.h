@@ -40,8 +40,7 @@ typedef struct Selector
 extern void selector_unknown(const char *name);
 extern int32 selector_id_by_name(const char *name);
 extern int32 selector_id_if_exists(const char *name);
-extern void arm_lookup(const char *selector, const char *arm, int mask, int32 *selector_id,
-					   int32 *arm_id, bool *active, TimestampTz *retired_at);
+extern HeapTuple selector_row(SPIPlanPtr plan, Datum *args, const char *name);
 extern HTAB *id_hash_create(const char *name, Size entrysize, MemoryContext cxt);
 extern void config_from_row(SelectorConfig *cfg, HeapTuple row, TupleDesc desc, int first_col);
 extern void config_from_values(SelectorConfig *cfg, const Datum *values, const bool *nulls);
@@ -59,6 +58,8 @@ extern void config_load_by_name(const char *name, SelectorConfig *cfg);
 	t ".selector_id, " t ".dim, " t ".policy, " t ".kernel, " t ".settings, " t ".seed, " \
 	t ".settings_version"
 #define CONFIG_COLUMNS CONFIG_COLUMNS_OF("selectors")
+/* Their places from 0; a query that selects them first has them from SPI's column 1 on. */
+#define CONFIG_FIRST_COLUMN 1
 typedef enum ConfigColumn
 {
 	CONFIG_SELECTOR_ID,

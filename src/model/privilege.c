@@ -20,6 +20,7 @@
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/memutils.h"
+#include "utils/timestamp.h"
 
 #include "model/catalog.h"
 #include "pg/index_read.h"
@@ -101,7 +102,15 @@ Datum
 selector_grantees(int32 selector_id, int mask)
 {
 	static const char *const key[] = {"selector_id"};
-	static const char *const columns[] = {"grantee", "privilege"};
+	enum
+	{
+		GRANT_GRANTEE,
+		GRANT_PRIVILEGE,
+		GRANT_NCOLUMNS
+	};
+	static const char *const columns[GRANT_NCOLUMNS] = {
+		[GRANT_GRANTEE] = "grantee", [GRANT_PRIVILEGE] = "privilege"
+	};
 	Relation	grants = own_table_open("selector_grants");
 	Datum	   *roles = palloc(sizeof(Datum) * 4);
 	int			nroles = 0,
@@ -117,11 +126,11 @@ selector_grantees(int32 selector_id, int mask)
 		bool		nulls[lengthof(columns)];
 
 		own_columns(grants, row, lengthof(columns), columns, values, nulls);
-		if ((selector_privilege_parse(TextDatumGetCString(values[1])) & mask) == 0)
+		if ((selector_privilege_parse(TextDatumGetCString(values[GRANT_PRIVILEGE])) & mask) == 0)
 			continue;
 		if (nroles == capacity)
 			roles = repalloc(roles, sizeof(Datum) * (capacity *= 2));
-		roles[nroles++] = values[0];
+		roles[nroles++] = values[GRANT_GRANTEE];
 	}
 	index_read_end(&r);
 	own_table_close(grants);
@@ -427,4 +436,56 @@ model_select_has_selector_privilege_id(PG_FUNCTION_ARGS)
 	if (!call.exists)
 		PG_RETURN_NULL();
 	PG_RETURN_BOOL(call.result);
+}
+
+/*
+ * Resolve an arm by selector and arm names (42704 if either is unknown) for
+ * a caller that needs a right in `mask` on the selector (42501, checked
+ * before the arm is looked up: no arm names leak); *active tells whether it
+ * may still learn, *retired_at (if not NULL) since when it may not (infinity
+ * while active).  The caller is connected to SPI as the extension owner.
+ */
+/* The columns of arm_lookup()'s query. */
+enum
+{
+	LOOKUP_SELECTOR_ID = 1,
+	LOOKUP_ARM_ID,
+	LOOKUP_ACTIVE,
+	LOOKUP_OWNER,
+	LOOKUP_GRANTEES,
+	LOOKUP_RETIRED_AT
+};
+
+void
+arm_lookup(const char *selector, const char *arm, int mask, int32 *selector_id, int32 *arm_id,
+		   bool *active, TimestampTz *retired_at)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			types[3] = {TEXTOID, TEXTOID, TEXTARRAYOID};
+	Datum		args[3] = {CStringGetTextDatum(selector), CStringGetTextDatum(arm),
+	selector_privilege_names(mask)};
+	HeapTuple	row;
+	TupleDesc	desc;
+	bool		isnull;
+
+	row = selector_row(spi_plan(&plan,
+								"SELECT s.selector_id, a.arm_id, a.active, s.owner, "
+								SELECTOR_GRANTEES_COLUMN("s", "$3")
+								", coalesce(a.retired_at, 'infinity')"
+								" FROM model_select.selectors s"
+								" LEFT JOIN model_select.arms a ON a.selector_id = s.selector_id AND a.name = $2"
+								" WHERE s.name = $1",
+								3, types), args, selector);
+	desc = SPI_tuptable->tupdesc;
+	*selector_id = spi_int32(row, desc, LOOKUP_SELECTOR_ID);
+	*arm_id = DatumGetInt32(SPI_getbinval(row, desc, LOOKUP_ARM_ID, &isnull));
+	*active = !isnull && spi_bool(row, desc, LOOKUP_ACTIVE);
+	selector_check_privilege_given(*selector_id, selector, mask, DatumGetObjectId(spi_datum(row, desc, LOOKUP_OWNER)),
+								   spi_datum(row, desc, LOOKUP_GRANTEES));
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("selector \"%s\" has no arm \"%s\"", selector, arm)));
+	if (retired_at)
+		*retired_at = DatumGetTimestampTz(spi_datum(row, desc, LOOKUP_RETIRED_AT));
 }

@@ -7,6 +7,8 @@
 #ifndef MODEL_SELECT_PRIVILEGE_H
 #define MODEL_SELECT_PRIVILEGE_H
 
+#include "datatype/timestamp.h"
+
 /* Rights on a selector, as bits: a mask asks for any one of them. */
 typedef enum SelectorPrivilege
 {
@@ -36,6 +38,8 @@ extern bool selector_visible_by_name(const char *name);
 extern void selector_check_privilege(int32 selector_id, const char *name, int mask);
 extern void selector_check_privilege_given(int32 selector_id, const char *name, int mask,
 										   Oid owner, Datum grantees);
+extern void arm_lookup(const char *selector, const char *arm, int mask, int32 *selector_id,
+					   int32 *arm_id, bool *active, TimestampTz *retired_at);
 extern void selector_check_privilege_of(int32 selector_id, const char *what, int mask,
 										Oid owner, Datum grantees);
 

@@ -15,7 +15,7 @@
 #ifndef MODEL_SELECT_REGISTRY_H
 #define MODEL_SELECT_REGISTRY_H
 
-#include "model/state.h"
+#include "model/state_layout.h"
 
 /* PolicyOps.kernels: a set of KernelKind. */
 #define KERNEL_BIT(k) (1u << (k))
@@ -83,7 +83,7 @@ typedef struct PolicyOps
 	/*
 	 * build with row t weighted by w[t] in (0, 1] instead of the position
 	 * weights of cfg's discount (w NULL: build): how a clocked state
-	 * (learning/clock.c) becomes a model under a cfg without window or
+	 * (model/clock_state.c) becomes a model under a cfg without window or
 	 * restart.  Every policy that forgets has it.
 	 */
 	StateHeader *(*build_weighted) (const SelectorConfig *cfg, int n, const double *X,

@@ -106,7 +106,7 @@ late_writer_check(void *arg)
 		ereport(ERROR,
 				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 				 errmsg("this transaction is older than rewards of selector \"%s\" that are already checkpointed",
-						spi_text(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1)),
+						spi_text(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, SPI_SOLE_COLUMN)),
 				 errdetail("It took its transaction id before it first routed or rewarded with the selector; rewards of later transactions have been folded since, and its own would sort before them."),
 				 errhint("Retry the transaction, and route or reward before other writes, or in a transaction of its own.")));
 	spi_finish(spi_level);

@@ -8,7 +8,7 @@
 
 #include "utils/jsonb.h"
 
-#include "model/settings.h"
+#include "model/config.h"
 
 typedef enum SettingType
 {

@@ -10,20 +10,14 @@
 #include "utils/memutils.h"
 
 #include "model/state.h"
-#include "model/clock_state.h"
+#include "model/clock_ops.h"
 #include "model/registry.h"
 
-/* Which layout variant a selector's states use (see state.h). */
+/* Which layout variant a selector's states use (see state_layout.h): its clock's. */
 int32
 state_forgetting(const SelectorConfig *cfg)
 {
-	if (cfg->clock != CLOCK_ARM)
-		return FORGET_CLOCK;
-	if (cfg->window > 0)
-		return FORGET_WINDOW;
-	if (cfg->discount < 1)
-		return FORGET_DISCOUNT;
-	return FORGET_NONE;
+	return clock_ops(cfg->clock)->forgetting(cfg);
 }
 
 /*
@@ -122,20 +116,6 @@ state_body_doubles(const StateHeader *st)
 	return (VARSIZE(st) - STATE_HEADER_SIZE) / sizeof(double);
 }
 
-/*
- * The most rows (header n) a state of cfg can hold: the cap for a policy
- * that keeps its rows, else the window, else any count (the body does not
- * grow).  Bounds n before a body size is computed from it.
- */
-static int32
-state_max_rows(const SelectorConfig *cfg)
-{
-	if (cfg->clock != CLOCK_ARM)
-		return clock_max_rows(cfg);
-	if (policy_ops(cfg->policy)->keeps_rows)
-		return cfg->cap;
-	return cfg->window > 0 ? cfg->window : PG_INT32_MAX;
-}
 
 /* Refuse (XX001) a state of `bytes` bytes that does not hold n rows of its policy. */
 static void
@@ -171,7 +151,7 @@ state_check_header(const SelectorConfig *cfg, bytea *raw)
 						st->format, st->policy, st->dim,
 						STATE_FORMAT_VERSION, (int) cfg->policy, cfg->dim),
 				 errhint("Run model_select.rebuild_state() to recompute it from the reward log.")));
-	if (st->n > state_max_rows(cfg))
+	if (st->n > clock_ops(cfg->clock)->max_rows(cfg))
 		state_size_error(cfg, VARSIZE(raw), st->n);
 	return st;
 }
@@ -201,16 +181,13 @@ state_check(const SelectorConfig *cfg, bytea *raw)
 {
 	StateHeader *st = state_check_header(cfg, raw);
 	const PolicyOps *ops = policy_ops(cfg->policy);
-	bool		clocked = cfg->clock != CLOCK_ARM;
-	Size		want = clocked ? clock_body_size(cfg, st->n) : ops->body_size(cfg, st->n);
+	const ClockOps *clock = clock_ops(cfg->clock);
+	Size		want = clock->body_size(cfg, st->n);
 
 	if ((VARSIZE(raw) - STATE_HEADER_SIZE) % sizeof(double) != 0 ||
 		(ops->dictionary ? state_body_doubles(st) > want : state_body_doubles(st) != want))
 		state_size_error(cfg, VARSIZE(raw), st->n);
-	if (clocked)
-		clock_check(cfg, st);
-	else if (ops->check != NULL)
-		ops->check(cfg, st);
+	clock->check(cfg, st);
 	return st;
 }
 
@@ -225,8 +202,7 @@ int			max_model_size_kb = 256 * 1024;
 static void
 state_check_model_size(const SelectorConfig *cfg, const PolicyOps *ops, int32 rows)
 {
-	double		values = (double) (cfg->clock != CLOCK_ARM ? clock_body_size(cfg, rows)
-								   : ops->body_size(cfg, rows));
+	double		values = (double) clock_ops(cfg->clock)->body_size(cfg, rows);
 	double		bytes;
 
 	if (ops->random_features)
@@ -251,7 +227,8 @@ void
 state_check_limits(const SelectorConfig *cfg)
 {
 	const PolicyOps *ops = policy_ops(cfg->policy);
-	int32		rows = state_max_rows(cfg);
+	const ClockOps *clock = clock_ops(cfg->clock);
+	int32		rows = clock->max_rows(cfg);
 	double		side = 0;
 	double		need;
 
@@ -259,7 +236,7 @@ state_check_limits(const SelectorConfig *cfg)
 	 * an arm that keeps its rows holds at most cap of them, so its state
 	 * could not tell when a longer restart period ends
 	 */
-	if (ops->keeps_rows && cfg->clock == CLOCK_ARM && cfg->restart_every > cfg->cap)
+	if (ops->keeps_rows && !clock->ages && cfg->restart_every > cfg->cap)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("restart_every %d exceeds cap %d of a %s selector",
@@ -272,8 +249,8 @@ state_check_limits(const SelectorConfig *cfg)
 	else if (ops->uses_context && !ops->keeps_rows)
 		side = policy_feature_count(cfg) + 1;
 	/* each is one allocation */
-	need = Max((double) (cfg->clock != CLOCK_ARM ? clock_body_size(cfg, rows) : ops->body_size(cfg, rows))
-			   + STATE_HEADER_SIZE / sizeof(double), side * side);
+	need = Max((double) clock->body_size(cfg, rows) + STATE_HEADER_SIZE / sizeof(double),
+			   side * side);
 	if (need * sizeof(double) > MaxAllocSize)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

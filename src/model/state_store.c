@@ -27,6 +27,7 @@
 
 #include "pg/spi_util.h"
 #include "model/state_store.h"
+#include "model/clock_ops.h"
 #include "model/registry.h"
 
 /*
@@ -129,12 +130,12 @@ rows_read(const SelectorConfig *cfg, int32 arm_id, StateHeader *st, bool read_on
 
 /*
  * Is cfg's state stored by rows?  A policy's own layout with row_spans is;
- * a clocked state (learning/clock.c) is one value.
+ * a clocked state (clock_ops.h) is one value.
  */
 static bool
 stored_by_rows(const SelectorConfig *cfg)
 {
-	return policy_ops(cfg->policy)->row_spans != NULL && cfg->clock == CLOCK_ARM;
+	return policy_ops(cfg->policy)->row_spans != NULL && !clock_ops(cfg->clock)->ages;
 }
 
 /*

@@ -40,7 +40,7 @@ own_table_close(Relation table)
  * callers' static strings) and checked against the table's descriptor at
  * each use, so a table re-created with other numbers is looked up again.
  */
-#define COLUMN_GUESSES 64
+#define COLUMN_GUESSES 256
 
 typedef struct ColumnGuess
 {
@@ -56,7 +56,10 @@ AttrNumber
 own_column(Relation table, const char *name)
 {
 	TupleDesc	desc = RelationGetDescr(table);
-	ColumnGuess *guess = &column_guesses[(((uintptr_t) name) >> 3 ^ RelationGetRelid(table)) % COLUMN_GUESSES];
+	/* a multiplicative hash: the names are neighbouring literals, the tables neighbouring oids */
+	uint64		h = ((uint64) (uintptr_t) name ^ ((uint64) RelationGetRelid(table) << 32)) *
+		UINT64CONST(0x9E3779B97F4A7C15);
+	ColumnGuess *guess = &column_guesses[(h >> 32) % COLUMN_GUESSES];
 
 	if (guess->table == RelationGetRelid(table) && guess->name == name && guess->attnum <= desc->natts &&
 		strcmp(NameStr(TupleDescAttr(desc, guess->attnum - 1)->attname), name) == 0 &&

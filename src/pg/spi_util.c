@@ -176,7 +176,7 @@ spi_insert_returning_id(SPIPlanPtr *slot, const char *sql, int nargs, const Oid 
 
 	spi_execute(spi_plan(slot, sql, nargs, argtypes), args, nulls, false, 1,
 				SPI_OK_INSERT_RETURNING, "%s", what);
-	id = spi_int64(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	id = spi_int64(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, SPI_SOLE_COLUMN);
 	spi_finish(level);
 	return id;
 }

@@ -28,6 +28,9 @@ extern int64 spi_insert_returning_id(SPIPlanPtr *slot, const char *sql, int narg
 									const Oid *argtypes, Datum *args, const char *nulls,
 									const char *what);
 
+/* The column of a query that selects one (SPI numbers columns from 1). */
+#define SPI_SOLE_COLUMN 1
+
 extern Datum spi_datum(HeapTuple row, TupleDesc desc, int col);
 extern char *spi_text_column(HeapTuple row, TupleDesc desc, int col);
 

@@ -180,7 +180,7 @@ pak_build_weighted(const SelectorConfig *cfg, int n, const double *X, const doub
 	/*
 	 * rows too old to matter under a discount, and past the cap, are dropped
 	 * (none when called through state_build, which keeps pak_kept_rows; a
-	 * clocked state keeps its newest cap, learning/clock.c)
+	 * clocked state keeps its newest cap, model/clock_state.c)
 	 */
 	X += (Size) skip * cfg->dim;
 	r += skip;

@@ -10,7 +10,7 @@
 #include "utils/timestamp.h"
 
 #include "model/settings.h"
-#include "learning/clock.h"
+#include "model/clock_ops.h"
 #include "learning/fold.h"
 #include "routing/shared_cache.h"
 

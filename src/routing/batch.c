@@ -196,7 +196,7 @@ block_log(void *arg)
 						 10, types), args, NULL, false, 0, SPI_OK_INSERT_RETURNING,
 				"log the decisions of a batch");
 	for (int t = 0; t < b->m; t++)
-		b->decision_ids[t] = spi_int64(SPI_tuptable->vals[t], SPI_tuptable->tupdesc, 1);
+		b->decision_ids[t] = spi_int64(SPI_tuptable->vals[t], SPI_tuptable->tupdesc, SPI_SOLE_COLUMN);
 	spi_finish(spi_level);
 }
 

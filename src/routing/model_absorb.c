@@ -10,20 +10,21 @@
 #include "executor/spi.h"
 #include "utils/memutils.h"
 
-#include "learning/clock.h"
 #include "learning/fold.h"
+#include "model/clock_ops.h"
 #include "model/registry.h"
 #include "routing/arm_cache.h"
 #include "routing/shared_cache.h"
 
 /*
- * A decoded model of st (NULL: no reward) in a new child *cxt of parent;
- * a clocked arm's at the load's now, *at getting its key (clock.c).
+ * A decoded model of st (NULL: no reward) in a new child *cxt of parent,
+ * at the load's now, *at getting its key (clock_ops.h).
  */
 static ArmModel *
 entry_decode(ModelCacheEntry *entry, const StateHeader *st, MemoryContext parent,
 			 MemoryContext *cxt, ClockKey *at)
 {
+	const ClockOps *clock = clock_ops(entry->cfg.clock);
 	MemoryContext old;
 	ArmModel   *model;
 
@@ -31,13 +32,8 @@ entry_decode(ModelCacheEntry *entry, const StateHeader *st, MemoryContext parent
 		return NULL;
 	*cxt = AllocSetContextCreate(parent, "model_select decoded model", ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(*cxt);
-	if (entry->cfg.clock != CLOCK_ARM)
-	{
-		clock_key(&entry->cfg, st, entry->now, at);
-		model = clock_decode_at(&entry->cfg, st, at);
-	}
-	else
-		model = policy_ops(entry->cfg.policy)->decode(&entry->cfg, st);
+	clock->key(&entry->cfg, st, entry->now, at);
+	model = clock->decode_at(&entry->cfg, st, at);
 	MemoryContextSwitchTo(old);
 	model_cache_decodes++;
 	return model;
@@ -52,11 +48,12 @@ entry_decode(ModelCacheEntry *entry, const StateHeader *st, MemoryContext parent
 static bool
 entry_model_holds(const ModelCacheEntry *entry, const StateHeader *st, const ClockKey *at)
 {
+	const ClockOps *clock = clock_ops(entry->cfg.clock);
 	ClockKey	key;
 
-	if (entry->cfg.clock == CLOCK_ARM || st == NULL || st->n == 0)
+	if (!clock->ages || st == NULL || st->n == 0)
 		return true;
-	clock_key(&entry->cfg, st, entry->now, &key);
+	clock->key(&entry->cfg, st, entry->now, &key);
 	return clock_key_equal(&key, at);
 }
 
@@ -88,7 +85,7 @@ static int
 overlay_prefix(const ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 last)
 {
 	/* a row's tick on the selector's clock depends on the other arms' rows visible: refold */
-	if (entry->overlay_cxt == NULL || entry->cfg.clock == CLOCK_SELECTOR ||
+	if (entry->overlay_cxt == NULL || clock_ops(entry->cfg.clock)->ticks_across_arms ||
 		(uint64) entry->noverlay > last - first)
 		return -1;
 	for (int i = 0; i < entry->noverlay; i++)
@@ -357,7 +354,7 @@ entry_use_base(ModelCacheEntry *entry)
  * Bring an entry to rows [first, last) of tt, the visible rows after its
  * base: those below horizon join the base, the rest are the overlay (see
  * LoadMode for a follower's and the learner's way).  A clocked arm's model
- * is that at the selector's clock now (clock.c): it ages with now even when
+ * is that at the selector's clock now (clock_ops.h): it ages with now even when
  * no row of the arm is new.
  */
 void

@@ -49,7 +49,7 @@
 #include "model/catalog.h"
 #include "pg/owner.h"
 #include "model/privilege.h"
-#include "learning/clock.h"
+#include "model/clock_ops.h"
 #include "learning/fold.h"
 #include "policy/rff_features.h"
 #include "model/registry.h"
@@ -207,7 +207,7 @@ entry_reset(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck,
 	 * clocked bases are never shared: the selector clock's depends on other
 	 * arms' rows (the time clock's does not, and could be)
 	 */
-	if (shared_cache_active() && cfg->clock == CLOCK_ARM)
+	if (shared_cache_active() && !clock_ops(cfg->clock)->ages)
 	{
 		base_key(&key, arm_id, cfg->settings_version, ck->version, ck->xmin);
 		/* another backend may be loading it: wait, then look again (not the learner: nobody waits for it) */
@@ -270,8 +270,8 @@ model_cache_entry(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *
 		 FullTransactionIdPrecedes(entry->fold.pos.tx, horizon)))
 		return entry;
 	entry = entry_reset(cfg, arm_id, ck, horizon, mode, &load_locked);
-	/* a clocked arm's rows come with their ticks in the load's query (selector_load.c) */
-	if (entry->shared_slot < 0 && cfg->clock == CLOCK_ARM)
+	/* a clocked arm's rows come with their ticks in the load's rows (selector_load.c) */
+	if (entry->shared_slot < 0 && !clock_ops(cfg->clock)->ages)
 	{
 		old = MemoryContextSwitchTo(entry->cxt);
 		PG_TRY();
@@ -306,7 +306,7 @@ model_cache_base(int32 arm_id, int32 settings_version, int64 version, int64 xmin
 		? hash_search(model_cache, &arm_id, HASH_FIND, NULL) : NULL;
 
 	if (entry == NULL || entry->version != version || entry->xmin != xmin ||
-		entry->settings_version != settings_version || entry->cfg.clock != CLOCK_ARM ||
+		entry->settings_version != settings_version || clock_ops(entry->cfg.clock)->ages ||
 		entry->fold.st == NULL)
 		return NULL;
 	return &entry->fold;

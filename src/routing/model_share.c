@@ -16,6 +16,7 @@
 #include "storage/lock.h"
 #include "utils/memutils.h"
 
+#include "model/clock_ops.h"
 #include "model/registry.h"
 #include "model/selector_lock.h"
 #include "routing/arm_cache.h"
@@ -88,7 +89,7 @@ entry_adopt(ModelCacheEntry *entry, const SharedBase *sb)
 bool
 entry_shareable(const ModelCacheEntry *entry)
 {
-	return entry->fold.st != NULL && entry->cfg.clock == CLOCK_ARM &&
+	return entry->fold.st != NULL && !clock_ops(entry->cfg.clock)->ages &&
 		(entry->shared_slot >= 0 || VARSIZE(entry->fold.st) >= (Size) shared_min_size) &&
 		shared_cache_active();
 }

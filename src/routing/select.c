@@ -20,7 +20,7 @@
 #include "model/context.h"
 #include "pg/owner.h"
 #include "pg/snapshot_key.h"
-#include "learning/clock.h"
+#include "model/clock_ops.h"
 #include "routing/decide.h"
 #include "routing/model_cache.h"
 
@@ -45,7 +45,7 @@ typedef struct LoadedSelector
 	char	   *name;			/* NULL: nothing loaded */
 	Oid			user;			/* whose route right the load checked */
 	SnapshotKey key;
-	double		now;			/* the time clock's now when loaded (clock_now) */
+	double		now;			/* its clock's now when loaded (ClockOps.now) */
 	Selector   *sel;
 	uint64		last_used;
 } LoadedSelector;
@@ -83,10 +83,10 @@ selector_for_call(const char *name)
 	MemoryContext old;
 
 	slot->last_used = ++loaded_clock;
-	/* a time-clocked model also depends on now: the transaction's timestamp */
+	/* a time-clocked model also depends on a now the snapshot does not give */
 	if (found && slot->sel != NULL && slot->user == calling_user() &&
 		snapshot_key_matches(&slot->key, snap) &&
-		(slot->sel->cfg.clock != CLOCK_TIME || slot->now == clock_now()) &&
+		slot->now == clock_ops(slot->sel->cfg.clock)->now() &&
 		selector_models_current(slot->sel))
 		return slot->sel;
 	if (slot->cxt == NULL)
@@ -101,8 +101,8 @@ selector_for_call(const char *name)
 	slot->name = pstrdup(name);
 	slot->user = calling_user();
 	snapshot_key_remember(&slot->key, snap, slot->cxt);
-	slot->now = clock_now();
 	slot->sel = selector_load(name);
+	slot->now = clock_ops(slot->sel->cfg.clock)->now();
 	MemoryContextSwitchTo(old);
 	return slot->sel;
 }

@@ -240,71 +240,164 @@ checkpoint_row(const SelectorConfig *cfg, const CheckpointColumns *row, int32 ar
 	}
 }
 
-/*
- * The visible rows after every entry's base (FOLD_COLUMNS, then the arm's
- * index + 1), by arm index then canonical order: what
- *   SELECT FOLD_COLUMNS, b.i FROM unnest(arm ids, base positions) WITH ORDINALITY b
- *   CROSS JOIN LATERAL (SELECT ... FROM rewards r WHERE r.arm_id = b.arm_id
- *                       AND (r.tx, r.seq) > (b.tx, b.seq) ORDER BY r.tx, r.seq)
- * returns, read through the log's index on (arm_id, tx, seq).  Not inlined
- * into arms_load(), whose PG_TRY would make its locals volatile.
- */
-static pg_noinline SPITupleTable *
-rows_after_bases(ModelCacheEntry **entries, int narms)
-{
-	static TupleDesc desc = NULL;
-	static const Oid types[] = {XID8OID, INT8OID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8OID, INT8OID, INT8OID};
-	static const char *const key[] = {"arm_id", "tx", "seq"};
-	/* the reward log's columns of FoldColumn, in its order */
-	static const char *const fold_columns[FOLD_NCOLUMNS] = {"tx", "seq", "context", "reward", "cost", "decision_id"};
-	Relation	rewards = own_table_open("rewards");
-	SPITupleTable *tt = result_table_new(result_desc(&desc, lengthof(types), types), narms);
-	Datum		values[lengthof(types)];
-	bool		nulls[lengthof(types)];
+/* The reward log's index the readers read through, and its key columns. */
+static const char *const rewards_key[] = {"arm_id", "tx", "seq"};
 
+/* An arm's visible log rows from `after`'s tx on (the caller skips those up to `after`). */
+static void
+arm_rows_begin(IndexRead *r, Relation rewards, int32 arm_id, LogPosition after)
+{
+	index_read_begin(r, rewards, lengthof(rewards_key), rewards_key);
+	index_read_key(r, "arm_id", BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(arm_id));
+	index_read_key(r, "tx", BTGreaterEqualStrategyNumber, F_XID8GE, FullTransactionIdGetDatum(after.tx));
+}
+
+static int
+position_cmp(const void *a, const void *b)
+{
+	return log_position_cmp(*(const LogPosition *) a, *(const LogPosition *) b);
+}
+
+/*
+ * On a clock whose ticks are counted across the selector's arms
+ * (learning/clock.c): the oldest Q of the entries' bases (*start) with its
+ * count C (*count), and the positions of every visible row of the arms
+ * after it, sorted (*n of them): a row's tick is C + its rank among them,
+ * the selector's clock C + *n.
+ */
+static LogPosition *
+counted_positions(Relation rewards, ModelCacheEntry **entries, int narms, LogPosition *start,
+				  double *count, int64 *n)
+{
+	static const char *const columns[] = {[FOLD_COL_TX - 1] = "tx", [FOLD_COL_SEQ - 1] = "seq"};
+	int64		capacity = 64;
+	LogPosition *positions = palloc(sizeof(LogPosition) * capacity);
+
+	*start = LOG_START;
+	*count = 0;
 	for (int i = 0; i < narms; i++)
 	{
-		LogPosition base = entries[i]->fold.pos;
+		LogPosition q;
+		double		c;
+
+		clock_base(entries[i]->fold.st, &q, &c);
+		if (i == 0 || log_position_cmp(q, *start) < 0)
+		{
+			*start = q;
+			*count = c;
+		}
+	}
+	*n = 0;
+	for (int i = 0; i < narms; i++)
+	{
 		IndexRead	r;
 		HeapTuple	row;
 
-		index_read_begin(&r, rewards, lengthof(key), key);
-		index_read_key(&r, "arm_id", BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(entries[i]->arm_id));
-		index_read_key(&r, "tx", BTGreaterEqualStrategyNumber, F_XID8GE, FullTransactionIdGetDatum(base.tx));
+		arm_rows_begin(&r, rewards, entries[i]->arm_id, *start);
 		while ((row = index_read_next(&r)) != NULL)
 		{
-			own_columns(rewards, row, lengthof(fold_columns), fold_columns, values, nulls);
-			if (FullTransactionIdEquals(DatumGetFullTransactionId(values[0]), base.tx) &&
-				DatumGetInt64(values[1]) <= base.seq)
+			Datum		values[lengthof(columns)];
+			bool		nulls[lengthof(columns)];
+			LogPosition p;
+
+			own_columns(rewards, row, lengthof(columns), columns, values, nulls);
+			p.tx = DatumGetFullTransactionId(values[FOLD_COL_TX - 1]);
+			p.seq = DatumGetInt64(values[FOLD_COL_SEQ - 1]);
+			if (log_position_cmp(p, *start) <= 0)
 				continue;
-			values[FOLD_NCOLUMNS] = Int64GetDatum(i + 1);
-			nulls[FOLD_NCOLUMNS] = false;
+			if (*n == capacity)
+				positions = repalloc_huge(positions, sizeof(LogPosition) * (capacity *= 2));
+			positions[(*n)++] = p;
+		}
+		index_read_end(&r);
+	}
+	qsort(positions, *n, sizeof(LogPosition), position_cmp);
+	return positions;
+}
+
+/* The rank (from 1) of position p among the counted positions (counted_positions()). */
+static int64
+counted_rank(const LogPosition *counted, int64 n, LogPosition p)
+{
+	const LogPosition *found = bsearch(&p, counted, n, sizeof(LogPosition), position_cmp);
+
+	if (found == NULL)
+		elog(ERROR, "a pending reward of the selector's clock was not counted");
+	return found - counted + 1;
+}
+
+/*
+ * The visible rows after every entry's base (FOLD_COLUMNS, the row's tick:
+ * the clock's tick column, counted, or NULL; then the arm's index + 1:
+ * FoldColumn), by arm index then canonical order: what
+ *   SELECT FOLD_COLUMNS, <tick>, b.i FROM unnest(arm ids, base positions) WITH ORDINALITY b
+ *   CROSS JOIN LATERAL (SELECT ... FROM rewards r WHERE r.arm_id = b.arm_id
+ *                       AND (r.tx, r.seq) > (b.tx, b.seq) ORDER BY r.tx, r.seq)
+ * returns, read through the log's index on (arm_id, tx, seq).  On a clock
+ * whose ticks are counted, only rows after the oldest base's Q count and are
+ * read, and *now gets the selector's clock (counted_positions()).  Not
+ * inlined into arms_load(), whose PG_TRY would make its locals volatile.
+ */
+static pg_noinline SPITupleTable *
+rows_after_bases(ModelCacheEntry **entries, int narms, const ClockOps *clock, double *now)
+{
+	/* by clock: the tick column is created_at (timestamptz), counted or none (float8) */
+	static TupleDesc desc[CLOCK_COUNT];
+	Oid			types[FOLD_COL_ARM] = {
+		[FOLD_COL_TX - 1] = XID8OID, [FOLD_COL_SEQ - 1] = INT8OID,
+		[FOLD_COL_CONTEXT - 1] = FLOAT8ARRAYOID, [FOLD_COL_REWARD - 1] = FLOAT8OID,
+		[FOLD_COL_COST - 1] = FLOAT8OID, [FOLD_COL_DECISION - 1] = INT8OID,
+		[FOLD_COL_TICK - 1] = clock->tick_column ? TIMESTAMPTZOID : FLOAT8OID,
+		[FOLD_COL_ARM - 1] = INT8OID
+	};
+	/* the reward log's columns of FoldColumn, in its order */
+	const char *const columns[FOLD_COL_TICK] = {
+		[FOLD_COL_TX - 1] = "tx", [FOLD_COL_SEQ - 1] = "seq", [FOLD_COL_CONTEXT - 1] = "context",
+		[FOLD_COL_REWARD - 1] = "reward", [FOLD_COL_COST - 1] = "cost",
+		[FOLD_COL_DECISION - 1] = "decision_id", [FOLD_COL_TICK - 1] = clock->tick_column
+	};
+	int			ncolumns = clock->tick_column ? FOLD_COL_TICK : FOLD_NCOLUMNS;
+	Relation	rewards = own_table_open("rewards");
+	SPITupleTable *tt = result_table_new(result_desc(&desc[clock->kind], lengthof(types), types), narms);
+	Datum		values[lengthof(types)];
+	bool		nulls[lengthof(types)];
+	LogPosition start = LOG_START;
+	double		count = 0;
+	int64		ncounted = 0;
+	LogPosition *counted = clock->ticks_across_arms
+		? counted_positions(rewards, entries, narms, &start, &count, &ncounted) : NULL;
+
+	if (counted != NULL)
+		*now = count + (double) ncounted;
+	for (int i = 0; i < narms; i++)
+	{
+		LogPosition after = entries[i]->fold.pos;
+		IndexRead	r;
+		HeapTuple	row;
+
+		if (log_position_cmp(start, after) > 0)
+			after = start;
+		arm_rows_begin(&r, rewards, entries[i]->arm_id, after);
+		while ((row = index_read_next(&r)) != NULL)
+		{
+			LogPosition p;
+
+			own_columns(rewards, row, ncolumns, columns, values, nulls);
+			p.tx = DatumGetFullTransactionId(values[FOLD_COL_TX - 1]);
+			p.seq = DatumGetInt64(values[FOLD_COL_SEQ - 1]);
+			if (log_position_cmp(p, after) <= 0)
+				continue;
+			nulls[FOLD_COL_TICK - 1] = clock->tick_column == NULL && counted == NULL;
+			if (counted != NULL)
+				values[FOLD_COL_TICK - 1] = Float8GetDatum(count + (double) counted_rank(counted, ncounted, p));
+			values[FOLD_COL_ARM - 1] = Int64GetDatum(i + 1);
+			nulls[FOLD_COL_ARM - 1] = false;
 			result_table_add(tt, heap_form_tuple(tt->tupdesc, values, nulls));
 		}
 		index_read_end(&r);
 	}
 	own_table_close(rewards);
 	return tt;
-}
-
-/*
- * rows_after_bases for a clocked selector: also each row's tick (column
- * CLOCK_TICK_COLUMN, the arm's index after it) and the selector's clock.
- */
-static SPITupleTable *
-clocked_rows_after_bases(ClockKind clock, ModelCacheEntry **entries, int narms, double *now)
-{
-	int32	   *ids = palloc(sizeof(int32) * Max(narms, 1));
-	LogPosition *pos = palloc(sizeof(LogPosition) * Max(narms, 1));
-	StateHeader **bases = palloc(sizeof(StateHeader *) * Max(narms, 1));
-
-	for (int i = 0; i < narms; i++)
-	{
-		ids[i] = entries[i]->arm_id;
-		pos[i] = entries[i]->fold.pos;
-		bases[i] = entries[i]->fold.st;
-	}
-	return clock_rows_after(clock, narms, ids, pos, bases, now);
 }
 
 typedef struct LoadCall
@@ -325,9 +418,8 @@ arms_load(Selector *sel, MemoryContext caller, const SelectorColumns *s, FullTra
 	uint64		nrows,
 				next = 0;
 	MemoryContext old = CurrentMemoryContext;
-	bool		clocked = sel->cfg.clock != CLOCK_ARM;
-	int			index_column = clocked ? CLOCK_TICK_COLUMN + 1 : FOLD_NCOLUMNS + 1;
-	double		now = 0;
+	const ClockOps *clock = clock_ops(sel->cfg.clock);
+	double		now = clock->now();
 
 	uint64		load = model_cache_next_load();
 
@@ -344,15 +436,14 @@ arms_load(Selector *sel, MemoryContext caller, const SelectorColumns *s, FullTra
 		checkpoint_row(&sel->cfg, row->checkpoint, arm->arm_id, &ck);
 		entries[i] = model_cache_entry(&sel->cfg, arm->arm_id, &ck, horizon, mode);
 	}
-	rows = clocked ? clocked_rows_after_bases(sel->cfg.clock, entries, sel->narms, &now)
-		: rows_after_bases(entries, sel->narms);
+	rows = rows_after_bases(entries, sel->narms, clock, &now);
 	nrows = rows->numvals;
 	for (int i = 0; i < sel->narms; i++)
 	{
 		ModelCacheEntry *entry = entries[i];
 		uint64		first = next;
 
-		while (next < nrows && spi_int64(rows->vals[next], rows->tupdesc, index_column) == i + 1)
+		while (next < nrows && spi_int64(rows->vals[next], rows->tupdesc, FOLD_COL_ARM) == i + 1)
 			next++;
 		PG_TRY();
 		{

@@ -33,6 +33,12 @@ static void
 arm_selectors(void *arg)
 {
 	static SPIPlanPtr plan = NULL;
+	/* the query's columns */
+	enum
+	{
+		ARM_SEL_ARM_ID = 1,
+		ARM_SEL_SELECTOR_ID
+	};
 	ArmSelectors *out = arg;
 	SPITupleTable *tt;
 	int			spi_level = spi_connect();
@@ -48,9 +54,9 @@ arm_selectors(void *arg)
 	{
 		bool		exists;
 
-		out->arm_id[i] = spi_int32(tt->vals[i], tt->tupdesc, 1);
+		out->arm_id[i] = spi_int32(tt->vals[i], tt->tupdesc, ARM_SEL_ARM_ID);
 		out->visible[i] = role_has_selector_privilege(calling_user(),
-													  spi_int32(tt->vals[i], tt->tupdesc, 2),
+													  spi_int32(tt->vals[i], tt->tupdesc, ARM_SEL_SELECTOR_ID),
 													  SELECTOR_ANY, &exists) && exists;
 	}
 	spi_finish(spi_level);
