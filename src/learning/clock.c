@@ -108,6 +108,29 @@ clock_first_counting(const SelectorConfig *cfg, const StateHeader *st, double no
 }
 
 /*
+ * The log's horizon that forgetting sets (retention.c), past which a row
+ * never counts again (a discount: weighs below DISCOUNT_FLOOR, state.c), so
+ * that it need not stay in the log: on the arm's clock the arm's newest
+ * *rows, on the time clock *seconds before now (0: none).  The selector's
+ * clock has none: its ticks count every arm's rows, which an arm's base
+ * cannot stand for (settings.c refuses retain there).
+ */
+void
+clock_forget_horizon(const SelectorConfig *cfg, int32 *rows, double *seconds)
+{
+	double		horizon = 0;
+
+	if (cfg->window > 0)
+		horizon = cfg->window;
+	else if (cfg->restart_every > 0)
+		horizon = cfg->restart_every;	/* holds the current period */
+	else if (cfg->discount < 1)
+		horizon = discount_horizon(cfg);
+	*rows = cfg->clock == CLOCK_ARM ? (int32) horizon : 0;
+	*seconds = cfg->clock == CLOCK_TIME ? horizon : 0;
+}
+
+/*
  * What the model of st at now depends on: the first row that counts and,
  * under a discount, the time the weights are taken at (see the head
  * comment for the time clock's).

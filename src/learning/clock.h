@@ -39,6 +39,7 @@ extern void clock_key(const SelectorConfig *cfg, const StateHeader *st, double n
 extern bool clock_key_equal(const ClockKey *a, const ClockKey *b);
 extern ArmModel *clock_decode_at(const SelectorConfig *cfg, const StateHeader *st, const ClockKey *key);
 extern ArmModel *clock_decode(const SelectorConfig *cfg, const StateHeader *st, double now);
+extern void clock_forget_horizon(const SelectorConfig *cfg, int32 *rows, double *seconds);
 extern double clock_now(void);
 extern double clock_seconds(TimestampTz t);
 extern void clock_base(const StateHeader *st, LogPosition *q, double *count);

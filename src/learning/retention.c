@@ -33,6 +33,7 @@
 
 #include "learning/checkpoint.h"
 #include "learning/arm_base.h"
+#include "learning/clock.h"
 #include "learning/retention.h"
 #include "pg/spi_util.h"
 
@@ -44,17 +45,39 @@
 #define EXPIRE_MAX_PER_PASS (64 * EXPIRE_BATCH)
 
 /*
+ * What an arm keeps in its log: its newest `rows`, or its rows created in
+ * the last `seconds` (0: no bound of that kind).  The setting retain, else
+ * the horizon that forgetting sets (clock_forget_horizon()).
+ */
+typedef struct Horizon
+{
+	int32		rows;
+	double		seconds;
+} Horizon;
+
+/* cfg's horizon; false: the log keeps every row. */
+static bool
+retention_horizon(const SelectorConfig *cfg, Horizon *h)
+{
+	h->rows = cfg->retain;
+	h->seconds = cfg->retain_seconds;
+	if (!RETAINS(cfg))
+		clock_forget_horizon(cfg, &h->rows, &h->seconds);
+	return h->rows > 0 || h->seconds > 0;
+}
+
+/*
  * Checkpoint the arm and keep its row locked (step 1); *limit gets the last
  * row that may be absorbed.  False when there is nothing to absorb, or
  * another transaction holds the arm.
  */
 static bool
-absorb_limit(const SelectorConfig *cfg, int32 arm_id, LogPosition *limit)
+absorb_limit(const SelectorConfig *cfg, const Horizon *h, int32 arm_id, LogPosition *limit)
 {
 	static SPIPlanPtr held_plan = NULL;
 	static SPIPlanPtr newest_plan = NULL;
 	Oid			types[2] = {INT4OID, INT4OID};
-	Datum		args[2] = {Int32GetDatum(arm_id), Int32GetDatum(cfg->retain)};
+	Datum		args[2] = {Int32GetDatum(arm_id), Int32GetDatum(h->rows)};
 	FoldTotals	unused;
 	LogPosition newest;
 
@@ -66,9 +89,9 @@ absorb_limit(const SelectorConfig *cfg, int32 arm_id, LogPosition *limit)
 	if (SPI_processed == 0 || spi_int32(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1) != cfg->settings_version)
 		return false;
 	checkpoint_position_from_row(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, limit, &unused);
-	if (cfg->retain == 0)
+	if (h->rows == 0)
 		return true;
-	/* a count: the newest row past the arm's newest `retain` */
+	/* a count: the newest row past the arm's newest `rows` */
 	spi_execute(spi_plan(&newest_plan, "SELECT r.tx, r.seq FROM model_select.rewards r WHERE r.arm_id = $1"
 						 " ORDER BY r.tx DESC, r.seq DESC OFFSET $2 LIMIT 1", 2, types),
 				args, NULL, false, 1, SPI_OK_SELECT, "find the retained rewards of arm %d", arm_id);
@@ -132,14 +155,14 @@ base_write(const SelectorConfig *cfg, int32 arm_id, const StateFold *f)
 /*
  * The rows of this batch to absorb: at most n of tt (FOLD_COLUMNS, then
  * created_at), stopping before the first one created at or after cutoff
- * when retaining an interval.
+ * when keeping an interval.
  */
 static uint64
-absorb_count(const SelectorConfig *cfg, SPITupleTable *tt, uint64 n, TimestampTz cutoff)
+absorb_count(const Horizon *h, SPITupleTable *tt, uint64 n, TimestampTz cutoff)
 {
 	bool		isnull;
 
-	if (cfg->retain_seconds <= 0)
+	if (h->seconds <= 0)
 		return n;
 	for (uint64 i = 0; i < n; i++)
 		if (DatumGetTimestampTz(SPI_getbinval(tt->vals[i], tt->tupdesc, FOLD_NCOLUMNS + 1, &isnull)) >= cutoff)
@@ -147,9 +170,15 @@ absorb_count(const SelectorConfig *cfg, SPITupleTable *tt, uint64 n, TimestampTz
 	return n;
 }
 
-/* Absorb one arm (steps 2 and 3); returns the rewards absorbed. */
+/*
+ * Absorb one arm (steps 2 and 3); returns the rewards absorbed.  The base
+ * is folded as a checkpoint folds (fold_some(): a state that grows with its
+ * rows is built at once onto an empty base, and the time clock's rows are
+ * ticked by created_at, the column after FOLD_COLUMNS), so that the arm's
+ * checkpoint and the fold of its base and retained log agree.
+ */
 static int64
-absorb_arm(const SelectorConfig *cfg, int32 arm_id, TimestampTz cutoff)
+absorb_arm(const SelectorConfig *cfg, const Horizon *h, int32 arm_id, TimestampTz cutoff)
 {
 	static SPIPlanPtr plan = NULL;
 	Oid			types[4] = {INT4OID, XID8OID, INT8OID, INT4OID};
@@ -158,7 +187,7 @@ absorb_arm(const SelectorConfig *cfg, int32 arm_id, TimestampTz cutoff)
 	StateFold	f;
 	int64		absorbed = 0;
 
-	if (!absorb_limit(cfg, arm_id, &limit))
+	if (!absorb_limit(cfg, h, arm_id, &limit))
 		return 0;
 	fold_begin_base(&f, cfg, arm_id);
 	args[0] = Int32GetDatum(arm_id);
@@ -174,10 +203,10 @@ absorb_arm(const SelectorConfig *cfg, int32 arm_id, TimestampTz cutoff)
 							 " WHERE r.arm_id = $1 AND (r.tx, r.seq) <= ($2, $3) ORDER BY r.tx, r.seq LIMIT $4",
 							 4, types), args, NULL, false, 0, SPI_OK_SELECT,
 					"read the rewards of arm %d to absorb", arm_id);
-		n = absorb_count(cfg, SPI_tuptable, SPI_processed, cutoff);
+		n = absorb_count(h, SPI_tuptable, SPI_processed, cutoff);
 		if (n == 0)
 			break;
-		fold_rows(&f, SPI_tuptable, 0, n);
+		fold_some(&f, SPI_tuptable, 0, n, false);
 		absorb_delete(arm_id, f.pos, n);
 		absorbed += (int64) n;
 		if (n < ABSORB_BATCH)
@@ -220,25 +249,27 @@ expire_decisions(const SelectorConfig *cfg)
 }
 
 /*
- * The selector's retention work now: absorb every arm past its "retain",
- * expire decisions past "decision_ttl".  The caller is connected to SPI,
- * runs as the owner and holds the selector's settings lock.
+ * The selector's retention work now: absorb every arm past its horizon
+ * ("retain", else what its forgetting can no longer count), expire
+ * decisions past "decision_ttl".  The caller is connected to SPI, runs as
+ * the owner and holds the selector's settings lock.
  */
 void
 retention_pass(const SelectorConfig *cfg)
 {
 	int64		absorbed = 0;
 	int64		expired = 0;
+	Horizon		h;
 
-	if (RETAINS(cfg))
+	if (retention_horizon(cfg, &h))
 	{
 		int32	   *ids;
 		int			narms = selector_arm_ids(cfg, &ids);
 		TimestampTz cutoff = GetCurrentTransactionStartTimestamp() -
-			(TimestampTz) (cfg->retain_seconds * USECS_PER_SEC);
+			(TimestampTz) (h.seconds * USECS_PER_SEC);
 
 		for (int i = 0; i < narms; i++)
-			absorbed += absorb_arm(cfg, ids[i], cutoff);
+			absorbed += absorb_arm(cfg, &h, ids[i], cutoff);
 	}
 	if (cfg->decision_ttl > 0)
 		expired = expire_decisions(cfg);

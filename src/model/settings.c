@@ -182,7 +182,7 @@ setting_applies(const SettingDef *def, const SelectorConfig *cfg)
 		case FOR_BUDGET:
 			return cfg->budget > 0;
 		case FOR_RETAIN:
-			return !ops->keeps_rows && cfg->clock == CLOCK_ARM && !forgets_any(cfg);
+			return cfg->clock != CLOCK_SELECTOR;
 	}
 	return false;
 }
@@ -336,8 +336,9 @@ check_clock_change(const SelectorConfig *cfg, const SelectorConfig *cur, const b
 
 /*
  * The log's horizon (retention.c): off values are no conflict; retain needs
- * a state that a base can hold for good -- of fixed size, on the arm's own
- * clock, without forgetting (whose states are their rows).
+ * a clock whose ticks an arm's base can hold: not the selector's, whose
+ * ticks count every arm's rewards, so deleting one arm's rows would move
+ * every other arm's ticks.
  */
 static void
 check_horizon(const SelectorConfig *cfg, bool *given)
@@ -350,9 +351,9 @@ check_horizon(const SelectorConfig *cfg, bool *given)
 		given[setting_index("decision_ttl")] = false;
 	if (given[retain] && !setting_applies(&setting_defs[retain], cfg))
 		settings_error_hint(cfg, "retain",
-							"applies only to a state of fixed size on the arm's own clock, without window, discount or restart_every",
-							"pak_ucb and bkb keep their rows (cap bounds them), and a forgetting state is its rows: "
-							"their log is not absorbed.");
+							"does not apply on the selector's clock",
+							"Its ticks count the rewards of every arm, which absorbing one arm's rewards would move: "
+							"use \"clock\": \"arm\" or \"time\" with retain.");
 }
 
 /*
