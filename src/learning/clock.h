@@ -40,6 +40,10 @@ extern bool clock_key_equal(const ClockKey *a, const ClockKey *b);
 extern ArmModel *clock_decode_at(const SelectorConfig *cfg, const StateHeader *st, const ClockKey *key);
 extern ArmModel *clock_decode(const SelectorConfig *cfg, const StateHeader *st, double now);
 extern void clock_forget_horizon(const SelectorConfig *cfg, int32 *rows, double *seconds);
+extern bool clock_absorb_cut(Datum arm_ids, FullTransactionId below, int32 keep_rows, double keep_seconds,
+							 TimestampTz cutoff, int64 max_rows, LogPosition *end);
+extern int64 clock_fold_before(StateFold *f, int32 arm_id, LogPosition end);
+extern void clock_base_rewind(StateHeader *st);
 extern double clock_now(void);
 extern double clock_seconds(TimestampTz t);
 extern void clock_base(const StateHeader *st, LogPosition *q, double *count);

@@ -28,6 +28,7 @@
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "utils/memutils.h"
 #include "utils/timestamp.h"
 #include "utils/xid8.h"
 
@@ -67,28 +68,43 @@ retention_horizon(const SelectorConfig *cfg, Horizon *h)
 }
 
 /*
- * Checkpoint the arm and keep its row locked (step 1); *limit gets the last
- * row that may be absorbed.  False when there is nothing to absorb, or
- * another transaction holds the arm.
+ * Checkpoint the arm and keep its row locked (step 1); *held gets the
+ * checkpoint's position.  False when another transaction holds the arm.
  */
 static bool
-absorb_limit(const SelectorConfig *cfg, const Horizon *h, int32 arm_id, LogPosition *limit)
+absorb_hold(const SelectorConfig *cfg, int32 arm_id, LogPosition *held)
 {
-	static SPIPlanPtr held_plan = NULL;
-	static SPIPlanPtr newest_plan = NULL;
-	Oid			types[2] = {INT4OID, INT4OID};
-	Datum		args[2] = {Int32GetDatum(arm_id), Int32GetDatum(h->rows)};
+	static SPIPlanPtr plan = NULL;
+	Oid			types[1] = {INT4OID};
+	Datum		args[1] = {Int32GetDatum(arm_id)};
 	FoldTotals	unused;
-	LogPosition newest;
 
 	(void) checkpoint_arm(cfg, arm_id, true, false, NULL);
 	/* ours now, or someone else's: then SKIP LOCKED finds nothing */
-	spi_execute(spi_plan(&held_plan, "SELECT st.settings_version, " CHECKPOINT_POSITION_COLUMNS
+	spi_execute(spi_plan(&plan, "SELECT st.settings_version, " CHECKPOINT_POSITION_COLUMNS
 						 " FROM model_select.arm_state st WHERE st.arm_id = $1 FOR UPDATE SKIP LOCKED",
 						 1, types), args, NULL, false, 1, SPI_OK_SELECT, "lock the checkpoint of arm %d", arm_id);
 	if (SPI_processed == 0 || spi_int32(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1) != cfg->settings_version)
 		return false;
-	checkpoint_position_from_row(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, limit, &unused);
+	checkpoint_position_from_row(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, held, &unused);
+	return true;
+}
+
+/*
+ * Hold the arm (absorb_hold); *limit gets the last row that may be
+ * absorbed.  False when there is nothing to absorb, or another transaction
+ * holds the arm.
+ */
+static bool
+absorb_limit(const SelectorConfig *cfg, const Horizon *h, int32 arm_id, LogPosition *limit)
+{
+	static SPIPlanPtr newest_plan = NULL;
+	Oid			types[2] = {INT4OID, INT4OID};
+	Datum		args[2] = {Int32GetDatum(arm_id), Int32GetDatum(h->rows)};
+	LogPosition newest;
+
+	if (!absorb_hold(cfg, arm_id, limit))
+		return false;
 	if (h->rows == 0)
 		return true;
 	/* a count: the newest row past the arm's newest `rows` */
@@ -217,6 +233,50 @@ absorb_arm(const SelectorConfig *cfg, const Horizon *h, int32 arm_id, TimestampT
 	return absorbed;
 }
 
+/*
+ * The selector's clock (clock.c) ticks every arm's rows: a pass absorbs a
+ * prefix of the selector's log from every arm at once, or nothing.  It
+ * holds every arm, checkpointed up to the final horizon taken first, and
+ * absorbs no further than it (clock_absorb_cut(): readers tick from the
+ * arms' checkpoints); each arm's base then stands for the prefix and counts
+ * its rows (clock_base_rewind()), from which the retained log ticks on.
+ * A count keeps the selector's newest rows.
+ */
+static int64
+absorb_selector(const SelectorConfig *cfg, const Horizon *h, int narms, const int32 *ids, TimestampTz cutoff)
+{
+	FullTransactionId below = final_horizon_for(cfg);
+	LogPosition end;
+	StateFold  *folds;
+	int64	   *folded;
+	int64		absorbed = 0;
+
+	for (int i = 0; i < narms; i++)
+		if (!absorb_hold(cfg, ids[i], &end))
+			return 0;
+	if (!clock_absorb_cut(clock_arm_ids(cfg->selector_id), below, h->rows, h->seconds, cutoff,
+						  ABSORB_MAX_PER_PASS, &end))
+		return 0;
+	/* every fold ticks the whole prefix: delete only once all are folded */
+	folds = palloc(sizeof(StateFold) * narms);
+	folded = palloc(sizeof(int64) * narms);
+	for (int i = 0; i < narms; i++)
+	{
+		fold_begin_base(&folds[i], cfg, ids[i]);
+		folded[i] = clock_fold_before(&folds[i], ids[i], end);
+	}
+	for (int i = 0; i < narms; i++)
+	{
+		if (folded[i] > 0)
+			absorb_delete(ids[i], folds[i].pos, folded[i]);
+		clock_base_rewind(folds[i].st);
+		base_write(cfg, ids[i], &folds[i]);
+		MemoryContextDelete(folds[i].cxt);
+		absorbed += folded[i];
+	}
+	return absorbed;
+}
+
 /* Delete the selector's decisions older than decision_ttl that have no reward. */
 static int64
 expire_decisions(const SelectorConfig *cfg)
@@ -268,8 +328,11 @@ retention_pass(const SelectorConfig *cfg)
 		TimestampTz cutoff = GetCurrentTransactionStartTimestamp() -
 			(TimestampTz) (h.seconds * USECS_PER_SEC);
 
-		for (int i = 0; i < narms; i++)
-			absorbed += absorb_arm(cfg, &h, ids[i], cutoff);
+		if (cfg->clock == CLOCK_SELECTOR)
+			absorbed = absorb_selector(cfg, &h, narms, ids, cutoff);
+		else
+			for (int i = 0; i < narms; i++)
+				absorbed += absorb_arm(cfg, &h, ids[i], cutoff);
 	}
 	if (cfg->decision_ttl > 0)
 		expired = expire_decisions(cfg);

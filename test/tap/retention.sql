@@ -30,9 +30,13 @@ SELECT p.name || '_' || c.label, p.name, c.settings::jsonb, c.kept
                ('time_half_life', '{"clock": "time", "half_life": "5 minutes"}', 100), -- 5,980 s
                ('time_restart', '{"clock": "time", "restart_every": "1 hour"}', 61),
                ('time_retain', '{"clock": "time", "window": "1 hour", "retain": 20}', 60),
-               ('selector_window', '{"clock": "selector", "window": 15}', 240)) c(label, settings, kept)
+               -- the selector's clock ticks every arm's rows: its newest rows stay
+               ('selector_window', '{"clock": "selector", "window": 15}', 15),
+               ('selector_discount', '{"clock": "selector", "discount": 0.9}', 132), -- 0.9^132 < 1e-6
+               ('selector_restart', '{"clock": "selector", "restart_every": 50}', 50),
+               ('selector_retain', '{"clock": "selector", "window": 30, "retain": 10}', 10)) c(label, settings, kept)
  WHERE p.forgetting @> ARRAY['window', 'discount', 'restart_every'];
-SELECT plan(11 + 5 * (SELECT count(*)::int FROM cases) + (SELECT count(*)::int FROM cases WHERE name LIKE '%_retain'));
+SELECT plan(16 + 5 * (SELECT count(*)::int FROM cases) + (SELECT count(*)::int FROM cases WHERE name LIKE '%_retain'));
 SELECT is((SELECT array_agg(policy ORDER BY policy) FROM cases WHERE name LIKE '%time_half_life'),
           ARRAY['greedy', 'lin_ucb', 'pak_ucb', 'rff_ucb'], 'the policies that forget: pak_ucb, lin_ucb, rff_ucb and greedy');
 
@@ -111,10 +115,25 @@ SELECT ok((SELECT abs(s.mean - b.mean) <= 1e-9 AND abs(s.width - b.width) <= 1e-
              FROM model_select.scores('r_time', ARRAY[0.3, 0.2, 0.1]) s, time_before b),
           '... and rebuild_state() gives the same score, of 50 rewards');
 
--- retain where a base cannot stand for the absorbed rows
-SELECT throws_ok($$SELECT model_select.create_selector('r_sel', 3, ARRAY['a'], 'lin_ucb', NULL,
-                   '{"retain": 10, "discount": 0.99, "clock": "selector"}')$$,
-                 '22023', NULL, 'retain is refused on the selector''s clock');
+-- On the selector's clock an arm added after a pass ticks on from the rows
+-- absorbed (every base counts them): before its first checkpoint, after it
+-- and from scratch.
+SELECT model_select.add_arm('r_lin_ucb_selector_window', 'a3');
+INSERT INTO model_select.rewards(selector, arm, context, reward)
+SELECT 'r_lin_ucb_selector_window', 'a' || (p.i % 4), p.e::float8[], (p.i % 3) / 3.0 FROM prompts p WHERE p.i <= 6 ORDER BY p.i;
+DELETE FROM before WHERE policy = 'lin_ucb_selector_window';
+INSERT INTO before SELECT 'lin_ucb_selector_window', s.* FROM pg_temp.scores('lin_ucb_selector_window') s;
+SELECT is((SELECT count(*) FROM before WHERE policy = 'lin_ucb_selector_window' AND arm = 'a3' AND n = 1), 6::bigint,
+          'selector clock: an arm added after absorption scores with its first reward');
+SELECT model_select.checkpoint('r_lin_ucb_selector_window');
+SELECT is(pg_temp.moved('lin_ucb_selector_window', 0), 0::bigint, '... a checkpoint moves no score (to the bit)');
+SELECT model_select.rebuild_state('r_lin_ucb_selector_window');
+SELECT is(pg_temp.moved('lin_ucb_selector_window', 1e-9), 0::bigint, '... nor does rebuild_state() (1e-9)');
+SELECT model_select.maintain('r_lin_ucb_selector_window');
+SELECT is(pg_temp.logged('lin_ucb_selector_window'), 15::bigint, '... and a second pass keeps the selector''s newest 15');
+SELECT is(pg_temp.moved('lin_ucb_selector_window', 0), 0::bigint, '... moving no score (to the bit)');
+SELECT model_select.rebuild_state('r_lin_ucb_selector_window');
+SELECT is(pg_temp.moved('lin_ucb_selector_window', 1e-9), 0::bigint, '... and rebuild_state() gives the same (1e-9)');
 
 -- settings changes
 SELECT lives_ok($$SELECT model_select.alter_selector('r_lin_ucb_retain', '{"retain": 30}')$$,
