@@ -39,9 +39,6 @@ extern void clock_key(const SelectorConfig *cfg, const StateHeader *st, double n
 extern bool clock_key_equal(const ClockKey *a, const ClockKey *b);
 extern ArmModel *clock_decode_at(const SelectorConfig *cfg, const StateHeader *st, const ClockKey *key);
 extern ArmModel *clock_decode(const SelectorConfig *cfg, const StateHeader *st, double now);
-extern void clock_forget_horizon(const SelectorConfig *cfg, int32 *rows, double *seconds);
-extern bool clock_absorb_cut(Datum arm_ids, FullTransactionId below, int32 keep_rows, double keep_seconds,
-							 TimestampTz cutoff, int64 max_rows, LogPosition *end);
 extern int64 clock_fold_before(StateFold *f, int32 arm_id, LogPosition end);
 extern void clock_base_rewind(StateHeader *st);
 extern double clock_now(void);
@@ -52,5 +49,11 @@ extern Datum clock_arm_ids(int32 selector_id);
 extern double clock_row_tick(const SelectorConfig *cfg, SPITupleTable *tt, uint64 row);
 extern SPITupleTable *clock_rows_after(ClockKind clock, int narms, const int32 *arm_ids, const LogPosition *pos,
 									   StateHeader *const *bases, double *now);
+
+/* the log's horizon on the clocks (clock_horizon.c) */
+extern void clock_forget_horizon(const SelectorConfig *cfg, int32 *rows, double *seconds);
+extern bool clock_absorb_cut(Datum arm_ids, FullTransactionId below, int32 keep_rows, double keep_seconds,
+							 TimestampTz cutoff, int64 max_rows, LogPosition *end);
+extern double clock_origin(Datum arm_ids);
 
 #endif

@@ -10,7 +10,9 @@
  *   2. fold the oldest rows onto the arm's base, in canonical order, in
  *      batches of ABSORB_BATCH, up to P and no further than the setting
  *      allows: a count keeps the arm's newest `retain` rows, an interval
- *      stops at the first row created since now() - retain;
+ *      stops at the first row created since now() - retain (without
+ *      retain, the horizon the selector's forgetting sets:
+ *      clock_forget_horizon());
  *   3. delete exactly the rows folded, with their decisions, in the same
  *      statement per batch (a bounded DELETE that VACUUM keeps up with),
  *      and store the base.
@@ -22,7 +24,11 @@
  * a restored log (whose rows get the restoring transaction's id, fold.h)
  * folds onto it the same.  rebuild_state() and every from-scratch
  * checkpoint start from it (checkpoint.c), readers too when an arm has no
- * checkpoint yet (a restore, routing/selector_load.c).
+ * checkpoint yet (a restore, routing/selector_load.c).  The fold of any
+ * prefix is exact, whatever the policy, forgetting or clock: the base holds
+ * what the state holds (sums, or the rows kept).  The selector's clock,
+ * whose ticks count every arm's rows, absorbs a prefix of the selector's
+ * log from every arm at once (absorb_selector()).
  */
 #include "postgres.h"
 
