@@ -29,7 +29,11 @@
  * (PolicyOps.build_weighted) and decoded: as the state is the rows
  * themselves, a fold from scratch (rebuild_state) and one row at a time
  * agree exactly, and every reader, checkpoint and replay builds the same
- * model from the same rows.
+ * model from the same rows.  Retention (retention.c, clock_horizon.c)
+ * deletes a prefix of the selector's log at once, below every arm's Q, and
+ * leaves in each arm's base Q at the log's start and C the rows deleted:
+ * the retained log ticks on from C, and so does an arm without a state of
+ * its own (clock_origin()).
  *
  * On the time clock ("clock": "time") ticks are seconds since the Unix
  * epoch: a row's tick is the latest created_at among its arm's rows up to
