@@ -53,7 +53,7 @@ extern SPITupleTable *clock_rows_after(ClockKind clock, int narms, const int32 *
 /* the log's horizon on the clocks (clock_horizon.c) */
 extern void clock_forget_horizon(const SelectorConfig *cfg, int32 *rows, double *seconds);
 extern bool clock_absorb_cut(Datum arm_ids, FullTransactionId below, int32 keep_rows, double keep_seconds,
-							 TimestampTz cutoff, int64 max_rows, LogPosition *end);
+							 TimestampTz cutoff, int64 min_rows, int64 max_rows, LogPosition *end);
 extern double clock_origin(Datum arm_ids);
 
 #endif

@@ -60,11 +60,12 @@ clock_row_at(SPIPlanPtr plan, Datum arm_ids, Datum arg, LogPosition *pos)
  * (readers count ticks from the arms' checkpoints, which are then past
  * end); keeping the newest keep_rows of them (the selector's ticks) and,
  * with keep_seconds, the rows from the first one created since cutoff on;
- * at most max_rows.  False: no row goes.
+ * at most max_rows.  False: no row goes, or fewer than min_rows may (with
+ * keep_seconds: fewer than min_rows are final).
  */
 bool
 clock_absorb_cut(Datum arm_ids, FullTransactionId below, int32 keep_rows, double keep_seconds,
-				 TimestampTz cutoff, int64 max_rows, LogPosition *end)
+				 TimestampTz cutoff, int64 min_rows, int64 max_rows, LogPosition *end)
 {
 	static SPIPlanPtr final_plan = NULL;
 	static SPIPlanPtr nth_plan = NULL;
@@ -82,7 +83,7 @@ clock_absorb_cut(Datum arm_ids, FullTransactionId below, int32 keep_rows, double
 	/* the rows that may go: those past the newest keep_rows */
 	last = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) - keep_rows;
 	last = Min(last, max_rows);
-	if (last < 1)
+	if (last < Max(min_rows, 1))
 		return false;
 	*end = (LogPosition) {below, 0};
 	/* the first row that stays */

@@ -60,12 +60,20 @@ typedef struct Horizon
 {
 	int32		rows;
 	double		seconds;
+	int64		least;			/* absorb an arm (on the selector's clock: the
+								 * selector) only with this many rows to absorb */
 } Horizon;
 
-/* cfg's horizon; false: the log keeps every row. */
+/*
+ * cfg's horizon; false: the log keeps every row.  batched: the learner's
+ * pass, which absorbs only ABSORB_BATCH rows or more at once, so that a
+ * base (a pak_ucb one takes 22 MB at cap 2,000 and dimension 384) is not
+ * rewritten every naptime for a few rows.
+ */
 static bool
-retention_horizon(const SelectorConfig *cfg, Horizon *h)
+retention_horizon(const SelectorConfig *cfg, bool batched, Horizon *h)
 {
+	h->least = batched ? ABSORB_BATCH : 1;
 	h->rows = cfg->retain;
 	h->seconds = cfg->retain_seconds;
 	if (!RETAINS(cfg))
@@ -97,12 +105,30 @@ absorb_hold(const SelectorConfig *cfg, int32 arm_id, LogPosition *held)
 }
 
 /*
+ * Has the arm h->least rows up to limit to absorb (created before cutoff,
+ * when keeping an interval)?
+ */
+static bool
+absorb_enough(int32 arm_id, const Horizon *h, LogPosition limit, TimestampTz cutoff)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			types[5] = {INT4OID, XID8OID, INT8OID, TIMESTAMPTZOID, INT8OID};
+	Datum		args[5] = {Int32GetDatum(arm_id), FullTransactionIdGetDatum(limit.tx), Int64GetDatum(limit.seq),
+		TimestampTzGetDatum(h->seconds > 0 ? cutoff : DT_NOEND), Int64GetDatum(h->least)};
+
+	spi_execute(spi_plan(&plan, "SELECT pg_catalog.count(*) FROM (SELECT FROM model_select.rewards r"
+						 " WHERE r.arm_id = $1 AND (r.tx, r.seq) <= ($2, $3) AND r.created_at < $4 LIMIT $5) c",
+						 5, types), args, NULL, false, 1, SPI_OK_SELECT, "count the rewards of arm %d to absorb", arm_id);
+	return spi_int64(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1) >= h->least;
+}
+
+/*
  * Hold the arm (absorb_hold); *limit gets the last row that may be
  * absorbed.  False when there is nothing to absorb, or another transaction
  * holds the arm.
  */
 static bool
-absorb_limit(const SelectorConfig *cfg, const Horizon *h, int32 arm_id, LogPosition *limit)
+absorb_limit(const SelectorConfig *cfg, const Horizon *h, int32 arm_id, TimestampTz cutoff, LogPosition *limit)
 {
 	static SPIPlanPtr newest_plan = NULL;
 	Oid			types[2] = {INT4OID, INT4OID};
@@ -111,18 +137,19 @@ absorb_limit(const SelectorConfig *cfg, const Horizon *h, int32 arm_id, LogPosit
 
 	if (!absorb_hold(cfg, arm_id, limit))
 		return false;
-	if (h->rows == 0)
-		return true;
-	/* a count: the newest row past the arm's newest `rows` */
-	spi_execute(spi_plan(&newest_plan, "SELECT r.tx, r.seq FROM model_select.rewards r WHERE r.arm_id = $1"
-						 " ORDER BY r.tx DESC, r.seq DESC OFFSET $2 LIMIT 1", 2, types),
-				args, NULL, false, 1, SPI_OK_SELECT, "find the retained rewards of arm %d", arm_id);
-	if (SPI_processed == 0)
-		return false;
-	newest = fold_row_position(SPI_tuptable, 0);
-	if (log_position_cmp(newest, *limit) < 0)
-		*limit = newest;
-	return true;
+	if (h->rows > 0)
+	{
+		/* a count: the newest row past the arm's newest `rows` */
+		spi_execute(spi_plan(&newest_plan, "SELECT r.tx, r.seq FROM model_select.rewards r WHERE r.arm_id = $1"
+							 " ORDER BY r.tx DESC, r.seq DESC OFFSET $2 LIMIT 1", 2, types),
+					args, NULL, false, 1, SPI_OK_SELECT, "find the retained rewards of arm %d", arm_id);
+		if (SPI_processed == 0)
+			return false;
+		newest = fold_row_position(SPI_tuptable, 0);
+		if (log_position_cmp(newest, *limit) < 0)
+			*limit = newest;
+	}
+	return h->least <= 1 || absorb_enough(arm_id, h, *limit, cutoff);
 }
 
 /*
@@ -209,7 +236,7 @@ absorb_arm(const SelectorConfig *cfg, const Horizon *h, int32 arm_id, TimestampT
 	StateFold	f;
 	int64		absorbed = 0;
 
-	if (!absorb_limit(cfg, h, arm_id, &limit))
+	if (!absorb_limit(cfg, h, arm_id, cutoff, &limit))
 		return 0;
 	fold_begin_base(&f, cfg, arm_id);
 	args[0] = Int32GetDatum(arm_id);
@@ -261,7 +288,7 @@ absorb_selector(const SelectorConfig *cfg, const Horizon *h, int narms, const in
 		if (!absorb_hold(cfg, ids[i], &end))
 			return 0;
 	if (!clock_absorb_cut(clock_arm_ids(cfg->selector_id), below, h->rows, h->seconds, cutoff,
-						  ABSORB_MAX_PER_PASS, &end))
+						  h->least, ABSORB_MAX_PER_PASS, &end))
 		return 0;
 	/* every fold ticks the whole prefix: delete only once all are folded */
 	folds = palloc(sizeof(StateFold) * narms);
@@ -321,13 +348,13 @@ expire_decisions(const SelectorConfig *cfg)
  * the owner and holds the selector's settings lock.
  */
 void
-retention_pass(const SelectorConfig *cfg)
+retention_pass(const SelectorConfig *cfg, bool batched)
 {
 	int64		absorbed = 0;
 	int64		expired = 0;
 	Horizon		h;
 
-	if (retention_horizon(cfg, &h))
+	if (retention_horizon(cfg, batched, &h))
 	{
 		int32	   *ids;
 		int			narms = selector_arm_ids(cfg, &ids);

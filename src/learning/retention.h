@@ -11,6 +11,6 @@
 
 #include "model/settings.h"
 
-extern void retention_pass(const SelectorConfig *cfg);
+extern void retention_pass(const SelectorConfig *cfg, bool batched);
 
 #endif
