@@ -34,7 +34,8 @@ SELECT p.name || '_' || c.label, p.name, c.settings::jsonb, c.kept
                ('selector_window', '{"clock": "selector", "window": 15}', 15),
                ('selector_discount', '{"clock": "selector", "discount": 0.9}', 132), -- 0.9^132 < 1e-6
                ('selector_restart', '{"clock": "selector", "restart_every": 50}', 50),
-               ('selector_retain', '{"clock": "selector", "window": 30, "retain": 10}', 10)) c(label, settings, kept)
+               ('selector_retain', '{"clock": "selector", "window": 30, "retain": 10}', 10),
+               ('selector_retain_interval', '{"clock": "selector", "window": 30, "retain": "1 hour"}', 61)) c(label, settings, kept)
  WHERE p.forgetting @> ARRAY['window', 'discount', 'restart_every'];
 SELECT plan(16 + 5 * (SELECT count(*)::int FROM cases) + (SELECT count(*)::int FROM cases WHERE name LIKE '%_retain'));
 SELECT is((SELECT array_agg(policy ORDER BY policy) FROM cases WHERE name LIKE '%time_half_life'),
