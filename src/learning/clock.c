@@ -12,7 +12,10 @@
  * after the oldest Q of its arms to tick their pending rows, and a
  * checkpoint only those since its previous Q.  On the time clock a row's
  * tick is a column of its own (created_at), read with the row; Q and C stay
- * 0.
+ * 0.  Retention (retention.c, clock_horizon.c) deletes a prefix of the
+ * selector's log at once, below every arm's Q, and leaves in each arm's
+ * base Q at the log's start and C the rows deleted: the retained log ticks
+ * on from C, and so does an arm without a state of its own (clock_origin()).
  */
 #include "postgres.h"
 
@@ -54,8 +57,24 @@ clock_set_base(StateHeader *st, LogPosition q, double count)
 	STATE_BODY(st)[2] = count;
 }
 
+/*
+ * An arm's base on the selector's clock (retention.c) stands for a prefix
+ * of the selector's log, absorbed from every arm at once: its Q is the
+ * log's start (the rows after it are the retained log, whatever ids a
+ * restore gives them) and its C the selector's rows absorbed.
+ */
+void
+clock_base_rewind(StateHeader *st)
+{
+	LogPosition q;
+	double		count;
+
+	clock_base(st, &q, &count);
+	clock_set_base(st, LOG_START, count);
+}
+
 /* The ids of a selector's arms, as an int4[] valid until SPI_finish. */
-static Datum
+Datum
 clock_arm_ids(int32 selector_id)
 {
 	static SPIPlanPtr plan = NULL;
@@ -73,42 +92,45 @@ clock_arm_ids(int32 selector_id)
 
 /*
  * A checkpoint's fold of an arm whose ticks are counted: the selector's
- * rows after the state's Q below `below` (final), ticked by their
+ * rows after the state's Q before `end` (final), ticked by their
  * positions, of which the arm's after f->pos are folded; Q then moves to
- * the last of them.  Returns the rows folded.  The caller is connected to
- * SPI.
+ * the last of them.  A state of none starts at the count of the rows
+ * retention absorbed (clock_origin()).  Returns the rows folded.  The
+ * caller is connected to SPI (retention.c: the rows before a cut).
  */
-static int64
-counted_fold_log(StateFold *f, int32 arm_id, FullTransactionId below)
+int64
+clock_fold_before(StateFold *f, int32 arm_id, LogPosition end)
 {
 	static SPIPlanPtr plan = NULL;
-	Oid			types[5] = {INT4ARRAYOID, XID8OID, INT8OID, XID8OID, FLOAT8OID};
-	Datum		args[5];
+	Oid			types[6] = {INT4ARRAYOID, XID8OID, INT8OID, XID8OID, FLOAT8OID, INT8OID};
+	Datum		args[6];
 	LogPosition q;
 	double		count;
 	Portal		portal;
 	int64		before = f->totals.n;
 
+	args[0] = clock_arm_ids(f->cfg->selector_id);
 	if (f->st == NULL)
 	{
 		MemoryContext old = MemoryContextSwitchTo(f->cxt);
 
 		f->st = state_alloc(f->cfg, 0, clock_ops(f->cfg->clock)->body_size(f->cfg, 0));
 		MemoryContextSwitchTo(old);
+		clock_set_base(f->st, LOG_START, clock_origin(args[0]));
 	}
 	clock_base(f->st, &q, &count);
-	args[0] = clock_arm_ids(f->cfg->selector_id);
 	args[1] = FullTransactionIdGetDatum(q.tx);
 	args[2] = Int64GetDatum(q.seq);
-	args[3] = FullTransactionIdGetDatum(below);
+	args[3] = FullTransactionIdGetDatum(end.tx);
 	args[4] = Float8GetDatum(count);
+	args[5] = Int64GetDatum(end.seq);
 	portal = SPI_cursor_open(NULL,
 							 spi_plan(&plan,
 									  "SELECT " FOLD_COLUMNS ", ($5 + pg_catalog.row_number() OVER"
 									  " (ORDER BY r.tx, r.seq))::float8, r.arm_id"
 									  " FROM model_select.rewards r WHERE r.arm_id = ANY ($1)"
-									  " AND r.tx >= $2 AND (r.tx, r.seq) > ($2, $3) AND r.tx < $4"
-									  " ORDER BY r.tx, r.seq", 5, types),
+									  " AND r.tx >= $2 AND (r.tx, r.seq) > ($2, $3) AND (r.tx, r.seq) < ($4, $6)"
+									  " ORDER BY r.tx, r.seq", 6, types),
 							 args, NULL, false);
 	for (;;)
 	{
@@ -159,7 +181,7 @@ clock_fold_log(StateFold *f, int32 arm_id, FullTransactionId below, bool build, 
 	if (!clock_ops(f->cfg->clock)->ticks_across_arms)
 		return fold_log(f, arm_id, true, below, build);
 	clock_base(f->st, &before, &count);
-	folded = counted_fold_log(f, arm_id, below);
+	folded = clock_fold_before(f, arm_id, (LogPosition) {below, 0});
 	clock_base(f->st, &after, &count);
 	*moved = log_position_cmp(before, after) != 0;
 	return folded;

@@ -10,13 +10,23 @@
 #define MODEL_SELECT_CLOCK_H
 
 #include "access/transam.h"
+#include "datatype/timestamp.h"
 #include "executor/spi.h"
 
 #include "model/clock_ops.h"
 #include "learning/fold.h"
 
 extern void clock_base(const StateHeader *st, LogPosition *q, double *count);
+extern void clock_base_rewind(StateHeader *st);
+extern Datum clock_arm_ids(int32 selector_id);
 extern int64 clock_fold_log(StateFold *f, int32 arm_id, FullTransactionId below, bool build,
 							bool *moved);
+extern int64 clock_fold_before(StateFold *f, int32 arm_id, LogPosition end);
+
+/* the log's horizon on the clocks (clock_horizon.c) */
+extern void clock_forget_horizon(const SelectorConfig *cfg, int32 *rows, double *seconds);
+extern bool clock_absorb_cut(Datum arm_ids, FullTransactionId below, int32 keep_rows, double keep_seconds,
+							 TimestampTz cutoff, int64 min_rows, int64 max_rows, LogPosition *end);
+extern double clock_origin(Datum arm_ids);
 
 #endif

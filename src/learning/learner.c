@@ -80,6 +80,7 @@ typedef struct PassCall
 	const char *name;
 	bool		check_privilege;	/* maintain(selector): the caller's admin right, or 42501 */
 	bool		if_admin;		/* maintain(): skip unless the caller administers it */
+	bool		background;		/* the learner's pass: absorbs in batches only */
 	bool		skipped;
 	int			arms;
 	int64		folded;
@@ -111,7 +112,7 @@ learn_selector(void *arg)
 	if (!call->skipped)
 	{
 		call->folded = checkpoint_due_arms(&cfg, &call->arms);
-		retention_pass(&cfg);	/* the log's horizon (retention.c) */
+		retention_pass(&cfg, call->background);	/* the log's horizon (retention.c) */
 	}
 	spi_finish(spi_level);
 }
@@ -212,7 +213,7 @@ static void
 learner_selector(int32 selector_id, const char *name, bool checkpoints)
 {
 	MemoryContext cxt = CurrentMemoryContext;
-	PassCall	call = {.selector_id = selector_id, .name = name};
+	PassCall	call = {.selector_id = selector_id, .name = name, .background = true};
 	PublishCall publish = {.name = name, .growing = checkpoints};
 
 	PG_TRY();

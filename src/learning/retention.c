@@ -10,7 +10,9 @@
  *   2. fold the oldest rows onto the arm's base, in canonical order, in
  *      batches of ABSORB_BATCH, up to P and no further than the setting
  *      allows: a count keeps the arm's newest `retain` rows, an interval
- *      stops at the first row created since now() - retain;
+ *      stops at the first row created since now() - retain (without
+ *      retain, the horizon the selector's forgetting sets:
+ *      clock_forget_horizon());
  *   3. delete exactly the rows folded, with their decisions, in the same
  *      statement per batch (a bounded DELETE that VACUUM keeps up with),
  *      and store the base.
@@ -22,17 +24,23 @@
  * a restored log (whose rows get the restoring transaction's id, fold.h)
  * folds onto it the same.  rebuild_state() and every from-scratch
  * checkpoint start from it (checkpoint.c), readers too when an arm has no
- * checkpoint yet (a restore, routing/selector_load.c).
+ * checkpoint yet (a restore, routing/selector_load.c).  The fold of any
+ * prefix is exact, whatever the policy, forgetting or clock: the base holds
+ * what the state holds (sums, or the rows kept).  The selector's clock,
+ * whose ticks count every arm's rows, absorbs a prefix of the selector's
+ * log from every arm at once (absorb_selector()).
  */
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "utils/memutils.h"
 #include "utils/timestamp.h"
 #include "utils/xid8.h"
 
 #include "learning/checkpoint.h"
 #include "learning/arm_base.h"
+#include "learning/clock.h"
 #include "learning/retention.h"
 #include "pg/spi_util.h"
 
@@ -44,47 +52,111 @@
 #define EXPIRE_MAX_PER_PASS (64 * EXPIRE_BATCH)
 
 /*
- * Checkpoint the arm and keep its row locked (step 1); *limit gets the last
- * row that may be absorbed.  False when there is nothing to absorb, or
- * another transaction holds the arm.
+ * What an arm keeps in its log: its newest `rows`, or its rows created in
+ * the last `seconds` (0: no bound of that kind).  The setting retain, else
+ * the horizon that forgetting sets (clock_forget_horizon()).
+ */
+typedef struct Horizon
+{
+	int32		rows;
+	double		seconds;
+	int64		least;			/* absorb an arm (on the selector's clock: the
+								 * selector) only with this many rows to absorb */
+} Horizon;
+
+/*
+ * cfg's horizon; false: the log keeps every row.  batched: the learner's
+ * pass, which absorbs only ABSORB_BATCH rows or more at once, so that a
+ * base (a pak_ucb one takes 22 MB at cap 2,000 and dimension 384) is not
+ * rewritten every naptime for a few rows.
  */
 static bool
-absorb_limit(const SelectorConfig *cfg, int32 arm_id, LogPosition *limit)
+retention_horizon(const SelectorConfig *cfg, bool batched, Horizon *h)
 {
-	static SPIPlanPtr held_plan = NULL;
-	static SPIPlanPtr newest_plan = NULL;
-	/* held_plan's columns */
+	h->least = batched ? ABSORB_BATCH : 1;
+	h->rows = cfg->retain;
+	h->seconds = cfg->retain_seconds;
+	if (!RETAINS(cfg))
+		clock_forget_horizon(cfg, &h->rows, &h->seconds);
+	return h->rows > 0 || h->seconds > 0;
+}
+
+/*
+ * Checkpoint the arm and keep its row locked (step 1); *held gets the
+ * checkpoint's position.  False when another transaction holds the arm.
+ */
+static bool
+absorb_hold(const SelectorConfig *cfg, int32 arm_id, LogPosition *held)
+{
+	static SPIPlanPtr plan = NULL;
+	/* plan's columns */
 	enum
 	{
 		HELD_SETTINGS_VERSION = 1,
 		HELD_POSITION			/* CHECKPOINT_POSITION_COLUMNS from here */
 	};
-	Oid			types[2] = {INT4OID, INT4OID};
-	Datum		args[2] = {Int32GetDatum(arm_id), Int32GetDatum(cfg->retain)};
+	Oid			types[1] = {INT4OID};
+	Datum		args[1] = {Int32GetDatum(arm_id)};
 	FoldTotals	unused;
-	LogPosition newest;
 
 	(void) checkpoint_arm(cfg, arm_id, true, false, NULL);
 	/* ours now, or someone else's: then SKIP LOCKED finds nothing */
-	spi_execute(spi_plan(&held_plan, "SELECT st.settings_version, " CHECKPOINT_POSITION_COLUMNS
+	spi_execute(spi_plan(&plan, "SELECT st.settings_version, " CHECKPOINT_POSITION_COLUMNS
 						 " FROM model_select.arm_state st WHERE st.arm_id = $1 FOR UPDATE SKIP LOCKED",
 						 1, types), args, NULL, false, 1, SPI_OK_SELECT, "lock the checkpoint of arm %d", arm_id);
 	if (SPI_processed == 0 ||
 		spi_int32(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, HELD_SETTINGS_VERSION) != cfg->settings_version)
 		return false;
-	checkpoint_position_from_row(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, HELD_POSITION, limit, &unused);
-	if (cfg->retain == 0)
-		return true;
-	/* a count: the newest row past the arm's newest `retain` */
-	spi_execute(spi_plan(&newest_plan, "SELECT r.tx, r.seq FROM model_select.rewards r WHERE r.arm_id = $1"
-						 " ORDER BY r.tx DESC, r.seq DESC OFFSET $2 LIMIT 1", 2, types),
-				args, NULL, false, 1, SPI_OK_SELECT, "find the retained rewards of arm %d", arm_id);
-	if (SPI_processed == 0)
-		return false;
-	newest = fold_row_position(SPI_tuptable, 0);
-	if (log_position_cmp(newest, *limit) < 0)
-		*limit = newest;
+	checkpoint_position_from_row(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, HELD_POSITION, held, &unused);
 	return true;
+}
+
+/*
+ * Has the arm h->least rows up to limit to absorb (created before cutoff,
+ * when keeping an interval)?
+ */
+static bool
+absorb_enough(int32 arm_id, const Horizon *h, LogPosition limit, TimestampTz cutoff)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			types[5] = {INT4OID, XID8OID, INT8OID, TIMESTAMPTZOID, INT8OID};
+	Datum		args[5] = {Int32GetDatum(arm_id), FullTransactionIdGetDatum(limit.tx), Int64GetDatum(limit.seq),
+		TimestampTzGetDatum(h->seconds > 0 ? cutoff : DT_NOEND), Int64GetDatum(h->least)};
+
+	spi_execute(spi_plan(&plan, "SELECT pg_catalog.count(*) FROM (SELECT FROM model_select.rewards r"
+						 " WHERE r.arm_id = $1 AND (r.tx, r.seq) <= ($2, $3) AND r.created_at < $4 LIMIT $5) c",
+						 5, types), args, NULL, false, 1, SPI_OK_SELECT, "count the rewards of arm %d to absorb", arm_id);
+	return spi_int64(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, SPI_SOLE_COLUMN) >= h->least;
+}
+
+/*
+ * Hold the arm (absorb_hold); *limit gets the last row that may be
+ * absorbed.  False when there is nothing to absorb, or another transaction
+ * holds the arm.
+ */
+static bool
+absorb_limit(const SelectorConfig *cfg, const Horizon *h, int32 arm_id, TimestampTz cutoff, LogPosition *limit)
+{
+	static SPIPlanPtr newest_plan = NULL;
+	Oid			types[2] = {INT4OID, INT4OID};
+	Datum		args[2] = {Int32GetDatum(arm_id), Int32GetDatum(h->rows)};
+	LogPosition newest;
+
+	if (!absorb_hold(cfg, arm_id, limit))
+		return false;
+	if (h->rows > 0)
+	{
+		/* a count: the newest row past the arm's newest `rows` */
+		spi_execute(spi_plan(&newest_plan, "SELECT r.tx, r.seq FROM model_select.rewards r WHERE r.arm_id = $1"
+							 " ORDER BY r.tx DESC, r.seq DESC OFFSET $2 LIMIT 1", 2, types),
+					args, NULL, false, 1, SPI_OK_SELECT, "find the retained rewards of arm %d", arm_id);
+		if (SPI_processed == 0)
+			return false;
+		newest = fold_row_position(SPI_tuptable, 0);
+		if (log_position_cmp(newest, *limit) < 0)
+			*limit = newest;
+	}
+	return h->least <= 1 || absorb_enough(arm_id, h, *limit, cutoff);
 }
 
 /*
@@ -139,14 +211,14 @@ base_write(const SelectorConfig *cfg, int32 arm_id, const StateFold *f)
 /*
  * The rows of this batch to absorb: at most n of tt (FOLD_COLUMNS, then
  * created_at), stopping before the first one created at or after cutoff
- * when retaining an interval.
+ * when keeping an interval.
  */
 static uint64
-absorb_count(const SelectorConfig *cfg, SPITupleTable *tt, uint64 n, TimestampTz cutoff)
+absorb_count(const Horizon *h, SPITupleTable *tt, uint64 n, TimestampTz cutoff)
 {
 	bool		isnull;
 
-	if (cfg->retain_seconds <= 0)
+	if (h->seconds <= 0)
 		return n;
 	for (uint64 i = 0; i < n; i++)
 		if (DatumGetTimestampTz(SPI_getbinval(tt->vals[i], tt->tupdesc, FOLD_NCOLUMNS + 1, &isnull)) >= cutoff)
@@ -154,9 +226,15 @@ absorb_count(const SelectorConfig *cfg, SPITupleTable *tt, uint64 n, TimestampTz
 	return n;
 }
 
-/* Absorb one arm (steps 2 and 3); returns the rewards absorbed. */
+/*
+ * Absorb one arm (steps 2 and 3); returns the rewards absorbed.  The base
+ * is folded as a checkpoint folds (fold_some(): a state that grows with its
+ * rows is built at once onto an empty base, and the time clock's rows are
+ * ticked by created_at, the column after FOLD_COLUMNS), so that the arm's
+ * checkpoint and the fold of its base and retained log agree.
+ */
 static int64
-absorb_arm(const SelectorConfig *cfg, int32 arm_id, TimestampTz cutoff)
+absorb_arm(const SelectorConfig *cfg, const Horizon *h, int32 arm_id, TimestampTz cutoff)
 {
 	static SPIPlanPtr plan = NULL;
 	Oid			types[4] = {INT4OID, XID8OID, INT8OID, INT4OID};
@@ -165,7 +243,7 @@ absorb_arm(const SelectorConfig *cfg, int32 arm_id, TimestampTz cutoff)
 	StateFold	f;
 	int64		absorbed = 0;
 
-	if (!absorb_limit(cfg, arm_id, &limit))
+	if (!absorb_limit(cfg, h, arm_id, cutoff, &limit))
 		return 0;
 	fold_begin_base(&f, cfg, arm_id);
 	args[0] = Int32GetDatum(arm_id);
@@ -181,10 +259,10 @@ absorb_arm(const SelectorConfig *cfg, int32 arm_id, TimestampTz cutoff)
 							 " WHERE r.arm_id = $1 AND (r.tx, r.seq) <= ($2, $3) ORDER BY r.tx, r.seq LIMIT $4",
 							 4, types), args, NULL, false, 0, SPI_OK_SELECT,
 					"read the rewards of arm %d to absorb", arm_id);
-		n = absorb_count(cfg, SPI_tuptable, SPI_processed, cutoff);
+		n = absorb_count(h, SPI_tuptable, SPI_processed, cutoff);
 		if (n == 0)
 			break;
-		fold_rows(&f, SPI_tuptable, 0, n);
+		fold_some(&f, SPI_tuptable, 0, n, false);
 		absorb_delete(arm_id, f.pos, n);
 		absorbed += (int64) n;
 		if (n < ABSORB_BATCH)
@@ -192,6 +270,50 @@ absorb_arm(const SelectorConfig *cfg, int32 arm_id, TimestampTz cutoff)
 	}
 	if (absorbed > 0)
 		base_write(cfg, arm_id, &f);
+	return absorbed;
+}
+
+/*
+ * The selector's clock (clock.c) ticks every arm's rows: a pass absorbs a
+ * prefix of the selector's log from every arm at once, or nothing.  It
+ * holds every arm, checkpointed up to the final horizon taken first, and
+ * absorbs no further than it (clock_absorb_cut(): readers tick from the
+ * arms' checkpoints); each arm's base then stands for the prefix and counts
+ * its rows (clock_base_rewind()), from which the retained log ticks on.
+ * A count keeps the selector's newest rows.
+ */
+static int64
+absorb_selector(const SelectorConfig *cfg, const Horizon *h, int narms, const int32 *ids, TimestampTz cutoff)
+{
+	FullTransactionId below = final_horizon_for(cfg);
+	LogPosition end;
+	StateFold  *folds;
+	int64	   *folded;
+	int64		absorbed = 0;
+
+	for (int i = 0; i < narms; i++)
+		if (!absorb_hold(cfg, ids[i], &end))
+			return 0;
+	if (!clock_absorb_cut(clock_arm_ids(cfg->selector_id), below, h->rows, h->seconds, cutoff,
+						  h->least, ABSORB_MAX_PER_PASS, &end))
+		return 0;
+	/* every fold ticks the whole prefix: delete only once all are folded */
+	folds = palloc(sizeof(StateFold) * narms);
+	folded = palloc(sizeof(int64) * narms);
+	for (int i = 0; i < narms; i++)
+	{
+		fold_begin_base(&folds[i], cfg, ids[i]);
+		folded[i] = clock_fold_before(&folds[i], ids[i], end);
+	}
+	for (int i = 0; i < narms; i++)
+	{
+		if (folded[i] > 0)
+			absorb_delete(ids[i], folds[i].pos, folded[i]);
+		clock_base_rewind(folds[i].st);
+		base_write(cfg, ids[i], &folds[i]);
+		MemoryContextDelete(folds[i].cxt);
+		absorbed += folded[i];
+	}
 	return absorbed;
 }
 
@@ -227,25 +349,30 @@ expire_decisions(const SelectorConfig *cfg)
 }
 
 /*
- * The selector's retention work now: absorb every arm past its "retain",
- * expire decisions past "decision_ttl".  The caller is connected to SPI,
- * runs as the owner and holds the selector's settings lock.
+ * The selector's retention work now: absorb every arm past its horizon
+ * ("retain", else what its forgetting can no longer count), expire
+ * decisions past "decision_ttl".  The caller is connected to SPI, runs as
+ * the owner and holds the selector's settings lock.
  */
 void
-retention_pass(const SelectorConfig *cfg)
+retention_pass(const SelectorConfig *cfg, bool batched)
 {
 	int64		absorbed = 0;
 	int64		expired = 0;
+	Horizon		h;
 
-	if (RETAINS(cfg))
+	if (retention_horizon(cfg, batched, &h))
 	{
 		int32	   *ids;
 		int			narms = selector_arm_ids(cfg, &ids);
 		TimestampTz cutoff = GetCurrentTransactionStartTimestamp() -
-			(TimestampTz) (cfg->retain_seconds * USECS_PER_SEC);
+			(TimestampTz) (h.seconds * USECS_PER_SEC);
 
-		for (int i = 0; i < narms; i++)
-			absorbed += absorb_arm(cfg, ids[i], cutoff);
+		if (clock_ops(cfg->clock)->ticks_across_arms)
+			absorbed = absorb_selector(cfg, &h, narms, ids, cutoff);
+		else
+			for (int i = 0; i < narms; i++)
+				absorbed += absorb_arm(cfg, &h, ids[i], cutoff);
 	}
 	if (cfg->decision_ttl > 0)
 		expired = expire_decisions(cfg);

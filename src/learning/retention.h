@@ -1,6 +1,7 @@
 /*
  * retention.h — the reward log's horizon: rewards past a selector's "retain"
- * are absorbed into their arm's base (model_select.arm_base) and deleted,
+ * (without it, those its forgetting can no longer count) are absorbed into
+ * their arm's base (model_select.arm_base) and deleted,
  * and decisions without a reward expire after "decision_ttl".  An arm's
  * state is the fold of its base and then its retained log, in canonical
  * order (fold.h): what rebuild_state() computes.
@@ -10,6 +11,6 @@
 
 #include "model/settings.h"
 
-extern void retention_pass(const SelectorConfig *cfg);
+extern void retention_pass(const SelectorConfig *cfg, bool batched);
 
 #endif

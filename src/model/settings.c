@@ -74,7 +74,7 @@ const SettingDef setting_defs[] = {
 	{"pace", SETTING_INTEGER, offsetof(SelectorConfig, pace), 100, 1, false, 1e6, FOR_BUDGET},
 	{"reward_min", SETTING_NUMBER, offsetof(SelectorConfig, reward_min), 0.0, -UTILITY_MAX, false, UTILITY_MAX, FOR_ALL},
 	{"reward_max", SETTING_NUMBER, offsetof(SelectorConfig, reward_max), 1.0, -UTILITY_MAX, false, UTILITY_MAX, FOR_ALL},
-	{"retain", SETTING_RETAIN, offsetof(SelectorConfig, retain), 0, 0, false, 1e9, FOR_RETAIN, NULL, false, true},
+	{"retain", SETTING_RETAIN, offsetof(SelectorConfig, retain), 0, 0, false, 1e9, FOR_ALL, NULL, false, true},
 	{"decision_ttl", SETTING_INTERVAL, offsetof(SelectorConfig, decision_ttl), 0, 0, false, MAX_DURATION, FOR_ALL,
 	NULL, false, true},
 };
@@ -181,8 +181,6 @@ setting_applies(const SettingDef *def, const SelectorConfig *cfg)
 			return choice && cfg->confidence == CONFIDENCE_FIXED;
 		case FOR_BUDGET:
 			return cfg->budget > 0;
-		case FOR_RETAIN:
-			return !ops->keeps_rows && cfg->clock == CLOCK_ARM && !forgets_any(cfg);
 	}
 	return false;
 }
@@ -334,25 +332,14 @@ check_clock_change(const SelectorConfig *cfg, const SelectorConfig *cur, const b
 	}
 }
 
-/*
- * The log's horizon (retention.c): off values are no conflict; retain needs
- * a state that a base can hold for good -- of fixed size, on the arm's own
- * clock, without forgetting (whose states are their rows).
- */
+/* The log's horizon (retention.c): off values are no conflict. */
 static void
 check_horizon(const SelectorConfig *cfg, bool *given)
 {
-	int			retain = setting_index("retain");
-
 	if (!RETAINS(cfg))
-		given[retain] = false;
+		given[setting_index("retain")] = false;
 	if (cfg->decision_ttl == 0)
 		given[setting_index("decision_ttl")] = false;
-	if (given[retain] && !setting_applies(&setting_defs[retain], cfg))
-		settings_error_hint(cfg, "retain",
-							"applies only to a state of fixed size on the arm's own clock, without window, discount or restart_every",
-							"pak_ucb and bkb keep their rows (cap bounds them), and a forgetting state is its rows: "
-							"their log is not absorbed.");
 }
 
 /*

@@ -45,8 +45,7 @@ typedef enum SettingScope
 	FOR_GRID,					/* confidence dmm or cmm */
 	FOR_IGP,					/* confidence igp */
 	FOR_FIXED_CHOICE,			/* a policy with a choice of bounds, confidence fixed */
-	FOR_BUDGET,					/* a selector with a budget */
-	FOR_RETAIN					/* a state of fixed size on the arm's own clock (retention.c) */
+	FOR_BUDGET					/* a selector with a budget */
 } SettingScope;
 
 typedef struct SettingDef

@@ -139,9 +139,11 @@ stored_by_rows(const SelectorConfig *cfg)
 }
 
 /*
- * The state stored as `stored` (arm_state.state of arm_id, not NULL),
- * checked against cfg, in the current memory context.  The caller is
- * connected to SPI.
+ * The state stored as `stored` (arm_state.state of arm_id, or its base's
+ * arm_base.state; not NULL), checked against cfg, in the current memory
+ * context.  A base is stored whole even where a checkpoint is stored by
+ * rows (it is written once per retention pass, learning/retention.c): more
+ * than a header is a whole state.  The caller is connected to SPI.
  */
 StateHeader *
 state_store_read(const SelectorConfig *cfg, int32 arm_id, Datum stored, bool read_only)
@@ -151,7 +153,7 @@ state_store_read(const SelectorConfig *cfg, int32 arm_id, Datum stored, bool rea
 	StateHeader *head;
 	StateHeader *st;
 
-	if (!stored_by_rows(cfg))
+	if (!stored_by_rows(cfg) || VARSIZE(raw) > STATE_HEADER_SIZE)
 		return state_check(cfg, raw);
 	head = state_check_head(cfg, raw);
 	st = state_alloc(cfg, head->n, ops->body_size(cfg, head->n));

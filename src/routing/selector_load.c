@@ -273,6 +273,8 @@ counted_positions(Relation rewards, ModelCacheEntry **entries, int narms, LogPos
 	int64		capacity = 64;
 	LogPosition *positions = palloc(sizeof(LogPosition) * capacity);
 
+	bool		unbased = false;	/* an arm without a state */
+
 	*start = LOG_START;
 	*count = 0;
 	for (int i = 0; i < narms; i++)
@@ -281,12 +283,16 @@ counted_positions(Relation rewards, ModelCacheEntry **entries, int narms, LogPos
 		double		c;
 
 		clock_base(entries[i]->fold.st, &q, &c);
+		unbased |= entries[i]->fold.st == NULL;
 		if (i == 0 || log_position_cmp(q, *start) < 0)
 		{
 			*start = q;
 			*count = c;
 		}
 	}
+	/* it ticks the retained log from the rows retention absorbed (learning/clock.c) */
+	if (unbased)
+		*count = clock_origin(clock_arm_ids(entries[0]->cfg.selector_id));
 	*n = 0;
 	for (int i = 0; i < narms; i++)
 	{

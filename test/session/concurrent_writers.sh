@@ -135,8 +135,8 @@ for s in $SELECTORS; do
         check "$s: the log holds between 1 and $TOTAL rewards" \
             is_true "SELECT count(*) BETWEEN 1 AND $TOTAL FROM model_select.rewards WHERE selector = '$s'"
     else
-        check "$s: the log holds exactly $TOTAL rewards" \
-            is_true "SELECT count(*) = $TOTAL FROM model_select.rewards WHERE selector = '$s'"
+        check "$s: the log and the bases (the log's horizon) hold exactly $TOTAL rewards" \
+            is_true "SELECT sum(logged + absorbed) = $TOTAL FROM ms_arm_counts('$s')"
     fi
     rebuild_checks "$s"
 done

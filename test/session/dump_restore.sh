@@ -7,7 +7,9 @@
 # arms whose rewards committed out of reward_id order under a window or a
 # discount (pg_dump writes the log in canonical order, the restore keeps it),
 # and for a selector whose oldest rewards retain absorbed into their arms'
-# bases (dumped; the restored log folds onto them).
+# bases (dumped; the restored log folds onto them), also on the selector's
+# clock (the bases count the selector's rows absorbed, from which the
+# restored log, with new transaction ids, ticks on).
 #
 # Needs PGHOST/PGPORT/PGUSER (see scripts/with-cluster.sh); uses two
 # databases of its own, dropped at the end.
@@ -65,9 +67,17 @@ INSERT INTO model_select.rewards(decision_id, reward) SELECT decision_id, (i % 4
 INSERT INTO model_select.rewards(selector, arm, context, reward)
 SELECT 'k', (ARRAY['a', 'b'])[1 + i % 2], ARRAY[1, sin(i), cos(i)]::float8[], (i % 3) / 3.0 FROM generate_series(1, 20) i;
 SELECT model_select.maintain('k');
+-- the selector's clock, restart_every 8 and no retain: the selector's newest 8 stay (its
+-- periods count from the selector's first reward: the bases must count the 12 absorbed)
+SELECT model_select.create_selector('c', 3, ARRAY['a', 'b'], 'lin_ucb', NULL, '{"restart_every": 8, "clock": "selector"}');
+INSERT INTO model_select.rewards(selector, arm, context, reward)
+SELECT 'c', (ARRAY['a', 'b'])[1 + (i % 5) / 3], ARRAY[sin(i), 1, cos(i)]::float8[], (i % 4) / 4.0 FROM generate_series(1, 20) i;
+SELECT model_select.maintain('c');
 SQL
 check "retain absorbed all but each arm's newest 5 rewards of k" \
-    test "$(q -d "$SRC" -c "SELECT count(*) || ' ' || (SELECT sum(n) FROM model_select.arm_base) FROM model_select.rewards WHERE selector = 'k'")" = "10 30"
+    test "$(q -d "$SRC" -c "SELECT count(*) || ' ' || (SELECT sum(n) FROM model_select.arm_base b JOIN model_select.selectors s USING (selector_id) WHERE s.name = 'k') FROM model_select.rewards WHERE selector = 'k'")" = "10 30"
+check "restart_every absorbed all but the selector's newest 8 rewards of c" \
+    test "$(q -d "$SRC" -c "SELECT count(*) || ' ' || (SELECT sum(n) FROM model_select.arm_base b JOIN model_select.selectors s USING (selector_id) WHERE s.name = 'c') FROM model_select.rewards WHERE selector = 'c'")" = "8 12"
 
 # Rewards committed out of reward_id order, for selectors that weigh rewards
 # by their place in the log (window 1: only the last counts; a discount):
@@ -109,7 +119,7 @@ OUT_OF_ORDER="SELECT count(*) FROM (
       FROM model_select.rewards) r WHERE prev > reward_id"
 check "the source's log holds rewards committed out of reward_id order (2 arms)" \
     test "$(q -d "$SRC" -c "$OUT_OF_ORDER")" = 2
-SCORES="SELECT s, arm, n, mean, width, ucb FROM unnest(ARRAY['d', 'r', 'w', 'g', 'k']) s,
+SCORES="SELECT s, arm, n, mean, width, ucb FROM unnest(ARRAY['d', 'r', 'w', 'g', 'k', 'c']) s,
           LATERAL model_select.scores(s, ARRAY[0.5, -1, 2]::float8[]) ORDER BY s, arm"
 CASCADE_SCORES="SELECT * FROM model_select.cascade_scores('r', ARRAY[0.5, -1, 2]::float8[]) ORDER BY arm"
 q -d "$SRC" -c "$SCORES" > "$WORK/before"
@@ -121,25 +131,26 @@ q -d "$DST" -c "$SCORES" > "$WORK/after"
 check "every score after the restore equals the score before" diff "$WORK/before" "$WORK/after"
 check "every cascade score after the restore equals the score before (a retired arm's observations too)" \
     diff "$WORK/cascade_before" <(q -d "$DST" -c "$CASCADE_SCORES")
-check "the reward log is complete (20 rewards, 6 of a retired arm, and k's 10 retained)" \
-    test "$(q -d "$DST" -c 'SELECT count(*) FROM model_select.rewards')" = 30
-check "the bases are restored (k's 30 absorbed rewards)" \
-    test "$(q -d "$DST" -c 'SELECT sum(n) FROM model_select.arm_base')" = 30
+check "the reward log is complete (20 rewards, 6 of a retired arm, k's 10 and c's 8 retained)" \
+    test "$(q -d "$DST" -c 'SELECT count(*) FROM model_select.rewards')" = 38
+check "the bases are restored (k's 30 and c's 12 absorbed rewards)" \
+    test "$(q -d "$DST" -c 'SELECT sum(n) FROM model_select.arm_base')" = 42
 check "the restored log keeps the canonical order: the same rewards out of reward_id order" \
     test "$(q -d "$DST" -c "$OUT_OF_ORDER")" = 2
 check "arm_stats counts equal the log and the bases" \
-    test "$(q -d "$DST" -c 'SELECT sum(n) FROM model_select.arm_stats')" = 60
-q -d "$DST" -c "SELECT model_select.checkpoint(s) FROM unnest(ARRAY['d', 'r', 'w', 'g', 'k']) s" >/dev/null
+    test "$(q -d "$DST" -c 'SELECT sum(n) FROM model_select.arm_stats')" = 80
+q -d "$DST" -c "SELECT model_select.checkpoint(s) FROM unnest(ARRAY['d', 'r', 'w', 'g', 'k', 'c']) s" >/dev/null
 check "after checkpoint() the restored arm_state holds the whole log and the bases" \
-    test "$(q -d "$DST" -c 'SELECT sum(n) FROM model_select.arm_state')" = 60
+    test "$(q -d "$DST" -c 'SELECT sum(n) FROM model_select.arm_state')" = 80
 check "after checkpoint() every score still equals the score before the restore" \
     diff "$WORK/before" <(q -d "$DST" -c "$SCORES")
 check "the retired arm still refuses new rewards, arm_id given or not (55000)" \
     test "$(for id in NULL "(SELECT a.arm_id FROM model_select.arms a JOIN model_select.selectors s USING (selector_id) WHERE s.name = 'r' AND a.name = 'a')"; do
               q -d "$DST" -v VERBOSITY=verbose -c "INSERT INTO model_select.rewards(selector, arm, context, reward, arm_id)
                 VALUES ('r', 'a', ARRAY[1, 2, 3]::float8[], 0.5, $id)" 2>&1 | grep -c 'ERROR:  55000'; done | tr -d '\n')" = 11
-check "after rebuild_state() (base + retained log) k scores as before the restore" \
-    diff <(grep '^k|' "$WORK/before") <(q -d "$DST" -c "SELECT model_select.rebuild_state('k')" -c "$SCORES" | grep '^k|')
+check "after rebuild_state() (base + retained log) k and c score as before the restore" \
+    diff <(grep '^[kc]|' "$WORK/before") \
+         <(q -d "$DST" -c "SELECT model_select.rebuild_state(s) FROM unnest(ARRAY['k', 'c']) s" -c "$SCORES" | grep '^[kc]|')
 check "routing goes on after the restore (sequences restored)" \
     q -d "$DST" -c "SELECT * FROM model_select.route('d', ARRAY[1, 2, 3]::float8[])"
 check "a reward for a restored decision is accepted once more decisions exist" \

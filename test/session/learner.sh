@@ -11,6 +11,8 @@
 #     postmaster then restarts the server), nothing is lost: every reward a
 #     writer saw committed is in the log, every arm's n equals its log and
 #     every score equals rebuild_state's; the learner is back with a new pid;
+#   - the learner absorbs what a window no longer holds, 4,096 rows or more
+#     at once, and maintain() whatever is due;
 #   - the concurrency suite (concurrent_writers.sh: writers, readers and a
 #     checkpointer at once) passes with the learner running.
 #
@@ -121,6 +123,30 @@ check "after the restart the learner checkpoints new rewards again: no arm is le
 for s in l_lin l_rff l_pak; do rebuild_checks "$s" " (after the kill)"; done
 
 check "the learner logged no error" is_true "SELECT errors = 0 AND running FROM model_select.learner"
+
+# 2b. the log's horizon: the learner absorbs what a window no longer holds,
+# but only 4,096 rows or more at once (a base is rewritten whole)
+q >/dev/null <<'SQL'
+SET client_min_messages = warning;
+SELECT model_select.create_selector('l_win', 4, ARRAY['a'], 'lin_ucb', NULL, '{"window": 10}');
+INSERT INTO model_select.rewards(selector, arm, context, reward)
+SELECT 'l_win', 'a', ms_rand(4), random() FROM generate_series(1, 5000);
+SQL
+horizon() {  # horizon LOGGED ABSORBED: the log and the base hold them (within 10 s)
+    for _ in $(seq 1 100); do
+        [ "$(q -c "SELECT logged || ' ' || absorbed FROM ms_arm_counts('l_win')")" = "$1 $2" ] && return 0
+        sleep 0.1
+    done
+    q -c "SELECT '#   log ' || logged || ', base ' || absorbed FROM ms_arm_counts('l_win')"
+    return 1
+}
+check "the learner absorbs the 4,990 rewards a window of 10 no longer holds" horizon 10 4990
+q -c "INSERT INTO model_select.rewards(selector, arm, context, reward) SELECT 'l_win', 'a', ms_rand(4), random() FROM generate_series(1, 100)" >/dev/null
+sleep 1
+check "... but not 100 more (fewer than 4,096): the log keeps 110 over 20 naptimes" horizon 110 4990
+q -c "SELECT model_select.maintain('l_win')" >/dev/null
+check "... which maintain() absorbs" horizon 10 5090
+rebuild_checks l_win
 
 # 3. the concurrency suite with the learner running (it drops and recreates
 # the learner's database: the learner reconnects)

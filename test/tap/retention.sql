@@ -1,27 +1,53 @@
--- The log's horizon: "retain" absorbs old rewards into their arm's base and
--- deletes them (maintain()), "decision_ttl" removes decisions without a
--- reward.  For every policy retain applies to (policies() whose
--- resolve_settings() take it): after absorption the scores have not moved,
--- and equal rebuild_state()'s (base + retained log) at 1e-9.
+-- The log's horizon: "retain", and without it what a window, discount or
+-- restart_every can no longer count, is absorbed into the arms' bases and
+-- deleted (maintain()); "decision_ttl" removes decisions without a reward.
+-- For every policy, with every forgetting on the arm's and the time clock:
+-- after absorption the scores have not moved (to the bit), and equal
+-- rebuild_state()'s (base + retained log) at 1e-9.
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
 
--- the policies that take retain: those whose state is of fixed size
-CREATE TEMP TABLE retaining AS SELECT p.name AS policy FROM model_select.policies() p WHERE NOT p.keeps_rows;
-SELECT plan(15 + 6 * (SELECT count(*)::int FROM retaining));
-SELECT ok((SELECT array_agg(policy) FROM retaining) @> ARRAY['lin_ucb', 'rff_ucb', 'greedy'],
-          'retain applies to lin_ucb, rff_ucb and greedy (at least)');
-SELECT is((SELECT count(*) FROM retaining r WHERE model_select.resolve_settings(r.policy, NULL, '{"retain": 5}') ? 'retain'),
-          (SELECT count(*) FROM retaining), '... every one of them takes it');
+-- Every policy with retain (pak_ucb and bkb with cap 30, so that they compact
+-- within the 80 rewards an arm gets), and each policy that forgets with
+-- window, discount or restart_every on the arm's and the time clock, with
+-- and without retain: what the forgetting can no longer count leaves the
+-- log without any setting.  kept: the log's rows after maintain() (240
+-- rewards, 3 arms of at least 40; created_at one minute apart up to now()).
+CREATE TEMP TABLE cases (name text, policy text, settings jsonb, kept bigint);
+INSERT INTO cases
+SELECT p.name || '_retain', p.name,
+       CASE WHEN p.keeps_rows THEN '{"retain": 20, "cap": 30}' ELSE '{"retain": 20}' END::jsonb, 60
+  FROM model_select.policies() p;
+INSERT INTO cases
+SELECT p.name || '_' || c.label, p.name, c.settings::jsonb, c.kept
+  FROM model_select.policies() p,
+       (VALUES ('window', '{"window": 15}', 45),                        -- each arm's newest 15
+               ('window_retain', '{"window": 30, "retain": 10}', 30),   -- retain below the window
+               ('discount', '{"discount": 0.7}', 117),                  -- 0.7^39 < 1e-6: 39 each
+               ('restart', '{"restart_every": 25}', 75),
+               ('time_window', '{"clock": "time", "window": "1 hour"}', 61),
+               ('time_half_life', '{"clock": "time", "half_life": "5 minutes"}', 100), -- 5,980 s
+               ('time_restart', '{"clock": "time", "restart_every": "1 hour"}', 61),
+               ('time_retain', '{"clock": "time", "window": "1 hour", "retain": 20}', 60),
+               -- the selector's clock ticks every arm's rows: its newest rows stay
+               ('selector_window', '{"clock": "selector", "window": 15}', 15),
+               ('selector_discount', '{"clock": "selector", "discount": 0.9}', 132), -- 0.9^132 < 1e-6
+               ('selector_restart', '{"clock": "selector", "restart_every": 50}', 50),
+               ('selector_retain', '{"clock": "selector", "window": 30, "retain": 10}', 10),
+               ('selector_retain_interval', '{"clock": "selector", "window": 30, "retain": "1 hour"}', 61)) c(label, settings, kept)
+ WHERE p.forgetting @> ARRAY['window', 'discount', 'restart_every'];
+SELECT plan(16 + 5 * (SELECT count(*)::int FROM cases) + (SELECT count(*)::int FROM cases WHERE name LIKE '%_retain'));
+SELECT is((SELECT array_agg(policy ORDER BY policy) FROM cases WHERE name LIKE '%time_half_life'),
+          ARRAY['greedy', 'lin_ucb', 'pak_ucb', 'rff_ucb'], 'the policies that forget: pak_ucb, lin_ucb, rff_ucb and greedy');
 
 SET LOCAL model_select.checkpoint_threshold = 16;
 SELECT setseed(0.29);
 CREATE TEMP TABLE prompts AS
 SELECT i, ARRAY[random(), random(), random()]::real[] AS e FROM generate_series(1, 240) i;
 
--- Per policy: 240 rewards over 3 arms (routed and rewarded by decision, or
--- by name with a cost), retain 20; scores before and after maintain().
+-- Per case: 240 rewards over 3 arms (routed and rewarded by decision, or
+-- by name with a cost); scores before and after maintain().
 CREATE FUNCTION pg_temp.feed(sel text) RETURNS void LANGUAGE plpgsql AS $f$
 DECLARE
   p record;
@@ -30,55 +56,51 @@ BEGIN
   FOR p IN SELECT * FROM prompts ORDER BY i LOOP
     IF p.i % 2 = 0 THEN
       SELECT * INTO d FROM model_select.route(sel, p.e);
-      INSERT INTO model_select.rewards(decision_id, reward, cost) VALUES (d.decision_id, (p.i % 7) / 7.0, p.i / 100.0);
+      INSERT INTO model_select.rewards(decision_id, reward, cost, created_at)
+      VALUES (d.decision_id, (p.i % 7) / 7.0, p.i / 100.0, now() - (240 - p.i) * interval '1 minute');
     ELSE
-      INSERT INTO model_select.rewards(selector, arm, context, reward)
-      VALUES (sel, 'a' || (p.i % 3), p.e::float8[], (p.i % 5) / 5.0);
+      INSERT INTO model_select.rewards(selector, arm, context, reward, created_at)
+      VALUES (sel, 'a' || (p.i % 3), p.e::float8[], (p.i % 5) / 5.0, now() - (240 - p.i) * interval '1 minute');
     END IF;
   END LOOP;
 END $f$;
 CREATE TEMP TABLE before (policy text, i int, arm text, n bigint, mean float8, width float8);
-CREATE TEMP TABLE counts (policy text, rewards bigint, decisions bigint, rewarded bigint);
-CREATE FUNCTION pg_temp.scores(pol text) RETURNS TABLE (i int, arm text, n bigint, mean float8, width float8)
+CREATE FUNCTION pg_temp.scores(c text) RETURNS TABLE (i int, arm text, n bigint, mean float8, width float8)
 LANGUAGE sql AS $f$
-  SELECT p.i, s.arm, s.n, s.mean, s.width FROM prompts p, model_select.scores('r_' || pol, p.e) s WHERE p.i % 40 = 0
+  SELECT p.i, s.arm, s.n, s.mean, s.width FROM prompts p, model_select.scores('r_' || c, p.e) s WHERE p.i % 40 = 0
 $f$;
 -- rows of `now` that differ from `before` beyond tol (relative), and n's that differ at all
-CREATE FUNCTION pg_temp.moved(pol text, tol float8) RETURNS bigint LANGUAGE sql AS $f$
-  SELECT count(*) FROM before b JOIN pg_temp.scores(pol) s USING (i, arm)
-   WHERE b.policy = pol AND (s.n <> b.n
+CREATE FUNCTION pg_temp.moved(c text, tol float8) RETURNS bigint LANGUAGE sql AS $f$
+  SELECT count(*) FROM before b FULL JOIN (SELECT * FROM pg_temp.scores(c)) s USING (i, arm)
+   WHERE b.policy = c AND (s.n IS DISTINCT FROM b.n
       OR abs(s.mean - b.mean) > tol * greatest(1, abs(b.mean)) OR abs(s.width - b.width) > tol * greatest(1, abs(b.width)))
+      OR b.policy IS NULL
+$f$;
+CREATE FUNCTION pg_temp.logged(c text) RETURNS bigint LANGUAGE sql AS $f$
+  SELECT count(*) FROM model_select.rewards w JOIN model_select.selectors s USING (selector_id) WHERE s.name = 'r_' || c
+$f$;
+CREATE FUNCTION pg_temp.absorbed(c text) RETURNS bigint LANGUAGE sql AS $f$
+  SELECT coalesce(sum(b.n), 0)::bigint FROM model_select.arm_base b JOIN model_select.selectors s USING (selector_id)
+   WHERE s.name = 'r_' || c
 $f$;
 
-SELECT model_select.create_selector('r_' || policy, 3, ARRAY['a0', 'a1', 'a2'], policy, NULL, '{"retain": 20}')
-  FROM retaining;
-SELECT pg_temp.feed('r_' || policy) FROM retaining;
-INSERT INTO before SELECT r.policy, s.* FROM retaining r, pg_temp.scores(r.policy) s;
-INSERT INTO counts
-SELECT r.policy, (SELECT count(*) FROM model_select.rewards w JOIN model_select.selectors s USING (selector_id)
-                   WHERE s.name = 'r_' || r.policy),
-       (SELECT count(*) FROM model_select.decisions d JOIN model_select.selectors s USING (selector_id)
-         WHERE s.name = 'r_' || r.policy), 0
-  FROM retaining r;
-SELECT ok(model_select.maintain('r_' || policy) >= 0, policy || ': maintain() runs') FROM retaining;
-SELECT is((SELECT array_agg(c ORDER BY arm) FROM (
-             SELECT w.arm, count(*) AS c FROM model_select.rewards w JOIN model_select.selectors s USING (selector_id)
-              WHERE s.name = 'r_' || r.policy GROUP BY w.arm) x), ARRAY[20, 20, 20]::bigint[],
-          r.policy || ': each arm keeps its newest 20 rewards in the log')
-  FROM retaining r;
-SELECT is((SELECT sum(b.n)::bigint FROM model_select.arm_base b JOIN model_select.selectors s USING (selector_id)
-            WHERE s.name = 'r_' || r.policy), c.rewards - 60,
-          r.policy || ': the bases hold the other rewards')
-  FROM retaining r JOIN counts c USING (policy);
+SET LOCAL client_min_messages = warning;  -- the arm's clock's NOTICE
+SELECT model_select.create_selector('r_' || name, 3, ARRAY['a0', 'a1', 'a2'], policy, NULL, settings) FROM cases;
+RESET client_min_messages;
+SELECT pg_temp.feed('r_' || name) FROM cases;
+INSERT INTO before SELECT c.name, s.* FROM cases c, pg_temp.scores(c.name) s;
+SELECT ok(model_select.maintain('r_' || name) >= 0, name || ': maintain() runs') FROM cases;
+SELECT is(pg_temp.logged(name), kept, name || ': the log keeps ' || kept || ' rewards') FROM cases;
+SELECT is(pg_temp.absorbed(name), 240 - kept, name || ': the bases hold the other ' || 240 - kept) FROM cases;
 SELECT is((SELECT count(*) FROM model_select.decisions d JOIN model_select.selectors s USING (selector_id)
-            WHERE s.name = 'r_' || r.policy
+            WHERE s.name = 'r_' || c.name
               AND NOT EXISTS (SELECT FROM model_select.rewards w WHERE w.decision_id = d.decision_id)), 0::bigint,
-          r.policy || ': the decisions of absorbed rewards are deleted with them')
-  FROM retaining r;
-SELECT is(pg_temp.moved(policy, 0), 0::bigint, policy || ': no score or n moved (to the bit)') FROM retaining;
-SELECT model_select.rebuild_state('r_' || policy) FROM retaining;
-SELECT is(pg_temp.moved(policy, 1e-9), 0::bigint, policy || ': rebuild_state() (base + retained log) gives the same scores (1e-9)')
-  FROM retaining;
+          c.name || ': the decisions of absorbed rewards are deleted with them')
+  FROM cases c WHERE c.name LIKE '%_retain';
+SELECT is(pg_temp.moved(name, 0), 0::bigint, name || ': no score or n moved (to the bit)') FROM cases;
+SELECT model_select.rebuild_state('r_' || name) FROM cases;
+SELECT is(pg_temp.moved(name, 1e-9), 0::bigint, name || ': rebuild_state() (base + retained log) gives the same scores (1e-9)')
+  FROM cases;
 
 -- an interval: rewards created before now() - 1 day are absorbed, the rest kept
 SELECT model_select.create_selector('r_time', 3, ARRAY['a0'], 'lin_ucb', NULL, '{"retain": "1 day"}');
@@ -94,29 +116,37 @@ SELECT ok((SELECT abs(s.mean - b.mean) <= 1e-9 AND abs(s.width - b.width) <= 1e-
              FROM model_select.scores('r_time', ARRAY[0.3, 0.2, 0.1]) s, time_before b),
           '... and rebuild_state() gives the same score, of 50 rewards');
 
--- retain where a base cannot hold the state
-SELECT throws_ok($$SELECT model_select.create_selector('r_pak', 3, ARRAY['a'], 'pak_ucb', NULL, '{"retain": 10}')$$,
-                 '22023', NULL, 'retain is refused for pak_ucb');
-SELECT throws_ok($$SELECT model_select.create_selector('r_win', 3, ARRAY['a'], 'lin_ucb', NULL, '{"retain": 10, "window": 50}')$$,
-                 '22023', NULL, 'retain is refused with a window');
-SELECT throws_ok($$SELECT model_select.create_selector('r_disc', 3, ARRAY['a'], 'lin_ucb', NULL,
-                   '{"retain": 10, "discount": 0.99, "clock": "selector"}')$$,
-                 '22023', NULL, 'retain is refused with a discount on the selector''s clock');
-SELECT throws_ok($$SELECT model_select.create_selector('r_t', 3, ARRAY['a'], 'lin_ucb', NULL,
-                   '{"retain": 10, "clock": "time", "half_life": "1 day"}')$$,
-                 '22023', NULL, 'retain is refused on the time clock');
+-- On the selector's clock an arm added after a pass ticks on from the rows
+-- absorbed (every base counts them): before its first checkpoint, after it
+-- and from scratch.
+SELECT model_select.add_arm('r_lin_ucb_selector_window', 'a3');
+INSERT INTO model_select.rewards(selector, arm, context, reward)
+SELECT 'r_lin_ucb_selector_window', 'a' || (p.i % 4), p.e::float8[], (p.i % 3) / 3.0 FROM prompts p WHERE p.i <= 6 ORDER BY p.i;
+DELETE FROM before WHERE policy = 'lin_ucb_selector_window';
+INSERT INTO before SELECT 'lin_ucb_selector_window', s.* FROM pg_temp.scores('lin_ucb_selector_window') s;
+SELECT is((SELECT count(*) FROM before WHERE policy = 'lin_ucb_selector_window' AND arm = 'a3' AND n = 1), 6::bigint,
+          'selector clock: an arm added after absorption scores with its first reward');
+SELECT model_select.checkpoint('r_lin_ucb_selector_window');
+SELECT is(pg_temp.moved('lin_ucb_selector_window', 0), 0::bigint, '... a checkpoint moves no score (to the bit)');
+SELECT model_select.rebuild_state('r_lin_ucb_selector_window');
+SELECT is(pg_temp.moved('lin_ucb_selector_window', 1e-9), 0::bigint, '... nor does rebuild_state() (1e-9)');
+SELECT model_select.maintain('r_lin_ucb_selector_window');
+SELECT is(pg_temp.logged('lin_ucb_selector_window'), 15::bigint, '... and a second pass keeps the selector''s newest 15');
+SELECT is(pg_temp.moved('lin_ucb_selector_window', 0), 0::bigint, '... moving no score (to the bit)');
+SELECT model_select.rebuild_state('r_lin_ucb_selector_window');
+SELECT is(pg_temp.moved('lin_ucb_selector_window', 1e-9), 0::bigint, '... and rebuild_state() gives the same (1e-9)');
 
 -- settings changes
-SELECT lives_ok($$SELECT model_select.alter_selector('r_lin_ucb', '{"retain": 30}')$$,
+SELECT lives_ok($$SELECT model_select.alter_selector('r_lin_ucb_retain', '{"retain": 30}')$$,
                 'changing retain alone keeps the bases');
 SELECT is((SELECT count(*) FROM model_select.arm_base b JOIN model_select.selectors s USING (selector_id)
-            WHERE s.name = 'r_lin_ucb'), 3::bigint, '... (three)');
-SELECT is(pg_temp.moved('lin_ucb', 1e-9), 0::bigint, '... and the scores');
-SELECT model_select.alter_selector('r_lin_ucb', '{"alpha": 2}');
+            WHERE s.name = 'r_lin_ucb_retain'), 3::bigint, '... (three)');
+SELECT is(pg_temp.moved('lin_ucb_retain', 1e-9), 0::bigint, '... and the scores');
+SELECT model_select.alter_selector('r_lin_ucb_retain', '{"alpha": 2}');
 SELECT is((SELECT count(*) FROM model_select.arm_base b JOIN model_select.selectors s USING (selector_id)
-            WHERE s.name = 'r_lin_ucb'), 0::bigint,
+            WHERE s.name = 'r_lin_ucb_retain'), 0::bigint,
           'another change re-learns from the retained log only (a NOTICE says so): the bases go');
-SELECT is((SELECT sum(n)::bigint FROM model_select.arm_stats WHERE selector = 'r_lin_ucb'), 60::bigint,
+SELECT is((SELECT sum(n)::bigint FROM model_select.arm_stats WHERE selector = 'r_lin_ucb_retain'), 60::bigint,
           '... and the arms hold the 60 retained rewards');
 
 -- decision_ttl

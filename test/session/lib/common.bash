@@ -156,15 +156,16 @@ CREATE FUNCTION ms_diff(l1 text, l2 text, sel text) RETURNS SETOF text LANGUAGE 
      WHERE a.n IS DISTINCT FROM b.n
 $$;
 -- arms whose arm_stats.n differs from the count of their rows in the log
+-- each arm's rewards: in its log, and absorbed into its base (the log's horizon)
+CREATE FUNCTION ms_arm_counts(sel text) RETURNS TABLE (arm text, logged bigint, absorbed bigint) LANGUAGE sql AS $$
+    SELECT a.name, (SELECT count(*) FROM model_select.rewards r WHERE r.arm_id = a.arm_id),
+           coalesce((SELECT b.n FROM model_select.arm_base b WHERE b.arm_id = a.arm_id), 0)
+      FROM model_select.arms a JOIN model_select.selectors s USING (selector_id) WHERE s.name = sel
+$$;
 CREATE FUNCTION ms_count_diff(sel text) RETURNS SETOF text LANGUAGE sql AS $$
-    SELECT format('arm %s: arm_stats.n %s, log %s', st.arm, st.n, coalesce(c.cnt, 0))
-      FROM model_select.arm_stats st
-      LEFT JOIN (SELECT a.name AS arm, count(*) AS cnt
-                   FROM model_select.rewards r
-                   JOIN model_select.arms a ON a.arm_id = r.arm_id
-                   JOIN model_select.selectors s ON s.selector_id = a.selector_id
-                  WHERE s.name = sel GROUP BY a.name) c ON c.arm = st.arm
-     WHERE st.selector = sel AND st.n IS DISTINCT FROM coalesce(c.cnt, 0)
+    SELECT format('arm %s: arm_stats.n %s, log %s, base %s', st.arm, st.n, c.logged, c.absorbed)
+      FROM model_select.arm_stats st JOIN ms_arm_counts(sel) c USING (arm)
+     WHERE st.selector = sel AND st.n IS DISTINCT FROM c.logged + c.absorbed
 $$;
 SQL
 )
@@ -185,7 +186,7 @@ no_rows() {
 rebuild_checks() {  # rebuild_checks SELECTOR [TAG]
     local sel=$1 tag=${2:-}
     q -c "SELECT ms_take('live', '$sel')" >/dev/null
-    check "$sel$tag: arm_stats.n of every arm equals its count in the reward log" \
+    check "$sel$tag: arm_stats.n of every arm equals its count in the reward log and its base" \
         no_rows "SELECT * FROM ms_count_diff('$sel')"
     if has_function checkpoint; then
         check "$sel$tag: checkpoint() succeeds" q -c "SELECT model_select.checkpoint('$sel')" -o /dev/null
