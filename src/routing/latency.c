@@ -186,7 +186,7 @@ model_select_route_timed(PG_FUNCTION_ARGS)
 		return model_select_route(fcinfo);
 	INSTR_TIME_SET_CURRENT(start);
 	result = model_select_route(fcinfo);
-	arm = GetAttributeByNum(DatumGetHeapTupleHeader(result), 2, &isnull);
+	arm = GetAttributeByName(DatumGetHeapTupleHeader(result), "arm", &isnull);
 	if (!isnull)
 		record(text_to_cstring(PG_GETARG_TEXT_PP(0)), TextDatumGetCString(arm), CALL_ROUTE,
 			   elapsed_ms(start));

@@ -125,10 +125,11 @@ check "the learner published versions during the burst (before its stop: $publis
 check "the readers scored from published versions" \
     is_true "SELECT sum(shared_hits) > 0 AND count(*) = $READERS FROM reader_stats"
 echo "# $(q -c "SELECT count(*) FROM obs") scores recorded; learner: $(q -c "SELECT 'passes ' || passes || ', versions ' || versions_published FROM model_select.learner")"
-# learner_versions: once the learner has caught up, each arm's newest final version holds
+# learner_versions: once the learner has caught up (up to 30 s: on a loaded machine its last
+# passes can take seconds), each arm's newest final version holds
 # every reward of the log (all are final now), so nothing is logged after it
 caught_up_versions() {
-    for _ in $(seq 1 100); do
+    for _ in $(seq 1 300); do
         [ "$(q -c "SELECT count(DISTINCT (selector, arm)) = 6 AND bool_and(lag_rewards = 0)
                      FROM (SELECT DISTINCT ON (selector, arm) * FROM model_select.learner_versions
                             WHERE final AND NOT stale AND selector IN ('b_lin', 'b_rff')
