@@ -10,19 +10,30 @@
 #define MODEL_SELECT_CONFIG_H
 
 /*
- * A policy's tag, stored in every arm state's header: never renumber.  What
- * each policy is and can do is its PolicyOps (model/registry.h).
+ * The registry: one line per policy, X(name, tag, value), in the order
+ * error messages and policies() list them.  name_ops is the policy's
+ * PolicyOps (model/registry.h), which says what it is and can do; value is
+ * its tag's, stored in every arm state's header: never reuse or change one.
+ * The tags (PolicyKind), the descriptors' declarations and the table of
+ * policies (policy/registry.c) are made from this list.
  */
+#define POLICY_LIST(X) \
+	X(pak_ucb, POLICY_PAK_UCB, 0) \
+	X(rff_ucb, POLICY_RFF_UCB, 4) \
+	X(bkb, POLICY_BKB, 5) \
+	X(lin_ucb, POLICY_LIN_UCB, 1) \
+	X(greedy, POLICY_GREEDY, 2) \
+	X(random, POLICY_RANDOM, 3)
+
+#define POLICY_TAG(name, tag, value) tag = value,
+#define POLICY_ONE(name, tag, value) + 1
 typedef enum PolicyKind
 {
-	POLICY_PAK_UCB,
-	POLICY_LIN_UCB,
-	POLICY_GREEDY,
-	POLICY_RANDOM,
-	POLICY_RFF_UCB,
-	POLICY_BKB,
-	POLICY_COUNT
+	POLICY_LIST(POLICY_TAG)
+	POLICY_COUNT = 0 POLICY_LIST(POLICY_ONE)
 } PolicyKind;
+#undef POLICY_TAG
+#undef POLICY_ONE
 
 typedef enum KernelKind
 {

@@ -142,12 +142,10 @@ typedef struct PolicyOps
 	.build = prefix##_build, .append = prefix##_append, \
 	.decode = prefix##_decode, .score = prefix##_score, .body_size = prefix##_body
 
-extern const PolicyOps pak_ucb_ops;
-extern const PolicyOps rff_ucb_ops;
-extern const PolicyOps bkb_ops;
-extern const PolicyOps lin_ucb_ops;
-extern const PolicyOps greedy_ops;
-extern const PolicyOps random_ops;
+/* Each registered policy's descriptor, name_ops (POLICY_LIST, config.h). */
+#define POLICY_OPS_DECLARE(name, tag, value) extern const PolicyOps name##_ops;
+POLICY_LIST(POLICY_OPS_DECLARE)
+#undef POLICY_OPS_DECLARE
 
 extern const PolicyOps *policy_ops(PolicyKind policy);
 extern PolicyKind policy_from_name(const char *name);

@@ -14,15 +14,12 @@
 #include "policy/rff_features.h"
 #include "model/registry.h"
 
-/* Every policy, in the order error messages list them. */
+/* Every policy, in the order error messages list them (POLICY_LIST, config.h). */
+#define POLICY_OPS_ENTRY(name, tag, value) &name##_ops,
 static const PolicyOps *const policies[] = {
-	&pak_ucb_ops,
-	&rff_ucb_ops,
-	&bkb_ops,
-	&lin_ucb_ops,
-	&greedy_ops,
-	&random_ops,
+	POLICY_LIST(POLICY_OPS_ENTRY)
 };
+#undef POLICY_OPS_ENTRY
 
 StaticAssertDecl(lengthof(policies) == POLICY_COUNT, "one registry entry per PolicyKind");
 
