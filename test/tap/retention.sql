@@ -28,10 +28,7 @@ SELECT p.name || '_' || c.label, p.name, c.settings::jsonb, c.kept
                ('restart', '{"restart_every": 25}', 75),
                ('time_window', '{"clock": "time", "window": "1 hour"}', 61),
                ('time_half_life', '{"clock": "time", "half_life": "5 minutes"}', 100), -- 5,980 s
-               -- (no restart_every on the time clock: rebuild_state() differs from the live
-               -- scores when an arm has no row in the current period, already in 0.2.0 and
-               -- without retention; its periods start at the hour, so such a case would fail
-               -- only when run in the first minutes of an hour)
+               ('time_restart', '{"clock": "time", "restart_every": "1 hour"}', 61),
                ('time_retain', '{"clock": "time", "window": "1 hour", "retain": 20}', 60),
                -- the selector's clock ticks every arm's rows: its newest rows stay
                ('selector_window', '{"clock": "selector", "window": 15}', 15),
@@ -72,11 +69,14 @@ CREATE FUNCTION pg_temp.scores(c text) RETURNS TABLE (i int, arm text, n bigint,
 LANGUAGE sql AS $f$
   SELECT p.i, s.arm, s.n, s.mean, s.width FROM prompts p, model_select.scores('r_' || c, p.e) s WHERE p.i % 40 = 0
 $f$;
--- rows of `now` that differ from `before` beyond tol (relative), and n's that differ at all
+-- rows of `now` that differ from `before` beyond tol (relative), and n's that differ at all;
+-- equal values are equal first, as an arm with no row that counts scores Infinity (on the time
+-- clock with restart_every, in the first minutes of an hour) and Infinity - Infinity is NaN
 CREATE FUNCTION pg_temp.moved(c text, tol float8) RETURNS bigint LANGUAGE sql AS $f$
   SELECT count(*) FROM before b FULL JOIN (SELECT * FROM pg_temp.scores(c)) s USING (i, arm)
    WHERE b.policy = c AND (s.n IS DISTINCT FROM b.n
-      OR abs(s.mean - b.mean) > tol * greatest(1, abs(b.mean)) OR abs(s.width - b.width) > tol * greatest(1, abs(b.width)))
+      OR (s.mean IS DISTINCT FROM b.mean AND NOT abs(s.mean - b.mean) <= tol * greatest(1, abs(b.mean)))
+      OR (s.width IS DISTINCT FROM b.width AND NOT abs(s.width - b.width) <= tol * greatest(1, abs(b.width))))
       OR b.policy IS NULL
 $f$;
 CREATE FUNCTION pg_temp.logged(c text) RETURNS bigint LANGUAGE sql AS $f$
