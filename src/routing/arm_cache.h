@@ -52,7 +52,9 @@ typedef struct ModelCacheEntry
  * LOAD_OWN folds the final ones into this backend's base (no learner);
  * LOAD_FOLLOW takes the newest base the learner published and folds the rest
  * only onto a copy of it, the overlay, so that a reward is folded once per
- * server rather than once per backend; LOAD_PUBLISH is the learner's: it
+ * server rather than once per backend (the overlay is published in turn,
+ * and so is a base folded here when the learner lags: model_absorb.c);
+ * LOAD_PUBLISH is the learner's: it
  * folds the final rows into its base and publishes it, and a fixed-size
  * state's overlay too; LOAD_PUBLISH_FIXED publishes fixed-size states only
  * (a growing one, pak_ucb's or bkb's, is copied whole at every version: the

@@ -2,8 +2,9 @@
  * model_absorb.c — bringing an arm cache entry (model_cache.c) to the rows
  * its statement sees after its base: the final ones join the base, the
  * others are folded onto a copy of it, the overlay; with the learner
- * process, the versions it publishes (shared_cache.c) stand in for both
- * (LoadMode, arm_cache.h); and the decoded model handed out.
+ * process, the versions it and the other backends publish (shared_cache.c)
+ * stand in for both (LoadMode, arm_cache.h); and the decoded model handed
+ * out.
  */
 #include "postgres.h"
 
