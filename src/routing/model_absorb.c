@@ -363,6 +363,7 @@ model_cache_absorb(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint
 				   FullTransactionId horizon, double now, LoadMode mode)
 {
 	uint64		split = first;
+	bool		growing = policy_ops(entry->cfg.policy)->keeps_rows;
 
 	entry->now = now;
 	while (split < last && FullTransactionIdPrecedes(fold_row_position(tt, split).tx, horizon))
@@ -388,13 +389,12 @@ model_cache_absorb(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint
 	if (split > first)
 	{
 		entry_extend_base(entry, tt, first, split, horizon);
-		if (mode == LOAD_FOLLOW)
-			entry_publish(entry);	/* the learner lags: our base is newer */
+		/* the learner lags: our base is newer (a growing one is copied whole: the learner's) */
+		if (mode == LOAD_FOLLOW && !growing)
+			entry_publish(entry);
 	}
 	if (LOAD_PUBLISHES(mode))
 	{
-		bool		growing = policy_ops(entry->cfg.policy)->keeps_rows;
-
 		/* the learner scores nothing: nothing is decoded */
 		entry_drop_base_model(entry);
 		/* (a base published already is found, not copied again) */
