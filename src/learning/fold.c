@@ -90,14 +90,15 @@ fold_row_position(SPITupleTable *tt, uint64 row)
 }
 
 /*
- * Row i's context as stored, a float8[].  A reward by decision_id stores
- * none (FOLD_CONTEXT): the SQL that reads the log joins its decision's, but
- * the readers, which read the log through its index (selector_load.c),
- * leave it NULL, and it is read here, through the decisions' primary key
- * (*decisions: opened at the first need), only for the rows a fold takes:
- * the rows a published version or a kept overlay already holds need only
- * their positions.  The row is visible, so its decision is; a real[] one,
- * read as float8, is the same values.
+ * Row i's context as stored: its own float8[], or its decision's.  A reward
+ * by decision_id stores none (FOLD_CONTEXT): the SQL that reads the log
+ * joins its decision's, but the readers, which read the log through its
+ * index (selector_load.c), leave it NULL, and it is read here, through the
+ * decisions' primary key (*decisions: opened at the first need), only for
+ * the rows a fold takes: the rows a published version or a kept overlay
+ * already holds need only their positions.  The row is visible, so its
+ * decision is; a real[] context is returned as it is, and
+ * context_from_array() reads it as the same float8 values.
  */
 static Datum
 row_context(SPITupleTable *tt, uint64 i, Relation *decisions)
@@ -116,8 +117,6 @@ row_context(SPITupleTable *tt, uint64 i, Relation *decisions)
 	bool		isnull;
 	Datum		ctx = SPI_getbinval(tt->vals[i], tt->tupdesc, FOLD_COL_CONTEXT, &isnull);
 	Datum		decision;
-	double	   *x;
-	int			n;
 
 	if (!isnull)
 		return ctx;
@@ -130,10 +129,7 @@ row_context(SPITupleTable *tt, uint64 i, Relation *decisions)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("a logged reward has no context and no decision that holds one")));
-	if (!context_null[DECISION_CONTEXT])
-		return context[DECISION_CONTEXT];
-	x = float_array(DatumGetArrayTypeP(context[DECISION_CONTEXT_REAL]), &n, "context", NULL);
-	return PointerGetDatum(float8_array(x, NULL, n));
+	return context_null[DECISION_CONTEXT] ? context[DECISION_CONTEXT_REAL] : context[DECISION_CONTEXT];
 }
 
 /*
