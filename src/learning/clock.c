@@ -40,9 +40,9 @@ clock_base(const StateHeader *st, LogPosition *q, double *count)
 	*count = 0;
 	if (st != NULL)
 	{
-		memcpy(&tx, STATE_BODY(st), sizeof(tx));
-		memcpy(&q->seq, STATE_BODY(st) + 1, sizeof(q->seq));
-		*count = STATE_BODY(st)[2];
+		memcpy(&tx, STATE_BODY(st) + CLOCK_Q_TX, sizeof(tx));
+		memcpy(&q->seq, STATE_BODY(st) + CLOCK_Q_SEQ, sizeof(q->seq));
+		*count = STATE_BODY(st)[CLOCK_C];
 	}
 	q->tx = FullTransactionIdFromU64(tx);
 }
@@ -52,9 +52,9 @@ clock_set_base(StateHeader *st, LogPosition q, double count)
 {
 	uint64		tx = U64FromFullTransactionId(q.tx);
 
-	memcpy(STATE_BODY(st), &tx, sizeof(tx));
-	memcpy(STATE_BODY(st) + 1, &q.seq, sizeof(q.seq));
-	STATE_BODY(st)[2] = count;
+	memcpy(STATE_BODY(st) + CLOCK_Q_TX, &tx, sizeof(tx));
+	memcpy(STATE_BODY(st) + CLOCK_Q_SEQ, &q.seq, sizeof(q.seq));
+	STATE_BODY(st)[CLOCK_C] = count;
 }
 
 /*

@@ -111,15 +111,16 @@ double
 clock_origin(Datum arm_ids)
 {
 	static SPIPlanPtr plan = NULL;
-	Oid			types[1] = {INT4ARRAYOID};
-	Datum		args[1] = {arm_ids};
+	Oid			types[2] = {INT4ARRAYOID, INT4OID};
+	/* the 8 bytes of C in the stored state (a bytea of the StateHeader after its length), 1-based */
+	Datum		args[2] = {arm_ids,
+		Int32GetDatum(STATE_HEADER_SIZE - VARHDRSZ + CLOCK_C * sizeof(double) + 1)};
 	bool		isnull;
 	bytea	   *head;
 	double		count;
 
-	/* the 8 bytes of C: body[2] of the state, after its 4-byte length */
-	spi_execute(spi_plan(&plan, "SELECT pg_catalog.substring(b.state, 37, 8) FROM model_select.arm_base b"
-						 " WHERE b.arm_id = ANY ($1) AND b.state IS NOT NULL LIMIT 1", 1, types),
+	spi_execute(spi_plan(&plan, "SELECT pg_catalog.substring(b.state, $2, 8) FROM model_select.arm_base b"
+						 " WHERE b.arm_id = ANY ($1) AND b.state IS NOT NULL LIMIT 1", 2, types),
 				args, NULL, true, 1, SPI_OK_SELECT, "read the selector's absorbed count");
 	if (SPI_processed == 0)
 		return 0;

@@ -19,6 +19,9 @@
 #include "model/state_layout.h"
 
 /* A clocked state's body: Q (tx and seq, their bits in two float8 slots), C, then the rows. */
+#define CLOCK_Q_TX 0
+#define CLOCK_Q_SEQ 1
+#define CLOCK_C 2
 #define CLOCK_HEAD 3
 #define CLOCK_TICKS(st) (STATE_BODY(st) + CLOCK_HEAD)
 #define CLOCK_REWARDS(st) (CLOCK_TICKS(st) + (st)->n)

@@ -178,7 +178,7 @@ clocked_check(const SelectorConfig *cfg, const StateHeader *st,
 			  bool (*ordered) (const double *ticks, int i, double count))
 {
 	const double *ticks = CLOCK_TICKS(st);
-	double		count = STATE_BODY(st)[2];
+	double		count = STATE_BODY(st)[CLOCK_C];
 
 	for (int i = 0; i < st->n; i++)
 		if (!ordered(ticks, i, count) || !isfinite(CLOCK_REWARDS(st)[i]))
