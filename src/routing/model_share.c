@@ -107,9 +107,10 @@ entry_share(ModelCacheEntry *entry)
 }
 
 /*
- * The learner's side: a copy of its own base, grown since, becomes the
- * arm's newest shared base (the older ones go stale); the learner keeps its
- * own copy to grow further, so a version costs one copy.
+ * The learner's side (and a follower's while the learner lags): a copy of
+ * its own base, grown since, becomes the arm's newest shared base (the
+ * older ones go stale); the entry keeps its own copy to grow further, so a
+ * version costs one copy.
  */
 void
 entry_publish(ModelCacheEntry *entry)
@@ -123,9 +124,10 @@ entry_publish(ModelCacheEntry *entry)
 }
 
 /*
- * The learner's version with rows that are not final yet: its overlay, for
+ * A version with rows that are not final yet: the entry's overlay, for
  * readers that see exactly those rows (a fixed-size state only: a growing
- * one is copied whole at every version).
+ * one is copied whole at every version).  The learner's, or a follower's
+ * (entry_share_overlay()).
  */
 void
 entry_publish_overlay(ModelCacheEntry *entry)
