@@ -78,18 +78,24 @@ measure() {  # measure MODE: start, score from $BACKENDS sessions, sum their mem
     done
     pids=$(q -c "SELECT pid FROM pg_stat_activity WHERE application_name = 'ms_mem_score' AND query LIKE '%pg_sleep%'")
     [ "$(wc -w <<<"$pids")" = "$BACKENDS" ] || { echo "only $(wc -w <<<"$pids") of $BACKENDS backends scored" >&2; exit 1; }
-    local rss=0 pss=0 priv=0 lo= hi=0 d
+    local rss=0 pss=0 priv=0 lo= hi=0 d anon=0 shm=0 shm_hi=0 s
     for pid in $pids; do
         rss=$((rss + $(field "$pid" Rss)))
         pss=$((pss + $(field "$pid" Pss)))
+        anon=$((anon + $(field "$pid" Pss_Anon)))
+        s=$(field "$pid" Pss_Shmem)
+        shm=$((shm + s))
+        [ "$s" -gt "$shm_hi" ] && shm_hi=$s
         d=$(field "$pid" Private_Dirty)
         priv=$((priv + d))
         [ -z "$lo" ] || [ "$d" -lt "$lo" ] && lo=$d
         [ "$d" -gt "$hi" ] && hi=$d
     done
     SPREAD[$mode]="$(mb "$lo") – $(mb "$hi")"
+    SPLIT[$mode]="$anon $shm $shm_hi"
     pid=$(q -c "SELECT pid FROM pg_stat_activity WHERE application_name = 'ms_mem_idle'")
     R[$mode]="$rss $pss $priv $(field "$pid" Rss) $(field "$pid" Pss) $(field "$pid" Private_Dirty)"
+    IDLE_ANON[$mode]=$(field "$pid" Pss_Anon)
     SHARED[$mode]=$(q -c "SELECT coalesce(shared_bytes / 1024, 0) FROM model_select.cache_stats()")
     q -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE 'ms_mem%'" >/dev/null
     wait
@@ -97,7 +103,7 @@ measure() {  # measure MODE: start, score from $BACKENDS sessions, sum their mem
 }
 
 mb() { awk -v k="$1" 'BEGIN { printf "%.0f MB", k / 1024 }'; }
-declare -A R SHARED SPREAD
+declare -A R SHARED SPREAD SPLIT IDLE_ANON
 as_server sh -c "printf '%s\n' \"shared_preload_libraries = 'model_select'\" \
     \"model_select.shared_cache_size = '256MB'\" >> '$CL/mem/postgresql.conf'"
 measure shared
@@ -106,7 +112,10 @@ SHARED_KB=${SHARED[shared]}
 bound=$(( (SHARED_KB + BACKENDS * ip2) * 12 / 10 ))
 verdict=met; [ "$p2" -le "$bound" ] || verdict="NOT met"
 target_line="Target: summed Pss with the shared cache $(mb "$p2") <= 1.2 x (shared cache $(mb "$SHARED_KB") + $BACKENDS x idle Pss $ip2 kB) = $(mb "$bound"): $verdict"
+read -r anon2 shm2 shmhi2 <<<"${SPLIT[shared]}"
+split_line="Of the summed Pss with the shared cache: $(mb "$anon2") the backends' own pages (Pss_Anon; $(mb $((BACKENDS * ${IDLE_ANON[shared]}))) for $BACKENDS idle ones), $(mb "$shm2") shared memory (Pss_Shmem: their share of the shared cache and of the shared_buffers pages they read); one backend maps $(mb "$shmhi2") of shared memory (the one that loaded the checkpoints: after a restart the checkpoints' pages in shared_buffers are mapped by it alone)."
 if [ -n "${MS_MEMORY_CHECK:-}" ]; then
+    echo "$split_line"
     echo "$target_line"
     [ "$verdict" = met ]
     exit
@@ -129,4 +138,5 @@ echo "| Private_Dirty sum + shared cache | $(mb "$d1") | $(mb $((d2 + SHARED_KB)
 echo "| an idle backend (Rss / Pss / Private_Dirty) | $ir1 / $ip1 / $id1 kB | $ir2 / $ip2 / $id2 kB | |"
 echo "| shared cache (cache_stats().shared_bytes) | - | $(mb "$SHARED_KB") | |"
 echo
+echo "$split_line"
 echo "$target_line"
