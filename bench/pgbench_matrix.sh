@@ -21,7 +21,7 @@ for setup in ${MS_PGBENCH_SETUPS:-plain preloaded learner}; do
     case $setup in
         plain) ;;
         preloaded) opts="$opts -c shared_preload_libraries=model_select" ;;
-        learner) opts="$opts -c shared_preload_libraries=model_select -c model_select.learner_database=ms_pgbench" ;;
+        learner) opts="$opts -c shared_preload_libraries=model_select -c model_select.learner_databases=ms_pgbench" ;;
         *) echo "unknown set-up $setup (plain, preloaded, learner)" >&2; exit 1 ;;
     esac
     echo

@@ -10,6 +10,7 @@ CREATE FUNCTION model_select.learner_status(
     OUT last_pass timestamptz, OUT passes bigint, OUT arms_checkpointed bigint,
     OUT rewards_folded bigint, OUT selectors_skipped bigint, OUT errors bigint,
     OUT versions_published bigint)
+    RETURNS SETOF record
     AS 'MODULE_PATHNAME', 'model_select_learner_status' LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 
 CREATE VIEW model_select.learner AS SELECT * FROM model_select.learner_status();
@@ -54,9 +55,9 @@ SELECT s.name AS selector, a.name AS arm, v.checkpoint_version, v.rewards, v.fin
 COMMENT ON FUNCTION model_select.maintain(text) IS
 'Checkpoints every due arm of the selector (admin right), or of every selector the caller administers, now; skips what another transaction holds. Returns the rewards folded. The learner process does this in the background when preloaded.';
 COMMENT ON FUNCTION model_select.learner_status() IS
-'The learner process (model_select.learner_database, preloaded): whether it runs, its pid, database, start, last pass and counters (versions_published: arm models it published in the shared cache for backends to score from).';
+'One row per database of model_select.learner_databases (preloaded; none without a learner): whether its learner process runs, its pid, the database, start, last pass and counters (versions_published: arm models it published in the shared cache for backends to score from).';
 COMMENT ON VIEW model_select.learner IS
-'The learner process and its counters (learner_status()).';
+'The learner processes, one per database of model_select.learner_databases, and their counters (learner_status()).';
 COMMENT ON VIEW model_select.learner_lag IS
 'Per selector: rewards no checkpoint holds yet, and the age in seconds of the oldest of them.';
 COMMENT ON FUNCTION model_select.shared_versions() IS

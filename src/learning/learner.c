@@ -3,9 +3,9 @@
  * transactions, and maintain().
  *
  * With model_select in shared_preload_libraries and the setting
- * model_select.learner_database naming a database, the postmaster starts one
- * background worker, "model_select learner", connected to it.  Every
- * model_select.learner_naptime it passes over that database's selectors,
+ * model_select.learner_databases naming databases, the postmaster starts one
+ * background worker, "model_select learner", per database, connected to it.
+ * Every model_select.learner_naptime each passes over its database's selectors,
  * each in a transaction of its own: it takes the selector's settings lock
  * without waiting (a selector whose alter_selector() or drop_selector() holds
  * or awaits it is skipped until the next pass) and checkpoints every arm that
@@ -27,14 +27,14 @@
  * one selector or every selector the caller administers: with pg_cron, the
  * learner's work without preloading.
  *
- * Shared state: learner_state.c.
+ * Shared state: learner_state.c, one slot per database; a worker writes only
+ * its own (`me`).
  */
 #include "postgres.h"
 
 #include "access/htup_details.h"
 #include "access/xact.h"
 #include "catalog/pg_type.h"
-#include "commands/dbcommands.h"
 #include "commands/extension.h"
 #include "executor/spi.h"
 #include "funcapi.h"
@@ -52,6 +52,7 @@
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
+#include "utils/varlena.h"
 
 #include "learning/checkpoint.h"
 #include "learning/learner.h"
@@ -70,8 +71,11 @@ PG_FUNCTION_INFO_V1(model_select_learner_status);
 /* Set in _PG_init: the routing layer's selector_publish() (learning cannot include routing). */
 LearnerPublishHook learner_publish_hook = NULL;
 
-/* GUC model_select.learner_database (set only when preloaded) */
-static char *learner_database = NULL;
+/* GUC model_select.learner_databases (set only when preloaded) */
+static char *learner_databases = NULL;
+
+/* In a learner process: its slot in the shared state. */
+static LearnerSlot *me = NULL;
 
 /* One selector's pass (run as the extension owner). */
 typedef struct PassCall
@@ -161,11 +165,11 @@ static void
 learner_count(int arms, int64 folded, bool skipped, int64 published, bool failed)
 {
 	LWLockAcquire(learner->lock, LW_EXCLUSIVE);
-	learner->arms_checkpointed += arms;
-	learner->rewards_folded += folded;
-	learner->selectors_skipped += skipped;
-	learner->versions_published += published;
-	learner->errors += failed;
+	me->arms_checkpointed += arms;
+	me->rewards_folded += folded;
+	me->selectors_skipped += skipped;
+	me->versions_published += published;
+	me->errors += failed;
 	LWLockRelease(learner->lock);
 }
 
@@ -267,8 +271,8 @@ learner_pass(bool checkpoints)
 	}
 	pgstat_report_activity(STATE_IDLE, NULL);
 	LWLockAcquire(learner->lock, LW_EXCLUSIVE);
-	learner->passes++;
-	learner->last_pass = GetCurrentTimestamp();
+	me->passes++;
+	me->last_pass = GetCurrentTimestamp();
 	LWLockRelease(learner->lock);
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(pass);
@@ -278,10 +282,10 @@ static void
 learner_detach(int code, Datum arg)
 {
 	LWLockAcquire(learner->lock, LW_EXCLUSIVE);
-	if (learner->pid == MyProcPid)
+	if (me->pid == MyProcPid)
 	{
-		learner->pid = 0;
-		learner->latch = NULL;
+		me->pid = 0;
+		me->latch = NULL;
 	}
 	LWLockRelease(learner->lock);
 }
@@ -291,18 +295,23 @@ model_select_learner_main(Datum arg)
 {
 	TimestampTz last_checkpoints = 0;
 
+	int			slot = DatumGetInt32(arg);
+
+	if (learner == NULL || slot < 0 || slot >= learner->nslots)
+		elog(ERROR, "model_select learner: no slot %d", slot);
+	me = &learner->slots[slot];
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
-	BackgroundWorkerInitializeConnection(learner_database, NULL, 0);
+	BackgroundWorkerInitializeConnection(NameStr(me->dbname), NULL, 0);
 	pgstat_report_appname("model_select learner");
 
 	LWLockAcquire(learner->lock, LW_EXCLUSIVE);
-	learner->pid = MyProcPid;
-	learner->latch = MyLatch;
-	learner->database = MyDatabaseId;
-	learner->started = GetCurrentTimestamp();
-	learner->last_pass = 0;
+	me->pid = MyProcPid;
+	me->latch = MyLatch;
+	me->database = MyDatabaseId;
+	me->started = GetCurrentTimestamp();
+	me->last_pass = 0;
 	LWLockRelease(learner->lock);
 	before_shmem_exit(learner_detach, 0);
 
@@ -335,34 +344,91 @@ model_select_learner_main(Datum arg)
 /* ---- set-up -------------------------------------------------------------- */
 
 /*
- * From _PG_init while shared_preload_libraries are loaded: the settings, the
- * shared state and, with a database named, the worker.
+ * model_select.learner_databases: a list of database names, each at most
+ * once (one learner per database).
  */
-void
-learner_preload(void)
+static bool
+check_learner_databases(char **newval, void **extra, GucSource source)
+{
+	char	   *raw = pstrdup(*newval);
+	List	   *names;
+	ListCell   *lc;
+	bool		ok = SplitGUCList(raw, ',', &names);
+
+	if (!ok)
+		GUC_check_errdetail("List syntax is invalid.");
+	foreach(lc, names)
+	{
+		if (!ok)
+			break;
+		if (strlen(lfirst(lc)) >= NAMEDATALEN)
+		{
+			GUC_check_errdetail("Database name \"%s\" is too long.", (char *) lfirst(lc));
+			ok = false;
+		}
+		for (ListCell *other = list_head(names); ok && other != lc; other = lnext(names, other))
+			if (strcmp(lfirst(other), lfirst(lc)) == 0)
+			{
+				GUC_check_errdetail("Database \"%s\" is named twice.", (char *) lfirst(lc));
+				ok = false;
+			}
+	}
+	list_free(names);
+	pfree(raw);
+	return ok;
+}
+
+/* A learner for the database of slot `slot`. */
+static void
+register_learner(int slot, const char *database)
 {
 	BackgroundWorker worker;
 
-	DefineCustomStringVariable("model_select.learner_database",
-							   "The database whose selectors the learner process keeps checkpointed.",
-							   "Empty: no learner; reward inserts checkpoint due arms themselves.",
-							   &learner_database, "", PGC_POSTMASTER, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("model_select.learner_naptime",
-							"Pause between two passes of the learner over its database's selectors.",
-							NULL, &learner_naptime_ms, 200, 10, 60000, PGC_SIGHUP, GUC_UNIT_MS,
-							NULL, NULL, NULL);
-	learner_shmem_preload();
-	if (learner_database == NULL || learner_database[0] == '\0')
-		return;
 	memset(&worker, 0, sizeof(worker));
 	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
 	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
 	worker.bgw_restart_time = LEARNER_RESTART_SECONDS;
+	worker.bgw_main_arg = Int32GetDatum(slot);
 	snprintf(worker.bgw_library_name, BGW_MAXLEN, "model_select");
 	snprintf(worker.bgw_function_name, BGW_MAXLEN, "model_select_learner_main");
-	snprintf(worker.bgw_name, BGW_MAXLEN, "model_select learner");
+	snprintf(worker.bgw_name, BGW_MAXLEN, "model_select learner for %s", database);
 	snprintf(worker.bgw_type, BGW_MAXLEN, "model_select learner");
 	RegisterBackgroundWorker(&worker);
+}
+
+/*
+ * From _PG_init while shared_preload_libraries are loaded: the settings, the
+ * shared state and a worker per database named.
+ */
+void
+learner_preload(void)
+{
+	List	   *names = NIL;
+	char	  **databases;
+	int			n;
+	MemoryContext old;
+
+	DefineCustomStringVariable("model_select.learner_databases",
+							   "The databases whose selectors learner processes keep checkpointed and published, one learner each.",
+							   "Empty: no learner; reward inserts checkpoint due arms themselves.",
+							   &learner_databases, "", PGC_POSTMASTER, GUC_LIST_INPUT,
+							   check_learner_databases, NULL, NULL);
+	DefineCustomIntVariable("model_select.learner_naptime",
+							"Pause between two passes of a learner over its database's selectors.",
+							NULL, &learner_naptime_ms, 200, 10, 60000, PGC_SIGHUP, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+	/* kept for the postmaster's life: shared memory is set up again after a crash */
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	if (learner_databases != NULL)
+		(void) SplitGUCList(pstrdup(learner_databases), ',', &names);	/* checked above */
+	n = list_length(names);
+	databases = palloc(sizeof(char *) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+		databases[i] = list_nth(names, i);
+	MemoryContextSwitchTo(old);
+	learner_shmem_preload(n, databases);
+	for (int i = 0; i < n; i++)
+		register_learner(i, databases[i]);
 }
 
 /* ---- SQL ----------------------------------------------------------------- */
@@ -400,39 +466,38 @@ model_select_maintain(PG_FUNCTION_ARGS)
 	PG_RETURN_INT64(folded);
 }
 
-/* SQL: learner_status() → the learner process and its counters (one row). */
+/* SQL: learner_status() → per database of model_select.learner_databases, its learner and counters. */
 Datum
 model_select_learner_status(PG_FUNCTION_ARGS)
 {
-	TupleDesc	desc;
-	Datum		values[11];
-	bool		nulls[11] = {false};
-	LearnerShared copy;
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	int			nslots = learner != NULL ? learner->nslots : 0;
 
-	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "learner_status() must return a composite type");
-	memset(&copy, 0, sizeof(copy));
-	if (learner != NULL)
+	InitMaterializedSRF(fcinfo, 0);
+	for (int i = 0; i < nslots; i++)
 	{
+		Datum		values[11];
+		bool		nulls[11] = {false};
+		LearnerSlot copy;
+
 		LWLockAcquire(learner->lock, LW_SHARED);
-		copy = *learner;
+		copy = learner->slots[i];
 		LWLockRelease(learner->lock);
+		values[0] = BoolGetDatum(copy.pid != 0);
+		values[1] = Int32GetDatum(copy.pid);
+		nulls[1] = copy.pid == 0;
+		values[2] = CStringGetTextDatum(NameStr(copy.dbname));
+		values[3] = TimestampTzGetDatum(copy.started);
+		nulls[3] = copy.started == 0;
+		values[4] = TimestampTzGetDatum(copy.last_pass);
+		nulls[4] = copy.last_pass == 0;
+		values[5] = Int64GetDatum(copy.passes);
+		values[6] = Int64GetDatum(copy.arms_checkpointed);
+		values[7] = Int64GetDatum(copy.rewards_folded);
+		values[8] = Int64GetDatum(copy.selectors_skipped);
+		values[9] = Int64GetDatum(copy.errors);
+		values[10] = Int64GetDatum(copy.versions_published);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
-	values[0] = BoolGetDatum(copy.pid != 0);
-	values[1] = Int32GetDatum(copy.pid);
-	nulls[1] = copy.pid == 0;
-	nulls[2] = !OidIsValid(copy.database) || get_database_name(copy.database) == NULL;
-	if (!nulls[2])
-		values[2] = CStringGetTextDatum(get_database_name(copy.database));
-	values[3] = TimestampTzGetDatum(copy.started);
-	nulls[3] = copy.started == 0;
-	values[4] = TimestampTzGetDatum(copy.last_pass);
-	nulls[4] = copy.last_pass == 0;
-	values[5] = Int64GetDatum(copy.passes);
-	values[6] = Int64GetDatum(copy.arms_checkpointed);
-	values[7] = Int64GetDatum(copy.rewards_folded);
-	values[8] = Int64GetDatum(copy.selectors_skipped);
-	values[9] = Int64GetDatum(copy.errors);
-	values[10] = Int64GetDatum(copy.versions_published);
-	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
+	return (Datum) 0;
 }

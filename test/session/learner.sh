@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 28, the learner process, on a cluster of its own with model_select
-# preloaded, model_select.learner_database set and model_select.shared_min_size
+# preloaded, model_select.learner_databases set and model_select.shared_min_size
 # 0 (every arm model on the arm's clock is published and taken from the
 # learner's versions, however small):
 #   - the learner runs and serves the database; a reward INSERT no longer
@@ -18,8 +18,13 @@
 #
 # Uses the PostgreSQL binaries of PG_BINDIR, or of `pg_config --bindir`.
 set -euo pipefail
-# the learner serves one database: the one concurrent_writers.sh uses too
+# the learners serve two databases: the one concurrent_writers.sh uses too,
+# and DB2 (section 4; it does not exist when the server starts); DB3 is not
+# in the list
 DB=ms_session_writers
+DB2=ms_session_learner_two
+DB3=ms_session_learner_off
+MAIN_DB=$DB
 . "$(dirname "$0")/lib/own_cluster.bash"
 MS_EXTRA_CLEANUP='cluster_stop_all'
 . "$(dirname "$0")/lib/common.bash"
@@ -27,13 +32,13 @@ export OPENBLAS_NUM_THREADS=1
 PORT=$(free_port $(( ${PGPORT:-55500} + 90 )))
 cluster_initdb learn || bail "initdb failed: $(tail -n 5 "$CL/initdb.log")"
 as_server sh -c "printf '%s\n' \"shared_preload_libraries = 'model_select'\" \
-    \"model_select.learner_database = '$DB'\" \"model_select.learner_naptime = '50ms'\" \
+    \"model_select.learner_databases = '$DB, $DB2'\" \"model_select.learner_naptime = '50ms'\" \
     \"model_select.checkpoint_threshold = 16\" \"model_select.shared_min_size = 0\" >> '$CL/learn/postgresql.conf'"
 cluster_start learn "$PORT" || bail "the server failed to start: $(tail -n 5 "$CL/learn.log")"
 export PGHOST=$CL PGPORT=$PORT PGUSER=postgres
 
 ms_setup || bail "set-up failed"
-learner() { q -c "SELECT $1 FROM model_select.learner"; }
+learner() { q -c "SELECT $1 FROM model_select.learner WHERE database = '$DB'"; }
 wait_for_learner() {  # until it runs in $DB with a finished pass (and, given, another pid than $1)
     for _ in $(seq 1 300); do
         [ "$(learner "running AND database = '$DB' AND last_pass IS NOT NULL AND pid IS DISTINCT FROM ${1:-0}" 2>/dev/null)" = t ] &&
@@ -74,7 +79,8 @@ caught_up() {
 }
 check "the learner checkpoints the due arms: no arm is left due" caught_up
 check "... and counts them (learner.arms_checkpointed, rewards_folded)" \
-    is_true "SELECT arms_checkpointed >= 9 AND rewards_folded >= 200 AND errors = 0 FROM model_select.learner"
+    is_true "SELECT arms_checkpointed >= 9 AND rewards_folded >= 200 AND errors = 0 FROM model_select.learner
+              WHERE database = '$DB'"
 check "learner_lag lists every selector" \
     is_true "SELECT count(*) = 3 AND bool_and(pending_rewards < 48) FROM model_select.learner_lag
               WHERE selector IN ('l_lin', 'l_rff', 'l_pak')"
@@ -122,7 +128,7 @@ q -c "SELECT add_rewards(s, 90) FROM unnest(ARRAY['l_lin', 'l_rff', 'l_pak']) s"
 check "after the restart the learner checkpoints new rewards again: no arm is left due" caught_up
 for s in l_lin l_rff l_pak; do rebuild_checks "$s" " (after the kill)"; done
 
-check "the learner logged no error" is_true "SELECT errors = 0 AND running FROM model_select.learner"
+check "the learner logged no error" is_true "SELECT errors = 0 AND running FROM model_select.learner WHERE database = '$DB'"
 
 # 2b. the log's horizon: the learner absorbs what a window no longer holds,
 # but only 4,096 rows or more at once (a base is rewritten whole)
@@ -157,8 +163,64 @@ writers_pass() { [ "$rc" -eq 0 ] && grep -q ' passed, 0 failed$' <<<"$out"; }
 check "concurrent writers, readers and checkpoints with the learner running: every check passes" writers_pass
 passes() {  # server-wide counters, read from another database
     psql -X -q -A -t -d postgres -c "SET client_min_messages = warning" \
-         -c "CREATE EXTENSION IF NOT EXISTS model_select" -c "SELECT passes FROM model_select.learner" | tail -n 1
+         -c "CREATE EXTENSION IF NOT EXISTS model_select" \
+         -c "SELECT passes FROM model_select.learner WHERE database = '$MAIN_DB'" | tail -n 1
 }
 check "the learner reconnected and passed over the recreated database during the suite ($before_suite -> $(passes) passes)" \
     test "$(passes)" -gt "$before_suite"
+# 4. model_select.learner_databases names two databases, one learner each: the
+# second database's learner connects once the database exists and serves it
+# as the first one's does; a database not in the list checkpoints in its
+# reward inserts, as without a learner
+DB=$DB2
+ms_setup || bail "set-up of $DB2 failed"
+check "$DB2 created after the server started: its own learner connects and finishes a pass" wait_for_learner
+DB=$MAIN_DB   # the suite dropped it at its end: its learner stopped
+ms_setup || bail "set-up of $MAIN_DB failed"
+check "$MAIN_DB, dropped by the suite and created again: its learner connects again" wait_for_learner
+DB=$DB2
+check "model_select.learner shows one row per listed database, each with a learner of its own" \
+    is_true "SELECT count(*) = 2 AND count(DISTINCT pid) = 2 AND bool_and(running)
+                    AND array_agg(database ORDER BY database) =
+                        (SELECT array_agg(d ORDER BY d) FROM unnest(ARRAY['$MAIN_DB', '$DB2']) d)
+               FROM model_select.learner"
+two_db_setup() {
+    q >/dev/null <<'SQL'
+SELECT model_select.create_selector('l_lin', 4, ARRAY['a', 'b', 'c'], 'lin_ucb');
+CREATE FUNCTION add_rewards(sel text, n int) RETURNS void LANGUAGE sql AS $$
+    INSERT INTO model_select.rewards(selector, arm, context, reward)
+    SELECT sel, (ARRAY['a', 'b', 'c'])[1 + i % 3], ms_rand(4), random() FROM generate_series(1, n) i
+$$;
+SQL
+}
+inline_checkpoints() {  # checkpoints written by a transaction that logs 90 rewards
+    q -c "BEGIN" -c "SELECT add_rewards('l_lin', 90)" \
+      -c "SELECT count(*) FROM model_select.arm_state WHERE xmin = pg_current_xact_id()::xid" -c "COMMIT" | tail -n 1
+}
+two_db_setup || bail "creating the selector in $DB2 failed"
+inline=$(inline_checkpoints)
+check "$DB2: 90 rewards in one transaction wrote no checkpoint (got $inline)" test "$inline" = 0
+check "$DB2: its learner checkpoints the due arms" caught_up
+counted_in_two() {  # its pass publishes after it checkpoints: wait for both
+    for _ in $(seq 1 100); do
+        [ "$(q -c "SELECT arms_checkpointed >= 3 AND rewards_folded >= 48 AND versions_published >= 1
+                     FROM model_select.learner WHERE database = '$DB2'")" = t ] && return 0
+        sleep 0.1
+    done
+    q -c "SELECT * FROM model_select.learner" | sed 's/^/#   /'
+    return 1
+}
+check "$DB2: its learner's own counters show the checkpoints and the versions it published" counted_in_two
+check "$DB2: its learner logged no error" \
+    is_true "SELECT errors = 0 FROM model_select.learner WHERE database = '$DB2'"
+check "$DB2: learner_versions lists this database's arms only" \
+    is_true "SELECT count(*) >= 1 AND bool_and(selector = 'l_lin') FROM model_select.learner_versions"
+rebuild_checks l_lin " ($DB2)"
+DB=$DB3
+ms_setup || bail "set-up of $DB3 failed"
+two_db_setup || bail "creating the selector in $DB3 failed"
+inline=$(inline_checkpoints)
+check "$DB3, not listed: the reward inserts checkpoint the due arms themselves (got $inline checkpoints)" \
+    test "$inline" -gt 0
+DB=$MAIN_DB
 finish
