@@ -49,14 +49,15 @@ wait_for_learner() {  # until it runs in $DB with a finished pass (and, given, a
 }
 check "the learner runs in $DB and has finished a pass" wait_for_learner
 
+# add_rewards(selector, n): n rewards with random contexts over arms a, b, c
+ADD_REWARDS="CREATE FUNCTION add_rewards(sel text, n int) RETURNS void LANGUAGE sql AS \$\$
+    INSERT INTO model_select.rewards(selector, arm, context, reward)
+    SELECT sel, (ARRAY['a', 'b', 'c'])[1 + i % 3], ms_rand(4), random() FROM generate_series(1, n) i \$\$"
+q -c "$ADD_REWARDS" >/dev/null || bail "creating add_rewards failed"
 q >/dev/null <<'SQL' || bail "creating the selectors failed"
 SELECT model_select.create_selector('l_lin', 4, ARRAY['a', 'b', 'c'], 'lin_ucb');
 SELECT model_select.create_selector('l_rff', 4, ARRAY['a', 'b', 'c'], 'rff_ucb', NULL, '{"features": 64}');
 SELECT model_select.create_selector('l_pak', 4, ARRAY['a', 'b', 'c'], 'pak_ucb');
-CREATE FUNCTION add_rewards(sel text, n int) RETURNS void LANGUAGE sql AS $$
-    INSERT INTO model_select.rewards(selector, arm, context, reward)
-    SELECT sel, (ARRAY['a', 'b', 'c'])[1 + i % 3], ms_rand(4), random() FROM generate_series(1, n) i
-$$;
 SQL
 
 # 1. a reward INSERT leaves the checkpoint to the learner
@@ -185,13 +186,8 @@ check "model_select.learner shows one row per listed database, each with a learn
                         (SELECT array_agg(d ORDER BY d) FROM unnest(ARRAY['$MAIN_DB', '$DB2']) d)
                FROM model_select.learner"
 two_db_setup() {
-    q >/dev/null <<'SQL'
-SELECT model_select.create_selector('l_lin', 4, ARRAY['a', 'b', 'c'], 'lin_ucb');
-CREATE FUNCTION add_rewards(sel text, n int) RETURNS void LANGUAGE sql AS $$
-    INSERT INTO model_select.rewards(selector, arm, context, reward)
-    SELECT sel, (ARRAY['a', 'b', 'c'])[1 + i % 3], ms_rand(4), random() FROM generate_series(1, n) i
-$$;
-SQL
+    q -c "SELECT model_select.create_selector('l_lin', 4, ARRAY['a', 'b', 'c'], 'lin_ucb')" \
+      -c "$ADD_REWARDS" >/dev/null
 }
 inline_checkpoints() {  # checkpoints written by a transaction that logs 90 rewards
     q -c "BEGIN" -c "SELECT add_rewards('l_lin', 90)" \
