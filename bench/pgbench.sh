@@ -248,18 +248,21 @@ for pol in $POLICIES; do
             "$(num "$mw")" "$(num "$bw")" "$(ratio "$mw" "$bw")"
     done
 done
-# How CPU per decision grows with clients (target for rff_ucb and lin_ucb when the learner
-# serves: at 16 clients <= 1.25x that at 1).
-read -r c_lo c_hi <<<"$(printf '%s\n' $CLIENTS | sort -n | sed -n '1p;$p' | tr '\n' ' ')"
-if [ "$c_lo" != "$c_hi" ]; then
+# How CPU per decision grows with clients: at each client count over that at the fewest
+# (target for rff_ucb and lin_ucb when the learner serves: at 16 clients <= 1.25x that at 1).
+sorted_clients=$(printf '%s\n' $CLIENTS | sort -n | tr '\n' ' ')
+c_lo=${sorted_clients%% *}
+if [ "$(wc -w <<<"$sorted_clients")" -gt 1 ]; then
     echo
     for pol in baseline $POLICIES; do
-        for c in $c_lo $c_hi; do
+        growth=
+        for c in $sorted_clients; do
             for ((r = 1; r <= ROUNDS; r++)); do res[k,$r]=${res[$pol,$c,$r]}; res[b,$r]=${res[baseline,$c,$r]}; done
             read -r _ _ _ _ _ _ _ mc _ <<<"$(summary k b)"
             cpu_at[$c]=$mc
+            [ "$c" = "$c_lo" ] || growth="$growth${growth:+, }$c: $(ratio "${cpu_at[$c]}" "${cpu_at[$c_lo]}")"
         done
-        echo "$pol: CPU per decision at $c_hi clients / at $c_lo: $(ratio "${cpu_at[$c_hi]}" "${cpu_at[$c_lo]}")"
+        echo "$pol: CPU per decision over that at $c_lo client(s): $growth"
     done
 fi
 for c in $CLIENTS; do
