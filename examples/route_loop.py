@@ -10,8 +10,7 @@ program shows what routing would have earned on real traffic.
 
     examples/route_loop.py examples/routerdc7_slice.csv          # 240 prompts
     examples/route_loop.py ../shared/bench/routerdc7_dev.csv     # all 9,271
-    examples/route_loop.py ../shared/bench/routerdc7_dev.csv --warm 1000 \
-        --policy lin_ucb --settings '{"alpha": 30, "intercept": 10, "eta": 0.5}'
+    examples/route_loop.py ../shared/bench/routerdc7_dev.csv --warm 1000
 
 Connects with the usual libpq environment (PGHOST, PGPORT, PGDATABASE, ...)
 or --dsn; needs psycopg 3 and numpy (Debian: python3-psycopg, python3-numpy).
@@ -87,7 +86,7 @@ def main():
     ap.add_argument("outcomes", help="CSV outcome table (with its .arms file next to it)")
     ap.add_argument("--dsn", default="", help="libpq connection string (default: environment)")
     ap.add_argument("--selector", default="example_router")
-    ap.add_argument("--policy", default="rff_ucb")
+    ap.add_argument("--policy", default="lin_ucb", help="the selector's policy (default lin_ucb, the library's default)")
     ap.add_argument("--settings", default="{}", help="the selector's settings (jsonb)")
     ap.add_argument("--warm", type=int, default=0, metavar="K",
                     help="load the first K prompts, every model scored, with warm_start()")

@@ -7,7 +7,7 @@ CREATE EXTENSION model_select;
 
 -- 1. A selector: three models, 4-dimensional prompt embeddings (real
 --    embeddings have hundreds of dimensions; 4 keeps the arrays readable).
-SELECT model_select.create_selector('router', 4, ARRAY['gpt-4o', 'llama-3-8b', 'mixtral']);
+SELECT model_select.create_selector('router', 4, ARRAY['gpt-4o', 'llama-3-8b', 'mixtral'], 'pak_ucb');
 SELECT name, dim, policy, kernel, settings, seed FROM model_select.selectors;
 
 -- 2. Nothing learned yet: every arm scores Infinity, so each gets tried.
@@ -101,7 +101,7 @@ INSERT INTO model_select.rewards(decision_id, reward) VALUES (2, 0.7);
 -- 10. Bad input is rejected with an error and nothing is written.
 SELECT model_select.select_model('router', ARRAY[1, 0, 0]::float8[]);
 INSERT INTO model_select.rewards(decision_id, reward) VALUES (2, 1.5);
-SELECT model_select.create_selector('bad', 4, ARRAY['a'], settings => '{"bandwith": 0.5}');
+SELECT model_select.create_selector('bad', 4, ARRAY['a'], 'pak_ucb', settings => '{"bandwith": 0.5}');
 -- Every kind of bad input has its own SQLSTATE:
 CREATE FUNCTION pg_temp.sqlstate_of(stmt text) RETURNS text LANGUAGE plpgsql AS $$
 BEGIN

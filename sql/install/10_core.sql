@@ -281,7 +281,7 @@ END $$;
 CREATE FUNCTION model_select.add_arm(selector text, arm text) RETURNS void
     AS 'MODULE_PATHNAME', 'model_select_admin_call' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 CREATE FUNCTION model_select.create_selector(
-    name text, dim int, arms text[], policy text DEFAULT 'pak_ucb',
+    name text, dim int, arms text[], policy text DEFAULT 'lin_ucb',
     kernel text DEFAULT NULL, settings jsonb DEFAULT '{}', seed bigint DEFAULT 0) RETURNS int
     AS 'MODULE_PATHNAME', 'model_select_admin_call' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 CREATE FUNCTION model_select.alter_selector(name text, settings jsonb) RETURNS bigint
@@ -363,7 +363,7 @@ COMMENT ON FUNCTION model_select_internal._drop_lock(int) IS
 COMMENT ON FUNCTION model_select.add_arm(text, text) IS
 'Adds an arm to a selector (next ordinal; it scores Infinity until its first reward), or re-activates a retired arm of that name with its state and rewards.';
 COMMENT ON FUNCTION model_select.create_selector(text, int, text[], text, text, jsonb, bigint) IS
-'Creates a selector with its arms and returns its selector_id. policy: one of policies() (default pak_ucb); kernel: one of the policy''s kernels there (NULL: its default_kernel; none for a policy without kernels); settings are validated and stored complete; seed drives tie-breaking and randomness.';
+'Creates a selector with its arms and returns its selector_id. policy: one of policies() (default lin_ucb); kernel: one of the policy''s kernels there (NULL: its default_kernel; none for a policy without kernels); settings are validated and stored complete; seed drives tie-breaking and randomness.';
 COMMENT ON FUNCTION model_select.alter_selector(text, jsonb) IS
 'Merges settings into the selector''s, validates them and re-derives every arm''s state from the reward log under the new settings; returns the number of rewards re-applied. Policy, kernel and dimension cannot change.';
 COMMENT ON FUNCTION model_select.drop_selector(text) IS

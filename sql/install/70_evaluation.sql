@@ -3,7 +3,7 @@
 -- Offline evaluation: the online loop over (context, rewards[, costs]) rows
 -- of a query, in memory; no selector or table is touched.
 CREATE FUNCTION model_select.replay(
-    source text, policy text DEFAULT 'pak_ucb', kernel text DEFAULT NULL,
+    source text, policy text DEFAULT 'lin_ucb', kernel text DEFAULT NULL,
     settings jsonb DEFAULT '{}', seed bigint DEFAULT 0, cost_weight float8 DEFAULT 0,
     rounds int DEFAULT NULL, passes int DEFAULT 1, checkpoint int DEFAULT NULL,
     shuffle boolean DEFAULT true, warm text DEFAULT NULL)
@@ -104,7 +104,7 @@ END $$;
 -- caller's path, so the body qualifies every operator, function, type and
 -- table, as warm_start()'s does.
 CREATE FUNCTION model_select.quality_cost(
-    source text, policy text DEFAULT 'pak_ucb', kernel text DEFAULT NULL, settings jsonb DEFAULT '{}',
+    source text, policy text DEFAULT 'lin_ucb', kernel text DEFAULT NULL, settings jsonb DEFAULT '{}',
     cost_weights float8[] DEFAULT NULL, budgets float8[] DEFAULT NULL, seed bigint DEFAULT 0,
     rounds int DEFAULT NULL, warm text DEFAULT NULL)
     RETURNS TABLE (kind text, knob float8, cost float8, quality float8, on_hull boolean, aiq float8)

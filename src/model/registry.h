@@ -51,6 +51,13 @@ typedef struct RowSpan
 
 #define MAX_ROW_SPANS 24
 
+/* A policy's own default for a key of the settings table (PolicyOps.defaults). */
+typedef struct PolicyDefault
+{
+	const char *name;
+	double		value;
+} PolicyDefault;
+
 typedef struct PolicyOps
 {
 	const char *name;			/* as in selectors.policy */
@@ -70,6 +77,11 @@ typedef struct PolicyOps
 	 * keys, forgetting) follow the fields above.
 	 */
 	const char *const *settings;
+	/*
+	 * Defaults of this policy that differ from the settings table's (ended
+	 * by a NULL name; NULL: none): what a key the caller leaves out takes.
+	 */
+	const PolicyDefault *defaults;
 
 	/* State from scratch for n rewards (rows of X already prepared). */
 	StateHeader *(*build) (const SelectorConfig *cfg, int n, const double *X, const double *r);

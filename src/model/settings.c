@@ -1,8 +1,8 @@
 /*
  * settings.c — strict validation of a selector's jsonb settings.
  *
- * Every key is described once in setting_defs: its type, range, default and
- * the policies/kernels it applies to (by their capabilities, or FOR_OWN: the
+ * Every key is described once in setting_defs: its type, range, default (a
+ * policy may have its own: PolicyOps.defaults) and the policies/kernels it applies to (by their capabilities, or FOR_OWN: the
  * policies whose PolicyOps.settings name it).  Unknown keys, keys that do
  * not apply to the selector's policy or kernel, wrong JSON types and
  * out-of-range values are all rejected with SQLSTATE 22023 and a message
@@ -109,6 +109,16 @@ kernel_name(KernelKind kernel)
 }
 
 static double get_field(const SelectorConfig *cfg, const SettingDef *def);
+
+/* The default of a setting under cfg's policy: the policy's own, else the table's. */
+static double
+setting_default(const SelectorConfig *cfg, const SettingDef *def)
+{
+	for (const PolicyDefault *d = policy_ops(cfg->policy)->defaults; d != NULL && d->name != NULL; d++)
+		if (strcmp(d->name, def->name) == 0)
+			return d->value;
+	return def->default_value;
+}
 
 /* Does cfg forget (a window, a discount or restarts), so that its clock counts? */
 static bool
@@ -324,7 +334,7 @@ check_clock_change(const SelectorConfig *cfg, const SelectorConfig *cur, const b
 		const SettingDef *def = &setting_defs[setting_index(counted[k])];
 		int			i = def - setting_defs;
 
-		if (carried[i] && !given[i] && get_field(cur, def) != def->default_value)
+		if (carried[i] && !given[i] && get_field(cur, def) != setting_default(cur, def))
 			settings_error_hint(cfg, "clock",
 								psprintf("changing it from \"%s\" to \"%s\" changes what \"%s\" counts",
 										 clock_names[cur->clock], clock_names[cfg->clock], def->name),
@@ -389,7 +399,7 @@ settings_resolve_over(SelectorConfig *cfg, Jsonb *current, Jsonb *settings)
 	const char *discount_key;
 
 	for (int i = 0; i < (int) N_SETTINGS; i++)
-		set_field(cfg, &setting_defs[i], setting_defs[i].default_value);
+		set_field(cfg, &setting_defs[i], setting_default(cfg, &setting_defs[i]));
 	memcpy(cfg->grid, default_grid, sizeof(default_grid));
 	cfg->ngrid = lengthof(default_grid);
 

@@ -464,9 +464,19 @@ lin_score_block(const SelectorConfig *cfg, const ArmModel *m, int nrows, const d
 /* lin_ucb's own setting: the weight of the prior mean shared across arms. */
 static const char *const lin_ucb_settings[] = {"share", NULL};
 
+/*
+ * lin_ucb's own defaults, the library's default router: a ridge 20 times the
+ * table's, a bias feature √10 and a radius 1.  On RouterDC's seven models
+ * (bench/quality_routerdc7.sql) they beat the best single model cold and
+ * warm-started, where the table's (alpha 1, intercept 1, eta 0.5) lock in
+ * on early rewards cold (docs/offline-evaluation.md#the-default).
+ */
+static const PolicyDefault lin_ucb_defaults[] = {{"alpha", 20}, {"intercept", 10}, {"eta", 1}, {NULL, 0}};
+
 const PolicyOps lin_ucb_ops = {
 	.name = "lin_ucb", .kind = POLICY_LIN_UCB,
 	.uses_context = true, .bounds = BOUNDS_CHOICE, .forgets = FORGETS_ALL, .settings = lin_ucb_settings,
+	.defaults = lin_ucb_defaults,
 	POLICY_FUNCTIONS(lin), .score_block = lin_score_block, .build_weighted = lin_build_weighted,
 	.share_priors = lin_share_priors, .score_shared = lin_score_shared,
 };

@@ -7,7 +7,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(31);
+SELECT plan(32);
 
 -- rewards stay pending unless a test checkpoints
 SET LOCAL model_select.checkpoint_threshold = 0;
@@ -154,14 +154,16 @@ SELECT is((SELECT model_select.resolve_settings('greedy', NULL, '{}') ? 'clock')
 
 -- Replay: the selector clock counts rounds.  Two clusters, three arms, the best arms swap at
 -- t = 1,000; optimal-pick ratio over rounds 1,001..1,500 with a 300-decision window (lin_ucb,
--- eta 0.6, 5 seeds; over 8 seeds the selector's clock gives 0.86 (0.81..0.90), the arm's 0.74).
+-- alpha 1, intercept 1, eta 0.6, 5 seeds; over 8 seeds the selector's clock gives 0.86
+-- (0.81..0.90), the arm's 0.74).  Not lin_ucb's own defaults (alpha 20, intercept 10): with
+-- eta 0.6 their strong ridge locks in (0.49); with their eta 1 they recover, see below.
 CREATE TEMP TABLE swap AS
 SELECT v.clock, avg(r.opr_window) AS opr
   FROM generate_series(1, 5) s(seed),
        (VALUES ('arm'), ('selector')) v(clock),
        LATERAL model_select.replay(format('SELECT context, reward, NULL::real[], expected FROM model_select.synthetic_clusters('
                                           '1500, 8, 3, 2, %s, 0.1, switch_every => 1000) ORDER BY round', s.seed),
-                                   'lin_ucb', settings => jsonb_build_object('eta', 0.6, 'window', 300, 'clock', v.clock),
+                                   'lin_ucb', settings => jsonb_build_object('alpha', 1, 'intercept', 1, 'eta', 0.6, 'window', 300, 'clock', v.clock),
                                    seed => s.seed, checkpoint => 500, shuffle => false) r
  WHERE r.round = 1500 GROUP BY v.clock;
 SELECT diag(format('clock %s, window 300: OPR over rounds 1001-1500 = %s', clock, round(opr::numeric, 3))) FROM swap ORDER BY clock;
@@ -170,11 +172,14 @@ SELECT cmp_ok((SELECT opr FROM swap WHERE clock = 'selector'), '>=', 0.8::float8
 SELECT cmp_ok((SELECT opr FROM swap WHERE clock = 'selector'), '>', (SELECT opr FROM swap WHERE clock = 'arm'),
               'and beats the arm''s window of 300');
 
--- The same stream, pak_ucb against lin_ucb, both with default settings and a
+-- The same stream, pak_ucb against lin_ucb, both with pak_ucb's default settings
+-- (alpha 1, intercept 1, eta 0.5; lin_ucb's own defaults differ) and a
 -- 300-decision window on the selector clock (5 seeds: pak_ucb 0.836, per seed
 -- 0.79..0.87; lin_ucb 0.805, 0.78..0.84) and on the arm's clock (the default),
 -- where an arm that stopped being chosen before the swap never ages, for
 -- either policy (pak_ucb 0.764, 0.67..0.86; lin_ucb 0.657, 0.47..0.77).
+-- lin_ucb with its own defaults (alpha 20, intercept 10, eta 1): 0.815 on the
+-- selector clock, 0.790 on the arm's.
 CREATE TEMP TABLE swap_policy AS
 SELECT v.policy, c.clock, avg(r.opr_window) AS opr
   FROM generate_series(1, 5) s(seed),
@@ -182,7 +187,7 @@ SELECT v.policy, c.clock, avg(r.opr_window) AS opr
        (VALUES ('selector'), ('arm')) c(clock),
        LATERAL model_select.replay(format('SELECT context, reward, NULL::real[], expected FROM model_select.synthetic_clusters('
                                           '1500, 8, 3, 2, %s, 0.1, switch_every => 1000) ORDER BY round', s.seed),
-                                   v.policy, settings => jsonb_build_object('window', 300, 'clock', c.clock),
+                                   v.policy, settings => jsonb_build_object('alpha', 1, 'intercept', 1, 'eta', 0.5, 'window', 300, 'clock', c.clock),
                                    seed => s.seed, checkpoint => 500, shuffle => false) r
  WHERE r.round = 1500 GROUP BY v.policy, c.clock;
 SELECT diag(format('%s, window 300 on the %s clock: OPR over rounds 1001-1500 = %s', policy, clock, round(opr::numeric, 3)))
@@ -195,6 +200,14 @@ SELECT cmp_ok((SELECT opr FROM swap_policy WHERE policy = 'pak_ucb' AND clock = 
 SELECT cmp_ok((SELECT opr FROM swap_policy WHERE policy = 'pak_ucb' AND clock = 'arm'), '>=',
               (SELECT opr FROM swap_policy WHERE policy = 'lin_ucb' AND clock = 'arm'),
               'on the arm clock too pak_ucb recovers at least as well as lin_ucb with the same window');
+-- lin_ucb's own defaults (the library's default router) recover too, on the selector clock
+SELECT cmp_ok((SELECT avg(r.opr_window) FROM generate_series(1, 5) s(seed),
+                      LATERAL model_select.replay(format('SELECT context, reward, NULL::real[], expected FROM model_select.synthetic_clusters('
+                                                         '1500, 8, 3, 2, %s, 0.1, switch_every => 1000) ORDER BY round', s.seed),
+                                                  'lin_ucb', settings => '{"window": 300, "clock": "selector"}',
+                                                  seed => s.seed, checkpoint => 500, shuffle => false) r
+                WHERE r.round = 1500), '>=', 0.8::float8,
+              'lin_ucb with its default settings and a 300-decision window recovers OPR >= 0.8 too');
 
 SELECT * FROM finish();
 ROLLBACK;
