@@ -2,8 +2,9 @@
  * settings.c — strict validation of a selector's jsonb settings.
  *
  * Every key is described once in setting_defs: its type, range, default (a
- * policy may have its own: PolicyOps.defaults) and the policies/kernels it applies to (by their capabilities, or FOR_OWN: the
- * policies whose PolicyOps.settings name it).  Unknown keys, keys that do
+ * policy may have its own: PolicyOps.defaults) and the policies/kernels it
+ * applies to (by their capabilities, or FOR_OWN: the policies whose
+ * PolicyOps.settings name it).  Unknown keys, keys that do
  * not apply to the selector's policy or kernel, wrong JSON types and
  * out-of-range values are all rejected with SQLSTATE 22023 and a message
  * naming the valid keys.
