@@ -41,7 +41,7 @@ ms_cleanup() {
         kill "$p" 2>/dev/null || true
     done
     wait 2>/dev/null || true
-    dropdb --if-exists --force "$DB" >/dev/null 2>&1 || true
+    [ -n "${MS_KEEP_DB:-}" ] || dropdb --if-exists --force "$DB" >/dev/null 2>&1 || true
     ms_drop_roles
     if [ -n "${MS_EXTRA_CLEANUP:-}" ]; then eval "$MS_EXTRA_CLEANUP"; fi
     rm -rf "$MS_WORK"
@@ -170,10 +170,19 @@ $$;
 SQL
 )
 
+# MS_KEEP_DB set: an existing $DB is emptied (the extension and schema public
+# dropped and made again) instead of dropped, and kept at the end, so that a
+# learner connected to it stays (learner.sh)
 ms_setup() {
-    dropdb --if-exists --force "$DB" >/dev/null 2>&1 || true
+    if [ -n "${MS_KEEP_DB:-}" ] && q -c 'SELECT 1' >/dev/null 2>&1; then
+        q -c 'DROP EXTENSION IF EXISTS model_select CASCADE' -c 'DROP SCHEMA public CASCADE' \
+          -c 'CREATE SCHEMA public' -c 'GRANT ALL ON SCHEMA public TO PUBLIC' >/dev/null || return 1
+    else
+        dropdb --if-exists --force "$DB" >/dev/null 2>&1 || true
+        createdb "$DB" || return 1
+    fi
     ms_drop_roles
-    createdb "$DB" && q -c 'CREATE EXTENSION model_select' && q -c "$MS_HELPERS" >/dev/null
+    q -c 'CREATE EXTENSION model_select' && q -c "$MS_HELPERS" >/dev/null
 }
 
 # no_rows SQL -- the query returns no rows (they are printed otherwise)
