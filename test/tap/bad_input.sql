@@ -72,7 +72,7 @@ $f$;
 
 -- ---------------------------------------------------------------- fixtures
 -- b_pak: pak_ucb rbf, dim 3, arms a, b, c (c is retired below), d.
-SELECT isnt(model_select.create_selector('b_pak', 3, ARRAY['a', 'b', 'c', 'd']), NULL, 'fixture: b_pak');
+SELECT isnt(model_select.create_selector('b_pak', 3, ARRAY['a', 'b', 'c', 'd'], 'pak_ucb'), NULL, 'fixture: b_pak');
 SELECT isnt(model_select.create_selector('b_lin', 3, ARRAY['a', 'b'], 'lin_ucb'), NULL, 'fixture: b_lin');
 SELECT isnt(model_select.create_selector('b_greedy', 3, ARRAY['a', 'b'], 'greedy', NULL,
                                          '{"reward_min": -1, "reward_max": 2}'), NULL, 'fixture: b_greedy (rewards in [-1, 2])');

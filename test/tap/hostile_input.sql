@@ -44,7 +44,7 @@ $f$;
 
 -- ---------------------------------------------------------------- fixtures
 -- dim 3 everywhere; two arms a, b with a few rewards and a checkpoint.
-SELECT model_select.create_selector('h_pak', 3, ARRAY['a', 'b']);
+SELECT model_select.create_selector('h_pak', 3, ARRAY['a', 'b'], 'pak_ucb');
 SELECT model_select.create_selector('h_lin', 3, ARRAY['a', 'b'], 'lin_ucb');
 SELECT model_select.create_selector('h_bkb', 3, ARRAY['a', 'b'], 'bkb');
 SELECT model_select.create_selector('h_rff', 3, ARRAY['a', 'b'], 'rff_ucb', NULL, '{"features": 8}');

@@ -78,7 +78,7 @@ SELECT isnt(pg_temp.hostile($$SELECT 'a'::text = 'b'::text$$), NULL, 'the role''
 SELECT isnt(pg_temp.hostile($$SELECT 1::float8 / 2$$), NULL, 'the role''s float8 / int is called by plain SQL');
 
 -- ------------------------------------------------------------ every family
-SELECT pg_temp.safe($$SELECT model_select.create_selector('sp_pak', 2, ARRAY['a', 'b'])$$, 'create_selector pak_ucb');
+SELECT pg_temp.safe($$SELECT model_select.create_selector('sp_pak', 2, ARRAY['a', 'b'], 'pak_ucb')$$, 'create_selector pak_ucb');
 SELECT pg_temp.safe($$SELECT model_select.create_selector('sp_bkb', 2, ARRAY['a', 'b'], 'bkb')$$, 'create_selector bkb');
 SELECT pg_temp.safe($$SELECT model_select.create_selector('sp_lin', 2, ARRAY['a', 'b'], 'lin_ucb', NULL, '{"cost_weight": 0.5}')$$, 'create_selector lin_ucb');
 SELECT pg_temp.safe($$SELECT model_select.resolve_settings('rff_ucb', 'rbf', '{"features": 8}', 2)$$, 'resolve_settings');
