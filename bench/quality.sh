@@ -220,6 +220,9 @@ if [ -n "${MS_BENCH_KEEP_DATA:-}" ]; then
 else
     trap 'rm -rf "$DATA"' EXIT
 fi
+# pak_ucb's full passes over RouteLLM keep up to 15,361 rewards per arm (391 MB at
+# dimension 128), past the default model_select.max_model_size guard (superuser only)
+export PGOPTIONS="${PGOPTIONS:-} -c model_select.max_model_size=1GB"
 PSQL=(psql -X -q -v ON_ERROR_STOP=1)
 sql() { "${PSQL[@]}" -At -c "$1"; }
 
