@@ -219,4 +219,17 @@ inline=$(inline_checkpoints)
 check "$DB3, not listed: the reward inserts checkpoint the due arms themselves (got $inline checkpoints)" \
     test "$inline" -gt 0
 DB=$MAIN_DB
+# 5. a list that names a database twice is invalid: the server logs a WARNING
+# and starts no learner (PostgreSQL keeps a bad custom setting at its default)
+cluster_initdb dup || bail "initdb failed: $(tail -n 5 "$CL/initdb.log")"
+as_server sh -c "printf '%s\n' \"shared_preload_libraries = 'model_select'\" \
+    \"model_select.learner_databases = 'postgres, app, postgres'\" >> '$CL/dup/postgresql.conf'"
+DUP_PORT=$(free_port $((PORT + 1)) "$PORT")
+cluster_start dup "$DUP_PORT" || bail "the second server failed to start: $(tail -n 5 "$CL/dup.log")"
+check "learner_databases naming postgres twice: a WARNING that says so" \
+    grep -q 'invalid value for parameter "model_select.learner_databases"' "$CL/dup.log"
+check "... with the reason in its DETAIL" grep -q 'Database "postgres" is named twice' "$CL/dup.log"
+check "... and no learner: model_select.learner has no rows" \
+    test "$(psql -X -q -A -t -p "$DUP_PORT" -d postgres -c 'CREATE EXTENSION model_select' \
+                 -c 'SELECT count(*) FROM model_select.learner')" = 0
 finish
