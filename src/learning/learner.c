@@ -185,6 +185,17 @@ learner_step(const char *activity, void (*fn) (void *arg), void *arg)
 	CommitTransactionCommand();
 }
 
+/* After an error in a learner_step: logged, counted, its transaction rolled back. */
+static void
+learner_step_failed(MemoryContext cxt)
+{
+	MemoryContextSwitchTo(cxt);
+	EmitErrorReport();
+	FlushErrorState();
+	AbortCurrentTransaction();
+	learner_count(0, 0, false, 0, true);
+}
+
 static void
 checkpoint_step(void *arg)
 {
@@ -235,33 +246,57 @@ learner_selector(int32 selector_id, const char *name, bool checkpoints)
 	}
 	PG_CATCH();
 	{
-		MemoryContextSwitchTo(cxt);
-		EmitErrorReport();
-		FlushErrorState();
-		AbortCurrentTransaction();
-		learner_count(0, 0, false, 0, true);
+		learner_step_failed(cxt);
 	}
 	PG_END_TRY();
 }
 
-/* A pass over the database's selectors (none while the extension is not installed). */
+/* The selectors to pass over, in the pass's memory (none while the extension is not installed). */
+typedef struct ListCall
+{
+	MemoryContext cxt;
+	SelectorList list;
+} ListCall;
+
+static void
+list_step(void *arg)
+{
+	ListCall   *call = arg;
+
+	if (OidIsValid(get_extension_oid("model_select", true)))
+	{
+		MemoryContext old = MemoryContextSwitchTo(call->cxt);
+
+		run_as_extension_owner(selector_list, &call->list);
+		MemoryContextSwitchTo(old);
+	}
+}
+
+/*
+ * A pass over the database's selectors.  Listing them fails when the
+ * extension is dropped meanwhile: logged and counted, and the learner goes on
+ * to its next pass.
+ */
 static void
 learner_pass(bool checkpoints)
 {
 	MemoryContext pass = AllocSetContextCreate(TopMemoryContext, "model_select learner pass",
 											   ALLOCSET_DEFAULT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(pass);
-	SelectorList list = {0};
+	ListCall	call = {.cxt = pass};
+	SelectorList list;
 
-	StartTransactionCommand();
-	PushActiveSnapshot(GetTransactionSnapshot());
-	if (OidIsValid(get_extension_oid("model_select", true)))
+	PG_TRY();
 	{
-		MemoryContextSwitchTo(pass);
-		run_as_extension_owner(selector_list, &list);
+		learner_step("model_select learner: listing selectors", list_step, &call);
 	}
-	PopActiveSnapshot();
-	CommitTransactionCommand();
+	PG_CATCH();
+	{
+		learner_step_failed(pass);
+		call.list.n = 0;
+	}
+	PG_END_TRY();
+	list = call.list;
 	MemoryContextSwitchTo(pass);
 	for (int i = 0; i < list.n; i++)
 	{
