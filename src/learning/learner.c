@@ -284,7 +284,6 @@ learner_pass(bool checkpoints)
 											   ALLOCSET_DEFAULT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(pass);
 	ListCall	call = {.cxt = pass};
-	SelectorList list;
 
 	PG_TRY();
 	{
@@ -296,12 +295,11 @@ learner_pass(bool checkpoints)
 		call.list.n = 0;
 	}
 	PG_END_TRY();
-	list = call.list;
 	MemoryContextSwitchTo(pass);
-	for (int i = 0; i < list.n; i++)
+	for (int i = 0; i < call.list.n; i++)
 	{
 		CHECK_FOR_INTERRUPTS();
-		learner_selector(list.ids[i], list.names[i], checkpoints);
+		learner_selector(call.list.ids[i], call.list.names[i], checkpoints);
 		MemoryContextSwitchTo(pass);
 	}
 	pgstat_report_activity(STATE_IDLE, NULL);
@@ -329,7 +327,6 @@ void
 model_select_learner_main(Datum arg)
 {
 	TimestampTz last_checkpoints = 0;
-
 	int			slot = DatumGetInt32(arg);
 
 	if (learner == NULL || slot < 0 || slot >= learner->nslots)

@@ -60,9 +60,13 @@ SELECT model_select.create_selector('l_rff', 4, ARRAY['a', 'b', 'c'], 'rff_ucb',
 SELECT model_select.create_selector('l_pak', 4, ARRAY['a', 'b', 'c'], 'pak_ucb');
 SQL
 
+inline_checkpoints() {  # checkpoints written by one transaction that logs 90 rewards on each selector in $1
+    q -c "BEGIN" -c "SELECT add_rewards(s, 90) FROM unnest(ARRAY[$1]) s" \
+      -c "SELECT count(*) FROM model_select.arm_state WHERE xmin = pg_current_xact_id()::xid" -c "COMMIT" | tail -n 1
+}
+
 # 1. a reward INSERT leaves the checkpoint to the learner
-inline=$(q -c "BEGIN" -c "SELECT add_rewards(s, 90) FROM unnest(ARRAY['l_lin', 'l_rff', 'l_pak']) s" \
-           -c "SELECT count(*) FROM model_select.arm_state WHERE xmin = pg_current_xact_id()::xid" -c "COMMIT" | tail -n 1)
+inline=$(inline_checkpoints "'l_lin', 'l_rff', 'l_pak'")
 check "90 rewards per selector in one transaction: it wrote no checkpoint (got $inline)" test "$inline" = 0
 caught_up() {
     for _ in $(seq 1 200); do
@@ -203,12 +207,8 @@ two_db_setup() {
     q -c "SELECT model_select.create_selector('l_lin', 4, ARRAY['a', 'b', 'c'], 'lin_ucb')" \
       -c "$ADD_REWARDS" >/dev/null
 }
-inline_checkpoints() {  # checkpoints written by a transaction that logs 90 rewards
-    q -c "BEGIN" -c "SELECT add_rewards('l_lin', 90)" \
-      -c "SELECT count(*) FROM model_select.arm_state WHERE xmin = pg_current_xact_id()::xid" -c "COMMIT" | tail -n 1
-}
 two_db_setup || bail "creating the selector in $DB2 failed"
-inline=$(inline_checkpoints)
+inline=$(inline_checkpoints "'l_lin'")
 check "$DB2: 90 rewards in one transaction wrote no checkpoint (got $inline)" test "$inline" = 0
 check "$DB2: its learner checkpoints the due arms" caught_up
 counted_in_two() {  # its pass publishes after it checkpoints: wait for both
@@ -229,7 +229,7 @@ rebuild_checks l_lin " ($DB2)"
 DB=$DB3
 ms_setup || bail "set-up of $DB3 failed"
 two_db_setup || bail "creating the selector in $DB3 failed"
-inline=$(inline_checkpoints)
+inline=$(inline_checkpoints "'l_lin'")
 check "$DB3, not listed: the reward inserts checkpoint the due arms themselves (got $inline checkpoints)" \
     test "$inline" -gt 0
 DB=$MAIN_DB
