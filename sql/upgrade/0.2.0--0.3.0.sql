@@ -176,5 +176,13 @@ BEGIN
     END LOOP;
 END $$;
 
+-- Selectors of 0.2.0 keep their widths: noise_prior (lin_ucb's default 5
+-- since 0.3.0) is stored off wherever it applies.  (An update from 0.1.0
+-- has already stored the new default: 0.1.0--0.2.0.sql resolves settings
+-- with this library.)
+UPDATE model_select.selectors
+   SET settings = settings || '{"noise_prior": 0}'
+ WHERE model_select.resolve_settings(policy, kernel, settings) ? 'noise_prior';
+
 -- Every arm's checkpoint re-derived from its log, with its spend.
 SELECT model_select.rebuild_state(name) FROM model_select.selectors ORDER BY selector_id;

@@ -121,6 +121,8 @@ typedef struct SelectorConfig
 	double		nu;				/* matern smoothness: 0.5, 1.5 or 2.5 */
 	int32		features;		/* rff_ucb: frequencies D (2D features) */
 	double		share;			/* lin_ucb, rff_ucb: weight of the shared prior mean (0: off) */
+	double		noise_prior;	/* lin_ucb, rff_ucb: pseudo-rewards of unit noise in the
+								 * learnt noise scale of the width (0: off) */
 	double		qbar;			/* bkb: oversampling of the dictionary */
 	bool		adaptive_beta;	/* bkb: width multiplier from Calandriello et al. 2019 (BKB) */
 	double		noise;			/* σ: noise scale of the bounds and of bkb's beta */

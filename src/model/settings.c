@@ -49,6 +49,7 @@ const SettingDef setting_defs[] = {
 	{"nu", SETTING_NUMBER, offsetof(SelectorConfig, nu), 1.5, 0.5, false, 2.5, FOR_MATERN},
 	{"features", SETTING_INTEGER, offsetof(SelectorConfig, features), 200, 1, false, 8192, FOR_OWN},
 	{"share", SETTING_NUMBER, offsetof(SelectorConfig, share), 0.0, 0, false, 1, FOR_OWN_FIXED},
+	{"noise_prior", SETTING_NUMBER, offsetof(SelectorConfig, noise_prior), 0.0, 0, false, 1e6, FOR_OWN_FIXED},
 	{"qbar", SETTING_NUMBER, offsetof(SelectorConfig, qbar), 2.0, 0, true, 1e6, FOR_OWN},
 	{"adaptive_beta", SETTING_BOOLEAN, offsetof(SelectorConfig, adaptive_beta), 0, 0, false, 1, FOR_OWN},
 	{"confidence", SETTING_CHOICE, offsetof(SelectorConfig, confidence), CONFIDENCE_FIXED, 0, false, 0,
@@ -437,8 +438,14 @@ settings_resolve_over(SelectorConfig *cfg, Jsonb *current, Jsonb *settings)
 					   : "applies only with window, discount or restart_every");
 	check_horizon(cfg, given);
 	for (int i = 0; i < (int) N_SETTINGS; i++)
+	{
 		if (given[i] && !setting_applies(&setting_defs[i], cfg))
 			settings_error(cfg, setting_defs[i].name, "does not apply to this policy, kernel and confidence");
+		/* a policy's own default holds only where its key applies (noise_prior is off with a confidence bound) */
+		if (!setting_applies(&setting_defs[i], cfg) &&
+			setting_default(cfg, &setting_defs[i]) != setting_defs[i].default_value)
+			set_field(cfg, &setting_defs[i], setting_defs[i].default_value);
+	}
 	if (!(cfg->reward_min < cfg->reward_max))
 		settings_error(cfg, "reward_max", "must be greater than reward_min");
 	/* with a budget the pacer sets λ, and arms learn rewards (pacer.c) */

@@ -21,6 +21,8 @@
  * With a confidence bound (confidence.c): pak_ucb with dmm appends a factor
  * of K' + α_f I per other grid regulariser; lin_ucb/rff_ucb append yᵀy and,
  * with dmm, the factors of α_f I + Σ zzᵀ.  igp's base factor is at 1 + 2/T.
+ * With noise_prior (confidence fixed) lin_ucb/rff_ucb append yᵀy and Σw,
+ * weighted as the rows are, before a window's rows.
  *
  * With forgetting (header field `forgetting`): pak_ucb keeps only the rows
  * it still uses (window: the last W; discount: weights above 1e-6) and

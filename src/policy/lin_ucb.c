@@ -22,6 +22,14 @@
  * their primal form, where ln det(I + K/α) = ln det(A_α) − p ln α and
  * α yᵀ(K + αI)⁻¹y = yᵀy − bᵀA_α⁻¹b.
  *
+ * With "noise_prior" n₀ > 0 (confidence fixed) the state keeps yᵀy and
+ * the rows' weight Σw too, and the fixed radius eta is scaled by the arm's
+ * learnt noise scale σ̂ = √((n₀ + yᵀy − bᵀA⁻¹b) / (n₀ + Σw)): n₀ pseudo-
+ * rewards of unit variance and the arm's penalised residuals, so that the
+ * width is in the rewards' units and narrows where the arm's rewards are
+ * predictable (the unknown noise of Bayesian ridge regression).  Under a
+ * window or discount the sums forget as A and b do.
+ *
  * With "share" s > 0 (confidence fixed) the arms share a prior mean: arm a's
  * weights are the ridge regression towards s·w₀, where w₀ = (αI + Σ_a G_a)⁻¹
  * Σ_a b_a is the ridge regression on every arm's rewards (G_a = Σ zzᵀ of
@@ -83,27 +91,56 @@ lin_rhs(const StateHeader *st, int p)
 	return (double *) STATE_BODY(st) + PACKED_SIZE(p);
 }
 
-/* With a window: the held rows' contexts (n × dim) and rewards (n). */
-static double *
-lin_rows(const StateHeader *st, int p)
+/* Does the state keep the learnt noise scale's sums (noise_prior, confidence fixed)? */
+static bool
+learns_noise(const SelectorConfig *cfg)
 {
-	return lin_rhs(st, p) + p;
+	return cfg->confidence == CONFIDENCE_FIXED && cfg->noise_prior > 0;
 }
 
-static double *
-lin_row_rewards(const StateHeader *st, int p)
+/* Does the state keep yᵀy (a confidence bound, or the learnt noise scale)? */
+static bool
+keeps_yy(const SelectorConfig *cfg)
 {
-	return lin_rows(st, p) + (Size) st->n * st->dim;
+	return cfg->confidence != CONFIDENCE_FIXED || learns_noise(cfg);
 }
 
 /*
- * With a confidence bound: yᵀy, then the factors of the other regularisers
- * (settings_resolve() rules out a window then, so they follow b).
+ * With yᵀy kept, after b: yᵀy, then for a confidence bound the factors of
+ * the other regularisers (settings_resolve() rules out forgetting then),
+ * for the learnt noise scale Σw, the rows' weights (n without forgetting).
+ * Both are weighted as the rows are: Σw r² and Σw under a discount.
  */
 static double *
 lin_yy(const StateHeader *st, int p)
 {
 	return lin_rhs(st, p) + p;
+}
+
+static double *
+lin_weight_sum(const StateHeader *st, int p)
+{
+	return lin_yy(st, p) + 1;
+}
+
+/* With a window: the held rows' contexts (n × dim) and rewards (n), after the noise sums. */
+static double *
+lin_rows(const SelectorConfig *cfg, const StateHeader *st, int p)
+{
+	return lin_rhs(st, p) + p + (learns_noise(cfg) ? 2 : 0);
+}
+
+static double *
+lin_row_rewards(const SelectorConfig *cfg, const StateHeader *st, int p)
+{
+	return lin_rows(cfg, st, p) + (Size) st->n * st->dim;
+}
+
+/* The state's doubles before a window's rows: the factor, b and the noise sums. */
+static Size
+lin_head(const SelectorConfig *cfg, int p)
+{
+	return LIN_BODY(p) + (learns_noise(cfg) ? 2 : 0);
 }
 
 static double *
@@ -123,7 +160,7 @@ lin_body(const SelectorConfig *cfg, int n)
 		confidence_factors(cfg, &fs);
 		extra = 1 + (Size) (fs.count - 1) * PACKED_SIZE(feature_count(cfg));
 	}
-	return LIN_BODY(feature_count(cfg)) + (cfg->window > 0 ? (Size) n * (cfg->dim + 1) : 0) + extra;
+	return lin_head(cfg, feature_count(cfg)) + (cfg->window > 0 ? (Size) n * (cfg->dim + 1) : 0) + extra;
 }
 
 /* The factors of the regularisers other than the base, from G = Σ zzᵀ (packed). */
@@ -148,6 +185,7 @@ lin_build_weighted(const SelectorConfig *cfg, int n, const double *X, const doub
 	double	   *Z = palloc(sizeof(double) * (Size) Max(n, 1) * p);
 	double	   *w = palloc(sizeof(double) * Max(n, 1));
 	bool		discounted = cfg->discount < 1;
+	double		weight_sum = 0.0;
 
 	for (int t = 0; t < n; t++)
 	{
@@ -159,23 +197,31 @@ lin_build_weighted(const SelectorConfig *cfg, int n, const double *X, const doub
 		for (int i = 0; i < p; i++)
 			Z[(Size) t * p + i] *= sw;
 		w[t] = r[t] * sw;
+		weight_sum += sw * sw;
 	}
 	gram_packed(n, p, Z, discounted ? 0.0 : confidence_base_alpha(cfg), !discounted, lin_factor(st));
 	if (n > 0)
 		gemv_cols(n, p, Z, w, 0.0, lin_rhs(st, p));
+	if (learns_noise(cfg))
+	{
+		/* Σ w r² = |√w·r|² */
+		*lin_yy(st, p) = n > 0 ? dot(n, w, w) : 0.0;
+		*lin_weight_sum(st, p) = weight_sum;
+	}
+	else if (keeps_yy(cfg))
+		*lin_yy(st, p) = n > 0 ? dot(n, r, r) : 0.0;
 	if (cfg->confidence != CONFIDENCE_FIXED)
 	{
 		double	   *G = palloc(sizeof(double) * PACKED_SIZE(p));
 
-		*lin_yy(st, p) = n > 0 ? dot(n, r, r) : 0.0;
 		gram_packed(n, p, Z, 0.0, false, G);
 		lin_other_factors(cfg, st, G);
 		pfree(G);
 	}
 	if (cfg->window > 0)
 	{
-		memcpy(lin_rows(st, p), X, sizeof(double) * (Size) n * cfg->dim);
-		memcpy(lin_row_rewards(st, p), r, sizeof(double) * n);
+		memcpy(lin_rows(cfg, st, p), X, sizeof(double) * (Size) n * cfg->dim);
+		memcpy(lin_row_rewards(cfg, st, p), r, sizeof(double) * n);
 	}
 	pfree(Z);
 	pfree(w);
@@ -198,11 +244,11 @@ lin_grow(const SelectorConfig *cfg, const StateHeader *old, const double *x, dou
 
 	if (old == NULL)
 		old = lin_build(cfg, 0, NULL, NULL);
-	memcpy(STATE_BODY(st), STATE_BODY(old), sizeof(double) * LIN_BODY(p));
-	memcpy(lin_rows(st, p), lin_rows(old, p), sizeof(double) * (Size) n * cfg->dim);
-	memcpy(lin_rows(st, p) + (Size) n * cfg->dim, x, sizeof(double) * cfg->dim);
-	memcpy(lin_row_rewards(st, p), lin_row_rewards(old, p), sizeof(double) * n);
-	lin_row_rewards(st, p)[n] = r;
+	memcpy(STATE_BODY(st), STATE_BODY(old), sizeof(double) * lin_head(cfg, p));
+	memcpy(lin_rows(cfg, st, p), lin_rows(cfg, old, p), sizeof(double) * (Size) n * cfg->dim);
+	memcpy(lin_rows(cfg, st, p) + (Size) n * cfg->dim, x, sizeof(double) * cfg->dim);
+	memcpy(lin_row_rewards(cfg, st, p), lin_row_rewards(cfg, old, p), sizeof(double) * n);
+	lin_row_rewards(cfg, st, p)[n] = r;
 	return st;
 }
 
@@ -216,14 +262,19 @@ lin_forget_oldest(const SelectorConfig *cfg, StateHeader *st, const double *x, d
 {
 	int			p = feature_count(cfg);
 	int			n = st->n;
-	double	   *rows = lin_rows(st, p);
-	double	   *rewards = lin_row_rewards(st, p);
+	double	   *rows = lin_rows(cfg, st, p);
+	double	   *rewards = lin_row_rewards(cfg, st, p);
 	double	   *z = palloc(sizeof(double) * p);
 	double	   *b = lin_rhs(st, p);
 
 	features(cfg, rows, z);
 	for (int i = 0; i < p; i++)
 		b[i] -= rewards[0] * z[i];
+	if (learns_noise(cfg))
+	{
+		*lin_yy(st, p) -= rewards[0] * rewards[0];
+		*lin_weight_sum(st, p) -= 1.0;
+	}
 	memmove(rows, rows + cfg->dim, sizeof(double) * (Size) (n - 1) * cfg->dim);
 	memmove(rewards, rewards + 1, sizeof(double) * (n - 1));
 	memcpy(rows + (Size) (n - 1) * cfg->dim, x, sizeof(double) * cfg->dim);
@@ -273,6 +324,11 @@ lin_append(const SelectorConfig *cfg, const StateHeader *old, const double *x, d
 				S[PACKED_ROW(i) + j] = cfg->discount * S[PACKED_ROW(i) + j] + z[i] * z[j];
 			b[i] = cfg->discount * b[i] + r * z[i];
 		}
+		if (learns_noise(cfg))
+		{
+			*lin_yy(st, p) = cfg->discount * *lin_yy(st, p) + r * r;
+			*lin_weight_sum(st, p) = cfg->discount * *lin_weight_sum(st, p) + 1.0;
+		}
 	}
 	else
 	{
@@ -281,8 +337,10 @@ lin_append(const SelectorConfig *cfg, const StateHeader *old, const double *x, d
 		for (int i = 0; i < p; i++)
 			b[i] += r * z[i];
 		confidence_factors(cfg, &fs);
-		if (cfg->confidence != CONFIDENCE_FIXED)
+		if (keeps_yy(cfg))
 			*lin_yy(st, p) += r * r;
+		if (learns_noise(cfg))
+			*lin_weight_sum(st, p) += 1.0;
 		/* the update destroys its vector: the other factors get a copy */
 		for (int f = 1; f < fs.count; f++)
 		{
@@ -309,7 +367,7 @@ discounted_factor(const SelectorConfig *cfg, const StateHeader *st, int p)
 /*
  * The bounds of confidence.c in primal form, from the factors and L_f⁻¹b:
  * ld(α₀) = ln det(A_α₀/α₀), quad(α) = yᵀy − bᵀA_α⁻¹b = yᵀy − |L_α⁻¹b|².
- * (fixed needs neither, and its state has no yᵀy.)
+ * (fixed needs neither; with noise_prior its radius is scaled by σ̂.)
  */
 static void
 lin_bounds(const SelectorConfig *cfg, const StateHeader *st, ArmModel *m)
@@ -318,13 +376,14 @@ lin_bounds(const SelectorConfig *cfg, const StateHeader *st, ArmModel *m)
 	double		quad[MAX_GRID + 1] = {0};
 	double		ld = 0.0;
 
-	if (cfg->confidence != CONFIDENCE_FIXED)
-	{
+	if (keeps_yy(cfg))
 		for (int f = 0; f < m->factors.count; f++)
 			quad[f] = Max(*lin_yy(st, p) - dot(p, m->t[f], m->t[f]), 0.0);
+	if (cfg->confidence != CONFIDENCE_FIXED)
 		ld = chol_log_det_scaled(p, m->L[0], m->factors.alpha[0]);
-	}
 	confidence_bounds(cfg, st->n, &m->factors, ld, quad, &m->bounds);
+	if (learns_noise(cfg))
+		m->bounds.radius[0] *= sqrt((cfg->noise_prior + quad[0]) / (cfg->noise_prior + *lin_weight_sum(st, p)));
 }
 
 static ArmModel *
@@ -461,17 +520,21 @@ lin_score_block(const SelectorConfig *cfg, const ArmModel *m, int nrows, const d
 	}
 }
 
-/* lin_ucb's own setting: the weight of the prior mean shared across arms. */
-static const char *const lin_ucb_settings[] = {"share", NULL};
+/* lin_ucb's own settings: the weight of the prior mean shared across arms, the noise prior. */
+static const char *const lin_ucb_settings[] = {"share", "noise_prior", NULL};
 
 /*
  * lin_ucb's own defaults, the library's default router: a ridge 20 times the
- * table's, a bias feature √10 and a radius 1.  On RouterDC's seven models
- * (bench/quality_routerdc7.sql) they beat the best single model cold and
- * warm-started, where the table's (alpha 1, intercept 1, eta 0.5) lock in
- * on early rewards cold (docs/offline-evaluation.md#the-default).
+ * table's, a bias feature √10, and a radius 2 times the noise scale each arm
+ * learns from its residuals (5 pseudo-rewards of unit variance as prior).
+ * On RouterDC's seven models (bench/quality_routerdc7.sql) they beat the
+ * best single model cold and warm-started, where the table's (alpha 1,
+ * intercept 1, eta 0.5) lock in on early rewards cold
+ * (docs/offline-evaluation.md#the-default).
  */
-static const PolicyDefault lin_ucb_defaults[] = {{"alpha", 20}, {"intercept", 10}, {"eta", 1}, {NULL, 0}};
+static const PolicyDefault lin_ucb_defaults[] = {
+	{"alpha", 20}, {"intercept", 10}, {"eta", 2}, {"noise_prior", 5}, {NULL, 0}
+};
 
 const PolicyOps lin_ucb_ops = {
 	.name = "lin_ucb", .kind = POLICY_LIN_UCB,
@@ -481,8 +544,8 @@ const PolicyOps lin_ucb_ops = {
 	.share_priors = lin_share_priors, .score_shared = lin_score_shared,
 };
 
-/* rff_ucb's own settings: how many random features (2 × features values each), share. */
-static const char *const rff_ucb_settings[] = {"features", "share", NULL};
+/* rff_ucb's own settings: how many random features (2 × features values each), share, noise_prior. */
+static const char *const rff_ucb_settings[] = {"features", "share", "noise_prior", NULL};
 
 /* lin_ucb on random Fourier features of a shift-invariant kernel. */
 const PolicyOps rff_ucb_ops = {

@@ -642,7 +642,7 @@ CASES = [
          policy='lin_ucb', kernel=None, dim=3, data=DATA_B, probes=PROBES_B,
          base={"alpha": 0.04, "intercept": 0.5, "normalize": False, "reward_min": -10, "reward_max": 10},
          conf={"noise": 0.2, "rkhs_bound": 2, "delta": 0.05}, horizon=500, grid=[0.2, 1, 5],
-         fixed={"confidence": "fixed", "eta": 1.5},
+         fixed={"confidence": "fixed", "eta": 1.5, "noise_prior": 0},
          confidences=ALL_CONF, cmm_mode='limit0'),
     dict(key='c', prefix='cg_c',
          title="pak_ucb kernel 'linear' on the data of case b: the same numbers as lin_ucb "

@@ -23,7 +23,9 @@ Formulas implemented here (from the API contract):
             poly:   k = (gamma x.y + offset)^degree
             linear: k = x.y
   lin_ucb:  z = [x ; sqrt(intercept)], A = alpha I + sum z z^T, b = sum r z,
-            mean = z^T A^-1 b, width = sqrt(z^T A^-1 z), ucb = mean + eta*width
+            mean = z^T A^-1 b, width = sqrt(z^T A^-1 z), ucb = mean + eta*width;
+            with noise_prior n0 > 0 (lin_ucb's default 5) ucb = mean + eta*s*width,
+            s = sqrt((n0 + max(0, r^T r - b^T A^-1 b)) / (n0 + n))
   greedy:   mean = reward_sum / n, width = 0, ucb = mean
   n = 0:    mean = width = ucb = 'Infinity'
   normalize (default true, pak_ucb/lin_ucb): contexts (data and probe) are
@@ -77,14 +79,18 @@ CASES = [
     ('g_rbf', 'pak_ucb', 'rbf', dict(BASE, bandwidth=0.8), True),
     ('g_poly', 'pak_ucb', 'poly', dict(BASE, gamma=2, degree=3, offset=1), False),
     ('g_linear', 'pak_ucb', 'linear', dict(BASE), False),
-    ('g_lin', 'lin_ucb', None, dict(BASE), False),
+    ('g_lin', 'lin_ucb', None, dict(BASE, noise_prior=0), False),
+    ('g_lin_noise', 'lin_ucb', None, dict(BASE, noise_prior=3), True),
+    ('g_lin_defaults', 'lin_ucb', None, {}, False),
     ('g_greedy', 'greedy', None, {}, True),
     ('g_rbf_raw', 'pak_ucb', 'rbf', dict(BASE, bandwidth=0.8, normalize=False), False),
 ]
 
-# Defaults from the contract (only those the formulas need).
+# Defaults from the contract (only those the formulas need), and the
+# policies' own (PolicyOps.defaults).
 DEFAULTS = {"alpha": 1.0, "eta": 0.5, "intercept": 1.0, "bandwidth": 1.0,
-            "gamma": 1.0, "degree": 3, "offset": 1.0, "normalize": True}
+            "gamma": 1.0, "degree": 3, "offset": 1.0, "normalize": True, "noise_prior": 0.0}
+POLICY_DEFAULTS = {'lin_ucb': {"alpha": 20.0, "intercept": 10.0, "eta": 2.0, "noise_prior": 5.0}}
 
 # Closed-form single-point checks: one reward for arm 'a', one probe.  With a
 # single data point x (reward r) the formulas collapse to
@@ -105,7 +111,7 @@ CLOSED = [
      {"alpha": 0.5, "eta": 1.5, "intercept": 0.3},          # normalize defaults to true
      [2.0, -1.0, 0.5], 0.8, [1.5, 0.5, 1.0]),
     ('k_lin', 'lin_ucb', None,
-     {"alpha": 0.5, "eta": 1.5, "intercept": 0.3, "normalize": False},
+     {"alpha": 0.5, "eta": 1.5, "intercept": 0.3, "normalize": False, "noise_prior": 0},
      [2.0, -1.0, 0.5], 0.8, [1.5, 0.5, 1.0]),
 ]
 
@@ -113,8 +119,9 @@ CLOSED = [
 # --------------------------------------------------------------------------
 # numpy reference implementation
 # --------------------------------------------------------------------------
-def resolve(settings):
+def resolve(settings, policy=None):
     s = dict(DEFAULTS)
+    s.update(POLICY_DEFAULTS.get(policy, {}))
     s.update(settings)
     return s
 
@@ -178,8 +185,20 @@ def lin_ucb(s, X, v, y):
     return mean, width
 
 
+def lin_noise_scale(s, X, v):
+    """The learnt noise scale of noise_prior (1 when off)."""
+    n0 = s["noise_prior"]
+    if n0 == 0:
+        return 1.0
+    c, alpha = s["intercept"], s["alpha"]
+    Z = np.array([np.concatenate([x, [math.sqrt(c)]]) for x in X])
+    b = Z.T @ v
+    quad = float(v @ v) - float(b @ np.linalg.solve(alpha * np.eye(Z.shape[1]) + Z.T @ Z, b))
+    return math.sqrt((n0 + max(quad, 0.0)) / (n0 + len(v)))
+
+
 def golden(policy, kind, settings, rows, probe):
-    s = resolve(settings)
+    s = resolve(settings, policy)
     if not rows:
         inf = float('inf')
         return inf, inf, inf
@@ -193,6 +212,7 @@ def golden(policy, kind, settings, rows, probe):
         mean, width = pak_ucb(kind, s, X, rewards, y)
     elif policy == 'lin_ucb':
         mean, width = lin_ucb(s, X, rewards, y)
+        return mean, width, mean + s["eta"] * lin_noise_scale(s, X, rewards) * width
     else:
         raise ValueError(policy)
     return mean, width, mean + s["eta"] * width
@@ -220,6 +240,11 @@ def self_checks(table):
         d = pak_ucb('linear', s, X, v, y)
         q = lin_ucb(s, X, v, y)
         assert close(d[0], q[0]) and close(d[1], q[1]), (d, q)
+    # noise_prior scales the radius only, and by a factor other than 1 here
+    for p in range(len(PROBES)):
+        for arm in ARMS:
+            plain, noisy = table[('g_lin', p, arm)], table[('g_lin_noise', p, arm)]
+            assert close(plain[0], noisy[0]) and close(plain[1], noisy[1]) and not close(plain[2], noisy[2], 1e-3)
     # greedy does not depend on the probe
     for arm in ARMS:
         vals = {table[('g_greedy', p, arm)] for p in range(len(PROBES))}
@@ -302,7 +327,7 @@ def kernel_sql(kind, s, xs, ys):
 
 
 def closed_form_block(out, name, policy, kind, settings, x, r, y):
-    s = resolve(settings)
+    s = resolve(settings, policy)
     create_selector(out, name, policy, kind, settings)
     insert_rewards(out, name, {'a': [(x, r)]})
 

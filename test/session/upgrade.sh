@@ -87,7 +87,12 @@ COUNTS="SELECT (SELECT count(*) FROM model_select.selectors) AS selectors,
        (SELECT count(*) FROM model_select.decisions) AS decisions,
        (SELECT count(*) FROM model_select.rewards) AS rewards,
        (SELECT count(*) FROM model_select.rewards WHERE decision_id IS NOT NULL) AS decision_rewards,
-       (SELECT string_agg(s.name || ':' || s.settings::text, ';' ORDER BY s.name) FROM model_select.selectors s) AS settings"
+       (SELECT string_agg(s.name || ':' || (s.settings - 'noise_prior')::text, ';' ORDER BY s.name)
+          FROM model_select.selectors s) AS settings"
+# After the update: the selectors noise_prior applies to (lin_ucb's default 5
+# since 0.3.0) store it off, so that they keep their widths.
+NOISE_PINNED="SELECT count(*) > 0 AND bool_and(settings->>'noise_prior' = '0') FROM model_select.selectors
+               WHERE model_select.resolve_settings(policy, kernel, settings) ? 'noise_prior'"
 # Scores of every selector on every 7th context of public.ctx (which both
 # databases have), and the function that compares them: equal to 1e-9
 # (relative above 1), NULLs and infinities exactly.
@@ -230,6 +235,8 @@ check "the catalog updated from $FROM_VERSION equals a fresh install's (else the
 # -- 4. the data survived, the states re-derived ----------------------------
 check "every selector, arm, decision and reward survived, settings unchanged" \
     is "$(q -d "$OLD" -c 'SELECT count(*) FROM (SELECT * FROM public.counts EXCEPT SELECT * FROM public.before_counts) x')" 0
+check "the selectors noise_prior applies to store it off (their widths unchanged)" \
+    is "$(q -d "$OLD" -c "$NOISE_PINNED")" t
 check "every arm's n equals its count in the reward log" arms_match_log "$OLD"
 
 # -- 5. a fresh install fed the same log scores the same ---------------------
@@ -265,7 +272,8 @@ check "routing and learning go on after the update" \
 # tables have, into a 0.2.0 install ($OLD2): selectors of every policy, routed
 # decisions, rewards with costs by decision and by name, a retired and an
 # added arm, changed settings, checkpoints and rewards pending after them.
-# The layout of a checkpoint's state is the same in both versions.
+# The layout of a checkpoint's state is the same in both versions; lin_ucb's
+# selectors have noise_prior 0, the widths of 0.2.0 (which the update keeps).
 createdb "$SRC"
 createdb "$OLD2"
 q -d "$OLD2" -c "CREATE EXTENSION model_select VERSION '0.2.0'"
@@ -274,10 +282,10 @@ check "CREATE EXTENSION model_select VERSION '0.2.0'" \
 q -d "$SRC" >/dev/null <<'SQL'
 CREATE EXTENSION model_select;
 SELECT model_select.create_selector('pak', 3, ARRAY['a', 'b', 'c'], 'pak_ucb', 'rbf', '{"bandwidth": 0.8}', 7);
-SELECT model_select.create_selector('lin', 3, ARRAY['a', 'b'], 'lin_ucb', NULL, '{"window": 20}', 1);
+SELECT model_select.create_selector('lin', 3, ARRAY['a', 'b'], 'lin_ucb', NULL, '{"window": 20, "noise_prior": 0}', 1);
 SELECT model_select.create_selector('rff', 3, ARRAY['a', 'b'], 'rff_ucb', 'rbf', '{"features": 32}', 2);
 SELECT model_select.create_selector('bkb', 3, ARRAY['a', 'b'], 'bkb', 'rbf', '{}', 3);
-SELECT model_select.create_selector('budget', 3, ARRAY['x', 'y'], 'lin_ucb', NULL, '{"budget": 0.02}', 4);
+SELECT model_select.create_selector('budget', 3, ARRAY['x', 'y'], 'lin_ucb', NULL, '{"budget": 0.02, "noise_prior": 0}', 4);
 SELECT model_select.create_selector('greedy', 3, ARRAY['x', 'y'], 'greedy');
 SELECT model_select.create_selector('random', 3, ARRAY['x', 'y'], 'random', NULL, '{}', 5);
 CREATE TABLE public.ctx AS
@@ -327,6 +335,8 @@ check "the catalog updated from 0.2.0 equals a fresh install's (else the diff ab
     same_catalog "$OLD2"
 check "every selector, arm, decision and reward survived, settings unchanged" \
     is "$(q -d "$OLD2" -c "$COUNTS")" "$before"
+check "the selectors noise_prior applies to store it off (their widths unchanged)" \
+    is "$(q -d "$OLD2" -c "$NOISE_PINNED")" t
 check "every arm's n equals its count in the reward log" arms_match_log "$OLD2"
 q -d "$OLD2" -c "$CLOSE"
 check "every score equals the 0.2.0 database's before the update (its checkpoints and pending rewards, 1e-9)" \

@@ -70,7 +70,7 @@ SELECT cmp_ok((SELECT hits - (SELECT hits FROM pg_temp.before) FROM model_select
 -- resolved settings are cached per backend, keyed by the stored row itself:
 -- a row changed behind alter_selector()'s back (settings_version unchanged)
 -- is read anew, and an invalid one still fails
-UPDATE model_select.selectors SET settings = settings || '{"eta": 3}' WHERE name = 'c2';
+UPDATE model_select.selectors SET settings = settings || '{"eta": 3, "noise_prior": 0}' WHERE name = 'c2';
 CREATE TABLE pg_temp.eta3 AS
 SELECT c.j, x.* FROM pg_temp.ctx c, LATERAL model_select.scores('c2', c.c) x;
 SELECT is((SELECT count(*) FROM pg_temp.eta3 WHERE abs(ucb - (mean + 3 * width)) <= 1e-12 * (1 + abs(ucb))),

@@ -4,7 +4,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(21);
+SELECT plan(22);
 
 CREATE TEMP TABLE feed AS
 SELECT round, context, reward[1 + round % 2] AS reward FROM model_select.synthetic_clusters(200, 6, 2, 3, 51);
@@ -87,16 +87,18 @@ SELECT cmp_ok(pg_temp.diff('r_pak', 'r0_pak'), '<', 1e-9::float8, 'and rebuild_s
   FROM (SELECT model_select.rebuild_state('r_pak')) r;
 
 -- Abrupt switch of the best arm at t = 1,000 (two clusters, 5 seeds, eta 0.3, judged by expected rewards;
--- lin_ucb with alpha 1 and intercept 1, the values of pak_ucb's defaults: lin_ucb's own alpha 20 with
--- eta 0.3 locks in, 0.51 with or without the discount):
+-- lin_ucb with alpha 1 and intercept 1, the values of pak_ucb's defaults, and no learnt noise: lin_ucb's
+-- own alpha 20 with eta 0.3 locks in, 0.51 with or without the discount; and lin_ucb's own defaults
+-- with the discount, whose learnt noise forgets with the rows):
 -- optimal-pick ratio over rounds 1,001..1,500.  The window is shown on pak_ucb, the discount on
 -- lin_ucb (a discounted pak_ucb refactorises ~1,400 rows per reward: too slow for a test).
 CREATE TEMP TABLE switch AS
 SELECT v.name, avg(r.opr_window) AS opr
   FROM generate_series(1, 5) s(seed),
        (VALUES ('stationary', 'pak_ucb', '{"eta": 0.3}'), ('window', 'pak_ucb', '{"eta": 0.3, "window": 100}'),
-               ('lin stationary', 'lin_ucb', '{"alpha": 1, "intercept": 1, "eta": 0.3}'),
-               ('discount', 'lin_ucb', '{"alpha": 1, "intercept": 1, "eta": 0.3, "discount": 0.99}')) v(name, pol, settings),
+               ('lin stationary', 'lin_ucb', '{"alpha": 1, "intercept": 1, "eta": 0.3, "noise_prior": 0}'),
+               ('discount', 'lin_ucb', '{"alpha": 1, "intercept": 1, "eta": 0.3, "discount": 0.99, "noise_prior": 0}'),
+               ('defaults discount', 'lin_ucb', '{"discount": 0.99}')) v(name, pol, settings),
        LATERAL model_select.replay(format('SELECT context, reward, NULL::real[], expected FROM model_select.synthetic_clusters('
                                           '2000, 16, 2, NULL, %s, 0.1, switch_every => 1000) ORDER BY round', s.seed),
                                    v.pol, settings => v.settings::jsonb, seed => s.seed, checkpoint => 500, shuffle => false) r
@@ -105,6 +107,8 @@ SELECT diag(format('%s: OPR over rounds 1001-1500 = %s', name, round(opr::numeri
 SELECT cmp_ok((SELECT opr FROM switch WHERE name = 'window'), '>=', 0.8::float8, 'pak_ucb window 100 recovers OPR >= 0.8 within 500 rounds of the switch');
 SELECT cmp_ok((SELECT opr FROM switch WHERE name = 'stationary'), '<', 0.5::float8, 'stationary pak_ucb stays below 0.5 over the same rounds');
 SELECT cmp_ok((SELECT opr FROM switch WHERE name = 'discount'), '>=', 0.8::float8, 'lin_ucb discount 0.99 recovers OPR >= 0.8 within 500 rounds');
+SELECT cmp_ok((SELECT opr FROM switch WHERE name = 'defaults discount'), '>=', 0.8::float8,
+              'lin_ucb''s defaults (learnt noise) with discount 0.99 recover OPR >= 0.8 too');
 SELECT cmp_ok((SELECT opr FROM switch WHERE name = 'lin stationary'), '<', 0.5::float8, 'stationary lin_ucb stays below 0.5 over the same rounds');
 
 -- A new arm, best for cluster 3, arrives at t = 2,500: its share of cluster-3 prompts over rounds 2,501..3,500.

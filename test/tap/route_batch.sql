@@ -20,7 +20,7 @@ INSERT INTO pg_temp.kinds VALUES
     ('b_pak_ay', 'pak_ucb', 'poly', '{"confidence": "ay"}'),
     -- alpha 1, intercept 1, eta 0.5 (lin_ucb's defaults before 0.3.0): with its own (alpha 20,
     -- intercept 10, eta 1) two arms win every prompt of this short log and test 15 is vacuous
-    ('b_lin', 'lin_ucb', NULL, '{"alpha": 1, "intercept": 1, "eta": 0.5}'),
+    ('b_lin', 'lin_ucb', NULL, '{"alpha": 1, "intercept": 1, "eta": 0.5, "noise_prior": 0}'),
     ('b_lin_ay', 'lin_ucb', NULL, '{"confidence": "ay", "cost_weight": 0.5}'),
     ('b_bkb', 'bkb', 'rbf', '{}'),
     ('b_greedy', 'greedy', NULL, '{}'),

@@ -17,9 +17,9 @@ CREATE TEMP TABLE probes AS SELECT round AS probe, context FROM model_select.syn
 
 -- normalize off, so that every selector sees the contexts as given
 SELECT model_select.create_selector('shared', 3, ARRAY['a', 'b', 'c'], 'lin_ucb', NULL,
-         '{"share": 0.8, "alpha": 2, "intercept": 3, "eta": 0.7, "normalize": false}');
+         '{"share": 0.8, "alpha": 2, "intercept": 3, "eta": 0.7, "normalize": false, "noise_prior": 0}');
 SELECT model_select.create_selector('own', 3, ARRAY['a', 'b', 'c'], 'lin_ucb', NULL,
-         '{"alpha": 2, "intercept": 3, "eta": 0.7, "normalize": false}');
+         '{"alpha": 2, "intercept": 3, "eta": 0.7, "normalize": false, "noise_prior": 0}');
 SELECT model_select.create_selector('pool', 3, ARRAY['all'], 'lin_ucb', NULL,
          '{"alpha": 2, "intercept": 3, "normalize": false}');
 SELECT model_select.create_selector('resid', 3, ARRAY['a', 'b', 'c'], 'lin_ucb', NULL,

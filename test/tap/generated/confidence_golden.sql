@@ -308,7 +308,7 @@ UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM model_select.scores('cg_a_cmm
 
 -- cg_b_fixed: confidence fixed
 SELECT isnt(model_select.create_selector('cg_b_fixed', 3, ARRAY['a','e'], 'lin_ucb', NULL::text,
-            '{"alpha": 0.04, "intercept": 0.5, "normalize": false, "reward_min": -10, "reward_max": 10, "confidence": "fixed", "eta": 1.5}'::jsonb, 0), NULL, 'cg_b_fixed: create_selector');
+            '{"alpha": 0.04, "intercept": 0.5, "normalize": false, "reward_min": -10, "reward_max": 10, "confidence": "fixed", "eta": 1.5, "noise_prior": 0}'::jsonb, 0), NULL, 'cg_b_fixed: create_selector');
 SELECT lives_ok($$
 INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES
   ('cg_b_fixed', 'a', ARRAY[-0.06, 0.17, -0.32]::float8[], 0.12),

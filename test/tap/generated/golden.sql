@@ -7,7 +7,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(314);
+SELECT plan(409);
 
 -- close_to(got, expected, description): relative tolerance 1e-09,
 -- i.e. abs(got - expected) <= 1e-09 * greatest(1, abs(expected)); prints got/expected on failure.
@@ -42,15 +42,15 @@ SELECT lives_ok($$SELECT model_select.add_arm('g_rbf', 'c')$$, 'g_rbf: add_arm c
 SELECT is((SELECT n FROM model_select.scores('g_rbf', ARRAY[0.8, 0.5, 0.1]::float8[]) WHERE arm = 'a'), 6::bigint, 'g_rbf before rebuild: arm a n');
 SELECT is((SELECT n FROM model_select.scores('g_rbf', ARRAY[0.8, 0.5, 0.1]::float8[]) WHERE arm = 'b'), 2::bigint, 'g_rbf before rebuild: arm b n');
 WITH s AS (SELECT * FROM model_select.scores('g_rbf', ARRAY[0.8, 0.5, 0.1]::float8[]) WHERE arm = 'a')
-SELECT pg_temp.close_to((SELECT mean FROM s), '0.5573858229495797'::float8, 'g_rbf before rebuild: probe 1 arm a mean')
-UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.9584282768311629'::float8, 'g_rbf before rebuild: probe 1 arm a width')
-UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.995028238196324'::float8, 'g_rbf before rebuild: probe 1 arm a ucb');
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.5573858229495796'::float8, 'g_rbf before rebuild: probe 1 arm a mean')
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.9584282768311628'::float8, 'g_rbf before rebuild: probe 1 arm a width')
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.9950282381963238'::float8, 'g_rbf before rebuild: probe 1 arm a ucb');
 WITH s AS (SELECT * FROM model_select.scores('g_rbf', ARRAY[0.8, 0.5, 0.1]::float8[]) WHERE arm = 'b')
 SELECT pg_temp.close_to((SELECT mean FROM s), '0.3181179436837441'::float8, 'g_rbf before rebuild: probe 1 arm b mean')
 UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '1.200740092062543'::float8, 'g_rbf before rebuild: probe 1 arm b width')
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '2.1192280817775586'::float8, 'g_rbf before rebuild: probe 1 arm b ucb');
 WITH s AS (SELECT * FROM model_select.scores('g_rbf', ARRAY[-0.2, -1.0, 0.6]::float8[]) WHERE arm = 'a')
-SELECT pg_temp.close_to((SELECT mean FROM s), '0.2926790889730643'::float8, 'g_rbf before rebuild: probe 2 arm a mean')
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.29267908897306427'::float8, 'g_rbf before rebuild: probe 2 arm a mean')
 UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '1.1741958604458957'::float8, 'g_rbf before rebuild: probe 2 arm a width')
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '2.0539728796419077'::float8, 'g_rbf before rebuild: probe 2 arm a ucb');
 WITH s AS (SELECT * FROM model_select.scores('g_rbf', ARRAY[-0.2, -1.0, 0.6]::float8[]) WHERE arm = 'b')
@@ -74,15 +74,15 @@ SELECT is(model_select.rebuild_state('g_rbf'), 8::bigint, 'g_rbf: rebuild_state 
 SELECT is((SELECT n FROM model_select.scores('g_rbf', ARRAY[0.8, 0.5, 0.1]::float8[]) WHERE arm = 'a'), 6::bigint, 'g_rbf after rebuild: arm a n');
 SELECT is((SELECT n FROM model_select.scores('g_rbf', ARRAY[0.8, 0.5, 0.1]::float8[]) WHERE arm = 'b'), 2::bigint, 'g_rbf after rebuild: arm b n');
 WITH s AS (SELECT * FROM model_select.scores('g_rbf', ARRAY[0.8, 0.5, 0.1]::float8[]) WHERE arm = 'a')
-SELECT pg_temp.close_to((SELECT mean FROM s), '0.5573858229495797'::float8, 'g_rbf after rebuild: probe 1 arm a mean')
-UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.9584282768311629'::float8, 'g_rbf after rebuild: probe 1 arm a width')
-UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.995028238196324'::float8, 'g_rbf after rebuild: probe 1 arm a ucb');
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.5573858229495796'::float8, 'g_rbf after rebuild: probe 1 arm a mean')
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.9584282768311628'::float8, 'g_rbf after rebuild: probe 1 arm a width')
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.9950282381963238'::float8, 'g_rbf after rebuild: probe 1 arm a ucb');
 WITH s AS (SELECT * FROM model_select.scores('g_rbf', ARRAY[0.8, 0.5, 0.1]::float8[]) WHERE arm = 'b')
 SELECT pg_temp.close_to((SELECT mean FROM s), '0.3181179436837441'::float8, 'g_rbf after rebuild: probe 1 arm b mean')
 UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '1.200740092062543'::float8, 'g_rbf after rebuild: probe 1 arm b width')
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '2.1192280817775586'::float8, 'g_rbf after rebuild: probe 1 arm b ucb');
 WITH s AS (SELECT * FROM model_select.scores('g_rbf', ARRAY[-0.2, -1.0, 0.6]::float8[]) WHERE arm = 'a')
-SELECT pg_temp.close_to((SELECT mean FROM s), '0.2926790889730643'::float8, 'g_rbf after rebuild: probe 2 arm a mean')
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.29267908897306427'::float8, 'g_rbf after rebuild: probe 2 arm a mean')
 UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '1.1741958604458957'::float8, 'g_rbf after rebuild: probe 2 arm a width')
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '2.0539728796419077'::float8, 'g_rbf after rebuild: probe 2 arm a ucb');
 WITH s AS (SELECT * FROM model_select.scores('g_rbf', ARRAY[-0.2, -1.0, 0.6]::float8[]) WHERE arm = 'b')
@@ -120,15 +120,15 @@ $$, 'g_poly: insert 8 rewards');
 SELECT is((SELECT n FROM model_select.scores('g_poly', ARRAY[0.8, 0.5, 0.1]::float8[]) WHERE arm = 'a'), 6::bigint, 'g_poly before rebuild: arm a n');
 SELECT is((SELECT n FROM model_select.scores('g_poly', ARRAY[0.8, 0.5, 0.1]::float8[]) WHERE arm = 'b'), 2::bigint, 'g_poly before rebuild: arm b n');
 WITH s AS (SELECT * FROM model_select.scores('g_poly', ARRAY[0.8, 0.5, 0.1]::float8[]) WHERE arm = 'a')
-SELECT pg_temp.close_to((SELECT mean FROM s), '0.5997940011698749'::float8, 'g_poly before rebuild: probe 1 arm a mean')
-UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '4.1080787495194'::float8, 'g_poly before rebuild: probe 1 arm a width')
-UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '6.761912125448975'::float8, 'g_poly before rebuild: probe 1 arm a ucb');
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.599794001169875'::float8, 'g_poly before rebuild: probe 1 arm a mean')
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '4.108078749519401'::float8, 'g_poly before rebuild: probe 1 arm a width')
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '6.761912125448977'::float8, 'g_poly before rebuild: probe 1 arm a ucb');
 WITH s AS (SELECT * FROM model_select.scores('g_poly', ARRAY[0.8, 0.5, 0.1]::float8[]) WHERE arm = 'b')
 SELECT pg_temp.close_to((SELECT mean FROM s), '0.33468035591573814'::float8, 'g_poly before rebuild: probe 1 arm b mean')
 UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '5.73694622142277'::float8, 'g_poly before rebuild: probe 1 arm b width')
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '8.940099688049894'::float8, 'g_poly before rebuild: probe 1 arm b ucb');
 WITH s AS (SELECT * FROM model_select.scores('g_poly', ARRAY[-0.2, -1.0, 0.6]::float8[]) WHERE arm = 'a')
-SELECT pg_temp.close_to((SELECT mean FROM s), '0.19176000386108524'::float8, 'g_poly before rebuild: probe 2 arm a mean')
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.19176000386108527'::float8, 'g_poly before rebuild: probe 2 arm a mean')
 UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '6.3815580561045895'::float8, 'g_poly before rebuild: probe 2 arm a width')
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '9.764097088017971'::float8, 'g_poly before rebuild: probe 2 arm a ucb');
 WITH s AS (SELECT * FROM model_select.scores('g_poly', ARRAY[-0.2, -1.0, 0.6]::float8[]) WHERE arm = 'b')
@@ -136,26 +136,26 @@ SELECT pg_temp.close_to((SELECT mean FROM s), '-0.0031596000850125983'::float8, 
 UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '7.388191198338921'::float8, 'g_poly before rebuild: probe 2 arm b width')
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '11.079127197423368'::float8, 'g_poly before rebuild: probe 2 arm b ucb');
 WITH s AS (SELECT * FROM model_select.scores('g_poly', ARRAY[0.5, -0.3, -1.4]::float8[]) WHERE arm = 'a')
-SELECT pg_temp.close_to((SELECT mean FROM s), '0.4278216193116647'::float8, 'g_poly before rebuild: probe 3 arm a mean')
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.42782161931166457'::float8, 'g_poly before rebuild: probe 3 arm a mean')
 UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '6.056216306812274'::float8, 'g_poly before rebuild: probe 3 arm a width')
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '9.512146079530076'::float8, 'g_poly before rebuild: probe 3 arm a ucb');
 WITH s AS (SELECT * FROM model_select.scores('g_poly', ARRAY[0.5, -0.3, -1.4]::float8[]) WHERE arm = 'b')
-SELECT pg_temp.close_to((SELECT mean FROM s), '0.11000527985843493'::float8, 'g_poly before rebuild: probe 3 arm b mean')
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.11000527985843492'::float8, 'g_poly before rebuild: probe 3 arm b mean')
 UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '7.141774255218646'::float8, 'g_poly before rebuild: probe 3 arm b width')
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '10.822666662686403'::float8, 'g_poly before rebuild: probe 3 arm b ucb');
 SELECT is(model_select.rebuild_state('g_poly'), 8::bigint, 'g_poly: rebuild_state applies all rewards');
 SELECT is((SELECT n FROM model_select.scores('g_poly', ARRAY[0.8, 0.5, 0.1]::float8[]) WHERE arm = 'a'), 6::bigint, 'g_poly after rebuild: arm a n');
 SELECT is((SELECT n FROM model_select.scores('g_poly', ARRAY[0.8, 0.5, 0.1]::float8[]) WHERE arm = 'b'), 2::bigint, 'g_poly after rebuild: arm b n');
 WITH s AS (SELECT * FROM model_select.scores('g_poly', ARRAY[0.8, 0.5, 0.1]::float8[]) WHERE arm = 'a')
-SELECT pg_temp.close_to((SELECT mean FROM s), '0.5997940011698749'::float8, 'g_poly after rebuild: probe 1 arm a mean')
-UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '4.1080787495194'::float8, 'g_poly after rebuild: probe 1 arm a width')
-UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '6.761912125448975'::float8, 'g_poly after rebuild: probe 1 arm a ucb');
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.599794001169875'::float8, 'g_poly after rebuild: probe 1 arm a mean')
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '4.108078749519401'::float8, 'g_poly after rebuild: probe 1 arm a width')
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '6.761912125448977'::float8, 'g_poly after rebuild: probe 1 arm a ucb');
 WITH s AS (SELECT * FROM model_select.scores('g_poly', ARRAY[0.8, 0.5, 0.1]::float8[]) WHERE arm = 'b')
 SELECT pg_temp.close_to((SELECT mean FROM s), '0.33468035591573814'::float8, 'g_poly after rebuild: probe 1 arm b mean')
 UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '5.73694622142277'::float8, 'g_poly after rebuild: probe 1 arm b width')
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '8.940099688049894'::float8, 'g_poly after rebuild: probe 1 arm b ucb');
 WITH s AS (SELECT * FROM model_select.scores('g_poly', ARRAY[-0.2, -1.0, 0.6]::float8[]) WHERE arm = 'a')
-SELECT pg_temp.close_to((SELECT mean FROM s), '0.19176000386108524'::float8, 'g_poly after rebuild: probe 2 arm a mean')
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.19176000386108527'::float8, 'g_poly after rebuild: probe 2 arm a mean')
 UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '6.3815580561045895'::float8, 'g_poly after rebuild: probe 2 arm a width')
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '9.764097088017971'::float8, 'g_poly after rebuild: probe 2 arm a ucb');
 WITH s AS (SELECT * FROM model_select.scores('g_poly', ARRAY[-0.2, -1.0, 0.6]::float8[]) WHERE arm = 'b')
@@ -163,11 +163,11 @@ SELECT pg_temp.close_to((SELECT mean FROM s), '-0.0031596000850125983'::float8, 
 UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '7.388191198338921'::float8, 'g_poly after rebuild: probe 2 arm b width')
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '11.079127197423368'::float8, 'g_poly after rebuild: probe 2 arm b ucb');
 WITH s AS (SELECT * FROM model_select.scores('g_poly', ARRAY[0.5, -0.3, -1.4]::float8[]) WHERE arm = 'a')
-SELECT pg_temp.close_to((SELECT mean FROM s), '0.4278216193116647'::float8, 'g_poly after rebuild: probe 3 arm a mean')
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.42782161931166457'::float8, 'g_poly after rebuild: probe 3 arm a mean')
 UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '6.056216306812274'::float8, 'g_poly after rebuild: probe 3 arm a width')
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '9.512146079530076'::float8, 'g_poly after rebuild: probe 3 arm a ucb');
 WITH s AS (SELECT * FROM model_select.scores('g_poly', ARRAY[0.5, -0.3, -1.4]::float8[]) WHERE arm = 'b')
-SELECT pg_temp.close_to((SELECT mean FROM s), '0.11000527985843493'::float8, 'g_poly after rebuild: probe 3 arm b mean')
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.11000527985843492'::float8, 'g_poly after rebuild: probe 3 arm b mean')
 UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '7.141774255218646'::float8, 'g_poly after rebuild: probe 3 arm b width')
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '10.822666662686403'::float8, 'g_poly after rebuild: probe 3 arm b ucb');
 
@@ -189,59 +189,59 @@ SELECT is((SELECT n FROM model_select.scores('g_linear', ARRAY[0.8, 0.5, 0.1]::f
 SELECT is((SELECT n FROM model_select.scores('g_linear', ARRAY[0.8, 0.5, 0.1]::float8[]) WHERE arm = 'b'), 2::bigint, 'g_linear before rebuild: arm b n');
 WITH s AS (SELECT * FROM model_select.scores('g_linear', ARRAY[0.8, 0.5, 0.1]::float8[]) WHERE arm = 'a')
 SELECT pg_temp.close_to((SELECT mean FROM s), '0.6137867389812178'::float8, 'g_linear before rebuild: probe 1 arm a mean')
-UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.6733741367739685'::float8, 'g_linear before rebuild: probe 1 arm a width')
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.6733741367739687'::float8, 'g_linear before rebuild: probe 1 arm a width')
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.6238479441421707'::float8, 'g_linear before rebuild: probe 1 arm a ucb');
 WITH s AS (SELECT * FROM model_select.scores('g_linear', ARRAY[0.8, 0.5, 0.1]::float8[]) WHERE arm = 'b')
 SELECT pg_temp.close_to((SELECT mean FROM s), '0.2858225579332594'::float8, 'g_linear before rebuild: probe 1 arm b mean')
 UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '1.0333726751193315'::float8, 'g_linear before rebuild: probe 1 arm b width')
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.8358815706122567'::float8, 'g_linear before rebuild: probe 1 arm b ucb');
 WITH s AS (SELECT * FROM model_select.scores('g_linear', ARRAY[-0.2, -1.0, 0.6]::float8[]) WHERE arm = 'a')
-SELECT pg_temp.close_to((SELECT mean FROM s), '0.26868171982681505'::float8, 'g_linear before rebuild: probe 2 arm a mean')
-UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.7704510051944979'::float8, 'g_linear before rebuild: probe 2 arm a width')
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.2686817198268151'::float8, 'g_linear before rebuild: probe 2 arm a mean')
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.770451005194498'::float8, 'g_linear before rebuild: probe 2 arm a width')
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.424358227618562'::float8, 'g_linear before rebuild: probe 2 arm a ucb');
 WITH s AS (SELECT * FROM model_select.scores('g_linear', ARRAY[-0.2, -1.0, 0.6]::float8[]) WHERE arm = 'b')
 SELECT pg_temp.close_to((SELECT mean FROM s), '-0.19252522730319116'::float8, 'g_linear before rebuild: probe 2 arm b mean')
 UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '1.4716152176062631'::float8, 'g_linear before rebuild: probe 2 arm b width')
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '2.0148975991062033'::float8, 'g_linear before rebuild: probe 2 arm b ucb');
 WITH s AS (SELECT * FROM model_select.scores('g_linear', ARRAY[0.5, -0.3, -1.4]::float8[]) WHERE arm = 'a')
-SELECT pg_temp.close_to((SELECT mean FROM s), '0.36004853944419835'::float8, 'g_linear before rebuild: probe 3 arm a mean')
-UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.7976898352729678'::float8, 'g_linear before rebuild: probe 3 arm a width')
-UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.55658329235365'::float8, 'g_linear before rebuild: probe 3 arm a ucb');
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.3600485394441982'::float8, 'g_linear before rebuild: probe 3 arm a mean')
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.7976898352729681'::float8, 'g_linear before rebuild: probe 3 arm a width')
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.5565832923536502'::float8, 'g_linear before rebuild: probe 3 arm a ucb');
 WITH s AS (SELECT * FROM model_select.scores('g_linear', ARRAY[0.5, -0.3, -1.4]::float8[]) WHERE arm = 'b')
-SELECT pg_temp.close_to((SELECT mean FROM s), '0.20176008049045246'::float8, 'g_linear before rebuild: probe 3 arm b mean')
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.20176008049045244'::float8, 'g_linear before rebuild: probe 3 arm b mean')
 UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '1.3821745779280135'::float8, 'g_linear before rebuild: probe 3 arm b width')
-UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '2.2750219473824727'::float8, 'g_linear before rebuild: probe 3 arm b ucb');
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '2.275021947382472'::float8, 'g_linear before rebuild: probe 3 arm b ucb');
 SELECT is(model_select.rebuild_state('g_linear'), 8::bigint, 'g_linear: rebuild_state applies all rewards');
 SELECT is((SELECT n FROM model_select.scores('g_linear', ARRAY[0.8, 0.5, 0.1]::float8[]) WHERE arm = 'a'), 6::bigint, 'g_linear after rebuild: arm a n');
 SELECT is((SELECT n FROM model_select.scores('g_linear', ARRAY[0.8, 0.5, 0.1]::float8[]) WHERE arm = 'b'), 2::bigint, 'g_linear after rebuild: arm b n');
 WITH s AS (SELECT * FROM model_select.scores('g_linear', ARRAY[0.8, 0.5, 0.1]::float8[]) WHERE arm = 'a')
 SELECT pg_temp.close_to((SELECT mean FROM s), '0.6137867389812178'::float8, 'g_linear after rebuild: probe 1 arm a mean')
-UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.6733741367739685'::float8, 'g_linear after rebuild: probe 1 arm a width')
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.6733741367739687'::float8, 'g_linear after rebuild: probe 1 arm a width')
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.6238479441421707'::float8, 'g_linear after rebuild: probe 1 arm a ucb');
 WITH s AS (SELECT * FROM model_select.scores('g_linear', ARRAY[0.8, 0.5, 0.1]::float8[]) WHERE arm = 'b')
 SELECT pg_temp.close_to((SELECT mean FROM s), '0.2858225579332594'::float8, 'g_linear after rebuild: probe 1 arm b mean')
 UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '1.0333726751193315'::float8, 'g_linear after rebuild: probe 1 arm b width')
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.8358815706122567'::float8, 'g_linear after rebuild: probe 1 arm b ucb');
 WITH s AS (SELECT * FROM model_select.scores('g_linear', ARRAY[-0.2, -1.0, 0.6]::float8[]) WHERE arm = 'a')
-SELECT pg_temp.close_to((SELECT mean FROM s), '0.26868171982681505'::float8, 'g_linear after rebuild: probe 2 arm a mean')
-UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.7704510051944979'::float8, 'g_linear after rebuild: probe 2 arm a width')
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.2686817198268151'::float8, 'g_linear after rebuild: probe 2 arm a mean')
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.770451005194498'::float8, 'g_linear after rebuild: probe 2 arm a width')
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.424358227618562'::float8, 'g_linear after rebuild: probe 2 arm a ucb');
 WITH s AS (SELECT * FROM model_select.scores('g_linear', ARRAY[-0.2, -1.0, 0.6]::float8[]) WHERE arm = 'b')
 SELECT pg_temp.close_to((SELECT mean FROM s), '-0.19252522730319116'::float8, 'g_linear after rebuild: probe 2 arm b mean')
 UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '1.4716152176062631'::float8, 'g_linear after rebuild: probe 2 arm b width')
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '2.0148975991062033'::float8, 'g_linear after rebuild: probe 2 arm b ucb');
 WITH s AS (SELECT * FROM model_select.scores('g_linear', ARRAY[0.5, -0.3, -1.4]::float8[]) WHERE arm = 'a')
-SELECT pg_temp.close_to((SELECT mean FROM s), '0.36004853944419835'::float8, 'g_linear after rebuild: probe 3 arm a mean')
-UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.7976898352729678'::float8, 'g_linear after rebuild: probe 3 arm a width')
-UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.55658329235365'::float8, 'g_linear after rebuild: probe 3 arm a ucb');
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.3600485394441982'::float8, 'g_linear after rebuild: probe 3 arm a mean')
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.7976898352729681'::float8, 'g_linear after rebuild: probe 3 arm a width')
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.5565832923536502'::float8, 'g_linear after rebuild: probe 3 arm a ucb');
 WITH s AS (SELECT * FROM model_select.scores('g_linear', ARRAY[0.5, -0.3, -1.4]::float8[]) WHERE arm = 'b')
-SELECT pg_temp.close_to((SELECT mean FROM s), '0.20176008049045246'::float8, 'g_linear after rebuild: probe 3 arm b mean')
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.20176008049045244'::float8, 'g_linear after rebuild: probe 3 arm b mean')
 UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '1.3821745779280135'::float8, 'g_linear after rebuild: probe 3 arm b width')
-UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '2.2750219473824727'::float8, 'g_linear after rebuild: probe 3 arm b ucb');
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '2.275021947382472'::float8, 'g_linear after rebuild: probe 3 arm b ucb');
 
--- Case g_lin: policy lin_ucb, kernel NULL, settings {"alpha": 0.5, "eta": 1.5, "intercept": 0.3}
+-- Case g_lin: policy lin_ucb, kernel NULL, settings {"alpha": 0.5, "eta": 1.5, "intercept": 0.3, "noise_prior": 0}
 SELECT isnt(model_select.create_selector('g_lin', 3, ARRAY['a','b'], 'lin_ucb', NULL::text,
-            '{"alpha": 0.5, "eta": 1.5, "intercept": 0.3}'::jsonb, 0), NULL, 'g_lin: create_selector');
+            '{"alpha": 0.5, "eta": 1.5, "intercept": 0.3, "noise_prior": 0}'::jsonb, 0), NULL, 'g_lin: create_selector');
 SELECT lives_ok($$
 INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES
   ('g_lin', 'a', ARRAY[1.0, 0.2, -0.3]::float8[], 0.9),
@@ -260,23 +260,23 @@ SELECT pg_temp.close_to((SELECT mean FROM s), '0.6137867389812178'::float8, 'g_l
 UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.6733741367739687'::float8, 'g_lin before rebuild: probe 1 arm a width')
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.6238479441421707'::float8, 'g_lin before rebuild: probe 1 arm a ucb');
 WITH s AS (SELECT * FROM model_select.scores('g_lin', ARRAY[0.8, 0.5, 0.1]::float8[]) WHERE arm = 'b')
-SELECT pg_temp.close_to((SELECT mean FROM s), '0.2858225579332594'::float8, 'g_lin before rebuild: probe 1 arm b mean')
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.28582255793325945'::float8, 'g_lin before rebuild: probe 1 arm b mean')
 UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '1.0333726751193315'::float8, 'g_lin before rebuild: probe 1 arm b width')
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.8358815706122567'::float8, 'g_lin before rebuild: probe 1 arm b ucb');
 WITH s AS (SELECT * FROM model_select.scores('g_lin', ARRAY[-0.2, -1.0, 0.6]::float8[]) WHERE arm = 'a')
-SELECT pg_temp.close_to((SELECT mean FROM s), '0.268681719826815'::float8, 'g_lin before rebuild: probe 2 arm a mean')
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.26868171982681505'::float8, 'g_lin before rebuild: probe 2 arm a mean')
 UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.7704510051944979'::float8, 'g_lin before rebuild: probe 2 arm a width')
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.424358227618562'::float8, 'g_lin before rebuild: probe 2 arm a ucb');
 WITH s AS (SELECT * FROM model_select.scores('g_lin', ARRAY[-0.2, -1.0, 0.6]::float8[]) WHERE arm = 'b')
-SELECT pg_temp.close_to((SELECT mean FROM s), '-0.19252522730319122'::float8, 'g_lin before rebuild: probe 2 arm b mean')
-UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '1.4716152176062633'::float8, 'g_lin before rebuild: probe 2 arm b width')
-UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '2.0148975991062037'::float8, 'g_lin before rebuild: probe 2 arm b ucb');
+SELECT pg_temp.close_to((SELECT mean FROM s), '-0.1925252273031911'::float8, 'g_lin before rebuild: probe 2 arm b mean')
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '1.4716152176062631'::float8, 'g_lin before rebuild: probe 2 arm b width')
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '2.0148975991062033'::float8, 'g_lin before rebuild: probe 2 arm b ucb');
 WITH s AS (SELECT * FROM model_select.scores('g_lin', ARRAY[0.5, -0.3, -1.4]::float8[]) WHERE arm = 'a')
-SELECT pg_temp.close_to((SELECT mean FROM s), '0.3600485394441982'::float8, 'g_lin before rebuild: probe 3 arm a mean')
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.36004853944419823'::float8, 'g_lin before rebuild: probe 3 arm a mean')
 UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.7976898352729678'::float8, 'g_lin before rebuild: probe 3 arm a width')
-UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.5565832923536498'::float8, 'g_lin before rebuild: probe 3 arm a ucb');
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.55658329235365'::float8, 'g_lin before rebuild: probe 3 arm a ucb');
 WITH s AS (SELECT * FROM model_select.scores('g_lin', ARRAY[0.5, -0.3, -1.4]::float8[]) WHERE arm = 'b')
-SELECT pg_temp.close_to((SELECT mean FROM s), '0.20176008049045238'::float8, 'g_lin before rebuild: probe 3 arm b mean')
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.20176008049045244'::float8, 'g_lin before rebuild: probe 3 arm b mean')
 UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '1.3821745779280135'::float8, 'g_lin before rebuild: probe 3 arm b width')
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '2.275021947382472'::float8, 'g_lin before rebuild: probe 3 arm b ucb');
 SELECT is(model_select.rebuild_state('g_lin'), 8::bigint, 'g_lin: rebuild_state applies all rewards');
@@ -287,25 +287,172 @@ SELECT pg_temp.close_to((SELECT mean FROM s), '0.6137867389812178'::float8, 'g_l
 UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.6733741367739687'::float8, 'g_lin after rebuild: probe 1 arm a width')
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.6238479441421707'::float8, 'g_lin after rebuild: probe 1 arm a ucb');
 WITH s AS (SELECT * FROM model_select.scores('g_lin', ARRAY[0.8, 0.5, 0.1]::float8[]) WHERE arm = 'b')
-SELECT pg_temp.close_to((SELECT mean FROM s), '0.2858225579332594'::float8, 'g_lin after rebuild: probe 1 arm b mean')
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.28582255793325945'::float8, 'g_lin after rebuild: probe 1 arm b mean')
 UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '1.0333726751193315'::float8, 'g_lin after rebuild: probe 1 arm b width')
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.8358815706122567'::float8, 'g_lin after rebuild: probe 1 arm b ucb');
 WITH s AS (SELECT * FROM model_select.scores('g_lin', ARRAY[-0.2, -1.0, 0.6]::float8[]) WHERE arm = 'a')
-SELECT pg_temp.close_to((SELECT mean FROM s), '0.268681719826815'::float8, 'g_lin after rebuild: probe 2 arm a mean')
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.26868171982681505'::float8, 'g_lin after rebuild: probe 2 arm a mean')
 UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.7704510051944979'::float8, 'g_lin after rebuild: probe 2 arm a width')
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.424358227618562'::float8, 'g_lin after rebuild: probe 2 arm a ucb');
 WITH s AS (SELECT * FROM model_select.scores('g_lin', ARRAY[-0.2, -1.0, 0.6]::float8[]) WHERE arm = 'b')
-SELECT pg_temp.close_to((SELECT mean FROM s), '-0.19252522730319122'::float8, 'g_lin after rebuild: probe 2 arm b mean')
-UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '1.4716152176062633'::float8, 'g_lin after rebuild: probe 2 arm b width')
-UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '2.0148975991062037'::float8, 'g_lin after rebuild: probe 2 arm b ucb');
+SELECT pg_temp.close_to((SELECT mean FROM s), '-0.1925252273031911'::float8, 'g_lin after rebuild: probe 2 arm b mean')
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '1.4716152176062631'::float8, 'g_lin after rebuild: probe 2 arm b width')
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '2.0148975991062033'::float8, 'g_lin after rebuild: probe 2 arm b ucb');
 WITH s AS (SELECT * FROM model_select.scores('g_lin', ARRAY[0.5, -0.3, -1.4]::float8[]) WHERE arm = 'a')
-SELECT pg_temp.close_to((SELECT mean FROM s), '0.3600485394441982'::float8, 'g_lin after rebuild: probe 3 arm a mean')
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.36004853944419823'::float8, 'g_lin after rebuild: probe 3 arm a mean')
 UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.7976898352729678'::float8, 'g_lin after rebuild: probe 3 arm a width')
-UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.5565832923536498'::float8, 'g_lin after rebuild: probe 3 arm a ucb');
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.55658329235365'::float8, 'g_lin after rebuild: probe 3 arm a ucb');
 WITH s AS (SELECT * FROM model_select.scores('g_lin', ARRAY[0.5, -0.3, -1.4]::float8[]) WHERE arm = 'b')
-SELECT pg_temp.close_to((SELECT mean FROM s), '0.20176008049045238'::float8, 'g_lin after rebuild: probe 3 arm b mean')
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.20176008049045244'::float8, 'g_lin after rebuild: probe 3 arm b mean')
 UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '1.3821745779280135'::float8, 'g_lin after rebuild: probe 3 arm b width')
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '2.275021947382472'::float8, 'g_lin after rebuild: probe 3 arm b ucb');
+
+-- Case g_lin_noise: policy lin_ucb, kernel NULL, settings {"alpha": 0.5, "eta": 1.5, "intercept": 0.3, "noise_prior": 3}
+SELECT isnt(model_select.create_selector('g_lin_noise', 3, ARRAY['a','b'], 'lin_ucb', NULL::text,
+            '{"alpha": 0.5, "eta": 1.5, "intercept": 0.3, "noise_prior": 3}'::jsonb, 0), NULL, 'g_lin_noise: create_selector');
+SELECT lives_ok($$
+INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES
+  ('g_lin_noise', 'a', ARRAY[1.0, 0.2, -0.3]::float8[], 0.9),
+  ('g_lin_noise', 'a', ARRAY[0.1, 1.0, 0.4]::float8[], 0.2),
+  ('g_lin_noise', 'a', ARRAY[-0.5, 0.3, 1.2]::float8[], 0.75),
+  ('g_lin_noise', 'a', ARRAY[0.7, -0.8, 0.1]::float8[], 0.4),
+  ('g_lin_noise', 'a', ARRAY[0.3, 0.6, -0.9]::float8[], 0.6),
+  ('g_lin_noise', 'a', ARRAY[-1.1, -0.4, 0.2]::float8[], 0.1),
+  ('g_lin_noise', 'b', ARRAY[0.4, 0.9, -0.2]::float8[], 0.55),
+  ('g_lin_noise', 'b', ARRAY[-0.6, 0.2, -0.7]::float8[], 0.3)
+$$, 'g_lin_noise: insert 8 rewards');
+SELECT lives_ok($$SELECT model_select.add_arm('g_lin_noise', 'c')$$, 'g_lin_noise: add_arm c (no rewards)');
+SELECT is((SELECT n FROM model_select.scores('g_lin_noise', ARRAY[0.8, 0.5, 0.1]::float8[]) WHERE arm = 'a'), 6::bigint, 'g_lin_noise before rebuild: arm a n');
+SELECT is((SELECT n FROM model_select.scores('g_lin_noise', ARRAY[0.8, 0.5, 0.1]::float8[]) WHERE arm = 'b'), 2::bigint, 'g_lin_noise before rebuild: arm b n');
+WITH s AS (SELECT * FROM model_select.scores('g_lin_noise', ARRAY[0.8, 0.5, 0.1]::float8[]) WHERE arm = 'a')
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.6137867389812178'::float8, 'g_lin_noise before rebuild: probe 1 arm a mean')
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.6733741367739687'::float8, 'g_lin_noise before rebuild: probe 1 arm a width')
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.2552707144616977'::float8, 'g_lin_noise before rebuild: probe 1 arm a ucb');
+WITH s AS (SELECT * FROM model_select.scores('g_lin_noise', ARRAY[0.8, 0.5, 0.1]::float8[]) WHERE arm = 'b')
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.28582255793325945'::float8, 'g_lin_noise before rebuild: probe 1 arm b mean')
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '1.0333726751193315'::float8, 'g_lin_noise before rebuild: probe 1 arm b width')
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.505104724359053'::float8, 'g_lin_noise before rebuild: probe 1 arm b ucb');
+WITH s AS (SELECT * FROM model_select.scores('g_lin_noise', ARRAY[-0.2, -1.0, 0.6]::float8[]) WHERE arm = 'a')
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.26868171982681505'::float8, 'g_lin_noise before rebuild: probe 2 arm a mean')
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.7704510051944979'::float8, 'g_lin_noise before rebuild: probe 2 arm a width')
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.0026451240242011'::float8, 'g_lin_noise before rebuild: probe 2 arm a ucb');
+WITH s AS (SELECT * FROM model_select.scores('g_lin_noise', ARRAY[-0.2, -1.0, 0.6]::float8[]) WHERE arm = 'b')
+SELECT pg_temp.close_to((SELECT mean FROM s), '-0.1925252273031911'::float8, 'g_lin_noise before rebuild: probe 2 arm b mean')
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '1.4716152176062631'::float8, 'g_lin_noise before rebuild: probe 2 arm b width')
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.5438417522677819'::float8, 'g_lin_noise before rebuild: probe 2 arm b ucb');
+WITH s AS (SELECT * FROM model_select.scores('g_lin_noise', ARRAY[0.5, -0.3, -1.4]::float8[]) WHERE arm = 'a')
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.36004853944419823'::float8, 'g_lin_noise before rebuild: probe 3 arm a mean')
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.7976898352729678'::float8, 'g_lin_noise before rebuild: probe 3 arm a width')
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.1199607766185766'::float8, 'g_lin_noise before rebuild: probe 3 arm a ucb');
+WITH s AS (SELECT * FROM model_select.scores('g_lin_noise', ARRAY[0.5, -0.3, -1.4]::float8[]) WHERE arm = 'b')
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.20176008049045244'::float8, 'g_lin_noise before rebuild: probe 3 arm b mean')
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '1.3821745779280135'::float8, 'g_lin_noise before rebuild: probe 3 arm b width')
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.8325955518852375'::float8, 'g_lin_noise before rebuild: probe 3 arm b ucb');
+WITH s AS (SELECT * FROM model_select.scores('g_lin_noise', ARRAY[-0.2, -1.0, 0.6]::float8[]) WHERE arm = 'c')
+SELECT is((SELECT n FROM s), 0::bigint, 'g_lin_noise before rebuild: empty arm c n = 0')
+UNION ALL SELECT is((SELECT mean FROM s), 'Infinity'::float8, 'g_lin_noise before rebuild: empty arm c mean = Infinity')
+UNION ALL SELECT is((SELECT width FROM s), 'Infinity'::float8, 'g_lin_noise before rebuild: empty arm c width = Infinity')
+UNION ALL SELECT is((SELECT ucb FROM s), 'Infinity'::float8, 'g_lin_noise before rebuild: empty arm c ucb = Infinity');
+SELECT is(model_select.rebuild_state('g_lin_noise'), 8::bigint, 'g_lin_noise: rebuild_state applies all rewards');
+SELECT is((SELECT n FROM model_select.scores('g_lin_noise', ARRAY[0.8, 0.5, 0.1]::float8[]) WHERE arm = 'a'), 6::bigint, 'g_lin_noise after rebuild: arm a n');
+SELECT is((SELECT n FROM model_select.scores('g_lin_noise', ARRAY[0.8, 0.5, 0.1]::float8[]) WHERE arm = 'b'), 2::bigint, 'g_lin_noise after rebuild: arm b n');
+WITH s AS (SELECT * FROM model_select.scores('g_lin_noise', ARRAY[0.8, 0.5, 0.1]::float8[]) WHERE arm = 'a')
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.6137867389812178'::float8, 'g_lin_noise after rebuild: probe 1 arm a mean')
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.6733741367739687'::float8, 'g_lin_noise after rebuild: probe 1 arm a width')
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.2552707144616977'::float8, 'g_lin_noise after rebuild: probe 1 arm a ucb');
+WITH s AS (SELECT * FROM model_select.scores('g_lin_noise', ARRAY[0.8, 0.5, 0.1]::float8[]) WHERE arm = 'b')
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.28582255793325945'::float8, 'g_lin_noise after rebuild: probe 1 arm b mean')
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '1.0333726751193315'::float8, 'g_lin_noise after rebuild: probe 1 arm b width')
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.505104724359053'::float8, 'g_lin_noise after rebuild: probe 1 arm b ucb');
+WITH s AS (SELECT * FROM model_select.scores('g_lin_noise', ARRAY[-0.2, -1.0, 0.6]::float8[]) WHERE arm = 'a')
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.26868171982681505'::float8, 'g_lin_noise after rebuild: probe 2 arm a mean')
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.7704510051944979'::float8, 'g_lin_noise after rebuild: probe 2 arm a width')
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.0026451240242011'::float8, 'g_lin_noise after rebuild: probe 2 arm a ucb');
+WITH s AS (SELECT * FROM model_select.scores('g_lin_noise', ARRAY[-0.2, -1.0, 0.6]::float8[]) WHERE arm = 'b')
+SELECT pg_temp.close_to((SELECT mean FROM s), '-0.1925252273031911'::float8, 'g_lin_noise after rebuild: probe 2 arm b mean')
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '1.4716152176062631'::float8, 'g_lin_noise after rebuild: probe 2 arm b width')
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.5438417522677819'::float8, 'g_lin_noise after rebuild: probe 2 arm b ucb');
+WITH s AS (SELECT * FROM model_select.scores('g_lin_noise', ARRAY[0.5, -0.3, -1.4]::float8[]) WHERE arm = 'a')
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.36004853944419823'::float8, 'g_lin_noise after rebuild: probe 3 arm a mean')
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.7976898352729678'::float8, 'g_lin_noise after rebuild: probe 3 arm a width')
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.1199607766185766'::float8, 'g_lin_noise after rebuild: probe 3 arm a ucb');
+WITH s AS (SELECT * FROM model_select.scores('g_lin_noise', ARRAY[0.5, -0.3, -1.4]::float8[]) WHERE arm = 'b')
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.20176008049045244'::float8, 'g_lin_noise after rebuild: probe 3 arm b mean')
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '1.3821745779280135'::float8, 'g_lin_noise after rebuild: probe 3 arm b width')
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.8325955518852375'::float8, 'g_lin_noise after rebuild: probe 3 arm b ucb');
+WITH s AS (SELECT * FROM model_select.scores('g_lin_noise', ARRAY[-0.2, -1.0, 0.6]::float8[]) WHERE arm = 'c')
+SELECT is((SELECT n FROM s), 0::bigint, 'g_lin_noise after rebuild: empty arm c n = 0')
+UNION ALL SELECT is((SELECT mean FROM s), 'Infinity'::float8, 'g_lin_noise after rebuild: empty arm c mean = Infinity')
+UNION ALL SELECT is((SELECT width FROM s), 'Infinity'::float8, 'g_lin_noise after rebuild: empty arm c width = Infinity')
+UNION ALL SELECT is((SELECT ucb FROM s), 'Infinity'::float8, 'g_lin_noise after rebuild: empty arm c ucb = Infinity');
+
+-- Case g_lin_defaults: policy lin_ucb, kernel NULL, settings {}
+SELECT isnt(model_select.create_selector('g_lin_defaults', 3, ARRAY['a','b'], 'lin_ucb', NULL::text,
+            '{}'::jsonb, 0), NULL, 'g_lin_defaults: create_selector');
+SELECT lives_ok($$
+INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES
+  ('g_lin_defaults', 'a', ARRAY[1.0, 0.2, -0.3]::float8[], 0.9),
+  ('g_lin_defaults', 'a', ARRAY[0.1, 1.0, 0.4]::float8[], 0.2),
+  ('g_lin_defaults', 'a', ARRAY[-0.5, 0.3, 1.2]::float8[], 0.75),
+  ('g_lin_defaults', 'a', ARRAY[0.7, -0.8, 0.1]::float8[], 0.4),
+  ('g_lin_defaults', 'a', ARRAY[0.3, 0.6, -0.9]::float8[], 0.6),
+  ('g_lin_defaults', 'a', ARRAY[-1.1, -0.4, 0.2]::float8[], 0.1),
+  ('g_lin_defaults', 'b', ARRAY[0.4, 0.9, -0.2]::float8[], 0.55),
+  ('g_lin_defaults', 'b', ARRAY[-0.6, 0.2, -0.7]::float8[], 0.3)
+$$, 'g_lin_defaults: insert 8 rewards');
+SELECT is((SELECT n FROM model_select.scores('g_lin_defaults', ARRAY[0.8, 0.5, 0.1]::float8[]) WHERE arm = 'a'), 6::bigint, 'g_lin_defaults before rebuild: arm a n');
+SELECT is((SELECT n FROM model_select.scores('g_lin_defaults', ARRAY[0.8, 0.5, 0.1]::float8[]) WHERE arm = 'b'), 2::bigint, 'g_lin_defaults before rebuild: arm b n');
+WITH s AS (SELECT * FROM model_select.scores('g_lin_defaults', ARRAY[0.8, 0.5, 0.1]::float8[]) WHERE arm = 'a')
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.3956680543029478'::float8, 'g_lin_defaults before rebuild: probe 1 arm a mean')
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.3994863101266443'::float8, 'g_lin_defaults before rebuild: probe 1 arm a width')
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '0.9774309012075623'::float8, 'g_lin_defaults before rebuild: probe 1 arm a ucb');
+WITH s AS (SELECT * FROM model_select.scores('g_lin_defaults', ARRAY[0.8, 0.5, 0.1]::float8[]) WHERE arm = 'b')
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.21753378147662308'::float8, 'g_lin_defaults before rebuild: probe 1 arm b mean')
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.5455760957959237'::float8, 'g_lin_defaults before rebuild: probe 1 arm b width')
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.1585075740670272'::float8, 'g_lin_defaults before rebuild: probe 1 arm b ucb');
+WITH s AS (SELECT * FROM model_select.scores('g_lin_defaults', ARRAY[-0.2, -1.0, 0.6]::float8[]) WHERE arm = 'a')
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.35039605271588536'::float8, 'g_lin_defaults before rebuild: probe 2 arm a mean')
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.4210955181044558'::float8, 'g_lin_defaults before rebuild: probe 2 arm a width')
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '0.9636278987672794'::float8, 'g_lin_defaults before rebuild: probe 2 arm a ucb');
+WITH s AS (SELECT * FROM model_select.scores('g_lin_defaults', ARRAY[-0.2, -1.0, 0.6]::float8[]) WHERE arm = 'b')
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.1898368486055886'::float8, 'g_lin_defaults before rebuild: probe 2 arm b mean')
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.5818917455117594'::float8, 'g_lin_defaults before rebuild: probe 2 arm b width')
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.1934454870164313'::float8, 'g_lin_defaults before rebuild: probe 2 arm b ucb');
+WITH s AS (SELECT * FROM model_select.scores('g_lin_defaults', ARRAY[0.5, -0.3, -1.4]::float8[]) WHERE arm = 'a')
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.37632005229284227'::float8, 'g_lin_defaults before rebuild: probe 3 arm a mean')
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.4186813368263446'::float8, 'g_lin_defaults before rebuild: probe 3 arm a width')
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '0.9860361809399215'::float8, 'g_lin_defaults before rebuild: probe 3 arm a ucb');
+WITH s AS (SELECT * FROM model_select.scores('g_lin_defaults', ARRAY[0.5, -0.3, -1.4]::float8[]) WHERE arm = 'b')
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.21103295181849782'::float8, 'g_lin_defaults before rebuild: probe 3 arm b mean')
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.5407349413279201'::float8, 'g_lin_defaults before rebuild: probe 3 arm b width')
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.1436570393624819'::float8, 'g_lin_defaults before rebuild: probe 3 arm b ucb');
+SELECT is(model_select.rebuild_state('g_lin_defaults'), 8::bigint, 'g_lin_defaults: rebuild_state applies all rewards');
+SELECT is((SELECT n FROM model_select.scores('g_lin_defaults', ARRAY[0.8, 0.5, 0.1]::float8[]) WHERE arm = 'a'), 6::bigint, 'g_lin_defaults after rebuild: arm a n');
+SELECT is((SELECT n FROM model_select.scores('g_lin_defaults', ARRAY[0.8, 0.5, 0.1]::float8[]) WHERE arm = 'b'), 2::bigint, 'g_lin_defaults after rebuild: arm b n');
+WITH s AS (SELECT * FROM model_select.scores('g_lin_defaults', ARRAY[0.8, 0.5, 0.1]::float8[]) WHERE arm = 'a')
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.3956680543029478'::float8, 'g_lin_defaults after rebuild: probe 1 arm a mean')
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.3994863101266443'::float8, 'g_lin_defaults after rebuild: probe 1 arm a width')
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '0.9774309012075623'::float8, 'g_lin_defaults after rebuild: probe 1 arm a ucb');
+WITH s AS (SELECT * FROM model_select.scores('g_lin_defaults', ARRAY[0.8, 0.5, 0.1]::float8[]) WHERE arm = 'b')
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.21753378147662308'::float8, 'g_lin_defaults after rebuild: probe 1 arm b mean')
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.5455760957959237'::float8, 'g_lin_defaults after rebuild: probe 1 arm b width')
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.1585075740670272'::float8, 'g_lin_defaults after rebuild: probe 1 arm b ucb');
+WITH s AS (SELECT * FROM model_select.scores('g_lin_defaults', ARRAY[-0.2, -1.0, 0.6]::float8[]) WHERE arm = 'a')
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.35039605271588536'::float8, 'g_lin_defaults after rebuild: probe 2 arm a mean')
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.4210955181044558'::float8, 'g_lin_defaults after rebuild: probe 2 arm a width')
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '0.9636278987672794'::float8, 'g_lin_defaults after rebuild: probe 2 arm a ucb');
+WITH s AS (SELECT * FROM model_select.scores('g_lin_defaults', ARRAY[-0.2, -1.0, 0.6]::float8[]) WHERE arm = 'b')
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.1898368486055886'::float8, 'g_lin_defaults after rebuild: probe 2 arm b mean')
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.5818917455117594'::float8, 'g_lin_defaults after rebuild: probe 2 arm b width')
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.1934454870164313'::float8, 'g_lin_defaults after rebuild: probe 2 arm b ucb');
+WITH s AS (SELECT * FROM model_select.scores('g_lin_defaults', ARRAY[0.5, -0.3, -1.4]::float8[]) WHERE arm = 'a')
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.37632005229284227'::float8, 'g_lin_defaults after rebuild: probe 3 arm a mean')
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.4186813368263446'::float8, 'g_lin_defaults after rebuild: probe 3 arm a width')
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '0.9860361809399215'::float8, 'g_lin_defaults after rebuild: probe 3 arm a ucb');
+WITH s AS (SELECT * FROM model_select.scores('g_lin_defaults', ARRAY[0.5, -0.3, -1.4]::float8[]) WHERE arm = 'b')
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.21103295181849782'::float8, 'g_lin_defaults after rebuild: probe 3 arm b mean')
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.5407349413279201'::float8, 'g_lin_defaults after rebuild: probe 3 arm b width')
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.1436570393624819'::float8, 'g_lin_defaults after rebuild: probe 3 arm b ucb');
 
 -- Case g_greedy: policy greedy, kernel NULL, settings {}
 SELECT isnt(model_select.create_selector('g_greedy', 3, ARRAY['a','b'], 'greedy', NULL::text,
@@ -403,7 +550,7 @@ $$, 'g_rbf_raw: insert 8 rewards');
 SELECT is((SELECT n FROM model_select.scores('g_rbf_raw', ARRAY[0.8, 0.5, 0.1]::float8[]) WHERE arm = 'a'), 6::bigint, 'g_rbf_raw before rebuild: arm a n');
 SELECT is((SELECT n FROM model_select.scores('g_rbf_raw', ARRAY[0.8, 0.5, 0.1]::float8[]) WHERE arm = 'b'), 2::bigint, 'g_rbf_raw before rebuild: arm b n');
 WITH s AS (SELECT * FROM model_select.scores('g_rbf_raw', ARRAY[0.8, 0.5, 0.1]::float8[]) WHERE arm = 'a')
-SELECT pg_temp.close_to((SELECT mean FROM s), '0.5592913603801796'::float8, 'g_rbf_raw before rebuild: probe 1 arm a mean')
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.5592913603801797'::float8, 'g_rbf_raw before rebuild: probe 1 arm a mean')
 UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.958365036010754'::float8, 'g_rbf_raw before rebuild: probe 1 arm a width')
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.9968389143963106'::float8, 'g_rbf_raw before rebuild: probe 1 arm a ucb');
 WITH s AS (SELECT * FROM model_select.scores('g_rbf_raw', ARRAY[0.8, 0.5, 0.1]::float8[]) WHERE arm = 'b')
@@ -411,7 +558,7 @@ SELECT pg_temp.close_to((SELECT mean FROM s), '0.3218451206682613'::float8, 'g_r
 UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '1.1903850891065972'::float8, 'g_rbf_raw before rebuild: probe 1 arm b width')
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '2.107422754328157'::float8, 'g_rbf_raw before rebuild: probe 1 arm b ucb');
 WITH s AS (SELECT * FROM model_select.scores('g_rbf_raw', ARRAY[-0.2, -1.0, 0.6]::float8[]) WHERE arm = 'a')
-SELECT pg_temp.close_to((SELECT mean FROM s), '0.2604252492585354'::float8, 'g_rbf_raw before rebuild: probe 2 arm a mean')
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.26042524925853544'::float8, 'g_rbf_raw before rebuild: probe 2 arm a mean')
 UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '1.2882404437880537'::float8, 'g_rbf_raw before rebuild: probe 2 arm a width')
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '2.192785914940616'::float8, 'g_rbf_raw before rebuild: probe 2 arm a ucb');
 WITH s AS (SELECT * FROM model_select.scores('g_rbf_raw', ARRAY[-0.2, -1.0, 0.6]::float8[]) WHERE arm = 'b')
@@ -419,9 +566,9 @@ SELECT pg_temp.close_to((SELECT mean FROM s), '0.12196320256314556'::float8, 'g_
 UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '1.5452780479047674'::float8, 'g_rbf_raw before rebuild: probe 2 arm b width')
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '2.4398802744202963'::float8, 'g_rbf_raw before rebuild: probe 2 arm b ucb');
 WITH s AS (SELECT * FROM model_select.scores('g_rbf_raw', ARRAY[0.5, -0.3, -1.4]::float8[]) WHERE arm = 'a')
-SELECT pg_temp.close_to((SELECT mean FROM s), '0.38338932287794614'::float8, 'g_rbf_raw before rebuild: probe 3 arm a mean')
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.38338932287794625'::float8, 'g_rbf_raw before rebuild: probe 3 arm a mean')
 UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '1.3614294146221866'::float8, 'g_rbf_raw before rebuild: probe 3 arm a width')
-UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '2.425533444811226'::float8, 'g_rbf_raw before rebuild: probe 3 arm a ucb');
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '2.4255334448112262'::float8, 'g_rbf_raw before rebuild: probe 3 arm a ucb');
 WITH s AS (SELECT * FROM model_select.scores('g_rbf_raw', ARRAY[0.5, -0.3, -1.4]::float8[]) WHERE arm = 'b')
 SELECT pg_temp.close_to((SELECT mean FROM s), '0.15495907302970297'::float8, 'g_rbf_raw before rebuild: probe 3 arm b mean')
 UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '1.4928313059422635'::float8, 'g_rbf_raw before rebuild: probe 3 arm b width')
@@ -430,7 +577,7 @@ SELECT is(model_select.rebuild_state('g_rbf_raw'), 8::bigint, 'g_rbf_raw: rebuil
 SELECT is((SELECT n FROM model_select.scores('g_rbf_raw', ARRAY[0.8, 0.5, 0.1]::float8[]) WHERE arm = 'a'), 6::bigint, 'g_rbf_raw after rebuild: arm a n');
 SELECT is((SELECT n FROM model_select.scores('g_rbf_raw', ARRAY[0.8, 0.5, 0.1]::float8[]) WHERE arm = 'b'), 2::bigint, 'g_rbf_raw after rebuild: arm b n');
 WITH s AS (SELECT * FROM model_select.scores('g_rbf_raw', ARRAY[0.8, 0.5, 0.1]::float8[]) WHERE arm = 'a')
-SELECT pg_temp.close_to((SELECT mean FROM s), '0.5592913603801796'::float8, 'g_rbf_raw after rebuild: probe 1 arm a mean')
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.5592913603801797'::float8, 'g_rbf_raw after rebuild: probe 1 arm a mean')
 UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.958365036010754'::float8, 'g_rbf_raw after rebuild: probe 1 arm a width')
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.9968389143963106'::float8, 'g_rbf_raw after rebuild: probe 1 arm a ucb');
 WITH s AS (SELECT * FROM model_select.scores('g_rbf_raw', ARRAY[0.8, 0.5, 0.1]::float8[]) WHERE arm = 'b')
@@ -438,7 +585,7 @@ SELECT pg_temp.close_to((SELECT mean FROM s), '0.3218451206682613'::float8, 'g_r
 UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '1.1903850891065972'::float8, 'g_rbf_raw after rebuild: probe 1 arm b width')
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '2.107422754328157'::float8, 'g_rbf_raw after rebuild: probe 1 arm b ucb');
 WITH s AS (SELECT * FROM model_select.scores('g_rbf_raw', ARRAY[-0.2, -1.0, 0.6]::float8[]) WHERE arm = 'a')
-SELECT pg_temp.close_to((SELECT mean FROM s), '0.2604252492585354'::float8, 'g_rbf_raw after rebuild: probe 2 arm a mean')
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.26042524925853544'::float8, 'g_rbf_raw after rebuild: probe 2 arm a mean')
 UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '1.2882404437880537'::float8, 'g_rbf_raw after rebuild: probe 2 arm a width')
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '2.192785914940616'::float8, 'g_rbf_raw after rebuild: probe 2 arm a ucb');
 WITH s AS (SELECT * FROM model_select.scores('g_rbf_raw', ARRAY[-0.2, -1.0, 0.6]::float8[]) WHERE arm = 'b')
@@ -446,9 +593,9 @@ SELECT pg_temp.close_to((SELECT mean FROM s), '0.12196320256314556'::float8, 'g_
 UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '1.5452780479047674'::float8, 'g_rbf_raw after rebuild: probe 2 arm b width')
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '2.4398802744202963'::float8, 'g_rbf_raw after rebuild: probe 2 arm b ucb');
 WITH s AS (SELECT * FROM model_select.scores('g_rbf_raw', ARRAY[0.5, -0.3, -1.4]::float8[]) WHERE arm = 'a')
-SELECT pg_temp.close_to((SELECT mean FROM s), '0.38338932287794614'::float8, 'g_rbf_raw after rebuild: probe 3 arm a mean')
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.38338932287794625'::float8, 'g_rbf_raw after rebuild: probe 3 arm a mean')
 UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '1.3614294146221866'::float8, 'g_rbf_raw after rebuild: probe 3 arm a width')
-UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '2.425533444811226'::float8, 'g_rbf_raw after rebuild: probe 3 arm a ucb');
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '2.4255334448112262'::float8, 'g_rbf_raw after rebuild: probe 3 arm a ucb');
 WITH s AS (SELECT * FROM model_select.scores('g_rbf_raw', ARRAY[0.5, -0.3, -1.4]::float8[]) WHERE arm = 'b')
 SELECT pg_temp.close_to((SELECT mean FROM s), '0.15495907302970297'::float8, 'g_rbf_raw after rebuild: probe 3 arm b mean')
 UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '1.4928313059422635'::float8, 'g_rbf_raw after rebuild: probe 3 arm b width')
@@ -545,7 +692,7 @@ SELECT pg_temp.close_to((SELECT mean FROM s), (SELECT mean FROM e), 'k_linear: s
 UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), (SELECT width FROM e), 'k_linear: single-point closed form width')
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), (SELECT mean + 1.5 * width FROM e), 'k_linear: single-point closed form ucb');
 SELECT isnt(model_select.create_selector('k_lin', 3, ARRAY['a','b'], 'lin_ucb', NULL::text,
-            '{"alpha": 0.5, "eta": 1.5, "intercept": 0.3, "normalize": false}'::jsonb, 0), NULL, 'k_lin: create_selector');
+            '{"alpha": 0.5, "eta": 1.5, "intercept": 0.3, "normalize": false, "noise_prior": 0}'::jsonb, 0), NULL, 'k_lin: create_selector');
 SELECT lives_ok($$
 INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES
   ('k_lin', 'a', ARRAY[2.0, -1.0, 0.5]::float8[], 0.8)
