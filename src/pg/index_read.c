@@ -202,6 +202,21 @@ index_read_begin(IndexRead *r, Relation table, int ncols, const char *const *col
 			 RelationGetRelationName(table), cols[0]);
 }
 
+/* The index's key column (from 0) of a table column, and the next free key. */
+static ScanKey
+next_key(IndexRead *r, AttrNumber attnum, const char *col, int *indexcol)
+{
+	*indexcol = -1;
+	if (r->nkeys >= lengthof(r->keys) || r->scan != NULL)
+		elog(ERROR, "index_read_key: too many keys, or the read has begun");
+	for (int i = 0; i < IndexRelationGetNumberOfKeyAttributes(r->index); i++)
+		if (r->index->rd_index->indkey.values[i] == attnum)
+			*indexcol = i;
+	if (*indexcol < 0)
+		elog(ERROR, "index %s has no key column %s", RelationGetRelationName(r->index), col);
+	return &r->keys[r->nkeys++];
+}
+
 /*
  * A condition "col <strategy> value" (proc: the comparison function) on a
  * key column of the index, compared under the index column's collation.
@@ -210,19 +225,40 @@ void
 index_read_key(IndexRead *r, const char *col, StrategyNumber strategy, RegProcedure proc, Datum value)
 {
 	AttrNumber	attnum = own_column(r->table, col);
-	ScanKey		key = &r->keys[r->nkeys];
-	int			indexcol = -1;
+	int			indexcol;
+	ScanKey		key = next_key(r, attnum, col, &indexcol);
 
-	if (r->nkeys >= lengthof(r->keys) || r->scan != NULL)
-		elog(ERROR, "index_read_key: too many keys, or the read has begun");
-	for (int i = 0; i < IndexRelationGetNumberOfKeyAttributes(r->index); i++)
-		if (r->index->rd_index->indkey.values[i] == attnum)
-			indexcol = i;
-	if (indexcol < 0)
-		elog(ERROR, "index %s has no key column %s", RelationGetRelationName(r->index), col);
 	ScanKeyInit(key, attnum, strategy, proc, value);
 	key->sk_collation = r->index->rd_indcollation[indexcol];
-	r->nkeys++;
+}
+
+/*
+ * The row comparison "(col1, col2) > (value1, value2)" on two consecutive
+ * key columns of the index (cmp1, cmp2: their btree order procedures), as
+ * the executor builds it for a RowCompareExpr: the read starts right after
+ * that position, and reads no row before it.  The members carry index
+ * column numbers; the header's table column number becomes one when the
+ * scan begins (systable_beginscan_ordered()).
+ */
+void
+index_read_after(IndexRead *r, const char *col1, RegProcedure cmp1, Datum value1,
+				 const char *col2, RegProcedure cmp2, Datum value2)
+{
+	AttrNumber	attnum1 = own_column(r->table, col1);
+	int			indexcol1;
+	ScanKey		header = next_key(r, attnum1, col1, &indexcol1);
+	int			indexcol2 = indexcol1 + 1;
+
+	if (indexcol2 >= IndexRelationGetNumberOfKeyAttributes(r->index) ||
+		r->index->rd_index->indkey.values[indexcol2] != own_column(r->table, col2))
+		elog(ERROR, "index %s has no key column %s after %s", RelationGetRelationName(r->index), col2, col1);
+	ScanKeyEntryInitialize(&r->row[0], SK_ROW_MEMBER, (AttrNumber) (indexcol1 + 1), BTGreaterStrategyNumber,
+						   InvalidOid, r->index->rd_indcollation[indexcol1], cmp1, value1);
+	ScanKeyEntryInitialize(&r->row[1], SK_ROW_MEMBER | SK_ROW_END, (AttrNumber) (indexcol2 + 1),
+						   BTGreaterStrategyNumber, InvalidOid, r->index->rd_indcollation[indexcol2], cmp2,
+						   value2);
+	ScanKeyEntryInitialize(header, SK_ROW_HEADER, attnum1, BTGreaterStrategyNumber, InvalidOid, InvalidOid,
+						   InvalidOid, PointerGetDatum(r->row));
 }
 
 /* The next row in index order, valid until the next call; NULL at the end. */

@@ -34,6 +34,7 @@ typedef struct IndexRead
 	SysScanDesc scan;
 	int			nkeys;
 	ScanKeyData keys[INDEX_READ_MAX_KEYS];
+	ScanKeyData row[2];			/* the members of a row comparison (index_read_after) */
 } IndexRead;
 
 extern Relation own_table_open(const char *name);
@@ -49,6 +50,8 @@ extern bool own_row_by_key(Relation table, const char *key_column, RegProcedure 
 extern void index_read_begin(IndexRead *r, Relation table, int ncols, const char *const *cols);
 extern void index_read_key(IndexRead *r, const char *col, StrategyNumber strategy,
 						   RegProcedure proc, Datum value);
+extern void index_read_after(IndexRead *r, const char *col1, RegProcedure cmp1, Datum value1,
+							 const char *col2, RegProcedure cmp2, Datum value2);
 extern HeapTuple index_read_next(IndexRead *r);
 extern void index_read_end(IndexRead *r);
 

@@ -244,64 +244,18 @@ checkpoint_row(const SelectorConfig *cfg, const CheckpointColumns *row, int32 ar
 static const char *const rewards_key[] = {"arm_id", "tx", "seq"};
 
 /*
- * An arm's visible log rows after a position, in canonical order: two
- * ranges of the index, the rest of the position's own transaction, then the
- * later transactions', so that the rows up to the position are not read
- * (a warm start's thousands in one transaction would be, at every load,
- * for each arm it has not rewarded since).
+ * An arm's visible log rows after a position, in canonical order: the read
+ * starts at the position (a row comparison on (tx, seq)), so that the rows
+ * before it are not read again at every load -- a warm start's thousands
+ * in one transaction, for each arm it has not rewarded since.
  */
-typedef struct ArmRows
-{
-	IndexRead	r;
-	Relation	rewards;
-	int32		arm_id;
-	LogPosition after;
-	bool		later;			/* reading the later transactions' range */
-} ArmRows;
-
 static void
-arm_range_begin(ArmRows *a)
+arm_rows_begin(IndexRead *r, Relation rewards, int32 arm_id, LogPosition after)
 {
-	index_read_begin(&a->r, a->rewards, lengthof(rewards_key), rewards_key);
-	index_read_key(&a->r, "arm_id", BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(a->arm_id));
-	if (a->later)
-		index_read_key(&a->r, "tx", BTGreaterStrategyNumber, F_XID8GT, FullTransactionIdGetDatum(a->after.tx));
-	else
-	{
-		index_read_key(&a->r, "tx", BTEqualStrategyNumber, F_XID8EQ, FullTransactionIdGetDatum(a->after.tx));
-		index_read_key(&a->r, "seq", BTGreaterStrategyNumber, F_INT8GT, Int64GetDatum(a->after.seq));
-	}
-}
-
-static void
-arm_rows_begin(ArmRows *a, Relation rewards, int32 arm_id, LogPosition after)
-{
-	a->rewards = rewards;
-	a->arm_id = arm_id;
-	a->after = after;
-	a->later = false;
-	arm_range_begin(a);
-}
-
-static HeapTuple
-arm_rows_next(ArmRows *a)
-{
-	HeapTuple	row = index_read_next(&a->r);
-
-	if (row == NULL && !a->later)
-	{
-		index_read_end(&a->r);
-		a->later = true;
-		arm_range_begin(a);
-		row = index_read_next(&a->r);
-	}
-	return row;
-}
-
-static void
-arm_rows_end(ArmRows *a)
-{
-	index_read_end(&a->r);
+	index_read_begin(r, rewards, lengthof(rewards_key), rewards_key);
+	index_read_key(r, "arm_id", BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(arm_id));
+	index_read_after(r, "tx", F_XID8CMP, FullTransactionIdGetDatum(after.tx),
+					 "seq", F_BTINT8CMP, Int64GetDatum(after.seq));
 }
 
 static int
@@ -348,11 +302,11 @@ counted_positions(Relation rewards, ModelCacheEntry **entries, int narms, LogPos
 	*n = 0;
 	for (int i = 0; i < narms; i++)
 	{
-		ArmRows		r;
+		IndexRead	r;
 		HeapTuple	row;
 
 		arm_rows_begin(&r, rewards, entries[i]->arm_id, *start);
-		while ((row = arm_rows_next(&r)) != NULL)
+		while ((row = index_read_next(&r)) != NULL)
 		{
 			Datum		values[lengthof(columns)];
 			bool		nulls[lengthof(columns)];
@@ -365,7 +319,7 @@ counted_positions(Relation rewards, ModelCacheEntry **entries, int narms, LogPos
 				positions = repalloc_huge(positions, sizeof(LogPosition) * (capacity *= 2));
 			positions[(*n)++] = p;
 		}
-		arm_rows_end(&r);
+		index_read_end(&r);
 	}
 	qsort(positions, *n, sizeof(LogPosition), position_cmp);
 	return positions;
@@ -428,13 +382,13 @@ rows_after_bases(ModelCacheEntry **entries, int narms, const ClockOps *clock, do
 	for (int i = 0; i < narms; i++)
 	{
 		LogPosition after = entries[i]->fold.pos;
-		ArmRows		r;
+		IndexRead	r;
 		HeapTuple	row;
 
 		if (log_position_cmp(start, after) > 0)
 			after = start;
 		arm_rows_begin(&r, rewards, entries[i]->arm_id, after);
-		while ((row = arm_rows_next(&r)) != NULL)
+		while ((row = index_read_next(&r)) != NULL)
 		{
 			own_columns(rewards, row, ncolumns, columns, values, nulls);
 			nulls[FOLD_COL_TICK - 1] = clock->tick_column == NULL && counted == NULL;
@@ -449,7 +403,7 @@ rows_after_bases(ModelCacheEntry **entries, int narms, const ClockOps *clock, do
 			nulls[FOLD_COL_ARM - 1] = false;
 			result_table_add(tt, heap_form_tuple(tt->tupdesc, values, nulls));
 		}
-		arm_rows_end(&r);
+		index_read_end(&r);
 	}
 	own_table_close(rewards);
 	return tt;
