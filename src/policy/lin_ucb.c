@@ -123,24 +123,24 @@ lin_weight_sum(const StateHeader *st, int p)
 	return lin_yy(st, p) + 1;
 }
 
-/* With a window: the held rows' contexts (n × dim) and rewards (n), after the noise sums. */
+/* The state's doubles before a window's rows: the factor, b and the noise sums. */
+static Size
+lin_head(const SelectorConfig *cfg, int p)
+{
+	return LIN_BODY(p) + (learns_noise(cfg) ? 2 : 0);
+}
+
+/* With a window: the held rows' contexts (n × dim) and rewards (n), after the head. */
 static double *
 lin_rows(const SelectorConfig *cfg, const StateHeader *st, int p)
 {
-	return lin_rhs(st, p) + p + (learns_noise(cfg) ? 2 : 0);
+	return (double *) STATE_BODY(st) + lin_head(cfg, p);
 }
 
 static double *
 lin_row_rewards(const SelectorConfig *cfg, const StateHeader *st, int p)
 {
 	return lin_rows(cfg, st, p) + (Size) st->n * st->dim;
-}
-
-/* The state's doubles before a window's rows: the factor, b and the noise sums. */
-static Size
-lin_head(const SelectorConfig *cfg, int p)
-{
-	return LIN_BODY(p) + (learns_noise(cfg) ? 2 : 0);
 }
 
 static double *
