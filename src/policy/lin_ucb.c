@@ -202,14 +202,11 @@ lin_build_weighted(const SelectorConfig *cfg, int n, const double *X, const doub
 	gram_packed(n, p, Z, discounted ? 0.0 : confidence_base_alpha(cfg), !discounted, lin_factor(st));
 	if (n > 0)
 		gemv_cols(n, p, Z, w, 0.0, lin_rhs(st, p));
-	if (learns_noise(cfg))
-	{
-		/* Σ w r² = |√w·r|² */
+	/* yᵀy weighted as the rows are, Σ w r² = |√w·r|² (a confidence bound's rows all weigh 1) */
+	if (keeps_yy(cfg))
 		*lin_yy(st, p) = n > 0 ? dot(n, w, w) : 0.0;
+	if (learns_noise(cfg))
 		*lin_weight_sum(st, p) = weight_sum;
-	}
-	else if (keeps_yy(cfg))
-		*lin_yy(st, p) = n > 0 ? dot(n, r, r) : 0.0;
 	if (cfg->confidence != CONFIDENCE_FIXED)
 	{
 		double	   *G = palloc(sizeof(double) * PACKED_SIZE(p));

@@ -258,6 +258,16 @@ arm_rows_begin(IndexRead *r, Relation rewards, int32 arm_id, LogPosition after)
 					 "seq", F_BTINT8CMP, Int64GetDatum(after.seq));
 }
 
+/* The log position of a row read into values (the columns of FoldColumn). */
+static LogPosition
+values_position(const Datum *values)
+{
+	LogPosition p = {.tx = DatumGetFullTransactionId(values[FOLD_COL_TX - 1]),
+	.seq = DatumGetInt64(values[FOLD_COL_SEQ - 1])};
+
+	return p;
+}
+
 static int
 position_cmp(const void *a, const void *b)
 {
@@ -310,14 +320,11 @@ counted_positions(Relation rewards, ModelCacheEntry **entries, int narms, LogPos
 		{
 			Datum		values[lengthof(columns)];
 			bool		nulls[lengthof(columns)];
-			LogPosition p;
 
 			own_columns(rewards, row, lengthof(columns), columns, values, nulls);
-			p.tx = DatumGetFullTransactionId(values[FOLD_COL_TX - 1]);
-			p.seq = DatumGetInt64(values[FOLD_COL_SEQ - 1]);
 			if (*n == capacity)
 				positions = repalloc_huge(positions, sizeof(LogPosition) * (capacity *= 2));
-			positions[(*n)++] = p;
+			positions[(*n)++] = values_position(values);
 		}
 		index_read_end(&r);
 	}
@@ -393,12 +400,8 @@ rows_after_bases(ModelCacheEntry **entries, int narms, const ClockOps *clock, do
 			own_columns(rewards, row, ncolumns, columns, values, nulls);
 			nulls[FOLD_COL_TICK - 1] = clock->tick_column == NULL && counted == NULL;
 			if (counted != NULL)
-			{
-				LogPosition p = {.tx = DatumGetFullTransactionId(values[FOLD_COL_TX - 1]),
-				.seq = DatumGetInt64(values[FOLD_COL_SEQ - 1])};
-
-				values[FOLD_COL_TICK - 1] = Float8GetDatum(count + (double) counted_rank(counted, ncounted, p));
-			}
+				values[FOLD_COL_TICK - 1] =
+					Float8GetDatum(count + (double) counted_rank(counted, ncounted, values_position(values)));
 			values[FOLD_COL_ARM - 1] = Int64GetDatum(i + 1);
 			nulls[FOLD_COL_ARM - 1] = false;
 			result_table_add(tt, heap_form_tuple(tt->tupdesc, values, nulls));
