@@ -189,25 +189,19 @@ CREATE FUNCTION model_select_internal._settings_lock(selector_id int) RETURNS vo
 CREATE FUNCTION model_select_internal._drop_lock(selector_id int) RETURNS void
     AS 'MODULE_PATHNAME', 'model_select_drop_lock' LANGUAGE C STRICT PARALLEL UNSAFE;
 
--- Change settings after creation: merged into the current ones, validated,
--- and every arm's state re-derived from the reward log (e.g. a new
--- cost_weight, alpha or bandwidth).  Returns the rewards re-applied.
-CREATE FUNCTION model_select_internal._alter_selector(name text, settings jsonb) RETURNS bigint
+-- The row of the selector name, locked for a change of what its arms learn
+-- (alter_selector(), fit_codebook()).  First wait for the reward inserts in
+-- flight (later ones wait for us and read the new settings), then lock the
+-- row against other changes of the selector.  FOR NO KEY UPDATE: logged rows
+-- key-share-lock their arm (foreign keys), and nothing that routes or
+-- rewards waits for this.
+CREATE FUNCTION model_select_internal._lock_for_change(name text) RETURNS model_select.selectors
 LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     sid int;
     s model_select.selectors;
-    new_settings jsonb;
-    absorbed numeric;
 BEGIN
-    IF settings IS NULL THEN
-        RAISE EXCEPTION 'settings must not be NULL' USING ERRCODE = '22004';
-    END IF;
-    -- First wait for the reward inserts in flight (later ones wait for us and
-    -- read the new settings), then lock the row against other changes of
-    -- the selector.  FOR NO KEY UPDATE: logged rows key-share-lock their arm
-    -- (foreign keys), and nothing that routes or rewards waits for this.
-    SELECT sel.selector_id INTO sid FROM model_select.selectors sel WHERE sel.name = _alter_selector.name;
+    SELECT sel.selector_id INTO sid FROM model_select.selectors sel WHERE sel.name = _lock_for_change.name;
     IF FOUND THEN
         PERFORM model_select_internal._settings_lock(sid);
         SELECT * INTO s FROM model_select.selectors sel WHERE sel.selector_id = sid FOR NO KEY UPDATE;
@@ -215,6 +209,46 @@ BEGIN
     IF s.selector_id IS NULL THEN
         RAISE EXCEPTION 'selector "%" does not exist', name USING ERRCODE = '42704';
     END IF;
+    RETURN s;
+END $$;
+
+-- After what the arms learn from a row changed (alter_selector()'s settings,
+-- fit_codebook()'s centroids), under the settings lock: forget the rewards
+-- absorbed into the arms' bases (retain) when they were learned under the
+-- old (forget_bases), refit the cascade state, which depends on the features
+-- and the reward range too, and re-derive every arm's checkpoint.  Returns
+-- the rewards re-applied.
+CREATE FUNCTION model_select_internal._relearn(sid int, name text, forget_bases boolean) RETURNS bigint
+LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    absorbed numeric;
+BEGIN
+    SELECT sum(b.n) INTO absorbed FROM model_select.arm_base b WHERE b.selector_id = sid;
+    IF absorbed IS NOT NULL AND forget_bases THEN
+        RAISE NOTICE 'selector "%" re-learns from its retained log only: the % rewards its arms absorbed are forgotten', name, absorbed
+            USING DETAIL = 'They were absorbed into the arms'' bases under the old settings, and are no longer in the reward log.',
+                  HINT = 'Change settings before retain absorbs, or keep the log longer (retain).';
+        DELETE FROM model_select.arm_base b WHERE b.selector_id = sid;
+    END IF;
+    IF EXISTS (SELECT 1 FROM model_select.cascade_state st WHERE st.selector_id = sid) THEN
+        PERFORM model_select.cascade_refit(name);
+    END IF;
+    RETURN model_select.rebuild_state(name);
+END $$;
+
+-- Change settings after creation: merged into the current ones, validated,
+-- and every arm's state re-derived from the reward log (e.g. a new
+-- cost_weight, alpha or bandwidth).  Returns the rewards re-applied.
+CREATE FUNCTION model_select_internal._alter_selector(name text, settings jsonb) RETURNS bigint
+LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    s model_select.selectors;
+    new_settings jsonb;
+BEGIN
+    IF settings IS NULL THEN
+        RAISE EXCEPTION 'settings must not be NULL' USING ERRCODE = '22004';
+    END IF;
+    s := model_select_internal._lock_for_change(name);
     -- The given settings apply over the current ones, which drop what no
     -- longer applies; a new clock wants its forgetting given again
     -- (_resolve_settings_over).
@@ -223,23 +257,9 @@ BEGIN
            settings_version = sel.settings_version + 1
      WHERE sel.selector_id = s.selector_id
     RETURNING sel.settings INTO new_settings;
-    -- Rewards absorbed into the arms' bases (retain) were learned under the
-    -- old settings and are no longer in the log: a change of anything but
-    -- the log's horizon re-learns from the retained log only.
-    SELECT sum(b.n) INTO absorbed FROM model_select.arm_base b WHERE b.selector_id = s.selector_id;
-    IF absorbed IS NOT NULL
-       AND (new_settings - 'retain' - 'decision_ttl') IS DISTINCT FROM (s.settings - 'retain' - 'decision_ttl') THEN
-        RAISE NOTICE 'selector "%" re-learns from its retained log only: the % rewards its arms absorbed are forgotten', name, absorbed
-            USING DETAIL = 'They were absorbed into the arms'' bases under the old settings, and are no longer in the reward log.',
-                  HINT = 'Change settings before retain absorbs, or keep the log longer (retain).';
-        DELETE FROM model_select.arm_base b WHERE b.selector_id = s.selector_id;
-    END IF;
-    -- the cascade state depends on the features and the reward range too:
-    -- refit it under the settings lock, before any later observation
-    IF EXISTS (SELECT 1 FROM model_select.cascade_state st WHERE st.selector_id = s.selector_id) THEN
-        PERFORM model_select.cascade_refit(name);
-    END IF;
-    RETURN model_select.rebuild_state(name);
+    -- A change of anything but the log's horizon re-learns from the retained log only.
+    RETURN model_select_internal._relearn(s.selector_id, name,
+        (new_settings - 'retain' - 'decision_ttl') IS DISTINCT FROM (s.settings - 'retain' - 'decision_ttl'));
 END $$;
 
 CREATE FUNCTION model_select_internal._drop_selector(name text) RETURNS void

@@ -178,6 +178,7 @@ DECLARE
     narms int;
     width int;
     inserted bigint;
+    k int;
 BEGIN
     IF selector IS NULL OR source IS NULL THEN
         RAISE EXCEPTION 'warm_start: selector and source must not be NULL' USING ERRCODE = '22004';
@@ -188,6 +189,19 @@ BEGIN
     END IF;
     SELECT pg_catalog.max(a.ordinal) INTO narms FROM model_select.arms a
      WHERE a.selector_id OPERATOR(pg_catalog.=) sel_id;
+    -- A codebook (lin_ucb) not fitted yet is fitted on the source's contexts
+    -- first, so that the rows below are learned with it (it needs the admin
+    -- right, and at least k rows).
+    SELECT (s.settings->>'codebook')::int INTO k FROM model_select.selectors s
+     WHERE s.selector_id OPERATOR(pg_catalog.=) sel_id;
+    IF k OPERATOR(pg_catalog.>) 0 THEN
+        IF NOT model_select.has_selector_privilege(selector, 'admin') THEN
+            RAISE NOTICE 'warm_start: without the admin right on selector "%" its codebook is not fitted here', selector
+                USING HINT = 'An administrator fits it with fit_codebook(); the rows are learnt with the codebook the selector has, if any.';
+        ELSIF (SELECT pg_catalog.count(*) FROM model_select._source_rows(source)) OPERATOR(pg_catalog.>=) k THEN
+            PERFORM model_select.fit_codebook(selector, source, refit => false);
+        END IF;
+    END IF;
     PERFORM model_select._progress_begin('warm_start', selector);
     -- row by row, arms in ordinal order: each arm's log follows the source's order.
     -- (_source_rows gives every row the same width; a wrong one is refused below,

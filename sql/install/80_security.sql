@@ -83,7 +83,7 @@ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp 
 DECLARE
     application text[] := ARRAY[
         'USAGE ON SCHEMA model_select',
-        'SELECT ON model_select.selectors, model_select.arms, model_select.arm_state, model_select.arm_state_rows, '
+        'SELECT ON model_select.selectors, model_select.codebooks, model_select.arms, model_select.arm_state, model_select.arm_state_rows, '
             'model_select.arm_base, model_select.decisions, '
             'model_select.rewards, model_select.selector_grants, model_select.cascade_decisions, '
             'model_select.cascade_observations, model_select.cascade_state, model_select.arm_stats, '
@@ -152,7 +152,7 @@ DECLARE
     t text;
 BEGIN
     -- every table with per-selector data (a selector_id column)
-    FOREACH t IN ARRAY ARRAY['selectors', 'arms', 'arm_state', 'arm_state_rows', 'arm_base', 'decisions', 'rewards',
+    FOREACH t IN ARRAY ARRAY['selectors', 'codebooks', 'arms', 'arm_state', 'arm_state_rows', 'arm_base', 'decisions', 'rewards',
                              'cascade_decisions', 'cascade_observations', 'cascade_state', 'stats_resets'] LOOP
         EXECUTE format('ALTER TABLE model_select.%I ENABLE ROW LEVEL SECURITY', t);
         EXECUTE format('CREATE POLICY selector_rights ON model_select.%I FOR SELECT'

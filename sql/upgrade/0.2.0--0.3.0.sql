@@ -99,6 +99,24 @@ ALTER TABLE model_select.arm_base ENABLE ROW LEVEL SECURITY;
 CREATE POLICY selector_rights ON model_select.arm_base FOR SELECT
     USING (model_select.has_selector_privilege(selector_id, 'route, reward, admin'));
 
+-- Codebooks (src/model/codebook.c): the centroids fit_codebook() fitted,
+-- whose one-hot lin_ucb appends to the features.
+CREATE TABLE model_select.codebooks (
+    selector_id int PRIMARY KEY REFERENCES model_select.selectors ON DELETE CASCADE,
+    -- k × dim: row j is centroid j of the prepared contexts
+    centroids   float8[] NOT NULL CHECK (array_ndims(centroids) = 2),
+    rows        bigint NOT NULL CHECK (rows > 0),
+    fitted_at   timestamptz NOT NULL DEFAULT now()
+);
+SELECT pg_catalog.pg_extension_config_dump('model_select.codebooks', '');
+COMMENT ON TABLE model_select.codebooks IS
+'The fitted codebook of each selector with the setting codebook: k centroids of its prepared contexts (k-means), whose one-hot lin_ucb appends to the features. Written by fit_codebook() only (and by warm_start(), which calls it); a write re-learns every arm from the log.';
+COMMENT ON COLUMN model_select.codebooks.centroids IS 'k × dim array: row j is centroid j, in the space of the prepared (by default L2-normalised) contexts.';
+COMMENT ON COLUMN model_select.codebooks.rows IS 'Contexts the centroids were fitted on.';
+ALTER TABLE model_select.codebooks ENABLE ROW LEVEL SECURITY;
+CREATE POLICY selector_rights ON model_select.codebooks FOR SELECT
+    USING (model_select.has_selector_privilege(selector_id, 'route, reward, admin'));
+
 -- == Internal functions in a schema of their own, on which no application has
 -- == USAGE (those new in 0.3.0 are created there below)
 
@@ -150,6 +168,10 @@ DROP FUNCTION model_select.quality_cost(text, text, text, jsonb, float8[], float
 
 -- @functions and views@
 
+-- written codebooks void the checkpoints (after the functions: its function is new)
+CREATE TRIGGER codebook_changed AFTER INSERT OR UPDATE ON model_select.codebooks
+    FOR EACH ROW EXECUTE FUNCTION model_select_internal._codebook_changed();
+
 -- == Data
 
 -- Roles that setup_role() set up before get what it now grants them too: the
@@ -166,7 +188,7 @@ BEGIN
                 AND a.grantee <> c.relowner AND a.grantee <> 0 LOOP
         EXECUTE format('GRANT SELECT ON model_select.learner, model_select.learner_lag, '
                        'model_select.learner_versions, model_select.stats, model_select.stats_resets, '
-                       'model_select.progress, model_select.arm_base TO %s', r);
+                       'model_select.progress, model_select.arm_base, model_select.codebooks TO %s', r);
     END LOOP;
     FOR r IN SELECT DISTINCT a.grantee::regrole
                FROM pg_catalog.pg_proc p, pg_catalog.aclexplode(p.proacl) a
@@ -176,13 +198,16 @@ BEGIN
     END LOOP;
 END $$;
 
--- Selectors of 0.2.0 keep their widths: noise_prior (lin_ucb's default 5
--- since 0.3.0) is stored off wherever it applies.  (An update from 0.1.0
--- has already stored the new default: 0.1.0--0.2.0.sql resolves settings
--- with this library.)
+-- Selectors of 0.2.0 keep their widths and features: noise_prior and
+-- codebook (lin_ucb's defaults 5 and 8 since 0.3.0) are stored off wherever
+-- they apply.  (An update from 0.1.0 has already stored the new defaults:
+-- 0.1.0--0.2.0.sql resolves settings with this library.)
 UPDATE model_select.selectors
    SET settings = settings || '{"noise_prior": 0}'
  WHERE model_select.resolve_settings(policy, kernel, settings) ? 'noise_prior';
+UPDATE model_select.selectors
+   SET settings = settings || '{"codebook": 0}'
+ WHERE model_select.resolve_settings(policy, kernel, settings) ? 'codebook';
 
 -- Every arm's checkpoint re-derived from its log, with its spend.
 SELECT model_select.rebuild_state(name) FROM model_select.selectors ORDER BY selector_id;

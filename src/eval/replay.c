@@ -29,6 +29,7 @@
 #include "utils/float.h"
 #include "utils/memutils.h"
 
+#include "model/codebook.h"
 #include "model/context.h"
 #include "model/reward_value.h"
 #include "pg/spi_util.h"
@@ -401,6 +402,26 @@ learner_alloc(ReplayLearner *learner, int narms)
 }
 
 /*
+ * With a codebook, fit it on the warm source's contexts (the first
+ * codebook_max_rows()), as warm_start() does before it inserts them.
+ */
+static void
+replay_fit_codebook(SelectorConfig *cfg, const ReplayData *warm)
+{
+	int			n = Min(warm->nrows, codebook_max_rows(cfg));
+	double	   *X;
+
+	if (cfg->codebook == 0 || n < cfg->codebook)
+		return;
+	X = palloc(sizeof(double) * (Size) n * cfg->dim);
+	memcpy(X, warm->contexts, sizeof(double) * (Size) n * cfg->dim);
+	for (int i = 0; i < n; i++)
+		context_prepare(cfg, X + (Size) i * cfg->dim);
+	cfg->centroids = codebook_fit(cfg, n, X);
+	pfree(X);
+}
+
+/*
  * Before the first round: every arm learns its outcome on every row of the
  * warm source (full information: an outcome table where every model was
  * scored), row by row in query order, as warm_start() followed by online
@@ -420,6 +441,7 @@ replay_warm(ReplayLearner *learner, const char *source, const ReplayData *online
 				 errmsg("warm source has %d arms and contexts of dimension %d, the replay source %d and %d",
 						warm.narms, warm.dim, online->narms, online->dim)));
 	replay_validate(&sel->cfg, &warm, lambda);
+	replay_fit_codebook(&sel->cfg, &warm);
 	for (int i = 0; i < warm.nrows; i++)
 	{
 		const double *x = warm.contexts + (Size) i * warm.dim;

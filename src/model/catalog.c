@@ -19,6 +19,7 @@
 #include "utils/memutils.h"
 
 #include "model/catalog.h"
+#include "model/codebook.h"
 #include "model/selector_lock.h"
 #include "model/registry.h"
 #include "pg/owner.h"
@@ -174,6 +175,7 @@ config_resolve(SelectorConfig *cfg, const ConfigColumns *c)
 	settings_resolve(cfg, c->settings);
 	cfg->seed = (uint64) c->seed;
 	cfg->settings_version = c->settings_version;
+	cfg->centroids = codebook_centroids(cfg);
 }
 
 /*
@@ -218,6 +220,8 @@ config_from_values(SelectorConfig *cfg, const Datum *values, const bool *nulls)
 		entry->stored_len == len && memcmp(entry->stored, stored, len) == 0)
 	{
 		*cfg = entry->cfg;
+		/* the centroids of a version may have been replaced since (codebook.c) */
+		cfg->centroids = codebook_centroids(cfg);
 		return;
 	}
 	/* errors (an invalid stored row) leave the cache as it was */

@@ -85,6 +85,9 @@ typedef enum ClockKind
 /* The largest "cap": most rewards a policy that keeps its rows holds per arm. */
 #define MAX_CAP 10000
 
+/* The most centroids a codebook may have. */
+#define MAX_CODEBOOK 64
+
 /* Most regularisers a dmm/cmm grid may list. */
 #define MAX_GRID 16
 
@@ -123,6 +126,7 @@ typedef struct SelectorConfig
 	double		share;			/* lin_ucb, rff_ucb: weight of the shared prior mean (0: off) */
 	double		noise_prior;	/* lin_ucb, rff_ucb: pseudo-rewards of unit noise in the
 								 * learnt noise scale of the width (0: off) */
+	int32		codebook;		/* lin_ucb: centroids k of the codebook (0: off) */
 	double		qbar;			/* bkb: oversampling of the dictionary */
 	bool		adaptive_beta;	/* bkb: width multiplier from Calandriello et al. 2019 (BKB) */
 	double		noise;			/* σ: noise scale of the bounds and of bkb's beta */
@@ -137,6 +141,11 @@ typedef struct SelectorConfig
 	int32		retain;			/* keep each arm's newest `retain` rewards in the log */
 	double		retain_seconds; /* or its rewards of the last retain_seconds */
 	double		decision_ttl;	/* seconds after which a decision without a reward goes */
+	/*
+	 * Not a setting: the codebook's fitted centroids (codebook × dim), or
+	 * NULL while none is fitted (model/codebook.c, which owns the memory).
+	 */
+	const double *centroids;
 } SelectorConfig;
 
 /* Does cfg absorb old rewards into a base (retain)? */

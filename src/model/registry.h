@@ -164,6 +164,7 @@ extern PolicyKind policy_from_name(const char *name);
 extern const char *policy_name(PolicyKind policy);
 extern KernelKind kernel_from_name(PolicyKind policy, const char *name);
 extern int	policy_feature_count(const SelectorConfig *cfg);
+extern int	policy_linear_feature_count(const SelectorConfig *cfg);
 extern void policy_features(const SelectorConfig *cfg, const double *x, double *z);
 extern void policy_features_block(const SelectorConfig *cfg, int m, const double *X, double *Z,
 								  int ldz);

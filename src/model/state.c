@@ -247,7 +247,7 @@ state_check_limits(const SelectorConfig *cfg)
 	if (ops->dictionary || (ops->keeps_rows && cfg->confidence == CONFIDENCE_CMM))
 		side = rows;
 	else if (ops->uses_context && !ops->keeps_rows)
-		side = policy_feature_count(cfg) + 1;
+		side = policy_linear_feature_count(cfg);
 	/* each is one allocation */
 	need = Max((double) clock->body_size(cfg, rows) + STATE_HEADER_SIZE / sizeof(double),
 			   side * side);

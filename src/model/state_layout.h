@@ -14,7 +14,8 @@
  *            holds the header only, model_select.arm_state_rows the rows
  *            (model/state_store.c)
  *   lin_ucb: L[p(p+1)/2] Cholesky factor of alpha I + sum z zᵀ, b[p] = sum r z,
- *            with p = dim + 1 and z = [x ; sqrt(intercept)]
+ *            with p = dim + codebook + 1 and z = [x ; c ; sqrt(intercept)],
+ *            c the codebook's one-hot (model/codebook.c)
  *   greedy, random: sum of rewards (1 value)
  *   rff_ucb: as lin_ucb with p = 2·features + 1; bkb: see policy_bkb.c
  *

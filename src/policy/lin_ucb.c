@@ -1,7 +1,7 @@
 /*
  * lin_ucb.c — ridge regression UCB on a feature vector per arm:
  *
- *   lin_ucb  z = [x ; √intercept]     (disjoint LinUCB; equals pak_ucb with
+ *   lin_ucb  z = [x ; c ; √intercept] (disjoint LinUCB; equals pak_ucb with
  *                                      the linear kernel, Hu et al. (PAK-UCB))
  *   rff_ucb  z = [φ(x) ; √intercept]  (RFF-UCB, Hu et al. (PAK-UCB)–2.7, with the
  *                                      random Fourier features of features.c)
@@ -30,6 +30,11 @@
  * predictable (the unknown noise of Bayesian ridge regression).  Under a
  * window or discount the sums forget as A and b do.
  *
+ * With "codebook" k > 0, z also holds, before the intercept, the one-hot of
+ * the context's nearest of k fitted centroids, scaled as the intercept
+ * (model/codebook.c): all zeros while none is fitted, which leaves every
+ * score as without.
+ *
  * With "share" s > 0 (confidence fixed) the arms share a prior mean: arm a's
  * weights are the ridge regression towards s·w₀, where w₀ = (αI + Σ_a G_a)⁻¹
  * Σ_a b_a is the ridge regression on every arm's rewards (G_a = Σ zzᵀ of
@@ -45,6 +50,7 @@
 #include "policy/confidence.h"
 #include "math/linalg.h"
 #include "math/vecops.h"
+#include "model/codebook.h"
 #include "model/state.h"
 #include "model/registry.h"
 
@@ -64,18 +70,28 @@ struct ArmModel
 
 #define LIN_BODY(p) (PACKED_SIZE(p) + (p))
 
-/* Length of the feature vector z: the policy's features and the intercept. */
+/* Length of the feature vector z: the policy's features, the codebook's one-hot, the intercept. */
 static int
 feature_count(const SelectorConfig *cfg)
 {
-	return policy_feature_count(cfg) + 1;
+	return policy_linear_feature_count(cfg);
+}
+
+/* The features after the policy's of a prepared context x: its codebook one-hot, the intercept. */
+static void
+features_after(const SelectorConfig *cfg, const double *x, double *z)
+{
+	int			p = feature_count(cfg);
+
+	codebook_features(cfg, x, z + p - 1 - cfg->codebook);
+	z[p - 1] = sqrt(cfg->intercept);
 }
 
 static void
 features(const SelectorConfig *cfg, const double *x, double *z)
 {
 	policy_features(cfg, x, z);
-	z[feature_count(cfg) - 1] = sqrt(cfg->intercept);
+	features_after(cfg, x, z);
 }
 
 /* The factor of A; with a discount, the weighted Gram sum Σγ^age zzᵀ instead. */
@@ -499,7 +515,7 @@ lin_score_block(const SelectorConfig *cfg, const ArmModel *m, int nrows, const d
 		*shared = Z = palloc(sizeof(double) * (Size) nrows * p);
 		policy_features_block(cfg, nrows, X, Z, p);
 		for (int t = 0; t < nrows; t++)
-			Z[(Size) t * p + p - 1] = sqrt(cfg->intercept);
+			features_after(cfg, X + (Size) t * cfg->dim, Z + (Size) t * p);
 	}
 	if (m->spectrum != NULL)
 	{
@@ -517,20 +533,21 @@ lin_score_block(const SelectorConfig *cfg, const ArmModel *m, int nrows, const d
 	}
 }
 
-/* lin_ucb's own settings: the weight of the prior mean shared across arms, the noise prior. */
-static const char *const lin_ucb_settings[] = {"share", "noise_prior", NULL};
+/* lin_ucb's own settings: the weight of the prior mean shared across arms, the noise prior, the codebook. */
+static const char *const lin_ucb_settings[] = {"share", "noise_prior", "codebook", NULL};
 
 /*
  * lin_ucb's own defaults, the library's default router: a ridge 20 times the
- * table's, a bias feature √10, and a radius 2 times the noise scale each arm
- * learns from its residuals (5 pseudo-rewards of unit variance as prior).
+ * table's, a bias feature √10, a radius 2 times the noise scale each arm
+ * learns from its residuals (5 pseudo-rewards of unit variance as prior),
+ * and a codebook of 8 centroids, which warm_start() fits.
  * On RouterDC's seven models (bench/quality_routerdc7.sql) they beat the
  * best single model cold and warm-started, where the table's (alpha 1,
  * intercept 1, eta 0.5) lock in on early rewards cold
  * (docs/offline-evaluation.md#the-default).
  */
 static const PolicyDefault lin_ucb_defaults[] = {
-	{"alpha", 20}, {"intercept", 10}, {"eta", 2}, {"noise_prior", 5}, {NULL, 0}
+	{"alpha", 20}, {"intercept", 10}, {"eta", 2}, {"noise_prior", 5}, {"codebook", 8}, {NULL, 0}
 };
 
 const PolicyOps lin_ucb_ops = {

@@ -128,6 +128,16 @@ policy_features(const SelectorConfig *cfg, const double *x, double *z)
 		memcpy(z, x, sizeof(double) * cfg->dim);
 }
 
+/*
+ * The length of a linear model's feature vector (lin_ucb, rff_ucb): the
+ * context's features, the codebook's one-hot, the intercept.
+ */
+int
+policy_linear_feature_count(const SelectorConfig *cfg)
+{
+	return policy_feature_count(cfg) + cfg->codebook + 1;
+}
+
 /* policy_features() of the m rows of X into the rows of Z (stride ldz). */
 void
 policy_features_block(const SelectorConfig *cfg, int m, const double *X, double *Z, int ldz)

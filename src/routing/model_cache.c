@@ -268,7 +268,11 @@ model_cache_entry(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *
 		entry->settings_version == cfg->settings_version &&
 		(log_position_cmp(entry->fold.pos, entry->ckpt_pos) == 0 ||
 		 FullTransactionIdPrecedes(entry->fold.pos.tx, horizon)))
+	{
+		/* the folds point to entry->cfg: the codebook's centroids as renewed (codebook.c) */
+		entry->cfg.centroids = cfg->centroids;
 		return entry;
+	}
 	entry = entry_reset(cfg, arm_id, ck, horizon, mode, &load_locked);
 	/* a clocked arm's rows come with their ticks in the load's rows (selector_load.c) */
 	if (entry->shared_slot < 0 && !clock_ops(cfg->clock)->ages)

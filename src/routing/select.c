@@ -16,6 +16,7 @@
 #include "utils/memutils.h"
 
 #include "model/catalog.h"
+#include "model/codebook.h"
 #include "model/selector_lock.h"
 #include "model/context.h"
 #include "pg/owner.h"
@@ -88,7 +89,11 @@ selector_for_call(const char *name)
 		snapshot_key_matches(&slot->key, snap) &&
 		slot->now == clock_ops(slot->sel->cfg.clock)->now() &&
 		selector_models_current(slot->sel))
+	{
+		/* the codebook's centroids as renewed for this transaction (codebook.c) */
+		slot->sel->cfg.centroids = codebook_centroids(&slot->sel->cfg);
 		return slot->sel;
+	}
 	if (slot->cxt == NULL)
 		slot->cxt = AllocSetContextCreate(CacheMemoryContext, "model_select loaded selector",
 										  ALLOCSET_SMALL_SIZES);

@@ -9,7 +9,9 @@
 # and for a selector whose oldest rewards retain absorbed into their arms'
 # bases (dumped; the restored log folds onto them), also on the selector's
 # clock (the bases count the selector's rows absorbed, from which the
-# restored log, with new transaction ids, ticks on).
+# restored log, with new transaction ids, ticks on), and for a selector
+# with a codebook that warm_start() fitted (a restored codebook voids what
+# was learnt before it, whatever the order of the tables' data).
 #
 # Needs PGHOST/PGPORT/PGUSER (see scripts/with-cluster.sh); uses two
 # databases of its own, dropped at the end.
@@ -73,6 +75,10 @@ SELECT model_select.create_selector('c', 3, ARRAY['a', 'b'], 'lin_ucb', NULL, '{
 INSERT INTO model_select.rewards(selector, arm, context, reward)
 SELECT 'c', (ARRAY['a', 'b'])[1 + (i % 5) / 3], ARRAY[sin(i), 1, cos(i)]::float8[], (i % 4) / 4.0 FROM generate_series(1, 20) i;
 SELECT model_select.maintain('c');
+-- a codebook (lin_ucb's default 8) that warm_start fitted on its 30 rows: 60 rewards
+SELECT model_select.create_selector('cb', 3, ARRAY['a', 'b']);
+SELECT model_select.warm_start('cb', 'SELECT ARRAY[sin(i), cos(i), 1]::float8[], ARRAY[(i % 3) / 3.0, 0.5]::float8[]
+                                        FROM generate_series(1, 30) i');
 SQL
 check "retain absorbed all but each arm's newest 5 rewards of k" \
     test "$(q -d "$SRC" -c "SELECT count(*) || ' ' || (SELECT sum(n) FROM model_select.arm_base b JOIN model_select.selectors s USING (selector_id) WHERE s.name = 'k') FROM model_select.rewards WHERE selector = 'k'")" = "10 30"
@@ -119,7 +125,7 @@ OUT_OF_ORDER="SELECT count(*) FROM (
       FROM model_select.rewards) r WHERE prev > reward_id"
 check "the source's log holds rewards committed out of reward_id order (2 arms)" \
     test "$(q -d "$SRC" -c "$OUT_OF_ORDER")" = 2
-SCORES="SELECT s, arm, n, mean, width, ucb FROM unnest(ARRAY['d', 'r', 'w', 'g', 'k', 'c']) s,
+SCORES="SELECT s, arm, n, mean, width, ucb FROM unnest(ARRAY['d', 'r', 'w', 'g', 'k', 'c', 'cb']) s,
           LATERAL model_select.scores(s, ARRAY[0.5, -1, 2]::float8[]) ORDER BY s, arm"
 CASCADE_SCORES="SELECT * FROM model_select.cascade_scores('r', ARRAY[0.5, -1, 2]::float8[]) ORDER BY arm"
 q -d "$SRC" -c "$SCORES" > "$WORK/before"
@@ -131,17 +137,20 @@ q -d "$DST" -c "$SCORES" > "$WORK/after"
 check "every score after the restore equals the score before" diff "$WORK/before" "$WORK/after"
 check "every cascade score after the restore equals the score before (a retired arm's observations too)" \
     diff "$WORK/cascade_before" <(q -d "$DST" -c "$CASCADE_SCORES")
-check "the reward log is complete (20 rewards, 6 of a retired arm, k's 10 and c's 8 retained)" \
-    test "$(q -d "$DST" -c 'SELECT count(*) FROM model_select.rewards')" = 38
+check "the reward log is complete (20 rewards, 6 of a retired arm, k's 10 and c's 8 retained, cb's 60)" \
+    test "$(q -d "$DST" -c 'SELECT count(*) FROM model_select.rewards')" = 98
+CODEBOOK="SELECT centroids, rows FROM model_select.codebooks"
+check "the codebook is restored (and scores as before: above)" \
+    diff <(q -d "$SRC" -c "$CODEBOOK") <(q -d "$DST" -c "$CODEBOOK")
 check "the bases are restored (k's 30 and c's 12 absorbed rewards)" \
     test "$(q -d "$DST" -c 'SELECT sum(n) FROM model_select.arm_base')" = 42
 check "the restored log keeps the canonical order: the same rewards out of reward_id order" \
     test "$(q -d "$DST" -c "$OUT_OF_ORDER")" = 2
 check "arm_stats counts equal the log and the bases" \
-    test "$(q -d "$DST" -c 'SELECT sum(n) FROM model_select.arm_stats')" = 80
-q -d "$DST" -c "SELECT model_select.checkpoint(s) FROM unnest(ARRAY['d', 'r', 'w', 'g', 'k', 'c']) s" >/dev/null
+    test "$(q -d "$DST" -c 'SELECT sum(n) FROM model_select.arm_stats')" = 140
+q -d "$DST" -c "SELECT model_select.checkpoint(s) FROM unnest(ARRAY['d', 'r', 'w', 'g', 'k', 'c', 'cb']) s" >/dev/null
 check "after checkpoint() the restored arm_state holds the whole log and the bases" \
-    test "$(q -d "$DST" -c 'SELECT sum(n) FROM model_select.arm_state')" = 80
+    test "$(q -d "$DST" -c 'SELECT sum(n) FROM model_select.arm_state')" = 140
 check "after checkpoint() every score still equals the score before the restore" \
     diff "$WORK/before" <(q -d "$DST" -c "$SCORES")
 check "the retired arm still refuses new rewards, arm_id given or not (55000)" \

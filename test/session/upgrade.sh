@@ -87,12 +87,16 @@ COUNTS="SELECT (SELECT count(*) FROM model_select.selectors) AS selectors,
        (SELECT count(*) FROM model_select.decisions) AS decisions,
        (SELECT count(*) FROM model_select.rewards) AS rewards,
        (SELECT count(*) FROM model_select.rewards WHERE decision_id IS NOT NULL) AS decision_rewards,
-       (SELECT string_agg(s.name || ':' || (s.settings - 'noise_prior')::text, ';' ORDER BY s.name)
+       (SELECT string_agg(s.name || ':' || (s.settings - 'noise_prior' - 'codebook')::text, ';' ORDER BY s.name)
           FROM model_select.selectors s) AS settings"
-# After the update: the selectors noise_prior applies to (lin_ucb's default 5
-# since 0.3.0) store it off, so that they keep their widths.
-NOISE_PINNED="SELECT count(*) > 0 AND bool_and(settings->>'noise_prior' = '0') FROM model_select.selectors
-               WHERE model_select.resolve_settings(policy, kernel, settings) ? 'noise_prior'"
+# After the update: the selectors noise_prior and codebook apply to (lin_ucb's
+# defaults 5 and 8 since 0.3.0) store them off, so that they keep their
+# widths and features.
+NEW_DEFAULTS_OFF="SELECT count(*) > 0 AND bool_and(settings->>'noise_prior' = '0') FROM model_select.selectors
+               WHERE model_select.resolve_settings(policy, kernel, settings) ? 'noise_prior'
+              UNION ALL
+              SELECT count(*) > 0 AND bool_and(settings->>'codebook' = '0') FROM model_select.selectors
+               WHERE model_select.resolve_settings(policy, kernel, settings) ? 'codebook'"
 # Scores of every selector on every 7th context of public.ctx (which both
 # databases have), and the function that compares them: equal to 1e-9
 # (relative above 1), NULLs and infinities exactly.
@@ -220,7 +224,7 @@ q -d "$NEW" -f "$HERE/include/extension_catalog.sql" > "$WORK/catalog.fresh"
 echo "# catalog: $(wc -l < "$WORK/catalog.fresh") facts"
 check "the catalog dump covers functions, columns, comments and triggers" \
     is "$(grep -c '^function .*: parallel = ' "$WORK/catalog.fresh") $(grep -c '^trigger ' "$WORK/catalog.fresh")" \
-       "$(q -d "$NEW" -c "SELECT count(*) FROM pg_proc WHERE pronamespace IN ($SCHEMAS)") 6"
+       "$(q -d "$NEW" -c "SELECT count(*) FROM pg_proc WHERE pronamespace IN ($SCHEMAS)") 7"
 check "a fresh install comments every function, table and view" \
     is "$(q -d "$NEW" -c "SELECT coalesce(string_agg(x, ', '), 'none uncommented') FROM (
             SELECT oid::regprocedure::text AS x FROM pg_proc
@@ -235,8 +239,8 @@ check "the catalog updated from $FROM_VERSION equals a fresh install's (else the
 # -- 4. the data survived, the states re-derived ----------------------------
 check "every selector, arm, decision and reward survived, settings unchanged" \
     is "$(q -d "$OLD" -c 'SELECT count(*) FROM (SELECT * FROM public.counts EXCEPT SELECT * FROM public.before_counts) x')" 0
-check "the selectors noise_prior applies to store it off (their widths unchanged)" \
-    is "$(q -d "$OLD" -c "$NOISE_PINNED")" t
+check "the selectors noise_prior and codebook apply to store them off (their widths and features unchanged)" \
+    is "$(q -d "$OLD" -c "$NEW_DEFAULTS_OFF" | tr -d '\n')" tt
 check "every arm's n equals its count in the reward log" arms_match_log "$OLD"
 
 # -- 5. a fresh install fed the same log scores the same ---------------------
@@ -273,7 +277,8 @@ check "routing and learning go on after the update" \
 # decisions, rewards with costs by decision and by name, a retired and an
 # added arm, changed settings, checkpoints and rewards pending after them.
 # The layout of a checkpoint's state is the same in both versions; lin_ucb's
-# selectors have noise_prior 0, the widths of 0.2.0 (which the update keeps).
+# selectors have noise_prior 0 and codebook 0, the widths and features of
+# 0.2.0 (which the update keeps).
 createdb "$SRC"
 createdb "$OLD2"
 q -d "$OLD2" -c "CREATE EXTENSION model_select VERSION '0.2.0'"
@@ -282,10 +287,10 @@ check "CREATE EXTENSION model_select VERSION '0.2.0'" \
 q -d "$SRC" >/dev/null <<'SQL'
 CREATE EXTENSION model_select;
 SELECT model_select.create_selector('pak', 3, ARRAY['a', 'b', 'c'], 'pak_ucb', 'rbf', '{"bandwidth": 0.8}', 7);
-SELECT model_select.create_selector('lin', 3, ARRAY['a', 'b'], 'lin_ucb', NULL, '{"window": 20, "noise_prior": 0}', 1);
+SELECT model_select.create_selector('lin', 3, ARRAY['a', 'b'], 'lin_ucb', NULL, '{"window": 20, "noise_prior": 0, "codebook": 0}', 1);
 SELECT model_select.create_selector('rff', 3, ARRAY['a', 'b'], 'rff_ucb', 'rbf', '{"features": 32}', 2);
 SELECT model_select.create_selector('bkb', 3, ARRAY['a', 'b'], 'bkb', 'rbf', '{}', 3);
-SELECT model_select.create_selector('budget', 3, ARRAY['x', 'y'], 'lin_ucb', NULL, '{"budget": 0.02, "noise_prior": 0}', 4);
+SELECT model_select.create_selector('budget', 3, ARRAY['x', 'y'], 'lin_ucb', NULL, '{"budget": 0.02, "noise_prior": 0, "codebook": 0}', 4);
 SELECT model_select.create_selector('greedy', 3, ARRAY['x', 'y'], 'greedy');
 SELECT model_select.create_selector('random', 3, ARRAY['x', 'y'], 'random', NULL, '{}', 5);
 CREATE TABLE public.ctx AS
@@ -335,8 +340,8 @@ check "the catalog updated from 0.2.0 equals a fresh install's (else the diff ab
     same_catalog "$OLD2"
 check "every selector, arm, decision and reward survived, settings unchanged" \
     is "$(q -d "$OLD2" -c "$COUNTS")" "$before"
-check "the selectors noise_prior applies to store it off (their widths unchanged)" \
-    is "$(q -d "$OLD2" -c "$NOISE_PINNED")" t
+check "the selectors noise_prior and codebook apply to store them off (their widths and features unchanged)" \
+    is "$(q -d "$OLD2" -c "$NEW_DEFAULTS_OFF" | tr -d '\n')" tt
 check "every arm's n equals its count in the reward log" arms_match_log "$OLD2"
 q -d "$OLD2" -c "$CLOSE"
 check "every score equals the 0.2.0 database's before the update (its checkpoints and pending rewards, 1e-9)" \

@@ -19,7 +19,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(168);
+SELECT plan(173);
 
 CREATE ROLE ms_sec_a;
 CREATE ROLE ms_sec_b;
@@ -77,6 +77,7 @@ LANGUAGE sql AS $$
     ('admin', '00000', $q$SELECT model_select.retire_arm('a_sel', 'x')$q$),
     ('admin', '00000', $q$SELECT model_select.stats_reset('a_sel')$q$),
     ('admin', '00000', $q$SELECT model_select.rebuild_state('a_sel')$q$),
+    ('admin', '00000', $q$SELECT model_select.fit_codebook('a_sel', 'SELECT ARRAY[1, i]::float8[] FROM generate_series(1, 8) i')$q$),
     ('admin', '00000', $q$SELECT model_select.checkpoint('a_sel')$q$),
     ('admin', '55000', $q$SELECT model_select.resample('a_sel')$q$),   -- lin_ucb has no dictionary
     ('admin', '00000', $q$SELECT model_select.cascade_refit('a_sel')$q$),
@@ -110,6 +111,8 @@ INSERT INTO model_select.cascade_observations(cascade_id, arm, value, cost)
 VALUES (current_setting('ms_sec.cascade')::bigint, 'x', 0.6, 0.2);
 SELECT model_select.checkpoint('a_sel');
 SELECT model_select.stats_reset('a_sel');
+-- its codebook (lin_ucb's default 8): a row in codebooks
+SELECT model_select.fit_codebook('a_sel', 'SELECT ARRAY[i, 1]::float8[] FROM generate_series(1, 8) i');
 -- a pak_ucb selector of A's, checkpointed: rows in arm_state_rows
 SELECT model_select.create_selector('a_pak', 2, ARRAY['x'], 'pak_ucb');
 INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('a_pak', 'x', ARRAY[0.2, 0.1]::float8[], 0.5);

@@ -1,0 +1,163 @@
+/*
+ * codebook_fit.c — SQL fit_codebook(selector, source, refit): fits a
+ * selector's codebook (codebook.c) on the contexts of the caller's query and
+ * stores it through model_select_internal._fit_codebook(), which re-learns
+ * every arm.  Like admin.c's entries it checks the caller's admin right
+ * before anything else, but the query runs as the caller: only the store
+ * runs as the extension owner.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+
+#include "model/catalog.h"
+#include "model/codebook.h"
+#include "model/context.h"
+#include "model/privilege.h"
+#include "pg/owner.h"
+#include "pg/spi_util.h"
+
+PG_FUNCTION_INFO_V1(model_select_fit_codebook);
+
+/*
+ * The contexts in the first column of the query source (read-only, as the
+ * caller), at most codebook_max_rows() of them, prepared as the selector
+ * prepares a route's, into a palloc'd n × dim block.
+ */
+static double *
+source_contexts(const SelectorConfig *cfg, const char *source, int *n)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	int			spi_level = spi_connect_read_only();
+	double	   *X;
+	TupleDesc	desc;
+
+	if (SPI_execute(source, true, codebook_max_rows(cfg)) != SPI_OK_SELECT)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("fit_codebook: source must be a SELECT query")));
+	desc = SPI_tuptable->tupdesc;
+	if (!context_array_type_ok(SPI_gettypeid(desc, 1)))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("fit_codebook: the source's first column must be an array of numbers, not %s",
+						format_type_be(SPI_gettypeid(desc, 1)))));
+	*n = (int) SPI_processed;
+	X = MemoryContextAlloc(caller, sizeof(double) * Max(*n, 1) * (Size) cfg->dim);
+	for (int i = 0; i < *n; i++)
+	{
+		bool		isnull;
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[i], desc, 1, &isnull);
+		double	   *x;
+
+		if (isnull)
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("fit_codebook: the context of the source's row %d is NULL", i + 1)));
+		x = context_from_array(DatumGetArrayTypeP(d), cfg->dim);
+		context_prepare(cfg, x);
+		memcpy(X + (Size) i * cfg->dim, x, sizeof(double) * cfg->dim);
+		pfree(x);
+	}
+	spi_finish(spi_level);
+	return X;
+}
+
+typedef struct CodebookFit
+{
+	const char *name;
+	SelectorConfig cfg;
+	bool		fitted;			/* the selector has a codebook of its size already */
+	const double *centroids;
+	int			rows;
+} CodebookFit;
+
+/* As the extension owner (as admin.c's entries): the caller's admin right, then the configuration. */
+static void
+codebook_begin(void *arg)
+{
+	static SPIPlanPtr fitted_plan = NULL;
+	CodebookFit *fit = arg;
+	int			spi_level = spi_connect();
+	int32		selector_id = selector_id_by_name(fit->name);
+	Oid			types[3] = {INT4OID, INT4OID, INT4OID};
+	Datum		args[3];
+
+	selector_check_privilege(selector_id, fit->name, SELECTOR_ADMIN);
+	config_load(selector_id, &fit->cfg);
+	args[0] = Int32GetDatum(selector_id);
+	args[1] = Int32GetDatum(fit->cfg.codebook);
+	args[2] = Int32GetDatum(fit->cfg.dim);
+	spi_execute(spi_plan(&fitted_plan, "SELECT FROM model_select.codebooks WHERE selector_id = $1"
+						 " AND array_length(centroids, 1) = $2 AND array_length(centroids, 2) = $3", 3, types),
+				args, NULL, true, 1, SPI_OK_SELECT, "look up the codebook of selector \"%s\"", fit->name);
+	fit->fitted = SPI_processed > 0;
+	spi_finish(spi_level);
+}
+
+/* As the extension owner: model_select_internal._fit_codebook(name, centroids, rows). */
+static void
+codebook_store(void *arg)
+{
+	CodebookFit *fit = arg;
+	int			k = fit->cfg.codebook;
+	int			dim = fit->cfg.dim;
+	Datum	   *elems = palloc(sizeof(Datum) * (Size) k * dim);
+	int			dims[2] = {k, dim};
+	int			lbs[2] = {1, 1};
+	Oid			types[3] = {TEXTOID, FLOAT8ARRAYOID, INT8OID};
+	Datum		args[3];
+	int			spi_level;
+
+	for (Size i = 0; i < (Size) k * dim; i++)
+		elems[i] = Float8GetDatum(fit->centroids[i]);
+	args[0] = CStringGetTextDatum(fit->name);
+	args[1] = PointerGetDatum(construct_md_array(elems, NULL, 2, dims, lbs, FLOAT8OID, sizeof(float8),
+												 FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	args[2] = Int64GetDatum(fit->rows);
+	spi_level = spi_connect();
+	if (SPI_execute_with_args("SELECT model_select_internal._fit_codebook($1, $2, $3)", 3, types, args, NULL,
+							  false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not run model_select_internal._fit_codebook()");
+	spi_finish(spi_level);
+}
+
+/*
+ * SQL fit_codebook(selector, source, refit): the caller's admin right first,
+ * then the fit on the caller's query as the caller, then the store and
+ * re-learn as the extension owner.  Returns the contexts fitted on (0 when
+ * refit is false and the selector has a codebook, which it keeps).
+ */
+Datum
+model_select_fit_codebook(PG_FUNCTION_ARGS)
+{
+	CodebookFit fit;
+	double	   *X;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("fit_codebook: selector and source must not be NULL")));
+	fit.name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	run_as_extension_owner(codebook_begin, &fit);
+	if (fit.fitted && !PG_ARGISNULL(2) && !PG_GETARG_BOOL(2))
+		PG_RETURN_INT64(0);
+	if (fit.cfg.codebook == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("selector \"%s\" has no codebook", fit.name),
+				 errhint("Give it one with alter_selector(name, '{\"codebook\": k}') (lin_ucb).")));
+	X = source_contexts(&fit.cfg, text_to_cstring(PG_GETARG_TEXT_PP(1)), &fit.rows);
+	if (fit.rows < fit.cfg.codebook)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("fit_codebook: the source yields %d contexts, fewer than the %d centroids of selector \"%s\"",
+						fit.rows, fit.cfg.codebook, fit.name)));
+	fit.centroids = codebook_fit(&fit.cfg, fit.rows, X);
+	run_as_extension_owner(codebook_store, &fit);
+	PG_RETURN_INT64(fit.rows);
+}
