@@ -20,7 +20,7 @@ CREATE TABLE rl(id int, category text, embedding real[], rewards real[], costs r
 CREATE TABLE hull_router(ord int, label text, policy text, settings jsonb);
 INSERT INTO hull_router VALUES
     (1, 'lin_ucb, default settings', 'lin_ucb', '{}'),
-    (2, 'lin_ucb, tuned: alpha 10, intercept 10, eta 1', 'lin_ucb', '{"alpha": 10, "intercept": 10, "eta": 1, "noise_prior": 0}');
+    (2, 'lin_ucb, tuned: alpha 10, intercept 10, eta 1', 'lin_ucb', '{"alpha": 10, "intercept": 10, "eta": 1, "noise_prior": 0, "codebook": 0}');
 
 CREATE TABLE hull_points(ord int, seed int, kind text, knob float8, cost float8, quality float8, on_hull boolean,
                          aiq float8);

@@ -19,7 +19,7 @@ INSERT INTO rlw_router VALUES
     (1, 'lin_ucb defaults, cold', '{}', false),
     (2, 'lin_ucb defaults, warm 2,000', '{}', true),
     (3, 'lin_ucb warm profile (alpha 30, intercept 10, eta 0.5), warm 2,000',
-        '{"alpha": 30, "intercept": 10, "eta": 0.5, "noise_prior": 0}', true);
+        '{"alpha": 30, "intercept": 10, "eta": 0.5, "noise_prior": 0, "codebook": 0}', true);
 CREATE TABLE rlw_run(ord int, lambda float8, seed int, utility float8);
 DO $$
 DECLARE

@@ -27,25 +27,27 @@ CREATE FUNCTION dc_warm(s int, k int) RETURNS text LANGUAGE sql AS $$
 CREATE TABLE dc_router(ord int, label text, policy text, settings jsonb, ks int[]);
 INSERT INTO dc_router VALUES
     (1, 'rff_ucb, default settings', 'rff_ucb', '{}', '{0,100,500,1000,2000}'),
-    (2, 'lin_ucb, default settings (the default router: alpha 20, intercept 10, eta 2, noise_prior 5)', 'lin_ucb', '{}',
+    (2, 'lin_ucb, default settings (the default router: alpha 20, intercept 10, eta 2, noise_prior 5, codebook 8)', 'lin_ucb', '{}',
         '{0,100,500,1000,2000}'),
     (3, 'lin_ucb, tuned: alpha 10, intercept 10, eta 1', 'lin_ucb',
-        '{"alpha": 10, "intercept": 10, "eta": 1, "noise_prior": 0}', '{0,100,500,1000,2000}'),
+        '{"alpha": 10, "intercept": 10, "eta": 1, "noise_prior": 0, "codebook": 0}', '{0,100,500,1000,2000}'),
     (4, 'rff_ucb, tuned: alpha 10, intercept 10, eta 1', 'rff_ucb',
         '{"alpha": 10, "intercept": 10, "eta": 1}', '{0}'),
     (5, 'lin_ucb, warm profile: alpha 30, intercept 10, eta 0.5', 'lin_ucb',
-        '{"alpha": 30, "intercept": 10, "eta": 0.5, "noise_prior": 0}', '{0,100,500,1000,2000}'),
+        '{"alpha": 30, "intercept": 10, "eta": 0.5, "noise_prior": 0, "codebook": 0}', '{0,100,500,1000,2000}'),
     (6, 'pak_ucb, default settings (the default policy before 0.3.0)', 'pak_ucb', '{}', '{0,1000}'),
     (7, 'lin_ucb, alpha 20, intercept 10, eta 1.5 (one profile, measured)', 'lin_ucb',
-        '{"alpha": 20, "intercept": 10, "eta": 1.5, "noise_prior": 0}', '{0,1000}'),
+        '{"alpha": 20, "intercept": 10, "eta": 1.5, "noise_prior": 0, "codebook": 0}', '{0,1000}'),
     (8, 'lin_ucb, alpha 40, intercept 10, eta 1', 'lin_ucb',
-        '{"alpha": 40, "intercept": 10, "eta": 1, "noise_prior": 0}', '{0,1000}'),
+        '{"alpha": 40, "intercept": 10, "eta": 1, "noise_prior": 0, "codebook": 0}', '{0,1000}'),
     (9, 'lin_ucb, the same with share 1 (a prior mean shared across arms)', 'lin_ucb',
-        '{"alpha": 40, "intercept": 10, "eta": 1, "share": 1, "noise_prior": 0}', '{0,1000}'),
+        '{"alpha": 40, "intercept": 10, "eta": 1, "share": 1, "noise_prior": 0, "codebook": 0}', '{0,1000}'),
     (10, 'lin_ucb, 0.2.0''s defaults: alpha 1, intercept 1, eta 0.5', 'lin_ucb',
-        '{"alpha": 1, "intercept": 1, "eta": 0.5, "noise_prior": 0}', '{0,1000}'),
+        '{"alpha": 1, "intercept": 1, "eta": 0.5, "noise_prior": 0, "codebook": 0}', '{0,1000}'),
     (11, 'lin_ucb, the defaults before noise_prior: alpha 20, intercept 10, eta 1', 'lin_ucb',
-        '{"eta": 1, "noise_prior": 0}', '{0,1000}');
+        '{"eta": 1, "noise_prior": 0, "codebook": 0}', '{0,1000}'),
+    (12, 'lin_ucb, the defaults without the codebook (codebook 0)', 'lin_ucb',
+        '{"codebook": 0}', '{1000,2000}');
 
 CREATE TABLE dc_run(ord int, seed int, k int, reward float8, secs float8);
 DO $$
