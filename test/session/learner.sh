@@ -5,7 +5,8 @@
 # learner's versions, however small):
 #   - the learner runs and serves the database; a reward INSERT no longer
 #     checkpoints in the application's transaction, the learner does;
-#   - every score then equals rebuild_state's (1e-9), for lin_ucb, rff_ucb
+#   - every score then equals rebuild_state's (1e-9), for lin_ucb (with a
+#     fitted codebook), rff_ucb
 #     and pak_ucb;
 #   - killed with SIGKILL while it checkpoints under a stream of rewards (the
 #     postmaster then restarts the server), nothing is lost: every reward a
@@ -58,6 +59,8 @@ q >/dev/null <<'SQL' || bail "creating the selectors failed"
 SELECT model_select.create_selector('l_lin', 4, ARRAY['a', 'b', 'c'], 'lin_ucb');
 SELECT model_select.create_selector('l_rff', 4, ARRAY['a', 'b', 'c'], 'rff_ucb', NULL, '{"features": 64}');
 SELECT model_select.create_selector('l_pak', 4, ARRAY['a', 'b', 'c'], 'pak_ucb');
+-- l_lin with its default codebook fitted: the learner folds with the centroids
+SELECT model_select.fit_codebook('l_lin', 'SELECT ms_rand(4) FROM generate_series(1, 100)');
 SQL
 
 inline_checkpoints() {  # checkpoints written by one transaction that logs 90 rewards on each selector in $1
