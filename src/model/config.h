@@ -127,6 +127,8 @@ typedef struct SelectorConfig
 	double		noise_prior;	/* lin_ucb, rff_ucb: pseudo-rewards of unit noise in the
 								 * learnt noise scale of the width (0: off) */
 	int32		codebook;		/* lin_ucb: centroids k of the codebook (0: off) */
+	double		codebook_shrink;	/* lin_ucb with a fitted codebook: the ridge on the
+									 * context's features, in multiples of alpha */
 	double		qbar;			/* bkb: oversampling of the dictionary */
 	bool		adaptive_beta;	/* bkb: width multiplier from Calandriello et al. 2019 (BKB) */
 	double		noise;			/* σ: noise scale of the bounds and of bkb's beta */

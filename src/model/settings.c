@@ -51,6 +51,7 @@ const SettingDef setting_defs[] = {
 	{"share", SETTING_NUMBER, offsetof(SelectorConfig, share), 0.0, 0, false, 1, FOR_OWN_FIXED},
 	{"noise_prior", SETTING_NUMBER, offsetof(SelectorConfig, noise_prior), 0.0, 0, false, 1e6, FOR_OWN_FIXED},
 	{"codebook", SETTING_INTEGER, offsetof(SelectorConfig, codebook), 0, 0, false, MAX_CODEBOOK, FOR_OWN},
+	{"codebook_shrink", SETTING_NUMBER, offsetof(SelectorConfig, codebook_shrink), 5, 1, false, 1e6, FOR_OWN},
 	{"qbar", SETTING_NUMBER, offsetof(SelectorConfig, qbar), 2.0, 0, true, 1e6, FOR_OWN},
 	{"adaptive_beta", SETTING_BOOLEAN, offsetof(SelectorConfig, adaptive_beta), 0, 0, false, 1, FOR_OWN},
 	{"confidence", SETTING_CHOICE, offsetof(SelectorConfig, confidence), CONFIDENCE_FIXED, 0, false, 0,

@@ -1,6 +1,7 @@
 -- "codebook" k (lin_ucb; default 8): fit_codebook() fits k centroids to the
 -- prepared contexts of a query (k-means), and lin_ucb appends to the
--- features the one-hot of a context's nearest centroid, scaled √intercept.
+-- features the one-hot of a context's nearest centroid, scaled √intercept,
+-- and scales the context's own features by 1/√codebook_shrink (default 5).
 -- Checked against independent computations: the centroids of well separated
 -- clusters are their means; the selector scores as a twin without a
 -- codebook whose contexts carry that one-hot (computed here in SQL from the
@@ -8,7 +9,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(31);
+SELECT plan(32);
 
 -- three clusters around the directions 0°, 120° and 240°
 CREATE TEMP TABLE pts AS
@@ -22,6 +23,8 @@ SELECT throws_ok($$SELECT model_select.resolve_settings('rff_ucb', 'rbf', '{"cod
                  'codebook applies to lin_ucb only');
 SELECT throws_ok($$SELECT model_select.resolve_settings('lin_ucb', NULL, '{"codebook": 65}')$$, '22023', NULL,
                  'at most 64 centroids');
+SELECT throws_ok($$SELECT model_select.resolve_settings('lin_ucb', NULL, '{"codebook_shrink": 0.5}')$$, '22023', NULL,
+                 'codebook_shrink is at least 1');
 
 SELECT model_select.create_selector('cb', 2, ARRAY['a', 'b'], 'lin_ucb', NULL, '{"codebook": 3, "normalize": false}');
 SELECT model_select.create_selector('twin', 5, ARRAY['a', 'b'], 'lin_ucb', NULL, '{"codebook": 0, "normalize": false}');
@@ -52,9 +55,11 @@ SELECT is((SELECT count(DISTINCT j) FROM pts,
                   LATERAL (SELECT j FROM centroid ORDER BY (x[1] - c[1])^2 + (x[2] - c[2])^2, j LIMIT 1) n), 3::bigint,
           'every centroid is the nearest of one cluster');
 
--- the twin learns the contexts with the one-hot appended: [x ; √10·e_j], j the nearest centroid
+-- the twin learns the contexts with the one-hot appended, the context scaled by
+-- 1/√codebook_shrink (5): [x/√5 ; √10·e_j], j the nearest centroid
 CREATE TEMP TABLE coded AS
-SELECT i, x, x || ARRAY(SELECT CASE WHEN ce.j = n.j THEN sqrt(10) ELSE 0 END FROM centroid ce ORDER BY ce.j) AS z
+SELECT i, x, ARRAY[x[1] / sqrt(5), x[2] / sqrt(5)]
+             || ARRAY(SELECT CASE WHEN ce.j = n.j THEN sqrt(10) ELSE 0 END FROM centroid ce ORDER BY ce.j) AS z
   FROM pts, LATERAL (SELECT j FROM centroid ORDER BY (x[1] - c[1])^2 + (x[2] - c[2])^2, j LIMIT 1) n;
 INSERT INTO model_select.rewards(selector, arm, context, reward)
 SELECT 'twin', (ARRAY['a', 'b'])[1 + i % 2], z, CASE WHEN i % 3 = 1 THEN 0.9 ELSE 0.2 END + 0.05 * x[1]

@@ -7,7 +7,7 @@
 -- (PolicyOps.settings): a declared key must apply exactly where the
 -- capability made it apply.  Since then: lin_ucb's and rff_ucb's own keys
 -- share and noise_prior, in the rows with confidence fixed, and lin_ucb's
--- codebook, in all of its rows.
+-- codebook and codebook_shrink, in all of its rows.
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
@@ -171,17 +171,17 @@ INSERT INTO recorded VALUES
     ('bkb', 'matern', '{"confidence": "igp"}', '22023 invalid setting "confidence": does not apply to this policy, kernel and confidence'),
     ('bkb', 'matern', '{"restart_every": 50}', '22023 invalid setting "restart_every": does not apply to this policy, kernel and confidence'),
     ('bkb', 'matern', '{}', 'adaptive_beta alpha bandwidth budget cap cost_weight delta eta intercept noise normalize nu qbar reward_max reward_min rkhs_bound'),
-    ('lin_ucb', NULL, '{"budget": 10}', 'alpha budget codebook confidence cost_weight discount eta exploration intercept noise_prior normalize pace restart_every reward_max reward_min share window'),
-    ('lin_ucb', NULL, '{"clock": "selector", "discount": 0.9}', 'alpha budget clock codebook confidence cost_weight discount eta exploration intercept noise_prior normalize restart_every reward_max reward_min share window'),
-    ('lin_ucb', NULL, '{"clock": "time", "half_life": "1 day"}', 'alpha budget cap clock codebook confidence cost_weight eta exploration half_life intercept noise_prior normalize restart_every reward_max reward_min share window'),
-    ('lin_ucb', NULL, '{"clock": "time", "window": "1 hour"}', 'alpha budget cap clock codebook confidence cost_weight eta exploration half_life intercept noise_prior normalize restart_every reward_max reward_min share window'),
-    ('lin_ucb', NULL, '{"confidence": "amm"}', 'alpha budget codebook confidence cost_weight delta discount intercept noise normalize restart_every reward_max reward_min rkhs_bound window'),
-    ('lin_ucb', NULL, '{"confidence": "ay"}', 'alpha budget codebook confidence cost_weight delta discount intercept noise normalize restart_every reward_max reward_min rkhs_bound window'),
-    ('lin_ucb', NULL, '{"confidence": "cmm"}', 'alpha budget codebook confidence cost_weight delta discount grid intercept noise normalize restart_every reward_max reward_min rkhs_bound window'),
-    ('lin_ucb', NULL, '{"confidence": "dmm"}', 'alpha budget codebook confidence cost_weight delta discount grid intercept noise normalize restart_every reward_max reward_min rkhs_bound window'),
-    ('lin_ucb', NULL, '{"confidence": "igp"}', 'budget codebook confidence cost_weight delta discount horizon intercept noise normalize restart_every reward_max reward_min rkhs_bound window'),
-    ('lin_ucb', NULL, '{"restart_every": 50}', 'alpha budget clock codebook confidence cost_weight discount eta exploration intercept noise_prior normalize restart_every reward_max reward_min share window'),
-    ('lin_ucb', NULL, '{}', 'alpha budget codebook confidence cost_weight discount eta exploration intercept noise_prior normalize restart_every reward_max reward_min share window'),
+    ('lin_ucb', NULL, '{"budget": 10}', 'alpha budget codebook codebook_shrink confidence cost_weight discount eta exploration intercept noise_prior normalize pace restart_every reward_max reward_min share window'),
+    ('lin_ucb', NULL, '{"clock": "selector", "discount": 0.9}', 'alpha budget clock codebook codebook_shrink confidence cost_weight discount eta exploration intercept noise_prior normalize restart_every reward_max reward_min share window'),
+    ('lin_ucb', NULL, '{"clock": "time", "half_life": "1 day"}', 'alpha budget cap clock codebook codebook_shrink confidence cost_weight eta exploration half_life intercept noise_prior normalize restart_every reward_max reward_min share window'),
+    ('lin_ucb', NULL, '{"clock": "time", "window": "1 hour"}', 'alpha budget cap clock codebook codebook_shrink confidence cost_weight eta exploration half_life intercept noise_prior normalize restart_every reward_max reward_min share window'),
+    ('lin_ucb', NULL, '{"confidence": "amm"}', 'alpha budget codebook codebook_shrink confidence cost_weight delta discount intercept noise normalize restart_every reward_max reward_min rkhs_bound window'),
+    ('lin_ucb', NULL, '{"confidence": "ay"}', 'alpha budget codebook codebook_shrink confidence cost_weight delta discount intercept noise normalize restart_every reward_max reward_min rkhs_bound window'),
+    ('lin_ucb', NULL, '{"confidence": "cmm"}', 'alpha budget codebook codebook_shrink confidence cost_weight delta discount grid intercept noise normalize restart_every reward_max reward_min rkhs_bound window'),
+    ('lin_ucb', NULL, '{"confidence": "dmm"}', 'alpha budget codebook codebook_shrink confidence cost_weight delta discount grid intercept noise normalize restart_every reward_max reward_min rkhs_bound window'),
+    ('lin_ucb', NULL, '{"confidence": "igp"}', 'budget codebook codebook_shrink confidence cost_weight delta discount horizon intercept noise normalize restart_every reward_max reward_min rkhs_bound window'),
+    ('lin_ucb', NULL, '{"restart_every": 50}', 'alpha budget clock codebook codebook_shrink confidence cost_weight discount eta exploration intercept noise_prior normalize restart_every reward_max reward_min share window'),
+    ('lin_ucb', NULL, '{}', 'alpha budget codebook codebook_shrink confidence cost_weight discount eta exploration intercept noise_prior normalize restart_every reward_max reward_min share window'),
     ('greedy', NULL, '{"budget": 10}', 'budget cost_weight discount pace restart_every reward_max reward_min window'),
     ('greedy', NULL, '{"clock": "selector", "discount": 0.9}', 'budget clock cost_weight discount restart_every reward_max reward_min window'),
     ('greedy', NULL, '{"clock": "time", "half_life": "1 day"}', 'budget cap clock cost_weight half_life restart_every reward_max reward_min window'),
