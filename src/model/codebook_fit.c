@@ -41,6 +41,10 @@ source_contexts(const SelectorConfig *cfg, const char *source, int *n)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("fit_codebook: source must be a SELECT query")));
 	desc = SPI_tuptable->tupdesc;
+	if (desc->natts < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("fit_codebook: the source yields no column; its first must be the contexts")));
 	if (!context_array_type_ok(SPI_gettypeid(desc, 1)))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),

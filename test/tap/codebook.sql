@@ -9,7 +9,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(32);
+SELECT plan(34);
 
 -- three clusters around the directions 0°, 120° and 240°
 CREATE TEMP TABLE pts AS
@@ -144,6 +144,9 @@ SELECT throws_ok($$SELECT model_select.fit_codebook('cb', 'SELECT ARRAY[1, 2, 3]
                  'contexts of another dimension');
 SELECT throws_ok($$SELECT model_select.fit_codebook('nope', 'SELECT x FROM pts')$$, '42704', NULL, 'an unknown selector');
 SELECT throws_ok($$SELECT model_select.fit_codebook('cb', 'SELECT i FROM pts')$$, '42804', NULL, 'a first column that is no array');
+SELECT throws_ok($$SELECT model_select.fit_codebook('cb', 'SELECT')$$, '42804', NULL, 'a source without columns');
+SELECT throws_ok($$SELECT model_select.fit_codebook('cb', $q$SELECT ARRAY['NaN', 1]::float8[] FROM pts$q$)$$, '22000', NULL,
+                 'a NaN context');
 CREATE ROLE ms_codebook_app;
 SELECT model_select.setup_role('ms_codebook_app', 'application');
 SELECT model_select.grant_selector('cb', 'ms_codebook_app', 'route');
