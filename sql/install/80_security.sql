@@ -5,8 +5,9 @@
 -- A selector belongs to the role that created it (selectors.owner).  Its
 -- owner grants three separate rights: route (select_model, route, scores,
 -- drift and the cascade functions), reward (INSERT into rewards and
--- cascade_observations) and admin (alter_selector, add_arm, retire_arm,
--- rebuild_state, checkpoint, resample, cascade_refit, drop_selector).  The
+-- cascade_observations) and admin (alter_selector, fit_codebook, add_arm,
+-- retire_arm, rebuild_state, checkpoint, resample, cascade_refit,
+-- drop_selector).  The
 -- owner and the members of its role, superusers and the extension owner
 -- have all three.  One check in C (src/model/privilege.c) serves every entry
 -- point and the policies below.
@@ -201,7 +202,7 @@ COMMENT ON TABLE model_select.selector_grants IS
 'Rights on selectors granted by their owners with grant_selector(): route, reward or admin, each separately.';
 COMMENT ON COLUMN model_select.selector_grants.grantee IS 'The role granted the right (and, through membership, the roles that inherit from it).';
 COMMENT ON COLUMN model_select.selector_grants.privilege IS
-'route (select_model, route, scores, drift, cascades), reward (INSERT into rewards and cascade_observations) or admin (alter_selector, add_arm, retire_arm, rebuild_state, checkpoint, resample, cascade_refit, stats_reset, drop_selector).';
+'route (select_model, route, scores, drift, cascades), reward (INSERT into rewards and cascade_observations) or admin (alter_selector, fit_codebook, add_arm, retire_arm, rebuild_state, checkpoint, resample, cascade_refit, stats_reset, drop_selector).';
 COMMENT ON FUNCTION model_select.has_selector_privilege(text, text) IS
 'Whether the current user holds the privilege (route, reward, admin, or a comma-separated list: any of them) on the selector.';
 COMMENT ON FUNCTION model_select.has_selector_privilege(int, text) IS

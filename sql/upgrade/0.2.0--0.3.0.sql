@@ -32,7 +32,7 @@ COMMENT ON COLUMN model_select.arm_state_rows.rows IS
 COMMENT ON COLUMN model_select.selectors.policy IS 'One of the policies that policies() lists.';
 COMMENT ON COLUMN model_select.selectors.kernel IS 'Kernel of a kernelised policy (one of its kernels in policies()); NULL for the others.';
 COMMENT ON COLUMN model_select.selector_grants.privilege IS
-'route (select_model, route, scores, drift, cascades), reward (INSERT into rewards and cascade_observations) or admin (alter_selector, add_arm, retire_arm, rebuild_state, checkpoint, resample, cascade_refit, stats_reset, drop_selector).';
+'route (select_model, route, scores, drift, cascades), reward (INSERT into rewards and cascade_observations) or admin (alter_selector, fit_codebook, add_arm, retire_arm, rebuild_state, checkpoint, resample, cascade_refit, stats_reset, drop_selector).';
 
 -- statistics: where stats_reset() last reset a selector's
 CREATE TABLE model_select.stats_resets (
