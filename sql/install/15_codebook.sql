@@ -37,7 +37,7 @@ BEGIN
         RAISE EXCEPTION 'the settings of selector "%" changed while its codebook was fitted', name
             USING ERRCODE = '40001', HINT = 'Run fit_codebook() again.';
     END IF;
-    INSERT INTO model_select.codebooks AS c (selector_id, centroids, rows)
+    INSERT INTO model_select.codebooks (selector_id, centroids, rows)
     VALUES (s.selector_id, _fit_codebook.centroids, _fit_codebook.rows)
     ON CONFLICT (selector_id) DO UPDATE
        SET centroids = excluded.centroids, rows = excluded.rows, fitted_at = now();

@@ -409,16 +409,9 @@ static void
 replay_fit_codebook(SelectorConfig *cfg, const ReplayData *warm)
 {
 	int			n = Min(warm->nrows, codebook_max_rows(cfg));
-	double	   *X;
 
-	if (cfg->codebook == 0 || n < cfg->codebook)
-		return;
-	X = palloc(sizeof(double) * (Size) n * cfg->dim);
-	memcpy(X, warm->contexts, sizeof(double) * (Size) n * cfg->dim);
-	for (int i = 0; i < n; i++)
-		context_prepare(cfg, X + (Size) i * cfg->dim);
-	cfg->centroids = codebook_fit(cfg, n, X);
-	pfree(X);
+	if (cfg->codebook > 0 && n >= cfg->codebook)
+		cfg->centroids = codebook_fit(cfg, n, warm->contexts);
 }
 
 /*

@@ -41,6 +41,7 @@
 #include "eval/eval.h"
 #include "model/kernel.h"
 #include "math/prng.h"
+#include "math/vecops.h"
 
 PG_FUNCTION_INFO_V1(model_select_synthetic_rkhs);
 
@@ -81,12 +82,8 @@ typedef struct RkhsEnv
 static double
 rkhs_kernel(const RkhsEnv *env, const double *x, const double *y)
 {
-	double		dist2 = 0.0;
-	double		r;
+	double		r = sqrt(squared_distance(env->dim, x, y)) / env->bandwidth;
 
-	for (int j = 0; j < env->dim; j++)
-		dist2 += (x[j] - y[j]) * (x[j] - y[j]);
-	r = sqrt(dist2) / env->bandwidth;
 	if (r > FAR_DISTANCE)
 		return 0.0;
 	return env->matern ? kernel_matern(env->nu, r) : exp(-0.5 * r * r);

@@ -10,20 +10,7 @@
 
 #include "math/kmeans.h"
 #include "math/prng.h"
-
-static double
-squared_distance(int d, const double *x, const double *c)
-{
-	double		s = 0.0;
-
-	for (int j = 0; j < d; j++)
-	{
-		double		diff = x[j] - c[j];
-
-		s += diff * diff;
-	}
-	return s;
-}
+#include "math/vecops.h"
 
 /* The index of the centroid nearest to x (the lowest of equally near ones). */
 int

@@ -103,6 +103,21 @@ dot(int n, const double *x, const double *y)
 	return __builtin_cpu_supports("avx2") ? dot_avx2(n, x, y) : dot_sse2(n, x, y);
 }
 
+/* |x − y|², summed element by element in order (off the hot paths: no lanes) */
+double
+squared_distance(int n, const double *x, const double *y)
+{
+	double		s = 0.0;
+
+	for (int i = 0; i < n; i++)
+	{
+		double		diff = x[i] - y[i];
+
+		s += diff * diff;
+	}
+	return s;
+}
+
 /*
  * y += alpha·x, element by element (no reduction: any width gives these
  * bits), with vectors of type V of W lanes, then the rest one by one.

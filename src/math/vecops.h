@@ -7,6 +7,7 @@
 #define MODEL_SELECT_VECOPS_H
 
 extern double dot(int n, const double *x, const double *y);
+extern double squared_distance(int n, const double *x, const double *y);
 extern void axpy(int n, double alpha, const double *x, double *y);
 extern void gemv_rows(int m, int n, const double *A, const double *x, double *y);
 extern void gemv_cols(int n, int p, const double *A, const double *w, double beta, double *y);

@@ -21,18 +21,16 @@
 
 #include <math.h>
 
-#include "access/htup_details.h"
 #include "access/xact.h"
-#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "utils/array.h"
 #include "utils/fmgroids.h"
 #include "utils/hsearch.h"
-#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
 #include "math/kmeans.h"
 #include "model/codebook.h"
+#include "model/context.h"
 #include "pg/index_read.h"
 
 /* The centroids this backend read of a selector, for one settings_version. */
@@ -92,17 +90,15 @@ static double *
 codebook_read(const SelectorConfig *cfg, MemoryContext cxt)
 {
 	static const char *const columns[] = {"centroids"};
-	Oid			table_oid = get_relname_relid("codebooks", get_namespace_oid("model_select", false));
-	Relation	table;
+	/* a database not yet updated to the version that has codebooks has none */
+	Relation	table = own_table_open_if_exists("codebooks");
 	Datum		value;
 	bool		isnull;
 	ArrayType  *arr;
 	double	   *centroids = NULL;
 
-	/* a database not yet updated to the version that has codebooks has none */
-	if (!OidIsValid(table_oid))
+	if (table == NULL)
 		return NULL;
-	table = own_table_open("codebooks");
 	if (own_row_by_key(table, "selector_id", F_INT4EQ, Int32GetDatum(cfg->selector_id), 1, columns,
 					   &value, &isnull) && !isnull)
 	{
@@ -189,12 +185,22 @@ codebook_max_rows(const SelectorConfig *cfg)
 	return (int) Max(Min(rows, CODEBOOK_MAX_ROWS), cfg->codebook);
 }
 
-/* Centroids (codebook × dim, palloc'd) fitted to n prepared contexts, n ≥ codebook. */
+/*
+ * Centroids (codebook × dim, palloc'd) fitted to n contexts as given (n ≥
+ * codebook), prepared first as a route prepares them: the space the one-hot
+ * is taken in.
+ */
 double *
-codebook_fit(const SelectorConfig *cfg, int n, const double *prepared)
+codebook_fit(const SelectorConfig *cfg, int n, const double *contexts)
 {
+	Size		size = (Size) n * cfg->dim;
+	double	   *prepared = palloc(sizeof(double) * size);
 	double	   *centroids = palloc(sizeof(double) * (Size) cfg->codebook * cfg->dim);
 
+	memcpy(prepared, contexts, sizeof(double) * size);
+	for (int i = 0; i < n; i++)
+		context_prepare(cfg, prepared + (Size) i * cfg->dim);
 	kmeans_fit(n, cfg->dim, prepared, cfg->codebook, cfg->seed, centroids);
+	pfree(prepared);
 	return centroids;
 }

@@ -14,7 +14,7 @@
 
 extern int	codebook_max_rows(const SelectorConfig *cfg);
 extern const double *codebook_centroids(const SelectorConfig *cfg);
-extern double *codebook_fit(const SelectorConfig *cfg, int n, const double *prepared);
+extern double *codebook_fit(const SelectorConfig *cfg, int n, const double *contexts);
 extern void codebook_features(const SelectorConfig *cfg, const double *x, double *onehot);
 
 #endif

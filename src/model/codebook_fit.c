@@ -25,8 +25,8 @@ PG_FUNCTION_INFO_V1(model_select_fit_codebook);
 
 /*
  * The contexts in the first column of the query source (read-only, as the
- * caller), at most codebook_max_rows() of them, prepared as the selector
- * prepares a route's, into a palloc'd n × dim block.
+ * caller), at most codebook_max_rows() of them, validated, into a palloc'd
+ * n × dim block.
  */
 static double *
 source_contexts(const SelectorConfig *cfg, const char *source, int *n)
@@ -63,7 +63,6 @@ source_contexts(const SelectorConfig *cfg, const char *source, int *n)
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("fit_codebook: the context of the source's row %d is NULL", i + 1)));
 		x = context_from_array(DatumGetArrayTypeP(d), cfg->dim);
-		context_prepare(cfg, x);
 		memcpy(X + (Size) i * cfg->dim, x, sizeof(double) * cfg->dim);
 		pfree(x);
 	}
@@ -75,7 +74,6 @@ typedef struct CodebookFit
 {
 	const char *name;
 	SelectorConfig cfg;
-	bool		fitted;			/* the selector has a codebook of its size already */
 	const double *centroids;
 	int			rows;
 } CodebookFit;
@@ -84,22 +82,12 @@ typedef struct CodebookFit
 static void
 codebook_begin(void *arg)
 {
-	static SPIPlanPtr fitted_plan = NULL;
 	CodebookFit *fit = arg;
 	int			spi_level = spi_connect();
 	int32		selector_id = selector_id_by_name(fit->name);
-	Oid			types[3] = {INT4OID, INT4OID, INT4OID};
-	Datum		args[3];
 
 	selector_check_privilege(selector_id, fit->name, SELECTOR_ADMIN);
 	config_load(selector_id, &fit->cfg);
-	args[0] = Int32GetDatum(selector_id);
-	args[1] = Int32GetDatum(fit->cfg.codebook);
-	args[2] = Int32GetDatum(fit->cfg.dim);
-	spi_execute(spi_plan(&fitted_plan, "SELECT FROM model_select.codebooks WHERE selector_id = $1"
-						 " AND array_length(centroids, 1) = $2 AND array_length(centroids, 2) = $3", 3, types),
-				args, NULL, true, 1, SPI_OK_SELECT, "look up the codebook of selector \"%s\"", fit->name);
-	fit->fitted = SPI_processed > 0;
 	spi_finish(spi_level);
 }
 
@@ -148,7 +136,8 @@ model_select_fit_codebook(PG_FUNCTION_ARGS)
 				 errmsg("fit_codebook: selector and source must not be NULL")));
 	fit.name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	run_as_extension_owner(codebook_begin, &fit);
-	if (fit.fitted && !PG_ARGISNULL(2) && !PG_GETARG_BOOL(2))
+	/* the configuration's centroids: those stored, if they are of its size (codebook.c) */
+	if (fit.cfg.centroids != NULL && !PG_ARGISNULL(2) && !PG_GETARG_BOOL(2))
 		PG_RETURN_INT64(0);
 	if (fit.cfg.codebook == 0)
 		ereport(ERROR,

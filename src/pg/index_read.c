@@ -17,16 +17,28 @@
 
 #include "pg/index_read.h"
 
-/* A table of schema model_select, share-locked for the transaction like a query's. */
+/*
+ * A table of schema model_select, share-locked for the transaction like a
+ * query's; NULL if there is none (a table newer than the installed
+ * extension's version).
+ */
+Relation
+own_table_open_if_exists(const char *name)
+{
+	Oid			table = get_relname_relid(name, get_namespace_oid("model_select", false));
+
+	return OidIsValid(table) ? table_open(table, AccessShareLock) : NULL;
+}
+
+/* The same, for a table the extension always has. */
 Relation
 own_table_open(const char *name)
 {
-	Oid			schema = get_namespace_oid("model_select", false);
-	Oid			table = get_relname_relid(name, schema);
+	Relation	table = own_table_open_if_exists(name);
 
-	if (!OidIsValid(table))
+	if (table == NULL)
 		elog(ERROR, "table model_select.%s does not exist", name);
-	return table_open(table, AccessShareLock);
+	return table;
 }
 
 void

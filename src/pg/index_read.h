@@ -38,6 +38,7 @@ typedef struct IndexRead
 } IndexRead;
 
 extern Relation own_table_open(const char *name);
+extern Relation own_table_open_if_exists(const char *name);
 extern void own_table_close(Relation table);
 extern AttrNumber own_column(Relation table, const char *name);
 extern void own_columns(Relation table, HeapTuple row, int ncols, const char *const *names,
