@@ -6,16 +6,19 @@
  * intercept per region of the context space, which every reward in the
  * region teaches.  A linear model on the embedding alone cannot give a
  * family of prompts its own offset; on RouterDC a codebook fitted on 1,000
- * warm prompts lifts the warm-started router from +0.0183 to +0.0203 over
- * the best single model (40 orders; docs/offline-evaluation.md#the-codebook).
+ * warm prompts, with the default codebook_shrink, lifts the warm-started
+ * router from +0.0183 to +0.0243 over the best single model (orders 1–40;
+ * docs/offline-evaluation.md#the-codebook).
  *
  * A configuration points to the centroids of its selector_id and
  * settings_version (a fit bumps the version: model_select._codebook_changed),
- * read once per backend and version.  Copies of a configuration (caches
- * keep some) may hold that pointer: the centroids of a replaced version are
- * freed only when the transaction ends, and catalog.c renews the pointer of
- * every configuration it gives out, so that a copy kept across transactions
- * is used only after a configuration of the same version renewed it.
+ * read once per backend and version (an entry filled by a transaction that
+ * aborts is forgotten: its version may never have committed).  Copies of a
+ * configuration (caches keep some) may hold that pointer: the centroids of
+ * a replaced version are freed only when the transaction ends, and
+ * catalog.c renews the pointer of every configuration it gives out, so that
+ * a copy kept across transactions is used only after a configuration of the
+ * same version renewed it.
  */
 #include "postgres.h"
 
@@ -48,19 +51,8 @@ static HTAB *codebooks = NULL;
 static MemoryContext codebook_cxt = NULL;
 /* centroids replaced in this transaction: freed when it ends (copies of configurations point to them) */
 static List *retired = NIL;
-
-static void
-codebook_xact_end(XactEvent event, void *arg)
-{
-	if (event != XACT_EVENT_COMMIT && event != XACT_EVENT_ABORT &&
-		event != XACT_EVENT_PARALLEL_COMMIT && event != XACT_EVENT_PARALLEL_ABORT)
-		return;
-	while (retired != NIL)
-	{
-		pfree(linitial(retired));
-		retired = list_delete_first(retired);
-	}
-}
+/* selectors whose entry this transaction (re)filled: forgotten if it, or a subtransaction, aborts */
+static List *filled = NIL;
 
 static void
 codebook_retire(double *centroids)
@@ -74,6 +66,57 @@ codebook_retire(double *centroids)
 	MemoryContextSwitchTo(old);
 }
 
+/*
+ * An entry filled in an aborted (sub)transaction may hold a version that
+ * never committed: that transaction's own refit, whose settings_version a
+ * later refit of another session commits with other centroids.  Only the
+ * writer can read an uncommitted version, so forgetting what it filled is
+ * enough; entries read from committed rows are merely read again.
+ */
+static void
+codebook_forget_filled(void)
+{
+	ListCell   *lc;
+
+	foreach(lc, filled)
+	{
+		int32		selector_id = lfirst_int(lc);
+		CodebookEntry *entry = hash_search(codebooks, &selector_id, HASH_FIND, NULL);
+
+		if (entry != NULL)
+		{
+			codebook_retire(entry->centroids);
+			hash_search(codebooks, &selector_id, HASH_REMOVE, NULL);
+		}
+	}
+	list_free(filled);
+	filled = NIL;
+}
+
+static void
+codebook_xact_end(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
+		codebook_forget_filled();
+	else if (event != XACT_EVENT_COMMIT && event != XACT_EVENT_PARALLEL_COMMIT)
+		return;
+	list_free(filled);
+	filled = NIL;
+	while (retired != NIL)
+	{
+		pfree(linitial(retired));
+		retired = list_delete_first(retired);
+	}
+}
+
+static void
+codebook_subxact_end(SubXactEvent event, SubTransactionId mySubid, SubTransactionId parentSubid,
+					 void *arg)
+{
+	if (event == SUBXACT_EVENT_ABORT_SUB)
+		codebook_forget_filled();
+}
+
 static void
 codebook_cache_init(void)
 {
@@ -83,6 +126,7 @@ codebook_cache_init(void)
 	ctl.hcxt = codebook_cxt;
 	codebooks = hash_create("model_select codebooks", 16, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	RegisterXactCallback(codebook_xact_end, NULL);
+	RegisterSubXactCallback(codebook_subxact_end, NULL);
 }
 
 /* The stored centroids of a selector if they are k × dim, copied into cxt; else NULL. */
@@ -129,6 +173,7 @@ codebook_centroids(const SelectorConfig *cfg)
 	CodebookEntry *entry;
 	bool		found;
 	double	   *centroids;
+	MemoryContext oldcxt;
 
 	if (cfg->codebook == 0)
 		return NULL;
@@ -156,6 +201,9 @@ codebook_centroids(const SelectorConfig *cfg)
 		codebook_retire(entry->centroids);
 	entry->settings_version = cfg->settings_version;
 	entry->centroids = centroids;
+	oldcxt = MemoryContextSwitchTo(codebook_cxt);
+	filled = lappend_int(filled, cfg->selector_id);
+	MemoryContextSwitchTo(oldcxt);
 	return centroids;
 }
 

@@ -4,8 +4,9 @@
 # when the transaction ends; the configuration, model and selector caches
 # renew their pointer).  Session A routes and rewards a warm-started default
 # selector (codebook 8) across: a refit committed by another session, a
-# refit another session rolls back, and a refit of its own rolled back after
-# it scored with it.  Then A's scores equal a fresh backend's, the stored
+# refit another session rolls back, a refit of its own rolled back after it
+# scored with it, and then another session's refit committed under the same
+# settings_version.  Then A's scores equal a fresh backend's, the stored
 # codebook is the committed refit's, and the live state equals
 # rebuild_state()'s (rebuild_checks).
 #
@@ -48,6 +49,10 @@ say A "BEGIN;"
 say A "SELECT model_select.fit_codebook('cb', 'SELECT context FROM warm LIMIT 40');"
 say A "$ROUTE"
 say A "ROLLBACK;"
+# Another session's refit then commits the settings_version that A's rolled
+# back refit had; A has not routed since, so only the row tells them apart.
+say A "SELECT count(*) FROM model_select.selectors;"
+q -c "SELECT model_select.fit_codebook('cb', 'SELECT context FROM warm ORDER BY context[1] LIMIT 60')" >/dev/null
 say A "SELECT count(*) FROM (SELECT repeat('x', 512) FROM generate_series(1, 20000)) x;"
 say A "$ROUTE"
 say A "$REWARD"
@@ -56,8 +61,8 @@ close_sessions
 
 check "session A ran every statement without an error" \
     test "$(grep -c 'ERROR' "$MS_WORK/A.out" || true)" = 0
-check "the stored codebook is the committed refit's (50 rows)" \
-    test "$(q -c "SELECT rows FROM model_select.codebooks")" = 50
+check "the stored codebook is the last committed refit's (60 rows)" \
+    test "$(q -c "SELECT rows FROM model_select.codebooks")" = 60
 check "A's scores (a backend that read every version) equal a fresh backend's (1e-9)" \
     no_rows "SELECT a.probe, a.arm FROM a_scores a,
                     LATERAL model_select.scores('cb', ms_probe(8, a.probe)) s
