@@ -14,7 +14,14 @@ rest the evaluation prompts):
                      warm-1,000 protocol with full information, refitted every
                      500 evaluation prompts (in rank order) on the 1,000 and
                      the prompts routed so far: what an online linear router
-                     that saw every model's score would earn.
+                     that saw every model's score would earn.  "codebook":
+                     the same on lin_ucb's default features once a codebook
+                     is fitted, [x/sqrt(5); sqrt(10) one-hot of the nearest
+                     of 8 k-means centroids of the 1,000 warm contexts;
+                     sqrt(10)], fitted on the 1,000 ("warm only") and as a
+                     stream (the mean over 4 k-means++ seedings: numpy's
+                     generator, not the extension's, so single seedings
+                     differ from the extension's fit).
   routellm.csv       ridge regression of GPT-4's minus Mixtral's score; GPT-4
                      for the 21.05% of evaluation prompts with the largest
                      predicted gain (what a budget of 0.25 buys at costs 0.05 /
@@ -60,6 +67,28 @@ def training_sets(pool, ev):
     return [('pool 1000', pool[:1000]), ('pool 2000', pool), ('in-sample', ev)]
 
 
+def kmeans(P, k, seed, iters=100):
+    """k-means++ seeding, then Lloyd's iterations (as src/math/kmeans.c)."""
+    g = np.random.default_rng(seed)
+    C = [P[g.integers(len(P))]]
+    for _ in range(k - 1):
+        d = ((P[:, None] - np.array(C)[None]) ** 2).sum(2).min(1)
+        C.append(P[g.choice(len(P), p=d / d.sum())])
+    C = np.array(C)
+    for _ in range(iters):
+        near = ((P[:, None] - C[None]) ** 2).sum(2).argmin(1)
+        for j in range(k):
+            if (near == j).any():
+                C[j] = P[near == j].mean(0)
+    return C
+
+
+def codebook_features(X, C, shrink=5.0, intercept=10.0):
+    near = ((X[:, None] - C[None]) ** 2).sum(2).argmin(1)
+    return np.hstack([X / np.sqrt(shrink), np.eye(len(C))[near] * np.sqrt(intercept),
+                      np.full((len(X), 1), np.sqrt(intercept))])
+
+
 def stream_score(Z, R, warm, ev, step=500):
     total = 0.0
     for start in range(0, len(ev), step):
@@ -81,6 +110,14 @@ def routerdc7():
             pick = np.argmax(Z[ev] @ ridge(Z[tr], R[tr], 20.0), 1)
             cells.append(f'{label} {R[ev, pick].mean() - best:+.4f}')
         cells.append(f'stream {stream_score(Z, R, pool[:1000], ev) - best:+.4f}')
+        X, warm = Z[:, :-1], pool[:1000]
+        static, stream = [], []
+        for init in range(4):
+            F = codebook_features(X, kmeans(X[warm], 8, 100 * seed + init))
+            pick = np.argmax(F[ev] @ ridge(F[warm], R[warm], 20.0), 1)
+            static.append(R[ev, pick].mean() - best)
+            stream.append(stream_score(F, R, warm, ev) - best)
+        cells.append(f'codebook: warm only {np.mean(static):+.4f}, stream {np.mean(stream):+.4f}')
         print(f'  seed {seed}: ' + ', '.join(cells))
 
 
