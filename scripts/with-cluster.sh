@@ -84,11 +84,12 @@ as_server "$PG_BINDIR/initdb" -D "$DATA_DIR" -A trust -U postgres \
 # inside backends.
 export OPENBLAS_NUM_THREADS=1
 
+# max_prepared_transactions: codebook_refit.sh prepares a transaction.
 # MS_CLUSTER_OPTS: more server options, e.g. benchmarks with
 # "-c shared_preload_libraries=model_select".
 started=1
 as_server "$PG_BINDIR/pg_ctl" -D "$DATA_DIR" -l "$LOG_FILE" -w -t 60 \
-    -o "-k '$CLUSTER_DIR' -p $PORT -c listen_addresses='' -c fsync=off -c shared_buffers=128MB ${MS_CLUSTER_OPTS:-}" \
+    -o "-k '$CLUSTER_DIR' -p $PORT -c listen_addresses='' -c fsync=off -c shared_buffers=128MB -c max_prepared_transactions=4 ${MS_CLUSTER_OPTS:-}" \
     start >/dev/null || {
     echo "with-cluster: server failed to start:" >&2
     cat "$LOG_FILE" >&2 || true

@@ -96,7 +96,8 @@ codebook_forget_filled(void)
 static void
 codebook_xact_end(XactEvent event, void *arg)
 {
-	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
+	/* a prepared transaction may yet be rolled back, by any session */
+	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT || event == XACT_EVENT_PREPARE)
 		codebook_forget_filled();
 	else if (event != XACT_EVENT_COMMIT && event != XACT_EVENT_PARALLEL_COMMIT)
 		return;

@@ -4,12 +4,14 @@
 # when the transaction ends; the configuration, model and selector caches
 # renew their pointer).  Session A routes and rewards a warm-started default
 # selector (codebook 8) across: a refit committed by another session, a
-# refit another session rolls back, a refit of its own rolled back after it
-# scored with it, then another session's refit committed under the same
-# settings_version (after a rollback, and again after a rollback to a
-# savepoint).  Then A's scores equal a fresh backend's, the stored codebook
-# is the last committed refit's, and the live state equals rebuild_state()'s
-# (rebuild_checks).
+# refit another session rolls back, and three refits of its own that it
+# scored with and that did not commit (rolled back, rolled back to a
+# savepoint, prepared and then rolled back by another session), each
+# followed by another session's refit committed under the settings_version
+# the uncommitted one had.  After each, A's scores equal a fresh backend's;
+# at the end the stored codebook is the last committed refit's, and the
+# live state equals rebuild_state()'s (rebuild_checks).  Needs
+# max_prepared_transactions > 0 (scripts/with-cluster.sh sets it).
 #
 # Needs PGHOST/PGPORT/PGUSER (a superuser) of a running cluster with
 # model_select installed.
@@ -51,14 +53,23 @@ say A "BEGIN;"
 say A "SELECT model_select.fit_codebook('cb', 'SELECT context FROM warm LIMIT 40');"
 say A "$ROUTE"
 say A "ROLLBACK;"
-# Another session's refit then commits the settings_version that A's rolled
-# back refit had; A has not routed since, so only the row tells them apart.
+# Then another session's refit commits the settings_version that A's own
+# rolled-back refit had, while A has not routed: only the row tells them
+# apart.  A's scores are compared with a fresh backend's at once (phase 1).
+# The same after a refit rolled back to a savepoint (phase 2) and after a
+# prepared one that another session rolls back (phase 3).
+capture() {  # capture PHASE: A's scores, then a fresh backend's (before anything changes)
+    say A "INSERT INTO a_scores SELECT $1, k, s.arm, s.ucb FROM generate_series(1, 5) k, LATERAL model_select.scores('cb', ms_probe(8, k)) s;"
+    q -c "INSERT INTO fresh_scores SELECT $1, k, s.arm, s.ucb FROM generate_series(1, 5) k, LATERAL model_select.scores('cb', ms_probe(8, k)) s" >/dev/null
+    for _ in $(seq 100); do
+        [ "$(q -c "SELECT count(*) FROM a_scores WHERE phase = $1")" -gt 0 ] && return
+        sleep 0.1
+    done
+}
 say A "SELECT count(*) FROM model_select.selectors;"
 q -c "SELECT model_select.fit_codebook('cb', 'SELECT context FROM warm ORDER BY context[1] LIMIT 60')" >/dev/null
 say A "$ROUTE"
-say A "INSERT INTO a_scores SELECT 1, k, s.arm, s.ucb FROM generate_series(1, 5) k, LATERAL model_select.scores('cb', ms_probe(8, k)) s;"
-q -c "INSERT INTO fresh_scores SELECT 1, k, s.arm, s.ucb FROM generate_series(1, 5) k, LATERAL model_select.scores('cb', ms_probe(8, k)) s" >/dev/null
-# The same with A's refit rolled back to a savepoint in a transaction that commits.
+capture 1
 say A "BEGIN;"
 say A "SAVEPOINT s;"
 say A "SELECT model_select.fit_codebook('cb', 'SELECT context FROM warm LIMIT 45');"
@@ -66,26 +77,29 @@ say A "$ROUTE"
 say A "ROLLBACK TO SAVEPOINT s;"
 say A "COMMIT;"
 q -c "SELECT model_select.fit_codebook('cb', 'SELECT context FROM warm ORDER BY context[2] LIMIT 70')" >/dev/null
+say A "$ROUTE"
+say A "$REWARD"
+capture 2
+say A "BEGIN;"
+say A "SELECT model_select.fit_codebook('cb', 'SELECT context FROM warm LIMIT 35');"
+say A "$ROUTE"
+say A "PREPARE TRANSACTION 'ms_codebook_refit';"
+q -c "ROLLBACK PREPARED 'ms_codebook_refit'"
+q -c "SELECT model_select.fit_codebook('cb', 'SELECT context FROM warm ORDER BY context[3] LIMIT 80')" >/dev/null
 say A "SELECT count(*) FROM (SELECT repeat('x', 512) FROM generate_series(1, 20000)) x;"
 say A "$ROUTE"
 say A "$REWARD"
-say A "INSERT INTO a_scores SELECT 2, k, s.arm, s.ucb FROM generate_series(1, 5) k, LATERAL model_select.scores('cb', ms_probe(8, k)) s;"
+capture 3
 close_sessions
 
 check "session A ran every statement without an error" \
     test "$(grep -c 'ERROR' "$MS_WORK/A.out" || true)" = 0
-check "the stored codebook is the last committed refit's (70 rows)" \
-    test "$(q -c "SELECT rows FROM model_select.codebooks")" = 70
-check "after the rollback and another session's refit, A's scores equal a fresh backend's (1e-9)" \
-    no_rows "SELECT a.probe, a.arm FROM a_scores a JOIN fresh_scores f USING (phase, probe, arm)
-              WHERE a.phase = 1 AND NOT ms_close(f.ucb, a.ucb)"
-check "after the savepoint's rollback and the last refit, A's scores equal a fresh backend's (1e-9)" \
-    no_rows "SELECT a.probe, a.arm FROM a_scores a,
-                    LATERAL model_select.scores('cb', ms_probe(8, a.probe)) s
-              WHERE a.phase = 2 AND s.arm = a.arm AND NOT ms_close(s.ucb, a.ucb)"
-check "A scored 15 arms (5 probes) each time, as did the fresh backend" \
-    test "$(q -c "SELECT count(*) FILTER (WHERE phase = 1) || ' ' || count(*) FILTER (WHERE phase = 2) || ' '
-                         || (SELECT count(*) FROM fresh_scores f JOIN a_scores a USING (phase, probe, arm))
-                    FROM a_scores")" = "15 15 15"
+check "the stored codebook is the last committed refit's (80 rows)" \
+    test "$(q -c "SELECT rows FROM model_select.codebooks")" = 80
+for phase in 1 2 3; do
+    check "phase $phase: A's 15 scores (5 probes) equal a fresh backend's (1e-9)" \
+        test "$(q -c "SELECT count(*) FILTER (WHERE ms_close(f.ucb, a.ucb)) FROM a_scores a
+                        JOIN fresh_scores f USING (phase, probe, arm) WHERE phase = $phase")" = 15
+done
 rebuild_checks cb
 finish
