@@ -4,6 +4,7 @@
 #include "postgres.h"
 
 #include "access/transam.h"
+#include "access/twophase.h"
 #include "access/xact.h"
 #include "miscadmin.h"
 #include "catalog/pg_type.h"
@@ -431,8 +432,8 @@ final_horizon(void)
  * tenant's checkpoints back.  Under a transaction snapshot, on the
  * selector's clock (a row of one arm moves every arm's ticks, and Q is not
  * the arm's position that selector_settings_lock() checks), or with a
- * prepared transaction holding the lock (its id is not at hand), the
- * horizon of final_horizon().
+ * prepared transaction holding the lock (its id is not kept with its lock),
+ * the horizon of final_horizon().
  */
 FullTransactionId
 final_horizon_for(const SelectorConfig *cfg)
@@ -458,13 +459,22 @@ final_horizon_for(const SelectorConfig *cfg)
 		TransactionId xid;
 		TransactionId xmin;
 
-		/* a prepared transaction's dummy process has no backend id */
+		bool		more_prepared = false;
+
+		/* a transaction prepared before the last start-up has no backend id */
 		if (holder->backendId == InvalidBackendId)
 			return final_horizon();
 		/* the holder's id, or a newer transaction's of the same backend (no older) */
 		BackendIdGetTransactionIds(holder->backendId, &xid, &xmin);
 		if (TransactionIdIsValid(xid) && TransactionIdPrecedes(xid, horizon))
 			horizon = xid;
+		/*
+		 * Or the holder was prepared since, and keeps the vxid of the backend
+		 * that prepared it, which has moved on.  Looked up second: a prepared
+		 * transaction is found before its backend gives up its id.
+		 */
+		if (TransactionIdIsValid(TwoPhaseGetXidByVirtualXID(*holder, &more_prepared)) || more_prepared)
+			return final_horizon();
 	}
 	return full_xid(horizon);
 }
