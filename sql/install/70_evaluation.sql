@@ -183,6 +183,11 @@ BEGIN
     IF selector IS NULL OR source IS NULL THEN
         RAISE EXCEPTION 'warm_start: selector and source must not be NULL' USING ERRCODE = '22004';
     END IF;
+    -- it writes the reward log: refuse before the source runs
+    IF pg_catalog.current_setting('transaction_read_only')::pg_catalog.bool THEN
+        RAISE EXCEPTION 'warm_start: cannot run in a read-only transaction' USING ERRCODE = '25006',
+            HINT = 'Warm-start on the primary, in a read-write transaction.';
+    END IF;
     SELECT s.selector_id INTO sel_id FROM model_select.selectors s WHERE s.name OPERATOR(pg_catalog.=) selector;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'selector "%" does not exist', selector USING ERRCODE = '42704';

@@ -11,6 +11,7 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
+#include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 
@@ -144,6 +145,8 @@ model_select_fit_codebook(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("selector \"%s\" has no codebook", fit.name),
 				 errhint("Give it one with alter_selector(name, '{\"codebook\": k}') (lin_ucb).")));
+	/* it stores what it fits: refuse before the source runs, not after the fit */
+	PreventCommandIfReadOnly("fit_codebook()");
 	X = source_contexts(&fit.cfg, text_to_cstring(PG_GETARG_TEXT_PP(1)), &fit.rows);
 	if (fit.rows < fit.cfg.codebook)
 		ereport(ERROR,

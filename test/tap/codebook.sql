@@ -9,7 +9,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(34);
+SELECT plan(36);
 
 -- three clusters around the directions 0°, 120° and 240°
 CREATE TEMP TABLE pts AS
@@ -161,6 +161,13 @@ SELECT is(model_select.warm_start('wapp', 'SELECT context, rewards FROM warm'), 
 RESET ROLE;
 SELECT is((SELECT count(*) FROM model_select.codebooks c JOIN model_select.selectors s USING (selector_id) WHERE s.name = 'wapp'),
           0::bigint, '... and no codebook was fitted');
+
+-- last: the transaction stays read-only (pgTAP writes only temporary tables)
+SET LOCAL transaction_read_only = on;
+SELECT throws_ok($$SELECT model_select.fit_codebook('cb', 'SELECT x FROM pts WHERE i / (i - i) = 1')$$, '25006', NULL,
+                 'in a read-only transaction: refused before the source runs (it would divide by zero)');
+SELECT throws_ok($$SELECT model_select.warm_start('w', 'SELECT context, rewards FROM warm WHERE 1 / (rewards[2] - rewards[2]) = 1')$$, '25006', NULL,
+                 'warm_start too');
 
 SELECT * FROM finish();
 ROLLBACK;
