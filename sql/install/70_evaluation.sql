@@ -179,6 +179,10 @@ DECLARE
     width int;
     inserted bigint;
     k int;
+    source_n bigint;
+    -- the query the rows are read from: the source, or its rows kept once
+    rows_query text := source;
+    kept boolean := false;
 BEGIN
     IF selector IS NULL OR source IS NULL THEN
         RAISE EXCEPTION 'warm_start: selector and source must not be NULL' USING ERRCODE = '22004';
@@ -194,24 +198,44 @@ BEGIN
     END IF;
     SELECT pg_catalog.max(a.ordinal) INTO narms FROM model_select.arms a
      WHERE a.selector_id OPERATOR(pg_catalog.=) sel_id;
-    -- A codebook (lin_ucb) not fitted yet is fitted on the source's contexts
-    -- first, so that the rows below are learned with it (it needs the admin
-    -- right, and at least k rows).
+    -- A codebook (lin_ucb) without centroids of its size (k × dim, as
+    -- codebook.c reads them) is fitted on the source's contexts first, so that
+    -- the rows below are learned with it; it needs the admin right and at
+    -- least k rows.  The source then runs once, into a temporary table that
+    -- the count, the fit and the insert read: a volatile source (ORDER BY
+    -- random() LIMIT n) is fitted on the very rows it teaches.  Without the
+    -- right to create temporary tables the source runs for each of them.
     SELECT (s.settings->>'codebook')::int INTO k FROM model_select.selectors s
      WHERE s.selector_id OPERATOR(pg_catalog.=) sel_id;
-    IF k OPERATOR(pg_catalog.>) 0 THEN
-        IF NOT model_select.has_selector_privilege(selector, 'admin') THEN
-            RAISE NOTICE 'warm_start: without the admin right on selector "%" its codebook is not fitted here', selector
-                USING HINT = 'An administrator fits it with fit_codebook(); the rows are learnt with the codebook the selector has, if any.';
-        ELSIF (SELECT pg_catalog.count(*) FROM model_select._source_rows(source)) OPERATOR(pg_catalog.>=) k THEN
-            PERFORM model_select.fit_codebook(selector, source, refit => false);
+    IF k OPERATOR(pg_catalog.>) 0 AND NOT model_select.has_selector_privilege(selector, 'admin') THEN
+        RAISE NOTICE 'warm_start: without the admin right on selector "%" its codebook is not fitted here', selector
+            USING HINT = 'An administrator fits it with fit_codebook(); the rows are learnt with the codebook the selector has, if any.';
+    ELSIF k OPERATOR(pg_catalog.>) 0 AND NOT EXISTS (
+            SELECT FROM model_select.codebooks c JOIN model_select.selectors s ON s.selector_id OPERATOR(pg_catalog.=) c.selector_id
+             WHERE c.selector_id OPERATOR(pg_catalog.=) sel_id
+               AND pg_catalog.array_length(c.centroids, 1) OPERATOR(pg_catalog.=) k
+               AND pg_catalog.array_length(c.centroids, 2) OPERATOR(pg_catalog.=) s.dim) THEN
+        IF pg_catalog.has_database_privilege(pg_catalog.current_database(), 'TEMPORARY') THEN
+            IF pg_catalog.to_regclass('pg_temp.ms_warm_rows') IS NOT NULL THEN
+                DROP TABLE pg_temp.ms_warm_rows;  -- an earlier warm_start's of this transaction
+            END IF;
+            CREATE TEMP TABLE ms_warm_rows ON COMMIT DROP AS SELECT * FROM model_select._source_rows(source);
+            rows_query := 'SELECT context, rewards, costs FROM pg_temp.ms_warm_rows ORDER BY row_number';
+            kept := true;
+        END IF;
+        SELECT pg_catalog.count(*) INTO source_n FROM model_select._source_rows(rows_query);
+        IF source_n OPERATOR(pg_catalog.>=) k THEN
+            PERFORM model_select.fit_codebook(selector, rows_query, refit => false);
+        ELSE
+            RAISE NOTICE 'warm_start: the source''s % rows are fewer than the % centroids of selector "%": no codebook is fitted',
+                source_n, k, selector;
         END IF;
     END IF;
     PERFORM model_select._progress_begin('warm_start', selector);
     -- row by row, arms in ordinal order: each arm's log follows the source's order.
     -- (_source_rows gives every row the same width; a wrong one is refused below,
     -- which undoes the insert with the statement.)
-    WITH w AS MATERIALIZED (SELECT * FROM model_select._source_rows(source)),
+    WITH w AS MATERIALIZED (SELECT * FROM model_select._source_rows(rows_query)),
          ins AS (INSERT INTO model_select.rewards(selector, arm, context, reward, cost)
                  SELECT selector, a.name, w.context, w.rewards[a.ordinal], w.costs[a.ordinal]
                    FROM w JOIN model_select.arms a ON a.selector_id OPERATOR(pg_catalog.=) sel_id AND a.active
@@ -224,6 +248,9 @@ BEGIN
         RAISE EXCEPTION 'warm_start: the source''s rewards have % elements, selector "%" has % arms', width, selector, narms
             USING ERRCODE = '22000', HINT = 'Element i is the outcome of the arm of ordinal i (see model_select.arms); NULL skips an arm.';
     END IF;
+    IF kept THEN
+        DROP TABLE pg_temp.ms_warm_rows;
+    END IF;
     PERFORM model_select._progress_end();
     RETURN inserted;
 END $$;
@@ -231,4 +258,4 @@ END $$;
 COMMENT ON FUNCTION model_select._source_rows(text) IS
 'The rows (context, rewards[, costs]) of the query source in fixed columns, checked as replay() checks its source (used by warm_start()).';
 COMMENT ON FUNCTION model_select.warm_start(text, text) IS
-'Warm start from a full-information outcome table: inserts into the reward log, for every row (context, rewards[, costs]) of the query source and every active arm whose element is not NULL (element i: the arm of ordinal i), that arm''s reward and cost on the row; returns the rewards inserted.';
+'Warm start from a full-information outcome table: inserts into the reward log, for every row (context, rewards[, costs]) of the query source and every active arm whose element is not NULL (element i: the arm of ordinal i), that arm''s reward and cost on the row; returns the rewards inserted. A codebook without centroids is fitted first on the same rows (kept once in the temporary table ms_warm_rows when the caller may create one).';

@@ -9,7 +9,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(36);
+SELECT plan(40);
 
 -- three clusters around the directions 0°, 120° and 240°
 CREATE TEMP TABLE pts AS
@@ -115,6 +115,20 @@ SELECT is((SELECT rows FROM model_select.codebooks c JOIN model_select.selectors
 SELECT model_select.create_selector('few', 2, ARRAY['a', 'b']);
 SELECT is(model_select.warm_start('few', 'SELECT context, rewards FROM warm LIMIT 5'), 10::bigint,
           'a warm source of fewer rows than centroids is learnt without a codebook');
+-- a volatile source runs once: the codebook is fitted on the rows it learns.
+-- The twin (same seed) fits on the contexts of the log's rows of arm a, in order.
+CREATE TEMP SEQUENCE source_reads;
+SELECT model_select.create_selector('vol', 2, ARRAY['a', 'b'], 'lin_ucb', NULL, '{}', 7);
+SELECT model_select.create_selector('vol_twin', 2, ARRAY['a', 'b'], 'lin_ucb', NULL, '{}', 7);
+SELECT model_select.warm_start('vol', $q$SELECT context, rewards FROM warm WHERE nextval('source_reads') > 0
+                                      ORDER BY random() LIMIT 30$q$);
+SELECT is((SELECT last_value FROM source_reads), 60::bigint, 'warm_start read its source once (60 rows), fit and all');
+SELECT model_select.fit_codebook('vol_twin', $q$SELECT r.context FROM model_select.rewards r
+    JOIN model_select.arms a USING (arm_id) JOIN model_select.selectors s ON s.selector_id = a.selector_id
+   WHERE s.name = 'vol' AND a.name = 'a' ORDER BY r.reward_id$q$);
+SELECT is((SELECT c.centroids FROM model_select.codebooks c JOIN model_select.selectors s USING (selector_id) WHERE s.name = 'vol'),
+          (SELECT c.centroids FROM model_select.codebooks c JOIN model_select.selectors s USING (selector_id) WHERE s.name = 'vol_twin'),
+          '... and its codebook is the one fitted on the 30 rows it learnt');
 
 -- a fit rolled back: the centroids before it again (this backend read the fitted ones meanwhile)
 CREATE TEMP TABLE w_before AS SELECT i, s.* FROM coded, LATERAL model_select.scores('w', x) s;
@@ -161,6 +175,19 @@ SELECT is(model_select.warm_start('wapp', 'SELECT context, rewards FROM warm'), 
 RESET ROLE;
 SELECT is((SELECT count(*) FROM model_select.codebooks c JOIN model_select.selectors s USING (selector_id) WHERE s.name = 'wapp'),
           0::bigint, '... and no codebook was fitted');
+-- an administrator of the selector without the database's TEMPORARY right: the source runs three times
+SELECT model_select.create_selector('notemp', 2, ARRAY['a', 'b']);
+SELECT model_select.grant_selector('notemp', 'ms_codebook_app', r) FROM unnest(ARRAY['reward', 'admin']) r;
+GRANT USAGE ON SEQUENCE source_reads TO ms_codebook_app;
+SELECT setval('source_reads', 1, false);
+DO $$ BEGIN EXECUTE format('REVOKE TEMPORARY ON DATABASE %I FROM PUBLIC', current_database()); END $$;
+SET LOCAL ROLE ms_codebook_app;
+SELECT is(model_select.warm_start('notemp', $q$SELECT context, rewards FROM warm WHERE nextval('source_reads') > 0$q$),
+          120::bigint, 'without the TEMPORARY right warm_start still fits and learns');
+RESET ROLE;
+SELECT is((SELECT c.rows || ' rows, ' || (SELECT last_value FROM source_reads) || ' reads'
+             FROM model_select.codebooks c JOIN model_select.selectors s USING (selector_id) WHERE s.name = 'notemp'),
+          '60 rows, 180 reads', '... reading its source for the count, the fit and the insert');
 
 -- last: the transaction stays read-only (pgTAP writes only temporary tables)
 SET LOCAL transaction_read_only = on;
