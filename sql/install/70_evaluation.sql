@@ -198,8 +198,8 @@ BEGIN
     END IF;
     SELECT pg_catalog.max(a.ordinal) INTO narms FROM model_select.arms a
      WHERE a.selector_id OPERATOR(pg_catalog.=) sel_id;
-    -- A codebook (lin_ucb) without centroids of its size (k × dim, as
-    -- codebook.c reads them) is fitted on the source's contexts first, so that
+    -- A codebook (lin_ucb) without centroids of its size (k × dim, fitted
+    -- under its normalize: what codebook.c reads) is fitted on the source's contexts first, so that
     -- the rows below are learned with it; it needs the admin right and at
     -- least k rows.  The source then runs once, into a temporary table that
     -- the count, the fit and the insert read: a volatile source (ORDER BY
@@ -214,7 +214,8 @@ BEGIN
             SELECT FROM model_select.codebooks c JOIN model_select.selectors s ON s.selector_id OPERATOR(pg_catalog.=) c.selector_id
              WHERE c.selector_id OPERATOR(pg_catalog.=) sel_id
                AND pg_catalog.array_length(c.centroids, 1) OPERATOR(pg_catalog.=) k
-               AND pg_catalog.array_length(c.centroids, 2) OPERATOR(pg_catalog.=) s.dim) THEN
+               AND pg_catalog.array_length(c.centroids, 2) OPERATOR(pg_catalog.=) s.dim
+               AND c.normalized OPERATOR(pg_catalog.=) (s.settings->>'normalize')::pg_catalog.bool) THEN
         IF pg_catalog.has_database_privilege(pg_catalog.current_database(), 'TEMPORARY') THEN
             IF pg_catalog.to_regclass('pg_temp.ms_warm_rows') IS NOT NULL THEN
                 DROP TABLE pg_temp.ms_warm_rows;  -- an earlier warm_start's of this transaction

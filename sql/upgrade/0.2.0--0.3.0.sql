@@ -105,6 +105,7 @@ CREATE TABLE model_select.codebooks (
     selector_id int PRIMARY KEY REFERENCES model_select.selectors ON DELETE CASCADE,
     -- k × dim: row j is centroid j of the prepared contexts
     centroids   float8[] NOT NULL CHECK (array_ndims(centroids) = 2),
+    normalized  boolean NOT NULL,
     rows        bigint NOT NULL CHECK (rows > 0),
     fitted_at   timestamptz NOT NULL DEFAULT now()
 );
@@ -112,6 +113,7 @@ SELECT pg_catalog.pg_extension_config_dump('model_select.codebooks', '');
 COMMENT ON TABLE model_select.codebooks IS
 'The fitted codebook of each selector with the setting codebook: k centroids of its prepared contexts (k-means), whose one-hot lin_ucb appends to the features. Written by fit_codebook() only (and by warm_start(), which calls it); a write re-learns every arm from the log.';
 COMMENT ON COLUMN model_select.codebooks.centroids IS 'k × dim array: row j is centroid j, in the space of the prepared (by default L2-normalised) contexts.';
+COMMENT ON COLUMN model_select.codebooks.normalized IS 'The selector''s normalize setting when they were fitted: the centroids serve only while it is the same (else the one-hot is zeros until a refit).';
 COMMENT ON COLUMN model_select.codebooks.rows IS 'Contexts the centroids were fitted on.';
 ALTER TABLE model_select.codebooks ENABLE ROW LEVEL SECURITY;
 CREATE POLICY selector_rights ON model_select.codebooks FOR SELECT

@@ -130,24 +130,29 @@ codebook_cache_init(void)
 	RegisterSubXactCallback(codebook_subxact_end, NULL);
 }
 
-/* The stored centroids of a selector if they are k × dim, copied into cxt; else NULL. */
+/*
+ * The stored centroids of a selector if they are k × dim and were fitted
+ * with the configuration's normalize (the space they live in), copied into
+ * cxt; else NULL.
+ */
 static double *
 codebook_read(const SelectorConfig *cfg, MemoryContext cxt)
 {
-	static const char *const columns[] = {"centroids"};
+	static const char *const columns[] = {"centroids", "normalized"};
 	/* a database not yet updated to the version that has codebooks has none */
 	Relation	table = own_table_open_if_exists("codebooks");
-	Datum		value;
-	bool		isnull;
+	Datum		values[2];
+	bool		isnull[2];
 	ArrayType  *arr;
 	double	   *centroids = NULL;
 
 	if (table == NULL)
 		return NULL;
-	if (own_row_by_key(table, "selector_id", F_INT4EQ, Int32GetDatum(cfg->selector_id), 1, columns,
-					   &value, &isnull) && !isnull)
+	if (own_row_by_key(table, "selector_id", F_INT4EQ, Int32GetDatum(cfg->selector_id), 2, columns,
+					   values, isnull) && !isnull[0] && !isnull[1] &&
+		DatumGetBool(values[1]) == cfg->normalize)
 	{
-		arr = DatumGetArrayTypeP(value);
+		arr = DatumGetArrayTypeP(values[0]);
 		if (ARR_ELEMTYPE(arr) == FLOAT8OID && ARR_NDIM(arr) == 2 && !ARR_HASNULL(arr) &&
 			ARR_DIMS(arr)[0] == cfg->codebook && ARR_DIMS(arr)[1] == cfg->dim)
 		{

@@ -92,7 +92,7 @@ codebook_begin(void *arg)
 	spi_finish(spi_level);
 }
 
-/* As the extension owner: model_select_internal._fit_codebook(name, centroids, rows). */
+/* As the extension owner: model_select_internal._fit_codebook(name, centroids, normalized, rows). */
 static void
 codebook_store(void *arg)
 {
@@ -102,8 +102,8 @@ codebook_store(void *arg)
 	Datum	   *elems = palloc(sizeof(Datum) * (Size) k * dim);
 	int			dims[2] = {k, dim};
 	int			lbs[2] = {1, 1};
-	Oid			types[3] = {TEXTOID, FLOAT8ARRAYOID, INT8OID};
-	Datum		args[3];
+	Oid			types[4] = {TEXTOID, FLOAT8ARRAYOID, BOOLOID, INT8OID};
+	Datum		args[4];
 	int			spi_level;
 
 	for (Size i = 0; i < (Size) k * dim; i++)
@@ -111,9 +111,10 @@ codebook_store(void *arg)
 	args[0] = CStringGetTextDatum(fit->name);
 	args[1] = PointerGetDatum(construct_md_array(elems, NULL, 2, dims, lbs, FLOAT8OID, sizeof(float8),
 												 FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-	args[2] = Int64GetDatum(fit->rows);
+	args[2] = BoolGetDatum(fit->cfg.normalize);
+	args[3] = Int64GetDatum(fit->rows);
 	spi_level = spi_connect();
-	if (SPI_execute_with_args("SELECT model_select_internal._fit_codebook($1, $2, $3)", 3, types, args, NULL,
+	if (SPI_execute_with_args("SELECT model_select_internal._fit_codebook($1, $2, $3, $4)", 4, types, args, NULL,
 							  false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not run model_select_internal._fit_codebook()");
 	spi_finish(spi_level);

@@ -9,7 +9,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(40);
+SELECT plan(42);
 
 -- three clusters around the directions 0°, 120° and 240°
 CREATE TEMP TABLE pts AS
@@ -90,6 +90,22 @@ SELECT cmp_ok((SELECT max(abs(b.score - c.ucb))
                  FROM model_select.route_batch('cb', 'SELECT i, x FROM coded') b
                  JOIN cmp c ON c.i = b.key AND c.arm = b.arm),
               '<', 1e-9::float8, 'route_batch: the same scores');
+
+-- the centroids live in the space of the contexts as prepared: under another normalize they
+-- go unused (the scores of a selector that never had them, fed the same log), and serve again
+-- once it is changed back
+SELECT model_select.alter_selector('cb', '{"normalize": true}');
+SELECT model_select.create_selector('cb_norm', 2, ARRAY['a', 'b'], 'lin_ucb', NULL, '{"codebook": 3, "normalize": true}');
+INSERT INTO model_select.rewards(selector, arm, context, reward)
+SELECT 'cb_norm', a.name, r.context, r.reward FROM model_select.rewards r JOIN model_select.arms a USING (arm_id)
+  JOIN model_select.selectors s ON s.selector_id = a.selector_id WHERE s.name = 'cb' ORDER BY r.reward_id;
+SELECT cmp_ok((SELECT max(abs(c.ucb - n.ucb)) FROM coded,
+                      LATERAL model_select.scores('cb', x) c JOIN LATERAL model_select.scores('cb_norm', x) n USING (arm)),
+              '<', 1e-9::float8, 'normalize changed: the centroids fitted without it go unused');
+SELECT model_select.alter_selector('cb', '{"normalize": false}');
+SELECT cmp_ok((SELECT max(abs(s.ucb - c.ucb)) FROM cmp c JOIN coded USING (i),
+                      LATERAL model_select.scores('cb', coded.x) s WHERE s.arm = c.arm),
+              '<', 1e-9::float8, 'normalize changed back: they serve again');
 
 -- a refit on the same rows and seed finds the same centroids; it re-learns under a new settings_version
 CREATE TEMP TABLE before AS SELECT settings_version FROM model_select.selectors WHERE name = 'cb';
