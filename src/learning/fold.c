@@ -458,7 +458,6 @@ final_horizon_for(const SelectorConfig *cfg)
 	{
 		TransactionId xid;
 		TransactionId xmin;
-
 		bool		more_prepared = false;
 
 		/* a transaction prepared before the last start-up has no backend id */

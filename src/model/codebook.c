@@ -13,7 +13,7 @@
  * A configuration points to the centroids of its selector_id and
  * settings_version (a fit bumps the version: model_select._codebook_changed),
  * read once per backend and version (an entry filled by a transaction that
- * aborts is forgotten: its version may never have committed).  Copies of a
+ * aborts or prepares is forgotten: its version may never commit).  Copies of a
  * configuration (caches keep some) may hold that pointer: the centroids of
  * a replaced version are freed only when the transaction ends, and
  * catalog.c renews the pointer of every configuration it gives out, so that
@@ -51,7 +51,7 @@ static HTAB *codebooks = NULL;
 static MemoryContext codebook_cxt = NULL;
 /* centroids replaced in this transaction: freed when it ends (copies of configurations point to them) */
 static List *retired = NIL;
-/* selectors whose entry this transaction (re)filled: forgotten if it, or a subtransaction, aborts */
+/* selectors whose entry this transaction (re)filled: forgotten if it (or a subtransaction) aborts, or it prepares */
 static List *filled = NIL;
 
 static void
