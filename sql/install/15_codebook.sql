@@ -51,6 +51,10 @@ END $$;
 CREATE FUNCTION model_select.fit_codebook(selector text, source text, refit boolean DEFAULT true) RETURNS bigint
     AS 'MODULE_PATHNAME', 'model_select_fit_codebook' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
+-- warm_start() (which runs as the caller) asks whether to fit: codebook.c's rule
+CREATE FUNCTION model_select._codebook_fitted(selector text) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'model_select_codebook_fitted' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
 SELECT pg_catalog.pg_extension_config_dump('model_select.codebooks', '');
 
 COMMENT ON TABLE model_select.codebooks IS
@@ -60,6 +64,8 @@ COMMENT ON COLUMN model_select.codebooks.normalized IS 'The selector''s normaliz
 COMMENT ON COLUMN model_select.codebooks.rows IS 'Contexts the centroids were fitted on.';
 COMMENT ON FUNCTION model_select.fit_codebook(text, text, boolean) IS
 'Administrators: fits the selector''s codebook (k-means++ seeded from the selector''s seed, then Lloyd''s iterations) on the contexts in the first column of the query source (its first 20,000 rows, run as the caller), stores it and re-learns every arm from the reward log; returns the contexts it was fitted on. With refit false, a selector that has a codebook of its size keeps it (returns 0).';
+COMMENT ON FUNCTION model_select._codebook_fitted(text) IS
+'Internal (warm_start()): whether the selector has centroids that serve its configuration (k × dim, fitted under its normalize); needs the admin right.';
 COMMENT ON FUNCTION model_select_internal._fit_codebook(text, float8[], boolean, bigint) IS
 'Internal: fit_codebook()''s body, run as the extension owner: stores the centroids under the settings lock and re-learns.';
 COMMENT ON FUNCTION model_select_internal._codebook_changed() IS

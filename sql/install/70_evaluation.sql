@@ -198,33 +198,30 @@ BEGIN
     END IF;
     SELECT pg_catalog.max(a.ordinal) INTO narms FROM model_select.arms a
      WHERE a.selector_id OPERATOR(pg_catalog.=) sel_id;
-    -- A codebook (lin_ucb) without centroids of its size (k × dim, fitted
-    -- under its normalize: what codebook.c reads) is fitted on the source's contexts first, so that
-    -- the rows below are learned with it; it needs the admin right and at
-    -- least k rows.  The source then runs once, into a temporary table that
-    -- the count, the fit and the insert read: a volatile source (ORDER BY
-    -- random() LIMIT n) is fitted on the very rows it teaches.  Without the
-    -- right to create temporary tables the source runs for each of them.
+    -- A codebook (lin_ucb) without centroids that serve it (_codebook_fitted)
+    -- is fitted on the source's contexts first, so that the rows below are
+    -- learned with it; it needs the admin right and at least k rows.  The
+    -- source then runs once, into a temporary table that the fit and the
+    -- insert read: a volatile source (ORDER BY random() LIMIT n) is fitted on
+    -- the very rows it teaches.  Without the right to create temporary tables
+    -- the source runs for the count, the fit and the insert.
     SELECT (s.settings->>'codebook')::int INTO k FROM model_select.selectors s
      WHERE s.selector_id OPERATOR(pg_catalog.=) sel_id;
     IF k OPERATOR(pg_catalog.>) 0 AND NOT model_select.has_selector_privilege(selector, 'admin') THEN
         RAISE NOTICE 'warm_start: without the admin right on selector "%" its codebook is not fitted here', selector
             USING HINT = 'An administrator fits it with fit_codebook(); the rows are learnt with the codebook the selector has, if any.';
-    ELSIF k OPERATOR(pg_catalog.>) 0 AND NOT EXISTS (
-            SELECT FROM model_select.codebooks c JOIN model_select.selectors s ON s.selector_id OPERATOR(pg_catalog.=) c.selector_id
-             WHERE c.selector_id OPERATOR(pg_catalog.=) sel_id
-               AND pg_catalog.array_length(c.centroids, 1) OPERATOR(pg_catalog.=) k
-               AND pg_catalog.array_length(c.centroids, 2) OPERATOR(pg_catalog.=) s.dim
-               AND c.normalized OPERATOR(pg_catalog.=) (s.settings->>'normalize')::pg_catalog.bool) THEN
+    ELSIF k OPERATOR(pg_catalog.>) 0 AND NOT model_select._codebook_fitted(selector) THEN
         IF pg_catalog.has_database_privilege(pg_catalog.current_database(), 'TEMPORARY') THEN
             IF pg_catalog.to_regclass('pg_temp.ms_warm_rows') IS NOT NULL THEN
                 DROP TABLE pg_temp.ms_warm_rows;  -- an earlier warm_start's of this transaction
             END IF;
             CREATE TEMP TABLE ms_warm_rows ON COMMIT DROP AS SELECT * FROM model_select._source_rows(source);
+            GET DIAGNOSTICS source_n = ROW_COUNT;
             rows_query := 'SELECT context, rewards, costs FROM pg_temp.ms_warm_rows ORDER BY row_number';
             kept := true;
+        ELSE
+            SELECT pg_catalog.count(*) INTO source_n FROM model_select._source_rows(source);
         END IF;
-        SELECT pg_catalog.count(*) INTO source_n FROM model_select._source_rows(rows_query);
         IF source_n OPERATOR(pg_catalog.>=) k THEN
             PERFORM model_select.fit_codebook(selector, rows_query, refit => false);
         ELSE

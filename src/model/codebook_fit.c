@@ -23,6 +23,7 @@
 #include "pg/spi_util.h"
 
 PG_FUNCTION_INFO_V1(model_select_fit_codebook);
+PG_FUNCTION_INFO_V1(model_select_codebook_fitted);
 
 /*
  * The contexts in the first column of the query source (read-only, as the
@@ -157,4 +158,20 @@ model_select_fit_codebook(PG_FUNCTION_ARGS)
 	fit.centroids = codebook_fit(&fit.cfg, fit.rows, X);
 	run_as_extension_owner(codebook_store, &fit);
 	PG_RETURN_INT64(fit.rows);
+}
+
+/*
+ * SQL _codebook_fitted(selector): has the selector centroids that serve its
+ * configuration (codebook.c's rule: k × dim, fitted under its normalize)?
+ * warm_start() asks before it keeps its source's rows for a fit; the admin
+ * right is checked as by fit_codebook().
+ */
+Datum
+model_select_codebook_fitted(PG_FUNCTION_ARGS)
+{
+	CodebookFit fit;
+
+	fit.name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	run_as_extension_owner(codebook_begin, &fit);
+	PG_RETURN_BOOL(fit.cfg.centroids != NULL);
 }

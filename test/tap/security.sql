@@ -274,10 +274,10 @@ SELECT is(has_schema_privilege('ms_sec_a', 'model_select_internal', 'USAGE'), tr
           'an administrator has USAGE on model_select_internal (for the probe steps, granted to it alone)');
 -- the internal functions that stay in model_select run with an application's
 -- own rights: view stats (security_invoker) reads _latency(), warm_start()
--- calls the other three
+-- calls the other four
 SELECT set_eq($$SELECT oid::regprocedure::text FROM pg_proc
                  WHERE pronamespace = 'model_select'::regnamespace AND proname LIKE '\_%'$$,
-              ARRAY['model_select._latency()', 'model_select._source_rows(text)',
+              ARRAY['model_select._latency()', 'model_select._source_rows(text)', 'model_select._codebook_fitted(text)',
                     'model_select._progress_begin(text,text)', 'model_select._progress_end()'],
               'every other internal function is in model_select_internal');
 
