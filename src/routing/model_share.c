@@ -110,15 +110,23 @@ entry_share(ModelCacheEntry *entry)
  * The learner's side (and a follower's while the learner lags): a copy of
  * its own base, grown since, becomes the arm's newest shared base (the
  * older ones go stale); the entry keeps its own copy to grow further, so a
- * version costs one copy.
+ * version costs one copy.  A base that is a shared version already (one it
+ * published with rows not final then, its overlay, and took as its base once
+ * they were) is published by marking it final: else a selector that goes
+ * quiet right after such a version would never get a final one.
  */
 void
 entry_publish(ModelCacheEntry *entry)
 {
 	SharedBase	sb;
 
-	if (entry->shared_slot >= 0 || !entry_shareable(entry))
+	if (!entry_shareable(entry))
 		return;
+	if (entry->shared_slot >= 0)
+	{
+		shared_base_make_final(entry->shared_slot);
+		return;
+	}
 	if (publish_fold(entry, &entry->fold, true, &sb))
 		shared_base_release(sb.slot);
 }

@@ -173,6 +173,7 @@ shared_cache_preload(void)
 }
 
 static void slot_free(SharedSlot *slot);
+static void mark_others_stale(int i);
 
 /* At exit: the pins this backend still holds. */
 static void
@@ -295,6 +296,36 @@ shared_base_release(int i)
 	my_pins[i]--;
 	if (slot->pins == 0 && slot->stale)
 		slot_free(slot);
+	LWLockRelease(control->lock);
+}
+
+/*
+ * Slot i, pinned by the caller, holds rows that are all final now: it was
+ * published while some were not (a version is the fold of exactly its rows,
+ * so its bytes stay as they are).  From now on it serves as a final base, and
+ * the versions it covers go stale, as when a final one is published.  Under
+ * the lock, exclusive; counted as a publication.
+ */
+static void
+slot_make_final(int i)
+{
+	SharedSlot *slot = &control->slots[i];
+
+	if (slot->final || slot->stale)
+		return;
+	slot->final = true;
+	slot->published_at = GetCurrentTimestamp();
+	mark_others_stale(i);
+	my_publishes++;
+}
+
+/* The pinned base in slot i holds only final rows now (slot_make_final()). */
+void
+shared_base_make_final(int i)
+{
+	Assert(my_pins[i] > 0);
+	LWLockAcquire(control->lock, LW_EXCLUSIVE);
+	slot_make_final(i);
 	LWLockRelease(control->lock);
 }
 
@@ -440,7 +471,11 @@ shared_base_publish(const SharedBaseKey *key, const StateHeader *st, LogPosition
 	LWLockAcquire(control->lock, LW_EXCLUSIVE);
 	i = slot_of(key, pos, totals);
 	if (i >= 0)
+	{
 		slot_pin(i, out);
+		if (final)
+			slot_make_final(i);
+	}
 	LWLockRelease(control->lock);
 	if (i >= 0 || !DsaPointerIsValid(dp = area_allocate(bytes)))
 		return i >= 0;
@@ -466,6 +501,8 @@ shared_base_publish(const SharedBaseKey *key, const StateHeader *st, LogPosition
 		mark_others_stale(i);
 		my_publishes++;
 	}
+	else if (i >= 0 && final)
+		slot_make_final(i);
 	if (i >= 0)
 		slot_pin(i, out);
 	LWLockRelease(control->lock);

@@ -99,6 +99,7 @@ extern bool shared_base_publish(const SharedBaseKey *key, const StateHeader *st,
 extern int	shared_versions(const SharedBaseKey *key, LogPosition after, SharedVersion *out, int max);
 extern bool shared_version_pin(const SharedBaseKey *key, const SharedVersion *v, SharedBase *out);
 extern void shared_base_release(int slot);
+extern void shared_base_make_final(int slot);
 extern bool shared_cache_stats(SharedCacheStats *out);
 extern int	shared_cache_list(SharedVersionInfo *out, int max);
 

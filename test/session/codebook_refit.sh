@@ -61,10 +61,6 @@ say A "ROLLBACK;"
 capture() {  # capture PHASE: A's scores, then a fresh backend's (before anything changes)
     say A "INSERT INTO a_scores SELECT $1, k, s.arm, s.ucb FROM generate_series(1, 5) k, LATERAL model_select.scores('cb', ms_probe(8, k)) s;"
     q -c "INSERT INTO fresh_scores SELECT $1, k, s.arm, s.ucb FROM generate_series(1, 5) k, LATERAL model_select.scores('cb', ms_probe(8, k)) s" >/dev/null
-    for _ in $(seq 100); do
-        [ "$(q -c "SELECT count(*) FROM a_scores WHERE phase = $1")" -gt 0 ] && return
-        sleep 0.1
-    done
 }
 say A "SELECT count(*) FROM model_select.selectors;"
 q -c "SELECT model_select.fit_codebook('cb', 'SELECT context FROM warm ORDER BY context[1] LIMIT 60')" >/dev/null

@@ -68,7 +68,7 @@ check "fixtures: $ndamaged selectors with damaged states" eval '[ "$ndamaged" -e
 psql -X -q -d "$DB" -c "SELECT pg_sleep(300)" >/dev/null 2>&1 &
 MS_BG_PIDS+=($!)
 observer=
-for _ in $(seq 1 50); do
+for _ in $(seq 1 1200); do
     observer=$(q -c "SELECT pid FROM pg_stat_activity WHERE datname = current_database()
                       AND query LIKE 'SELECT pg_sleep(300)%' AND pid <> pg_backend_pid()")
     [ -n "$observer" ] && break

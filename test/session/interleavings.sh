@@ -78,9 +78,10 @@ late_commit() {  # late_commit SELECTOR ISOLATION
     else
         # the reader's xid is newer than x's; x commits while its statement runs
         say reader "BEGIN; INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('$sel', 'b', '{1,0}', 0.5);"
-        say reader "SELECT slow_n('$sel');"
+        say_async reader "SELECT slow_n('$sel');"
+        backend_waits Timeout '%slow_n%'
         say x "INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('$sel', 'a', '{1,0}', 0.9); COMMIT;"
-        sleep 1.5
+        said reader
         say reader "COMMIT;"
     fi
     say reader "SELECT 'after', n FROM model_select.scores('$sel', '{1,0}'::float8[]) WHERE arm = 'a';
@@ -104,7 +105,7 @@ race_alter() {
     say "$name" "BEGIN; $first"
     q -c "SELECT model_select.alter_selector('$sel', '$settings')" >"$MS_WORK/alter.out" 2>&1 &
     alter_pid=$!
-    sleep 0.5
+    backend_waits Lock '%alter_selector%'
     say "$name" "$second COMMIT;"
     close_sessions
     wait "$alter_pid" || alter_rc=$?
@@ -148,13 +149,10 @@ session writer
 session router
 say dropper "BEGIN; SELECT model_select.drop_selector('dropped');"
 say writer '\set VERBOSITY verbose'
-say writer "INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('dropped', 'a', '{1,0}', 0.5);"
+say_async writer "INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('dropped', 'a', '{1,0}', 0.5);"
 say router '\set VERBOSITY sqlstate'
-say router "SELECT arm FROM model_select.route('dropped', '{1,0}'::float8[]);"
-for i in $(seq 100); do   # both wait for the drop (its lock on the selector's settings)
-    [ "$(q -c "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")" -ge 2 ] && break
-    sleep 0.1
-done
+say_async router "SELECT arm FROM model_select.route('dropped', '{1,0}'::float8[]);"
+backend_waits Lock '%' 2   # both wait for the drop (its lock on the selector's settings)
 say dropper "COMMIT;"
 close_sessions
 check "drop_selector() racing a reward insert and a route(): 42704 naming the selector, and 23503" \
@@ -174,20 +172,14 @@ check "... and nothing of the selector is left" \
                 AND NOT EXISTS (SELECT FROM model_select.arm_state WHERE selector_id = $DROPPED_ID)"
 
 # -- 5. drop_selector() against writers that take arms in another order -----
-drop_waits() {  # drop_waits: until the dropper waits for a lock
-    for i in $(seq 100); do
-        [ "$(q -c "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()
-                     AND wait_event_type = 'Lock' AND query LIKE '%drop_selector%'")" -ge 1 ] && break
-        sleep 0.1
-    done
-}
+drop_waits() { backend_waits Lock '%drop_selector%'; }   # until the dropper waits for a lock
 q -c "SELECT model_select.create_selector(s, 2, ARRAY['a','b'], 'lin_ucb') FROM unnest(ARRAY['drop_ba', 'drop_route']) s" >/dev/null
 session writer
 session dropper
 say writer '\set VERBOSITY verbose'
 say dropper '\set VERBOSITY verbose'
 say writer "BEGIN; INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('drop_ba', 'b', '{1,0}', 0.5);"
-say dropper "SELECT model_select.drop_selector('drop_ba');"
+say_async dropper "SELECT model_select.drop_selector('drop_ba');"
 drop_waits
 say writer "INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('drop_ba', 'a', '{0,1}', 0.5); COMMIT;"
 close_sessions
@@ -201,7 +193,7 @@ session dropper
 say writer '\set VERBOSITY verbose'
 say dropper '\set VERBOSITY verbose'
 say writer "BEGIN; SELECT decision_id AS d1 FROM model_select.route('drop_route', '{1,0}'::float8[]) \\gset"
-say dropper "SELECT model_select.drop_selector('drop_route');"
+say_async dropper "SELECT model_select.drop_selector('drop_route');"
 drop_waits
 say writer "SELECT decision_id AS d2 FROM model_select.route('drop_route', '{0,1}'::float8[]) \\gset"
 say writer "INSERT INTO model_select.rewards(decision_id, reward) VALUES (:d2, 0.5), (:d1, 0.4); COMMIT;"

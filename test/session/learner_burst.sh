@@ -7,8 +7,8 @@
 #     loop, each call in a transaction of its own, recording its scores and
 #     its snapshot (pg_current_snapshot());
 #   - the learner publishes versions meanwhile, and the readers take them;
-#   - the learner is stopped (SIGSTOP) for 3 s during the burst: the readers
-#     go on scoring (none waits for it), then it is continued;
+#   - the learner is stopped (SIGSTOP) during the burst: the readers go on
+#     scoring (none waits for it), then it is continued;
 #   - for MS_BURST_CHECKS (3) recorded snapshots per selector, spread over
 #     the burst: a fresh selector with the same settings and seed, given
 #     exactly the rewards visible in that snapshot in the log's order, scores
@@ -94,7 +94,7 @@ for w in $(seq 1 $WRITERS); do
 done
 MS_BG_PIDS+=("${writers[@]}")
 
-# midway: the learner stopped for 3 s, the readers go on
+# midway: the learner stopped, the readers go on
 half=$(( REWARDS / 2 ))
 for _ in $(seq 1 1200); do
     [ "$(q -c "SELECT count(*) >= $half FROM model_select.rewards")" = t ] && break
@@ -103,11 +103,13 @@ done
 published_before=$(q -c "SELECT versions_published FROM model_select.learner")
 kill -STOP "$pid"
 obs_before=$(q -c "SELECT count(*) FROM obs")
-sleep 3
-obs_during=$(( $(q -c "SELECT count(*) FROM obs") - obs_before ))
-[ "$obs_during" -gt 0 ] || q -c "SELECT wait_event_type || ':' || wait_event || ' ' || left(query, 40) FROM pg_stat_activity WHERE query LIKE 'CALL reader%' OR backend_type <> 'client backend'" | sed 's/^/# waiting: /' 
+# the readers go on while it is stopped: they score 8 times per reader (a wait
+# for that, not for an interval: a reader that waited for the learner would
+# never get there)
+check "with the learner stopped, the readers score on" \
+    wait_for "the readers' scores while the learner is stopped" \
+        "SELECT count(*) >= $obs_before + 8 * $READERS FROM obs"
 kill -CONT "$pid"
-check "with the learner stopped for 3 s, the readers scored on ($obs_during scores)" test "$obs_during" -gt 0
 
 ok=1
 for w in "${writers[@]}"; do wait "$w" || ok=0; done
@@ -125,25 +127,30 @@ check "the learner published versions during the burst (before its stop: $publis
 check "the readers scored from published versions" \
     is_true "SELECT sum(shared_hits) > 0 AND count(*) = $READERS FROM reader_stats"
 echo "# $(q -c "SELECT count(*) FROM obs") scores recorded; learner: $(q -c "SELECT 'passes ' || passes || ', versions ' || versions_published FROM model_select.learner")"
-# learner_versions: once the learner has caught up (up to 30 s: on a loaded machine its last
-# passes can take seconds), each arm's newest final version holds
-# every reward of the log (all are final now), so nothing is logged after it
+# learner_versions: once the learner has caught up, each arm's newest final
+# version holds every reward of the log (all are final now), so nothing is
+# logged after it.  A wait for that condition (its deadline is generous: on a
+# loaded machine the learner's last passes can take seconds); on giving up,
+# what the learner had published and what the log holds.
+NEWEST_FINAL="SELECT DISTINCT ON (selector, arm) * FROM model_select.learner_versions
+               WHERE final AND NOT stale AND selector IN ('b_lin', 'b_rff')
+               ORDER BY selector, arm, rewards DESC"
 caught_up_versions() {
-    for _ in $(seq 1 300); do
-        [ "$(q -c "SELECT count(DISTINCT (selector, arm)) = 6 AND bool_and(lag_rewards = 0)
-                     FROM (SELECT DISTINCT ON (selector, arm) * FROM model_select.learner_versions
-                            WHERE final AND NOT stale AND selector IN ('b_lin', 'b_rff')
-                            ORDER BY selector, arm, rewards DESC) v")" = t ] && return 0
-        sleep 0.1
-    done
+    wait_for "a final version holding the whole log of every arm" \
+        "SELECT count(DISTINCT (selector, arm)) = 6 AND bool_and(lag_rewards = 0) FROM ($NEWEST_FINAL) v" && return 0
+    q -c "SELECT v.selector || '/' || v.arm || ': version of checkpoint ' || v.checkpoint_version || ' holds '
+                 || v.rewards || ' (final ' || v.final || ', stale ' || v.stale || ', lag ' || v.lag_rewards
+                 || '), the arm has ' || st.n || ', pending ' || st.pending
+            FROM model_select.learner_versions v
+            JOIN model_select.arm_stats st ON st.selector = v.selector AND st.arm = v.arm
+           WHERE v.selector IN ('b_lin', 'b_rff') ORDER BY 1" | sed 's/^/#   /'
+    q -c "SELECT 'learner: passes ' || passes || ', versions ' || versions_published || ', errors ' || errors
+                 || ', last pass ' || (clock_timestamp() - last_pass) || ' ago' FROM model_select.learner" | sed 's/^/#   /'
     return 1
 }
 check "learner_versions: every arm has a final version holding its whole log (lag_rewards 0)" caught_up_versions
 check "... whose rewards equal the arm's count in the log" no_rows "
-    SELECT v.selector || '/' || v.arm FROM (SELECT DISTINCT ON (selector, arm) selector, arm, rewards
-                                             FROM model_select.learner_versions
-                                            WHERE final AND NOT stale AND selector IN ('b_lin', 'b_rff')
-                                            ORDER BY selector, arm, rewards DESC) v
+    SELECT v.selector || '/' || v.arm FROM ($NEWEST_FINAL) v
       JOIN model_select.arm_stats st ON st.selector = v.selector AND st.arm = v.arm
      WHERE st.n <> v.rewards"
 

@@ -8,9 +8,10 @@
 # alter_selector calls run one after the other; race_max's rewards stay in
 # [0, 0.5] until the moment its alter_selector starts, then span [0, 1].
 #
-# Asserts: the bandwidth and cost_weight alter_selector calls return within
-# 10 s while the writers go on (rewards committed after it returned, judged by
-# a snapshot taken right after it: their xmin is not visible in it).  The
+# Asserts: the bandwidth and cost_weight alter_selector calls return while
+# the writers go on (rewards committed after it returned, judged by a snapshot
+# taken right after it: their xmin is not visible in it; the test waits for
+# them, it does not time anything).  The
 # reward_max call may go either documented way: succeed (then the same, plus:
 # no reward above 0.5 committed after it, and the writers saw 22003 refusals)
 # or be refused with 22003 because the log now holds a reward above 0.5 (then
@@ -59,7 +60,8 @@ wpids=()
 for w in $(seq 1 "$WRITERS"); do
     writer "$w" & wpids+=($!); MS_BG_PIDS+=($!)
 done
-sleep 3
+wait_for "the writers' first 100 rewards" "SELECT count(*) >= 100 FROM model_select.rewards" ||
+    bail "the writers did not start"
 
 alter() {  # alter SELECTOR SETTINGS-JSON
     local t0 t1
@@ -79,9 +81,15 @@ for spec in 'race_pak {"bandwidth": 1.4}' 'race_cost {"cost_weight": 2}' 'race_m
     a=0; for p in "${wpids[@]}"; do kill -0 "$p" 2>/dev/null && a=$((a + 1)); done
     alive[$s]=$a
     echo "# alter_selector($s, ${spec#* }): ${took[$s]} ms; writer loops alive after it: $a"
-    sleep 1
+    [[ "${took[$s]}" =~ ^[0-9]+$ ]] &&
+        wait_for "rewards of $s committed after alter_selector returned" \
+            "SELECT count(*) > 0 FROM model_select.rewards r, ms_after m WHERE m.selector = '$s'
+                AND r.selector = '$s' AND NOT pg_visible_in_snapshot(r.xmin::text::xid8, m.snap)"
 done
-sleep 2
+# a lowered reward_max refuses the writers' higher rewards from then on
+if [[ "${took[race_max]}" =~ ^[0-9]+$ ]]; then
+    for _ in $(seq 1 1200); do grep -qs 'ERROR:  22003:' "$MS_WORK"/writer_*.err && break; sleep 0.1; done
+fi
 touch "$stop"
 wait "${wpids[@]}"
 
@@ -94,8 +102,8 @@ for s in $SELS; do
         skip "$s: the writers committed rewards after alter_selector returned" "alter_selector was refused"
         continue
     fi
-    check "$s: alter_selector succeeds within 10 s while $WRITERS writers insert (${took[$s]} ms)" \
-        eval '[[ "${took[$s]}" =~ ^[0-9]+$ ]] && [ "${took[$s]}" -lt 10000 ] && [ "${alive[$s]}" -eq "$WRITERS" ]'
+    check "$s: alter_selector succeeds while $WRITERS writers insert (${took[$s]} ms)" \
+        eval '[[ "${took[$s]}" =~ ^[0-9]+$ ]] && [ "${alive[$s]}" -eq "$WRITERS" ]'
     after=$(q -c "SELECT count(*) FROM model_select.rewards r, ms_after m
                    WHERE m.selector = '$s' AND r.selector = '$s'
                      AND NOT pg_visible_in_snapshot(r.xmin::text::xid8, m.snap)")

@@ -17,7 +17,20 @@
 #                        must equal count(*) of the arm's rows in the log.
 #   finish               summary line; exit status 0 only if nothing failed
 #   session NAME, say NAME SQL, close_sessions
-#                        sessions kept open, fed statement by statement
+#                        sessions kept open, fed statement by statement: say
+#                        returns once the session has run SQL; say_async
+#                        returns at once (for a statement meant to block),
+#                        said NAME waits for it later
+#   wait_for DESC SQL    poll until SQL returns "t" (deadline MS_WAIT_SECONDS,
+#                        default 120 s); on giving up, print what was seen
+#   backend_waits TYPE LIKE [N]
+#                        wait_for N (default 1) backends of this database whose
+#                        query is LIKE the pattern to wait with wait_event_type
+#                        TYPE ('Lock', 'Timeout' for pg_sleep, ...)
+#
+# Tests do not time the machine: nothing here sleeps for a fixed interval and
+# then assumes another process got somewhere; every wait is for a condition,
+# with a deadline, and says what it saw when it gives up (docs/hacking.md).
 #
 # Floats are "close" when x = y or |x - y| <= 1e-9 * max(1, |x|, |y|): an
 # absolute 1e-9 for values of the size of a reward (rewards lie in [0, 1]), a
@@ -105,7 +118,46 @@ session() {
     exec {fd}>"$MS_WORK/$1.in"
     FD[$1]=$fd
 }
-say() { printf '%s\n' "$2" >&"${FD[$1]}"; sleep 0.3; }
+declare -A SAID       # the marker each session prints after its last statement
+SAY_SEQ=0
+say() { say_async "$1" "$2" && said "$1"; }
+say_async() {
+    SAY_SEQ=$((SAY_SEQ + 1))
+    SAID[$1]=ms_said_$SAY_SEQ
+    printf '%s\n\\echo %s\n' "$2" "${SAID[$1]}" >&"${FD[$1]}"
+}
+said() {  # said NAME: until session NAME has run what it was last told
+    local i
+    for i in $(seq 1 $((${MS_WAIT_SECONDS:-120} * 10))); do
+        grep -qx "${SAID[$1]}" "$MS_WORK/$1.out" && return 0
+        sleep 0.1
+    done
+    echo "# session $1 did not get past its statement within ${MS_WAIT_SECONDS:-120} s; its output:"
+    sed 's/^/#   /' "$MS_WORK/$1.out"
+    ms_activity
+    return 1
+}
+# What this database's backends are doing (printed by a wait that gives up).
+ms_activity() {
+    q -c "SELECT pid || ' ' || state || ' ' || coalesce(wait_event_type || ':' || wait_event, '-') || ' ' || left(query, 70)
+            FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()" |
+        sed 's/^/#   backend /'
+}
+wait_for() {  # wait_for DESC SQL
+    local i
+    for i in $(seq 1 $((${MS_WAIT_SECONDS:-120} * 10))); do
+        [ "$(q -c "$2" 2>/dev/null)" = t ] && return 0
+        sleep 0.1
+    done
+    echo "# gave up after ${MS_WAIT_SECONDS:-120} s waiting for $1; last answer: $(q -c "$2" 2>&1 | head -n 3)"
+    ms_activity
+    return 1
+}
+backend_waits() {  # backend_waits TYPE LIKE [N]
+    wait_for "${3:-1} backend(s) running '$2' to wait ($1)" \
+        "SELECT count(*) >= ${3:-1} FROM pg_stat_activity WHERE datname = current_database()
+            AND wait_event_type = '$1' AND query LIKE '$2' AND pid <> pg_backend_pid()"
+}
 close_sessions() {
     local s
     for s in "${!FD[@]}"; do exec {FD[$s]}>&-; done
