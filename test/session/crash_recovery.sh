@@ -79,9 +79,12 @@ wait_paused() {
     done
     return 1
 }
+acks_now() { cat "$MS_WORK"/ack_* 2>/dev/null | wc -l; }
 prev=0
 for round in 1 2 3; do
-    sleep 4
+    # the crash comes once the writers have had 50 more rewards acknowledged
+    # (a wait for that, not an interval: a loaded machine writes slowly)
+    for _ in $(seq 1 1200); do [ "$(acks_now)" -ge $((prev + 50)) ] && break; sleep 0.1; done
     check "crash $round: pg_ctl -m immediate stop" \
         as_server "$BINDIR/pg_ctl" -D "$CL/data" -m immediate -w -t 60 stop -s
     touch "$pause"
