@@ -286,37 +286,81 @@ decide(const Selector *sel, const double *raw_x, ArmScore *scores)
 }
 
 /*
+ * The distinct rows of a block: rows equal to the row before them (bit for
+ * bit, as a table of prompts repeated in order has them) are scored once.
+ * Fills first[t], the index among the kept rows of row t's first copy, and
+ * keptX with the kept rows; returns their number.
+ */
+static int
+block_distinct_rows(int m, int dim, const double *rawX, int *first, double *keptX)
+{
+	int			kept = 0;
+
+	for (int t = 0; t < m; t++)
+	{
+		const double *x = rawX + (Size) t * dim;
+
+		if (t > 0 && memcmp(x, x - dim, sizeof(double) * dim) == 0)
+		{
+			first[t] = first[t - 1];
+			continue;
+		}
+		memcpy(keptX + (Size) kept * dim, x, sizeof(double) * dim);
+		first[t] = kept++;
+	}
+	return kept;
+}
+
+/*
  * decide() for a block of m validated contexts as given (rawX, m × dim):
  * chosen[t] and row t of scores (m × narms) for context t.  Policies with a
  * score_block score the block by BLAS-3; the numbers equal decide()'s up to
- * the rounding of a blocked solve, and ties are broken the same way.
+ * the rounding of a blocked solve, and ties are broken the same way.  A row
+ * equal to the one before it gets that row's scores and choice (every step
+ * is a function of the context, and the block has one state and one λ), as
+ * the row path reuses the features of a repeated context.
  */
 void
 decide_block(const Selector *sel, int m, const double *rawX, ArmScore *scores, int *chosen)
 {
 	int			dim = sel->cfg.dim;
-	double	   *X = palloc(sizeof(double) * (Size) m * dim);
-	ArmScore   *column = palloc(sizeof(ArmScore) * Max(m, 1));
+	int			narms = sel->narms;
+	double	   *X = palloc(sizeof(double) * (Size) Max(m, 1) * dim);
+	int		   *first = palloc(sizeof(int) * Max(m, 1));
+	int			kept = block_distinct_rows(m, dim, rawX, first, X);
+	ArmScore   *kept_scores = palloc(sizeof(ArmScore) * (Size) Max(kept, 1) * Max(narms, 1));
+	int		   *kept_chosen = palloc(sizeof(int) * Max(kept, 1));
+	ArmScore   *column = palloc(sizeof(ArmScore) * Max(kept, 1));
 	void	   *shared = NULL;
 	double		lambda = pacer_lambda(sel);
 	double	  **priors;
 
-	memcpy(X, rawX, sizeof(double) * (Size) m * dim);
-	for (int t = 0; t < m; t++)
-		context_prepare(&sel->cfg, X + (Size) t * dim);
-
+	for (int k = 0; k < kept; k++)
+		context_prepare(&sel->cfg, X + (Size) k * dim);
 	priors = share_begin(sel);
-	for (int i = 0; i < sel->narms; i++)
-		score_arm_block(sel, i, m, X, &shared, priors, column, scores);
+	for (int i = 0; i < narms; i++)
+		score_arm_block(sel, i, kept, X, &shared, priors, column, kept_scores);
 	share_end(sel, priors);
 	for (int t = 0; t < m; t++)
 	{
-		sample_scores(sel, rawX + (Size) t * dim, scores + (Size) t * sel->narms);
-		pacer_apply(sel, lambda, scores + (Size) t * sel->narms);
+		const double *raw_x = rawX + (Size) t * dim;
+		ArmScore   *row = kept_scores + (Size) first[t] * narms;
+
+		if (t > 0 && first[t] == first[t - 1])
+			continue;
+		sample_scores(sel, raw_x, row);
+		pacer_apply(sel, lambda, row);
+		kept_chosen[first[t]] = choose_arm(sel, row, raw_x);
 	}
 	for (int t = 0; t < m; t++)
-		chosen[t] = choose_arm(sel, scores + (Size) t * sel->narms, rawX + (Size) t * dim);
+	{
+		memcpy(scores + (Size) t * narms, kept_scores + (Size) first[t] * narms, sizeof(ArmScore) * narms);
+		chosen[t] = kept_chosen[first[t]];
+	}
 	pfree(X);
+	pfree(first);
+	pfree(kept_scores);
+	pfree(kept_chosen);
 	pfree(column);
 }
 
