@@ -355,35 +355,43 @@ chol_forward_copy(int n, const double *lp, const double *b)
 
 /*
  * For m vectors (rows of K, m × n) and a packed factor L of order n:
- * means[t] = (L⁻¹k_t)·u and sqnorms[t] = |L⁻¹k_t|², by one TRSM over the
- * block (BLAS-3) and one GEMV instead of m packed solves.  Scratch: m·n + n·n.
+ * means[t] = (L⁻¹k_t)·u and sqnorms[t] = |L⁻¹k_t|², with the bits of
+ * chol_forward() and dot() on each row (what a single score computes), four
+ * rows at a time: each row of L is read once for the four.  Not a BLAS
+ * TRSM: its kernels, chosen by CPU, would round a logged score differently
+ * on another machine.  Scratch: m·n.
  */
 void
 chol_forward_block(int n, const double *lp, const double *u, int m, const double *K,
 				   double *means, double *sqnorms)
 {
-	double	   *B;
-	double	   *full;
+	double	   *B = palloc(sizeof(double) * (Size) Max(m, 1) * Max(n, 1));
+	int			t = 0;
 
-	if (n == 0)
-	{
-		memset(means, 0, sizeof(double) * m);
-		memset(sqnorms, 0, sizeof(double) * m);
-		return;
-	}
-	B = palloc(sizeof(double) * (Size) m * n);
-	full = palloc0(sizeof(double) * (Size) n * n);
-	for (int i = 0; i < n; i++)
-		memcpy(full + (Size) i * n, lp + PACKED_ROW(i), sizeof(double) * (i + 1));
 	memcpy(B, K, sizeof(double) * (Size) m * n);
-	/* rows b_t of B become (L⁻¹k_t)ᵀ = k_tᵀL⁻ᵀ: B L^T = K */
-	cblas_dtrsm(CblasRowMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit,
-				m, n, 1.0, full, n, B, n);
-	gemv_rows(m, n, B, u, means);
-	for (int t = 0; t < m; t++)
+	for (; t + 4 <= m; t += 4)
+	{
+		double	   *b[4] = {B + (Size) t * n, B + (Size) (t + 1) * n,
+		B + (Size) (t + 2) * n, B + (Size) (t + 3) * n};
+
+		for (int i = 0; i < n; i++)
+		{
+			const double *row = lp + PACKED_ROW(i);
+			double		s[4];
+
+			dot4(i, row, (const double *const *) b, s);
+			for (int r = 0; r < 4; r++)
+				b[r][i] = (b[r][i] - s[r]) / row[i];
+		}
+	}
+	for (; t < m; t++)
+		chol_forward(n, lp, B + (Size) t * n);
+	for (t = 0; t < m; t++)
+	{
+		means[t] = dot(n, B + (Size) t * n, u);
 		sqnorms[t] = dot(n, B + (Size) t * n, B + (Size) t * n);
+	}
 	pfree(B);
-	pfree(full);
 }
 
 /* x <- (L Lᵀ)⁻¹ x by two triangular solves */

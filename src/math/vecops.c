@@ -12,8 +12,11 @@
  * the Makefile's -ffp-contract=off: a fused multiply-add would round
  * differently where the CPU has one.
  *
- * BLAS-3 and LAPACK stay for blocks and factorisations (linalg.c), where
- * they pack their operands into buffers of their own.
+ * Blocks of contexts (route_batch()) go through dot4(): four of these dot
+ * products sharing one operand, so a block costs a fraction of the memory
+ * traffic of its rows and still has a single score's bits.  BLAS-3 and
+ * LAPACK stay for factorisations and folds (linalg.c), whose results are
+ * stored and rebuilt on one machine.
  */
 #include "postgres.h"
 
@@ -103,6 +106,68 @@ dot(int n, const double *x, const double *y)
 	return __builtin_cpu_supports("avx2") ? dot_avx2(n, x, y) : dot_sse2(n, x, y);
 }
 
+/* Two of dot4()'s dots: eight accumulators in registers, x loaded once for both. */
+__attribute__((target("avx2")))
+static void
+dot2_avx2(int n, const double *x, const double *y0, const double *y1, double *out)
+{
+	vec4		a0 = {0, 0, 0, 0}, a1 = a0, a2 = a0, a3 = a0;
+	vec4		b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+	vec4		u;
+	long		i = 0;
+
+	for (; i + DOT_BLOCK <= n; i += DOT_BLOCK)
+	{
+		vec4		x0, x1, x2, x3, y;
+
+		LOADV(x0, x + i);
+		LOADV(x1, x + i + 4);
+		LOADV(x2, x + i + 8);
+		LOADV(x3, x + i + 12);
+		LOADV(y, y0 + i);
+		a0 += x0 * y;
+		LOADV(y, y0 + i + 4);
+		a1 += x1 * y;
+		LOADV(y, y0 + i + 8);
+		a2 += x2 * y;
+		LOADV(y, y0 + i + 12);
+		a3 += x3 * y;
+		LOADV(y, y1 + i);
+		b0 += x0 * y;
+		LOADV(y, y1 + i + 4);
+		b1 += x1 * y;
+		LOADV(y, y1 + i + 8);
+		b2 += x2 * y;
+		LOADV(y, y1 + i + 12);
+		b3 += x3 * y;
+	}
+	/* as dot_avx2: lanes 4k .. 4k + 3 in accumulator k */
+	u = (a0 + a2) + (a1 + a3);
+	out[0] = dot_tail(i, n, x, y0, (u[0] + u[2]) + (u[1] + u[3]));
+	u = (b0 + b2) + (b1 + b3);
+	out[1] = dot_tail(i, n, x, y1, (u[0] + u[2]) + (u[1] + u[3]));
+}
+
+/*
+ * out[r] = x·y_r for four vectors y_r, each summed in dot()'s order (the
+ * same bits as four dot() calls): x is loaded once for each two (eight accumulators stay in registers), which is
+ * what makes a block of triangular solves or feature rows cheaper than its
+ * rows one by one (x is a row of a factor, read from memory; the y_r stay
+ * in cache).
+ */
+void
+dot4(int n, const double *x, const double *const *y, double *out)
+{
+	if (__builtin_cpu_supports("avx2"))
+	{
+		dot2_avx2(n, x, y[0], y[1], out);
+		dot2_avx2(n, x, y[2], y[3], out + 2);
+	}
+	else
+		for (int r = 0; r < 4; r++)
+			out[r] = dot_sse2(n, x, y[r]);
+}
+
 /* |x − y|², summed element by element in order (off the hot paths: no lanes) */
 double
 squared_distance(int n, const double *x, const double *y)
@@ -170,6 +235,33 @@ gemv_rows(int m, int n, const double *A, const double *x, double *y)
 {
 	for (int r = 0; r < m; r++)
 		y[r] = dot(n, A + (Size) r * n, x);
+}
+
+/*
+ * Y[t][r] = A_r·x_t (row t of Y, stride ldy) for the k vectors x_t (rows of
+ * X, k × n): gemv_rows() for each, with the same bits, four at a time.
+ */
+void
+gemv_rows_block(int m, int n, const double *A, int k, const double *X, double *Y, int ldy)
+{
+	int			t = 0;
+
+	for (; t + 4 <= k; t += 4)
+	{
+		const double *x[4] = {X + (Size) t * n, X + (Size) (t + 1) * n,
+		X + (Size) (t + 2) * n, X + (Size) (t + 3) * n};
+
+		for (int r = 0; r < m; r++)
+		{
+			double		out[4];
+
+			dot4(n, A + (Size) r * n, x, out);
+			for (int j = 0; j < 4; j++)
+				Y[(Size) (t + j) * ldy + r] = out[j];
+		}
+	}
+	for (; t < k; t++)
+		gemv_rows(m, n, A, X + (Size) t * n, Y + (Size) t * ldy);
 }
 
 /*

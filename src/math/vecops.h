@@ -7,9 +7,11 @@
 #define MODEL_SELECT_VECOPS_H
 
 extern double dot(int n, const double *x, const double *y);
+extern void dot4(int n, const double *x, const double *const *y, double *out);
 extern double squared_distance(int n, const double *x, const double *y);
 extern void axpy(int n, double alpha, const double *x, double *y);
 extern void gemv_rows(int m, int n, const double *A, const double *x, double *y);
+extern void gemv_rows_block(int m, int n, const double *A, int k, const double *X, double *Y, int ldy);
 extern void gemv_cols(int n, int p, const double *A, const double *w, double beta, double *y);
 
 #endif

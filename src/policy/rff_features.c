@@ -17,8 +17,6 @@
 
 #include <math.h>
 
-#include <cblas.h>
-
 #include "utils/memutils.h"
 
 #include "policy/rff_features.h"
@@ -209,15 +207,14 @@ rff_features(const SelectorConfig *cfg, const double *x, double *phi)
 
 /*
  * Rows t of Phi (stride ldphi ≥ 2·features) = φ(x_t) for the m rows of X:
- * the angles of the whole block by one GEMM.
+ * the angles of four contexts at a time, each row of W read once for the
+ * four, with rff_features()'s bits (not a BLAS GEMM, whose kernels round by
+ * CPU).
  */
 void
 rff_features_block(const SelectorConfig *cfg, int m, const double *X, double *Phi, int ldphi)
 {
-	if (m == 0)
-		return;
-	cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, cfg->features, cfg->dim, 1.0,
-				X, cfg->dim, frequencies(cfg)->W, cfg->dim, 0.0, Phi, ldphi);
+	gemv_rows_block(cfg->features, cfg->dim, frequencies(cfg)->W, m, X, Phi, ldphi);
 	for (int t = 0; t < m; t++)
 		features_from_angles(cfg->features, Phi + (Size) t * ldphi);
 }

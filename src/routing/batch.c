@@ -6,7 +6,8 @@
  * cursor, in a read-only transaction state, in blocks of BATCH_ROWS, and each block is scored by
  * decide_block(): a policy with a score_block (lin_ucb, rff_ucb, pak_ucb)
  * computes the features or kernel block of all the block's contexts and
- * their widths by BLAS-3 (GEMM, TRSM) instead of one packed solve per row.
+ * their widths four rows at a time (math/vecops.c dot4(): each row of a
+ * factor read once for four contexts, with a single score's bits).
  * The choices are decide()'s, row by row, with the same tie-breaking.  With
  * log, each block's decisions are written by one INSERT (as the extension
  * owner, like route()), and their decision_ids returned.

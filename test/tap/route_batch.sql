@@ -1,12 +1,14 @@
 -- route_batch(): the same choices as select_model() row by row, and the
 -- scores of scores() (to 1e-9), for every policy and the bounds that score
--- differently (fixed, ay, dmm, cmm) with and without forgetting; blocks
--- larger and smaller than one batch of 256 rows; the decision log of
--- log => true; bad sources.
+-- differently (fixed, ay, dmm, cmm) with and without forgetting; for
+-- lin_ucb and rff_ucb bit for bit (a block is scored with the row path's
+-- arithmetic, not a BLAS kernel chosen by CPU); prompts repeated in order
+-- scored as each alone; blocks larger and smaller than one batch of 256
+-- rows; the decision log of log => true; bad sources.
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(32);
+SELECT plan(39);
 
 CREATE TABLE pg_temp.kinds (name text, policy text, kernel text, settings jsonb);
 INSERT INTO pg_temp.kinds VALUES
@@ -42,14 +44,24 @@ SELECT k.name, 'c', p.e, 0.3 FROM pg_temp.kinds k, pg_temp.prompts p
  WHERE p.id BETWEEN 151 AND 160 AND k.name IN ('b_pak', 'b_rff', 'b_lin', 'b_bkb', 'b_greedy');
 
 -- per selector: rows, choices that differ from select_model, scores that differ from scores()
-CREATE FUNCTION pg_temp.compare(sel text) RETURNS TABLE (nrows bigint, other_arm bigint, other_score bigint)
+CREATE FUNCTION pg_temp.compare(sel text, source text DEFAULT 'SELECT id, e FROM pg_temp.prompts ORDER BY id')
+RETURNS TABLE (nrows bigint, other_arm bigint, other_score bigint)
 LANGUAGE sql AS $$
     SELECT count(*),
            count(*) FILTER (WHERE r.arm <> model_select.select_model(sel, p.e)),
            count(*) FILTER (WHERE NOT (s.ucb IS NOT DISTINCT FROM r.score OR abs(s.ucb - r.score) <= 1e-9 * greatest(1, abs(s.ucb)))
                                OR NOT (s.mean IS NOT DISTINCT FROM r.mean OR abs(s.mean - r.mean) <= 1e-9 * greatest(1, abs(s.mean)))
                                OR NOT (s.width IS NOT DISTINCT FROM r.width OR abs(s.width - r.width) <= 1e-9 * greatest(1, abs(s.width))))
-      FROM model_select.route_batch(sel, 'SELECT id, e FROM pg_temp.prompts ORDER BY id') r
+      FROM model_select.route_batch(sel, source) r
+      JOIN pg_temp.prompts p ON p.id = r.key
+      JOIN LATERAL model_select.scores(sel, p.e) s ON s.arm = r.arm
+$$;
+-- the same, counting any difference in the last bit
+CREATE FUNCTION pg_temp.differ_bits(sel text, source text DEFAULT 'SELECT id, e FROM pg_temp.prompts ORDER BY id')
+RETURNS bigint LANGUAGE sql AS $$
+    SELECT count(*) FILTER (WHERE r.arm <> model_select.select_model(sel, p.e) OR s.ucb IS DISTINCT FROM r.score
+                               OR s.mean IS DISTINCT FROM r.mean OR s.width IS DISTINCT FROM r.width)
+      FROM model_select.route_batch(sel, source) r
       JOIN pg_temp.prompts p ON p.id = r.key
       JOIN LATERAL model_select.scores(sel, p.e) s ON s.arm = r.arm
 $$;
@@ -57,6 +69,17 @@ SELECT is(c.nrows || ' rows, ' || c.other_arm || ' other choices, ' || c.other_s
           '600 rows, 0 other choices, 0 other scores',
           'route_batch(' || k.name || ') = select_model() and scores() row by row (1e-9)')
   FROM pg_temp.kinds k, LATERAL pg_temp.compare(k.name) c ORDER BY k.name;
+
+SELECT is(pg_temp.differ_bits(name), 0::bigint, 'route_batch(' || name || ') = scores() bit for bit')
+  FROM unnest(ARRAY['b_lin', 'b_lin_ay', 'b_rff', 'b_rff_disc']) name;
+-- each prompt three times in a row: scored once, as it is alone
+SELECT is(pg_temp.differ_bits(name, 'SELECT id, e FROM pg_temp.prompts, generate_series(1, 3) ORDER BY id'),
+          0::bigint, 'route_batch(' || name || ') of prompts repeated in order = scores() bit for bit')
+  FROM unnest(ARRAY['b_lin', 'b_rff']) name;
+SELECT is(c.nrows || ' rows, ' || c.other_arm || ' other choices, ' || c.other_score || ' other scores',
+          '1800 rows, 0 other choices, 0 other scores',
+          'route_batch(b_pak) of prompts repeated in order = select_model() and scores() (1e-9)')
+  FROM pg_temp.compare('b_pak', 'SELECT id, e FROM pg_temp.prompts, generate_series(1, 3) ORDER BY id') c;
 
 SELECT model_select.retire_arm('b_pak_dmm', 'a');
 SELECT is(c.nrows || ' rows, ' || c.other_arm || ' other choices, ' || c.other_score || ' other scores',
