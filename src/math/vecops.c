@@ -116,30 +116,17 @@ dot2_avx2(int n, const double *x, const double *y0, const double *y1, double *ou
 	vec4		u;
 	long		i = 0;
 
+	/* (the compiler loads each block of x once for both) */
 	for (; i + DOT_BLOCK <= n; i += DOT_BLOCK)
 	{
-		vec4		x0, x1, x2, x3, y;
-
-		LOADV(x0, x + i);
-		LOADV(x1, x + i + 4);
-		LOADV(x2, x + i + 8);
-		LOADV(x3, x + i + 12);
-		LOADV(y, y0 + i);
-		a0 += x0 * y;
-		LOADV(y, y0 + i + 4);
-		a1 += x1 * y;
-		LOADV(y, y0 + i + 8);
-		a2 += x2 * y;
-		LOADV(y, y0 + i + 12);
-		a3 += x3 * y;
-		LOADV(y, y1 + i);
-		b0 += x0 * y;
-		LOADV(y, y1 + i + 4);
-		b1 += x1 * y;
-		LOADV(y, y1 + i + 8);
-		b2 += x2 * y;
-		LOADV(y, y1 + i + 12);
-		b3 += x3 * y;
+		MULADD(a0, x, y0, i);
+		MULADD(a1, x, y0, i + 4);
+		MULADD(a2, x, y0, i + 8);
+		MULADD(a3, x, y0, i + 12);
+		MULADD(b0, x, y1, i);
+		MULADD(b1, x, y1, i + 4);
+		MULADD(b2, x, y1, i + 8);
+		MULADD(b3, x, y1, i + 12);
 	}
 	/* as dot_avx2: lanes 4k .. 4k + 3 in accumulator k */
 	u = (a0 + a2) + (a1 + a3);
