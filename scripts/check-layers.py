@@ -22,9 +22,9 @@ import re
 import subprocess
 import sys
 
-# Bottom to top; a folder may include only its own files and folders of
-# lower layers.  pg and math are both at the bottom and do not include
-# each other.
+# Bottom to top; a folder may include and call only its own files and
+# folders of lower layers.  pg and math are both at the bottom and do not
+# include or call each other.
 LAYERS = [
     {"pg", "math"},          # PostgreSQL plumbing; pure numerics
     {"model"},               # the domain: settings, states, contexts, the registry
@@ -79,15 +79,18 @@ def upward(graph):
 
 
 def symbols(src):
-    """({unit: needed symbols}, {symbol: defining unit}) from nm of the
-    objects of src/, or None if none is built; exits on a missing object."""
-    sources = [os.path.join(d, f) for d, _, files in os.walk(src) for f in files if f.endswith(".c")]
-    objects = [c[:-2] + ".o" for c in sorted(sources)]
+    """({unit: needed symbols}, {symbol: (defining unit, verb)}) from nm of
+    the objects of src/, or None if none is built; exits on an object that
+    is missing or older than its source."""
+    sources = sorted(os.path.join(d, f) for d, _, files in os.walk(src) for f in files if f.endswith(".c"))
+    objects = [c[:-2] + ".o" for c in sources]
     missing = [o for o in objects if not os.path.exists(o)]
     if len(missing) == len(objects):
         return None
-    if missing:
-        sys.exit(f"check-layers: {', '.join(missing)} not built: run make first")
+    stale = missing + [o for c, o in zip(sources, objects)
+                       if o not in missing and os.path.getmtime(o) < os.path.getmtime(c)]
+    if stale:
+        sys.exit(f"check-layers: {', '.join(stale)} missing or older than its source: run make first")
     out = subprocess.run(["nm", "-A", "-P"] + objects, check=True,
                          capture_output=True, text=True).stdout
     needs, defines = {}, {}
