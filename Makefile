@@ -35,10 +35,11 @@ EXTENSION = model_select
 # sql/install/, one per subsystem, concatenated in name order behind a single
 # \echo guard.  The upgrade script from the last release to it,
 # sql/model_select--OLD--NEW.sql, is generated from the hand-written DDL delta
-# sql/upgrade/OLD--NEW.sql, whose line "-- @functions@" becomes every function
-# of sql/install/ (scripts/upgrade-script.pl).  Both are PGXS DATA_built: built
-# by `make`, removed by `make clean`, not committed.  Released versions'
-# install and upgrade scripts are committed and never change.  sql/install/
+# sql/upgrade/OLD--NEW.sql, whose line "-- @functions and views@" becomes
+# every function and view of sql/install/ (scripts/upgrade-script.pl).  Both
+# are PGXS DATA_built: built by `make`, removed by `make clean`, not
+# committed.  Released versions' install and upgrade scripts are committed
+# and never change.  sql/install/
 # and sql/upgrade/ are subfolders, so REGRESS below ignores them.  Releasing:
 # docs/hacking.md#releasing.
 EXTVERSION := $(shell sed -n "s/^default_version *= *'\([^']*\)'.*/\1/p" $(EXTENSION).control)
@@ -143,9 +144,11 @@ MS_CLUSTER = PG_BINDIR="$${PG_BINDIR:-$$($(PG_CONFIG) --bindir)}" scripts/with-c
 test: ms-setup
 	@MAKE='$(MS_MAKE)' PG_CONFIG='$(PG_CONFIG)' $(MS_CLUSTER) scripts/run-tests.sh
 
-# The source tree's layers (scripts/check-layers.py, docs/hacking.md#layers)
-# and static analysis (cppcheck from Debian); quiet when clean.
-lint:
+# The source tree's layers (scripts/check-layers.py, docs/hacking.md#layers),
+# read from the #include lines and from the objects' symbols (so the objects
+# are built first), and static analysis (cppcheck from Debian); quiet when
+# clean.
+lint: all
 	python3 scripts/check-layers.py src
 	cppcheck --enable=warning,performance,portability --inline-suppr --quiet --error-exitcode=1 \
 		-Isrc --suppress=missingIncludeSystem --suppress=missingInclude --std=c99 src

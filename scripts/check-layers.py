@@ -1,18 +1,30 @@
 #!/usr/bin/env python3
 """make lint: the layers of src/ (docs/hacking.md#layers), read from the
-#include lines.  Fails on an include of a folder of the same or a higher
-layer (other than one's own), and on any cycle of includes between files,
-counting a .c and its .h as one unit.
+#include lines and from the built objects' symbols.
+
+Includes: fails on an include of a folder of the same or a higher layer
+(other than one's own), and on any cycle of includes between files, counting
+a .c and its .h as one unit.
+
+Calls: `nm` of every object gives the symbols each file defines and those it
+needs from elsewhere, so the functions it calls and the variables it uses in
+other files.  Fails on a call into a folder of the same or a higher layer
+(other than one's own) and on any cycle of calls between folders.  A call
+through a pointer (a PolicyOps, a hook the module entry sets) has no symbol:
+that is how a lower layer reaches up.  The objects must be built and fresh
+(`make lint` builds them first); with no object at all the call check is
+skipped, saying so.
 
     python3 scripts/check-layers.py [SRC]     (SRC defaults to src)
 """
 import os
 import re
+import subprocess
 import sys
 
-# Bottom to top; a folder may include only its own files and folders of
-# lower layers.  pg and math are both at the bottom and do not include
-# each other.
+# Bottom to top; a folder may include and call only its own files and
+# folders of lower layers.  pg and math are both at the bottom and do not
+# include or call each other.
 LAYERS = [
     {"pg", "math"},          # PostgreSQL plumbing; pure numerics
     {"model"},               # the domain: settings, states, contexts, the registry
@@ -48,6 +60,11 @@ def folder(unit):
     return os.path.dirname(unit)
 
 
+def below(mine, theirs):
+    """May a file of folder mine include or call one of folder theirs?"""
+    return theirs == mine or (theirs in RANK and RANK[theirs] < RANK[mine])
+
+
 def upward(graph):
     problems = []
     for unit, deps in sorted(graph.items()):
@@ -56,12 +73,56 @@ def upward(graph):
             problems.append(f"{unit}: folder '{mine}' has no layer (scripts/check-layers.py)")
             continue
         for dep in sorted(deps):
-            theirs = folder(dep)
-            if theirs == mine:
-                continue
-            if theirs not in RANK or RANK[theirs] >= RANK[mine]:
-                problems.append(f"{unit} includes {dep}.h: '{theirs}' is not below '{mine}'")
+            if not below(mine, folder(dep)):
+                problems.append(f"{unit} includes {dep}.h: '{folder(dep)}' is not below '{mine}'")
     return problems
+
+
+def symbols(src):
+    """({unit: needed symbols}, {symbol: (defining unit, verb)}) from nm of
+    the objects of src/, or None if none is built; exits on an object that
+    is missing or older than its source."""
+    sources = sorted(os.path.join(d, f) for d, _, files in os.walk(src) for f in files if f.endswith(".c"))
+    objects = [c[:-2] + ".o" for c in sources]
+    missing = [o for o in objects if not os.path.exists(o)]
+    if len(missing) == len(objects):
+        return None
+    stale = missing + [o for c, o in zip(sources, objects)
+                       if o not in missing and os.path.getmtime(o) < os.path.getmtime(c)]
+    if stale:
+        sys.exit(f"check-layers: {', '.join(stale)} missing or older than its source: run make first")
+    out = subprocess.run(["nm", "-A", "-P"] + objects, check=True,
+                         capture_output=True, text=True).stdout
+    needs, defines = {}, {}
+    for line in out.splitlines():
+        path, sym, kind = line.split()[:3]
+        unit = os.path.splitext(os.path.relpath(path.rstrip(":"), src))[0]
+        if kind == "U":
+            needs.setdefault(unit, set()).add(sym)
+        elif kind.isupper():
+            defines[sym] = (unit, "calls" if kind == "T" else "uses")
+    return needs, defines
+
+
+def calls(src):
+    """Problems of the calls between files: upward calls, folder cycles."""
+    found = symbols(src)
+    if found is None:
+        print(f"check-layers: no object built under {src}: calls not checked (run make first)",
+              file=sys.stderr)
+        return []
+    needs, defines = found
+    problems, folders = [], {}
+    for unit, syms in sorted(needs.items()):
+        mine = folder(unit)
+        for sym in sorted(syms):
+            dep, verb = defines.get(sym, (unit, ""))
+            if folder(dep) == mine:
+                continue
+            folders.setdefault(mine or "src", set()).add(folder(dep) or "src")
+            if mine in RANK and not below(mine, folder(dep)):
+                problems.append(f"{unit} {verb} {dep}'s {sym}: '{folder(dep)}' is not below '{mine}'")
+    return problems + [f"call cycle between folders: {' <-> '.join(c)}" for c in cycles(folders)]
 
 
 def cycles(graph):
@@ -97,13 +158,14 @@ def cycles(graph):
     for v in sorted(graph):
         if v not in index:
             visit(v)
-    return [f"include cycle: {' <-> '.join(c)}" for c in found]
+    return found
 
 
 def main():
     src = sys.argv[1] if len(sys.argv) > 1 else "src"
     graph = units(src)
-    problems = upward(graph) + cycles(graph)
+    problems = (upward(graph) + [f"include cycle: {' <-> '.join(c)}" for c in cycles(graph)]
+                + calls(src))
     for p in problems:
         print(f"check-layers: {p}", file=sys.stderr)
     return 1 if problems else 0

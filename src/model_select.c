@@ -9,6 +9,7 @@
 
 #include <cblas.h>
 
+#include "model/registry.h"
 #include "model/state.h"
 #include "routing/latency.h"
 #include "pg/progress.h"
@@ -30,6 +31,8 @@ void
 _PG_init(void)
 {
 	openblas_set_num_threads(1);
+	/* the domain's lookups read the policies' table (model cannot call policy) */
+	policy_table = policy_registry;
 	/* checkpoints reuse the folds the arm cache made (learning cannot include routing) */
 	checkpoint_base_lookup = model_cache_base;
 	/* the learner publishes arm models through the arm cache */

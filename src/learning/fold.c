@@ -22,6 +22,7 @@
 #include "model/context.h"
 #include "model/reward_value.h"
 #include "model/state_store.h"
+#include "model/table_decisions.h"
 #include "learning/fold.h"
 #include "model/clock_ops.h"
 #include "model/registry.h"
@@ -104,17 +105,8 @@ fold_row_position(SPITupleTable *tt, uint64 row)
 static Datum
 row_context(SPITupleTable *tt, uint64 i, Relation *decisions)
 {
-	enum
-	{
-		DECISION_CONTEXT,
-		DECISION_CONTEXT_REAL,
-		DECISION_NCOLUMNS
-	};
-	static const char *const columns[DECISION_NCOLUMNS] = {
-		[DECISION_CONTEXT] = "context", [DECISION_CONTEXT_REAL] = "context_real"
-	};
-	Datum		context[DECISION_NCOLUMNS];
-	bool		context_null[DECISION_NCOLUMNS];
+	Datum		context[DECISIONS_NCOLUMNS];
+	bool		context_null[DECISIONS_NCOLUMNS];
 	bool		isnull;
 	Datum		ctx = SPI_getbinval(tt->vals[i], tt->tupdesc, FOLD_COL_CONTEXT, &isnull);
 	Datum		decision;
@@ -125,12 +117,12 @@ row_context(SPITupleTable *tt, uint64 i, Relation *decisions)
 	if (*decisions == NULL && !isnull)
 		*decisions = own_table_open("decisions");
 	if (isnull || !own_row_by_key(*decisions, "decision_id", F_INT8EQ, decision,
-								  DECISION_NCOLUMNS, columns, context, context_null) ||
-		(context_null[DECISION_CONTEXT] && context_null[DECISION_CONTEXT_REAL]))
+								  DECISIONS_NCOLUMNS, decisions_columns, context, context_null) ||
+		(context_null[DECISIONS_CONTEXT] && context_null[DECISIONS_CONTEXT_REAL]))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("a logged reward has no context and no decision that holds one")));
-	return context_null[DECISION_CONTEXT] ? context[DECISION_CONTEXT_REAL] : context[DECISION_CONTEXT];
+	return context_null[DECISIONS_CONTEXT] ? context[DECISIONS_CONTEXT_REAL] : context[DECISIONS_CONTEXT];
 }
 
 /*

@@ -221,7 +221,7 @@ absorb_count(const Horizon *h, SPITupleTable *tt, uint64 n, TimestampTz cutoff)
 	if (h->seconds <= 0)
 		return n;
 	for (uint64 i = 0; i < n; i++)
-		if (DatumGetTimestampTz(SPI_getbinval(tt->vals[i], tt->tupdesc, FOLD_NCOLUMNS + 1, &isnull)) >= cutoff)
+		if (DatumGetTimestampTz(SPI_getbinval(tt->vals[i], tt->tupdesc, FOLD_COL_TICK, &isnull)) >= cutoff)
 			return i;
 	return n;
 }

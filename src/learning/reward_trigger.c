@@ -30,6 +30,9 @@
 #include "model/reward_value.h"
 #include "pg/owner.h"
 #include "model/privilege.h"
+#include "model/table_arms.h"
+#include "model/table_decisions.h"
+#include "model/table_selectors.h"
 #include "pg/progress.h"
 #include "learning/learner_state.h"
 #include "model/clock_ops.h"
@@ -79,59 +82,39 @@ typedef struct RewardTarget
 static void
 target_from_decision(int64 decision_id, RewardTarget *t)
 {
-	/* the columns read of each table, by their places in the lists below */
-	enum
-	{
-		DEC_SELECTOR_ID, DEC_ARM_ID, DEC_CONTEXT, DEC_CONTEXT_REAL, DEC_NCOLUMNS
-	};
-	enum
-	{
-		SEL_NAME, SEL_OWNER, SEL_NCOLUMNS
-	};
-	enum
-	{
-		ARM_NAME, ARM_ACTIVE, ARM_RETIRED_AT, ARM_NCOLUMNS
-	};
-	static const char *const decision_columns[DEC_NCOLUMNS] = {
-		[DEC_SELECTOR_ID] = "selector_id", [DEC_ARM_ID] = "arm_id", [DEC_CONTEXT] = "context",
-		[DEC_CONTEXT_REAL] = "context_real"
-	};
-	static const char *const selector_columns[SEL_NCOLUMNS] = {[SEL_NAME] = "name", [SEL_OWNER] = "owner"};
-	static const char *const arm_columns[ARM_NCOLUMNS] = {
-		[ARM_NAME] = "name", [ARM_ACTIVE] = "active", [ARM_RETIRED_AT] = "retired_at"
-	};
 	Relation	decisions = own_table_open("decisions");
 	Relation	selectors = own_table_open("selectors");
 	Relation	arms = own_table_open("arms");
-	Datum		values[DEC_NCOLUMNS];
-	bool		nulls[DEC_NCOLUMNS];
+	/* a row of each table in turn */
+	Datum		values[OWN_TABLE_MAX_COLUMNS];
+	bool		nulls[OWN_TABLE_MAX_COLUMNS];
 
 	if (!own_row_by_key(decisions, "decision_id", F_INT8EQ, Int64GetDatum(decision_id),
-						lengthof(decision_columns), decision_columns, values, nulls))
+						DECISIONS_NCOLUMNS, decisions_columns, values, nulls))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("decision " INT64_FORMAT " does not exist", decision_id),
 				 errdetail("A decision without a reward is removed once its selector's decision_ttl has passed, "
 						   "and a rewarded one once retain absorbs its reward."),
 				 errhint("Reward a decision within decision_ttl; without a decision, give selector, arm and context.")));
-	t->selector_id = DatumGetInt32(values[DEC_SELECTOR_ID]);
-	t->arm_id = DatumGetInt32(values[DEC_ARM_ID]);
+	t->selector_id = DatumGetInt32(values[DECISIONS_SELECTOR_ID]);
+	t->arm_id = DatumGetInt32(values[DECISIONS_ARM_ID]);
 	/* stored once: float8[], or real[] when no value needs more */
-	t->context = nulls[DEC_CONTEXT] ? values[DEC_CONTEXT_REAL] : values[DEC_CONTEXT];
+	t->context = nulls[DECISIONS_CONTEXT] ? values[DECISIONS_CONTEXT_REAL] : values[DECISIONS_CONTEXT];
 	/* the decision's foreign keys hold its selector and arm */
 	if (!own_row_by_key(selectors, "selector_id", F_INT4EQ, Int32GetDatum(t->selector_id),
-						lengthof(selector_columns), selector_columns, values, nulls))
+						SELECTORS_NCOLUMNS, selectors_columns, values, nulls))
 		elog(ERROR, "decision " INT64_FORMAT " has no selector", decision_id);
-	t->selector = TextDatumGetCString(values[SEL_NAME]);
+	t->selector = TextDatumGetCString(values[SELECTORS_NAME]);
 	selector_check_privilege_of(t->selector_id, psprintf("decision " INT64_FORMAT, decision_id),
-								SELECTOR_REWARD, DatumGetObjectId(values[SEL_OWNER]),
+								SELECTOR_REWARD, DatumGetObjectId(values[SELECTORS_OWNER]),
 								selector_grantees(t->selector_id, SELECTOR_REWARD));
 	if (!own_row_by_key(arms, "arm_id", F_INT4EQ, Int32GetDatum(t->arm_id),
-						lengthof(arm_columns), arm_columns, values, nulls))
+						ARMS_NCOLUMNS, arms_columns, values, nulls))
 		elog(ERROR, "decision " INT64_FORMAT " has no arm", decision_id);
-	t->arm = TextDatumGetCString(values[ARM_NAME]);
-	t->active = DatumGetBool(values[ARM_ACTIVE]);
-	t->retired_at = nulls[ARM_RETIRED_AT] ? DT_NOEND : DatumGetTimestampTz(values[ARM_RETIRED_AT]);
+	t->arm = TextDatumGetCString(values[ARMS_NAME]);
+	t->active = DatumGetBool(values[ARMS_ACTIVE]);
+	t->retired_at = nulls[ARMS_RETIRED_AT] ? DT_NOEND : DatumGetTimestampTz(values[ARMS_RETIRED_AT]);
 	own_table_close(arms);
 	own_table_close(selectors);
 	own_table_close(decisions);

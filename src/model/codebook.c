@@ -138,21 +138,28 @@ codebook_cache_init(void)
 static double *
 codebook_read(const SelectorConfig *cfg, MemoryContext cxt)
 {
-	static const char *const columns[] = {"centroids", "normalized"};
+	enum
+	{
+		CODEBOOK_CENTROIDS, CODEBOOK_NORMALIZED, CODEBOOK_NCOLUMNS
+	};
+	static const char *const columns[CODEBOOK_NCOLUMNS] = {
+		[CODEBOOK_CENTROIDS] = "centroids", [CODEBOOK_NORMALIZED] = "normalized"
+	};
 	/* a database not yet updated to the version that has codebooks has none */
 	Relation	table = own_table_open_if_exists("codebooks");
-	Datum		values[2];
-	bool		isnull[2];
+	Datum		values[CODEBOOK_NCOLUMNS];
+	bool		isnull[CODEBOOK_NCOLUMNS];
 	ArrayType  *arr;
 	double	   *centroids = NULL;
 
 	if (table == NULL)
 		return NULL;
-	if (own_row_by_key(table, "selector_id", F_INT4EQ, Int32GetDatum(cfg->selector_id), 2, columns,
-					   values, isnull) && !isnull[0] && !isnull[1] &&
-		DatumGetBool(values[1]) == cfg->normalize)
+	if (own_row_by_key(table, "selector_id", F_INT4EQ, Int32GetDatum(cfg->selector_id), CODEBOOK_NCOLUMNS,
+					   columns, values, isnull) &&
+		!isnull[CODEBOOK_CENTROIDS] && !isnull[CODEBOOK_NORMALIZED] &&
+		DatumGetBool(values[CODEBOOK_NORMALIZED]) == cfg->normalize)
 	{
-		arr = DatumGetArrayTypeP(values[0]);
+		arr = DatumGetArrayTypeP(values[CODEBOOK_CENTROIDS]);
 		if (ARR_ELEMTYPE(arr) == FLOAT8OID && ARR_NDIM(arr) == 2 && !ARR_HASNULL(arr) &&
 			ARR_DIMS(arr)[0] == cfg->codebook && ARR_DIMS(arr)[1] == cfg->dim)
 		{

@@ -25,6 +25,9 @@
 PG_FUNCTION_INFO_V1(model_select_fit_codebook);
 PG_FUNCTION_INFO_V1(model_select_codebook_fitted);
 
+/* The source query's column of contexts: its first (as SPI numbers them). */
+#define SOURCE_CONTEXT_COLUMN 1
+
 /*
  * The contexts in the first column of the query source (read-only, as the
  * caller), at most codebook_max_rows() of them, validated, into a palloc'd
@@ -43,21 +46,21 @@ source_contexts(const SelectorConfig *cfg, const char *source, int *n)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("fit_codebook: source must be a SELECT query")));
 	desc = SPI_tuptable->tupdesc;
-	if (desc->natts < 1)
+	if (desc->natts < SOURCE_CONTEXT_COLUMN)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("fit_codebook: the source yields no column; its first must be the contexts")));
-	if (!context_array_type_ok(SPI_gettypeid(desc, 1)))
+	if (!context_array_type_ok(SPI_gettypeid(desc, SOURCE_CONTEXT_COLUMN)))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("fit_codebook: the source's first column must be an array of numbers, not %s",
-						format_type_be(SPI_gettypeid(desc, 1)))));
+						format_type_be(SPI_gettypeid(desc, SOURCE_CONTEXT_COLUMN)))));
 	*n = (int) SPI_processed;
 	X = MemoryContextAlloc(caller, sizeof(double) * Max(*n, 1) * (Size) cfg->dim);
 	for (int i = 0; i < *n; i++)
 	{
 		bool		isnull;
-		Datum		d = SPI_getbinval(SPI_tuptable->vals[i], desc, 1, &isnull);
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[i], desc, SOURCE_CONTEXT_COLUMN, &isnull);
 		double	   *x;
 
 		if (isnull)

@@ -1,7 +1,9 @@
 /*
  * registry.h — what every policy is: its name, its capabilities and the
  * functions that learn and score, one PolicyOps per policy, all registered
- * in one table (registry.c).
+ * in one table (policy/registry.c), which the module entry hands down to
+ * the lookups below (model/policy_lookup.c): the domain reads the table and
+ * calls nothing of the policies' layer but through a PolicyOps.
  *
  * A new policy is one file (its state layout, the four functions and a
  * `const PolicyOps foo_ops` with designated initialisers), one line in
@@ -159,12 +161,24 @@ typedef struct PolicyOps
 POLICY_LIST(POLICY_OPS_DECLARE)
 #undef POLICY_OPS_DECLARE
 
+/*
+ * The table of policies, POLICY_COUNT entries in POLICY_LIST's order:
+ * policy/registry.c's policy_registry, which _PG_init() sets policy_table to
+ * (model/ may not call or name policy/; the module entry may).
+ */
+extern const PolicyOps *const policy_registry[];
+extern const PolicyOps *const *policy_table;
+
+/* model/policy_lookup.c */
 extern const PolicyOps *policy_ops(PolicyKind policy);
 extern PolicyKind policy_from_name(const char *name);
 extern const char *policy_name(PolicyKind policy);
 extern KernelKind kernel_from_name(PolicyKind policy, const char *name);
+extern int	kernel_set_names(uint32 kernels, const char **names);
 extern int	policy_feature_count(const SelectorConfig *cfg);
 extern int	policy_linear_feature_count(const SelectorConfig *cfg);
+
+/* policy/registry.c */
 extern void policy_features(const SelectorConfig *cfg, const double *x, double *z);
 extern void policy_features_block(const SelectorConfig *cfg, int m, const double *X, double *Z,
 								  int ldz);

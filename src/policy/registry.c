@@ -1,7 +1,8 @@
 /*
- * registry.c — the table of policies, every lookup by policy name or
- * capability (see registry.h), and the table as SQL sees it: policies() and
- * kernels().
+ * registry.c — the table of policies (see model/registry.h), the features
+ * a linear model reads, and the table as SQL sees it: policies() and
+ * kernels().  The lookups by policy name or capability are the domain's
+ * (model/policy_lookup.c), on this table handed down by the module entry.
  */
 #include "postgres.h"
 
@@ -14,111 +15,24 @@
 #include "policy/rff_features.h"
 #include "model/registry.h"
 
-/* Every policy, in the order error messages list them (POLICY_LIST, config.h). */
+/*
+ * Every policy, in the order error messages list them (POLICY_LIST,
+ * config.h): the module entry hands it down as policy_table, where the
+ * lookups of model/policy_lookup.c read it.
+ */
 #define POLICY_OPS_ENTRY(name, tag, value) &name##_ops,
-static const PolicyOps *const policies[] = {
+const PolicyOps *const policy_registry[] = {
 	POLICY_LIST(POLICY_OPS_ENTRY)
 };
 #undef POLICY_OPS_ENTRY
 
-StaticAssertDecl(lengthof(policies) == POLICY_COUNT, "one registry entry per PolicyKind");
-
-const PolicyOps *
-policy_ops(PolicyKind policy)
-{
-	for (int i = 0; i < (int) lengthof(policies); i++)
-		if (policies[i]->kind == policy)
-			return policies[i];
-	elog(ERROR, "unknown policy %d", (int) policy);
-	pg_unreachable();
-}
-
-const char *
-policy_name(PolicyKind policy)
-{
-	return policy_ops(policy)->name;
-}
-
-/* The names of the registered policies that have kernels (or all), "a, b and c". */
-static char *
-policy_names(bool kernelised_only)
-{
-	const char *names[lengthof(policies)];
-	int			n = 0;
-
-	for (int i = 0; i < (int) lengthof(policies); i++)
-		if (!kernelised_only || policies[i]->kernels != 0)
-			names[n++] = policies[i]->name;
-	return name_list(names, n);
-}
-
-PolicyKind
-policy_from_name(const char *name)
-{
-	for (int i = 0; i < (int) lengthof(policies); i++)
-		if (strcmp(name, policies[i]->name) == 0)
-			return policies[i]->kind;
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("unknown policy \"%s\"", name),
-			 errhint("Valid policies are %s.", policy_names(false))));
-	pg_unreachable();
-}
-
-/* The names of the kernels in a KERNEL_BIT set, "a, b and c". */
-static char *
-kernel_names_of(uint32 kernels)
-{
-	const char *names[KERNEL_COUNT];
-	int			n = 0;
-
-	for (int k = 0; k < KERNEL_COUNT; k++)
-		if (kernels & KERNEL_BIT(k))
-			names[n++] = kernel_name((KernelKind) k);
-	return name_list(names, n);
-}
+StaticAssertDecl(lengthof(policy_registry) == POLICY_COUNT, "one registry entry per PolicyKind");
 
 /*
- * A kernel by name for a policy; NULL name means the default kernel (rbf) of
- * a kernelised policy.
+ * A prepared context's features for a linear model of a selector (lin_ucb,
+ * rff_ucb and the cascade's link model), policy_feature_count() of them:
+ * the context itself, or its random Fourier features.
  */
-KernelKind
-kernel_from_name(PolicyKind policy, const char *name)
-{
-	const PolicyOps *ops = policy_ops(policy);
-
-	if (ops->kernels == 0)
-	{
-		if (name != NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("policy %s does not take a kernel", ops->name),
-					 errhint("Pass kernel => NULL; only %s are kernelised.", policy_names(true))));
-		return KERNEL_NONE;
-	}
-	if (name == NULL)
-		return KERNEL_RBF;
-	for (int k = 0; k < KERNEL_COUNT; k++)
-		if ((ops->kernels & KERNEL_BIT(k)) && strcmp(name, kernel_name((KernelKind) k)) == 0)
-			return (KernelKind) k;
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("unknown kernel \"%s\" for policy %s", name, ops->name),
-			 errhint("Valid kernels are %s.", kernel_names_of(ops->kernels))));
-	pg_unreachable();
-}
-
-/*
- * The features a linear model of a selector reads from a prepared context
- * (lin_ucb, rff_ucb and the cascade's link model): the context itself, or
- * its random Fourier features.
- */
-int
-policy_feature_count(const SelectorConfig *cfg)
-{
-	return policy_ops(cfg->policy)->random_features ? 2 * cfg->features : cfg->dim;
-}
-
 void
 policy_features(const SelectorConfig *cfg, const double *x, double *z)
 {
@@ -126,16 +40,6 @@ policy_features(const SelectorConfig *cfg, const double *x, double *z)
 		rff_features(cfg, x, z);
 	else
 		memcpy(z, x, sizeof(double) * cfg->dim);
-}
-
-/*
- * The length of a linear model's feature vector (lin_ucb, rff_ucb): the
- * context's features, the codebook's one-hot, the intercept.
- */
-int
-policy_linear_feature_count(const SelectorConfig *cfg)
-{
-	return policy_feature_count(cfg) + cfg->codebook + 1;
 }
 
 /* policy_features() of the m rows of X into the rows of Z (stride ldz). */
@@ -165,12 +69,8 @@ static Datum
 kernel_name_array(uint32 kernels)
 {
 	const char *names[KERNEL_COUNT];
-	int			n = 0;
 
-	for (int k = 0; k < KERNEL_COUNT; k++)
-		if (kernels & KERNEL_BIT(k))
-			names[n++] = kernel_name((KernelKind) k);
-	return text_array(names, n);
+	return text_array(names, kernel_set_names(kernels, names));
 }
 
 /* The forgetting settings a policy honours, by the key that turns each on. */
@@ -242,9 +142,9 @@ model_select_policies(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 
 	InitMaterializedSRF(fcinfo, 0);
-	for (int i = 0; i < (int) lengthof(policies); i++)
+	for (int i = 0; i < (int) lengthof(policy_registry); i++)
 	{
-		const PolicyOps *ops = policies[i];
+		const PolicyOps *ops = policy_registry[i];
 		KernelKind	kernel = kernel_from_name(ops->kind, NULL);
 		Datum		values[12];
 		bool		nulls[12] = {false};
@@ -278,16 +178,16 @@ model_select_kernels(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	for (int k = 0; k < KERNEL_COUNT; k++)
 	{
-		const char *takers[lengthof(policies)];
+		const char *takers[lengthof(policy_registry)];
 		int			n = 0;
 		Datum		values[3];
 		bool		nulls[3] = {false};
 
 		if (k == KERNEL_NONE)
 			continue;
-		for (int i = 0; i < (int) lengthof(policies); i++)
-			if (policies[i]->kernels & KERNEL_BIT(k))
-				takers[n++] = policies[i]->name;
+		for (int i = 0; i < (int) lengthof(policy_registry); i++)
+			if (policy_registry[i]->kernels & KERNEL_BIT(k))
+				takers[n++] = policy_registry[i]->name;
 		values[0] = CStringGetTextDatum(kernel_name((KernelKind) k));
 		values[1] = BoolGetDatum((KERNELS_SHIFT_INVARIANT & KERNEL_BIT(k)) != 0);
 		values[2] = text_array(takers, n);

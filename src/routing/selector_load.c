@@ -22,36 +22,13 @@
 #include "pg/index_read.h"
 #include "pg/owner.h"
 #include "model/privilege.h"
+#include "model/table_arms.h"
+#include "model/table_selectors.h"
 #include "learning/clock.h"
 #include "learning/arm_base.h"
 #include "learning/learner_state.h"
 #include "routing/arm_cache.h"
 #include "routing/model_cache.h"
-
-/* The selectors columns read: the configuration (ConfigColumn order), then the owner. */
-enum
-{
-	SEL_OWNER = CONFIG_NCOLUMNS,
-	SEL_NCOLUMNS
-};
-static const char *const selector_columns[SEL_NCOLUMNS] = {
-	[CONFIG_SELECTOR_ID] = "selector_id", [CONFIG_DIM] = "dim", [CONFIG_POLICY] = "policy",
-	[CONFIG_KERNEL] = "kernel", [CONFIG_SETTINGS] = "settings", [CONFIG_SEED] = "seed",
-	[CONFIG_SETTINGS_VERSION] = "settings_version", [SEL_OWNER] = "owner"
-};
-
-/* The arms columns read. */
-enum
-{
-	ARM_ARM_ID,
-	ARM_NAME,
-	ARM_ORDINAL,
-	ARM_ACTIVE,
-	ARM_NCOLUMNS
-};
-static const char *const arm_columns[ARM_NCOLUMNS] = {
-	[ARM_ARM_ID] = "arm_id", [ARM_NAME] = "name", [ARM_ORDINAL] = "ordinal", [ARM_ACTIVE] = "active"
-};
 
 /*
  * The arm_state columns read (xmin: the 32-bit xid, then widened): the
@@ -84,19 +61,19 @@ typedef struct CheckpointColumns
 	bool		nulls[CK_NCOLUMNS];
 } CheckpointColumns;
 
-/* An arms row, by the columns above, with its arm_state row (NULL: none). */
+/* An arms row, by arms_columns (model/table_arms.h), with its arm_state row (NULL: none). */
 typedef struct ArmColumns
 {
-	Datum		values[ARM_NCOLUMNS];
-	bool		nulls[ARM_NCOLUMNS];
+	Datum		values[ARMS_NCOLUMNS];
+	bool		nulls[ARMS_NCOLUMNS];
 	const CheckpointColumns *checkpoint;
 } ArmColumns;
 
 /* A selector as selector_rows() reads it: its row, route grantees and arms. */
 typedef struct SelectorColumns
 {
-	Datum		values[SEL_NCOLUMNS];
-	bool		nulls[SEL_NCOLUMNS];
+	Datum		values[SELECTORS_NCOLUMNS];
+	bool		nulls[SELECTORS_NCOLUMNS];
 	Datum		route_grantees; /* regrole[] */
 	int			narms;
 	ArmColumns *arms;			/* by ordinal */
@@ -179,7 +156,7 @@ selector_rows(const char *name, SelectorColumns *s)
 	{
 		Datum		selector_id;
 
-		own_columns_copy(selectors, row, SEL_NCOLUMNS, selector_columns, s->values, s->nulls);
+		own_columns_copy(selectors, row, SELECTORS_NCOLUMNS, selectors_columns, s->values, s->nulls);
 		selector_id = s->values[CONFIG_SELECTOR_ID];
 		s->route_grantees = selector_grantees(DatumGetInt32(selector_id), SELECTOR_ROUTE);
 
@@ -190,7 +167,7 @@ selector_rows(const char *name, SelectorColumns *s)
 		 * models or not: a revoke takes effect at once.
 		 */
 		selector_check_privilege_given(DatumGetInt32(selector_id), name, SELECTOR_ROUTE,
-									   DatumGetObjectId(s->values[SEL_OWNER]), s->route_grantees);
+									   DatumGetObjectId(s->values[SELECTORS_OWNER]), s->route_grantees);
 		checkpoints = selector_checkpoints(arm_state, selector_id, &ncheckpoints);
 		s->narms = 0;
 		s->arms = palloc(sizeof(ArmColumns) * capacity);
@@ -203,8 +180,8 @@ selector_rows(const char *name, SelectorColumns *s)
 			if (s->narms == capacity)
 				s->arms = repalloc(s->arms, sizeof(ArmColumns) * (capacity *= 2));
 			arm = &s->arms[s->narms++];
-			own_columns_copy(arms, row, ARM_NCOLUMNS, arm_columns, arm->values, arm->nulls);
-			arm->checkpoint = checkpoint_of(checkpoints, ncheckpoints, arm->values[ARM_ARM_ID]);
+			own_columns_copy(arms, row, ARMS_NCOLUMNS, arms_columns, arm->values, arm->nulls);
+			arm->checkpoint = checkpoint_of(checkpoints, ncheckpoints, arm->values[ARMS_ARM_ID]);
 		}
 		index_read_end(&by_selector);
 	}
@@ -441,10 +418,10 @@ arms_load(Selector *sel, MemoryContext caller, const SelectorColumns *s, FullTra
 		ArmInfo    *arm = &sel->arms[i];
 		CheckpointRow ck;
 
-		arm->arm_id = DatumGetInt32(row->values[ARM_ARM_ID]);
-		arm->name = MemoryContextStrdup(caller, TextDatumGetCString(row->values[ARM_NAME]));
-		arm->ordinal = DatumGetInt32(row->values[ARM_ORDINAL]);
-		arm->active = DatumGetBool(row->values[ARM_ACTIVE]);
+		arm->arm_id = DatumGetInt32(row->values[ARMS_ARM_ID]);
+		arm->name = MemoryContextStrdup(caller, TextDatumGetCString(row->values[ARMS_NAME]));
+		arm->ordinal = DatumGetInt32(row->values[ARMS_ORDINAL]);
+		arm->active = DatumGetBool(row->values[ARMS_ACTIVE]);
 		checkpoint_row(&sel->cfg, row->checkpoint, arm->arm_id, &ck);
 		entries[i] = model_cache_entry(&sel->cfg, arm->arm_id, &ck, horizon, mode);
 	}
