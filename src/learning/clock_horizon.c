@@ -106,8 +106,9 @@ clock_absorb_cut(Datum arm_ids, FullTransactionId below, int32 keep_rows, double
  * them (clock_base_rewind(); every base of a selector has the same), 0
  * without one: where an arm without a state of its own starts to tick the
  * log (an arm added since, or a rebuild without a base).  Read under a new
- * snapshot, as fold_begin_base() reads a base: the caller holds the arms'
- * checkpoint rows.
+ * snapshot, as fold_begin_base() reads a base: the caller holds an arm's
+ * checkpoint row, and a pass that absorbs on the selector's clock holds
+ * every arm's (retention.c).
  */
 double
 clock_origin(Datum arm_ids)
