@@ -4,6 +4,7 @@
 #include "postgres.h"
 
 #include "utils/fmgroids.h"
+#include "utils/snapmgr.h"
 
 #include "learning/arm_base.h"
 #include "pg/index_read.h"
@@ -45,14 +46,28 @@ arm_base_read(int32 arm_id, FoldTotals *totals, Datum *state)
 	return true;
 }
 
-/* fold_begin onto arm_id's base (none: empty), at the start of its retained log. */
+/*
+ * fold_begin onto arm_id's base (none: empty), at the start of its retained
+ * log, for a checkpoint or an absorption.  The caller holds the arm's
+ * checkpoint row, which every writer of the base (retention.c) holds until
+ * it commits; the base is read under a new snapshot, as the log after it is
+ * (fold_log()'s fresh_snapshot), so that it holds every absorption that
+ * committed before the row was ours.  Under the statement's snapshot, taken
+ * before, one that committed since would be missing from the base while its
+ * rows are gone from the log: lost.  (Under a transaction snapshot both are
+ * that snapshot's, and the rows' deletion conflicts.)
+ */
 void
 fold_begin_base(StateFold *f, const SelectorConfig *cfg, int32 arm_id)
 {
 	FoldTotals	totals;
 	Datum		state;
+	bool		found;
 
-	if (arm_base_read(arm_id, &totals, &state))
+	PushActiveSnapshot(GetTransactionSnapshot());
+	found = arm_base_read(arm_id, &totals, &state);
+	PopActiveSnapshot();
+	if (found)
 		fold_begin_stored(f, cfg, arm_id, state, false, LOG_START, &totals);
 	else
 		fold_begin(f, cfg, NULL, LOG_START, NULL);

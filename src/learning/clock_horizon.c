@@ -105,7 +105,10 @@ clock_absorb_cut(Datum arm_ids, FullTransactionId below, int32 keep_rows, double
  * The selector's rows absorbed, as the bases of its arms (an int4[]) count
  * them (clock_base_rewind(); every base of a selector has the same), 0
  * without one: where an arm without a state of its own starts to tick the
- * log (an arm added since, or a rebuild without a base).
+ * log (an arm added since, or a rebuild without a base).  Read under a new
+ * snapshot, as fold_begin_base() reads a base: the caller holds an arm's
+ * checkpoint row, and a pass that absorbs on the selector's clock holds
+ * every arm's (retention.c).
  */
 double
 clock_origin(Datum arm_ids)
@@ -121,7 +124,7 @@ clock_origin(Datum arm_ids)
 
 	spi_execute(spi_plan(&plan, "SELECT pg_catalog.substring(b.state, $2, 8) FROM model_select.arm_base b"
 						 " WHERE b.arm_id = ANY ($1) AND b.state IS NOT NULL LIMIT 1", 2, types),
-				args, NULL, true, 1, SPI_OK_SELECT, "read the selector's absorbed count");
+				args, NULL, false, 1, SPI_OK_SELECT, "read the selector's absorbed count");
 	if (SPI_processed == 0)
 		return 0;
 	head = DatumGetByteaPP(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, SPI_SOLE_COLUMN, &isnull));

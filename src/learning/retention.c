@@ -7,8 +7,10 @@
  *      checkpoint row, which then stays locked until we commit: every row up
  *      to the checkpoint's position P is final and folded (fold.h), and no
  *      checkpoint or rebuild of the arm runs alongside;
- *   2. fold the oldest rows onto the arm's base, in canonical order, in
- *      batches of ABSORB_BATCH, up to P and no further than the setting
+ *   2. fold the oldest rows onto the arm's base (read only now, under a
+ *      new snapshot, fold_begin_base(): step 1's row lock orders this pass
+ *      after every absorption of the arm that committed), in canonical
+ *      order, in batches of ABSORB_BATCH, up to P and no further than the setting
  *      allows: a count keeps the arm's newest `retain` rows, an interval
  *      stops at the first row created since now() - retain (without
  *      retain, the horizon the selector's forgetting sets:

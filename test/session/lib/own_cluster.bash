@@ -9,8 +9,10 @@
 #   as_server CMD...          run CMD in $CL as the servers' user
 #   free_port START [NOT]     the first port from START no server uses (and not NOT)
 #   cluster_initdb NAME       initdb $CL/NAME (trust, UTF-8; log in $CL/initdb.log)
-#   cluster_start NAME PORT   start $CL/NAME on a socket in $CL (log: $CL/NAME.log);
-#                             fsync=off: an immediate stop loses no OS cache
+#   cluster_start NAME PORT [OPTIONS]
+#                             start $CL/NAME on a socket in $CL (log: $CL/NAME.log);
+#                             fsync=off (an immediate stop loses no OS cache) unless
+#                             OPTIONS (more server options, after it) say otherwise
 #   cluster_stop_all          stop every cluster in $CL at once and remove $CL
 #   own_server PORT           initdb and start $CL/data on PORT (start_server starts it
 #                             again), PGHOST, PGPORT, PGUSER and PGDATABASE pointing at it
@@ -43,7 +45,7 @@ cluster_initdb() {
 
 cluster_start() {
     as_server "$BINDIR/pg_ctl" -D "$CL/$1" -l "$CL/$1.log" -w -t 60 \
-        -o "-k '$CL' -p $2 -c listen_addresses='' -c fsync=off" start >/dev/null
+        -o "-k '$CL' -p $2 -c listen_addresses='' -c fsync=off ${3:-}" start >/dev/null
 }
 
 cluster_stop_all() {
