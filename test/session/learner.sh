@@ -15,7 +15,9 @@
 #   - the learner absorbs what a window no longer holds, 4,096 rows or more
 #     at once, and maintain() whatever is due;
 #   - the concurrency suite (concurrent_writers.sh: writers, readers and a
-#     checkpointer at once) passes with the learner running.
+#     checkpointer at once) passes with the learner running;
+#   - learner_databases refuses a template database, and a WARNING names the
+#     databases that max_worker_processes leaves without a learner.
 #
 # Uses the PostgreSQL binaries of PG_BINDIR, or of `pg_config --bindir`.
 set -euo pipefail
@@ -249,4 +251,28 @@ check "... with the reason in its DETAIL" grep -q 'Database "postgres" is named 
 check "... and no learner: model_select.learner has no rows" \
     test "$(psql -X -q -A -t -p "$DUP_PORT" -d postgres -c 'CREATE EXTENSION model_select' \
                  -c 'SELECT count(*) FROM model_select.learner')" = 0
+# 6. a template database is refused (issue 40): a learner connected to
+# template1 would make every CREATE DATABASE fail ("source database is being
+# accessed by other users")
+cluster_initdb tmpl || bail "initdb failed: $(tail -n 5 "$CL/initdb.log")"
+as_server sh -c "printf '%s\n' \"shared_preload_libraries = 'model_select'\" \
+    \"model_select.learner_databases = 'postgres, template1'\" >> '$CL/tmpl/postgresql.conf'"
+TMPL_PORT=$(free_port $((DUP_PORT + 1)) "$DUP_PORT")
+cluster_start tmpl "$TMPL_PORT" || bail "the third server failed to start: $(tail -n 5 "$CL/tmpl.log")"
+check "learner_databases naming template1: a WARNING that says why" \
+    grep -q 'Database "template1" is a template' "$CL/tmpl.log"
+check "... and CREATE DATABASE works" \
+    psql -X -q -p "$TMPL_PORT" -d postgres -c 'CREATE DATABASE ms_learner_tmpl_copy'
+# 7. more databases than max_worker_processes leaves: a WARNING names those
+# left without a learner
+cluster_initdb slots || bail "initdb failed: $(tail -n 5 "$CL/initdb.log")"
+as_server sh -c "printf '%s\n' \"shared_preload_libraries = 'model_select'\" \"max_worker_processes = 2\" \
+    \"model_select.learner_databases = 'postgres, ms_a, ms_b, ms_c'\" >> '$CL/slots/postgresql.conf'"
+SLOTS_PORT=$(free_port $((TMPL_PORT + 1)) "$TMPL_PORT")
+cluster_start slots "$SLOTS_PORT" || bail "the fourth server failed to start: $(tail -n 5 "$CL/slots.log")"
+# (PostgreSQL's own logical replication launcher takes a slot too)
+check "four databases and max_worker_processes 2: a WARNING that says so" \
+    grep -q 'WARNING:  model_select.learner_databases names 4 databases, but the worker slots max_worker_processes leaves serve [01] of them' \
+        "$CL/slots.log"
+check "... naming the databases left without a learner" grep -q 'No learner serves .*"ms_b", "ms_c"' "$CL/slots.log"
 finish
