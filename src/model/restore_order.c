@@ -17,17 +17,21 @@
  * the last of them sees every table's rows: once every COPY has committed
  * nothing is left parked (a complete dump).
  *
- * Only a COPY by a role with the rights of the table's owner (pg_restore's,
- * not an application's) parks, and only rows that give every NOT NULL column
- * (a dumped row, not a log row by names that the log's trigger completes);
- * other inserts, and the settling's own (nested in a trigger), go straight in.
+ * Only a COPY FROM into the table by a role with its owner's rights
+ * (pg_restore's, not an application's) parks, and only rows that give every
+ * NOT NULL column (a dumped row, not a log row by names that the log's
+ * trigger completes); other inserts, COPY TO, and the settling's own inserts
+ * (nested in a trigger) go straight in.
  */
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "miscadmin.h"
+#include "nodes/parsenodes.h"
+#include "nodes/plannodes.h"
 #include "storage/lock.h"
 #include "tcop/cmdtag.h"
 #include "tcop/pquery.h"
@@ -45,13 +49,25 @@ PG_FUNCTION_INFO_V1(model_select_restore_park);
 PG_FUNCTION_INFO_V1(model_select_restore_settle);
 
 /*
- * Is this trigger fired by the rows of a COPY (top-level, not nested in
- * another trigger) by a role with the rights of the table's owner?
+ * Is this trigger fired by the rows of a COPY FROM into this table (not by
+ * an insert nested in another trigger), by a role with the rights of the
+ * table's owner?
  */
 static bool
 restore_loading(Relation rel)
 {
-	return ActivePortal != NULL && ActivePortal->commandTag == CMDTAG_COPY &&
+	PlannedStmt *stmt;
+	CopyStmt   *copy;
+
+	if (ActivePortal == NULL || ActivePortal->commandTag != CMDTAG_COPY ||
+		list_length(ActivePortal->stmts) != 1)
+		return false;
+	stmt = linitial_node(PlannedStmt, ActivePortal->stmts);
+	if (stmt->utilityStmt == NULL || !IsA(stmt->utilityStmt, CopyStmt))
+		return false;
+	copy = (CopyStmt *) stmt->utilityStmt;
+	return copy->is_from && copy->relation != NULL &&
+		RangeVarGetRelid(copy->relation, NoLock, true) == RelationGetRelid(rel) &&
 		DatumGetInt32(OidFunctionCall0(F_PG_TRIGGER_DEPTH)) == 1 &&
 		has_privs_of_role(GetUserId(), rel->rd_rel->relowner);
 }
