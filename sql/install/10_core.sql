@@ -159,6 +159,9 @@ BEGIN
     IF name IS NULL OR dim IS NULL OR arms IS NULL OR policy IS NULL OR seed IS NULL THEN
         RAISE EXCEPTION 'name, dim, arms, policy and seed must not be NULL' USING ERRCODE = '22004';
     END IF;
+    IF name = '' THEN
+        RAISE EXCEPTION 'a selector''s name must not be empty' USING ERRCODE = '22023';
+    END IF;
     IF dim < 1 OR dim > 16000 THEN
         RAISE EXCEPTION 'dim must be between 1 and 16000, not %', dim USING ERRCODE = '22023';
     END IF;

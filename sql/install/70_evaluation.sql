@@ -192,10 +192,13 @@ BEGIN
         RAISE EXCEPTION 'warm_start: cannot run in a read-only transaction' USING ERRCODE = '25006',
             HINT = 'Warm-start on the primary, in a read-write transaction.';
     END IF;
-    SELECT s.selector_id INTO sel_id FROM model_select.selectors s WHERE s.name OPERATOR(pg_catalog.=) selector;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'selector "%" does not exist', selector USING ERRCODE = '42704';
+    -- another role's selector is 42501 (an unknown name 42704), as everywhere
+    IF NOT model_select.has_selector_privilege(selector, 'reward') THEN
+        RAISE EXCEPTION 'permission denied for selector "%"', selector USING ERRCODE = '42501',
+            DETAIL = 'This needs the reward privilege on the selector.',
+            HINT = 'The selector''s owner can grant it with model_select.grant_selector().';
     END IF;
+    SELECT s.selector_id INTO sel_id FROM model_select.selectors s WHERE s.name OPERATOR(pg_catalog.=) selector;
     SELECT pg_catalog.max(a.ordinal) INTO narms FROM model_select.arms a
      WHERE a.selector_id OPERATOR(pg_catalog.=) sel_id;
     -- A codebook (lin_ucb) without centroids that serve it (_codebook_fitted)

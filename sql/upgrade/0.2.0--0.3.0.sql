@@ -152,6 +152,18 @@ ALTER FUNCTION model_select._probe_eliminate(int) SET SCHEMA model_select_intern
 ALTER FUNCTION model_select._probe_lock_for_report(text, float8) SET SCHEMA model_select_internal;
 ALTER FUNCTION model_select._probe_record(model_select.probe_runs, int, float8) SET SCHEMA model_select_internal;
 
+-- == Restore in any order (pg_restore -j): restored rows wait for those they
+-- == reference (sql/install/90_restore.sql; its triggers below, after the functions)
+
+CREATE TABLE model_select_internal.restore_pending (
+    relid   regclass NOT NULL,
+    id      bigserial,
+    row_text text NOT NULL,
+    PRIMARY KEY (relid, id)
+);
+COMMENT ON TABLE model_select_internal.restore_pending IS
+'Rows of a restore (pg_restore''s COPY) waiting for the rows they reference: inserted into their table (relid) once those are there, in the order they came (id). Empty after the restore of a complete dump.';
+
 -- == Functions whose arguments or result changed
 
 -- contexts: one function per entry point taking anycompatiblearray, instead
@@ -173,6 +185,25 @@ DROP FUNCTION model_select.quality_cost(text, text, text, jsonb, float8[], float
 -- written codebooks void the checkpoints (after the functions: its function is new)
 CREATE TRIGGER codebook_changed AFTER INSERT OR UPDATE ON model_select.codebooks
     FOR EACH ROW EXECUTE FUNCTION model_select_internal._codebook_changed();
+
+-- restore in any order: the triggers of the dumped tables (after the
+-- functions: theirs are new)
+DO $$
+DECLARE
+    t text;
+BEGIN
+    FOREACH t IN ARRAY ARRAY['arms', 'codebooks', 'selector_grants', 'stats_resets', 'decisions', 'arm_base',
+                             'rewards', 'cascade_decisions', 'cascade_observations', 'probe_pool', 'probe_plan'] LOOP
+        EXECUTE format('CREATE TRIGGER _restore_park BEFORE INSERT ON model_select.%I'
+                       ' FOR EACH ROW EXECUTE FUNCTION model_select_internal._restore_park()', t);
+    END LOOP;
+    FOREACH t IN ARRAY ARRAY['selectors', 'arms', 'codebooks', 'selector_grants', 'stats_resets', 'decisions',
+                             'arm_base', 'rewards', 'cascade_decisions', 'cascade_observations', 'probe_runs',
+                             'probe_pool', 'probe_plan'] LOOP
+        EXECUTE format('CREATE TRIGGER _restore_settle AFTER INSERT ON model_select.%I'
+                       ' FOR EACH STATEMENT EXECUTE FUNCTION model_select_internal._restore_settle()', t);
+    END LOOP;
+END $$;
 
 -- == Data
 

@@ -38,9 +38,11 @@
 #include "commands/extension.h"
 #include "executor/spi.h"
 #include "funcapi.h"
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
+#include "postmaster/bgworker_internals.h"
 #include "postmaster/interrupt.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
@@ -377,7 +379,9 @@ model_select_learner_main(Datum arg)
 
 /*
  * model_select.learner_databases: a list of database names, each at most
- * once (one learner per database).
+ * once (one learner per database), and not a template that CREATE DATABASE
+ * copies (template0 takes no connections; a learner connected to template1
+ * would make every CREATE DATABASE fail, "source database is being accessed").
  */
 static bool
 check_learner_databases(char **newval, void **extra, GucSource source)
@@ -396,6 +400,12 @@ check_learner_databases(char **newval, void **extra, GucSource source)
 		if (strlen(lfirst(lc)) >= NAMEDATALEN)
 		{
 			GUC_check_errdetail("Database name \"%s\" is too long.", (char *) lfirst(lc));
+			ok = false;
+		}
+		if (ok && (strcmp(lfirst(lc), "template0") == 0 || strcmp(lfirst(lc), "template1") == 0))
+		{
+			GUC_check_errdetail("Database \"%s\" is a template: a learner connected to it would make CREATE DATABASE fail.",
+								(char *) lfirst(lc));
 			ok = false;
 		}
 		for (ListCell *other = list_head(names); ok && other != lc; other = lnext(names, other))
@@ -429,6 +439,33 @@ register_learner(int slot, const char *database)
 }
 
 /*
+ * The databases from the slots-th on get no worker: max_worker_processes
+ * leaves slots after the workers registered before (RegisterBackgroundWorker()
+ * would only LOG its refusal).  A WARNING names them.
+ */
+static void
+warn_learners_past_slots(char **databases, int n)
+{
+	slist_iter	iter;
+	int			slots = max_worker_processes;
+	StringInfoData left;
+
+	slist_foreach(iter, &BackgroundWorkerList)
+		slots--;
+	if (n <= Max(slots, 0))
+		return;
+	initStringInfo(&left);
+	for (int i = Max(slots, 0); i < n; i++)
+		appendStringInfo(&left, "%s\"%s\"", i > Max(slots, 0) ? ", " : "", databases[i]);
+	ereport(WARNING,
+			(errmsg("model_select.learner_databases names %d databases, but the worker slots max_worker_processes leaves serve %d of them",
+					n, Max(slots, 0)),
+			 errdetail("No learner serves %s: there, reward inserts checkpoint due arms themselves.", left.data),
+			 errhint("Raise max_worker_processes, or name fewer databases.")));
+	pfree(left.data);
+}
+
+/*
  * From _PG_init while shared_preload_libraries are loaded: the settings, the
  * shared state and a worker per database named.
  */
@@ -459,6 +496,7 @@ learner_preload(void)
 		databases[i] = list_nth(names, i);
 	MemoryContextSwitchTo(old);
 	learner_shmem_preload(n, databases);
+	warn_learners_past_slots(databases, n);
 	for (int i = 0; i < n; i++)
 		register_learner(i, databases[i]);
 }

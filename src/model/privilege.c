@@ -394,6 +394,17 @@ selector_visible_by_name(const char *name)
 	return call.result;
 }
 
+/* 42501 unless the calling role has a right in mask on the named selector (42704 if none). */
+void
+selector_check_privilege_by_name(const char *name, int mask)
+{
+	PrivilegeCall call = {.name = name, .mask = mask, .role = calling_user()};
+
+	run_as_extension_owner(privilege_lookup, &call);
+	if (!call.result)
+		privilege_denied(name, mask);
+}
+
 /* SQL: has_selector_privilege(selector text, privilege text) → boolean. */
 Datum
 model_select_has_selector_privilege(PG_FUNCTION_ARGS)

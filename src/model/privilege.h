@@ -36,6 +36,7 @@ extern Datum selector_grantees(int32 selector_id, int mask);
 extern bool role_has_selector_privilege(Oid role, int32 selector_id, int mask, bool *exists);
 extern bool selector_visible_by_name(const char *name);
 extern void selector_check_privilege(int32 selector_id, const char *name, int mask);
+extern void selector_check_privilege_by_name(const char *name, int mask);
 extern void selector_check_privilege_given(int32 selector_id, const char *name, int mask,
 										   Oid owner, Datum grantees);
 extern void arm_lookup(const char *selector, const char *arm, int mask, int32 *selector_id,

@@ -301,28 +301,3 @@ model_select_progress(PG_FUNCTION_ARGS)
 	}
 	return (Datum) 0;
 }
-
-/*
- * SQL: _progress_begin(command, target) and _progress_end(), for commands
- * written in PL/pgSQL (warm_start); what they run reports the units.
- */
-PG_FUNCTION_INFO_V1(model_select_progress_begin);
-Datum
-model_select_progress_begin(PG_FUNCTION_ARGS)
-{
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("_progress_begin: command must not be NULL")));
-	progress_begin(text_to_cstring(PG_GETARG_TEXT_PP(0)),
-				   PG_ARGISNULL(1) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(1)), -1, "rows");
-	PG_RETURN_VOID();
-}
-
-PG_FUNCTION_INFO_V1(model_select_progress_end);
-Datum
-model_select_progress_end(PG_FUNCTION_ARGS)
-{
-	progress_end();
-	PG_RETURN_VOID();
-}

@@ -11,18 +11,29 @@
 # clock (the bases count the selector's rows absorbed, from which the
 # restored log, with new transaction ids, ticks on), and for a selector
 # with a codebook that warm_start() fitted (a restored codebook voids what
-# was learnt before it, whatever the order of the tables' data).
+# was learnt before it, whatever the order of the tables' data).  The same
+# dump restored in parallel (pg_restore -j 4, which loads the tables biggest
+# first, each in a transaction of its own) and section by section (pre-data,
+# data, post-data in separate runs) and in an order of its own (every table
+# before those it references, the bases in a run of their own after the log
+# was checkpointed) restores every row and every score.
 #
-# Needs PGHOST/PGPORT/PGUSER (see scripts/with-cluster.sh); uses two
+# Needs PGHOST/PGPORT/PGUSER (see scripts/with-cluster.sh); uses five
 # databases of its own, dropped at the end.
 set -euo pipefail
 
 SRC=model_select_dump_src
 DST=model_select_dump_dst
+PAR=model_select_dump_par
+SEC=model_select_dump_sec
+REV=model_select_dump_rev
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ms_dump.XXXXXX")
 cleanup() {
     dropdb --if-exists "$SRC" >/dev/null 2>&1 || true
     dropdb --if-exists "$DST" >/dev/null 2>&1 || true
+    dropdb --if-exists "$PAR" >/dev/null 2>&1 || true
+    dropdb --if-exists "$SEC" >/dev/null 2>&1 || true
+    dropdb --if-exists "$REV" >/dev/null 2>&1 || true
     rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -164,6 +175,45 @@ check "routing goes on after the restore (sequences restored)" \
     q -d "$DST" -c "SELECT * FROM model_select.route('d', ARRAY[1, 2, 3]::float8[])"
 check "a reward for a restored decision is accepted once more decisions exist" \
     q -d "$DST" -c "INSERT INTO model_select.rewards(decision_id, reward) SELECT max(decision_id), 0.4 FROM model_select.decisions"
+
+# In parallel and section by section: pg_restore exits 0 (it says "errors
+# ignored on restore" and exits 1 on any), and the restored database holds
+# every row and scores as the source.
+createdb "$PAR"
+check "pg_restore -j 4 succeeds" pg_restore -j 4 -d "$PAR" "$WORK/dump"
+createdb "$SEC"
+check "pg_restore --section pre-data, data, post-data in separate runs succeeds" \
+    bash -c "for s in pre-data data post-data; do pg_restore --section=\$s -d '$SEC' '$WORK/dump' || exit 1; done"
+# Serially in an order of our own (pg_restore -L restores a listed order):
+# the tables' data in reverse, every arm then checkpointed (as a learner or
+# a checkpoint() during a restore would), then the bases in a second run.
+createdb "$REV"
+pg_restore -l "$WORK/dump" | grep -v -e 'TABLE DATA' -e 'SEQUENCE SET' > "$WORK/list"
+pg_restore -l "$WORK/dump" | grep 'TABLE DATA' | grep -v ' arm_base ' | tac >> "$WORK/list"
+pg_restore -l "$WORK/dump" | grep 'SEQUENCE SET' >> "$WORK/list"
+pg_restore -l "$WORK/dump" | grep ' arm_base ' > "$WORK/list_bases"
+check "pg_restore -L of the tables' data in reverse, a checkpoint, then the bases, succeeds" \
+    eval 'pg_restore -L "$WORK/list" -d "$REV" "$WORK/dump" &&
+          q -d "$REV" -c "SELECT model_select.checkpoint(name) FROM model_select.selectors" >/dev/null &&
+          pg_restore -L "$WORK/list_bases" -d "$REV" "$WORK/dump"'
+ROWS="SELECT (SELECT count(*) FROM model_select.rewards) || ' ' || (SELECT sum(n) FROM model_select.arm_base)
+          || ' ' || (SELECT count(*) FROM model_select.decisions) || ' ' || (SELECT count(*) FROM model_select.arms)
+          || ' ' || (SELECT count(*) FROM model_select.cascade_observations)
+          || ' ' || (SELECT count(*) FROM model_select.codebooks)"
+SRC_ROWS=$(q -d "$SRC" -c "$ROWS")
+for db in "$PAR" "$SEC" "$REV"; do
+    check "$db: every row is restored (98 rewards, 42 absorbed, decisions, arms, observations, codebook: $SRC_ROWS)" \
+        test "$(q -d "$db" -c "$ROWS")" = "$SRC_ROWS"
+    check "$db: no restored row is left waiting for the rows it references" \
+        test "$(q -d "$db" -c "SELECT count(*) FROM model_select_internal.restore_pending")" = 0
+    check "$db: every score equals the score before" diff "$WORK/before" <(q -d "$db" -c "$SCORES")
+    check "$db: every cascade score equals the score before" \
+        diff "$WORK/cascade_before" <(q -d "$db" -c "$CASCADE_SCORES")
+    check "$db: the restored log keeps the canonical order" test "$(q -d "$db" -c "$OUT_OF_ORDER")" = 2
+    check "$db: after rebuild_state() (base + retained log) k and c score as before" \
+        diff <(grep '^[kc]|' "$WORK/before") \
+             <(q -d "$db" -c "SELECT model_select.rebuild_state(s) FROM unnest(ARRAY['k', 'c']) s" -c "$SCORES" | grep '^[kc]|')
+done
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

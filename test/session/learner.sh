@@ -15,7 +15,9 @@
 #   - the learner absorbs what a window no longer holds, 4,096 rows or more
 #     at once, and maintain() whatever is due;
 #   - the concurrency suite (concurrent_writers.sh: writers, readers and a
-#     checkpointer at once) passes with the learner running.
+#     checkpointer at once) passes with the learner running;
+#   - learner_databases refuses a template database, and a WARNING names the
+#     databases that max_worker_processes leaves without a learner.
 #
 # Uses the PostgreSQL binaries of PG_BINDIR, or of `pg_config --bindir`.
 set -euo pipefail
@@ -238,17 +240,41 @@ inline=$(inline_checkpoints "'l_lin'")
 check "$DB3, not listed: the reward inserts checkpoint the due arms themselves (got $inline checkpoints)" \
     test "$inline" -gt 0
 DB=$MAIN_DB
+# preloaded_cluster NAME CONF_LINE...: a cluster of its own with model_select
+# preloaded and the postgresql.conf lines given, started on a free port
+# (left in LAST_PORT)
+LAST_PORT=$PORT
+preloaded_cluster() {
+    local name=$1; shift
+    cluster_initdb "$name" || bail "initdb failed: $(tail -n 5 "$CL/initdb.log")"
+    printf '%s\n' "shared_preload_libraries = 'model_select'" "$@" > "$CL/$name.conf"
+    as_server sh -c "cat '$CL/$name.conf' >> '$CL/$name/postgresql.conf'"
+    LAST_PORT=$(free_port $((LAST_PORT + 1)) "$LAST_PORT")
+    cluster_start "$name" "$LAST_PORT" || bail "server $name failed to start: $(tail -n 5 "$CL/$name.log")"
+}
 # 5. a list that names a database twice is invalid: the server logs a WARNING
 # and starts no learner (PostgreSQL keeps a bad custom setting at its default)
-cluster_initdb dup || bail "initdb failed: $(tail -n 5 "$CL/initdb.log")"
-as_server sh -c "printf '%s\n' \"shared_preload_libraries = 'model_select'\" \
-    \"model_select.learner_databases = 'postgres, app, postgres'\" >> '$CL/dup/postgresql.conf'"
-DUP_PORT=$(free_port $((PORT + 1)) "$PORT")
-cluster_start dup "$DUP_PORT" || bail "the second server failed to start: $(tail -n 5 "$CL/dup.log")"
+preloaded_cluster dup "model_select.learner_databases = 'postgres, app, postgres'"
 check "learner_databases naming postgres twice: a WARNING that says so" \
     grep -q 'invalid value for parameter "model_select.learner_databases"' "$CL/dup.log"
 check "... with the reason in its DETAIL" grep -q 'Database "postgres" is named twice' "$CL/dup.log"
 check "... and no learner: model_select.learner has no rows" \
-    test "$(psql -X -q -A -t -p "$DUP_PORT" -d postgres -c 'CREATE EXTENSION model_select' \
+    test "$(psql -X -q -A -t -p "$LAST_PORT" -d postgres -c 'CREATE EXTENSION model_select' \
                  -c 'SELECT count(*) FROM model_select.learner')" = 0
+# 6. a template database is refused (issue 40): a learner connected to
+# template1 would make every CREATE DATABASE fail ("source database is being
+# accessed by other users")
+preloaded_cluster tmpl "model_select.learner_databases = 'postgres, template1'"
+check "learner_databases naming template1: a WARNING that says why" \
+    grep -q 'Database "template1" is a template' "$CL/tmpl.log"
+check "... and CREATE DATABASE works" \
+    psql -X -q -p "$LAST_PORT" -d postgres -c 'CREATE DATABASE ms_learner_tmpl_copy'
+# 7. more databases than max_worker_processes leaves: a WARNING names those
+# left without a learner (PostgreSQL's logical replication launcher takes a
+# slot too)
+preloaded_cluster slots "max_worker_processes = 2" "model_select.learner_databases = 'postgres, ms_a, ms_b, ms_c'"
+check "four databases and max_worker_processes 2: a WARNING that says so" \
+    grep -q 'WARNING:  model_select.learner_databases names 4 databases, but the worker slots max_worker_processes leaves serve [01] of them' \
+        "$CL/slots.log"
+check "... naming the databases left without a learner" grep -q 'No learner serves .*"ms_b", "ms_c"' "$CL/slots.log"
 finish

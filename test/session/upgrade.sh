@@ -33,6 +33,7 @@ OLD=model_select_upgrade_old
 NEW=model_select_upgrade_new
 SRC=model_select_upgrade_src
 OLD2=model_select_upgrade_020
+RESTORED=model_select_upgrade_restored
 ROLES=model_select_upgrade_roles
 APP_ROLE=model_select_upgrade_app
 ADMIN_ROLE=model_select_upgrade_admin
@@ -40,7 +41,7 @@ FROM_VERSION=0.1.0
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ms_upgrade.XXXXXX")
 drop_all() {
     local db
-    for db in "$OLD" "$NEW" "$SRC" "$OLD2" "$ROLES"; do dropdb --if-exists "$db" >/dev/null 2>&1 || true; done
+    for db in "$OLD" "$NEW" "$SRC" "$OLD2" "$ROLES" "$RESTORED"; do dropdb --if-exists "$db" >/dev/null 2>&1 || true; done
     psql -X -q -d postgres -c "DROP ROLE IF EXISTS $APP_ROLE" -c "DROP ROLE IF EXISTS $ADMIN_ROLE" >/dev/null 2>&1 || true
 }
 cleanup() {
@@ -224,7 +225,8 @@ q -d "$NEW" -f "$HERE/include/extension_catalog.sql" > "$WORK/catalog.fresh"
 echo "# catalog: $(wc -l < "$WORK/catalog.fresh") facts"
 check "the catalog dump covers functions, columns, comments and triggers" \
     is "$(grep -c '^function .*: parallel = ' "$WORK/catalog.fresh") $(grep -c '^trigger ' "$WORK/catalog.fresh")" \
-       "$(q -d "$NEW" -c "SELECT count(*) FROM pg_proc WHERE pronamespace IN ($SCHEMAS)") 7"
+       "$(q -d "$NEW" -c "SELECT count(*) FROM pg_proc WHERE pronamespace IN ($SCHEMAS)") $(q -d "$NEW" -c "SELECT count(*)
+          FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid WHERE c.relnamespace IN ($SCHEMAS) AND NOT t.tgisinternal")"
 check "a fresh install comments every function, table and view" \
     is "$(q -d "$NEW" -c "SELECT coalesce(string_agg(x, ', '), 'none uncommented') FROM (
             SELECT oid::regprocedure::text AS x FROM pg_proc
@@ -354,6 +356,24 @@ check "routing and learning go on after the update from 0.2.0" \
     quiet -d "$OLD2" -c "SELECT * FROM model_select.route('budget', ARRAY[1, 2, 3]::float8[])" \
                  -c "INSERT INTO model_select.rewards(decision_id, reward, cost)
                      SELECT max(decision_id), 0.5, 0.01 FROM model_select.decisions"
+
+# The updated database, once a selector absorbed rewards into its arms'
+# bases (retain), dumped and restored in parallel (pg_restore -j 4 loads the
+# tables biggest first, each in a transaction of its own): every row and
+# every score comes back.
+quiet -d "$OLD2" -c "SELECT model_select.alter_selector('lin', '{\"retain\": 4}')" \
+                 -c "SELECT model_select.maintain('lin')" -c 'DROP TABLE public.other_scores'
+ROWS="SELECT (SELECT count(*) FROM model_select.rewards) || ' ' || (SELECT sum(n) FROM model_select.arm_base)
+          || ' ' || (SELECT count(*) FROM model_select.decisions) || ' ' || (SELECT count(*) FROM model_select.arms)"
+check "... where retain absorbed rewards of lin into its arms' bases" \
+    is "$(q -d "$OLD2" -c "SELECT sum(n) > 0 FROM model_select.arm_base")" t
+pg_dump -Fc -f "$WORK/updated.dump" "$OLD2"
+createdb "$RESTORED"
+check "pg_restore -j 4 of the database updated from 0.2.0 succeeds" \
+    pg_restore -j 4 -d "$RESTORED" "$WORK/updated.dump"
+check "... every reward, absorbed reward, decision and arm is restored" \
+    is "$(q -d "$RESTORED" -c "$ROWS")" "$(q -d "$OLD2" -c "$ROWS")"
+check "... and every score equals the updated database's (1e-9)" is "$(differing_scores "$OLD2" "$RESTORED")" 0
 
 # Roles that 0.2.0's setup_role() made an application and an administrator
 # hold what 0.3.0's would give them (the new views and stats_resets; the

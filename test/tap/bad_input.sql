@@ -10,7 +10,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(332);
+SELECT plan(334);
 
 -- md5 of each table's rows (as text), ordered by primary key.
 CREATE FUNCTION pg_temp.fingerprint() RETURNS TABLE (tbl text, nrows bigint, md5 text)
@@ -280,6 +280,7 @@ SELECT * FROM pg_temp.bad($$SELECT model_select.create_selector('x', 3, ARRAY['a
 
 -- ------------------------------------------------------ create_selector args
 SELECT * FROM pg_temp.bad($$SELECT model_select.create_selector('b_pak', 3, ARRAY['a'])$$, '42710', 'create_selector: duplicate selector name');
+SELECT * FROM pg_temp.bad($$SELECT model_select.create_selector('', 3, ARRAY['a'])$$, '22023', 'create_selector: an empty name is 22023 (not the table''s CHECK)');
 SELECT * FROM pg_temp.bad($$SELECT model_select.create_selector('x', 0, ARRAY['a'])$$, '22023', 'create_selector: dim 0');
 SELECT * FROM pg_temp.bad($$SELECT model_select.create_selector('x', -3, ARRAY['a'])$$, '22023', 'create_selector: dim -3');
 SELECT * FROM pg_temp.bad($$SELECT model_select.create_selector('x', 16001, ARRAY['a'])$$, '22023', 'create_selector: dim 16001');

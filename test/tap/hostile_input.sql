@@ -232,7 +232,7 @@ SELECT 'create_selector', 'create_selector: ' || d, s, st FROM (VALUES
   ('an empty arm name', $$SELECT model_select.create_selector('h_new', 3, ARRAY['a', ''])$$, '22004'),
   ('the same arm twice', $$SELECT model_select.create_selector('h_new', 3, ARRAY['a', 'a'])$$, '42710'),
   ('NULL name', $$SELECT model_select.create_selector(NULL, 3, ARRAY['a'])$$, '22004'),
-  ('empty name', $$SELECT model_select.create_selector('', 3, ARRAY['a'])$$, '23514'),
+  ('empty name', $$SELECT model_select.create_selector('', 3, ARRAY['a'])$$, '22023'),
   ('existing name', $$SELECT model_select.create_selector('h_pak', 3, ARRAY['a'])$$, '42710'),
   ('unknown policy', $$SELECT model_select.create_selector('h_new', 3, ARRAY['a'], 'pak_ucb; DROP TABLE x')$$, '22023'),
   ('NULL policy', $$SELECT model_select.create_selector('h_new', 3, ARRAY['a'], NULL)$$, '22004'),

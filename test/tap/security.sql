@@ -19,7 +19,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(173);
+SELECT plan(182);
 
 CREATE ROLE ms_sec_a;
 CREATE ROLE ms_sec_b;
@@ -273,13 +273,40 @@ SELECT is_empty($$SELECT oid::regprocedure FROM pg_proc
 SELECT is(has_schema_privilege('ms_sec_a', 'model_select_internal', 'USAGE'), true,
           'an administrator has USAGE on model_select_internal (for the probe steps, granted to it alone)');
 -- the internal functions that stay in model_select run with an application's
--- own rights: view stats (security_invoker) reads _latency(), warm_start()
--- calls the other four
+-- own rights: views stats (security_invoker) and progress read _latency() and
+-- _progress(), warm_start() calls the other four
 SELECT set_eq($$SELECT oid::regprocedure::text FROM pg_proc
                  WHERE pronamespace = 'model_select'::regnamespace AND proname LIKE '\_%'$$,
-              ARRAY['model_select._latency()', 'model_select._source_rows(text)', 'model_select._codebook_fitted(text)',
+              ARRAY['model_select._latency()', 'model_select._progress()', 'model_select._source_rows(text)', 'model_select._codebook_fitted(text)',
                     'model_select._progress_begin(text,text)', 'model_select._progress_end()'],
               'every other internal function is in model_select_internal');
+
+-- View progress reads with the reader's rights (issue 40): an application,
+-- an administrator and a role of pg_read_all_stats set up as an application
+-- read it; _progress_begin() takes warm_start alone, on a selector the caller
+-- may reward; warm_start() on another role's selector is 42501.
+CREATE ROLE ms_sec_stats IN ROLE pg_read_all_stats;
+SELECT count(*) FROM model_select.setup_role('ms_sec_stats', 'application');
+SET ROLE ms_sec_app;
+SELECT lives_ok($$SELECT count(*) FROM model_select.progress$$, 'an application reads view progress');
+SET ROLE ms_sec_b;
+SELECT lives_ok($$SELECT count(*) FROM model_select.progress$$, 'an administrator reads view progress');
+SELECT throws_ok($$SELECT model_select._progress_begin('warm_start', 'a_sel')$$, '42501', NULL,
+                 '_progress_begin() on another role''s selector is 42501 (no made-up row in progress)');
+SELECT throws_ok($$SELECT model_select._progress_begin('warm_start', 'no_sel')$$, '42704', NULL,
+                 '... on an unknown selector 42704');
+SELECT throws_ok($$SELECT model_select.warm_start('a_sel', 'SELECT ARRAY[1, 0]::float8[], ARRAY[0.5, 0.5]::float8[]')$$,
+                 '42501', NULL, 'warm_start() on another role''s selector is 42501, as on every function');
+SELECT throws_ok($$SELECT model_select.warm_start('no_sel', 'SELECT ARRAY[1, 0]::float8[], ARRAY[0.5, 0.5]::float8[]')$$,
+                 '42704', NULL, '... on an unknown selector 42704');
+SET ROLE ms_sec_a;
+SELECT throws_ok($$SELECT model_select._progress_begin('rebuild_state', 'a_sel')$$, '22023', NULL,
+                 '_progress_begin() takes no command but warm_start, even on the caller''s selector');
+SELECT lives_ok($$SELECT model_select._progress_begin('warm_start', 'a_sel'), model_select._progress_end()$$,
+                '... which it begins on a selector the caller may reward');
+SET ROLE ms_sec_stats;
+SELECT lives_ok($$SELECT count(*) FROM model_select.progress$$, 'a pg_read_all_stats role set up as an application reads view progress');
+RESET ROLE;
 
 SELECT * FROM finish();
 ROLLBACK;
