@@ -21,11 +21,7 @@ BEGIN
         RAISE EXCEPTION 'server number % is out of range', server USING ERRCODE = '22023',
             HINT = 'A server number is an integer from 0 to 32767, a different one on each server.';
     END IF;
-    IF NOT (SELECT r.rolsuper FROM pg_roles r WHERE r.rolname = current_user)
-       AND NOT pg_has_role((SELECT e.extowner FROM pg_extension e WHERE e.extname = 'model_select'), 'USAGE') THEN
-        RAISE EXCEPTION 'permission denied to set the server number of model_select' USING ERRCODE = '42501',
-            HINT = 'Only superusers and the extension owner set it.';
-    END IF;
+    PERFORM model_select_internal._require_extension_admin('set the server number');
     lo := (server::bigint << 48) + 1;
     hi := lo + ((1::bigint << 48) - 2);
     FOR t IN SELECT * FROM (VALUES ('decisions', 'decision_id'), ('rewards', 'reward_id'),
