@@ -99,21 +99,22 @@ SELECT ids.sid, c.centroids, c.normalized, c.rows, c.fitted_at
 INSERT INTO model_select.selector_grants (selector_id, grantee, privilege)
 SELECT ids.sid, (g->>'grantee')::regrole, g->>'privilege'
   FROM doc, ids, jsonb_array_elements(nullif(j->'grants', 'null')) g;
-INSERT INTO model_select.decisions (decision_id, selector_id, arm_id, context, score, mean, created_at, cost_weight, context_real)
-SELECT d.decision_id, ids.sid, a.arm_id, d.context, d.score, d.mean, d.created_at, d.cost_weight, d.context_real
-  FROM doc, ids, jsonb_array_elements(nullif(j->'decisions', 'null')) e,
-       jsonb_populate_record(NULL::model_select.decisions, e) d, model_select.arms a
+-- whole rows (the columns of this version of the extension), with the target's selector and arm ids
+INSERT INTO model_select.decisions
+SELECT d.* FROM doc, ids, jsonb_array_elements(nullif(j->'decisions', 'null')) e, model_select.arms a,
+       LATERAL jsonb_populate_record(NULL::model_select.decisions,
+                                     e || jsonb_build_object('selector_id', ids.sid, 'arm_id', a.arm_id)) d
  WHERE a.selector_id = ids.sid AND a.name = e->>'arm' ORDER BY d.decision_id;
-INSERT INTO model_select.arm_base (arm_id, selector_id, n, reward_sum, cost_sum, cost_n, spend_sum, spend_n, state, updated_at)
-SELECT a.arm_id, ids.sid, b.n, b.reward_sum, b.cost_sum, b.cost_n, b.spend_sum, b.spend_n, b.state, b.updated_at
-  FROM doc, ids, jsonb_array_elements(nullif(j->'bases', 'null')) e,
-       jsonb_populate_record(NULL::model_select.arm_base, e) b, model_select.arms a
+INSERT INTO model_select.arm_base
+SELECT b.* FROM doc, ids, jsonb_array_elements(nullif(j->'bases', 'null')) e, model_select.arms a,
+       LATERAL jsonb_populate_record(NULL::model_select.arm_base,
+                                     e || jsonb_build_object('selector_id', ids.sid, 'arm_id', a.arm_id)) b
  WHERE a.selector_id = ids.sid AND a.name = e->>'arm';
--- through the reward trigger, in log order: the log as a restore writes it
-INSERT INTO model_select.rewards (reward_id, selector, arm, decision_id, context, reward, cost, created_at)
-SELECT r.reward_id, :'sel', e->>'arm', r.decision_id, r.context, r.reward, r.cost, r.created_at
-  FROM doc, jsonb_array_elements(nullif(j->'rewards', 'null')) WITH ORDINALITY AS x(e, i),
-       jsonb_populate_record(NULL::model_select.rewards, e) r
+-- through the reward trigger, in log order, as a restore writes the log: it
+-- fills in the ids from the names and the decision, and tx and seq anew
+INSERT INTO model_select.rewards
+SELECT r.* FROM doc, jsonb_array_elements(nullif(j->'rewards', 'null')) WITH ORDINALITY AS x(e, i),
+       LATERAL jsonb_populate_record(NULL::model_select.rewards, e) r
  ORDER BY x.i;
 INSERT INTO model_select.stats_resets (selector_id, decision_id, reward_id, reset_at)
 SELECT ids.sid, x.decision_id, x.reward_id, x.reset_at
