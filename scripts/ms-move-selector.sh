@@ -134,8 +134,8 @@ proxy >/dev/null <<SQL
 BEGIN;
 CREATE TEMP TABLE open_decisions (decision_id bigint) ON COMMIT DROP;
 \copy open_decisions FROM '$WORK/open.copy'
-INSERT INTO model_select_proxy.moved_decisions SELECT decision_id, :'to'::int FROM open_decisions
-    ON CONFLICT (decision_id) DO UPDATE SET partition = excluded.partition;
+INSERT INTO model_select_proxy.moved_decisions (decision_id, partition) SELECT decision_id, :'to'::int FROM open_decisions
+    ON CONFLICT (decision_id) DO UPDATE SET partition = excluded.partition, moved_at = excluded.moved_at;
 UPDATE model_select_proxy.placement SET partition = :'to'::int WHERE selector = :'sel';
 COMMIT;
 SQL

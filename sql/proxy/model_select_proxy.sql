@@ -36,7 +36,8 @@ CREATE TABLE model_select_proxy.placement (
 -- the unrewarded decisions of moved selectors, which their id no longer places
 CREATE TABLE model_select_proxy.moved_decisions (
     decision_id bigint PRIMARY KEY,
-    partition   int NOT NULL
+    partition   int NOT NULL,
+    moved_at    timestamptz NOT NULL DEFAULT now()
 );
 GRANT SELECT ON model_select_proxy.placement, model_select_proxy.moved_decisions TO PUBLIC;
 
