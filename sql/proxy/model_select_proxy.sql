@@ -18,7 +18,8 @@
 -- scripts/ms-move-selector.sh).  A reward by decision_id goes to the shard
 -- whose number the id carries (id >> 48), or to where its selector moved.
 -- Errors of a shard keep their SQLSTATE; a shard that cannot be reached is
--- 08006, naming it.
+-- 08006, naming it (a WARNING in the listings over all shards, which return
+-- the other shards' rows).
 \set ON_ERROR_STOP on
 BEGIN;
 CREATE SCHEMA model_select_proxy;
@@ -87,7 +88,9 @@ LANGUAGE sql IMMUTABLE AS 'SELECT partition';
 
 -- Each forwarded function twice: model_select_proxy._NAME, the PL/Proxy
 -- function, and model_select.NAME, which calls it and turns PL/Proxy's XX000
--- "connection ... failed" into 08006 naming the shard.
+-- "connection ... failed" into 08006 naming the shard.  A function over all
+-- shards (run_on ALL) calls each shard in turn: an unreachable one is a
+-- WARNING (08006, naming it) and the others' rows are returned.
 CREATE FUNCTION model_select_proxy._forward(name text, args text, result text, run_on text, query text,
                                             grant_to_public boolean)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $f$
@@ -95,41 +98,67 @@ DECLARE
     nargs int := CASE WHEN args = '' THEN 0 ELSE array_length(regexp_split_to_array(args, ',\s*(?![^(]*\))'), 1) END;
     call text := (SELECT coalesce(string_agg('$' || i, ', '), '') FROM generate_series(1, nargs) i);
     setof boolean := result ~ '^(SETOF|TABLE)';
-    shard text := CASE WHEN run_on = 'ALL' THEN 'NULL::int' ELSE run_on END;
+    unreachable text := $u$SQLERRM ~ 'PQconnect|connection to server|could not connect|server closed the connection|connection not open'$u$;
 BEGIN
-    EXECUTE format('CREATE FUNCTION model_select_proxy.%I(%s) RETURNS %s LANGUAGE plproxy AS %L',
-                   '_' || name, args, result,
-                   format('CLUSTER ''model_select_shards''; RUN ON %s; %s;', run_on, query));
-    EXECUTE format($w$CREATE FUNCTION model_select.%I(%s) RETURNS %s LANGUAGE plpgsql
-        SET search_path = pg_catalog, pg_temp AS %L$w$, name, args, result, format($b$
+    IF run_on = 'ALL' THEN
+        EXECUTE format('CREATE FUNCTION model_select_proxy.%I(partition int) RETURNS %s LANGUAGE plproxy AS %L',
+                       '_' || name, result,
+                       format('CLUSTER ''model_select_shards''; RUN ON model_select_proxy.partition_id(partition); %s;', query));
+        EXECUTE format($w$CREATE FUNCTION model_select.%I() RETURNS %s LANGUAGE plpgsql
+            SET search_path = pg_catalog, pg_temp AS %L$w$, name, result, format($b$
+DECLARE
+    shard int;
+BEGIN
+    FOR shard IN SELECT q.partition FROM model_select_proxy.partitions() q LOOP
+        BEGIN
+            RETURN QUERY SELECT * FROM model_select_proxy.%I(shard);
+        EXCEPTION WHEN internal_error THEN
+            IF NOT (%s) THEN
+                RAISE;
+            END IF;
+            PERFORM model_select_proxy._unreachable(shard, SQLERRM, true);
+        END;
+    END LOOP;
+END $b$, '_' || name, unreachable));
+    ELSE
+        EXECUTE format('CREATE FUNCTION model_select_proxy.%I(%s) RETURNS %s LANGUAGE plproxy AS %L',
+                       '_' || name, args, result,
+                       format('CLUSTER ''model_select_shards''; RUN ON %s; %s;', run_on, query));
+        EXECUTE format($w$CREATE FUNCTION model_select.%I(%s) RETURNS %s LANGUAGE plpgsql
+            SET search_path = pg_catalog, pg_temp AS %L$w$, name, args, result, format($b$
 BEGIN
     %s
 EXCEPTION WHEN internal_error THEN
-    IF SQLERRM ~ 'PQconnect|connection to server|could not connect|server closed the connection|connection not open' THEN
-        PERFORM model_select_proxy._unreachable(%s, SQLERRM);
+    IF %s THEN
+        PERFORM model_select_proxy._unreachable(%s, SQLERRM, false);
     END IF;
     RAISE;
 END $b$,
-        CASE WHEN setof THEN format('RETURN QUERY SELECT * FROM model_select_proxy.%I(%s);', '_' || name, call)
-             WHEN result = 'void' THEN format('PERFORM model_select_proxy.%I(%s);', '_' || name, call)
-             ELSE format('RETURN model_select_proxy.%I(%s);', '_' || name, call) END,
-        shard));
+            CASE WHEN setof THEN format('RETURN QUERY SELECT * FROM model_select_proxy.%I(%s);', '_' || name, call)
+                 WHEN result = 'void' THEN format('PERFORM model_select_proxy.%I(%s);', '_' || name, call)
+                 ELSE format('RETURN model_select_proxy.%I(%s);', '_' || name, call) END,
+            unreachable, run_on));
+    END IF;
     IF NOT grant_to_public THEN
         EXECUTE format('REVOKE EXECUTE ON FUNCTION model_select.%I(%s) FROM PUBLIC', name, args);
     END IF;
 END $f$;
 
-CREATE FUNCTION model_select_proxy._unreachable(partition int, message text) RETURNS void
+-- 08006 naming the shard: an error, or a warning (a listing over all shards)
+CREATE FUNCTION model_select_proxy._unreachable(partition int, message text, warning boolean) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    detail text := format('its connection string is %s; PL/Proxy: %s',
+                          (SELECT p.dsn FROM model_select_proxy.partitions() p
+                            WHERE p.partition = _unreachable.partition), message);
 BEGIN
-    RAISE EXCEPTION '%', CASE WHEN partition IS NULL THEN 'a shard of model_select_shards is unreachable'
-                              ELSE format('shard %s of model_select_shards is unreachable', partition) END
-        USING ERRCODE = '08006',
-              DETAIL = format('%s; PL/Proxy: %s',
-                              coalesce((SELECT 'its connection string is ' || p.dsn FROM model_select_proxy.partitions() p
-                                         WHERE p.partition = _unreachable.partition), 'a RUN ON ALL call'),
-                              message),
-              HINT = 'The other shards'' selectors keep working.';
+    IF warning THEN
+        RAISE WARNING 'shard % of model_select_shards is unreachable: its rows are missing', partition
+            USING ERRCODE = '08006', DETAIL = detail;
+    ELSE
+        RAISE EXCEPTION 'shard % of model_select_shards is unreachable', partition
+            USING ERRCODE = '08006', DETAIL = detail, HINT = 'The other shards'' selectors keep working.';
+    END IF;
 END $$;
 
 DO $$
