@@ -91,6 +91,12 @@ found=$(( $(acked_on 0 "$S0") + $(acked_on 1 "$S1") ))
 logged=$(( $(on "$S0" -c "SELECT count(*) FROM model_select.rewards") + $(on "$S1" -c "SELECT count(*) FROM model_select.rewards") ))
 check "every acknowledged reward ($total) is in its shard's log once ($found found, $logged logged)" \
     eval '[ "$total" -eq 160 ] && [ "$found" -eq 160 ] && [ "$logged" -eq 160 ]'
+in_range() {  # every decision and reward id of shard $1 (port $2) carries its server number $1 + 1
+    on "$2" -c "SELECT count(*) > 0 AND bool_and(id >> 48 = $1 + 1) FROM (SELECT decision_id AS id FROM model_select.decisions
+                UNION ALL SELECT reward_id FROM model_select.rewards) x"
+}
+check "the two shard servers' decision and reward ids never collide: each in its server's range" \
+    eval '[ "$(in_range 0 "$S0")" = t ] && [ "$(in_range 1 "$S1")" = t ]'
 check "the statistics over all shards count them (stats())" \
     test "$(px -c "SELECT sum(rewards) FROM model_select.stats()")" = 160
 
