@@ -43,7 +43,9 @@
 # MS_PGBENCH_READ_CLIENTS ("1 2"), MS_PGBENCH_READ_USERS ("app superuser"),
 # MS_PGBENCH_ROUNDS (3: every run repeated, ratios taken within a round),
 # MS_PGBENCH_CAP_DECISIONS (5005), MS_PGBENCH_PAK_DECISIONS (500), MS_PGBENCH_WARMUP (500 decisions per script before
-# the runs, then VACUUM ANALYZE).
+# the runs, then VACUUM ANALYZE).  MS_PGBENCH_POOL=N: the runs' pgbench connects through
+# PgBouncer in transaction mode with N server connections (test/session/lib/pgbouncer.bash;
+# pgbench -j at most 16), the baseline as well: decisions/s behind a pooler.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-Haswell}
@@ -65,6 +67,12 @@ APP=ms_bench_app
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ms_pgbench.XXXXXX")
 trap 'rm -rf "$WORK"; psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB" -c "DROP ROLE IF EXISTS $APP" >/dev/null 2>&1 || true' EXIT
 q() { psql -X -q -A -t -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
+
+VIA=()
+if [ -n "${MS_PGBENCH_POOL:-}" ]; then
+    . test/session/lib/pgbouncer.bash
+    trap 'bouncer_stop; rm -rf "$WORK"; psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB" -c "DROP ROLE IF EXISTS $APP" >/dev/null 2>&1 || true' EXIT
+fi
 
 t0=$(date +%s)
 . bench/lib/decision_setup.bash
@@ -124,6 +132,11 @@ for s in baseline $POLICIES; do
         { echo "warm-up of $s failed: $(grep -m 1 -i error "$WORK/warm.err")" >&2; exit 1; }
 done
 q -c "VACUUM ANALYZE"
+if [ -n "${MS_PGBENCH_POOL:-}" ]; then
+    bouncer_start transaction "$MS_PGBENCH_POOL" postgres "$APP" || { echo "pgbouncer failed to start" >&2; exit 1; }
+    VIA=(-h "$BOUNCER_HOST" -p "$BOUNCER_PORT")
+    echo "through PgBouncer $("$PGBOUNCER" -V | head -n 1 | awk '{ print $2 }'), transaction mode, $MS_PGBENCH_POOL server connections"
+fi
 
 # CPU time the server has used so far, in clock ticks: the postmaster's own and
 # that of its children that have ended (cutime, cstime) plus its live children's.
@@ -155,7 +168,9 @@ run() {
     q -c "CHECKPOINT"
     lsn0=$(q -c "SELECT pg_current_wal_lsn()")
     t0=$(server_ticks)
-    if ! pgbench -n "${as[@]}" -c "$c" -j "$c" "${length[@]}" -f "$WORK/$name.sql" "$DB" \
+    local j=$c
+    [ ${#VIA[@]} -eq 0 ] || j=$(( c < 16 ? c : 16 ))
+    if ! pgbench -n "${VIA[@]}" "${as[@]}" -c "$c" -j "$j" "${length[@]}" -f "$WORK/$name.sql" "$DB" \
             >"$WORK/$name.$c.out" 2>"$WORK/$name.$c.err"; then
         echo "pgbench $name -c $c failed: $(grep -m 1 -i error "$WORK/$name.$c.err")" >&2
     fi

@@ -5,8 +5,11 @@
 #   preloaded  shared_preload_libraries = 'model_select' (the shared cache), no learner;
 #   learner    preloaded, and the learner process serving the bench's database: it publishes
 #              the arms' models and backends fold only what its versions lack.
+#   pooled     as plain, with pgbench (both sides) connecting through PgBouncer in transaction
+#              mode, MS_PGBENCH_POOL_SIZE (8) server connections, at MS_PGBENCH_POOLED_CLIENTS
+#              ("64 200") clients: decisions/s behind a pooler against the same baseline through it.
 # Clients MS_PGBENCH_CLIENTS ("1 4 16 64"), policies MS_PGBENCH_POLICIES ("rff_ucb lin_ucb
-# pak_ucb"), set-ups MS_PGBENCH_SETUPS ("plain preloaded learner"); rounds, seconds per run
+# pak_ucb"), set-ups MS_PGBENCH_SETUPS ("plain preloaded learner pooled"); rounds, seconds per run
 # and the rest as bench/pgbench.sh (MS_PGBENCH_ROUNDS defaults to 1 here: 3 set-ups x 3
 # policies x 4 client counts).  Each set-up prints its own tables, with CPU per decision at
 # each client count over that at 1.
@@ -16,15 +19,18 @@ export MS_PGBENCH_CLIENTS=${MS_PGBENCH_CLIENTS:-1 4 16 64}
 export MS_PGBENCH_POLICIES=${MS_PGBENCH_POLICIES:-rff_ucb lin_ucb pak_ucb}
 export MS_PGBENCH_ROUNDS=${MS_PGBENCH_ROUNDS:-1}
 export MS_PGBENCH_READ_CLIENTS=${MS_PGBENCH_READ_CLIENTS:-1}
-for setup in ${MS_PGBENCH_SETUPS:-plain preloaded learner}; do
+for setup in ${MS_PGBENCH_SETUPS:-plain preloaded learner pooled}; do
     opts="-c max_connections=100"
+    pooled=()
     case $setup in
         plain) ;;
+        pooled) pooled=(MS_PGBENCH_POOL="${MS_PGBENCH_POOL_SIZE:-8}"
+                        MS_PGBENCH_CLIENTS="${MS_PGBENCH_POOLED_CLIENTS:-64 200}") ;;
         preloaded) opts="$opts -c shared_preload_libraries=model_select" ;;
         learner) opts="$opts -c shared_preload_libraries=model_select -c model_select.learner_databases=ms_pgbench" ;;
-        *) echo "unknown set-up $setup (plain, preloaded, learner)" >&2; exit 1 ;;
+        *) echo "unknown set-up $setup (plain, preloaded, learner, pooled)" >&2; exit 1 ;;
     esac
     echo
     echo "## set-up: $setup"
-    MS_CLUSTER_OPTS="$opts ${MS_CLUSTER_OPTS:-}" bench/pgbench.sh
+    env "${pooled[@]}" MS_CLUSTER_OPTS="$opts ${MS_CLUSTER_OPTS:-}" bench/pgbench.sh
 done

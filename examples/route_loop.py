@@ -24,6 +24,15 @@ per-prompt oracle's over the same prompts.
 With --warm K the first K prompts (after the shuffle) play the part of an
 offline benchmark where every model was scored: warm_start() loads them into
 the reward log before the loop, and the other prompts are routed.
+
+It works behind a transaction-mode pooler (PgBouncer), where each transaction
+may run on another server backend and several copies share backends: no
+statement is prepared by the driver (prepare_threshold=None: the pooler does
+not carry a prepared statement from one transaction to the next); everything
+that needs the same backend -- creating the selector, the warm start's
+temporary table (ON COMMIT DROP) and warm_start() -- runs in one transaction;
+and no session setting is used (SET LOCAL inside a transaction, or settings
+put on the role: docs/deployment.md).
 """
 import argparse
 import csv
@@ -54,20 +63,27 @@ def read_outcomes(path):
 
 
 def create_selector(conn, name, dim, arms, policy, settings, seed):
-    conn.execute("SELECT model_select.drop_selector(name) FROM model_select.selectors WHERE name = %s",
-                 (name,))
-    conn.execute("SELECT model_select.create_selector(%s, %s, %s, %s, NULL, %s::jsonb, %s)",
-                 (name, dim, arms, policy, settings, seed))
+    with conn.transaction():
+        conn.execute("SELECT model_select.drop_selector(name) FROM model_select.selectors WHERE name = %s",
+                     (name,))
+        conn.execute("SELECT model_select.create_selector(%s, %s, %s, %s, NULL, %s::jsonb, %s)",
+                     (name, dim, arms, policy, settings, seed))
 
 
 def warm_start(conn, selector, rows):
-    """Load a full-information outcome table (every model scored) as rewards."""
-    conn.execute("CREATE TEMP TABLE warm_outcomes (ord int, embedding real[], rewards real[])")
-    with conn.cursor() as cur:
-        cur.executemany("INSERT INTO warm_outcomes VALUES (%s, %s, %s::real[])",
-                        [(i, emb, rewards) for i, (_, emb, rewards) in enumerate(rows)])
-    return conn.execute("SELECT model_select.warm_start(%s, 'SELECT embedding, rewards "
-                        "FROM warm_outcomes ORDER BY ord')", (selector,)).fetchone()[0]
+    """Load a full-information outcome table (every model scored) as rewards.
+
+    One transaction: behind a transaction-mode pooler the next statement may
+    run on another backend, which would not see this temporary table (or see
+    another client's); ON COMMIT DROP leaves nothing on the backend."""
+    with conn.transaction():
+        conn.execute("CREATE TEMP TABLE warm_outcomes (ord int, embedding real[], rewards real[])"
+                     " ON COMMIT DROP")
+        with conn.cursor() as cur:
+            cur.executemany("INSERT INTO warm_outcomes VALUES (%s, %s, %s::real[])",
+                            [(i, emb, rewards) for i, (_, emb, rewards) in enumerate(rows)])
+        return conn.execute("SELECT model_select.warm_start(%s, 'SELECT embedding, rewards "
+                            "FROM warm_outcomes ORDER BY ord')", (selector,)).fetchone()[0]
 
 
 def route_and_reward(conn, selector, embedding, rewards, arms):
@@ -102,7 +118,9 @@ def main():
     warm_rows, rows = rows[:args.warm], rows[args.warm:]
     earned = 0.0
     window = []
-    with psycopg.connect(args.dsn, autocommit=True) as conn:
+    # prepare_threshold=None: no server-side prepared statements, which a
+    # transaction-mode pooler cannot keep (psycopg prepares after 5 runs)
+    with psycopg.connect(args.dsn, autocommit=True, prepare_threshold=None) as conn:
         numpy_adapt.register_psycopg(conn)
         create_selector(conn, args.selector, dim, arms, args.policy, args.settings, args.seed)
         if warm_rows:

@@ -3,7 +3,7 @@
 # only those that are missing.  Needs root when something is missing.
 #
 # Note: installing postgresql-15 makes Debian create (and try to start) a
-# cluster "15/main".  Nothing here depends on it; if this script is what
+# cluster "15/main" (and pgbouncer its service, stopped the same way).  Nothing here depends on it; if this script is what
 # installed postgresql-15 and that cluster ends up running, it is stopped
 # again so that no server we caused to start is left behind.
 set -euo pipefail
@@ -21,6 +21,9 @@ PACKAGES=(
     # the drivers' test (test/session/drivers.sh): psycopg 3 and psycopg2
     python3-psycopg
     python3-psycopg2
+    # behind a pooler and across shards (test/session/pgbouncer.sh, plproxy.sh)
+    pgbouncer
+    postgresql-15-plproxy
     # toolchain (postgresql-server-dev-15 pulls in clang for bitcode, not gcc)
     gcc
     libc6-dev
@@ -52,8 +55,10 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 installing_server=0
+installing_bouncer=0
 for p in "${missing[@]}"; do
     [ "$p" = postgresql-15 ] && installing_server=1
+    [ "$p" = pgbouncer ] && installing_bouncer=1
 done
 
 export DEBIAN_FRONTEND=noninteractive
@@ -68,6 +73,11 @@ if [ "$installing_server" = 1 ] && command -v pg_lsclusters >/dev/null 2>&1; the
             pg_ctlcluster "$ver" "$name" stop || true
         fi
     done
+fi
+
+if [ "$installing_bouncer" = 1 ] && command -v invoke-rc.d >/dev/null 2>&1; then
+    # The tests start PgBouncers of their own; stop the package's service.
+    invoke-rc.d pgbouncer stop >/dev/null 2>&1 || true
 fi
 
 still_missing=()

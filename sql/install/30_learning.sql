@@ -65,6 +65,20 @@ CREATE TRIGGER rewards_apply AFTER INSERT ON model_select.rewards
     REFERENCING NEW TABLE AS new_rewards
     FOR EACH STATEMENT EXECUTE FUNCTION model_select_internal._rewards_apply();
 
+-- A reward by function call, for routers that forward function calls
+-- (PL/Proxy, an RPC layer): the same INSERT, with the caller's rights and
+-- the same triggers; returns the reward_id.
+CREATE FUNCTION model_select.reward(decision_id bigint, reward float8, cost float8 DEFAULT NULL)
+RETURNS bigint LANGUAGE sql VOLATILE PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+    INSERT INTO model_select.rewards (decision_id, reward, cost) VALUES ($1, $2, $3) RETURNING reward_id
+$$;
+CREATE FUNCTION model_select.reward(selector text, arm text, context float8[], reward float8,
+                                    cost float8 DEFAULT NULL)
+RETURNS bigint LANGUAGE sql VOLATILE PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+    INSERT INTO model_select.rewards (selector, arm, context, reward, cost) VALUES ($1, $2, $3, $4, $5)
+        RETURNING reward_id
+$$;
+
 -- The log is append-only: an UPDATE or TRUNCATE would silently desynchronise
 -- the learned state.  (DELETE stays possible, e.g. for drop_selector's
 -- cascade; after deleting rewards by hand, run rebuild_state().)
@@ -147,6 +161,10 @@ COMMENT ON COLUMN model_select.arm_base.n IS 'Rewards absorbed; reward_sum, cost
 COMMENT ON COLUMN model_select.arm_base.state IS 'The fold of the absorbed rewards in binary form (layout in src/model/state.h).';
 COMMENT ON COLUMN model_select.arm_base.updated_at IS 'When the base last absorbed rewards.';
 
+COMMENT ON FUNCTION model_select.reward(bigint, float8, float8) IS
+'Rewards a decision: INSERT INTO rewards (decision_id, reward, cost), with the caller''s rights and the same checks; returns the reward_id. 42704 when this server holds no such decision.';
+COMMENT ON FUNCTION model_select.reward(text, text, float8[], float8, float8) IS
+'A reward without a decision: INSERT INTO rewards (selector, arm, context, reward, cost), with the caller''s rights and the same checks; returns the reward_id.';
 COMMENT ON FUNCTION model_select.rebuild_state(text) IS
 'Recomputes every arm''s checkpoint from scratch from its reward log in (tx, seq) order, the definition of the state (after deleting rewards, or to repair a state); returns the number of rewards folded.';
 COMMENT ON FUNCTION model_select.checkpoint(text) IS

@@ -75,6 +75,18 @@ CREATE FUNCTION model_select.grant_selector(selector text, role regrole, privile
 CREATE FUNCTION model_select.revoke_selector(selector text, role regrole, privilege text) RETURNS void
     AS 'MODULE_PATHNAME', 'model_select_admin_call' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
+-- What only superusers and the extension owner may do (setup_role,
+-- set_server_id): 42501 for anyone else.
+CREATE FUNCTION model_select_internal._require_extension_admin(action text) RETURNS void
+LANGUAGE plpgsql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF NOT (SELECT r.rolsuper FROM pg_roles r WHERE r.rolname = current_user)
+       AND NOT pg_has_role((SELECT e.extowner FROM pg_extension e WHERE e.extname = 'model_select'), 'USAGE') THEN
+        RAISE EXCEPTION 'permission denied to % for model_select', action USING ERRCODE = '42501',
+            HINT = format('Only superusers and the extension owner %s.', action);
+    END IF;
+END $$;
+
 -- The rights of the two kinds of role, granted by setup_role(); an
 -- administrator gets the application's and these.  Probe runs use the
 -- caller's rights on the probe tables (create_probe_run runs the caller's
@@ -123,11 +135,7 @@ BEGIN
         RAISE EXCEPTION 'unknown kind of role "%"', kind USING ERRCODE = '22023',
             HINT = 'Kinds are application (route and reward), administrator (also create selectors and probe runs) and none (revoke them all).';
     END IF;
-    IF NOT (SELECT r.rolsuper FROM pg_roles r WHERE r.rolname = current_user)
-       AND NOT pg_has_role((SELECT e.extowner FROM pg_extension e WHERE e.extname = 'model_select'), 'USAGE') THEN
-        RAISE EXCEPTION 'permission denied to set up roles for model_select' USING ERRCODE = '42501',
-            HINT = 'Only superusers and the extension owner set up roles.';
-    END IF;
+    PERFORM model_select_internal._require_extension_admin('set up roles');
     -- start from nothing: changing a role's kind leaves no right of the old one
     -- (revoking a right on a table revokes it on its columns too)
     FOREACH p IN ARRAY application || administrator
@@ -217,5 +225,7 @@ COMMENT ON FUNCTION model_select.grant_selector(text, regrole, text) IS
 'Grants a right on a selector (route, reward or admin) to a role; only its owner (or a member of the owner role), a superuser or the extension owner may.';
 COMMENT ON FUNCTION model_select.revoke_selector(text, regrole, text) IS
 'Revokes a right granted with grant_selector(); it takes effect at the next statement of every session.';
+COMMENT ON FUNCTION model_select_internal._require_extension_admin(text) IS
+'Internal: 42501 unless the current user is a superuser or a member of the extension owner role; action names what was refused.';
 COMMENT ON FUNCTION model_select.setup_role(regrole, text) IS
 'Superusers and the extension owner: gives a role exactly the rights of an application (route and reward), of an administrator (also create selectors and probe runs), or none; returns the GRANT statements run.';

@@ -95,7 +95,9 @@ target_from_decision(int64 decision_id, RewardTarget *t)
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("decision " INT64_FORMAT " does not exist", decision_id),
 				 errdetail("A decision without a reward is removed once its selector's decision_ttl has passed, "
-						   "and a rewarded one once retain absorbs its reward."),
+						   "and a rewarded one once retain absorbs its reward; its id was drawn by server %d "
+						   "(decision_id >> 48), and is rewarded where its selector lives.",
+						   (int) (decision_id >> 48)),
 				 errhint("Reward a decision within decision_ttl; without a decision, give selector, arm and context.")));
 	t->selector_id = DatumGetInt32(values[DECISIONS_SELECTOR_ID]);
 	t->arm_id = DatumGetInt32(values[DECISIONS_ARM_ID]);

@@ -14,8 +14,8 @@ $$ SELECT ARRAY['model_select'::regnamespace, 'model_select_internal'::regnamesp
 
 -- 1. the labels -----------------------------------------------------------------
 -- a new function fails this count until its label is decided below
-SELECT is((SELECT count(*) FROM pg_proc WHERE pronamespace = ANY (ms_schemas())), 87::bigint,
-          '87 functions (53 in model_select, 34 internal), each labelled on purpose');
+SELECT is((SELECT count(*) FROM pg_proc WHERE pronamespace = ANY (ms_schemas())), 92::bigint,
+          '92 functions (57 in model_select, 35 internal), each labelled on purpose');
 SELECT set_eq($$SELECT oid::regprocedure::text FROM pg_proc
                  WHERE pronamespace = ANY (ms_schemas()) AND proparallel = 's'$$,
               ARRAY['model_select.select_model(text,anycompatiblearray)',
@@ -34,7 +34,8 @@ SELECT set_eq($$SELECT oid::regprocedure::text FROM pg_proc
                     'model_select.has_selector_privilege(text,text)',
                     'model_select.has_selector_privilege(integer,text)',
                     'model_select_internal._grant_privilege(text,regrole,text)',
-                    'model_select.quality_hull(double precision[],double precision[],double precision)'],
+                    'model_select.quality_hull(double precision[],double precision[],double precision)',
+                    'model_select.server_id()', 'model_select_internal._require_extension_admin(text)'],
               'PARALLEL SAFE: the pure functions and those that only read the extension''s tables');
 SELECT set_eq($$SELECT oid::regprocedure::text FROM pg_proc
                  WHERE pronamespace = ANY (ms_schemas()) AND proparallel = 'r'$$,
