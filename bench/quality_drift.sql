@@ -10,32 +10,8 @@
 \set ON_ERROR_STOP 1
 \echo '   drift:' `date +%T` :seeds 'seeds x 2 policies x 1,500 rounds'
 
--- the stream of a seed (setseed: the same rows on every run)
-CREATE FUNCTION drift_stream(seed int)
-RETURNS TABLE (round int, context float8[], reward float8[], expected float8[])
-LANGUAGE plpgsql AS $$
-DECLARE
-    cl int;
-    x float8[];
-    e float8[];
-BEGIN
-    PERFORM setseed(seed / 100.0);
-    FOR t IN 1..1500 LOOP
-        cl := CASE WHEN random() < 0.5 THEN 0 ELSE 1 END;
-        x := '{}';
-        FOR j IN 1..16 LOOP
-            x := x || ((1 - 2 * cl) * CASE WHEN j % 2 = 1 THEN 0.35 ELSE 0.1 END
-                       + 0.15 * sqrt(-2 * ln(1 - random())) * cos(2 * pi() * random()));
-        END LOOP;
-        e := CASE WHEN (cl = 0) = (t <= 1000) THEN ARRAY[0.8, 0.2, 0.5] ELSE ARRAY[0.2, 0.8, 0.5] END;
-        round := t;
-        context := x;
-        expected := e;
-        reward := ARRAY[(random() < e[1])::int, (random() < e[2])::int, (random() < e[3])::int];
-        RETURN NEXT;
-    END LOOP;
-END $$;
-CREATE TABLE drift AS SELECT s AS seed, d.* FROM unnest(:'seeds'::int[]) s, drift_stream(s) d;
+\ir ../test/tap/include/drift_stream.sql
+CREATE TABLE drift AS SELECT s AS seed, d.* FROM unnest(:'seeds'::int[]) s, pg_temp.drift_stream(s) d;
 
 CREATE TABLE drift_run AS
 SELECT p.policy, s AS seed, r.round, r.opr_window, r.picks
