@@ -2,7 +2,7 @@
 # make bench-quality: offline quality benchmark of the routing policies with
 # model_select.replay(), in a throwaway cluster (see bench/README.md).
 #
-# Three parts (MS_BENCH_PARTS), each printing progress as it goes:
+# Parts (MS_BENCH_PARTS), each printing progress as it goes:
 #   routerdc7  RouterDC's routerdc7_dev.csv: one online pass, cold and warm-started
 #              from a full-information outcome table, 3 seeds, against the best
 #              single model and the best model per task family on the same prompts
