@@ -2,11 +2,17 @@
 # make bench-quality: offline quality benchmark of the routing policies with
 # model_select.replay(), in a throwaway cluster (see bench/README.md).
 #
-# Three parts (MS_BENCH_PARTS), each printing progress as it goes:
+# Parts (MS_BENCH_PARTS), each printing progress as it goes:
 #   routerdc7  RouterDC's routerdc7_dev.csv: one online pass, cold and warm-started
 #              from a full-information outcome table, 3 seeds, against the best
 #              single model and the best model per task family on the same prompts
 #              (bench/quality_routerdc7.sql; results/quality_routerdc7.md)
+#   drift      recovery after the best arms swap (issue 42): the Bernoulli
+#              two-cluster stream, lin_ucb and pak_ucb with a window of 300 on the
+#              selector's clock, 5 seeds (bench/quality_drift.sql; results/quality_drift.md)
+#   feedback   RouterDC as feedback arrives: the default router cold and warm
+#              1,000 with rewards 0/100/1,000 rounds late and 100%/20%/5% of the
+#              rounds rewarded (bench/quality_feedback.sql; results/quality_feedback.md)
 #   routellm-warm  RouteLLM with prices, cold and warm-started (the same held-out
 #              protocol; bench/quality_routellm_warm.sql; results/quality_routellm_warm.md)
 #   hull       RouteLLM's quality-vs-cost points and hull of the online router
@@ -24,7 +30,7 @@
 # Knobs (environment):
 #   MS_BENCH_DATA        directory of routellm.csv and routerdc7_dev.csv,
 #                        relative to the repository root   ../shared/bench
-#   MS_BENCH_PARTS       parts to run     "routerdc7 routellm-warm hull policies"
+#   MS_BENCH_PARTS       parts to run     "routerdc7 drift feedback routellm-warm hull policies"
 #   MS_BENCH_SEEDS       replay seeds (shuffle orders) to average over   "1 2 3"
 #   MS_BENCH_DC_SEEDS    the same for the routerdc7 part (issue 30's bars
 #                        are judged on 5 orders)                         "1 2 3 4 5"
@@ -46,7 +52,7 @@ SELF=$ROOT/bench/quality.sh
 DATA_DIR=${MS_BENCH_DATA:-../shared/bench}
 DATA_DIR=$(cd "$DATA_DIR" 2>/dev/null && pwd || echo "$DATA_DIR")
 CSV=$DATA_DIR/routellm.csv
-PARTS=${MS_BENCH_PARTS:-routerdc7 routellm-warm hull policies}
+PARTS=${MS_BENCH_PARTS:-routerdc7 drift feedback routellm-warm hull policies}
 has_part() { case " $PARTS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 RESULTS=bench/results
 
@@ -255,6 +261,20 @@ if has_part routerdc7; then
     sql_part routerdc7 -v seeds="$V_DC_SEEDS"
     echo
     cat "$RESULTS/quality_routerdc7.md"
+    echo
+fi
+if has_part drift; then
+    echo "== drift: the best arms swap at round 1,000, window 300 on the selector's clock (seeds $DC_SEEDS; about 1 minute)"
+    sql_part drift -v seeds="$V_DC_SEEDS"
+    echo
+    cat "$RESULTS/quality_drift.md"
+    echo
+fi
+if has_part feedback; then
+    echo "== feedback: RouterDC with late and sparse rewards (seeds $DC_SEEDS; about 1-2 minutes per seed)"
+    sql_part feedback -v seeds="$V_DC_SEEDS"
+    echo
+    cat "$RESULTS/quality_feedback.md"
     echo
 fi
 if has_part routellm-warm; then

@@ -11,17 +11,8 @@
 -- prompts in the same order, and the references (best single model, best model
 -- per task family, per-prompt oracle) are computed on exactly those prompts.
 \set ON_ERROR_STOP 1
-\set tbl dc
-\set csvfile routerdc7_dev.csv
-\ir quality_split.sql
+\ir quality_dc.sql
 \echo '   routerdc7:' `date +%T` 'data loaded;' :seeds 'seeds x 31 replay() passes of 7,271 rounds follow (pak_ucb: 0.5-3 minutes each)'
-
-CREATE FUNCTION dc_eval(s int) RETURNS text LANGUAGE sql AS $$
-    SELECT format('SELECT d.embedding, d.rewards FROM dc d JOIN dc_split x USING (id)'
-                  ' WHERE x.seed = %s AND x.rk > 2000 ORDER BY x.rk', s) $$;
-CREATE FUNCTION dc_warm(s int, k int) RETURNS text LANGUAGE sql AS $$
-    SELECT CASE WHEN k > 0 THEN format('SELECT d.embedding, d.rewards FROM dc d JOIN dc_split x USING (id)'
-                                       ' WHERE x.seed = %s AND x.rk <= %s ORDER BY x.rk', s, k) END $$;
 
 -- the routers: label, policy, settings, warm sizes
 CREATE TABLE dc_router(ord int, label text, policy text, settings jsonb, ks int[]);

@@ -1,4 +1,4 @@
--- bench/quality_split.sql, included by bench/quality_routerdc7.sql and
+-- bench/quality_split.sql, included by bench/quality_dc.sql and
 -- bench/quality_routellm_warm.sql (psql variables: data, seeds, tbl, csvfile):
 -- loads the outcome table :data/:csvfile into table :tbl, and ranks its prompts
 -- per seed s by md5(id:s) into :tbl_split (seed, id, rk) -- the held-out

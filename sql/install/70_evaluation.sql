@@ -6,10 +6,11 @@ CREATE FUNCTION model_select.replay(
     source text, policy text DEFAULT 'lin_ucb', kernel text DEFAULT NULL,
     settings jsonb DEFAULT '{}', seed bigint DEFAULT 0, cost_weight float8 DEFAULT 0,
     rounds int DEFAULT NULL, passes int DEFAULT 1, checkpoint int DEFAULT NULL,
-    shuffle boolean DEFAULT true, warm text DEFAULT NULL)
+    shuffle boolean DEFAULT true, warm text DEFAULT NULL, delay int DEFAULT 0,
+    feedback float8 DEFAULT 1)
     RETURNS TABLE (round int, cum_reward float8, cum_cost float8, cum_utility float8,
                    regret_best_arm float8, regret_oracle float8, opr float8,
-                   opr_window float8, otb float8, picks bigint[])
+                   opr_window float8, otb float8, picks bigint[], learned bigint)
     AS 'MODULE_PATHNAME', 'model_select_replay' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 -- Seeded synthetic stream: prompts in clusters whose best arm differs, with
@@ -36,8 +37,8 @@ CREATE FUNCTION model_select.synthetic_rkhs(
     AS 'MODULE_PATHNAME', 'model_select_synthetic_rkhs' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 
 -- Comments (psql: \df+, \dd).
-COMMENT ON FUNCTION model_select.replay(text, text, text, jsonb, bigint, float8, int, int, int, boolean, text) IS
-'Offline evaluation: runs a policy''s online loop over the rows (context, rewards[, costs[, expected]]) of the query source, in memory, touching no table, after every arm has learned its outcomes on the rows (context, rewards[, costs]) of the query warm if given; returns cumulative reward, cost, utility, regret, optimal-pick ratios and picks per arm every checkpoint rounds.';
+COMMENT ON FUNCTION model_select.replay(text, text, text, jsonb, bigint, float8, int, int, int, boolean, text, int, float8) IS
+'Offline evaluation: runs a policy''s online loop over the rows (context, rewards[, costs[, expected]]) of the query source, in memory, touching no table, after every arm has learned its outcomes on the rows (context, rewards[, costs]) of the query warm if given; a seeded share feedback of the rounds is rewarded, each reward visible delay rounds later; returns cumulative reward, cost, utility, regret, optimal-pick ratios, picks per arm and rewards learned every checkpoint rounds.';
 COMMENT ON FUNCTION model_select.synthetic_clusters(int, int, int, int, bigint, float8, int, int, int) IS
 'Seeded synthetic stream: prompts in clusters whose best arm differs, with optional changing worlds (a late arm, rotating experts, new clusters).';
 COMMENT ON FUNCTION model_select.synthetic_rkhs(int, int, int, bigint, text, float8, float8, float8, float8, int) IS

@@ -180,6 +180,10 @@ DROP FUNCTION model_select.select_model(text, float8[]), model_select.select_mod
 -- quality_cost() takes a warm start
 DROP FUNCTION model_select.quality_cost(text, text, text, jsonb, float8[], float8[], bigint, int);
 
+-- == Late and sparse feedback in replay() (issue 42): arguments delay and
+-- == feedback, result column learned
+DROP FUNCTION model_select.replay(text, text, text, jsonb, bigint, float8, int, int, int, boolean, text);
+
 -- @functions and views@
 
 -- written codebooks void the checkpoints (after the functions: its function is new)

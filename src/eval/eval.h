@@ -20,6 +20,28 @@ typedef struct ReplayData
 	bool	   *available;		/* nrows × narms: reward not NULL */
 } ReplayData;
 
+/* Running totals; a copy is kept at every checkpoint. */
+typedef struct ReplayTotals
+{
+	int			round;
+	double		reward;
+	double		cost;
+	double		utility;
+	double		judged;			/* utility of the picks as judged */
+	double		oracle;			/* sum of the best judged utility of each row */
+	int64		optimal;
+	int64		window_optimal;
+	int			window_rounds;
+	double	   *arm_utility;	/* per arm: judged utility had it always been played */
+	int64	   *picks;
+	int64		learned;		/* rewards learned so far */
+} ReplayTotals;
+
+extern ReplayTotals *checkpoints_alloc(int64 n, int narms);
+extern void totals_copy(ReplayTotals *dst, const ReplayTotals *src, int narms);
+extern void emit_checkpoints(FunctionCallInfo fcinfo, const ReplayTotals *checkpoints, int nck,
+							 const ReplayTotals *tot, int narms);
+
 extern void eval_check_arg(bool ok, const char *function, const char *problem);
 extern void source_load(const char *source, const char *label, bool with_expected,
 						ReplayData *data);

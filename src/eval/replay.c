@@ -14,6 +14,14 @@
  * each arm's mean, so noise does not count as regret), else by the realised
  * rewards.  A NULL reward means the arm is not available on that row (it
  * has not arrived yet, or was retired): it is neither picked nor counted.
+ *
+ * Feedback as it arrives in production: with `feedback` f < 1 only a seeded
+ * fraction f of the rounds is rewarded (whether round t is depends on the
+ * seed and t alone, not on the policy), and with `delay` k the reward of
+ * round t becomes visible k rounds later: it is learned just before the
+ * decision of round t + k + 1 (k = 0: before the next round's).  Rewards
+ * learned tick the selector clock, as the rewards of a live log do; the
+ * metrics judge every round's pick, rewarded or not.
  */
 #include "postgres.h"
 
@@ -42,22 +50,6 @@
 #include "model/registry.h"
 
 PG_FUNCTION_INFO_V1(model_select_replay);
-
-/* Running totals; a copy is kept at every checkpoint. */
-typedef struct ReplayTotals
-{
-	int			round;
-	double		reward;
-	double		cost;
-	double		utility;
-	double		judged;			/* utility of the picks as judged */
-	double		oracle;			/* sum of the best judged utility of each row */
-	int64		optimal;
-	int64		window_optimal;
-	int			window_rounds;
-	double	   *arm_utility;	/* per arm: judged utility had it always been played */
-	int64	   *picks;
-} ReplayTotals;
 
 /*
  * Check the loaded values as a live selector with these settings would
@@ -138,35 +130,6 @@ shuffle(int *order, int n, Prng *rng)
 	}
 }
 
-/*
- * Room for n checkpoints' totals, which are all kept until the best arm in
- * hindsight is known: refused (54000) beyond 1 GB in all (checkpoint 1 over
- * 2^31 - 1 rounds would be 2^31 of them).
- */
-static ReplayTotals *
-checkpoints_alloc(int64 n, int narms)
-{
-	double		bytes = (double) n * (sizeof(ReplayTotals) + narms * (sizeof(double) + sizeof(int64)));
-
-	if (bytes > MaxAllocSize)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("replay: " INT64_FORMAT " checkpoints of %d arms would need %.0f MB",
-						n, narms, bytes / 1048576.0),
-				 errhint("Raise checkpoint (rounds between result rows), or lower rounds.")));
-	return palloc(sizeof(ReplayTotals) * (Size) n);
-}
-
-static void
-totals_copy(ReplayTotals *dst, const ReplayTotals *src, int narms)
-{
-	*dst = *src;
-	dst->arm_utility = palloc(sizeof(double) * narms);
-	dst->picks = palloc(sizeof(int64) * narms);
-	memcpy(dst->arm_utility, src->arm_utility, sizeof(double) * narms);
-	memcpy(dst->picks, src->picks, sizeof(int64) * narms);
-}
-
 /* An in-memory selector with arms named arm1..armG and no rewards yet. */
 static Selector *
 replay_selector(FunctionCallInfo fcinfo, const ReplayData *data)
@@ -214,7 +177,24 @@ typedef struct ReplayLearner
 	MemoryContext *model_cxt;
 	ArmScore   *scores;
 	int			ticks;			/* rewards learned: the selector clock */
+	int			delay;			/* rounds before a reward is visible */
+	double		feedback;		/* the share of rounds rewarded */
+	uint64		feedback_seed;
+	struct Pending *pending;	/* rewards not visible yet: a ring of delay + 1 */
+	int			pending_size;
+	int			pending_head;	/* the oldest */
+	int			pending_count;
 } ReplayLearner;
+
+/* A reward decided but not visible yet: its round, row, arm, utility and cost. */
+typedef struct Pending
+{
+	int			round;
+	int			row;
+	int			arm;
+	double		utility;
+	double		cost;
+} Pending;
 
 /*
  * Feed utility u of context raw_x to arm a, one tick of the selector clock
@@ -263,47 +243,6 @@ replay_learn(ReplayLearner *learner, int a, const double *raw_x, double u)
 	MemoryContextSwitchTo(old);
 }
 
-static void
-emit_checkpoint(ReturnSetInfo *rsinfo, const ReplayTotals *ck, int narms, int best_arm)
-{
-	Datum		values[10];
-	bool		nulls[10] = {false};
-	Datum	   *picks = palloc(sizeof(Datum) * narms);
-
-	for (int a = 0; a < narms; a++)
-		picks[a] = Int64GetDatum(ck->picks[a]);
-	values[0] = Int32GetDatum(ck->round);
-	values[1] = Float8GetDatum(ck->reward);
-	values[2] = Float8GetDatum(ck->cost);
-	values[3] = Float8GetDatum(ck->utility);
-	values[4] = Float8GetDatum(ck->arm_utility[best_arm] - ck->judged);
-	values[5] = Float8GetDatum(ck->oracle - ck->judged);
-	values[6] = Float8GetDatum((double) ck->optimal / ck->round);
-	values[7] = Float8GetDatum((double) ck->window_optimal / ck->window_rounds);
-	values[8] = Float8GetDatum((ck->judged - ck->arm_utility[best_arm]) / ck->round);
-	values[9] = PointerGetDatum(construct_array(picks, narms, INT8OID, sizeof(int64),
-												FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-}
-
-/*
- * The result rows: every checkpoint, with the best single arm in hindsight
- * over all rounds played (tot).
- */
-static void
-emit_checkpoints(FunctionCallInfo fcinfo, const ReplayTotals *checkpoints, int nck,
-				 const ReplayTotals *tot, int narms)
-{
-	int			best_arm = 0;
-
-	for (int a = 1; a < narms; a++)
-		if (tot->arm_utility[a] > tot->arm_utility[best_arm])
-			best_arm = a;
-	InitMaterializedSRF(fcinfo, 0);
-	for (int i = 0; i < nck; i++)
-		emit_checkpoint((ReturnSetInfo *) fcinfo->resultinfo, &checkpoints[i], narms, best_arm);
-}
-
 static void replay_error(const char *message) pg_attribute_noreturn();
 
 static void
@@ -340,10 +279,77 @@ replay_age(ReplayLearner *learner, int narms, int now)
 	}
 }
 
-/* One round on one row: decide, account, learn the chosen arm's utility. */
+/*
+ * Is round t (from 0) rewarded?  Every round with feedback 1, else a draw
+ * from a hash of the seed and t: the same rounds for every policy.
+ */
+static bool
+round_rewarded(const ReplayLearner *learner, int t)
+{
+	uint64		h;
+
+	if (learner->feedback >= 1)
+		return true;
+	h = mix64(learner->feedback_seed + (uint64) t * UINT64_C(0x9E3779B97F4A7C15));
+	return (double) (h >> 11) * 0x1.0p-53 < learner->feedback;
+}
+
+/* A reward becomes visible: the arm learns it, and its cost counts as a live log's would. */
+static void
+replay_feedback(ReplayLearner *learner, const ReplayData *data, const Pending *p, ReplayTotals *tot)
+{
+	ArmInfo    *arm = &learner->sel->arms[p->arm];
+
+	replay_learn(learner, p->arm, data->contexts + (Size) p->row * data->dim, p->utility);
+	/* the totals a live arm reads from its log (the budget's pacer) */
+	arm->cost_sum += p->cost;
+	arm->cost_n++;
+	arm->spend_sum += p->cost;
+	arm->spend_n++;
+	tot->learned++;
+}
+
+/* Before the decision of round t: learn the rewards of rounds up to t - delay - 1. */
+static void
+replay_deliver(ReplayLearner *learner, const ReplayData *data, int t, ReplayTotals *tot)
+{
+	while (learner->pending_count > 0)
+	{
+		const Pending *p = &learner->pending[learner->pending_head];
+
+		if ((int64) p->round + learner->delay >= t)
+			break;
+		replay_feedback(learner, data, p, tot);
+		learner->pending_head = (learner->pending_head + 1) % learner->pending_size;
+		learner->pending_count--;
+	}
+}
+
+/*
+ * After the decision of round t: its reward, if the round is rewarded and
+ * it becomes visible within the rounds played, waits for its delay.
+ */
+static void
+replay_defer(ReplayLearner *learner, int t, int rounds, int row, int arm, double u, double cost)
+{
+	Pending    *p;
+
+	if (!round_rewarded(learner, t) || (int64) t + learner->delay + 1 >= rounds)
+		return;
+	Assert(learner->pending_count < learner->pending_size);
+	p = &learner->pending[(learner->pending_head + learner->pending_count) % learner->pending_size];
+	p->round = t;
+	p->row = row;
+	p->arm = arm;
+	p->utility = u;
+	p->cost = cost;
+	learner->pending_count++;
+}
+
+/* One round on one row: learn what became visible, decide, account, defer the chosen arm's utility. */
 static void
 replay_round(ReplayLearner *learner, const ReplayData *data, int row, double lambda,
-			 ReplayTotals *tot)
+			 int rounds, ReplayTotals *tot)
 {
 	Selector   *sel = learner->sel;
 	const double *x = data->contexts + (Size) row * data->dim;
@@ -355,7 +361,9 @@ replay_round(ReplayLearner *learner, const ReplayData *data, int row, double lam
 				u,
 				judged;
 	int			chosen;
+	int			t = tot->round;
 
+	replay_deliver(learner, data, t, tot);
 	for (int a = 0; a < data->narms; a++)
 		sel->arms[a].active = avail[a];
 	if (clock_ops(sel->cfg.clock)->ages)
@@ -382,23 +390,33 @@ replay_round(ReplayLearner *learner, const ReplayData *data, int row, double lam
 	tot->window_optimal += judged >= best;
 	tot->window_rounds++;
 	tot->picks[chosen]++;
-	replay_learn(learner, chosen, x, u);
-	/* the totals a live arm reads from its log (the budget's pacer) */
-	sel->arms[chosen].cost_sum += c[chosen];
-	sel->arms[chosen].cost_n++;
-	sel->arms[chosen].spend_sum += c[chosen];
-	sel->arms[chosen].spend_n++;
+	replay_defer(learner, t, rounds, row, chosen, u, c[chosen]);
 }
 
-/* Per-arm states, their memory contexts and scores, all empty. */
+/*
+ * Per-arm states, their memory contexts and scores, all empty; room for the
+ * rewards not yet visible (at most delay + 1 at a time, and fewer than the
+ * rounds played): refused (54000) beyond 1 GB.
+ */
 static void
-learner_alloc(ReplayLearner *learner, int narms)
+learner_alloc(ReplayLearner *learner, int narms, int delay, int rounds)
 {
+	int64		size = Min((int64) delay, (int64) rounds) + 1;
+
 	learner->states = palloc0(sizeof(StateHeader *) * narms);
 	learner->state_cxt = palloc0(sizeof(MemoryContext) * narms);
 	learner->model_cxt = palloc0(sizeof(MemoryContext) * narms);
 	learner->scores = palloc(sizeof(ArmScore) * narms);
 	learner->ticks = 0;
+	if ((double) size * sizeof(Pending) > MaxAllocSize)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("replay: a delay of %d rounds would hold " INT64_FORMAT " rewards in memory", delay, size),
+				 errhint("Lower delay or rounds.")));
+	learner->pending = palloc(sizeof(Pending) * (Size) size);
+	learner->pending_size = (int) size;
+	learner->pending_head = 0;
+	learner->pending_count = 0;
 }
 
 /*
@@ -456,6 +474,24 @@ replay_warm(ReplayLearner *learner, const char *source, const ReplayData *online
 	}
 }
 
+/*
+ * delay (argument 11: rounds before a reward is visible, at least 0) and
+ * feedback (12: the share of rounds rewarded, in (0, 1]); the rounds
+ * rewarded are drawn from a stream of their own, so that they do not
+ * depend on the shuffle or the policy.
+ */
+static void
+replay_feedback_args(FunctionCallInfo fcinfo, ReplayLearner *learner)
+{
+	learner->delay = PG_NARGS() > 11 ? PG_GETARG_INT32(11) : 0;
+	learner->feedback = PG_NARGS() > 12 ? PG_GETARG_FLOAT8(12) : 1.0;
+	if (learner->delay < 0)
+		replay_error("delay must not be negative");
+	if (!(learner->feedback > 0 && learner->feedback <= 1))
+		replay_error("feedback must be in (0, 1]: the share of rounds rewarded");
+	learner->feedback_seed = mix64(learner->sel->cfg.seed ^ UINT64_C(0x66656564626b));
+}
+
 Datum
 model_select_replay(PG_FUNCTION_ARGS)
 {
@@ -471,11 +507,11 @@ model_select_replay(PG_FUNCTION_ARGS)
 	ReplayTotals tot = {0};
 	ReplayTotals *checkpoints;
 
-	for (int i = 0; i < 10; i++)
-		if (PG_ARGISNULL(i) && i != 2 && i != 3 && i != 6 && i != 8)
+	for (int i = 0; i < PG_NARGS(); i++)
+		if (PG_ARGISNULL(i) && i != 2 && i != 3 && i != 6 && i != 8 && i != 10)
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("replay: only kernel, settings, rounds and checkpoint may be NULL")));
+					 errmsg("replay: only kernel, settings, rounds, checkpoint and warm may be NULL")));
 	lambda = PG_GETARG_FLOAT8(5);
 	passes = PG_GETARG_INT32(7);
 	if (!(lambda >= 0 && isfinite(lambda)))
@@ -501,7 +537,8 @@ model_select_replay(PG_FUNCTION_ARGS)
 
 	order = palloc(sizeof(int) * data.nrows);
 	prng_seed(&rng, mix64(learner.sel->cfg.seed ^ UINT64_C(0x7265706c6179)));
-	learner_alloc(&learner, data.narms);
+	replay_feedback_args(fcinfo, &learner);
+	learner_alloc(&learner, data.narms, learner.delay, rounds);
 	tot.arm_utility = palloc0(sizeof(double) * data.narms);
 	tot.picks = palloc0(sizeof(int64) * data.narms);
 	/* cppcheck-suppress zerodivcond ; replay_error() does not return */
@@ -521,7 +558,7 @@ model_select_replay(PG_FUNCTION_ARGS)
 			if (PG_GETARG_BOOL(9))
 				shuffle(order, data.nrows, &rng);
 		}
-		replay_round(&learner, &data, order[t % data.nrows], lambda, &tot);
+		replay_round(&learner, &data, order[t % data.nrows], lambda, rounds, &tot);
 		if (tot.round % every == 0 || tot.round == rounds)
 		{
 			totals_copy(&checkpoints[nck++], &tot, data.narms);

@@ -1,0 +1,41 @@
+-- bench/quality_drift.sql (run by bench/quality.sh; psql variables: seeds =
+-- '{1,2,3,4,5}'): recovery after the best arms swap (issue 42).  16 dimensions,
+-- two Gaussian clusters drawn 50/50 with centres ±(0.35, 0.1, 0.35, 0.1, …) and
+-- noise σ 0.15 per coordinate; arm a pays Bernoulli(0.8) on cluster 0 and
+-- Bernoulli(0.2) on cluster 1, b the reverse, c Bernoulli(0.5) everywhere; a and
+-- b swap roles at round 1,000.  Each policy with its default settings plus a
+-- window of 300 on the selector's clock; the optimal-pick ratio (by the arms'
+-- expected rewards) over rounds 1,001-1,500 and per 100 rounds, and the share of
+-- those rounds given to the constant arm c.
+\set ON_ERROR_STOP 1
+\echo '   drift:' `date +%T` :seeds 'seeds x 2 policies x 1,500 rounds'
+
+\ir ../test/tap/include/drift_stream.sql
+CREATE TABLE drift AS SELECT s AS seed, d.* FROM unnest(:'seeds'::int[]) s, pg_temp.drift_stream(s) d;
+
+CREATE TABLE drift_run AS
+SELECT p.policy, s AS seed, r.round, r.opr_window, r.picks
+  FROM unnest(:'seeds'::int[]) s, unnest(ARRAY['lin_ucb', 'pak_ucb']) p(policy),
+       model_select.replay(format('SELECT context, reward, NULL::real[], expected FROM drift WHERE seed = %s ORDER BY round', s),
+                           p.policy, settings => '{"window": 300, "clock": "selector"}', seed => s,
+                           checkpoint => 100, shuffle => false) r;
+
+\pset format unaligned
+\pset tuples_only on
+\o :out
+SELECT format('The best arms swap at round 1,000; default settings plus a window of 300 on the selector''s clock; %s seeds (%s). Optimal-pick ratio over rounds 1,001-1,500 (mean, worst seed), per 100 rounds (mean over seeds), and the share of rounds 1,001-1,500 given to the constant arm c.',
+              cardinality(:'seeds'::int[]), array_to_string(:'seeds'::int[], ', '));
+SELECT '';
+SELECT '| policy | 1,001-1,500 | worst seed | 1,001-1,100 | -1,200 | -1,300 | -1,400 | -1,500 | c |';
+SELECT '|---|---:|---:|---:|---:|---:|---:|---:|---:|';
+WITH per_seed AS (
+    SELECT policy, seed, avg(opr_window) FILTER (WHERE round > 1000) AS opr,
+           ((max(picks[3]) FILTER (WHERE round = 1500)) - (max(picks[3]) FILTER (WHERE round = 1000))) / 500.0 AS c
+      FROM drift_run GROUP BY 1, 2)
+SELECT format('| %s | %s | %s | %s | %s |', p.policy, to_char(avg(p.opr), 'FM0.000'), to_char(min(p.opr), 'FM0.000'),
+              (SELECT string_agg(to_char(avg_w, 'FM0.00'), ' | ' ORDER BY round)
+                 FROM (SELECT round, avg(opr_window) AS avg_w FROM drift_run d
+                        WHERE d.policy = p.policy AND round > 1000 GROUP BY round) w),
+              to_char(avg(p.c), 'FM0.00'))
+  FROM per_seed p GROUP BY p.policy ORDER BY p.policy;
+\o

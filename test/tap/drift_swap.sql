@@ -1,0 +1,78 @@
+-- Recovery after the best arms swap (issue 42): the Bernoulli two-cluster
+-- stream of include/drift_stream.sql, each policy with its default settings
+-- plus a window of 300 on the selector's clock, seeds 1-5 (those of
+-- make bench-quality's part drift).  Both must pick the optimal arm in at
+-- least 80% of rounds 1,001-1,500, pak_ucb about as well as lin_ucb, and
+-- neither may park on the constant arm c.  The live path (route, then a
+-- reward) makes the choices of replay() on this stream.
+BEGIN;
+CREATE EXTENSION IF NOT EXISTS pgtap;
+CREATE EXTENSION model_select;
+SELECT plan(7);
+
+\ir include/drift_stream.sql
+CREATE TEMP TABLE drift AS SELECT s AS seed, d.* FROM generate_series(1, 5) s, pg_temp.drift_stream(s) d;
+
+CREATE TEMP TABLE run AS
+SELECT p.policy, s AS seed, r.round, r.opr_window, r.picks
+  FROM generate_series(1, 5) s, unnest(ARRAY['lin_ucb', 'pak_ucb']) p(policy),
+       model_select.replay(format('SELECT context, reward, NULL::real[], expected FROM drift WHERE seed = %s ORDER BY round', s),
+                           p.policy, settings => '{"window": 300, "clock": "selector"}', seed => s,
+                           checkpoint => 500, shuffle => false) r;
+CREATE TEMP TABLE after_swap AS
+SELECT policy, avg(opr) AS opr, avg(c_share)::float8 AS c_share
+  FROM (SELECT policy, seed, max(opr_window) FILTER (WHERE round = 1500) AS opr,
+               (max(picks[3]) FILTER (WHERE round = 1500) - max(picks[3]) FILTER (WHERE round = 1000)) / 500.0 AS c_share
+          FROM run GROUP BY policy, seed) q
+ GROUP BY policy;
+SELECT diag(format('%s, window 300 on the selector clock: optimal picks over rounds 1,001-1,500 %s, share of c %s',
+                   policy, round(opr::numeric, 3), round(c_share::numeric, 3)))
+  FROM after_swap ORDER BY policy;
+
+SELECT cmp_ok((SELECT opr FROM after_swap WHERE policy = 'lin_ucb'), '>=', 0.8::float8,
+              'lin_ucb recovers: >= 0.8 optimal picks over rounds 1,001-1,500 (5 seeds)');
+SELECT cmp_ok((SELECT opr FROM after_swap WHERE policy = 'pak_ucb'), '>=', 0.8::float8,
+              'pak_ucb recovers: >= 0.8 optimal picks over rounds 1,001-1,500 (5 seeds)');
+SELECT cmp_ok((SELECT opr FROM after_swap WHERE policy = 'pak_ucb'), '>=',
+              (SELECT opr FROM after_swap WHERE policy = 'lin_ucb') - 0.05,
+              'pak_ucb recovers like lin_ucb (within 0.05)');
+SELECT cmp_ok((SELECT max(c_share)::float8 FROM after_swap), '<', 0.15::float8,
+              'neither parks on the constant arm c after the swap (< 15% of the rounds)');
+SELECT cmp_ok((SELECT min(opr_window) FROM run WHERE round = 1000), '>=', 0.8::float8,
+              'and before the swap every run had learned the clusters (>= 0.8 in rounds 501-1,000)');
+
+-- The live path on one seed: route() then a reward per round, as one
+-- application would; the picks must be replay()'s.
+CREATE FUNCTION pg_temp.live_picks(pol text, sd int) RETURNS int[]
+LANGUAGE plpgsql AS $$
+DECLARE
+    r record;
+    d record;
+    k int;
+    picks int[] := '{}';
+BEGIN
+    PERFORM model_select.create_selector('swap_' || pol, 16, ARRAY['a', 'b', 'c'], pol, NULL,
+                                         '{"window": 300, "clock": "selector"}', sd);
+    FOR r IN SELECT * FROM drift WHERE seed = sd ORDER BY round LOOP
+        SELECT * INTO d FROM model_select.route('swap_' || pol, r.context);
+        k := array_position(ARRAY['a', 'b', 'c'], d.arm);
+        INSERT INTO model_select.rewards(decision_id, reward) VALUES (d.decision_id, r.reward[k]);
+        picks := picks || k;
+    END LOOP;
+    RETURN picks;
+END $$;
+CREATE FUNCTION pg_temp.replay_picks(pol text, sd int) RETURNS int[]
+LANGUAGE sql AS $$
+    SELECT array_agg((SELECT a FROM generate_subscripts(picks, 1) a WHERE picks[a] <> before[a]) ORDER BY round)
+      FROM (SELECT round, picks, lag(picks, 1, '{0,0,0}') OVER (ORDER BY round) AS before
+              FROM model_select.replay(format('SELECT context, reward FROM drift WHERE seed = %s ORDER BY round', sd),
+                                       pol, settings => '{"window": 300, "clock": "selector"}', seed => sd,
+                                       checkpoint => 1, shuffle => false)) ck
+$$;
+SELECT is(pg_temp.live_picks('pak_ucb', 2), pg_temp.replay_picks('pak_ucb', 2),
+          'pak_ucb live on the selector clock makes replay()''s 1,500 choices on this stream');
+SELECT is(pg_temp.live_picks('lin_ucb', 2), pg_temp.replay_picks('lin_ucb', 2),
+          'so does lin_ucb');
+
+SELECT * FROM finish();
+ROLLBACK;

@@ -1,0 +1,116 @@
+-- replay(delay, feedback): late and sparse feedback.  A reward becomes
+-- visible delay rounds after its decision, and only a seeded share feedback
+-- of the rounds is rewarded.  With a delay the choices must be those of a
+-- live selector whose rewards are inserted that many rounds late; the rounds
+-- rewarded depend on the seed only; bad arguments are refused.
+BEGIN;
+CREATE EXTENSION IF NOT EXISTS pgtap;
+CREATE EXTENSION model_select;
+SELECT plan(19);
+
+CREATE TEMP TABLE stream AS
+SELECT * FROM model_select.synthetic_clusters(400, 8, 3, NULL, 21, 0.1);
+
+CREATE TEMP TABLE late(round int, decision_id bigint, reward float8);
+
+-- Live: route every row in order; before the decision of round t (from 1)
+-- insert the rewards of the rounds up to t - delay - 1.  Returns the picks.
+CREATE FUNCTION pg_temp.live_picks(pol text, settings jsonb, delay int) RETURNS int[]
+LANGUAGE plpgsql AS $$
+DECLARE
+    r record;
+    d record;
+    k int;
+    picks int[] := '{}';
+    sel text := format('live_%s_%s_%s', pol, delay, md5(settings::text));
+BEGIN
+    TRUNCATE late;
+    PERFORM model_select.create_selector(sel, 8, ARRAY['arm1','arm2','arm3'], pol, NULL, settings, 5);
+    FOR r IN SELECT * FROM stream ORDER BY round LOOP
+        INSERT INTO model_select.rewards(decision_id, reward)
+        SELECT l.decision_id, l.reward FROM late l WHERE l.round <= r.round - delay - 1 ORDER BY l.round;
+        DELETE FROM late l WHERE l.round <= r.round - delay - 1;
+        SELECT * INTO d FROM model_select.route(sel, r.context);
+        k := substr(d.arm, 4)::int;
+        INSERT INTO late VALUES (r.round, d.decision_id, r.reward[k]);
+        picks := picks || k;
+    END LOOP;
+    RETURN picks;
+END $$;
+
+-- Replay with checkpoint => 1: the arm whose pick count grew in each round.
+CREATE FUNCTION pg_temp.replay_picks(pol text, settings jsonb, delay int, feedback float8 DEFAULT 1,
+                                     seed bigint DEFAULT 5) RETURNS int[]
+LANGUAGE sql AS $$
+    WITH ck AS (
+        SELECT round, picks, lag(picks, 1, '{0,0,0}') OVER (ORDER BY round) AS before
+          FROM model_select.replay('SELECT context, reward FROM stream ORDER BY round', pol, NULL, settings,
+                                   seed => seed, checkpoint => 1, shuffle => false, delay => delay,
+                                   feedback => feedback))
+    SELECT array_agg((SELECT a FROM generate_subscripts(picks, 1) a WHERE picks[a] <> before[a])
+                     ORDER BY round)
+      FROM ck
+$$;
+
+-- The rewards learned before each checkpoint's last decision.
+CREATE FUNCTION pg_temp.learned(pol text, delay int, feedback float8, seed bigint, rounds int DEFAULT NULL)
+RETURNS bigint[] LANGUAGE sql AS $$
+    SELECT array_agg(learned ORDER BY round)
+      FROM model_select.replay('SELECT context, reward FROM stream ORDER BY round', pol, rounds => rounds,
+                               seed => seed, checkpoint => 100, shuffle => false, delay => delay, feedback => feedback)
+$$;
+
+-- Late rewards: the same choices as a live selector rewarded late.
+SELECT is(pg_temp.replay_picks('lin_ucb', '{}', 25), pg_temp.live_picks('lin_ucb', '{}', 25),
+          'lin_ucb, rewards 25 rounds late: replay makes the live selector''s 400 choices');
+SELECT is(pg_temp.replay_picks('pak_ucb', '{"eta": 0.7}', 7), pg_temp.live_picks('pak_ucb', '{"eta": 0.7}', 7),
+          'pak_ucb, rewards 7 rounds late: the same');
+SELECT is(pg_temp.replay_picks('greedy', '{"window": 40, "clock": "selector"}', 10),
+          pg_temp.live_picks('greedy', '{"window": 40, "clock": "selector"}', 10),
+          'greedy with a window on the selector clock, rewards 10 rounds late: the same (late rewards tick the clock)');
+SELECT is(pg_temp.replay_picks('lin_ucb', '{}', 0), pg_temp.live_picks('lin_ucb', '{}', 0),
+          'delay 0: rewarded before the next decision, as a route-then-reward loop');
+SELECT isnt(pg_temp.replay_picks('lin_ucb', '{}', 25), pg_temp.replay_picks('lin_ucb', '{}', 0),
+            'and a delay changes the choices');
+
+-- What is learned when: with every round rewarded, the rewards of rounds
+-- 1 .. R - 1 - delay by the decision of round R.
+SELECT is(pg_temp.learned('lin_ucb', 0, 1, 1), ARRAY[99, 199, 299, 399]::bigint[],
+          'delay 0: every reward but the last round''s learned by the end');
+SELECT is(pg_temp.learned('lin_ucb', 150, 1, 1), ARRAY[0, 49, 149, 249]::bigint[],
+          'delay 150: a reward is learned 150 rounds after the next decision');
+SELECT is(pg_temp.learned('lin_ucb', 400, 1, 1), ARRAY[0, 0, 0, 0]::bigint[],
+          'a delay past the rounds played: nothing is learned');
+SELECT is(pg_temp.replay_picks('lin_ucb', '{}', 400), pg_temp.replay_picks('lin_ucb', '{}', 100000),
+          'and the choices are those of arms without rewards, whatever the delay past the end');
+
+-- Sparse feedback: a seeded share of the rounds, the same for every policy.
+CREATE TEMP TABLE sparse AS
+SELECT s AS seed, (pg_temp.learned('lin_ucb', 0, 0.2, s, 400))[4] AS lin,
+       (pg_temp.learned('greedy', 0, 0.2, s, 400))[4] AS greedy
+  FROM generate_series(1, 10) s;
+SELECT is((SELECT count(*) FROM sparse WHERE lin <> greedy), 0::bigint,
+          'the rounds rewarded do not depend on the policy (10 seeds)');
+-- 10 seeds x 399 rounds at 0.2: mean 798, standard deviation 25
+SELECT ok((SELECT sum(lin) BETWEEN 698 AND 898 FROM sparse),
+          'feedback 0.2 rewards about a fifth of the rounds: ' || (SELECT sum(lin) FROM sparse) || ' of 3,990');
+SELECT is((SELECT count(DISTINCT lin) > 1 FROM sparse), true, 'and other rounds for another seed');
+SELECT is(pg_temp.replay_picks('lin_ucb', '{}', 30, 0.3, 9), pg_temp.replay_picks('lin_ucb', '{}', 30, 0.3, 9),
+          'delay and feedback: the same choices for the same seed');
+SELECT isnt(pg_temp.replay_picks('lin_ucb', '{}', 30, 0.3, 9), pg_temp.replay_picks('lin_ucb', '{}', 30, 1, 9),
+            'and sparse feedback changes them');
+
+-- Bad arguments.
+SELECT throws_ok($$SELECT * FROM model_select.replay('SELECT context, reward FROM stream', delay => -1)$$,
+                 '22023', 'delay must not be negative', 'a negative delay');
+SELECT throws_ok($$SELECT * FROM model_select.replay('SELECT context, reward FROM stream', feedback => 0)$$,
+                 '22023', 'feedback must be in (0, 1]: the share of rounds rewarded', 'feedback 0 (nothing to learn)');
+SELECT throws_ok($$SELECT * FROM model_select.replay('SELECT context, reward FROM stream', feedback => 'NaN')$$,
+                 '22023', NULL, 'feedback NaN');
+SELECT throws_ok($$SELECT * FROM model_select.replay('SELECT context, reward FROM stream', feedback => 1.5)$$,
+                 '22023', NULL, 'feedback above 1');
+SELECT throws_ok($$SELECT * FROM model_select.replay('SELECT context, reward FROM stream', delay => NULL)$$,
+                 '22004', NULL, 'delay NULL');
+
+SELECT * FROM finish();
+ROLLBACK;
