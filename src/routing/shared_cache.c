@@ -221,6 +221,19 @@ key_equal(const SharedBaseKey *a, const SharedBaseKey *b)
 		a->ckpt_version == b->ckpt_version && a->ckpt_xmin == b->ckpt_xmin;
 }
 
+/*
+ * Whether a (same database and arm) was folded from an older checkpoint than
+ * b: an older settings version, or an older checkpoint of the same settings
+ * (checkpoint, rebuild and resample each number the arm's row anew).
+ */
+static bool
+key_older(const SharedBaseKey *a, const SharedBaseKey *b)
+{
+	if (a->settings_version != b->settings_version)
+		return a->settings_version < b->settings_version;
+	return a->ckpt_version < b->ckpt_version;
+}
+
 /* Free a slot's base.  Under the lock, exclusive. */
 static void
 slot_free(SharedSlot *slot)
@@ -437,6 +450,17 @@ mark_others_stale(int i)
 			if (j == i || !DsaPointerIsValid(slot->state) || slot->stale ||
 				slot->key.database != mine->key.database || slot->key.arm_id != mine->key.arm_id)
 				continue;
+			/*
+			 * A backend whose snapshot still sees an older checkpoint may
+			 * publish after the learner published from a newer one: its
+			 * version is stale from birth (freed once unpinned), and the
+			 * newer ones stay.
+			 */
+			if (key_older(&mine->key, &slot->key))
+			{
+				mine->stale = true;
+				return;
+			}
 			if (!key_equal(&slot->key, &mine->key) ||
 				(mine->final && log_position_cmp(slot->pos, mine->pos) <= 0))
 			{
