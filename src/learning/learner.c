@@ -32,6 +32,8 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "access/htup_details.h"
 #include "access/xact.h"
 #include "catalog/pg_type.h"
@@ -284,6 +286,8 @@ learner_pass(bool checkpoints)
 											   ALLOCSET_DEFAULT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(pass);
 	ListCall	call = {.cxt = pass};
+	int64		rewards;
+	TimestampTz pending = learner_take_pending(me, &rewards);
 
 	PG_TRY();
 	{
@@ -306,6 +310,8 @@ learner_pass(bool checkpoints)
 	LWLockAcquire(learner->lock, LW_EXCLUSIVE);
 	me->passes++;
 	me->last_pass = GetCurrentTimestamp();
+	if (pending != 0)
+		learner_record_lag(me, pending, rewards);
 	LWLockRelease(learner->lock);
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(pass);
@@ -449,6 +455,12 @@ learner_preload(void)
 							"Pause between two passes of a learner over its database's selectors.",
 							NULL, &learner_naptime_ms, 200, 10, 60000, PGC_SIGHUP, GUC_UNIT_MS,
 							NULL, NULL, NULL);
+	DefineCustomIntVariable("model_select.learner_max_lag",
+							"How long a committed reward may wait for the learner's next version before backends fold for themselves.",
+							"Decisions score the learner's newest versions while no reward has waited longer; "
+							"0: backends always fold the final rewards themselves.",
+							&learner_max_lag_ms, 1000, 0, 3600000, PGC_SIGHUP, GUC_UNIT_MS,
+							NULL, NULL, NULL);
 	/* kept for the postmaster's life: shared memory is set up again after a crash */
 	old = MemoryContextSwitchTo(TopMemoryContext);
 	if (learner_databases != NULL)
@@ -498,7 +510,7 @@ model_select_maintain(PG_FUNCTION_ARGS)
 	PG_RETURN_INT64(folded);
 }
 
-/* SQL: learner_status() → per database of model_select.learner_databases, its learner and counters. */
+/* SQL: learner_status() → per database of model_select.learner_databases, its learner, counters and lag. */
 Datum
 model_select_learner_status(PG_FUNCTION_ARGS)
 {
@@ -508,9 +520,11 @@ model_select_learner_status(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	for (int i = 0; i < nslots; i++)
 	{
-		Datum		values[11];
-		bool		nulls[11] = {false};
+		Datum		values[15];
+		bool		nulls[15] = {false};
 		LearnerSlot copy;
+		double		ms[2],
+					rewards[2];
 
 		LWLockAcquire(learner->lock, LW_SHARED);
 		copy = learner->slots[i];
@@ -529,6 +543,13 @@ model_select_learner_status(PG_FUNCTION_ARGS)
 		values[8] = Int64GetDatum(copy.selectors_skipped);
 		values[9] = Int64GetDatum(copy.errors);
 		values[10] = Int64GetDatum(copy.versions_published);
+		learner_lag_percentiles(&copy, ms, rewards);
+		for (int k = 0; k < 2; k++)
+		{
+			values[11 + k] = Float8GetDatum(ms[k]);
+			values[13 + k] = Float8GetDatum(rewards[k]);
+			nulls[11 + k] = nulls[13 + k] = isnan(ms[k]);
+		}
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

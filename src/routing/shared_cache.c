@@ -57,7 +57,6 @@ typedef struct SharedSlot
 	Size		bytes;
 	int32		pins;
 	bool		stale;			/* a newer base of the arm exists */
-	bool		final;			/* every row up to pos was final when published */
 	uint64		published;		/* the clock when published */
 	TimestampTz published_at;
 	uint64		last_used;
@@ -265,7 +264,7 @@ shared_base_find(const SharedBaseKey *key, LogPosition from, bool from_itself,
 		SharedSlot *slot = &control->slots[i];
 		int			cmp;
 
-		if (!DsaPointerIsValid(slot->state) || !slot->final || !key_equal(&slot->key, key))
+		if (!DsaPointerIsValid(slot->state) || !key_equal(&slot->key, key))
 			continue;
 		cmp = log_position_cmp(slot->pos, from);
 		if (!((cmp == 0 && from_itself) ||
@@ -357,17 +356,16 @@ free_slot(void)
 	}
 }
 
-/* The slot holding exactly the version (key, pos, totals' n and lineage), or -1.  Under the lock. */
+/* The slot holding the version (key, pos), or -1.  Under the lock. */
 static int
-slot_of(const SharedBaseKey *key, LogPosition pos, const FoldTotals *totals)
+slot_of(const SharedBaseKey *key, LogPosition pos)
 {
 	for (int i = 0; i < SHARED_SLOTS; i++)
 	{
 		SharedSlot *slot = &control->slots[i];
 
 		if (DsaPointerIsValid(slot->state) && key_equal(&slot->key, key) &&
-			log_position_cmp(slot->pos, pos) == 0 && slot->totals.n == totals->n &&
-			slot->totals.lineage == totals->lineage)
+			log_position_cmp(slot->pos, pos) == 0)
 			return i;
 	}
 	return -1;
@@ -384,41 +382,23 @@ slot_retire(SharedSlot *slot)
 
 /*
  * Once slot i is published, the arm's versions of other checkpoints are
- * stale; if it is final, so are the versions of its checkpoint that it
- * covers (at its position or before: a reader takes the deepest that
- * matches); of the rest, the SHARED_VERSIONS_PER_ARM newest are kept.
- * Under the lock, exclusive.
+ * stale, and so are those of its checkpoint at its position or before (a
+ * reader takes the newest).  Under the lock, exclusive.
  */
 static void
 mark_others_stale(int i)
 {
 	SharedSlot *mine = &control->slots[i];
 
-	for (;;)
+	for (int j = 0; j < SHARED_SLOTS; j++)
 	{
-		SharedSlot *oldest = NULL;
-		int			same = 1;
+		SharedSlot *slot = &control->slots[j];
 
-		for (int j = 0; j < SHARED_SLOTS; j++)
-		{
-			SharedSlot *slot = &control->slots[j];
-
-			if (j == i || !DsaPointerIsValid(slot->state) || slot->stale ||
-				slot->key.database != mine->key.database || slot->key.arm_id != mine->key.arm_id)
-				continue;
-			if (!key_equal(&slot->key, &mine->key) ||
-				(mine->final && log_position_cmp(slot->pos, mine->pos) <= 0))
-			{
-				slot_retire(slot);
-				continue;
-			}
-			same++;
-			if (oldest == NULL || slot->published < oldest->published)
-				oldest = slot;
-		}
-		if (same <= SHARED_VERSIONS_PER_ARM || oldest == NULL)
-			break;
-		slot_retire(oldest);
+		if (j == i || !DsaPointerIsValid(slot->state) || slot->stale ||
+			slot->key.database != mine->key.database || slot->key.arm_id != mine->key.arm_id)
+			continue;
+		if (!key_equal(&slot->key, &mine->key) || log_position_cmp(slot->pos, mine->pos) <= 0)
+			slot_retire(slot);
 	}
 }
 
@@ -429,7 +409,7 @@ mark_others_stale(int i)
  */
 bool
 shared_base_publish(const SharedBaseKey *key, const StateHeader *st, LogPosition pos,
-					const FoldTotals *totals, bool final, SharedBase *out)
+					const FoldTotals *totals, SharedBase *out)
 {
 	Size		bytes = VARSIZE(st);
 	dsa_pointer dp;
@@ -438,7 +418,7 @@ shared_base_publish(const SharedBaseKey *key, const StateHeader *st, LogPosition
 	if (!shared_cache_active())
 		return false;
 	LWLockAcquire(control->lock, LW_EXCLUSIVE);
-	i = slot_of(key, pos, totals);
+	i = slot_of(key, pos);
 	if (i >= 0)
 		slot_pin(i, out);
 	LWLockRelease(control->lock);
@@ -447,7 +427,7 @@ shared_base_publish(const SharedBaseKey *key, const StateHeader *st, LogPosition
 	/* copied outside the lock: nobody knows dp yet */
 	memcpy(dsa_get_address(area, dp), st, bytes);
 	LWLockAcquire(control->lock, LW_EXCLUSIVE);
-	if ((i = slot_of(key, pos, totals)) < 0 && (i = free_slot()) >= 0)
+	if ((i = slot_of(key, pos)) < 0 && (i = free_slot()) >= 0)
 	{
 		SharedSlot *slot = &control->slots[i];
 
@@ -458,7 +438,6 @@ shared_base_publish(const SharedBaseKey *key, const StateHeader *st, LogPosition
 		slot->bytes = bytes;
 		slot->pins = 0;
 		slot->stale = false;
-		slot->final = final;
 		slot->published = ++control->clock;
 		slot->published_at = GetCurrentTimestamp();
 		control->bytes += bytes;
@@ -472,55 +451,6 @@ shared_base_publish(const SharedBaseKey *key, const StateHeader *st, LogPosition
 	if (DsaPointerIsValid(dp))
 		dsa_free(area, dp);		/* published meanwhile, or no slot */
 	return i >= 0;
-}
-
-/*
- * The versions of key after position `after`, at most max of them, in *out
- * (not pinned: shared_version_pin() takes the one the caller chose).
- */
-int
-shared_versions(const SharedBaseKey *key, LogPosition after, SharedVersion *out, int max)
-{
-	int			n = 0;
-
-	if (!shared_cache_active())
-		return 0;
-	LWLockAcquire(control->lock, LW_SHARED);
-	for (int i = 0; i < SHARED_SLOTS && n < max; i++)
-	{
-		SharedSlot *slot = &control->slots[i];
-
-		if (!DsaPointerIsValid(slot->state) || slot->stale || !key_equal(&slot->key, key) ||
-			log_position_cmp(slot->pos, after) <= 0)
-			continue;
-		out[n].slot = i;
-		out[n].pos = slot->pos;
-		out[n].n = slot->totals.n;
-		out[n].lineage = slot->totals.lineage;
-		n++;
-	}
-	LWLockRelease(control->lock);
-	return n;
-}
-
-/* Pin version v of key in *out, if its slot still holds it. */
-bool
-shared_version_pin(const SharedBaseKey *key, const SharedVersion *v, SharedBase *out)
-{
-	SharedSlot *slot = &control->slots[v->slot];
-	bool		held;
-
-	LWLockAcquire(control->lock, LW_EXCLUSIVE);
-	held = DsaPointerIsValid(slot->state) && key_equal(&slot->key, key) &&
-		log_position_cmp(slot->pos, v->pos) == 0 && slot->totals.n == v->n &&
-		slot->totals.lineage == v->lineage;
-	if (held)
-	{
-		slot_pin(v->slot, out);
-		my_hits++;
-	}
-	LWLockRelease(control->lock);
-	return held;
 }
 
 /* The versions of this database's arms, at most max of them, in *out. */
@@ -541,7 +471,6 @@ shared_cache_list(SharedVersionInfo *out, int max)
 		out[n].key = slot->key;
 		out[n].pos = slot->pos;
 		out[n].n = slot->totals.n;
-		out[n].final = slot->final;
 		out[n].stale = slot->stale;
 		out[n].bytes = (int64) slot->bytes;
 		out[n].pins = slot->pins;
