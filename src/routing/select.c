@@ -159,7 +159,7 @@ check_decisions_writable(const char *function)
  * transaction, that transaction and the last of those rows' seq; else
  * NULLs (the exact fold of its snapshot).
  */
-static void
+void
 decision_version_args(const Selector *sel, Datum *args, char *nulls, int at)
 {
 	Datum	   *n = palloc(sizeof(Datum) * Max(sel->narms, 1));

@@ -7,6 +7,8 @@
 #     (and its own transaction's rewards) bit for bit: the chosen arm's ucb
 #     and mean equal decisions.score and .mean exactly, under 3 writers and 3
 #     routers, lin_ucb and rff_ucb;
+#   - route_batch(log => true) records them too, re-derived to 1e-9 (it
+#     scores blocks by BLAS-3);
 #   - a transaction that routes and rewards in a loop learns from its own
 #     rewards: each route() sees one more reward of its own (n), and records
 #     them (own_tx, own_seq);
@@ -83,13 +85,17 @@ wait_learner() {  # until a learner (with another pid than $1) serves
 check "the learner serves $DB" wait_learner
 pid=$(learner_pid)
 
-# decisions whose re-derived chosen-arm scores differ from what they logged
-REDERIVE="SELECT d.decision_id || ' ' || s.name || '/' || a.name || ': ucb ' || d.score || ' vs ' || r.ucb
-                 || ', mean ' || d.mean || ' vs ' || r.mean
-            FROM model_select.decisions d JOIN model_select.selectors s USING (selector_id)
-            JOIN model_select.arms a USING (arm_id)
-            CROSS JOIN LATERAL model_select.decision_scores(d.decision_id) r
-           WHERE r.arm = a.name AND (r.ucb IS DISTINCT FROM d.score OR r.mean IS DISTINCT FROM d.mean)"
+# rederive FILTER [CMP]: the decisions of FILTER whose chosen arm's scores, re-derived by
+# decision_scores(), are not CMP to what they logged (default: the same bits)
+rederive() {
+    local cmp=${2:-"r.ucb IS NOT DISTINCT FROM d.score AND r.mean IS NOT DISTINCT FROM d.mean"}
+    no_rows "SELECT d.decision_id || ' ' || s.name || '/' || a.name || ': ucb ' || d.score || ' vs ' || r.ucb
+                    || ', mean ' || d.mean || ' vs ' || r.mean
+               FROM model_select.decisions d JOIN model_select.selectors s USING (selector_id)
+               JOIN model_select.arms a USING (arm_id)
+               CROSS JOIN LATERAL model_select.decision_scores(d.decision_id) r
+              WHERE r.arm = a.name AND NOT ($cmp) AND $1"
+}
 
 wait_rows() {  # wait_rows SQL: until it returns t (60 s)
     for _ in $(seq 1 600); do [ "$(q -c "$1")" = t ] && return 0; sleep 0.1; done
@@ -123,7 +129,16 @@ check "a transaction routing and rewarding in a loop: each call sees one more re
 check "... and its decisions after the first reward record their own rows (own_tx, own_seq)" \
     is_true "SELECT bool_and((own_seq IS NOT NULL) = (i > 1)) AND count(*) = 12 FROM own_loop"
 check "... whose scores decision_scores() re-derives bit for bit" \
-    no_rows "$REDERIVE AND d.decision_id IN (SELECT decision_id FROM own_loop)"
+    rederive "d.decision_id IN (SELECT decision_id FROM own_loop)"
+
+# 1b. route_batch(log => true) records them too (its blocks are scored by BLAS-3: 1e-9)
+q -c "CREATE TABLE batched AS SELECT decision_id FROM model_select.route_batch('v_rff',
+        'SELECT i, ms_rand(8) FROM generate_series(1, 40) i', true)" >/dev/null
+check "route_batch(log => true): its decisions record their versions, which re-derive their scores (1e-9)" \
+    rederive "d.decision_id IN (SELECT decision_id FROM batched)
+              UNION ALL SELECT 'no versions' WHERE (SELECT count(versions) FROM model_select.decisions
+                                                      WHERE decision_id IN (SELECT decision_id FROM batched)) <> 40" \
+    "ms_close(r.ucb, d.score) AND ms_close(r.mean, d.mean)"
 
 # 2. under load: writers and routers
 for i in 1 2 3; do
@@ -150,8 +165,8 @@ check "the learner stopped: decisions go on and score prefixes past every versio
                   AND d.selector_id = (SELECT selector_id FROM model_select.selectors WHERE name = 'v_lin')"
 kill -CONT "$pid"
 check "decisions made under load and with the learner stopped: decision_scores() equals each (200 of them)" \
-    no_rows "$REDERIVE AND d.decision_id IN (SELECT decision_id FROM model_select.decisions
-                                              WHERE decision_id > $before - 200 ORDER BY decision_id LIMIT 200)"
+    rederive "d.decision_id IN (SELECT decision_id FROM model_select.decisions
+                                 WHERE decision_id > $before - 200 ORDER BY decision_id LIMIT 200)"
 
 check "the learner view shows its lag (p50 <= p99, in ms and rewards)" \
     wait_rows "SELECT lag_ms_p50 <= lag_ms_p99 AND lag_rewards_p50 <= lag_rewards_p99 FROM model_select.learner"
@@ -169,7 +184,7 @@ check "no committed reward is lost ($committed)" is_true "SELECT count(*) = $com
 check "the learner publishes the whole log: every arm scores n = its count in the log" \
     wait_rows "$WHOLE_LOG"
 check "after the restart, earlier decisions still re-derive their scores (the last 100)" \
-    no_rows "$REDERIVE AND d.decision_id IN (SELECT decision_id FROM model_select.decisions ORDER BY decision_id DESC LIMIT 100)"
+    rederive "d.decision_id IN (SELECT decision_id FROM model_select.decisions ORDER BY decision_id DESC LIMIT 100)"
 sqlstate_of() {  # sqlstate_of SQL: the error's "SQLSTATE: message" (the query must fail)
     local out
     out=$(q -v VERBOSITY=verbose -c "$1" 2>&1) && { echo "#   it succeeded"; return 1; }
