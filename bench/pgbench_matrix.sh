@@ -4,19 +4,20 @@
 #   plain      model_select not preloaded: every backend folds for itself;
 #   preloaded  shared_preload_libraries = 'model_select' (the shared cache), no learner;
 #   learner    preloaded, and the learner process serving the bench's database: it publishes
-#              the arms' models and backends fold only what its versions lack.
-# Clients MS_PGBENCH_CLIENTS ("1 4 16 64"), policies MS_PGBENCH_POLICIES ("rff_ucb lin_ucb
-# pak_ucb"), set-ups MS_PGBENCH_SETUPS ("plain preloaded learner"); rounds, seconds per run
-# and the rest as bench/pgbench.sh (MS_PGBENCH_ROUNDS defaults to 1 here: 3 set-ups x 3
-# policies x 4 client counts).  Each set-up prints its own tables, with CPU per decision at
-# each client count over that at 1.
+#              the arms' versions and decisions score them (docs/caches.md), with its lag.
+# Clients MS_PGBENCH_CLIENTS ("1 4 16 64"), policies MS_PGBENCH_POLICIES ("rff_ucb lin_ucb"),
+# set-ups MS_PGBENCH_SETUPS ("learner"; also "plain preloaded"); rounds, seconds per run
+# and the rest as bench/pgbench.sh (MS_PGBENCH_ROUNDS defaults to 1 here; the single-call
+# table is left out unless MS_PGBENCH_READ_CLIENTS is set).  Each set-up prints its own
+# tables, with CPU per decision at each client count over that at 1, the baseline measured
+# in the same run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export MS_PGBENCH_CLIENTS=${MS_PGBENCH_CLIENTS:-1 4 16 64}
-export MS_PGBENCH_POLICIES=${MS_PGBENCH_POLICIES:-rff_ucb lin_ucb pak_ucb}
+export MS_PGBENCH_POLICIES=${MS_PGBENCH_POLICIES:-rff_ucb lin_ucb}
 export MS_PGBENCH_ROUNDS=${MS_PGBENCH_ROUNDS:-1}
-export MS_PGBENCH_READ_CLIENTS=${MS_PGBENCH_READ_CLIENTS:-1}
-for setup in ${MS_PGBENCH_SETUPS:-plain preloaded learner}; do
+export MS_PGBENCH_READ_CLIENTS=${MS_PGBENCH_READ_CLIENTS:-}
+for setup in ${MS_PGBENCH_SETUPS:-learner}; do
     opts="-c max_connections=100"
     case $setup in
         plain) ;;

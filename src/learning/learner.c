@@ -17,9 +17,12 @@
  * LEARNER_STALE_PASSES naptimes (and at least LEARNER_STALE_MIN): a learner
  * that crashed, was killed or hangs hands the work back to the inserts.
  *
- * Nothing the learner does changes a score: it folds rows exactly as any
- * checkpoint does, and a reader folds whatever the checkpoints do not hold
- * yet.  Its memory is one arm's checkpoint at a time.  The postmaster
+ * A reward's commit wakes it (learner_state.c): it then publishes every
+ * arm's fold of its final rows as a version (selector_publish(), through
+ * learner_publish_hook), the prefix of the log that decisions score
+ * (routing/arm_cache.h, LoadMode), and records the pass's lag.  It folds
+ * rows exactly as any checkpoint does.  Its memory is one arm's checkpoint
+ * at a time.  The postmaster
  * restarts it LEARNER_RESTART_SECONDS after it exits with an error (a SIGKILL
  * makes the postmaster restart the whole server, as for any backend).
  *
