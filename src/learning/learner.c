@@ -213,6 +213,7 @@ typedef struct PublishCall
 	const char *name;
 	bool		growing;
 	int64		published;
+	bool		complete;
 } PublishCall;
 
 static void
@@ -220,7 +221,7 @@ publish_step(void *arg)
 {
 	PublishCall *call = arg;
 
-	call->published = learner_publish_hook(call->name, call->growing);
+	call->published = learner_publish_hook(call->name, call->growing, &call->complete);
 }
 
 /*
@@ -228,13 +229,17 @@ publish_step(void *arg)
  * after they commit (backends look versions up by them), its models
  * published, each in a transaction of its own.  An error (a damaged state, a
  * selector dropped meanwhile) is logged and counted, and the pass goes on.
+ * Returns whether its versions are all published: not after an error, a
+ * busy settings lock or a version the shared cache had no room for (then
+ * backends fold for themselves: learner_fresh()).
  */
-static void
+static bool
 learner_selector(int32 selector_id, const char *name, bool checkpoints)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	PassCall	call = {.selector_id = selector_id, .name = name, .background = true};
-	PublishCall publish = {.name = name, .growing = checkpoints};
+	PublishCall publish = {.name = name, .growing = checkpoints, .complete = true};
+	volatile bool complete = true;
 
 	PG_TRY();
 	{
@@ -248,12 +253,15 @@ learner_selector(int32 selector_id, const char *name, bool checkpoints)
 			learner_step("model_select learner: publishing arm models", publish_step, &publish);
 			learner_count(0, 0, false, publish.published, false);
 		}
+		complete = !call.skipped && publish.complete;
 	}
 	PG_CATCH();
 	{
 		learner_step_failed(cxt);
+		complete = false;
 	}
 	PG_END_TRY();
+	return complete;
 }
 
 /* The selectors to pass over, in the pass's memory (none while the extension is not installed). */
@@ -291,6 +299,7 @@ learner_pass(bool checkpoints)
 	ListCall	call = {.cxt = pass};
 	int64		rewards;
 	TimestampTz pending = learner_take_pending(me, &rewards);
+	bool		complete = true;
 
 	PG_TRY();
 	{
@@ -299,20 +308,22 @@ learner_pass(bool checkpoints)
 	PG_CATCH();
 	{
 		learner_step_failed(pass);
-		call.list.n = 0;
+		call.list.n = -1;
 	}
 	PG_END_TRY();
 	MemoryContextSwitchTo(pass);
+	complete = call.list.n >= 0;
 	for (int i = 0; i < call.list.n; i++)
 	{
 		CHECK_FOR_INTERRUPTS();
-		learner_selector(call.list.ids[i], call.list.names[i], checkpoints);
+		complete &= learner_selector(call.list.ids[i], call.list.names[i], checkpoints);
 		MemoryContextSwitchTo(pass);
 	}
 	pgstat_report_activity(STATE_IDLE, NULL);
 	LWLockAcquire(learner->lock, LW_EXCLUSIVE);
 	me->passes++;
 	me->last_pass = GetCurrentTimestamp();
+	me->last_pass_complete = complete;
 	if (pending != 0)
 		learner_record_lag(me, pending, rewards);
 	LWLockRelease(learner->lock);

@@ -88,9 +88,10 @@ learner_configured(void)
 
 /*
  * Are the versions the learner publishes recent enough to score from?  Its
- * process runs and no reward committed more than model_select.learner_max_lag
- * ago waits for a pass: else (stopped, crashed, behind) a backend folds the
- * final rows itself.
+ * process runs, its last pass published every version that grew (no error,
+ * busy selector or full shared cache), and no reward committed more than
+ * model_select.learner_max_lag ago waits for a pass: else (stopped, crashed,
+ * behind) a backend folds the final rows itself.
  */
 bool
 learner_fresh(void)
@@ -102,7 +103,7 @@ learner_fresh(void)
 	if (slot == NULL || learner_max_lag_ms == 0)
 		return false;
 	LWLockAcquire(learner->lock, LW_SHARED);
-	running = slot->pid != 0 && slot->last_pass != 0;
+	running = slot->pid != 0 && slot->last_pass != 0 && slot->last_pass_complete;
 	LWLockRelease(learner->lock);
 	pending = (TimestampTz) pg_atomic_read_u64(&slot->pending_since);
 	return running && (pending == 0 ||

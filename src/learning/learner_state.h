@@ -35,6 +35,7 @@ typedef struct LearnerSlot
 	Oid			database;		/* InvalidOid until its learner connects */
 	TimestampTz started;
 	TimestampTz last_pass;		/* end of the last pass (0: none yet) */
+	bool		last_pass_complete; /* it published every version that grew */
 	int64		passes;
 	int64		arms_checkpointed;
 	int64		rewards_folded;

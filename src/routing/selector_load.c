@@ -579,18 +579,21 @@ selector_load(const char *name)
  * The learner's load: every arm's base brought to the final rows and, when
  * it grew, published in the shared cache (LOAD_PUBLISH; growing states only
  * if `growing`, else LOAD_PUBLISH_FIXED).  Nothing is decoded or handed out.
- * Returns the versions published.
+ * Returns the versions published; *complete: none failed for want of room
+ * (else decisions would score a version that no longer moves on).
  */
 int64
-selector_publish(const char *name, bool growing)
+selector_publish(const char *name, bool growing, bool *complete)
 {
 	LoadCall	call = {name, CurrentMemoryContext, growing ? LOAD_PUBLISH : LOAD_PUBLISH_FIXED, NULL};
 	SharedCacheStats before,
 				after;
 
+	*complete = true;
 	if (!shared_cache_stats(&before))
 		return 0;
 	run_as_extension_owner(selector_load_as_owner, &call);
 	(void) shared_cache_stats(&after);
+	*complete = after.publish_failures == before.publish_failures;
 	return after.publishes - before.publishes;
 }

@@ -80,6 +80,7 @@ static dsa_area *area = NULL;
 static int32 *my_pins = NULL;
 static int64 my_hits = 0;
 static int64 my_publishes = 0;
+static int64 my_publish_failures = 0;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
@@ -422,8 +423,13 @@ shared_base_publish(const SharedBaseKey *key, const StateHeader *st, LogPosition
 	if (i >= 0)
 		slot_pin(i, out);
 	LWLockRelease(control->lock);
-	if (i >= 0 || !DsaPointerIsValid(dp = area_allocate(bytes)))
-		return i >= 0;
+	if (i >= 0)
+		return true;
+	if (!DsaPointerIsValid(dp = area_allocate(bytes)))
+	{
+		my_publish_failures++;
+		return false;
+	}
 	/* copied outside the lock: nobody knows dp yet */
 	memcpy(dsa_get_address(area, dp), st, bytes);
 	LWLockAcquire(control->lock, LW_EXCLUSIVE);
@@ -450,6 +456,7 @@ shared_base_publish(const SharedBaseKey *key, const StateHeader *st, LogPosition
 	LWLockRelease(control->lock);
 	if (DsaPointerIsValid(dp))
 		dsa_free(area, dp);		/* published meanwhile, or no slot */
+	my_publish_failures += i < 0;
 	return i >= 0;
 }
 
@@ -500,5 +507,6 @@ shared_cache_stats(SharedCacheStats *out)
 	LWLockRelease(control->lock);
 	out->hits = my_hits;
 	out->publishes = my_publishes;
+	out->publish_failures = my_publish_failures;
 	return true;
 }

@@ -60,6 +60,7 @@ typedef struct SharedCacheStats
 	int64		evictions;
 	int64		hits;			/* this backend: bases taken from the cache */
 	int64		publishes;		/* this backend: bases it folded and published */
+	int64		publish_failures;	/* this backend: bases it found no room for */
 } SharedCacheStats;
 
 /*
