@@ -27,6 +27,8 @@ typedef struct ModelCacheEntry
 	StateFold	fold;			/* the base: checkpoint + final rows */
 	int			shared_slot;	/* fold.st is the shared cache's base pinned
 								 * in this slot (read only!), -1: ours */
+	uint64		seen_generation;	/* the arm's publication counter when
+									 * entry_take_newest last looked */
 	TimestampTz grown_at;		/* when the base last grew (entry_share_when_quiet) */
 	MemoryContext base_cxt;		/* child of cxt: base_model (NULL: not decoded) */
 	ArmModel   *base_model;

@@ -182,6 +182,7 @@ entry_reset(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck,
 	if (found)
 		entry_free(entry);
 	entry->shared_slot = -1;
+	entry->seen_generation = PG_UINT64_MAX;	/* never looked */
 	entry->grown_at = 0;
 	cache_misses++;
 	entry->bytes = 0;

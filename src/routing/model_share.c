@@ -128,16 +128,22 @@ entry_publish(ModelCacheEntry *entry)
  * newest final version published after it, whatever the statement's
  * snapshot sees (a version is a prefix of the log: every row it holds is
  * final, and no row can join it).  The overlay, folded on the old base,
- * goes.  Returns whether the base moved on.
+ * goes.  Nothing to look up while the arm's publication counter has not
+ * moved.  Returns whether the base moved on.
  */
 bool
 entry_take_newest(ModelCacheEntry *entry)
 {
 	SharedBaseKey key;
 	SharedBase	sb;
+	uint64		generation;
 
 	if (!entry_shareable(entry))
 		return false;
+	generation = shared_arm_generation(entry->arm_id);
+	if (generation == entry->seen_generation)
+		return false;
+	entry->seen_generation = generation;
 	entry_base_key(entry, &key);
 	if (!shared_base_find(&key, entry->fold.pos, false, FullTransactionIdFromU64(PG_UINT64_MAX), &sb))
 		return false;

@@ -62,6 +62,14 @@ typedef struct SharedSlot
 	uint64		last_used;
 } SharedSlot;
 
+/*
+ * Publication counters: a reader whose arm's counter has not moved since it
+ * last looked knows, without the lock or a scan of the slots, that no newer
+ * version of the arm was published (arms that share a counter only cost a
+ * scan for nothing).
+ */
+#define ARM_GENERATIONS 4096
+
 typedef struct SharedCacheControl
 {
 	LWLock	   *lock;			/* the slots and counters below */
@@ -70,6 +78,8 @@ typedef struct SharedCacheControl
 	int64		bytes;
 	int64		evictions;
 	SharedSlot	slots[SHARED_SLOTS];
+	/* bumped after each version published, by arm_id modulo ARM_GENERATIONS; read unlocked */
+	pg_atomic_uint64 arm_generation[ARM_GENERATIONS];
 } SharedCacheControl;
 
 /* Set in the postmaster (inherited) or at start-up: NULL when not preloaded. */
@@ -125,6 +135,8 @@ shared_cache_startup(void)
 		control->area_tranche = LWLockNewTrancheId();
 		for (int i = 0; i < SHARED_SLOTS; i++)
 			control->slots[i].state = InvalidDsaPointer;
+		for (int i = 0; i < ARM_GENERATIONS; i++)
+			pg_atomic_init_u64(&control->arm_generation[i], 0);
 		/* the postmaster may not create DSM segments: the area is in place, limited to it */
 		a = dsa_create_in_place(area_place(), area_size(), control->area_tranche, NULL);
 		dsa_pin(a);
@@ -450,6 +462,7 @@ shared_base_publish(const SharedBaseKey *key, const StateHeader *st, LogPosition
 		dp = InvalidDsaPointer;
 		mark_others_stale(i);
 		my_publishes++;
+		(void) pg_atomic_fetch_add_u64(&control->arm_generation[(uint32) key->arm_id % ARM_GENERATIONS], 1);
 	}
 	if (i >= 0)
 		slot_pin(i, out);
@@ -458,6 +471,18 @@ shared_base_publish(const SharedBaseKey *key, const StateHeader *st, LogPosition
 		dsa_free(area, dp);		/* published meanwhile, or no slot */
 	my_publish_failures += i < 0;
 	return i >= 0;
+}
+
+/*
+ * The publication counter of arm_id (0 without a shared cache): read before
+ * a look-up, it tells whether the next may find something newer.
+ */
+uint64
+shared_arm_generation(int32 arm_id)
+{
+	if (!shared_cache_active())
+		return 0;
+	return pg_atomic_read_u64(&control->arm_generation[(uint32) arm_id % ARM_GENERATIONS]);
 }
 
 /* The versions of this database's arms, at most max of them, in *out. */

@@ -80,6 +80,7 @@ extern bool shared_base_find(const SharedBaseKey *key, LogPosition from, bool fr
 extern bool shared_base_publish(const SharedBaseKey *key, const StateHeader *st, LogPosition pos,
 								const FoldTotals *totals, SharedBase *out);
 extern void shared_base_release(int slot);
+extern uint64 shared_arm_generation(int32 arm_id);
 extern bool shared_cache_stats(SharedCacheStats *out);
 extern int	shared_cache_list(SharedVersionInfo *out, int max);
 
