@@ -7,8 +7,8 @@
 #              the arms' versions and decisions score them (docs/caches.md), with its lag.
 # Clients MS_PGBENCH_CLIENTS ("1 4 16 64"), policies MS_PGBENCH_POLICIES ("rff_ucb lin_ucb"),
 # set-ups MS_PGBENCH_SETUPS ("learner"; also "plain preloaded"); rounds, seconds per run
-# and the rest as bench/pgbench.sh (MS_PGBENCH_ROUNDS defaults to 1 here; the single-call
-# table is left out unless MS_PGBENCH_READ_CLIENTS is set).  Each set-up prints its own
+# and the rest as bench/pgbench.sh (MS_PGBENCH_ROUNDS defaults to 1 here, and the single
+# select_model() calls run at MS_PGBENCH_READ_CLIENTS, 1).  Each set-up prints its own
 # tables, with CPU per decision at each client count over that at 1, the baseline measured
 # in the same run.
 set -euo pipefail
@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 export MS_PGBENCH_CLIENTS=${MS_PGBENCH_CLIENTS:-1 4 16 64}
 export MS_PGBENCH_POLICIES=${MS_PGBENCH_POLICIES:-rff_ucb lin_ucb}
 export MS_PGBENCH_ROUNDS=${MS_PGBENCH_ROUNDS:-1}
-export MS_PGBENCH_READ_CLIENTS=${MS_PGBENCH_READ_CLIENTS:-}
+export MS_PGBENCH_READ_CLIENTS=${MS_PGBENCH_READ_CLIENTS:-1}
 for setup in ${MS_PGBENCH_SETUPS:-learner}; do
     opts="-c max_connections=100"
     case $setup in
