@@ -225,7 +225,14 @@ rng() { if [ "$1" = n/a ]; then echo n/a; else printf '%s-%s' "$(r2 "$1")" "$(r2
 # right after their baseline's, so that each ratio compares runs that met the
 # same load on a shared machine; the tables show medians and the range of
 # the per-round ratios.
-declare -A res compacted cpu_at
+# The learner's lag over its last 256 passes with rewards to publish (the run's, at these
+# rates), as "p50/p99 ms, p50/p99 rewards"; empty without a learner.
+learner_lag() {
+    q -c "SELECT round(lag_ms_p50) || '/' || round(lag_ms_p99) || ' ms, ' || round(lag_rewards_p50) || '/'
+                 || round(lag_rewards_p99) || ' rewards'
+            FROM model_select.learner WHERE running AND database = current_database() AND lag_ms_p99 IS NOT NULL"
+}
+declare -A res compacted cpu_at lag
 for ((r = 1; r <= ROUNDS; r++)); do
     for c in $CLIENTS; do
         res[baseline,$c,$r]=$(run baseline "$c")
@@ -234,7 +241,8 @@ for ((r = 1; r <= ROUNDS; r++)); do
             k0=$(q -c "SELECT compactions('$pol')")
             res[$pol,$c,$r]=$(run "$pol" "$c")
             compacted[$pol,$c]=$(( ${compacted[$pol,$c]:-0} + $(q -c "SELECT compactions('$pol')") - k0 ))
-            echo "round $r: $pol, $c client(s): ${res[$pol,$c,$r]% *} decisions/s, ${res[$pol,$c,$r]#* } WAL bytes/decision"
+            lag[$pol,$c]=$(learner_lag)
+            echo "round $r: $pol, $c client(s): ${res[$pol,$c,$r]% *} decisions/s, ${res[$pol,$c,$r]#* } WAL bytes/decision${lag[$pol,$c]:+, learner lag ${lag[$pol,$c]}}"
         done
     done
 done

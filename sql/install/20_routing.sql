@@ -11,6 +11,9 @@ CREATE TABLE model_select.decisions (
     created_at  timestamptz NOT NULL DEFAULT now(),
     cost_weight float8,                     -- the cost weight λ in force (the budget's pacer)
     context_real real[],                    -- or else the context as real[] (4 bytes a value)
+    versions    bigint[],                   -- the learner's rule: each arm's version scored
+    own_tx      xid8,                       -- and its own transaction's rewards on top,
+    own_seq     bigint,                     -- up to this seq (decision_scores())
     FOREIGN KEY (arm_id, selector_id) REFERENCES model_select.arms (arm_id, selector_id)
         ON DELETE CASCADE,
     CONSTRAINT decisions_one_context CHECK ((context IS NULL) <> (context_real IS NULL))
@@ -34,6 +37,13 @@ CREATE FUNCTION model_select.scores(selector text, context anycompatiblearray)
     RETURNS TABLE (arm text, active boolean, n bigint, mean float8, width float8, ucb float8,
                    radius float8, alpha float8)
     AS 'MODULE_PATHNAME', 'model_select_scores' LANGUAGE C STABLE STRICT PARALLEL SAFE ROWS 8;
+
+-- A past decision's scores, re-derived from the versions and own rewards it
+-- recorded (the learner's rule: docs/caches.md).
+CREATE FUNCTION model_select.decision_scores(decision_id bigint)
+    RETURNS TABLE (arm text, active boolean, n bigint, mean float8, width float8, ucb float8,
+                   radius float8, alpha float8)
+    AS 'MODULE_PATHNAME', 'model_select_decision_scores' LANGUAGE C STABLE STRICT PARALLEL SAFE ROWS 8;
 
 -- Route every row of a query (key integer, context: an array of numbers) in one
 -- call, scoring blocks of rows by BLAS-3; with log, the decisions are logged.
@@ -63,6 +73,9 @@ COMMENT ON COLUMN model_select.decisions.context IS 'The context as given (not n
 COMMENT ON COLUMN model_select.decisions.context_real IS 'The context as given (not normalised) when every value is exactly a real (a real[] or pgvector embedding): 4 bytes a value; else NULL. Read back as float8 it is the same values.';
 COMMENT ON COLUMN model_select.decisions.score IS 'The chosen arm''s ucb at decision time (Infinity for an untried arm).';
 COMMENT ON COLUMN model_select.decisions.mean IS 'The chosen arm''s predicted reward at decision time (drift() compares it with the rewards).';
+COMMENT ON COLUMN model_select.decisions.versions IS 'Where a learner publishes versions (the learner''s rule): per arm, in arm order, the rewards of the prefix of its log (in canonical order) that the decision scored; NULL: it scored the exact fold of its snapshot.';
+COMMENT ON COLUMN model_select.decisions.own_tx IS 'With versions: the decision''s transaction, when it scored rewards of its own on top of them (else NULL).';
+COMMENT ON COLUMN model_select.decisions.own_seq IS 'With own_tx: the seq of the last of its own rewards scored.';
 COMMENT ON COLUMN model_select.decisions.cost_weight IS 'The cost weight in force at decision time: with a budget the pacer''s, a function of the costs in the reward log; else the cost_weight setting.';
 
 COMMENT ON FUNCTION model_select.select_model(text, anycompatiblearray) IS
@@ -71,6 +84,8 @@ COMMENT ON FUNCTION model_select.route(text, anycompatiblearray) IS
 'The choice of select_model(), logged in decisions: returns the decision_id (to reward), the arm and its ucb.';
 COMMENT ON FUNCTION model_select.route_batch(text, text, boolean) IS
 'Routes every row of the query source, which yields (key integer, context real[], float8[], numeric[] or integer[]): per row the key, the arm select_model() would choose, its ucb (score), mean and width, and with log => true the decision_id of the decision logged for it. Blocks of rows are scored by BLAS-3. source runs with the caller''s rights, read only.';
+COMMENT ON FUNCTION model_select.decision_scores(bigint) IS
+'A logged decision''s scores (the columns of scores()), re-derived bit for bit from the versions and own rewards it recorded, while retention keeps them: needs the route right on its selector; an error for a decision that recorded no version.';
 COMMENT ON FUNCTION model_select.scores(text, anycompatiblearray) IS
 'Every arm of the selector (retired ones too) in ordinal order: rewards n, mean, width, ucb = mean + radius * width, and the radius and ridge alpha of the bound for this context. Reads only.';
 COMMENT ON FUNCTION model_select.cache_stats() IS

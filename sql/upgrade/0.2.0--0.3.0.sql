@@ -184,6 +184,15 @@ DROP FUNCTION model_select.quality_cost(text, text, text, jsonb, float8[], float
 -- == feedback, result column learned
 DROP FUNCTION model_select.replay(text, text, text, jsonb, bigint, float8, int, int, int, boolean, text);
 
+-- decisions score published versions (issue 41): what each decision scored
+ALTER TABLE model_select.decisions
+    ADD COLUMN versions bigint[],
+    ADD COLUMN own_tx xid8,
+    ADD COLUMN own_seq bigint;
+COMMENT ON COLUMN model_select.decisions.versions IS 'Where a learner publishes versions (the learner''s rule): per arm, in arm order, the rewards of the prefix of its log (in canonical order) that the decision scored; NULL: it scored the exact fold of its snapshot.';
+COMMENT ON COLUMN model_select.decisions.own_tx IS 'With versions: the decision''s transaction, when it scored rewards of its own on top of them (else NULL).';
+COMMENT ON COLUMN model_select.decisions.own_seq IS 'With own_tx: the seq of the last of its own rewards scored.';
+
 -- @functions and views@
 
 -- written codebooks void the checkpoints (after the functions: its function is new)

@@ -41,7 +41,6 @@ arm_base_read(int32 arm_id, FoldTotals *totals, Datum *state)
 	totals->cost_n = DatumGetInt64(v[BASE_COST_N]);
 	totals->spend_sum = DatumGetFloat8(v[BASE_SPEND_SUM]);
 	totals->spend_n = DatumGetInt64(v[BASE_SPEND_N]);
-	totals->lineage = 0;		/* a base stands for a checkpoint (fold.h) */
 	*state = nulls[BASE_STATE] ? (Datum) 0 : v[BASE_STATE];
 	return true;
 }

@@ -165,7 +165,6 @@ row_value(StateFold *f, SPITupleTable *tt, uint64 i, double *x, Relation *decisi
 		}
 	}
 	f->pos = fold_row_position(tt, i);
-	f->totals.lineage = lineage_step(f->totals.lineage, f->pos);
 	return learned_value(f->cfg, reward, cost_null, cost_null ? 0 : DatumGetFloat8(cost));
 }
 
@@ -270,6 +269,39 @@ fold_some(StateFold *f, SPITupleTable *tt, uint64 first, uint64 last, bool build
 	" AND r.tx < $4 ORDER BY r.tx, r.seq"
 
 /*
+ * The plan, per clock, of a query of four arguments (types) whose "%s"
+ * takes the clock's tick column, if any.
+ */
+static SPIPlanPtr
+fold_plan(SPIPlanPtr *plans, const char *query, const ClockOps *clock, Oid *types)
+{
+	if (plans[clock->kind] == NULL)
+		spi_plan(&plans[clock->kind],
+				 psprintf(query, clock->tick_column ? psprintf(", r.%s", clock->tick_column) : ""),
+				 4, types);
+	return plans[clock->kind];
+}
+
+/* Fold the rows of an open portal into f, in batches (fold_some), and close it. */
+static int64
+fold_portal(StateFold *f, Portal portal, bool build)
+{
+	int64		folded = 0;
+
+	for (;;)
+	{
+		SPI_cursor_fetch(portal, true, FOLD_BATCH);
+		if (SPI_processed == 0)
+			break;
+		fold_some(f, SPI_tuptable, 0, SPI_processed, build);
+		folded += (int64) SPI_processed;
+		SPI_freetuptable(SPI_tuptable);
+	}
+	SPI_cursor_close(portal);
+	return folded;
+}
+
+/*
  * Fold an arm's log rows after f->pos with tx < below into f, in batches
  * (fold_some).  fresh_snapshot: read under a new snapshot (checkpoints: every
  * row below a final horizon, whatever the caller's snapshot saw); else under
@@ -283,29 +315,51 @@ fold_log(StateFold *f, int32 arm_id, bool fresh_snapshot, FullTransactionId belo
 	const ClockOps *clock = clock_ops(f->cfg->clock);
 	Oid			types[4] = {INT4OID, XID8OID, INT8OID, XID8OID};
 	Datum		args[4];
-	Portal		portal;
-	int64		folded = 0;
 
 	args[0] = Int32GetDatum(arm_id);
 	args[1] = FullTransactionIdGetDatum(f->pos.tx);
 	args[2] = Int64GetDatum(f->pos.seq);
 	args[3] = FullTransactionIdGetDatum(below);
-	if (plans[clock->kind] == NULL)
-		spi_plan(&plans[clock->kind],
-				 psprintf(FOLD_LOG_QUERY, clock->tick_column ? psprintf(", r.%s", clock->tick_column) : ""),
-				 4, types);
-	portal = SPI_cursor_open(NULL, plans[clock->kind], args, NULL, !fresh_snapshot);
-	for (;;)
-	{
-		SPI_cursor_fetch(portal, true, FOLD_BATCH);
-		if (SPI_processed == 0)
-			break;
-		fold_some(f, SPI_tuptable, 0, SPI_processed, build);
-		folded += (int64) SPI_processed;
-		SPI_freetuptable(SPI_tuptable);
-	}
-	SPI_cursor_close(portal);
-	return folded;
+	return fold_portal(f, SPI_cursor_open(NULL, fold_plan(plans, FOLD_LOG_QUERY, clock, types), args,
+										  NULL, !fresh_snapshot), build);
+}
+
+/*
+ * An arm's first `rows` retained log rows in canonical order, then the rows
+ * of transaction own_tx up to seq own_seq (none if own_tx is NULL).
+ */
+#define FOLD_PREFIX_QUERY \
+	"SELECT " FOLD_COLUMNS "%s FROM (" \
+	"(SELECT * FROM model_select.rewards WHERE arm_id = $1 ORDER BY tx, seq LIMIT $2)" \
+	" UNION ALL (SELECT * FROM model_select.rewards WHERE arm_id = $1 AND tx = $3 AND seq <= $4)" \
+	") r ORDER BY r.tx, r.seq"
+
+/*
+ * Fold into f (begun on the arm's base, holding its first f->totals.n
+ * rewards) the arm's log rows up to its prefix of n rewards, then a
+ * transaction's rows up to seq own_seq (own_tx invalid: none): a decision's
+ * version and own rows (routing/decision_scores.c).  Under the current
+ * statement's snapshot; the caller is connected to SPI.  Returns the rows
+ * folded.
+ */
+int64
+fold_prefix(StateFold *f, int32 arm_id, int64 n, FullTransactionId own_tx, int64 own_seq)
+{
+	static SPIPlanPtr plans[CLOCK_COUNT];
+	const ClockOps *clock = clock_ops(f->cfg->clock);
+	Oid			types[4] = {INT4OID, INT8OID, XID8OID, INT8OID};
+	Datum		args[4];
+	char		nulls[5] = "    ";
+
+	Assert(n >= f->totals.n);
+	args[0] = Int32GetDatum(arm_id);
+	args[1] = Int64GetDatum(n - f->totals.n);
+	args[2] = FullTransactionIdGetDatum(own_tx);
+	args[3] = Int64GetDatum(own_seq);
+	if (!FullTransactionIdIsValid(own_tx))
+		nulls[2] = 'n';
+	return fold_portal(f, SPI_cursor_open(NULL, fold_plan(plans, FOLD_PREFIX_QUERY, clock, types), args,
+										  nulls, true), false);
 }
 
 /*
@@ -348,7 +402,6 @@ checkpoint_position_from_values(const Datum *values, LogPosition *pos, FoldTotal
 	totals->cost_n = DatumGetInt64(values[CKPT_POS_COST_N]);
 	totals->spend_sum = DatumGetFloat8(values[CKPT_POS_SPEND_SUM]);
 	totals->spend_n = DatumGetInt64(values[CKPT_POS_SPEND_N]);
-	totals->lineage = 0;
 }
 
 /* The full id of a 32-bit xid no older than the next xid's epoch allows. */

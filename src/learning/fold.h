@@ -54,28 +54,7 @@ typedef struct FoldTotals
 	int64		cost_n;
 	double		spend_sum;
 	int64		spend_n;
-	uint64		lineage;		/* lineage_step() over the rows folded since the
-								 * checkpoint, in order (0 at a checkpoint) */
 } FoldTotals;
-
-/*
- * A fold's lineage after one more row at position p: which rows, in which
- * order, a state holds beyond its checkpoint, so that a version published
- * with rows that are not final yet (shared_cache.c) is taken only by a
- * reader that sees exactly those rows (with its row count; a 64-bit mix).
- */
-static inline uint64
-lineage_step(uint64 h, LogPosition p)
-{
-	uint64		x = h ^ (U64FromFullTransactionId(p.tx) * UINT64CONST(0x9E3779B97F4A7C15)) ^
-		((uint64) p.seq * UINT64CONST(0xC2B2AE3D27D4EB4F));
-
-	x ^= x >> 31;
-	x *= UINT64CONST(0xBF58476D1CE4E5B9);
-	x ^= x >> 29;
-	x *= UINT64CONST(0x94D049BB133111EB);
-	return x ^ (x >> 32);
-}
 
 /*
  * A state being folded: st lives in its own memory context cxt (a child of
@@ -130,6 +109,8 @@ extern void fold_some(StateFold *f, SPITupleTable *tt, uint64 first, uint64 last
 extern LogPosition fold_row_position(SPITupleTable *tt, uint64 row);
 extern int64 fold_log(StateFold *f, int32 arm_id, bool fresh_snapshot, FullTransactionId below,
 					  bool build);
+extern int64 fold_prefix(StateFold *f, int32 arm_id, int64 n, FullTransactionId own_tx,
+						 int64 own_seq);
 extern FullTransactionId final_horizon(void);
 extern FullTransactionId final_horizon_for(const SelectorConfig *cfg);
 extern FullTransactionId shared_horizon(void);

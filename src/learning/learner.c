@@ -17,9 +17,12 @@
  * LEARNER_STALE_PASSES naptimes (and at least LEARNER_STALE_MIN): a learner
  * that crashed, was killed or hangs hands the work back to the inserts.
  *
- * Nothing the learner does changes a score: it folds rows exactly as any
- * checkpoint does, and a reader folds whatever the checkpoints do not hold
- * yet.  Its memory is one arm's checkpoint at a time.  The postmaster
+ * A reward's commit wakes it (learner_state.c): it then publishes every
+ * arm's fold of its final rows as a version (selector_publish(), through
+ * learner_publish_hook), the prefix of the log that decisions score
+ * (routing/arm_cache.h, LoadMode), and records the pass's lag.  It folds
+ * rows exactly as any checkpoint does.  Its memory is one arm's checkpoint
+ * at a time.  The postmaster
  * restarts it LEARNER_RESTART_SECONDS after it exits with an error (a SIGKILL
  * makes the postmaster restart the whole server, as for any backend).
  *
@@ -31,6 +34,8 @@
  * its own (`me`).
  */
 #include "postgres.h"
+
+#include <math.h>
 
 #include "access/htup_details.h"
 #include "access/xact.h"
@@ -210,6 +215,7 @@ typedef struct PublishCall
 	const char *name;
 	bool		growing;
 	int64		published;
+	bool		complete;
 } PublishCall;
 
 static void
@@ -217,7 +223,7 @@ publish_step(void *arg)
 {
 	PublishCall *call = arg;
 
-	call->published = learner_publish_hook(call->name, call->growing);
+	call->published = learner_publish_hook(call->name, call->growing, &call->complete);
 }
 
 /*
@@ -225,13 +231,17 @@ publish_step(void *arg)
  * after they commit (backends look versions up by them), its models
  * published, each in a transaction of its own.  An error (a damaged state, a
  * selector dropped meanwhile) is logged and counted, and the pass goes on.
+ * Returns whether its versions are all published: not after an error, a
+ * busy settings lock or a version the shared cache had no room for (then
+ * backends fold for themselves: learner_fresh()).
  */
-static void
+static bool
 learner_selector(int32 selector_id, const char *name, bool checkpoints)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	PassCall	call = {.selector_id = selector_id, .name = name, .background = true};
-	PublishCall publish = {.name = name, .growing = checkpoints};
+	PublishCall publish = {.name = name, .growing = checkpoints, .complete = true};
+	volatile bool complete = true;
 
 	PG_TRY();
 	{
@@ -245,12 +255,15 @@ learner_selector(int32 selector_id, const char *name, bool checkpoints)
 			learner_step("model_select learner: publishing arm models", publish_step, &publish);
 			learner_count(0, 0, false, publish.published, false);
 		}
+		complete = !call.skipped && publish.complete;
 	}
 	PG_CATCH();
 	{
 		learner_step_failed(cxt);
+		complete = false;
 	}
 	PG_END_TRY();
+	return complete;
 }
 
 /* The selectors to pass over, in the pass's memory (none while the extension is not installed). */
@@ -286,6 +299,9 @@ learner_pass(bool checkpoints)
 											   ALLOCSET_DEFAULT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(pass);
 	ListCall	call = {.cxt = pass};
+	int64		rewards;
+	TimestampTz pending = learner_take_pending(me, &rewards);
+	bool		complete = true;
 
 	PG_TRY();
 	{
@@ -294,20 +310,24 @@ learner_pass(bool checkpoints)
 	PG_CATCH();
 	{
 		learner_step_failed(pass);
-		call.list.n = 0;
+		call.list.n = -1;
 	}
 	PG_END_TRY();
 	MemoryContextSwitchTo(pass);
+	complete = call.list.n >= 0;
 	for (int i = 0; i < call.list.n; i++)
 	{
 		CHECK_FOR_INTERRUPTS();
-		learner_selector(call.list.ids[i], call.list.names[i], checkpoints);
+		complete &= learner_selector(call.list.ids[i], call.list.names[i], checkpoints);
 		MemoryContextSwitchTo(pass);
 	}
 	pgstat_report_activity(STATE_IDLE, NULL);
 	LWLockAcquire(learner->lock, LW_EXCLUSIVE);
 	me->passes++;
 	me->last_pass = GetCurrentTimestamp();
+	me->last_pass_complete = complete;
+	if (pending != 0)
+		learner_record_lag(me, pending, rewards);
 	LWLockRelease(learner->lock);
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(pass);
@@ -486,6 +506,12 @@ learner_preload(void)
 							"Pause between two passes of a learner over its database's selectors.",
 							NULL, &learner_naptime_ms, 200, 10, 60000, PGC_SIGHUP, GUC_UNIT_MS,
 							NULL, NULL, NULL);
+	DefineCustomIntVariable("model_select.learner_max_lag",
+							"How long a committed reward may wait for the learner's next version before backends fold for themselves.",
+							"Decisions score the learner's newest versions while no reward has waited longer; "
+							"0: backends always fold the final rewards themselves.",
+							&learner_max_lag_ms, 1000, 0, 3600000, PGC_SIGHUP, GUC_UNIT_MS,
+							NULL, NULL, NULL);
 	/* kept for the postmaster's life: shared memory is set up again after a crash */
 	old = MemoryContextSwitchTo(TopMemoryContext);
 	if (learner_databases != NULL)
@@ -536,7 +562,7 @@ model_select_maintain(PG_FUNCTION_ARGS)
 	PG_RETURN_INT64(folded);
 }
 
-/* SQL: learner_status() → per database of model_select.learner_databases, its learner and counters. */
+/* SQL: learner_status() → per database of model_select.learner_databases, its learner, counters and lag. */
 Datum
 model_select_learner_status(PG_FUNCTION_ARGS)
 {
@@ -546,9 +572,11 @@ model_select_learner_status(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	for (int i = 0; i < nslots; i++)
 	{
-		Datum		values[11];
-		bool		nulls[11] = {false};
+		Datum		values[15];
+		bool		nulls[15] = {false};
 		LearnerSlot copy;
+		double		ms[2],
+					rewards[2];
 
 		LWLockAcquire(learner->lock, LW_SHARED);
 		copy = learner->slots[i];
@@ -567,6 +595,13 @@ model_select_learner_status(PG_FUNCTION_ARGS)
 		values[8] = Int64GetDatum(copy.selectors_skipped);
 		values[9] = Int64GetDatum(copy.errors);
 		values[10] = Int64GetDatum(copy.versions_published);
+		learner_lag_percentiles(&copy, ms, rewards);
+		for (int k = 0; k < 2; k++)
+		{
+			values[11 + k] = Float8GetDatum(ms[k]);
+			values[13 + k] = Float8GetDatum(rewards[k]);
+			nulls[11 + k] = nulls[13 + k] = isnan(ms[k]);
+		}
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

@@ -6,9 +6,10 @@
 
 /*
  * Brings a selector's arm models to its final rows and publishes them, the
- * growing ones too if `growing`; returns how many.
+ * growing ones too if `growing`; returns how many, and *complete: whether
+ * every one that grew was published.
  */
-typedef int64 (*LearnerPublishHook) (const char *name, bool growing);
+typedef int64 (*LearnerPublishHook) (const char *name, bool growing, bool *complete);
 extern LearnerPublishHook learner_publish_hook;
 
 extern void learner_preload(void);

@@ -10,8 +10,22 @@
 #define MODEL_SELECT_LEARNER_STATE_H
 
 #include "datatype/timestamp.h"
+#include "port/atomics.h"
 #include "storage/latch.h"
 #include "storage/lwlock.h"
+
+/*
+ * A pass's lag: from the commit of the oldest reward it was woken for to
+ * the end of the pass (every version it publishes holds that reward, if
+ * final), and the rewards it folded.
+ */
+typedef struct LearnerLag
+{
+	int32		ms;
+	int32		rewards;
+} LearnerLag;
+
+#define LEARNER_LAG_PASSES 256
 
 typedef struct LearnerSlot
 {
@@ -21,12 +35,25 @@ typedef struct LearnerSlot
 	Oid			database;		/* InvalidOid until its learner connects */
 	TimestampTz started;
 	TimestampTz last_pass;		/* end of the last pass (0: none yet) */
+	bool		last_pass_complete; /* it published every version that grew */
 	int64		passes;
 	int64		arms_checkpointed;
 	int64		rewards_folded;
 	int64		selectors_skipped;	/* settings lock busy */
 	int64		errors;
 	int64		versions_published;	/* arm bases put in the shared cache */
+	/*
+	 * The commit time of the oldest reward no pass has started on yet (0:
+	 * none): set by committing backends (compare-and-swap from 0), taken
+	 * (exchanged for 0) by the learner as a pass starts.  Read without the
+	 * lock.
+	 */
+	pg_atomic_uint64 pending_since;
+	pg_atomic_uint64 pending_rewards;	/* rewards committed since the pass started */
+	/* the last LEARNER_LAG_PASSES passes that had rewards to publish: their lag */
+	int			nlags;
+	int			next_lag;
+	LearnerLag	lags[LEARNER_LAG_PASSES];
 } LearnerSlot;
 
 typedef struct LearnerShared
@@ -40,9 +67,16 @@ typedef struct LearnerShared
 extern LearnerShared *learner;
 /* GUC model_select.learner_naptime, in ms */
 extern int	learner_naptime_ms;
+/* GUC model_select.learner_max_lag, in ms */
+extern int	learner_max_lag_ms;
 
 extern void learner_shmem_preload(int ndatabases, char **databases);
 extern bool learner_serving(void);
+extern bool learner_configured(void);
+extern bool learner_fresh(void);
+extern TimestampTz learner_take_pending(LearnerSlot *slot, int64 *rewards);
+extern void learner_record_lag(LearnerSlot *slot, TimestampTz pending, int64 rewards);
+extern void learner_lag_percentiles(const LearnerSlot *slot, double *ms, double *rewards);
 extern void learner_wake_at_commit(void);
 
 #endif

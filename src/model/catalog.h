@@ -26,6 +26,7 @@ typedef struct ArmInfo
 	int64		version;
 	int64		xmin;			/* of the arm_state row: versions of rolled
 								 * back transactions are not reused */
+	int64		prefix_n;		/* versioned: the rows of the log's prefix scored */
 	const ArmModel *model;		/* NULL while n = 0 */
 } ArmInfo;
 
@@ -35,6 +36,14 @@ typedef struct Selector
 	SelectorConfig cfg;
 	int			narms;
 	ArmInfo    *arms;
+	/*
+	 * Versioned: each arm scores a prefix of its log (prefix_n rows, a
+	 * version) plus this transaction's rows up to seq own_seq (0: none), the
+	 * learner's rule (routing/arm_cache.h); else the exact fold of the
+	 * snapshot.
+	 */
+	bool		versioned;
+	int64		own_seq;
 } Selector;
 
 extern void selector_unknown(const char *name);

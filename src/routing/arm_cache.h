@@ -1,7 +1,8 @@
 /*
  * arm_cache.h — the backend's cache of arm folds (model_cache.c), as used by
  * the selector loader (selector_load.c): one entry per arm with its base
- * (checkpoint + final rows), overlay and decoded model.
+ * (checkpoint + final rows: a prefix of the arm's log), overlay and decoded
+ * model.
  */
 #ifndef MODEL_SELECT_ARM_CACHE_H
 #define MODEL_SELECT_ARM_CACHE_H
@@ -26,6 +27,8 @@ typedef struct ModelCacheEntry
 	StateFold	fold;			/* the base: checkpoint + final rows */
 	int			shared_slot;	/* fold.st is the shared cache's base pinned
 								 * in this slot (read only!), -1: ours */
+	uint64		seen_generation;	/* the arm's publication counter when
+									 * entry_take_newest last looked */
 	TimestampTz grown_at;		/* when the base last grew (entry_share_when_quiet) */
 	MemoryContext base_cxt;		/* child of cxt: base_model (NULL: not decoded) */
 	ArmModel   *base_model;
@@ -34,8 +37,6 @@ typedef struct ModelCacheEntry
 	int			maxoverlay;
 	LogPosition *overlay;
 	StateFold	ofold;			/* the base + those rows */
-	int			overlay_slot;	/* ofold.st is a shared version pinned in this
-								 * slot (read only!), -1: ours */
 	MemoryContext overlay_model_cxt;	/* child of overlay_cxt */
 	ArmModel   *overlay_model;
 	double		now;			/* clocked: the clock's now of the load */
@@ -48,27 +49,32 @@ typedef struct ModelCacheEntry
 } ModelCacheEntry;
 
 /*
- * How a load treats the rows after an arm's base (model_cache_absorb):
- * LOAD_OWN folds the final ones into this backend's base (no learner);
- * LOAD_FOLLOW takes the newest base the learner published and folds the rest
- * only onto a copy of it, the overlay, so that a reward is folded once per
- * server rather than once per backend (the overlay is published in turn,
- * and so is a base folded here when the learner lags: model_absorb.c);
- * LOAD_PUBLISH is the learner's: it
- * folds the final rows into its base and publishes it, and a fixed-size
- * state's overlay too; LOAD_PUBLISH_FIXED publishes fixed-size states only
- * (a growing one, pak_ucb's or bkb's, is copied whole at every version: the
+ * How a load treats an arm (selector_load.c, model_cache_absorb):
+ * LOAD_OWN, without a learner (and on standbys, and on a clock that ages),
+ * scores the exact fold of the log the statement sees: the final rows
+ * folded into this backend's base, the others onto a copy of it, the
+ * overlay.  Under the learner's rule a decision scores a final prefix of
+ * each arm's log plus its own transaction's rows, which alone go to the
+ * overlay: LOAD_VERSIONS (the learner keeps up) takes the newest version the
+ * learner published and reads only this transaction's rows; LOAD_FINAL (it
+ * stopped or lags by more than model_select.learner_max_lag, or the arm is
+ * not shared) folds the final rows itself and publishes that base.
+ * LOAD_PUBLISH is the learner's: it folds the final rows into its base and
+ * publishes it; LOAD_PUBLISH_FIXED publishes fixed-size states only (a
+ * growing one, pak_ucb's or bkb's, is copied whole at every version: the
  * learner publishes those once a naptime).
  */
 typedef enum LoadMode
 {
 	LOAD_OWN,
-	LOAD_FOLLOW,
+	LOAD_VERSIONS,
+	LOAD_FINAL,
 	LOAD_PUBLISH,
 	LOAD_PUBLISH_FIXED
 } LoadMode;
 
 #define LOAD_PUBLISHES(mode) ((mode) == LOAD_PUBLISH || (mode) == LOAD_PUBLISH_FIXED)
+#define LOAD_VERSIONED(mode) ((mode) == LOAD_VERSIONS || (mode) == LOAD_FINAL)
 
 /* A stored checkpoint's identity and contents, from the arms query. */
 typedef struct CheckpointRow
@@ -92,6 +98,7 @@ extern int64 model_cache_hits;
 extern void model_cache_touch(ModelCacheEntry *entry, uint64 load);
 extern void model_cache_fit(uint64 load);
 extern void model_cache_remove(ModelCacheEntry *entry);
+extern void entry_drop_overlay(ModelCacheEntry *entry);
 
 /* model_share.c */
 extern void base_key(SharedBaseKey *key, int32 arm_id, int32 settings_version, int64 version,
@@ -99,10 +106,7 @@ extern void base_key(SharedBaseKey *key, int32 arm_id, int32 settings_version, i
 extern void entry_share(ModelCacheEntry *entry);
 extern bool entry_shareable(const ModelCacheEntry *entry);
 extern void entry_publish(ModelCacheEntry *entry);
-extern void entry_publish_overlay(ModelCacheEntry *entry);
-extern void entry_share_overlay(ModelCacheEntry *entry);
-extern uint64 entry_find_version(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first,
-								 uint64 last, SharedBase *sb);
+extern bool entry_take_newest(ModelCacheEntry *entry);
 extern void shared_load_lock(int32 arm_id);
 extern void shared_load_unlock(int32 arm_id);
 extern void entry_base_grew(ModelCacheEntry *entry);

@@ -150,9 +150,11 @@ block_log(void *arg)
 	Block	   *b = arg;
 	const Selector *sel = b->sel;
 	int			dim = sel->cfg.dim;
-	Oid			types[10] = {INT4OID, INT4ARRAYOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID,
-	INT4ARRAYOID, INT4ARRAYOID, FLOAT8ARRAYOID, FLOAT8OID, BOOLARRAYOID, FLOAT4ARRAYOID};
-	Datum		args[10];
+	Oid			types[13] = {INT4OID, INT4ARRAYOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID,
+		INT4ARRAYOID, INT4ARRAYOID, FLOAT8ARRAYOID, FLOAT8OID, BOOLARRAYOID, FLOAT4ARRAYOID,
+	INT8ARRAYOID, XID8OID, INT8OID};
+	Datum		args[13];
+	char		nulls[14] = "             ";
 	Datum	   *arms = palloc(sizeof(Datum) * b->m);
 	double	   *ucb = palloc(sizeof(double) * b->m);
 	double	   *mean = palloc(sizeof(double) * b->m);
@@ -183,18 +185,21 @@ block_log(void *arg)
 	/* each context once, compactly: real[] when it has no more precision */
 	args[8] = PointerGetDatum(construct_array(real, b->m, BOOLOID, 1, true, TYPALIGN_CHAR));
 	args[9] = PointerGetDatum(float4_array(b->rawX, b->m * dim));
+	/* what the block scored with (route()'s columns) */
+	decision_version_args(sel, args, nulls, 10);
 	selector_write_lock(sel->cfg.selector_id);
 	spi_level = spi_connect();
 	/* rows are inserted, and their ids drawn, in ordinality order */
 	spi_execute(spi_plan(&plan,
 						 "INSERT INTO model_select.decisions(selector_id, arm_id, context, context_real, score,"
-						 " mean, cost_weight) SELECT $1, u.arm, CASE WHEN NOT u.r THEN $7[u.lo:u.hi] END,"
-						 " CASE WHEN u.r THEN $10[u.lo:u.hi] END, u.score, u.mean, $8"
+						 " mean, cost_weight, versions, own_tx, own_seq)"
+						 " SELECT $1, u.arm, CASE WHEN NOT u.r THEN $7[u.lo:u.hi] END,"
+						 " CASE WHEN u.r THEN $10[u.lo:u.hi] END, u.score, u.mean, $8, $11, $12, $13"
 						 " FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3), pg_catalog.unnest($4),"
 						 "   pg_catalog.unnest($5), pg_catalog.unnest($6), pg_catalog.unnest($9)) WITH ORDINALITY"
 						 "   AS u(arm, score, mean, lo, hi, r, i)"
 						 " ORDER BY u.i RETURNING decision_id",
-						 10, types), args, NULL, false, 0, SPI_OK_INSERT_RETURNING,
+						 13, types), args, nulls, false, 0, SPI_OK_INSERT_RETURNING,
 				"log the decisions of a batch");
 	for (int t = 0; t < b->m; t++)
 		b->decision_ids[t] = spi_int64(SPI_tuptable->vals[t], SPI_tuptable->tupdesc, SPI_SOLE_COLUMN);

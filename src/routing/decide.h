@@ -4,11 +4,15 @@
 #ifndef MODEL_SELECT_DECIDE_H
 #define MODEL_SELECT_DECIDE_H
 
+#include "fmgr.h"
+
 #include "model/catalog.h"
 
 extern int	decide(const Selector *sel, const double *raw_x, ArmScore *scores);
 extern void score_arms(const Selector *sel, const double *raw_x, ArmScore *scores);
 extern void check_decisions_writable(const char *function);
+extern void decision_version_args(const Selector *sel, Datum *args, char *nulls, int at);
+extern void scores_rows(FunctionCallInfo fcinfo, const Selector *sel, const ArmScore *scores);
 extern double pacer_lambda(const Selector *sel);
 extern void pacer_apply(const Selector *sel, double lambda, ArmScore *scores);
 extern void decide_block(const Selector *sel, int m, const double *rawX, ArmScore *scores,

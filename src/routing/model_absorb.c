@@ -1,10 +1,9 @@
 /*
  * model_absorb.c — bringing an arm cache entry (model_cache.c) to the rows
- * its statement sees after its base: the final ones join the base, the
- * others are folded onto a copy of it, the overlay; with the learner
- * process, the versions it and the other backends publish (shared_cache.c)
- * stand in for both (LoadMode, arm_cache.h); and the decoded model handed
- * out.
+ * its load read after its base: the final ones join the base, the others
+ * are folded onto a copy of it, the overlay (under the learner's rule only
+ * the transaction's own rows: LoadMode, arm_cache.h); and the decoded model
+ * handed out.
  */
 #include "postgres.h"
 
@@ -58,12 +57,9 @@ entry_model_holds(const ModelCacheEntry *entry, const StateHeader *st, const Clo
 	return clock_key_equal(&key, at);
 }
 
-static void
+void
 entry_drop_overlay(ModelCacheEntry *entry)
 {
-	if (entry->overlay_slot >= 0)
-		shared_base_release(entry->overlay_slot);
-	entry->overlay_slot = -1;
 	if (entry->overlay_cxt)
 		MemoryContextDelete(entry->overlay_cxt);
 	entry->overlay_cxt = NULL;
@@ -95,9 +91,9 @@ overlay_prefix(const ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, ui
 	return entry->noverlay;
 }
 
-/* A new, empty overlay on the entry's base (a copy of it unless st is given: a shared version's). */
+/* A new, empty overlay on a copy of the entry's base. */
 static void
-entry_new_overlay(ModelCacheEntry *entry, const SharedBase *version)
+entry_new_overlay(ModelCacheEntry *entry)
 {
 	MemoryContext old;
 
@@ -106,14 +102,7 @@ entry_new_overlay(ModelCacheEntry *entry, const SharedBase *version)
 											   ALLOCSET_DEFAULT_SIZES);
 	entry->maxoverlay = entry->noverlay = 0;
 	old = MemoryContextSwitchTo(entry->overlay_cxt);
-	if (version != NULL)
-	{
-		fold_begin(&entry->ofold, &entry->cfg, NULL, version->pos, &version->totals);
-		entry->ofold.st = unconstify(StateHeader *, version->st);
-		entry->overlay_slot = version->slot;
-	}
-	else
-		fold_begin(&entry->ofold, &entry->cfg, entry->fold.st, entry->fold.pos, &entry->fold.totals);
+	fold_begin(&entry->ofold, &entry->cfg, entry->fold.st, entry->fold.pos, &entry->fold.totals);
 	MemoryContextSwitchTo(old);
 }
 
@@ -134,22 +123,8 @@ entry_overlay_rows(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, int 
 }
 
 /*
- * The overlay becomes version sb, published with rows [first, found) of tt
- * after the base (entry_find_version()): no fold, no copy.
- */
-static void
-entry_adopt_overlay(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 found,
-					const SharedBase *sb)
-{
-	entry_new_overlay(entry, sb);
-	entry_overlay_rows(entry, tt, first, 0, (int) (found - first));
-	entry->overlay_model = NULL;
-}
-
-/*
  * The overlay brought to rows [first, last) of tt: the kept one extended
- * when its rows start them (a shared version copied first: it is never
- * written to), else folded anew onto a copy of the base; its model decoded
+ * when its rows start them, else folded anew onto a copy of the base; its model decoded
  * (if decode) when new, or, clocked, when its key no longer holds.
  * Returns how many rows were folded.
  */
@@ -168,21 +143,8 @@ entry_overlay(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 la
 	}
 	if (kept < 0)
 	{
-		entry_new_overlay(entry, NULL);
+		entry_new_overlay(entry);
 		kept = 0;
-	}
-	else if (kept < n && entry->overlay_slot >= 0)
-	{
-		/* our own copy of the shared version, to fold onto */
-		StateFold	copy;
-
-		old = MemoryContextSwitchTo(entry->overlay_cxt);
-		fold_begin(&copy, &entry->cfg, entry->ofold.st, entry->ofold.pos, &entry->ofold.totals);
-		MemoryContextSwitchTo(old);
-		MemoryContextDelete(entry->ofold.cxt);
-		entry->ofold = copy;
-		shared_base_release(entry->overlay_slot);
-		entry->overlay_slot = -1;
 	}
 	entry_overlay_rows(entry, tt, first, kept, n);
 	old = MemoryContextSwitchTo(entry->overlay_cxt);
@@ -218,9 +180,7 @@ entry_extend_base(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint6
 	{
 		if (entry->shared_slot >= 0)
 			shared_base_release(entry->shared_slot);
-		/* a shared overlay is a version with exactly these rows: the base now */
-		entry->shared_slot = entry->overlay_slot;
-		entry->overlay_slot = -1;
+		entry->shared_slot = -1;
 		MemoryContextSetParent(entry->ofold.cxt, entry->cxt);
 		MemoryContextDelete(entry->fold.cxt);
 		entry->fold = entry->ofold;
@@ -245,80 +205,6 @@ entry_extend_base(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint6
 		MemoryContextSwitchTo(old);
 	}
 	entry_base_grew(entry);
-}
-
-/*
- * Final rows a follower keeps in its overlay at most: beyond that the
- * learner is not keeping up (it lags, shares the CPUs with many backends,
- * or died and is not yet seen to be gone), and they join this backend's own
- * base as without a learner, which it publishes for the others: each load
- * reads every row after its base, so a lagging base makes every decision
- * read more rows, and an overlay that a commit out of order makes us refold
- * stays short.
- */
-#define FOLLOW_MAX_FINAL_ROWS 16
-
-/*
- * The base moved on by the first k rows of the overlay, which still holds
- * the fold of base and its other rows: those are its rows now (none: it is
- * the base, and goes).
- */
-static void
-entry_trim_overlay(ModelCacheEntry *entry, int k)
-{
-	if (k >= entry->noverlay)
-	{
-		entry_drop_overlay(entry);
-		return;
-	}
-	memmove(entry->overlay, entry->overlay + k, sizeof(LogPosition) * (entry->noverlay - k));
-	entry->noverlay -= k;
-}
-
-/*
- * A follower's base is the newest final version published that this
- * statement may use, among rows [first, split) after the entry's base (the
- * final ones of rows [first, last)); the overlay kept goes on if it holds
- * the rows the base moved by.  Returns the first row after the base, now.
- * *follow: false when the learner lags by more than FOLLOW_MAX_FINAL_ROWS
- * (the caller folds as without it).
- */
-static uint64
-entry_follow(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 split,
-			 uint64 last, FullTransactionId horizon, bool *follow)
-{
-	int			kept = overlay_prefix(entry, tt, first, last);
-	uint64		taken = entry_catch_up(entry, tt, first, split, horizon);
-
-	if (taken != first)
-	{
-		entry_drop_base_model(entry);
-		if (kept >= (int) (taken - first))
-			entry_trim_overlay(entry, (int) (taken - first));
-		else
-			entry_drop_overlay(entry);
-	}
-	*follow = split - taken <= FOLLOW_MAX_FINAL_ROWS;
-	return taken;
-}
-
-/*
- * A follower's overlay for rows [first, last) after its base: the deepest
- * version the learner published with exactly the first of those rows, when
- * it holds more of them than the overlay kept here.
- */
-static void
-follow_version(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 last)
-{
-	SharedBase	sb;
-	uint64		found = entry_find_version(entry, tt, first, last, &sb);
-
-	if (sb.slot < 0)
-		return;
-	if ((int64) (found - first) > overlay_prefix(entry, tt, first, last))
-		entry_adopt_overlay(entry, tt, first, found, &sb);
-	else
-		shared_base_release(sb.slot);
 }
 
 /*
@@ -352,11 +238,14 @@ entry_use_base(ModelCacheEntry *entry)
 }
 
 /*
- * Bring an entry to rows [first, last) of tt, the visible rows after its
- * base: those below horizon join the base, the rest are the overlay (see
- * LoadMode for a follower's and the learner's way).  A clocked arm's model
- * is that at the selector's clock now (clock_ops.h): it ages with now even when
- * no row of the arm is new.
+ * Bring an entry to rows [first, last) of tt, the rows after its base that
+ * the load read (selector_load.c; under the learner's rule only the final
+ * ones and this transaction's): those below horizon join the base, the rest
+ * are the overlay.  A base folded here under the learner's rule is
+ * published for the others (a growing one is copied whole: the learner's).
+ * The learner's own load (LOAD_PUBLISHES) publishes its base and decodes
+ * nothing.  A clocked arm's model is that at the selector's clock now
+ * (clock_ops.h): it ages with now even when no row of the arm is new.
  */
 void
 model_cache_absorb(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 last,
@@ -368,29 +257,10 @@ model_cache_absorb(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint
 	entry->now = now;
 	while (split < last && FullTransactionIdPrecedes(fold_row_position(tt, split).tx, horizon))
 		split++;
-	if (mode == LOAD_FOLLOW && entry_shareable(entry))
-	{
-		bool		follow;
-
-		first = entry_follow(entry, tt, first, split, last, horizon, &follow);
-		if (follow)
-		{
-			if (first < last)
-			{
-				follow_version(entry, tt, first, last);
-				if (entry_use_overlay(entry, tt, first, last) > 0)
-					entry_share_overlay(entry);
-			}
-			else
-				entry_use_base(entry);
-			return;
-		}
-	}
 	if (split > first)
 	{
 		entry_extend_base(entry, tt, first, split, horizon);
-		/* the learner lags: our base is newer (a growing one is copied whole: the learner's) */
-		if (mode == LOAD_FOLLOW && !growing)
+		if (mode == LOAD_FINAL && !growing)
 			entry_publish(entry);
 	}
 	if (LOAD_PUBLISHES(mode))
@@ -400,13 +270,7 @@ model_cache_absorb(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint
 		/* (a base published already is found, not copied again) */
 		if (mode == LOAD_PUBLISH || (split > first && !growing))
 			entry_publish(entry);
-		if (split < last && !growing && entry_shareable(entry))
-		{
-			entry_overlay(entry, tt, split, last, false);
-			entry_publish_overlay(entry);
-		}
-		else
-			entry_drop_overlay(entry);
+		entry_drop_overlay(entry);
 		entry->model = NULL;
 		entry->totals = entry->fold.totals;
 		return;
@@ -420,4 +284,3 @@ model_cache_absorb(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint
 		entry_share_when_quiet(entry);
 	entry_use_base(entry);
 }
-

@@ -27,9 +27,8 @@
  * base that grows is first copied back (a shared base is never written to).
  * A grown base is published only once its arm is quiet
  * (entry_share_when_quiet).  Where the learner process serves, it publishes
- * versions after every reward's commit, with the rows that are not final
- * too, and an entry's base and overlay are taken from them
- * (model_absorb.c, LoadMode).  The decoded model of a shared base points
+ * a version of each arm after rewards commit, and decisions score the
+ * newest (LoadMode, arm_cache.h).  The decoded model of a shared base points
  * into shared memory (its policy's decode only adds small vectors).
  */
 #include "postgres.h"
@@ -85,9 +84,6 @@ entry_free(ModelCacheEntry *entry)
 	if (entry->shared_slot >= 0)
 		shared_base_release(entry->shared_slot);
 	entry->shared_slot = -1;
-	if (entry->overlay_cxt != NULL && entry->overlay_slot >= 0)
-		shared_base_release(entry->overlay_slot);
-	entry->overlay_slot = -1;
 	cache_bytes -= entry->bytes;
 	entry->bytes = 0;
 	MemoryContextDelete(entry->cxt);
@@ -186,6 +182,7 @@ entry_reset(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck,
 	if (found)
 		entry_free(entry);
 	entry->shared_slot = -1;
+	entry->seen_generation = PG_UINT64_MAX;	/* never looked */
 	entry->grown_at = 0;
 	cache_misses++;
 	entry->bytes = 0;
@@ -193,7 +190,6 @@ entry_reset(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck,
 	entry->cxt = AllocSetContextCreate(CacheMemoryContext, "model_select arm model",
 									   ALLOCSET_DEFAULT_SIZES);
 	entry->base_cxt = entry->overlay_cxt = NULL;
-	entry->overlay_slot = -1;
 	entry->base_model = entry->overlay_model = NULL;
 	entry->overlay = NULL;
 	entry->noverlay = entry->maxoverlay = 0;
@@ -251,9 +247,11 @@ entry_reset(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck,
 /*
  * The entry of an arm with a base this statement may build on: its
  * checkpoint is the one visible, and every row folded after it is below
- * horizon (a statement with an older snapshot may not see them all).  A new
- * base is caught up with the final rows at once (one taken from the shared
- * cache by model_cache_absorb, as they are few) and published.
+ * horizon (a statement with an older snapshot may not see them all; under
+ * the learner's rule any final prefix will do, and the newest published is
+ * taken).  A new base is caught up with the final rows at once (one taken
+ * from the shared cache by model_cache_absorb, as they are few) and
+ * published.
  */
 ModelCacheEntry *
 model_cache_entry(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck,
@@ -267,10 +265,12 @@ model_cache_entry(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *
 	if (entry != NULL && entry->version == ck->version && entry->xmin == ck->xmin &&
 		entry->settings_version == cfg->settings_version &&
 		(log_position_cmp(entry->fold.pos, entry->ckpt_pos) == 0 ||
-		 FullTransactionIdPrecedes(entry->fold.pos.tx, horizon)))
+		 FullTransactionIdPrecedes(entry->fold.pos.tx, horizon) || LOAD_VERSIONED(mode)))
 	{
 		/* the folds point to entry->cfg: the codebook's centroids as renewed (codebook.c) */
 		entry->cfg.centroids = cfg->centroids;
+		if (LOAD_VERSIONED(mode))
+			entry_take_newest(entry);
 		return entry;
 	}
 	entry = entry_reset(cfg, arm_id, ck, horizon, mode, &load_locked);
@@ -294,6 +294,8 @@ model_cache_entry(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *
 	}
 	if (load_locked)
 		shared_load_unlock(arm_id);
+	if (LOAD_VERSIONED(mode))
+		entry_take_newest(entry);
 	return entry;
 }
 

@@ -12,7 +12,7 @@
 extern int	model_cache_size_kb;
 
 extern Selector *selector_load(const char *name);
-extern int64 selector_publish(const char *name, bool growing);
+extern int64 selector_publish(const char *name, bool growing, bool *complete);
 extern bool selector_models_current(Selector *sel);
 extern void model_cache_forget_all(void);
 extern const StateFold *model_cache_base(int32 arm_id, int32 settings_version, int64 version,

@@ -1,8 +1,7 @@
 /*
  * model_share.c — the arm cache's side of the shared cache: an entry's base
- * published to it, taken from it, or copied back before it grows; the
- * learner's versions published and matched against a statement's rows; and
- * the per-arm load lock (model_cache.c and model_absorb.c decide when;
+ * published to it, taken from it (the newest version, under the learner's
+ * rule), or copied back before it grows; and the per-arm load lock (model_cache.c and model_absorb.c decide when;
  * shared_cache.c holds the versions).
  */
 #include "postgres.h"
@@ -40,14 +39,14 @@ entry_base_key(const ModelCacheEntry *entry, SharedBaseKey *key)
 	base_key(key, entry->arm_id, entry->settings_version, entry->version, entry->xmin);
 }
 
-/* Publish a copy of fold (the entry's base or overlay; final: all its rows were), pinned in *sb. */
+/* Publish a copy of the entry's base, pinned in *sb. */
 static bool
-publish_fold(ModelCacheEntry *entry, const StateFold *fold, bool final, SharedBase *sb)
+publish_base(ModelCacheEntry *entry, SharedBase *sb)
 {
 	SharedBaseKey key;
 
 	entry_base_key(entry, &key);
-	return shared_base_publish(&key, fold->st, fold->pos, &fold->totals, final, sb);
+	return shared_base_publish(&key, entry->fold.st, entry->fold.pos, &entry->fold.totals, sb);
 }
 
 /*
@@ -102,110 +101,55 @@ entry_share(ModelCacheEntry *entry)
 
 	if (entry->shared_slot >= 0 || !entry_shareable(entry))
 		return;
-	if (publish_fold(entry, &entry->fold, true, &sb))
+	if (publish_base(entry, &sb))
 		entry_adopt(entry, &sb);
 }
 
 /*
- * The learner's side (and a follower's while the learner lags): a copy of
+ * The learner's side (and a backend's that folds the final rows itself
+ * under the learner's rule): a copy of
  * its own base, grown since, becomes the arm's newest shared base (the
  * older ones go stale); the entry keeps its own copy to grow further, so a
- * version costs one copy.  A base that is a shared version already (one it
- * published with rows not final then, its overlay, and took as its base once
- * they were) is published by marking it final: else a selector that goes
- * quiet right after such a version would never get a final one.
+ * version costs one copy.
  */
 void
 entry_publish(ModelCacheEntry *entry)
 {
 	SharedBase	sb;
 
-	if (!entry_shareable(entry))
+	if (entry->shared_slot >= 0 || !entry_shareable(entry))
 		return;
-	if (entry->shared_slot >= 0)
-	{
-		shared_base_make_final(entry->shared_slot);
-		return;
-	}
-	if (publish_fold(entry, &entry->fold, true, &sb))
+	if (publish_base(entry, &sb))
 		shared_base_release(sb.slot);
 }
 
 /*
- * A version with rows that are not final yet: the entry's overlay, for
- * readers that see exactly those rows (a fixed-size state only: a growing
- * one is copied whole at every version).  The learner's, or a follower's
- * (entry_share_overlay()).
+ * Under the learner's rule (LoadMode, arm_cache.h): the base becomes the
+ * newest final version published after it, whatever the statement's
+ * snapshot sees (a version is a prefix of the log: every row it holds is
+ * final, and no row can join it).  The overlay, folded on the old base,
+ * goes.  Nothing to look up while the arm's publication counter has not
+ * moved.  Returns whether the base moved on.
  */
-void
-entry_publish_overlay(ModelCacheEntry *entry)
-{
-	SharedBase	sb;
-
-	if (entry->overlay_slot >= 0 || entry->ofold.st == NULL || !entry_shareable(entry) ||
-		policy_ops(entry->cfg.policy)->keeps_rows)
-		return;
-	if (publish_fold(entry, &entry->ofold, false, &sb))
-		shared_base_release(sb.slot);
-}
-
-/*
- * A follower's overlay, folded here, published as a version too: when
- * rewards commit faster than the learner publishes (it shares the CPUs with
- * the backends), the backends that see the same rows take each other's
- * folds, so a reward is still folded about once per server rather than once
- * per backend.  Not when it holds a row of this transaction: that row is
- * not committed, and may never be.
- */
-void
-entry_share_overlay(ModelCacheEntry *entry)
-{
-	for (int i = entry->noverlay - 1; i >= 0; i--)
-		if (TransactionIdIsCurrentTransactionId(XidFromFullTransactionId(entry->overlay[i].tx)))
-			return;
-	entry_publish_overlay(entry);
-}
-
-#define VERSIONS_LISTED 32
-
-/*
- * The deepest published version that is the fold of the entry's base and
- * rows [first, i) of tt, for the greatest such i (first: none), pinned in
- * *sb: its position, row count and lineage are those of row i - 1.
- */
-uint64
-entry_find_version(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 last,
-				   SharedBase *sb)
+bool
+entry_take_newest(ModelCacheEntry *entry)
 {
 	SharedBaseKey key;
-	SharedVersion versions[VERSIONS_LISTED];
-	int			nversions;
-	uint64		lineage = entry->fold.totals.lineage;
-	uint64		found = first;
-	int			best = -1;
+	SharedBase	sb;
+	uint64		generation;
 
-	sb->slot = -1;
-	if (first == last || !entry_shareable(entry))
-		return first;
+	if (!entry_shareable(entry))
+		return false;
+	generation = shared_arm_generation(entry->arm_id);
+	if (generation == entry->seen_generation)
+		return false;
+	entry->seen_generation = generation;
 	entry_base_key(entry, &key);
-	nversions = shared_versions(&key, entry->fold.pos, versions, VERSIONS_LISTED);
-	for (uint64 i = first; i < last && nversions > 0; i++)
-	{
-		LogPosition pos = fold_row_position(tt, i);
-		int64		n = entry->fold.totals.n + (int64) (i - first + 1);
-
-		lineage = lineage_step(lineage, pos);
-		for (int v = 0; v < nversions; v++)
-			if (log_position_cmp(versions[v].pos, pos) == 0 && versions[v].n == n &&
-				versions[v].lineage == lineage)
-			{
-				best = v;
-				found = i + 1;
-			}
-	}
-	if (best >= 0 && !shared_version_pin(&key, &versions[best], sb))
-		return first;
-	return found;
+	if (!shared_base_find(&key, entry->fold.pos, false, FullTransactionIdFromU64(PG_UINT64_MAX), &sb))
+		return false;
+	entry_drop_overlay(entry);
+	entry_adopt(entry, &sb);
+	return true;
 }
 
 /*

@@ -7,13 +7,16 @@
 #include <math.h>
 
 #include "access/htup_details.h"
+#include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
+#include "utils/xid8.h"
 
 #include "model/catalog.h"
 #include "model/codebook.h"
@@ -149,18 +152,46 @@ check_decisions_writable(const char *function)
 						 "select_model(), scores() and route_batch() without log run anywhere.")));
 }
 
+/*
+ * What a decision scored with, as its row records it (args and nulls from
+ * `at` on): under the learner's rule each arm's version (the rows of its
+ * log's prefix, in arm order) and, when it folded rows of its own
+ * transaction, that transaction and the last of those rows' seq; else
+ * NULLs (the exact fold of its snapshot).
+ */
+void
+decision_version_args(const Selector *sel, Datum *args, char *nulls, int at)
+{
+	Datum	   *n = palloc(sizeof(Datum) * Max(sel->narms, 1));
+
+	nulls[at] = nulls[at + 1] = nulls[at + 2] = 'n';
+	if (!sel->versioned)
+		return;
+	for (int i = 0; i < sel->narms; i++)
+		n[i] = Int64GetDatum(sel->arms[i].prefix_n);
+	args[at] = PointerGetDatum(construct_array(n, sel->narms, INT8OID, 8, FLOAT8PASSBYVAL,
+											   TYPALIGN_DOUBLE));
+	nulls[at] = ' ';
+	if (sel->own_seq > 0)
+	{
+		args[at + 1] = FullTransactionIdGetDatum(GetTopFullTransactionId());
+		args[at + 2] = Int64GetDatum(sel->own_seq);
+		nulls[at + 1] = nulls[at + 2] = ' ';
+	}
+}
+
 Datum
 model_select_route(PG_FUNCTION_ARGS)
 {
 	static SPIPlanPtr plan = NULL;
-	Oid			types[7] = {INT4OID, INT4OID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8OID, FLOAT8OID,
-	FLOAT4ARRAYOID};
+	Oid			types[10] = {INT4OID, INT4OID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8OID, FLOAT8OID,
+	FLOAT4ARRAYOID, INT8ARRAYOID, XID8OID, INT8OID};
 	Selector   *sel;
 	ArmScore   *scores;
 	double	   *raw;
 	int			chosen;
-	Datum		args[7] = {0};
-	char		arg_nulls[8] = "       ";
+	Datum		args[10] = {0};
+	char		arg_nulls[11] = "          ";
 	TupleDesc	tupdesc;
 	Datum		values[3];
 	bool		nulls[3] = {false, false, false};
@@ -188,6 +219,7 @@ model_select_route(PG_FUNCTION_ARGS)
 	args[3] = Float8GetDatum(scores[chosen].ucb);
 	args[4] = Float8GetDatum(scores[chosen].mean);
 	args[5] = Float8GetDatum(pacer_lambda(sel));
+	decision_version_args(sel, args, arg_nulls, 7);
 	/* before the insert: its triggers may load selectors anew */
 	values[1] = CStringGetTextDatum(sel->arms[chosen].name);
 	values[2] = Float8GetDatum(scores[chosen].ucb);
@@ -195,20 +227,21 @@ model_select_route(PG_FUNCTION_ARGS)
 	/* as the extension owner: clients need no right on decisions */
 	values[0] = Int64GetDatum(insert_returning_id_as_owner(&plan,
 														   "INSERT INTO model_select.decisions(selector_id, arm_id, context, score, mean,"
-														   " cost_weight, context_real) VALUES ($1, $2, $3, $4, $5, $6, $7)"
-														   " RETURNING decision_id",
-														   7, types, args, arg_nulls, "log the decision"));
+														   " cost_weight, context_real, versions, own_tx, own_seq)"
+														   " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING decision_id",
+														   10, types, args, arg_nulls, "log the decision"));
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
 }
 
-Datum
-model_select_scores(PG_FUNCTION_ARGS)
+/*
+ * scores()'s rows for sel's arms (and decision_scores()'s): name, active, n,
+ * mean, width, ucb, and the radius and ridge of the bound.
+ */
+void
+scores_rows(FunctionCallInfo fcinfo, const Selector *sel, const ArmScore *scores)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	Selector   *sel = selector_for_call(text_to_cstring(PG_GETARG_TEXT_PP(0)));
-	ArmScore   *scores = palloc(sizeof(ArmScore) * Max(sel->narms, 1));
 
-	score_arms(sel, context_from_array(PG_GETARG_ARRAYTYPE_P(1), sel->cfg.dim), scores);
 	InitMaterializedSRF(fcinfo, 0);
 	for (int i = 0; i < sel->narms; i++)
 	{
@@ -227,5 +260,15 @@ model_select_scores(PG_FUNCTION_ARGS)
 		nulls[6] = nulls[7] = isnan(scores[i].alpha);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
+}
+
+Datum
+model_select_scores(PG_FUNCTION_ARGS)
+{
+	Selector   *sel = selector_for_call(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	ArmScore   *scores = palloc(sizeof(ArmScore) * Max(sel->narms, 1));
+
+	score_arms(sel, context_from_array(PG_GETARG_ARRAYTYPE_P(1), sel->cfg.dim), scores);
+	scores_rows(fcinfo, sel, scores);
 	return (Datum) 0;
 }

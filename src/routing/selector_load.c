@@ -3,13 +3,15 @@
  * and grants, its arms with their checkpoints, and the rewards logged after
  * each arm's cached base, read as the extension owner through the tables'
  * indexes (index_read.h: a route() runs this every call) and folded through
- * the arm cache (model_cache.c).  Every reader thus scores exactly the fold
- * of the log its snapshot sees.
+ * the arm cache (model_cache.c).  A reader scores the exact fold of the log
+ * its snapshot sees, or, where the learner publishes versions, a final
+ * prefix of each arm's log plus its own transaction's rows (LoadMode).
  */
 #include "postgres.h"
 
 #include "access/htup_details.h"
 #include "access/stratnum.h"
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "utils/array.h"
@@ -321,6 +323,38 @@ counted_rank(const LogPosition *counted, int64 n, LogPosition p)
 }
 
 /*
+ * Under the learner's rule only this transaction's rows are read after a
+ * version: they start after (mine, 0).  false: it has logged none.
+ */
+static bool
+own_rows_start(LogPosition *after)
+{
+	FullTransactionId mine = GetTopFullTransactionIdIfAny();
+	LogPosition first = {.tx = mine,.seq = 0};
+
+	if (!FullTransactionIdIsValid(mine))
+		return false;
+	if (log_position_cmp(first, *after) > 0)
+		*after = first;
+	return true;
+}
+
+/*
+ * Does a load under the learner's rule (or the learner's own) keep a row of
+ * transaction tx: a final one (below horizon), unless only this
+ * transaction's are read, or one of this transaction's?
+ */
+static bool
+row_read(FullTransactionId tx, FullTransactionId horizon, bool own_only)
+{
+	FullTransactionId mine = GetTopFullTransactionIdIfAny();
+
+	if (FullTransactionIdIsValid(mine) && FullTransactionIdEquals(tx, mine))
+		return true;
+	return !own_only && FullTransactionIdPrecedes(tx, horizon);
+}
+
+/*
  * The visible rows after every entry's base (FOLD_COLUMNS, the row's tick:
  * the clock's tick column, counted, or NULL; then the arm's index + 1:
  * FoldColumn), by arm index then canonical order: what
@@ -329,11 +363,15 @@ counted_rank(const LogPosition *counted, int64 n, LogPosition p)
  *                       AND (r.tx, r.seq) > (b.tx, b.seq) ORDER BY r.tx, r.seq)
  * returns, read through the log's index on (arm_id, tx, seq).  On a clock
  * whose ticks are counted, only rows after the oldest base's Q count and are
- * read, and *now gets the selector's clock (counted_positions()).  Not
+ * read, and *now gets the selector's clock (counted_positions()).  Under
+ * the learner's rule (mode), only the final rows (below horizon) and this
+ * transaction's are kept, and after a version only this transaction's are
+ * read (own_rows_start()).  Not
  * inlined into arms_load(), whose PG_TRY would make its locals volatile.
  */
 static pg_noinline SPITupleTable *
-rows_after_bases(ModelCacheEntry **entries, int narms, const ClockOps *clock, double *now)
+rows_after_bases(ModelCacheEntry **entries, int narms, const ClockOps *clock, double *now,
+				 LoadMode mode, FullTransactionId horizon)
 {
 	/* by clock: the tick column is created_at (timestamptz), counted or none (float8) */
 	static TupleDesc desc[CLOCK_COUNT];
@@ -368,13 +406,22 @@ rows_after_bases(ModelCacheEntry **entries, int narms, const ClockOps *clock, do
 		LogPosition after = entries[i]->fold.pos;
 		IndexRead	r;
 		HeapTuple	row;
+		bool		own_only = mode == LOAD_VERSIONS && entry_shareable(entries[i]);
 
 		if (log_position_cmp(start, after) > 0)
 			after = start;
+		if (own_only && !own_rows_start(&after))
+			continue;
 		arm_rows_begin(&r, rewards, entries[i]->arm_id, after);
 		while ((row = index_read_next(&r)) != NULL)
 		{
 			own_columns(rewards, row, ncolumns, columns, values, nulls);
+			if (mode != LOAD_OWN && !row_read(values_position(values).tx, horizon, own_only))
+			{
+				if (own_only)
+					break;
+				continue;
+			}
 			nulls[FOLD_COL_TICK - 1] = clock->tick_column == NULL && counted == NULL;
 			if (counted != NULL)
 				values[FOLD_COL_TICK - 1] =
@@ -425,7 +472,7 @@ arms_load(Selector *sel, MemoryContext caller, const SelectorColumns *s, FullTra
 		checkpoint_row(&sel->cfg, row->checkpoint, arm->arm_id, &ck);
 		entries[i] = model_cache_entry(&sel->cfg, arm->arm_id, &ck, horizon, mode);
 	}
-	rows = rows_after_bases(entries, sel->narms, clock, &now);
+	rows = rows_after_bases(entries, sel->narms, clock, &now, mode, horizon);
 	nrows = rows->numvals;
 	for (int i = 0; i < sel->narms; i++)
 	{
@@ -454,6 +501,10 @@ arms_load(Selector *sel, MemoryContext caller, const SelectorColumns *s, FullTra
 		sel->arms[i].version = entry->version;
 		sel->arms[i].xmin = entry->xmin;
 		sel->arms[i].model = entry->model;
+		sel->arms[i].prefix_n = entry->fold.totals.n;
+		/* versioned, an overlay holds this transaction's rows only */
+		if (sel->versioned && entry->noverlay > 0)
+			sel->own_seq = Max(sel->own_seq, entry->overlay[entry->noverlay - 1].seq);
 	}
 	if (next != nrows)
 		elog(ERROR, "the pending rewards of selector \"%s\" came out of arm order", sel->name);
@@ -476,19 +527,26 @@ selector_load_as_owner(void *arg)
 	config_from_values(&sel->cfg, s.values, s.nulls);
 	sel->narms = s.narms;
 	sel->arms = MemoryContextAllocZero(call->caller, sizeof(ArmInfo) * Max(sel->narms, 1));
+	/* a clock that ages, or ticks across the arms, scores the exact fold */
+	if (LOAD_VERSIONED(call->mode) &&
+		(clock_ops(sel->cfg.clock)->ages || clock_ops(sel->cfg.clock)->ticks_across_arms))
+		call->mode = LOAD_OWN;
+	sel->versioned = LOAD_VERSIONED(call->mode);
 	arms_load(sel, call->caller, &s, shared_horizon(), call->mode);
 	spi_finish(spi_level);
 }
 
 /*
  * Load a selector by name with every arm and its decoded model.  The result
- * is allocated in the caller's memory context.  While the learner publishes
- * this database's bases, they are taken from it (LOAD_FOLLOW).
+ * is allocated in the caller's memory context.  Where a learner publishes
+ * this database's versions, under its rule (LoadMode, arm_cache.h): the
+ * newest versions while it keeps up, else the final rows folded here.
  */
 Selector *
 selector_load(const char *name)
 {
-	LoadCall	call = {name, CurrentMemoryContext, learner_serving() ? LOAD_FOLLOW : LOAD_OWN, NULL};
+	LoadCall	call = {name, CurrentMemoryContext,
+		!learner_configured() ? LOAD_OWN : learner_fresh() ? LOAD_VERSIONS : LOAD_FINAL, NULL};
 
 	run_as_extension_owner(selector_load_as_owner, &call);
 	return call.sel;
@@ -498,18 +556,21 @@ selector_load(const char *name)
  * The learner's load: every arm's base brought to the final rows and, when
  * it grew, published in the shared cache (LOAD_PUBLISH; growing states only
  * if `growing`, else LOAD_PUBLISH_FIXED).  Nothing is decoded or handed out.
- * Returns the versions published.
+ * Returns the versions published; *complete: none failed for want of room
+ * (else decisions would score a version that no longer moves on).
  */
 int64
-selector_publish(const char *name, bool growing)
+selector_publish(const char *name, bool growing, bool *complete)
 {
 	LoadCall	call = {name, CurrentMemoryContext, growing ? LOAD_PUBLISH : LOAD_PUBLISH_FIXED, NULL};
 	SharedCacheStats before,
 				after;
 
+	*complete = true;
 	if (!shared_cache_stats(&before))
 		return 0;
 	run_as_extension_owner(selector_load_as_owner, &call);
 	(void) shared_cache_stats(&after);
+	*complete = after.publish_failures == before.publish_failures;
 	return after.publishes - before.publishes;
 }

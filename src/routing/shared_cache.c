@@ -57,11 +57,18 @@ typedef struct SharedSlot
 	Size		bytes;
 	int32		pins;
 	bool		stale;			/* a newer base of the arm exists */
-	bool		final;			/* every row up to pos was final when published */
 	uint64		published;		/* the clock when published */
 	TimestampTz published_at;
 	uint64		last_used;
 } SharedSlot;
+
+/*
+ * Publication counters: a reader whose arm's counter has not moved since it
+ * last looked knows, without the lock or a scan of the slots, that no newer
+ * version of the arm was published (arms that share a counter only cost a
+ * scan for nothing).
+ */
+#define ARM_GENERATIONS 4096
 
 typedef struct SharedCacheControl
 {
@@ -71,6 +78,8 @@ typedef struct SharedCacheControl
 	int64		bytes;
 	int64		evictions;
 	SharedSlot	slots[SHARED_SLOTS];
+	/* bumped after each version published, by arm_id modulo ARM_GENERATIONS; read unlocked */
+	pg_atomic_uint64 arm_generation[ARM_GENERATIONS];
 } SharedCacheControl;
 
 /* Set in the postmaster (inherited) or at start-up: NULL when not preloaded. */
@@ -81,6 +90,7 @@ static dsa_area *area = NULL;
 static int32 *my_pins = NULL;
 static int64 my_hits = 0;
 static int64 my_publishes = 0;
+static int64 my_publish_failures = 0;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
@@ -125,6 +135,8 @@ shared_cache_startup(void)
 		control->area_tranche = LWLockNewTrancheId();
 		for (int i = 0; i < SHARED_SLOTS; i++)
 			control->slots[i].state = InvalidDsaPointer;
+		for (int i = 0; i < ARM_GENERATIONS; i++)
+			pg_atomic_init_u64(&control->arm_generation[i], 0);
 		/* the postmaster may not create DSM segments: the area is in place, limited to it */
 		a = dsa_create_in_place(area_place(), area_size(), control->area_tranche, NULL);
 		dsa_pin(a);
@@ -173,7 +185,6 @@ shared_cache_preload(void)
 }
 
 static void slot_free(SharedSlot *slot);
-static void mark_others_stale(int i);
 
 /* At exit: the pins this backend still holds. */
 static void
@@ -279,7 +290,7 @@ shared_base_find(const SharedBaseKey *key, LogPosition from, bool from_itself,
 		SharedSlot *slot = &control->slots[i];
 		int			cmp;
 
-		if (!DsaPointerIsValid(slot->state) || !slot->final || !key_equal(&slot->key, key))
+		if (!DsaPointerIsValid(slot->state) || !key_equal(&slot->key, key))
 			continue;
 		cmp = log_position_cmp(slot->pos, from);
 		if (!((cmp == 0 && from_itself) ||
@@ -309,36 +320,6 @@ shared_base_release(int i)
 	my_pins[i]--;
 	if (slot->pins == 0 && slot->stale)
 		slot_free(slot);
-	LWLockRelease(control->lock);
-}
-
-/*
- * Slot i, pinned by the caller, holds rows that are all final now: it was
- * published while some were not (a version is the fold of exactly its rows,
- * so its bytes stay as they are).  From now on it serves as a final base, and
- * the versions it covers go stale, as when a final one is published.  Under
- * the lock, exclusive; counted as a publication.
- */
-static void
-slot_make_final(int i)
-{
-	SharedSlot *slot = &control->slots[i];
-
-	if (slot->final || slot->stale)
-		return;
-	slot->final = true;
-	slot->published_at = GetCurrentTimestamp();
-	mark_others_stale(i);
-	my_publishes++;
-}
-
-/* The pinned base in slot i holds only final rows now (slot_make_final()). */
-void
-shared_base_make_final(int i)
-{
-	Assert(my_pins[i] > 0);
-	LWLockAcquire(control->lock, LW_EXCLUSIVE);
-	slot_make_final(i);
 	LWLockRelease(control->lock);
 }
 
@@ -401,17 +382,16 @@ free_slot(void)
 	}
 }
 
-/* The slot holding exactly the version (key, pos, totals' n and lineage), or -1.  Under the lock. */
+/* The slot holding the version (key, pos), or -1.  Under the lock. */
 static int
-slot_of(const SharedBaseKey *key, LogPosition pos, const FoldTotals *totals)
+slot_of(const SharedBaseKey *key, LogPosition pos)
 {
 	for (int i = 0; i < SHARED_SLOTS; i++)
 	{
 		SharedSlot *slot = &control->slots[i];
 
 		if (DsaPointerIsValid(slot->state) && key_equal(&slot->key, key) &&
-			log_position_cmp(slot->pos, pos) == 0 && slot->totals.n == totals->n &&
-			slot->totals.lineage == totals->lineage)
+			log_position_cmp(slot->pos, pos) == 0)
 			return i;
 	}
 	return -1;
@@ -428,52 +408,33 @@ slot_retire(SharedSlot *slot)
 
 /*
  * Once slot i is published, the arm's versions of other checkpoints are
- * stale; if it is final, so are the versions of its checkpoint that it
- * covers (at its position or before: a reader takes the deepest that
- * matches); of the rest, the SHARED_VERSIONS_PER_ARM newest are kept.
- * Under the lock, exclusive.
+ * stale, and so are those of its checkpoint at its position or before (a
+ * reader takes the newest).  Under the lock, exclusive.
  */
 static void
 mark_others_stale(int i)
 {
 	SharedSlot *mine = &control->slots[i];
 
-	for (;;)
+	for (int j = 0; j < SHARED_SLOTS; j++)
 	{
-		SharedSlot *oldest = NULL;
-		int			same = 1;
+		SharedSlot *slot = &control->slots[j];
 
-		for (int j = 0; j < SHARED_SLOTS; j++)
+		if (j == i || !DsaPointerIsValid(slot->state) || slot->stale ||
+			slot->key.database != mine->key.database || slot->key.arm_id != mine->key.arm_id)
+			continue;
+		/*
+		 * A backend whose snapshot still sees an older checkpoint may publish
+		 * after the learner published from a newer one: its version is stale
+		 * from birth (freed once unpinned), and the newer ones stay.
+		 */
+		if (key_older(&mine->key, &slot->key))
 		{
-			SharedSlot *slot = &control->slots[j];
-
-			if (j == i || !DsaPointerIsValid(slot->state) || slot->stale ||
-				slot->key.database != mine->key.database || slot->key.arm_id != mine->key.arm_id)
-				continue;
-			/*
-			 * A backend whose snapshot still sees an older checkpoint may
-			 * publish after the learner published from a newer one: its
-			 * version is stale from birth (freed once unpinned), and the
-			 * newer ones stay.
-			 */
-			if (key_older(&mine->key, &slot->key))
-			{
-				mine->stale = true;
-				return;
-			}
-			if (!key_equal(&slot->key, &mine->key) ||
-				(mine->final && log_position_cmp(slot->pos, mine->pos) <= 0))
-			{
-				slot_retire(slot);
-				continue;
-			}
-			same++;
-			if (oldest == NULL || slot->published < oldest->published)
-				oldest = slot;
+			mine->stale = true;
+			return;
 		}
-		if (same <= SHARED_VERSIONS_PER_ARM || oldest == NULL)
-			break;
-		slot_retire(oldest);
+		if (!key_equal(&slot->key, &mine->key) || log_position_cmp(slot->pos, mine->pos) <= 0)
+			slot_retire(slot);
 	}
 }
 
@@ -484,7 +445,7 @@ mark_others_stale(int i)
  */
 bool
 shared_base_publish(const SharedBaseKey *key, const StateHeader *st, LogPosition pos,
-					const FoldTotals *totals, bool final, SharedBase *out)
+					const FoldTotals *totals, SharedBase *out)
 {
 	Size		bytes = VARSIZE(st);
 	dsa_pointer dp;
@@ -493,20 +454,21 @@ shared_base_publish(const SharedBaseKey *key, const StateHeader *st, LogPosition
 	if (!shared_cache_active())
 		return false;
 	LWLockAcquire(control->lock, LW_EXCLUSIVE);
-	i = slot_of(key, pos, totals);
+	i = slot_of(key, pos);
 	if (i >= 0)
-	{
 		slot_pin(i, out);
-		if (final)
-			slot_make_final(i);
-	}
 	LWLockRelease(control->lock);
-	if (i >= 0 || !DsaPointerIsValid(dp = area_allocate(bytes)))
-		return i >= 0;
+	if (i >= 0)
+		return true;
+	if (!DsaPointerIsValid(dp = area_allocate(bytes)))
+	{
+		my_publish_failures++;
+		return false;
+	}
 	/* copied outside the lock: nobody knows dp yet */
 	memcpy(dsa_get_address(area, dp), st, bytes);
 	LWLockAcquire(control->lock, LW_EXCLUSIVE);
-	if ((i = slot_of(key, pos, totals)) < 0 && (i = free_slot()) >= 0)
+	if ((i = slot_of(key, pos)) < 0 && (i = free_slot()) >= 0)
 	{
 		SharedSlot *slot = &control->slots[i];
 
@@ -517,71 +479,33 @@ shared_base_publish(const SharedBaseKey *key, const StateHeader *st, LogPosition
 		slot->bytes = bytes;
 		slot->pins = 0;
 		slot->stale = false;
-		slot->final = final;
 		slot->published = ++control->clock;
 		slot->published_at = GetCurrentTimestamp();
 		control->bytes += bytes;
 		dp = InvalidDsaPointer;
 		mark_others_stale(i);
 		my_publishes++;
+		(void) pg_atomic_fetch_add_u64(&control->arm_generation[(uint32) key->arm_id % ARM_GENERATIONS], 1);
 	}
-	else if (i >= 0 && final)
-		slot_make_final(i);
 	if (i >= 0)
 		slot_pin(i, out);
 	LWLockRelease(control->lock);
 	if (DsaPointerIsValid(dp))
 		dsa_free(area, dp);		/* published meanwhile, or no slot */
+	my_publish_failures += i < 0;
 	return i >= 0;
 }
 
 /*
- * The versions of key after position `after`, at most max of them, in *out
- * (not pinned: shared_version_pin() takes the one the caller chose).
+ * The publication counter of arm_id (0 without a shared cache): read before
+ * a look-up, it tells whether the next may find something newer.
  */
-int
-shared_versions(const SharedBaseKey *key, LogPosition after, SharedVersion *out, int max)
+uint64
+shared_arm_generation(int32 arm_id)
 {
-	int			n = 0;
-
 	if (!shared_cache_active())
 		return 0;
-	LWLockAcquire(control->lock, LW_SHARED);
-	for (int i = 0; i < SHARED_SLOTS && n < max; i++)
-	{
-		SharedSlot *slot = &control->slots[i];
-
-		if (!DsaPointerIsValid(slot->state) || slot->stale || !key_equal(&slot->key, key) ||
-			log_position_cmp(slot->pos, after) <= 0)
-			continue;
-		out[n].slot = i;
-		out[n].pos = slot->pos;
-		out[n].n = slot->totals.n;
-		out[n].lineage = slot->totals.lineage;
-		n++;
-	}
-	LWLockRelease(control->lock);
-	return n;
-}
-
-/* Pin version v of key in *out, if its slot still holds it. */
-bool
-shared_version_pin(const SharedBaseKey *key, const SharedVersion *v, SharedBase *out)
-{
-	SharedSlot *slot = &control->slots[v->slot];
-	bool		held;
-
-	LWLockAcquire(control->lock, LW_EXCLUSIVE);
-	held = DsaPointerIsValid(slot->state) && key_equal(&slot->key, key) &&
-		log_position_cmp(slot->pos, v->pos) == 0 && slot->totals.n == v->n &&
-		slot->totals.lineage == v->lineage;
-	if (held)
-	{
-		slot_pin(v->slot, out);
-		my_hits++;
-	}
-	LWLockRelease(control->lock);
-	return held;
+	return pg_atomic_read_u64(&control->arm_generation[(uint32) arm_id % ARM_GENERATIONS]);
 }
 
 /* The versions of this database's arms, at most max of them, in *out. */
@@ -602,7 +526,6 @@ shared_cache_list(SharedVersionInfo *out, int max)
 		out[n].key = slot->key;
 		out[n].pos = slot->pos;
 		out[n].n = slot->totals.n;
-		out[n].final = slot->final;
 		out[n].stale = slot->stale;
 		out[n].bytes = (int64) slot->bytes;
 		out[n].pins = slot->pins;
@@ -632,5 +555,6 @@ shared_cache_stats(SharedCacheStats *out)
 	LWLockRelease(control->lock);
 	out->hits = my_hits;
 	out->publishes = my_publishes;
+	out->publish_failures = my_publish_failures;
 	return true;
 }

@@ -13,10 +13,10 @@
 #include "learning/fold.h"
 
 /*
- * What a base is the fold of, besides its position: two final bases with
- * equal keys and positions hold the same state (the rows up to a final
- * position never change); a version that also holds rows not final yet is
- * known by its lineage as well (SharedVersion).
+ * What a base is the fold of, besides its position: two bases with equal
+ * keys and positions hold the same state (every row up to a base's position
+ * was final when it was folded, and the rows up to a final position never
+ * change): a version of the arm, a prefix of its log.
  */
 typedef struct SharedBaseKey
 {
@@ -36,27 +36,12 @@ typedef struct SharedBase
 	FoldTotals	totals;
 } SharedBase;
 
-/*
- * A published version as listed for a reader (shared_versions()): a reader
- * takes one whose position, row count and lineage (FoldTotals) equal those
- * of its own rows at that position, the one test that a version holding
- * rows that were not final when published also needs.
- */
-typedef struct SharedVersion
-{
-	int			slot;
-	LogPosition pos;
-	int64		n;
-	uint64		lineage;
-} SharedVersion;
-
 /* A published version as shown by shared_versions() (learner_versions). */
 typedef struct SharedVersionInfo
 {
 	SharedBaseKey key;
 	LogPosition pos;
 	int64		n;
-	bool		final;
 	bool		stale;
 	int64		bytes;
 	int32		pins;
@@ -65,9 +50,6 @@ typedef struct SharedVersionInfo
 
 /* Versions the server can hold at once (each slot costs about 150 bytes). */
 #define SHARED_SLOTS 1024
-
-/* Versions of one checkpoint kept per arm; older ones go stale. */
-#define SHARED_VERSIONS_PER_ARM 8
 
 /* Server-wide figures for cache_stats(), plus this backend's counters. */
 typedef struct SharedCacheStats
@@ -78,6 +60,7 @@ typedef struct SharedCacheStats
 	int64		evictions;
 	int64		hits;			/* this backend: bases taken from the cache */
 	int64		publishes;		/* this backend: bases it folded and published */
+	int64		publish_failures;	/* this backend: bases it found no room for */
 } SharedCacheStats;
 
 /*
@@ -95,11 +78,9 @@ extern bool shared_cache_active(void);
 extern bool shared_base_find(const SharedBaseKey *key, LogPosition from, bool from_itself,
 							 FullTransactionId horizon, SharedBase *out);
 extern bool shared_base_publish(const SharedBaseKey *key, const StateHeader *st, LogPosition pos,
-								const FoldTotals *totals, bool final, SharedBase *out);
-extern int	shared_versions(const SharedBaseKey *key, LogPosition after, SharedVersion *out, int max);
-extern bool shared_version_pin(const SharedBaseKey *key, const SharedVersion *v, SharedBase *out);
+								const FoldTotals *totals, SharedBase *out);
 extern void shared_base_release(int slot);
-extern void shared_base_make_final(int slot);
+extern uint64 shared_arm_generation(int32 arm_id);
 extern bool shared_cache_stats(SharedCacheStats *out);
 extern int	shared_cache_list(SharedVersionInfo *out, int max);
 

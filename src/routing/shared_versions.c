@@ -74,7 +74,7 @@ arm_visible(const ArmSelectors *arms, int32 arm_id)
 
 /*
  * SQL: _shared_versions() → per version: arm_id, settings_version,
- * checkpoint_version, position_tx, position_seq, rewards, final, stale, bytes,
+ * checkpoint_version, position_tx, position_seq, rewards, stale, bytes,
  * pins, published_at.  No rows without a shared cache.
  */
 Datum
@@ -91,8 +91,8 @@ model_select_shared_versions(PG_FUNCTION_ARGS)
 	for (int i = 0; i < n; i++)
 	{
 		SharedVersionInfo *v = &versions[i];
-		Datum		values[11];
-		bool		nulls[11] = {false};
+		Datum		values[10];
+		bool		nulls[10] = {false};
 
 		if (!arm_visible(&arms, v->key.arm_id))
 			continue;
@@ -102,11 +102,10 @@ model_select_shared_versions(PG_FUNCTION_ARGS)
 		values[3] = FullTransactionIdGetDatum(v->pos.tx);
 		values[4] = Int64GetDatum(v->pos.seq);
 		values[5] = Int64GetDatum(v->n);
-		values[6] = BoolGetDatum(v->final);
-		values[7] = BoolGetDatum(v->stale);
-		values[8] = Int64GetDatum(v->bytes);
-		values[9] = Int32GetDatum(v->pins);
-		values[10] = TimestampTzGetDatum(v->published_at);
+		values[6] = BoolGetDatum(v->stale);
+		values[7] = Int64GetDatum(v->bytes);
+		values[8] = Int32GetDatum(v->pins);
+		values[9] = TimestampTzGetDatum(v->published_at);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

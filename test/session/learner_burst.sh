@@ -3,18 +3,21 @@
 # a cluster of its own with model_select preloaded and the learner serving.
 #   - 4 writers log MS_BURST_REWARDS (50,000) rewards on two selectors whose
 #     arm models are large enough to be shared (lin_ucb d = 48, rff_ucb with
-#     64 features), in transactions of 50 rewards of one selector, while 8 readers score both in a
-#     loop, each call in a transaction of its own, recording its scores and
-#     its snapshot (pg_current_snapshot());
+#     64 features), in transactions of 50 rewards of one selector, while 8 readers route both in a
+#     loop, each call in a transaction of its own, recording its decision;
 #   - the learner publishes versions meanwhile, and the readers take them;
-#   - the learner is stopped (SIGSTOP) during the burst: the readers go on
-#     scoring (none waits for it), then it is continued;
-#   - for MS_BURST_CHECKS (3) recorded snapshots per selector, spread over
+#   - the learner is stopped (SIGSTOP) during the burst: the readers
+#     go on routing (none waits for it), then it is continued;
+#   - for MS_BURST_CHECKS (3) recorded decisions per selector, spread over
 #     the burst: a fresh selector with the same settings and seed, given
-#     exactly the rewards visible in that snapshot in the log's order, scores
-#     what the reader scored (n, mean, width, ucb; 1e-9);
-#   - learner_versions then shows, per arm, a final version that holds the
-#     whole log (rewards = arm_stats.n, nothing logged after it);
+#     exactly the rewards of the versions the decision recorded (each arm's
+#     prefix of the log) in the log's order, scores what the reader scored
+#     (the chosen arm's n, mean and ucb; 1e-9), and decision_scores() re-derives
+#     its scores bit for bit (under the learner's rule a decision scores the
+#     newest published versions, not the exact fold of its snapshot, so the
+#     snapshot is no longer what to replay: docs/caches.md);
+#   - learner_versions then shows, per arm, a version that holds the whole
+#     log (rewards = arm_stats.n, nothing logged after it);
 #   - an application role with a right on one selector sees its versions only;
 #   - afterwards every score equals rebuild_state's (rebuild_checks).
 #
@@ -45,8 +48,7 @@ SELECT model_select.create_selector('b_lin', 48, ARRAY['a', 'b', 'c'], 'lin_ucb'
 SELECT model_select.create_selector('b_rff', 8, ARRAY['a', 'b', 'c'], 'rff_ucb', NULL, '{"features": 64}', 12);
 CREATE TABLE probes (selector text PRIMARY KEY, context float8[]);
 INSERT INTO probes SELECT 'b_lin', ms_rand(48) UNION ALL SELECT 'b_rff', ms_rand(8);
-CREATE TABLE obs (id bigserial PRIMARY KEY, reader int, snap pg_snapshot, selector text, arm text,
-                  n bigint, mean float8, width float8, ucb float8);
+CREATE TABLE obs (id bigserial PRIMARY KEY, reader int, selector text, decision_id bigint);
 CREATE TABLE reader_stats (reader int, shared_hits bigint);
 CREATE TABLE burst_done (done bool);
 -- one selector per call: a transaction that wrote to one selector before it
@@ -58,13 +60,12 @@ CREATE FUNCTION add_rewards(s text, n int) RETURNS void LANGUAGE sql AS $$
            ms_rand(CASE s WHEN 'b_lin' THEN 48 ELSE 8 END), random()
       FROM generate_series(1, n) i
 $$;
--- one scoring call per transaction, until the burst is over
+-- one decision per selector and transaction, until the burst is over
 CREATE PROCEDURE reader(me int) LANGUAGE plpgsql AS $$
 BEGIN
     LOOP
-        INSERT INTO obs(reader, snap, selector, arm, n, mean, width, ucb)
-        SELECT me, pg_current_snapshot(), p.selector, s.arm, s.n, s.mean, s.width, s.ucb
-          FROM probes p, model_select.scores(p.selector, p.context) s;
+        INSERT INTO obs(reader, selector, decision_id)
+        SELECT me, p.selector, (model_select.route(p.selector, p.context)).decision_id FROM probes p;
         COMMIT;
         EXIT WHEN EXISTS (SELECT FROM burst_done);
     END LOOP;
@@ -103,14 +104,13 @@ done
 published_before=$(q -c "SELECT versions_published FROM model_select.learner")
 kill -STOP "$pid"
 obs_before=$(q -c "SELECT count(*) FROM obs")
-# the readers go on while it is stopped: they score 8 times per reader (a wait
-# for that, not for an interval: a reader that waited for the learner would
-# never get there)
-check "with the learner stopped, the readers score on" \
-    wait_for "the readers' scores while the learner is stopped" \
+# the readers go on while it is stopped: 8 decisions per reader (a wait for
+# that, not for an interval: a reader that waited for the learner would never
+# get there)
+check "with the learner stopped, the readers route on" \
+    wait_for "the readers' decisions while the learner is stopped" \
         "SELECT count(*) >= $obs_before + 8 * $READERS FROM obs"
 kill -CONT "$pid"
-
 ok=1
 for w in "${writers[@]}"; do wait "$w" || ok=0; done
 check "the writers logged their rewards without error" test "$ok" = 1
@@ -126,20 +126,20 @@ check "the learner published versions during the burst (before its stop: $publis
     is_true "SELECT versions_published > 0 AND errors = 0 FROM model_select.learner"
 check "the readers scored from published versions" \
     is_true "SELECT sum(shared_hits) > 0 AND count(*) = $READERS FROM reader_stats"
-echo "# $(q -c "SELECT count(*) FROM obs") scores recorded; learner: $(q -c "SELECT 'passes ' || passes || ', versions ' || versions_published FROM model_select.learner")"
-# learner_versions: once the learner has caught up, each arm's newest final
+echo "# $(q -c "SELECT count(*) FROM obs") decisions recorded; learner: $(q -c "SELECT 'passes ' || passes || ', versions ' || versions_published FROM model_select.learner")"
+# learner_versions: once the learner has caught up, each arm's newest
 # version holds every reward of the log (all are final now), so nothing is
 # logged after it.  A wait for that condition (its deadline is generous: on a
 # loaded machine the learner's last passes can take seconds); on giving up,
 # what the learner had published and what the log holds.
-NEWEST_FINAL="SELECT DISTINCT ON (selector, arm) * FROM model_select.learner_versions
-               WHERE final AND NOT stale AND selector IN ('b_lin', 'b_rff')
-               ORDER BY selector, arm, rewards DESC"
+NEWEST="SELECT DISTINCT ON (selector, arm) * FROM model_select.learner_versions
+         WHERE NOT stale AND selector IN ('b_lin', 'b_rff')
+         ORDER BY selector, arm, rewards DESC"
 caught_up_versions() {
-    wait_for "a final version holding the whole log of every arm" \
-        "SELECT count(DISTINCT (selector, arm)) = 6 AND bool_and(lag_rewards = 0) FROM ($NEWEST_FINAL) v" && return 0
+    wait_for "a version holding the whole log of every arm" \
+        "SELECT count(DISTINCT (selector, arm)) = 6 AND bool_and(lag_rewards = 0) FROM ($NEWEST) v" && return 0
     q -c "SELECT v.selector || '/' || v.arm || ': version of checkpoint ' || v.checkpoint_version || ' holds '
-                 || v.rewards || ' (final ' || v.final || ', stale ' || v.stale || ', lag ' || v.lag_rewards
+                 || v.rewards || ' (stale ' || v.stale || ', lag ' || v.lag_rewards
                  || '), the arm has ' || st.n || ', pending ' || st.pending
             FROM model_select.learner_versions v
             JOIN model_select.arm_stats st ON st.selector = v.selector AND st.arm = v.arm
@@ -148,40 +148,50 @@ caught_up_versions() {
                  || ', last pass ' || (clock_timestamp() - last_pass) || ' ago' FROM model_select.learner" | sed 's/^/#   /'
     return 1
 }
-check "learner_versions: every arm has a final version holding its whole log (lag_rewards 0)" caught_up_versions
+check "learner_versions: every arm has a version holding its whole log (lag_rewards 0)" caught_up_versions
 check "... whose rewards equal the arm's count in the log" no_rows "
-    SELECT v.selector || '/' || v.arm FROM ($NEWEST_FINAL) v
+    SELECT v.selector || '/' || v.arm FROM ($NEWEST) v
       JOIN model_select.arm_stats st ON st.selector = v.selector AND st.arm = v.arm
      WHERE st.n <> v.rewards"
 
-# A recorded snapshot replayed: a fresh selector given exactly the rewards
-# it saw, in the log's order, must score what the reader scored.
-replay_snapshot() {  # replay_snapshot SEL OBS_ID COPY
+# A recorded decision replayed: a fresh selector given exactly the rewards
+# of the versions it recorded (each arm's first versions[i] rewards, in the
+# log's order) must score what the reader scored.
+replay_decision() {  # replay_decision SEL DECISION_ID COPY
     local sel=$1 id=$2 copy=$3
     q >/dev/null <<SQL
 SELECT model_select.create_selector('$copy', s.dim, ARRAY['a', 'b', 'c'], s.policy, s.kernel, s.settings, s.seed)
   FROM model_select.selectors s WHERE s.name = '$sel';
 INSERT INTO model_select.rewards(selector, arm, context, reward)
-SELECT '$copy', a.name, r.context, r.reward
-  FROM model_select.rewards r JOIN model_select.arms a USING (arm_id)
- WHERE r.selector = '$sel' AND pg_visible_in_snapshot(r.tx, (SELECT snap FROM obs WHERE id = $id))
+SELECT '$copy', r.name, r.context, r.reward
+  FROM (SELECT r.*, a.name, a.ordinal,
+               row_number() OVER (PARTITION BY r.arm_id ORDER BY r.tx, r.seq) AS k
+          FROM model_select.rewards r JOIN model_select.arms a USING (arm_id)
+         WHERE r.selector = '$sel') r
+ WHERE r.k <= (SELECT d.versions[r.ordinal] FROM model_select.decisions d WHERE d.decision_id = $id)
  ORDER BY r.tx, r.seq;
 SQL
-    no_rows "SELECT o.arm || ': n ' || o.n || ' vs ' || c.n || ', ucb ' || o.ucb || ' vs ' || c.ucb FROM obs o, obs o1, probes p, model_select.scores('$copy', p.context) c
-              WHERE o1.id = $id AND o.reader = o1.reader AND o.snap::text = o1.snap::text
-                AND o.selector = '$sel' AND p.selector = '$sel' AND c.arm = o.arm
-                AND NOT (o.n = c.n AND ms_close(o.mean, c.mean) AND ms_close(o.width, c.width)
-                         AND ms_close(o.ucb, c.ucb))
+    no_rows "SELECT a.name || ': n ' || d.versions[a.ordinal] || ' vs ' || c.n || ', ucb ' || d.score || ' vs ' || c.ucb
+               FROM model_select.decisions d JOIN model_select.arms a USING (arm_id),
+                    model_select.scores('$copy', COALESCE(d.context, d.context_real::float8[])) c
+              WHERE d.decision_id = $id AND c.arm = a.name
+                AND NOT (c.n = d.versions[a.ordinal] AND ms_close(c.mean, d.mean) AND ms_close(c.ucb, d.score))
              UNION ALL
-             SELECT 'missing' WHERE (SELECT count(*) FROM obs o, obs o1 WHERE o1.id = $id
-                 AND o.reader = o1.reader AND o.snap::text = o1.snap::text AND o.selector = '$sel') <> 3"
+             SELECT 'decision_scores: ' || r.ucb || ' vs ' || d.score
+               FROM model_select.decisions d JOIN model_select.arms a USING (arm_id),
+                    model_select.decision_scores(d.decision_id) r
+              WHERE d.decision_id = $id AND r.arm = a.name
+                AND (r.ucb IS DISTINCT FROM d.score OR r.mean IS DISTINCT FROM d.mean)
+             UNION ALL
+             SELECT 'no versions' FROM model_select.decisions d
+              WHERE d.decision_id = $id AND cardinality(d.versions) IS DISTINCT FROM 3"
 }
 for sel in b_lin b_rff; do
     for k in $(seq 1 "$CHECKS"); do
-        id=$(q -c "SELECT id FROM obs WHERE selector = '$sel' ORDER BY id
+        id=$(q -c "SELECT decision_id FROM obs WHERE selector = '$sel' ORDER BY id
                    OFFSET (SELECT count(*) * $k / ($CHECKS + 1) FROM obs WHERE selector = '$sel') LIMIT 1")
-        check "$sel: the scores of recorded snapshot $k/$CHECKS (obs $id) equal a fresh fold of exactly its rewards (1e-9)" \
-            replay_snapshot "$sel" "$id" "${sel}_chk$k"
+        check "$sel: recorded decision $k/$CHECKS ($id): a fresh fold of exactly its versions' rewards scores it (1e-9), decision_scores() bit for bit" \
+            replay_decision "$sel" "$id" "${sel}_chk$k"
     done
 done
 # an application role sees the versions of the selectors it has a right on, and only those

@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
-# A selector that goes quiet gets a final version holding its whole log, on a
+# A selector that goes quiet gets a version holding its whole log, on a
 # cluster of its own with model_select preloaded and the learner serving
 # (model_select.shared_min_size 0: every arm model is published):
 #   - a transaction T takes the selector (a reward, not committed) and then
 #     rewards of a later transaction commit on arm b: they are not final while
-#     T may still commit before them, so the learner publishes their fold as
-#     a version that is not final (learner_versions.final false);
+#     T may still commit before them, so after 20 passes the learner's newest
+#     version of arm b still holds only the 10 rewards before them;
 #   - T rolls back, and nothing more is logged: the same rows are final now,
-#     and within 20 more passes the learner must say so (a final version of
-#     arm b with every reward of its log, lag 0).  Before the fix the learner
-#     took that version as its base and never published it as final, so a
-#     quiet selector kept no final version of its newest rewards (what
-#     test/session/learner_burst.sh saw now and then after its burst);
+#     and within 20 more passes the learner must publish them (a version of
+#     arm b with every reward of its log, lag 0).  An earlier learner that had
+#     published their fold while they were not final never published it as
+#     final once they were, so a quiet selector kept no final version of its
+#     newest rewards (what test/session/learner_burst.sh saw now and then
+#     after its burst);
 #   - every score then equals rebuild_state's.
 #
 # Uses the PostgreSQL binaries of PG_BINDIR, or of `pg_config --bindir`.
@@ -34,9 +35,9 @@ add() {  # add ARM N: N rewards on arm ARM of q_lin, committed
     q -c "INSERT INTO model_select.rewards(selector, arm, context, reward)
           SELECT 'q_lin', '$1', ms_rand(4), random() FROM generate_series(1, $2)" >/dev/null
 }
-# the newest version of arm b: rewards, final, lag
-newest_b="SELECT rewards || ' ' || final || ' ' || lag_rewards FROM model_select.learner_versions
-           WHERE selector = 'q_lin' AND arm = 'b' AND NOT stale ORDER BY rewards DESC, final DESC LIMIT 1"
+# the newest version of arm b: rewards, lag
+newest_b="SELECT rewards || ' ' || lag_rewards FROM model_select.learner_versions
+           WHERE selector = 'q_lin' AND arm = 'b' AND NOT stale ORDER BY rewards DESC LIMIT 1"
 n_b() { q -c "SELECT n FROM model_select.arm_stats WHERE selector = 'q_lin' AND arm = 'b'"; }
 
 q -c "SELECT model_select.create_selector('q_lin', 4, ARRAY['a', 'b'], 'lin_ucb')" >/dev/null
@@ -44,26 +45,27 @@ check "the learner serves $DB" \
     wait_for "the learner's first pass" "SELECT running AND last_pass IS NOT NULL FROM model_select.learner WHERE database = '$DB'"
 add a 10
 add b 10
-check "arm b: a final version of its 10 rewards" \
-    wait_for "a final version of arm b's 10 rewards" "SELECT EXISTS (SELECT FROM model_select.learner_versions
-        WHERE selector = 'q_lin' AND arm = 'b' AND final AND rewards = 10 AND lag_rewards = 0)"
+check "arm b: a version of its 10 rewards" \
+    wait_for "a version of arm b's 10 rewards" "SELECT EXISTS (SELECT FROM model_select.learner_versions
+        WHERE selector = 'q_lin' AND arm = 'b' AND rewards = 10 AND lag_rewards = 0)"
 
 # T takes the selector; rewards of a later transaction commit behind it
 session T
 say T "BEGIN; INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('q_lin', 'a', '{1,0,0,0}', 0.5);"
 add b 5
-check "arm b: its 15 rewards are published in a version that is not final while T is open" \
-    wait_for "a version of arm b with 15 rewards, not final" "SELECT EXISTS (SELECT FROM model_select.learner_versions
-        WHERE selector = 'q_lin' AND arm = 'b' AND NOT final AND rewards = 15)"
-echo "# arm b's newest version (rewards final lag): $(q -c "$newest_b")"
+passes=$(q -c "SELECT passes FROM model_select.learner WHERE database = '$DB'")
+wait_for "20 more passes of the learner" "SELECT passes >= $passes + 20 FROM model_select.learner WHERE database = '$DB'"
+echo "# with T open, arm b's newest version (rewards lag): $(q -c "$newest_b")"
+check "while T is open the 5 rewards behind it are not in a version of arm b" \
+    test "$(q -c "$newest_b" | cut -d' ' -f1)" = 10
 say T "ROLLBACK;"
 close_sessions
 
 # nothing more is logged: 20 passes of the learner later, the version is final
 passes=$(q -c "SELECT passes FROM model_select.learner WHERE database = '$DB'")
 wait_for "20 more passes of the learner" "SELECT passes >= $passes + 20 FROM model_select.learner WHERE database = '$DB'"
-echo "# after T's rollback and 20 passes, arm b's newest version (rewards final lag): $(q -c "$newest_b")"
-check "T rolled back, nothing logged since: arm b has a final version holding its whole log" \
-    test "$(q -c "$newest_b")" = "$(n_b) true 0"
+echo "# after T's rollback and 20 passes, arm b's newest version (rewards lag): $(q -c "$newest_b")"
+check "T rolled back, nothing logged since: arm b has a version holding its whole log" \
+    test "$(q -c "$newest_b")" = "$(n_b) 0"
 rebuild_checks q_lin
 finish

@@ -14,12 +14,13 @@ $$ SELECT ARRAY['model_select'::regnamespace, 'model_select_internal'::regnamesp
 
 -- 1. the labels -----------------------------------------------------------------
 -- a new function fails this count until its label is decided below
-SELECT is((SELECT count(*) FROM pg_proc WHERE pronamespace = ANY (ms_schemas())), 92::bigint,
-          '92 functions (57 in model_select, 35 internal), each labelled on purpose');
+SELECT is((SELECT count(*) FROM pg_proc WHERE pronamespace = ANY (ms_schemas())), 93::bigint,
+          '93 functions (58 in model_select, 35 internal), each labelled on purpose');
 SELECT set_eq($$SELECT oid::regprocedure::text FROM pg_proc
                  WHERE pronamespace = ANY (ms_schemas()) AND proparallel = 's'$$,
               ARRAY['model_select.select_model(text,anycompatiblearray)',
                     'model_select.scores(text,anycompatiblearray)',
+                    'model_select.decision_scores(bigint)',
                     'model_select.cascade(text,anycompatiblearray,double precision)',
                     'model_select.cascade_scores(text,anycompatiblearray,double precision)',
                     'model_select.cascade_next(text,anycompatiblearray,double precision,text[],double precision)',

@@ -14,7 +14,8 @@
 #                        width, ucb) and arm_stats.n captured live, after
 #                        checkpoint(SEL) (skipped when absent) and after
 #                        rebuild_state(SEL); all must agree, and arm_stats.n
-#                        must equal count(*) of the arm's rows in the log.
+#                        must equal count(*) of the arm's rows in the log
+#                        (where a learner serves, once its versions hold the log).
 #   finish               summary line; exit status 0 only if nothing failed
 #   session NAME, say NAME SQL, close_sessions
 #                        sessions kept open, fed statement by statement: say
@@ -244,8 +245,25 @@ no_rows() {
     [ -z "$out" ] || { printf '%s\n' "$out" | head -n 10 | sed 's/^/#   /'; return 1; }
 }
 
+# Where a learner serves the database, a decision scores its newest versions,
+# which trail the log by its lag (docs/caches.md): wait (60 s) until every
+# arm's model holds the arm's whole log before comparing with it.
+learner_holds_log() {  # learner_holds_log SELECTOR
+    local sql="SELECT NOT EXISTS (SELECT FROM model_select.learner WHERE running AND database = current_database())
+                  OR (SELECT sum(sc.n) FROM model_select.selectors s,
+                             model_select.scores(s.name, array_fill(0.5::float8, ARRAY[s.dim])) sc WHERE s.name = '$1')
+                     = (SELECT sum(n) FROM model_select.arm_stats WHERE selector = '$1')"
+    has_function learner_status || return 0
+    for _ in $(seq 1 600); do
+        [ "$(q -c "$sql" 2>/dev/null)" = t ] && return 0
+        sleep 0.1
+    done
+    echo "#   the scores of $1 never held its whole log"
+}
+
 rebuild_checks() {  # rebuild_checks SELECTOR [TAG]
     local sel=$1 tag=${2:-}
+    learner_holds_log "$sel"
     q -c "SELECT ms_take('live', '$sel')" >/dev/null
     check "$sel$tag: arm_stats.n of every arm equals its count in the reward log and its base" \
         no_rows "SELECT * FROM ms_count_diff('$sel')"

@@ -1,0 +1,202 @@
+#!/usr/bin/env bash
+# Issue 41, decisions score published versions, on a cluster of its own with
+# model_select preloaded, the learner serving and model_select.learner_max_lag
+# at 1 s:
+#   - every decision records the versions it scored (decisions.versions), and
+#     decision_scores() re-derives its scores from those prefixes of the log
+#     (and its own transaction's rewards) bit for bit: the chosen arm's ucb
+#     and mean equal decisions.score and .mean exactly, under 3 writers and 3
+#     routers, lin_ucb and rff_ucb;
+#   - route_batch(log => true) records them too, re-derived to 1e-9 (it
+#     scores blocks by BLAS-3);
+#   - a transaction that routes and rewards in a loop learns from its own
+#     rewards: each route() sees one more reward of its own (n), and records
+#     them (own_tx, own_seq);
+#   - the learner stopped (SIGSTOP) under load: decisions go on, and within
+#     the bound they score prefixes the backends fold themselves (versions
+#     grow past every version before the stop), each equal to its rebuild;
+#   - the learner killed (SIGKILL, the server restarts): no committed reward
+#     is lost, the new learner publishes the whole log (every arm's n equals
+#     the log), and every score equals rebuild_state's;
+#   - the learner view shows its lag (p50 <= p99);
+#   - decision_scores() refuses a decision that does not exist (42704) and a
+#     role without the route right on its selector (42501).
+#
+# Uses the PostgreSQL binaries of PG_BINDIR, or of `pg_config --bindir`.
+set -euo pipefail
+DB=ms_session_versions
+MS_ROLES=ms_versions_app
+. "$(dirname "$0")/lib/own_cluster.bash"
+MS_EXTRA_CLEANUP='cluster_stop_all'
+. "$(dirname "$0")/lib/common.bash"
+export OPENBLAS_NUM_THREADS=1
+PORT=$(free_port $(( ${PGPORT:-55500} + 110 )))
+cluster_initdb vers || bail "initdb failed: $(tail -n 5 "$CL/initdb.log")"
+as_server sh -c "printf '%s\n' \"shared_preload_libraries = 'model_select'\" \
+    \"model_select.learner_databases = '$DB'\" \"model_select.learner_naptime = '50ms'\" \
+    \"model_select.learner_max_lag = '1s'\" \"model_select.shared_min_size = 0\" \
+    \"max_connections = 30\" >> '$CL/vers/postgresql.conf'"
+cluster_start vers "$PORT" || bail "the server failed to start: $(tail -n 5 "$CL/vers.log")"
+export PGHOST=$CL PGPORT=$PORT PGUSER=postgres
+
+ms_setup || bail "set-up failed"
+q >/dev/null <<'SQL' || bail "creating the selectors failed"
+SELECT model_select.create_selector('v_lin', 8, ARRAY['a', 'b', 'c'], 'lin_ucb', NULL, '{}', 21);
+SELECT model_select.create_selector('v_rff', 8, ARRAY['a', 'b', 'c'], 'rff_ucb', NULL, '{"features": 32}', 22);
+CREATE TABLE load_done (done bool);
+CREATE FUNCTION add_rewards(s text, n int) RETURNS void LANGUAGE sql AS $$
+    INSERT INTO model_select.rewards(selector, arm, context, reward)
+    SELECT s, (ARRAY['a', 'b', 'c'])[1 + (i + (random() * 3)::int) % 3], ms_rand(8), random()
+      FROM generate_series(1, n) i
+$$;
+-- writers: a few rewards per transaction on one selector, until told to stop
+CREATE PROCEDURE writer() LANGUAGE plpgsql AS $$
+BEGIN
+    LOOP
+        PERFORM add_rewards(CASE WHEN random() < 0.5 THEN 'v_lin' ELSE 'v_rff' END, 5);
+        COMMIT;
+        PERFORM pg_sleep(0.02);
+        EXIT WHEN EXISTS (SELECT FROM load_done);
+    END LOOP;
+END $$;
+-- routers: route, reward that decision, route again, in one transaction
+CREATE PROCEDURE router() LANGUAGE plpgsql AS $$
+DECLARE
+    s text;
+    d bigint;
+BEGIN
+    LOOP
+        s := CASE WHEN random() < 0.5 THEN 'v_lin' ELSE 'v_rff' END;
+        SELECT decision_id INTO d FROM model_select.route(s, ms_rand(8));
+        INSERT INTO model_select.rewards(decision_id, reward) VALUES (d, random());
+        PERFORM model_select.route(s, ms_rand(8));
+        COMMIT;
+        EXIT WHEN EXISTS (SELECT FROM load_done);
+    END LOOP;
+END $$;
+SELECT add_rewards('v_lin', 60), add_rewards('v_rff', 60);
+SQL
+
+learner_pid() { q -c "SELECT pid FROM model_select.learner WHERE running AND last_pass IS NOT NULL AND pid IS DISTINCT FROM ${1:-0}" 2>/dev/null; }
+wait_learner() {  # until a learner (with another pid than $1) serves
+    for _ in $(seq 1 600); do [ -n "$(learner_pid "${1:-0}")" ] && return 0; sleep 0.1; done
+    return 1
+}
+check "the learner serves $DB" wait_learner
+pid=$(learner_pid)
+
+# rederive FILTER [CMP]: the decisions of FILTER whose chosen arm's scores, re-derived by
+# decision_scores(), are not CMP to what they logged (default: the same bits)
+rederive() {
+    local cmp=${2:-"r.ucb IS NOT DISTINCT FROM d.score AND r.mean IS NOT DISTINCT FROM d.mean"}
+    no_rows "SELECT d.decision_id || ' ' || s.name || '/' || a.name || ': ucb ' || d.score || ' vs ' || r.ucb
+                    || ', mean ' || d.mean || ' vs ' || r.mean
+               FROM model_select.decisions d JOIN model_select.selectors s USING (selector_id)
+               JOIN model_select.arms a USING (arm_id)
+               CROSS JOIN LATERAL model_select.decision_scores(d.decision_id) r
+              WHERE r.arm = a.name AND NOT ($cmp) AND $1"
+}
+
+wait_rows() {  # wait_rows SQL: until it returns t (60 s)
+    for _ in $(seq 1 600); do [ "$(q -c "$1")" = t ] && return 0; sleep 0.1; done
+    echo "#   gave up waiting for: $1"; return 1
+}
+WHOLE_LOG="SELECT bool_and(sc.n = (SELECT count(*) FROM model_select.rewards r JOIN model_select.arms a USING (arm_id)
+                                    WHERE r.selector = s.sel AND a.name = sc.arm))
+             FROM (VALUES ('v_lin'), ('v_rff')) s(sel), model_select.scores(s.sel, ms_rand(8)) sc"
+check "the learner publishes the first rewards: every arm scores n = its count in the log" wait_rows "$WHOLE_LOG"
+
+# 1. a transaction that routes and rewards in a loop learns from its own rewards
+q >/dev/null <<'SQL'
+CREATE TABLE own_loop (i int, decision_id bigint, arm text, n bigint, own_seq bigint);
+DO $$
+DECLARE
+    x float8[] := ms_rand(8);
+    r record;
+BEGIN
+    FOR i IN 1..12 LOOP
+        SELECT * INTO r FROM model_select.route('v_lin', x);
+        INSERT INTO own_loop
+        SELECT i, r.decision_id, r.arm, sc.n, (SELECT own_seq FROM model_select.decisions WHERE decision_id = r.decision_id)
+          FROM model_select.scores('v_lin', x) sc WHERE sc.arm = 'a';
+        INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('v_lin', 'a', x, 1);
+    END LOOP;
+END $$;
+SQL
+check "a transaction routing and rewarding in a loop: each call sees one more reward of its own" \
+    no_rows "SELECT i || ': n ' || n || ', expected ' || (SELECT n FROM own_loop WHERE i = 1) + i - 1
+               FROM own_loop WHERE n <> (SELECT n FROM own_loop WHERE i = 1) + i - 1"
+check "... and its decisions after the first reward record their own rows (own_tx, own_seq)" \
+    is_true "SELECT bool_and((own_seq IS NOT NULL) = (i > 1)) AND count(*) = 12 FROM own_loop"
+check "... whose scores decision_scores() re-derives bit for bit" \
+    rederive "d.decision_id IN (SELECT decision_id FROM own_loop)"
+
+# 1b. route_batch(log => true) records them too (its blocks are scored by BLAS-3: 1e-9)
+q -c "CREATE TABLE batched AS SELECT decision_id FROM model_select.route_batch('v_rff',
+        'SELECT i, ms_rand(8) FROM generate_series(1, 40) i', true)" >/dev/null
+check "route_batch(log => true): its decisions record their versions, which re-derive their scores (1e-9)" \
+    rederive "d.decision_id IN (SELECT decision_id FROM batched)
+              UNION ALL SELECT 'no versions' WHERE (SELECT count(versions) FROM model_select.decisions
+                                                      WHERE decision_id IN (SELECT decision_id FROM batched)) <> 40" \
+    "ms_close(r.ucb, d.score) AND ms_close(r.mean, d.mean)"
+
+# 2. under load: writers and routers
+for i in 1 2 3; do
+    [ "$i" = 3 ] || { q -c "CALL writer()" >"$MS_WORK/writer.$i" 2>&1 & MS_BG_PIDS+=($!); }
+    q -c "CALL router()" >"$MS_WORK/router.$i" 2>&1 & MS_BG_PIDS+=($!)
+done
+check "under load, routers log decisions (300 more)" \
+    wait_rows "SELECT count(*) >= 300 FROM model_select.decisions"
+check "every decision recorded the versions it scored, one per arm" \
+    is_true "SELECT bool_and(cardinality(versions) = 3) FROM model_select.decisions"
+check "some decisions scored versions that trail the log (the learner's lag is visible)" \
+    is_true "SELECT bool_or(v < n) FROM (SELECT (SELECT sum(x) FROM unnest(d.versions) x) AS v,
+                                               (SELECT count(*) FROM model_select.rewards r WHERE r.selector_id = d.selector_id) AS n
+                                          FROM model_select.decisions d ORDER BY decision_id DESC LIMIT 200) t"
+
+# 3. the learner stopped: backends fold for themselves within the bound
+before=$(q -c "SELECT coalesce(max(decision_id), 0) FROM model_select.decisions")
+kill -STOP "$pid"
+stopped_max=$(q -c "SELECT max((SELECT sum(x) FROM unnest(versions) x)) FROM model_select.decisions
+                     WHERE selector_id = (SELECT selector_id FROM model_select.selectors WHERE name = 'v_lin')")
+check "the learner stopped: decisions go on and score prefixes past every version before the stop" \
+    wait_rows "SELECT count(*) > 0 FROM model_select.decisions d
+                WHERE d.decision_id > $before AND (SELECT sum(x) FROM unnest(d.versions) x) > $stopped_max + 30
+                  AND d.selector_id = (SELECT selector_id FROM model_select.selectors WHERE name = 'v_lin')"
+kill -CONT "$pid"
+check "decisions made under load and with the learner stopped: decision_scores() equals each (200 of them)" \
+    rederive "d.decision_id IN (SELECT decision_id FROM model_select.decisions
+                                 WHERE decision_id > $before - 200 ORDER BY decision_id LIMIT 200)"
+
+check "the learner view shows its lag (p50 <= p99, in ms and rewards)" \
+    wait_rows "SELECT lag_ms_p50 <= lag_ms_p99 AND lag_rewards_p50 <= lag_rewards_p99 FROM model_select.learner"
+
+# 4. the learner killed: the server restarts
+q -c "INSERT INTO load_done VALUES (true)" >/dev/null
+wait
+MS_BG_PIDS=()
+committed=$(q -c "SELECT count(*) FROM model_select.rewards")
+kill -KILL "$pid"
+ready() { for _ in $(seq 1 600); do q -c 'SELECT 1' >/dev/null 2>&1 && return 0; sleep 0.1; done; return 1; }
+check "the server is back after the learner's SIGKILL" ready
+check "a new learner serves" wait_learner "$pid"
+check "no committed reward is lost ($committed)" is_true "SELECT count(*) = $committed FROM model_select.rewards"
+check "the learner publishes the whole log: every arm scores n = its count in the log" \
+    wait_rows "$WHOLE_LOG"
+check "after the restart, earlier decisions still re-derive their scores (the last 100)" \
+    rederive "d.decision_id IN (SELECT decision_id FROM model_select.decisions ORDER BY decision_id DESC LIMIT 100)"
+sqlstate_of() {  # sqlstate_of SQL: the error's "SQLSTATE: message" (the query must fail)
+    local out
+    out=$(q -v VERBOSITY=verbose -c "$1" 2>&1) && { echo "#   it succeeded"; return 1; }
+    printf '%s\n' "$out" | sed -n 's/^ERROR:  //p' | head -n 1
+}
+check "decision_scores() of a decision that does not exist: 42704" \
+    test "$(sqlstate_of 'SELECT * FROM model_select.decision_scores(-1)')" = "42704: decision -1 does not exist"
+q >/dev/null <<'SQL'
+CREATE ROLE ms_versions_app;
+SELECT count(*) FROM model_select.setup_role('ms_versions_app', 'application');
+SQL
+refused() { [[ "$(sqlstate_of "SET ROLE ms_versions_app; SELECT * FROM model_select.decision_scores(1)")" == 42501:* ]]; }
+check "decision_scores() for a role without the route right on the decision's selector: 42501" refused
+for s in v_lin v_rff; do rebuild_checks "$s"; done
+finish
