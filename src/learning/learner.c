@@ -31,7 +31,8 @@
  * learner's work without preloading.
  *
  * Shared state: learner_state.c, one slot per database; a worker writes only
- * its own (`me`).
+ * its own (`me`).  Its settings and registration at server start:
+ * learner_setup.c.
  */
 #include "postgres.h"
 
@@ -43,11 +44,9 @@
 #include "commands/extension.h"
 #include "executor/spi.h"
 #include "funcapi.h"
-#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
-#include "postmaster/bgworker_internals.h"
 #include "postmaster/interrupt.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
@@ -55,11 +54,9 @@
 #include "storage/shmem.h"
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
-#include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
-#include "utils/varlena.h"
 
 #include "learning/checkpoint.h"
 #include "learning/learner.h"
@@ -73,13 +70,8 @@
 PG_FUNCTION_INFO_V1(model_select_maintain);
 PG_FUNCTION_INFO_V1(model_select_learner_status);
 
-#define LEARNER_RESTART_SECONDS 5
-
 /* Set in _PG_init: the routing layer's selector_publish() (learning cannot include routing). */
 LearnerPublishHook learner_publish_hook = NULL;
-
-/* GUC model_select.learner_databases (set only when preloaded) */
-static char *learner_databases = NULL;
 
 /* In a learner process: its slot in the shared state. */
 static LearnerSlot *me = NULL;
@@ -393,138 +385,6 @@ model_select_learner_main(Datum arg)
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 learner_naptime_ms, PG_WAIT_EXTENSION);
 	}
-}
-
-/* ---- set-up -------------------------------------------------------------- */
-
-/*
- * model_select.learner_databases: a list of database names, each at most
- * once (one learner per database), and not a template that CREATE DATABASE
- * copies (template0 takes no connections; a learner connected to template1
- * would make every CREATE DATABASE fail, "source database is being accessed").
- */
-static bool
-check_learner_databases(char **newval, void **extra, GucSource source)
-{
-	char	   *raw = pstrdup(*newval);
-	List	   *names;
-	ListCell   *lc;
-	bool		ok = SplitGUCList(raw, ',', &names);
-
-	if (!ok)
-		GUC_check_errdetail("List syntax is invalid.");
-	foreach(lc, names)
-	{
-		if (!ok)
-			break;
-		if (strlen(lfirst(lc)) >= NAMEDATALEN)
-		{
-			GUC_check_errdetail("Database name \"%s\" is too long.", (char *) lfirst(lc));
-			ok = false;
-		}
-		if (ok && (strcmp(lfirst(lc), "template0") == 0 || strcmp(lfirst(lc), "template1") == 0))
-		{
-			GUC_check_errdetail("Database \"%s\" is a template: a learner connected to it would make CREATE DATABASE fail.",
-								(char *) lfirst(lc));
-			ok = false;
-		}
-		for (ListCell *other = list_head(names); ok && other != lc; other = lnext(names, other))
-			if (strcmp(lfirst(other), lfirst(lc)) == 0)
-			{
-				GUC_check_errdetail("Database \"%s\" is named twice.", (char *) lfirst(lc));
-				ok = false;
-			}
-	}
-	list_free(names);
-	pfree(raw);
-	return ok;
-}
-
-/* A learner for the database of slot `slot`. */
-static void
-register_learner(int slot, const char *database)
-{
-	BackgroundWorker worker;
-
-	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	worker.bgw_restart_time = LEARNER_RESTART_SECONDS;
-	worker.bgw_main_arg = Int32GetDatum(slot);
-	snprintf(worker.bgw_library_name, BGW_MAXLEN, "model_select");
-	snprintf(worker.bgw_function_name, BGW_MAXLEN, "model_select_learner_main");
-	snprintf(worker.bgw_name, BGW_MAXLEN, "model_select learner for %s", database);
-	snprintf(worker.bgw_type, BGW_MAXLEN, "model_select learner");
-	RegisterBackgroundWorker(&worker);
-}
-
-/*
- * The databases from the slots-th on get no worker: max_worker_processes
- * leaves slots after the workers registered before (RegisterBackgroundWorker()
- * would only LOG its refusal).  A WARNING names them.
- */
-static void
-warn_learners_past_slots(char **databases, int n)
-{
-	slist_iter	iter;
-	int			slots = max_worker_processes;
-	StringInfoData left;
-
-	slist_foreach(iter, &BackgroundWorkerList)
-		slots--;
-	if (n <= Max(slots, 0))
-		return;
-	initStringInfo(&left);
-	for (int i = Max(slots, 0); i < n; i++)
-		appendStringInfo(&left, "%s\"%s\"", i > Max(slots, 0) ? ", " : "", databases[i]);
-	ereport(WARNING,
-			(errmsg("model_select.learner_databases names %d databases, but the worker slots max_worker_processes leaves serve %d of them",
-					n, Max(slots, 0)),
-			 errdetail("No learner serves %s: there, reward inserts checkpoint due arms themselves.", left.data),
-			 errhint("Raise max_worker_processes, or name fewer databases.")));
-	pfree(left.data);
-}
-
-/*
- * From _PG_init while shared_preload_libraries are loaded: the settings, the
- * shared state and a worker per database named.
- */
-void
-learner_preload(void)
-{
-	List	   *names = NIL;
-	char	  **databases;
-	int			n;
-	MemoryContext old;
-
-	DefineCustomStringVariable("model_select.learner_databases",
-							   "The databases whose selectors learner processes keep checkpointed and published, one learner each.",
-							   "Empty: no learner; reward inserts checkpoint due arms themselves.",
-							   &learner_databases, "", PGC_POSTMASTER, GUC_LIST_INPUT,
-							   check_learner_databases, NULL, NULL);
-	DefineCustomIntVariable("model_select.learner_naptime",
-							"Pause between two passes of a learner over its database's selectors.",
-							NULL, &learner_naptime_ms, 200, 10, 60000, PGC_SIGHUP, GUC_UNIT_MS,
-							NULL, NULL, NULL);
-	DefineCustomIntVariable("model_select.learner_max_lag",
-							"How long a committed reward may wait for the learner's next version before backends fold for themselves.",
-							"Decisions score the learner's newest versions while no reward has waited longer; "
-							"0: backends always fold the final rewards themselves.",
-							&learner_max_lag_ms, 1000, 0, 3600000, PGC_SIGHUP, GUC_UNIT_MS,
-							NULL, NULL, NULL);
-	/* kept for the postmaster's life: shared memory is set up again after a crash */
-	old = MemoryContextSwitchTo(TopMemoryContext);
-	if (learner_databases != NULL)
-		(void) SplitGUCList(pstrdup(learner_databases), ',', &names);	/* checked above */
-	n = list_length(names);
-	databases = palloc(sizeof(char *) * Max(n, 1));
-	for (int i = 0; i < n; i++)
-		databases[i] = list_nth(names, i);
-	MemoryContextSwitchTo(old);
-	learner_shmem_preload(n, databases);
-	warn_learners_past_slots(databases, n);
-	for (int i = 0; i < n; i++)
-		register_learner(i, databases[i]);
 }
 
 /* ---- SQL ----------------------------------------------------------------- */
