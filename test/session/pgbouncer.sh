@@ -44,7 +44,7 @@ SQL
 
 # the learner of the preloaded server runs in $DB, with a finished pass and no error
 learner_running() {
-    for _ in $(seq 1 300); do
+    for _ in $(seq 1 1200); do
         [ "$(q -c "SELECT running AND last_pass IS NOT NULL AND errors = 0 FROM model_select.learner
                     WHERE database = '$DB'" 2>/dev/null)" = t ] && return 0
         sleep 0.1

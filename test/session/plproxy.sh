@@ -148,7 +148,7 @@ check "... and lists shard 0's selectors ($on0)" eval 'printf "%s\n" "$err" | gr
 
 cluster_start s1 "$S1" || bail "shard 1 failed to start again"
 back=0
-for _ in $(seq 1 100); do
+for _ in $(seq 1 600); do
     px -c "SELECT model_select.select_model('$s1', '{0.1,0.2,0.3}')" >/dev/null 2>&1 && { back=1; break; }
     sleep 0.2
 done
