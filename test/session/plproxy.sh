@@ -115,6 +115,42 @@ check "a decision id of no shard of the cluster: 42704" \
 check "an application role cannot drop a selector: 42501" \
     test "$(pxsql -U ms_px_app -v VERBOSITY=verbose -c "SELECT model_select.drop_selector('tenant_1')" 2>&1 | sed -n 's/^ERROR:  \([0-9A-Z]\{5\}\):.*/\1/p')" = 42501
 
+# the functions that take a query text run it on the selector's shard: a
+# table there (outcomes of 12 prompts) serves route_batch(), warm_start() and
+# replay_on() through the proxy as it serves them on the shard itself
+qs=tenant_2
+qport=$(px -c "SELECT CASE model_select_proxy.shard_of('$qs') WHEN 0 THEN $S0 ELSE $S1 END")
+on "$qport" -c "CREATE TABLE outcomes AS SELECT g AS key, ARRAY[sin(g), cos(g), 0.5]::float8[] AS context,
+                       ARRAY[(1 + sin(g)) / 2, (1 + cos(g)) / 2, 0.3]::float8[] AS rewards
+                  FROM generate_series(1, 12) g" -c "GRANT SELECT ON outcomes TO PUBLIC" >/dev/null
+BATCH="SELECT string_agg(concat_ws(' ', key, arm, score, mean, width, decision_id IS NULL), '; ' ORDER BY key)
+         FROM model_select.route_batch('$qs', 'SELECT key, context FROM outcomes')"
+direct=$(on "$qport" -c "$BATCH")
+check "route_batch() through the proxy: the shard's answer (12 rows, bit for bit)" \
+    eval '[ "$(tr ";" "\n" <<<"$direct" | wc -l)" = 12 ] && [ "$(px -c "$BATCH")" = "$direct" ]'
+before=$(on "$qport" -c "SELECT count(*) FROM model_select.rewards r JOIN model_select.selectors s USING (selector_id) WHERE s.name = '$qs'")
+check "warm_start() through the proxy learns every prompt on every arm there (36 rewards)" \
+    eval '[ "$(px -c "SELECT model_select.warm_start('"'$qs'"', '"'SELECT context, rewards FROM outcomes ORDER BY key'"')")" = 36 ] &&
+          [ "$(on "$qport" -c "SELECT count(*) FROM model_select.rewards r JOIN model_select.selectors s USING (selector_id)
+                                WHERE s.name = '"'$qs'"'")" = $((before + 36)) ]'
+REPLAY="SELECT string_agg(concat_ws(' ', round, cum_reward, regret_oracle, picks), '; ' ORDER BY round)
+          FROM model_select.%s'SELECT context, rewards FROM outcomes', 'lin_ucb', seed => 7, passes => 2)"
+# shellcheck disable=SC2059  # the format is the query's
+direct=$(on "$qport" -c "$(printf "$REPLAY" "replay(")")
+# shellcheck disable=SC2059
+check "replay_on() through the proxy: replay() on the selector's shard (24 rounds)" \
+    eval '[ -n "$direct" ] && [ "$(px -c "$(printf "$REPLAY" "replay_on('"'$qs'"', ")")" = "$direct" ]'
+other=$(px -c "SELECT 'tenant_' || i FROM generate_series(1, 8) i WHERE model_select_proxy.shard_of('tenant_' || i)
+                  <> model_select_proxy.shard_of('$qs') LIMIT 1")
+check "a source its selector's shard lacks: the shard's 42P01 through the proxy" \
+    test "$(state_of "SELECT model_select.warm_start('$other', 'SELECT context, rewards FROM outcomes')")" = 42P01
+did=$(px -c "SELECT max(decision_id) FROM acked")
+dport=$(( (did >> 48) == 1 ? S0 : S1 ))
+direct=$(PGHOST=$CL PGPORT=$dport psql -X -q -d "$DB" -v VERBOSITY=verbose -c "SELECT * FROM model_select.decision_scores($did)" 2>&1 |
+    sed -n 's/^ERROR:  \([0-9A-Z]\{5\}\):.*/\1/p' || true)
+check "decision_scores() through the proxy goes to the decision's shard: its answer, $direct for a decision without versions" \
+    eval '[ -n "$direct" ] && [ "$(state_of "SELECT * FROM model_select.decision_scores($did)")" = "$direct" ]'
+
 for i in 1 2 3 4 5 6 7 8; do
     port=$(px -c "SELECT CASE model_select_proxy.shard_of('tenant_$i') WHEN 0 THEN $S0 ELSE $S1 END")
     PGHOST=$CL PGPORT=$port rebuild_checks "tenant_$i" >"$MS_WORK/rebuild.$i" 2>&1 || true
