@@ -208,6 +208,17 @@ BEGIN
          'SELECT model_select.stats_reset(selector)', true),
         ('maintain', 'selector text', 'bigint', 'model_select_proxy.shard_of(selector)',
          'SELECT model_select.maintain(selector)', true),
+        ('cascade', 'selector text, context float8[], beta float8 DEFAULT 5', 'TABLE ("position" int, arm text, index float8)',
+         'model_select_proxy.shard_of(selector)', 'SELECT * FROM model_select.cascade(selector, context, beta)', true),
+        ('cascade_scores', 'selector text, context float8[], beta float8 DEFAULT 5',
+         'TABLE (arm text, active boolean, n bigint, estimate float8, width float8, index float8)',
+         'model_select_proxy.shard_of(selector)', 'SELECT * FROM model_select.cascade_scores(selector, context, beta)', true),
+        ('cascade_next', 'selector text, context float8[], best_value float8, queried text[], beta float8 DEFAULT 5', 'text',
+         'model_select_proxy.shard_of(selector)',
+         'SELECT model_select.cascade_next(selector, context, best_value, queried, beta)', true),
+        ('cascade_route', 'selector text, context float8[], beta float8 DEFAULT 5',
+         'TABLE (cascade_id bigint, arms text[], indices float8[])', 'model_select_proxy.shard_of(selector)',
+         'SELECT * FROM model_select.cascade_route(selector, context, beta)', true),
         -- a query text as source: it runs on the shard that holds the
         -- selector, so the tables it reads must be there
         ('route_batch', 'selector text, source text, log boolean DEFAULT false',

@@ -5,13 +5,16 @@
 # hashtext(name)), granted to an application role, routed and rewarded by
 # 4 pgbench clients of that role.  Checks: each selector lives on one shard,
 # the one its hash names; every acknowledged reward is in that shard's log
-# once; scores equal the rebuild; bad input keeps its SQLSTATE.  Shard 1
+# once; scores equal the rebuild; bad input keeps its SQLSTATE; the
+# functions that take a query text (route_batch, warm_start, replay_on) and
+# decision_scores answer through the proxy as on the shard.  Shard 1
 # stopped: shard 0's selectors keep routing and learning, shard 1's calls
 # fail with 08006 naming the shard, and the listing over all shards gives
 # shard 0's selectors with an 08006 WARNING naming shard 1; started
 # again, nothing is lost.  A selector moved from shard 0 to shard 1
-# (scripts/ms-move-selector.sh) keeps its scores, log, grants and the
-# reward of a decision made before the move.
+# (scripts/ms-move-selector.sh) with a codebook, a log's horizon and
+# cascades keeps its scores, cascade scores, log, bases, codebook, cascades,
+# grants and the reward of a decision made before the move.
 set -euo pipefail
 DB=ms_session_plproxy
 # the proxy: the test server; the shards: two clusters of the test's own
@@ -196,7 +199,47 @@ check "and it learns again" px -c "SELECT model_select.reward(decision_id, 0.25)
 # moving a selector of shard 0 to shard 1, with an unrewarded decision
 mv=${on0%% *}
 open_decision=$(px -c "SELECT decision_id FROM model_select.route('$mv', '{0.5,0.5,0.5}')")
+# what it owns besides its log: a codebook fitted through the proxy on
+# prompts of its shard, and cascades routed through the proxy with
+# observations (by cascade and by context) in several statements
+on "$S0" >/dev/null <<SQL
+CREATE TABLE prompts AS SELECT ARRAY[sin(3 * g), cos(5 * g), 0.2]::float8[] AS context FROM generate_series(1, 40) g;
+GRANT SELECT ON prompts TO PUBLIC;
+SQL
+px -c "SELECT model_select.fit_codebook('$mv', 'SELECT context FROM prompts')" >/dev/null
+# and a log's horizon: each arm keeps its newest 3 rewards, the older ones absorbed into its base
+px -c "SELECT model_select.alter_selector('$mv', '{\"retain\": 3}')" -c "SELECT model_select.maintain('$mv')" >/dev/null
+bases() { on "$1" -c "SELECT string_agg(concat_ws(' ', a.name, b.n, b.reward_sum, md5(b.state)), ', ' ORDER BY a.name)
+                        FROM model_select.arm_base b JOIN model_select.arms a USING (arm_id) JOIN model_select.selectors s
+                          ON s.selector_id = b.selector_id WHERE s.name = '$mv'"; }
+bases_before=$(bases "$S0")
+on "$S0" -c "CREATE TABLE routed (cascade_id bigint, first_arm text)" >/dev/null
+px -c "SELECT r.cascade_id || ',' || r.arms[1]
+         FROM generate_series(1, 6) g, LATERAL model_select.cascade_route('$mv', ARRAY[sin(g), cos(g), 0.5]) r" |
+    on "$S0" -c "COPY routed FROM STDIN WITH (FORMAT csv)" >/dev/null
+for k in 1 2 3; do
+    on "$S0" >/dev/null <<SQL
+INSERT INTO model_select.cascade_observations(cascade_id, arm, value, cost)
+SELECT cascade_id, first_arm, (1 + sin(cascade_id % 1000 + $k)) / 2, 0.1 FROM routed WHERE cascade_id % 3 = $k - 1;
+INSERT INTO model_select.cascade_observations(selector, arm, context, value, cost)
+SELECT '$mv', (ARRAY['a', 'b', 'c'])[1 + g % 3], ARRAY[sin(g * $k), cos(g), 0.5], (1 + cos(g * $k)) / 2, 0.05
+  FROM generate_series(1, 10) g;
+SQL
+done
+# (the target derives every arm's state from scratch: compare with the source's rebuild,
+# not with its incremental state, which may differ in the last bits)
 px -c "SELECT model_select.rebuild_state('$mv')" >/dev/null
+cascade_scores() { px -c "SELECT string_agg(format('%s %s %s %s %s %s', k, arm, n, estimate, width, index), '; ' ORDER BY k, arm)
+                            FROM generate_series(1, 3) k, LATERAL model_select.cascade_scores('$mv', ARRAY[sin(k), cos(k), 0.5]) c"; }
+cascade_before=$(cascade_scores)
+cascade_log() { on "$1" -c "SELECT (SELECT string_agg(cascade_id::text, ',' ORDER BY cascade_id) FROM model_select.cascade_decisions c
+                                     JOIN model_select.selectors s USING (selector_id) WHERE s.name = '$mv') || ' / ' ||
+                                   (SELECT string_agg(concat_ws(' ', obs_id, cascade_id, arm, value, cost), ',' ORDER BY obs_id)
+                                      FROM model_select.cascade_observations o WHERE o.selector = '$mv')"; }
+cascade_log_before=$(cascade_log "$S0")
+codebook() { on "$1" -c "SELECT c.centroids::text || c.rows FROM model_select.codebooks c JOIN model_select.selectors s USING (selector_id)
+                          WHERE s.name = '$mv'"; }
+codebook_before=$(codebook "$S0")
 scores() { px -c "SELECT string_agg(format('%s %s %s %s %s', k, arm, n, mean, ucb), '; ' ORDER BY k, arm)
                     FROM generate_series(1, 3) k, LATERAL model_select.scores('$mv', ARRAY[sin(k), cos(k), 0.5]) c"; }
 scores_before=$(scores)
@@ -208,10 +251,20 @@ sed 's/^/#   /' "$MS_WORK/move.out"
 check "ms-move-selector.sh moves $mv from shard 0 to shard 1 (exit $rc)" test "$rc" = 0
 check "it lives on shard 1 only" \
     test "$(px -c "SELECT string_agg((server_id - 1)::text, ',') FROM model_select.selectors() WHERE name = '$mv'")" = 1
-check "its scores through the proxy equal those before the move" test "$(scores)" = "$scores_before"
+scores_after=$(scores)
+check "its scores through the proxy equal those before the move" \
+    eval '[ "$scores_after" = "$scores_before" ] || { diff <(tr ";" "\n" <<<"$scores_before") <(tr ";" "\n" <<<"$scores_after") | sed "s/^/#   /"; false; }' 
 log_after=$(on "$S1" -c "SELECT string_agg(format('%s %s %s %s', r.reward_id, r.decision_id, a.name, r.reward), ',' ORDER BY r.tx, r.seq)
                           FROM model_select.rewards r JOIN model_select.arms a USING (arm_id) JOIN model_select.selectors s ON s.selector_id = r.selector_id
                          WHERE s.name = '$mv'")
+check "its bases moved: what retention absorbed ($bases_before)" \
+    eval '[ -n "$bases_before" ] && [ "$(bases "$S1")" = "$bases_before" ]'
+check "its codebook moved (fitted through the proxy on its shard's prompts)" \
+    eval '[ -n "$codebook_before" ] && [ "$(codebook "$S1")" = "$codebook_before" ]'
+check "its cascades and observations moved whole, ids kept ($(tr ',' '\n' <<<"${cascade_log_before#* / }" | wc -l) observations)" \
+    eval '[ -n "${cascade_log_before#* / }" ] && [ "$(cascade_log "$S1")" = "$cascade_log_before" ]'
+check "its cascade scores through the proxy equal those before the move" \
+    eval '[ -n "$cascade_before" ] && [ "$(cascade_scores)" = "$cascade_before" ]'
 check "its reward log moved whole, in order, ids kept ($(tr ',' '\n' <<<"$log_before" | wc -l) rewards)" \
     eval '[ -n "$log_before" ] && [ "$log_after" = "$log_before" ]'
 check "the application role routes it on its new shard (its grants moved)" \
