@@ -26,7 +26,8 @@
 #      a schedule of the statements the observations came in), so cascade
 #      scores are equal too;
 #   4. the proxy places the selector on TO_PARTITION, and sends rewards for
-#      its unrewarded decisions there (model_select_proxy.moved_decisions);
+#      its decisions there (model_select_proxy.moved_decisions: a reward for
+#      an open one, decision_scores() of any);
 #   5. the source drops it.
 # A failure before step 4 puts the selector back on its source shard.
 # Not moved: the learner's published versions (the target's learner
@@ -150,18 +151,17 @@ SELECT model_select.rebuild_state(:'sel');
 COMMIT;
 SQL
 
-# the unrewarded decisions, which their id no longer places
+# its decisions, which their id (the source's server number) no longer places
 shard "$TO_DSN" <<SQL
-CREATE TEMP TABLE open_decisions AS
-SELECT d.decision_id FROM model_select.decisions d JOIN model_select.selectors s USING (selector_id)
- WHERE s.name = :'sel' AND NOT EXISTS (SELECT FROM model_select.rewards r WHERE r.decision_id = d.decision_id);
-\\copy open_decisions TO '$WORK/open.copy'
+CREATE TEMP TABLE moved_ids AS
+SELECT d.decision_id FROM model_select.decisions d JOIN model_select.selectors s USING (selector_id) WHERE s.name = :'sel';
+\\copy moved_ids TO '$WORK/decisions.copy'
 SQL
 proxy >/dev/null <<SQL
 BEGIN;
-CREATE TEMP TABLE open_decisions (decision_id bigint) ON COMMIT DROP;
-\copy open_decisions FROM '$WORK/open.copy'
-INSERT INTO model_select_proxy.moved_decisions (decision_id, partition) SELECT decision_id, :'to'::int FROM open_decisions
+CREATE TEMP TABLE moved_ids (decision_id bigint) ON COMMIT DROP;
+\copy moved_ids FROM '$WORK/decisions.copy'
+INSERT INTO model_select_proxy.moved_decisions (decision_id, partition) SELECT decision_id, :'to'::int FROM moved_ids
     ON CONFLICT (decision_id) DO UPDATE SET partition = excluded.partition, moved_at = excluded.moved_at;
 UPDATE model_select_proxy.placement SET partition = :'to'::int WHERE selector = :'sel';
 COMMIT;

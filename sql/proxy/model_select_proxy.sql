@@ -34,7 +34,7 @@ CREATE TABLE model_select_proxy.placement (
     selector  text PRIMARY KEY,
     partition int CHECK (partition >= 0)
 );
--- the unrewarded decisions of moved selectors, which their id no longer places
+-- the decisions of moved selectors, which their id no longer places
 CREATE TABLE model_select_proxy.moved_decisions (
     decision_id bigint PRIMARY KEY,
     partition   int NOT NULL,
