@@ -96,6 +96,12 @@ SELECT model_select.create_selector(s.name, s.dim,
   FROM doc, jsonb_populate_record(NULL::model_select.selectors, j->'selector') s;
 CREATE TEMP TABLE ids ON COMMIT DROP AS
 SELECT sel.selector_id AS sid FROM model_select.selectors sel WHERE sel.name = :'sel';
+-- the export's rows of a list that name their arm, with the target's selector and arm ids
+CREATE FUNCTION pg_temp.arm_rows(key text) RETURNS SETOF jsonb LANGUAGE sql AS \$\$
+    SELECT e || jsonb_build_object('selector_id', ids.sid, 'arm_id', a.arm_id)
+      FROM doc, ids, jsonb_array_elements(nullif(doc.j -> key, 'null')) e, model_select.arms a
+     WHERE a.selector_id = ids.sid AND a.name = e->>'arm'
+\$\$;
 UPDATE model_select.selectors t SET owner = (j#>>'{selector,owner}')::regrole, created_at = s.created_at
   FROM doc, jsonb_populate_record(NULL::model_select.selectors, j->'selector') s WHERE t.name = :'sel';
 UPDATE model_select.arms t SET active = a.active, retired_at = a.retired_at, created_at = a.created_at
@@ -109,15 +115,10 @@ SELECT ids.sid, (g->>'grantee')::regrole, g->>'privilege'
   FROM doc, ids, jsonb_array_elements(nullif(j->'grants', 'null')) g;
 -- whole rows (the columns of this version of the extension), with the target's selector and arm ids
 INSERT INTO model_select.decisions
-SELECT d.* FROM doc, ids, jsonb_array_elements(nullif(j->'decisions', 'null')) e, model_select.arms a,
-       LATERAL jsonb_populate_record(NULL::model_select.decisions,
-                                     e || jsonb_build_object('selector_id', ids.sid, 'arm_id', a.arm_id)) d
- WHERE a.selector_id = ids.sid AND a.name = e->>'arm' ORDER BY d.decision_id;
+SELECT d.* FROM pg_temp.arm_rows('decisions') e, jsonb_populate_record(NULL::model_select.decisions, e) d
+ ORDER BY d.decision_id;
 INSERT INTO model_select.arm_base
-SELECT b.* FROM doc, ids, jsonb_array_elements(nullif(j->'bases', 'null')) e, model_select.arms a,
-       LATERAL jsonb_populate_record(NULL::model_select.arm_base,
-                                     e || jsonb_build_object('selector_id', ids.sid, 'arm_id', a.arm_id)) b
- WHERE a.selector_id = ids.sid AND a.name = e->>'arm';
+SELECT b.* FROM pg_temp.arm_rows('bases') e, jsonb_populate_record(NULL::model_select.arm_base, e) b;
 -- through the reward trigger, in log order, as a restore writes the log: it
 -- fills in the ids from the names and the decision, and tx and seq anew
 INSERT INTO model_select.rewards
@@ -137,15 +138,11 @@ SELECT c.* FROM doc, ids, jsonb_array_elements(nullif(j->'cascade_decisions', 'n
  ORDER BY c.cascade_id;
 SET LOCAL session_replication_role = replica;
 INSERT INTO model_select.cascade_observations
-SELECT o.* FROM doc, ids, jsonb_array_elements(nullif(j->'cascade_observations', 'null')) e, model_select.arms a,
-       LATERAL jsonb_populate_record(NULL::model_select.cascade_observations,
-                                     e || jsonb_build_object('selector_id', ids.sid, 'arm_id', a.arm_id)) o
- WHERE a.selector_id = ids.sid AND a.name = e->>'arm' ORDER BY o.obs_id;
+SELECT o.* FROM pg_temp.arm_rows('cascade_observations') e,
+       jsonb_populate_record(NULL::model_select.cascade_observations, e) o
+ ORDER BY o.obs_id;
 INSERT INTO model_select.cascade_state
-SELECT c.* FROM doc, ids, jsonb_array_elements(nullif(j->'cascade_state', 'null')) e, model_select.arms a,
-       LATERAL jsonb_populate_record(NULL::model_select.cascade_state,
-                                     e || jsonb_build_object('selector_id', ids.sid, 'arm_id', a.arm_id)) c
- WHERE a.selector_id = ids.sid AND a.name = e->>'arm';
+SELECT c.* FROM pg_temp.arm_rows('cascade_state') e, jsonb_populate_record(NULL::model_select.cascade_state, e) c;
 SET LOCAL session_replication_role = origin;
 SELECT model_select.rebuild_state(:'sel');
 COMMIT;

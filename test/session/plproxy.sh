@@ -190,13 +190,13 @@ s1=${on1%% *}
 err=$(pxsql -v VERBOSITY=verbose -c "SELECT * FROM model_select.route('$s1', '{0.1,0.2,0.3}')" 2>&1 || true)
 printf '%s\n' "$err" | head -n 2 | sed 's/^/#   /'
 check "shard 1's selectors fail with 08006 naming shard 1 and its connection string" \
-    eval 'printf "%s" "$err" | grep -q "ERROR:  08006: shard 1 of model_select_shards is unreachable" &&
-          printf "%s" "$err" | grep -q "port=$S1"'
+    eval 'grep -q "ERROR:  08006: shard 1 of model_select_shards is unreachable" <<<"$err" &&
+          grep -q "port=$S1" <<<"$err"'
 err=$(pxsql -A -t -v VERBOSITY=verbose -c "SELECT string_agg(DISTINCT name, ' ' ORDER BY name) FROM model_select.selectors()" 2>&1 || true)
 printf '%s\n' "$err" | head -n 2 | sed 's/^/#   /'
 check "the listing over all shards warns with 08006 naming shard 1" \
-    eval 'printf "%s" "$err" | grep -q "WARNING:  08006: shard 1 of model_select_shards is unreachable"'
-check "... and lists shard 0's selectors ($on0)" eval 'printf "%s\n" "$err" | grep -qx "$on0"'
+    eval 'grep -q "WARNING:  08006: shard 1 of model_select_shards is unreachable" <<<"$err"'
+check "... and lists shard 0's selectors ($on0)" eval 'grep -qx "$on0" <<<"$err"'
 
 cluster_start s1 "$S1" || bail "shard 1 failed to start again"
 back=0
