@@ -12,17 +12,26 @@
 #   2. on the source shard, once the writers in flight have committed (a
 #      SHARE lock on the logs), one statement exports the selector: settings,
 #      arms, codebook, grants, decision and reward logs (in log order), bases
-#      and statistics reset;
+#      (what retention absorbed), statistics reset, and its cascades
+#      (decisions, observations, each arm's cascade state);
 #   3. on the target shard, in one transaction, the selector is created
-#      with them -- decisions and rewards keep their ids (unique across
-#      shards, set_server_id()), rewards go through the reward trigger in
-#      their log order, as a restore does -- and rebuild_state() derives
-#      every arm's state, so its scores equal the source's;
+#      with them -- decisions, rewards, cascades and observations keep their
+#      ids (unique across shards, set_server_id()), rewards go through the
+#      reward trigger in their log order, as a restore does -- and
+#      rebuild_state() derives every arm's state, so its scores equal the
+#      source's rebuild (decision_scores() of its decisions re-derive from
+#      the versions they recorded, which count rewards in log order, except
+#      where a decision scored rewards of its own transaction: own_tx names
+#      the source's); the cascade state is copied as it is (its fit follows
+#      a schedule of the statements the observations came in), so cascade
+#      scores are equal too;
 #   4. the proxy places the selector on TO_PARTITION, and sends rewards for
-#      its unrewarded decisions there (model_select_proxy.moved_decisions);
+#      its decisions there (model_select_proxy.moved_decisions: a reward for
+#      an open one, decision_scores() of any);
 #   5. the source drops it.
 # A failure before step 4 puts the selector back on its source shard.
-# Selectors with cascade data are refused (it is not moved).
+# Not moved: the learner's published versions (the target's learner
+# publishes its own) and the latency figures of view stats (server memory).
 set -euo pipefail
 
 [ $# -eq 2 ] || { echo "usage: $0 SELECTOR TO_PARTITION" >&2; exit 2; }
@@ -61,12 +70,13 @@ CREATE FUNCTION pg_temp.fail(code text, msg text) RETURNS void LANGUAGE plpgsql 
     \$\$ BEGIN RAISE EXCEPTION '%', msg USING ERRCODE = code; END \$\$;
 -- wait for the writers in flight (a route or reward that passed the proxy
 -- before the mark): the export's snapshot is taken after them
-LOCK TABLE model_select.decisions, model_select.rewards IN SHARE MODE;
+LOCK TABLE model_select.decisions, model_select.rewards, model_select.cascade_decisions,
+    model_select.cascade_observations IN SHARE MODE;
 SELECT CASE WHEN NOT EXISTS (SELECT FROM model_select.selectors WHERE name = :'sel')
             THEN pg_temp.fail('42704', format('selector "%s" does not exist on partition $FROM', :'sel'))
        END;
 -- (\copy does not interpolate psql variables: the export is made first)
-CREATE TEMP TABLE export AS SELECT jsonb_build_object('selector', to_jsonb(s) || jsonb_build_object('owner', s.owner::text), 'arms', (SELECT jsonb_agg(to_jsonb(a) ORDER BY a.ordinal) FROM model_select.arms a WHERE a.selector_id = s.selector_id), 'codebook', (SELECT to_jsonb(c) FROM model_select.codebooks c WHERE c.selector_id = s.selector_id), 'grants', (SELECT jsonb_agg(jsonb_build_object('grantee', g.grantee::text, 'privilege', g.privilege)) FROM model_select.selector_grants g WHERE g.selector_id = s.selector_id), 'decisions', (SELECT jsonb_agg(to_jsonb(d) || jsonb_build_object('arm', a.name) ORDER BY d.decision_id) FROM model_select.decisions d JOIN model_select.arms a USING (arm_id) WHERE d.selector_id = s.selector_id), 'rewards', (SELECT jsonb_agg(to_jsonb(r) || jsonb_build_object('arm', a.name) ORDER BY r.tx, r.seq) FROM model_select.rewards r JOIN model_select.arms a USING (arm_id) WHERE r.selector_id = s.selector_id), 'bases', (SELECT jsonb_agg(to_jsonb(b) || jsonb_build_object('arm', a.name)) FROM model_select.arm_base b JOIN model_select.arms a USING (arm_id) WHERE b.selector_id = s.selector_id), 'stats_reset', (SELECT to_jsonb(x) FROM model_select.stats_resets x WHERE x.selector_id = s.selector_id), 'cascades', (SELECT count(*) FROM model_select.cascade_decisions c WHERE c.selector_id = s.selector_id) + (SELECT count(*) FROM model_select.cascade_observations o WHERE o.selector_id = s.selector_id)) FROM model_select.selectors s WHERE s.name = :'sel';
+CREATE TEMP TABLE export AS SELECT jsonb_build_object('selector', to_jsonb(s) || jsonb_build_object('owner', s.owner::text), 'arms', (SELECT jsonb_agg(to_jsonb(a) ORDER BY a.ordinal) FROM model_select.arms a WHERE a.selector_id = s.selector_id), 'codebook', (SELECT to_jsonb(c) FROM model_select.codebooks c WHERE c.selector_id = s.selector_id), 'grants', (SELECT jsonb_agg(jsonb_build_object('grantee', g.grantee::text, 'privilege', g.privilege)) FROM model_select.selector_grants g WHERE g.selector_id = s.selector_id), 'decisions', (SELECT jsonb_agg(to_jsonb(d) || jsonb_build_object('arm', a.name) ORDER BY d.decision_id) FROM model_select.decisions d JOIN model_select.arms a USING (arm_id) WHERE d.selector_id = s.selector_id), 'rewards', (SELECT jsonb_agg(to_jsonb(r) || jsonb_build_object('arm', a.name) ORDER BY r.tx, r.seq) FROM model_select.rewards r JOIN model_select.arms a USING (arm_id) WHERE r.selector_id = s.selector_id), 'bases', (SELECT jsonb_agg(to_jsonb(b) || jsonb_build_object('arm', a.name)) FROM model_select.arm_base b JOIN model_select.arms a USING (arm_id) WHERE b.selector_id = s.selector_id), 'stats_reset', (SELECT to_jsonb(x) FROM model_select.stats_resets x WHERE x.selector_id = s.selector_id), 'cascade_decisions', (SELECT jsonb_agg(to_jsonb(c) ORDER BY c.cascade_id) FROM model_select.cascade_decisions c WHERE c.selector_id = s.selector_id), 'cascade_observations', (SELECT jsonb_agg(to_jsonb(o) || jsonb_build_object('arm', a.name) ORDER BY o.obs_id) FROM model_select.cascade_observations o JOIN model_select.arms a USING (arm_id) WHERE o.selector_id = s.selector_id), 'cascade_state', (SELECT jsonb_agg(to_jsonb(c) || jsonb_build_object('arm', a.name)) FROM model_select.cascade_state c JOIN model_select.arms a USING (arm_id) WHERE c.selector_id = s.selector_id)) FROM model_select.selectors s WHERE s.name = :'sel';
 \copy export TO '$WORK/selector.copy'
 COMMIT;
 SQL
@@ -78,8 +88,6 @@ CREATE FUNCTION pg_temp.fail(code text, msg text) RETURNS void LANGUAGE plpgsql 
     \$\$ BEGIN RAISE EXCEPTION '%', msg USING ERRCODE = code; END \$\$;
 CREATE TEMP TABLE doc (j jsonb) ON COMMIT DROP;
 \copy doc FROM '$WORK/selector.copy'
-SELECT CASE WHEN (SELECT (j->>'cascades')::int FROM doc) > 0
-            THEN pg_temp.fail('55000', format('selector "%s" has cascade data, which is not moved', :'sel')) END;
 -- readers fold the rewards; rebuild_state() below checkpoints once
 SET LOCAL model_select.checkpoint_threshold = 0;
 SELECT model_select.create_selector(s.name, s.dim,
@@ -88,6 +96,12 @@ SELECT model_select.create_selector(s.name, s.dim,
   FROM doc, jsonb_populate_record(NULL::model_select.selectors, j->'selector') s;
 CREATE TEMP TABLE ids ON COMMIT DROP AS
 SELECT sel.selector_id AS sid FROM model_select.selectors sel WHERE sel.name = :'sel';
+-- the export's rows of a list that name their arm, with the target's selector and arm ids
+CREATE FUNCTION pg_temp.arm_rows(key text) RETURNS SETOF jsonb LANGUAGE sql AS \$\$
+    SELECT e || jsonb_build_object('selector_id', ids.sid, 'arm_id', a.arm_id)
+      FROM doc, ids, jsonb_array_elements(nullif(doc.j -> key, 'null')) e, model_select.arms a
+     WHERE a.selector_id = ids.sid AND a.name = e->>'arm'
+\$\$;
 UPDATE model_select.selectors t SET owner = (j#>>'{selector,owner}')::regrole, created_at = s.created_at
   FROM doc, jsonb_populate_record(NULL::model_select.selectors, j->'selector') s WHERE t.name = :'sel';
 UPDATE model_select.arms t SET active = a.active, retired_at = a.retired_at, created_at = a.created_at
@@ -101,15 +115,10 @@ SELECT ids.sid, (g->>'grantee')::regrole, g->>'privilege'
   FROM doc, ids, jsonb_array_elements(nullif(j->'grants', 'null')) g;
 -- whole rows (the columns of this version of the extension), with the target's selector and arm ids
 INSERT INTO model_select.decisions
-SELECT d.* FROM doc, ids, jsonb_array_elements(nullif(j->'decisions', 'null')) e, model_select.arms a,
-       LATERAL jsonb_populate_record(NULL::model_select.decisions,
-                                     e || jsonb_build_object('selector_id', ids.sid, 'arm_id', a.arm_id)) d
- WHERE a.selector_id = ids.sid AND a.name = e->>'arm' ORDER BY d.decision_id;
+SELECT d.* FROM pg_temp.arm_rows('decisions') e, jsonb_populate_record(NULL::model_select.decisions, e) d
+ ORDER BY d.decision_id;
 INSERT INTO model_select.arm_base
-SELECT b.* FROM doc, ids, jsonb_array_elements(nullif(j->'bases', 'null')) e, model_select.arms a,
-       LATERAL jsonb_populate_record(NULL::model_select.arm_base,
-                                     e || jsonb_build_object('selector_id', ids.sid, 'arm_id', a.arm_id)) b
- WHERE a.selector_id = ids.sid AND a.name = e->>'arm';
+SELECT b.* FROM pg_temp.arm_rows('bases') e, jsonb_populate_record(NULL::model_select.arm_base, e) b;
 -- through the reward trigger, in log order, as a restore writes the log: it
 -- fills in the ids from the names and the decision, and tx and seq anew
 INSERT INTO model_select.rewards
@@ -119,22 +128,37 @@ SELECT r.* FROM doc, jsonb_array_elements(nullif(j->'rewards', 'null')) WITH ORD
 INSERT INTO model_select.stats_resets (selector_id, decision_id, reward_id, reset_at)
 SELECT ids.sid, x.decision_id, x.reward_id, x.reset_at
   FROM doc, ids, jsonb_populate_record(NULL::model_select.stats_resets, j->'stats_reset') x WHERE j->'stats_reset' <> 'null';
+-- cascades: decisions and observations with their ids, each arm's state as
+-- it was; the observations were resolved and learned on the source, so they
+-- go in without their triggers (replica role: superuser), as the state
+-- that holds what they taught
+INSERT INTO model_select.cascade_decisions
+SELECT c.* FROM doc, ids, jsonb_array_elements(nullif(j->'cascade_decisions', 'null')) e,
+       LATERAL jsonb_populate_record(NULL::model_select.cascade_decisions, e || jsonb_build_object('selector_id', ids.sid)) c
+ ORDER BY c.cascade_id;
+SET LOCAL session_replication_role = replica;
+INSERT INTO model_select.cascade_observations
+SELECT o.* FROM pg_temp.arm_rows('cascade_observations') e,
+       jsonb_populate_record(NULL::model_select.cascade_observations, e) o
+ ORDER BY o.obs_id;
+INSERT INTO model_select.cascade_state
+SELECT c.* FROM pg_temp.arm_rows('cascade_state') e, jsonb_populate_record(NULL::model_select.cascade_state, e) c;
+SET LOCAL session_replication_role = origin;
 SELECT model_select.rebuild_state(:'sel');
 COMMIT;
 SQL
 
-# the unrewarded decisions, which their id no longer places
+# its decisions, which their id (the source's server number) no longer places
 shard "$TO_DSN" <<SQL
-CREATE TEMP TABLE open_decisions AS
-SELECT d.decision_id FROM model_select.decisions d JOIN model_select.selectors s USING (selector_id)
- WHERE s.name = :'sel' AND NOT EXISTS (SELECT FROM model_select.rewards r WHERE r.decision_id = d.decision_id);
-\\copy open_decisions TO '$WORK/open.copy'
+CREATE TEMP TABLE moved_ids AS
+SELECT d.decision_id FROM model_select.decisions d JOIN model_select.selectors s USING (selector_id) WHERE s.name = :'sel';
+\\copy moved_ids TO '$WORK/decisions.copy'
 SQL
 proxy >/dev/null <<SQL
 BEGIN;
-CREATE TEMP TABLE open_decisions (decision_id bigint) ON COMMIT DROP;
-\copy open_decisions FROM '$WORK/open.copy'
-INSERT INTO model_select_proxy.moved_decisions (decision_id, partition) SELECT decision_id, :'to'::int FROM open_decisions
+CREATE TEMP TABLE moved_ids (decision_id bigint) ON COMMIT DROP;
+\copy moved_ids FROM '$WORK/decisions.copy'
+INSERT INTO model_select_proxy.moved_decisions (decision_id, partition) SELECT decision_id, :'to'::int FROM moved_ids
     ON CONFLICT (decision_id) DO UPDATE SET partition = excluded.partition, moved_at = excluded.moved_at;
 UPDATE model_select_proxy.placement SET partition = :'to'::int WHERE selector = :'sel';
 COMMIT;

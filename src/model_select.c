@@ -15,6 +15,7 @@
 #include "pg/progress.h"
 #include "learning/checkpoint.h"
 #include "learning/learner.h"
+#include "routing/cache_counters.h"
 #include "routing/model_cache.h"
 #include "routing/shared_cache.h"
 
@@ -60,6 +61,7 @@ _PG_init(void)
 	if (process_shared_preload_libraries_in_progress)
 	{
 		shared_cache_preload();
+		cache_counters_preload();
 		learner_preload();
 		progress_preload();
 		latency_preload();

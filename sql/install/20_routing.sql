@@ -51,17 +51,21 @@ CREATE FUNCTION model_select.route_batch(selector text, source text, log boolean
     RETURNS TABLE (key bigint, arm text, score float8, mean float8, width float8, decision_id bigint)
     AS 'MODULE_PATHNAME', 'model_select_route_batch' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 
--- This backend's cache of arm folds and decoded models (bounded by the
+-- The caches of arm folds and decoded models (each backend's bounded by the
 -- setting model_select.cache_size): entries, bytes, hits, misses, decodes,
 -- evictions, and the bytes of the random feature matrices kept; then the
 -- server's shared cache (with shared_preload_libraries, else NULL): bases
--- held, their bytes, pins on them, this backend's hits and publishes, and
--- evictions.
-CREATE FUNCTION model_select.cache_stats(OUT entries int, OUT bytes bigint, OUT hits bigint,
+-- held, their bytes, pins on them, hits and publishes, and evictions.  scope
+-- says whose: 'server' (preloaded: every backend's events since the server
+-- started, the sizes summed over the live backends; the same answer from
+-- every backend, as behind a pooler) or 'backend' (the one that answered:
+-- without preloading, or asked with this_backend).
+CREATE FUNCTION model_select.cache_stats(this_backend boolean DEFAULT false,
+    OUT entries int, OUT bytes bigint, OUT hits bigint,
     OUT misses bigint, OUT decodes bigint, OUT evictions bigint, OUT feature_bytes bigint,
     OUT shared_entries int, OUT shared_bytes bigint, OUT shared_pins int,
-    OUT shared_hits bigint, OUT shared_publishes bigint, OUT shared_evictions bigint)
-    AS 'MODULE_PATHNAME', 'model_select_cache_stats' LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+    OUT shared_hits bigint, OUT shared_publishes bigint, OUT shared_evictions bigint, OUT scope text)
+    AS 'MODULE_PATHNAME', 'model_select_cache_stats' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
 
 SELECT pg_catalog.pg_extension_config_dump('model_select.decisions', '');
 SELECT pg_catalog.pg_extension_config_dump('model_select.decisions_decision_id_seq', '');
@@ -88,5 +92,5 @@ COMMENT ON FUNCTION model_select.decision_scores(bigint) IS
 'A logged decision''s scores (the columns of scores()), re-derived bit for bit from the versions and own rewards it recorded, while retention keeps them: needs the route right on its selector; an error for a decision that recorded no version.';
 COMMENT ON FUNCTION model_select.scores(text, anycompatiblearray) IS
 'Every arm of the selector (retired ones too) in ordinal order: rewards n, mean, width, ucb = mean + radius * width, and the radius and ridge alpha of the bound for this context. Reads only.';
-COMMENT ON FUNCTION model_select.cache_stats() IS
-'This backend''s cache of arm folds and decoded models: entries and bytes held, hits (a cached model reused), misses (an arm folded anew from its checkpoint), states decoded, evictions (least recently used selectors dropped to stay within model_select.cache_size), and bytes of random feature matrices; then the server''s shared cache (model_select in shared_preload_libraries, else NULL): bases held, their bytes, pins on them, bases this backend took from it and published to it, and evictions.';
+COMMENT ON FUNCTION model_select.cache_stats(boolean) IS
+'The caches of arm folds and decoded models: entries and bytes held, hits (a cached model reused), misses (an arm folded anew from its checkpoint), states decoded, evictions (least recently used selectors dropped to stay within model_select.cache_size), and bytes of random feature matrices; then the server''s shared cache (model_select in shared_preload_libraries, else NULL): bases held, their bytes, pins on them, bases taken from it and published to it, and evictions. scope: server (with shared_preload_libraries: every backend''s counts since the server started, sizes summed over the live backends, the same from any backend, as behind a pooler) or backend (the backend that answered: without preloading, or with this_backend => true).';

@@ -34,7 +34,7 @@ CREATE TABLE model_select_proxy.placement (
     selector  text PRIMARY KEY,
     partition int CHECK (partition >= 0)
 );
--- the unrewarded decisions of moved selectors, which their id no longer places
+-- the decisions of moved selectors, which their id no longer places
 CREATE TABLE model_select_proxy.moved_decisions (
     decision_id bigint PRIMARY KEY,
     partition   int NOT NULL,
@@ -198,6 +198,47 @@ BEGIN
          'model_select_proxy.shard_of_decision(decision_id)', 'SELECT model_select.reward(decision_id, reward, cost)', true),
         ('reward', 'selector text, arm text, context float8[], reward float8, cost float8 DEFAULT NULL', 'bigint',
          'model_select_proxy.shard_of(selector)', 'SELECT model_select.reward(selector, arm, context, reward, cost)', true),
+        ('decision_scores', 'decision_id bigint',
+         'TABLE (arm text, active boolean, n bigint, mean float8, width float8, ucb float8, radius float8, alpha float8)',
+         'model_select_proxy.shard_of_decision(decision_id)', 'SELECT * FROM model_select.decision_scores(decision_id)', true),
+        ('drift', 'selector text, recent int DEFAULT 100',
+         'TABLE (arm text, n bigint, observed float8, predicted float8, gap float8, z float8)',
+         'model_select_proxy.shard_of(selector)', 'SELECT * FROM model_select.drift(selector, recent)', true),
+        ('stats_reset', 'selector text', 'timestamptz', 'model_select_proxy.shard_of(selector)',
+         'SELECT model_select.stats_reset(selector)', true),
+        ('maintain', 'selector text', 'bigint', 'model_select_proxy.shard_of(selector)',
+         'SELECT model_select.maintain(selector)', true),
+        ('cascade', 'selector text, context float8[], beta float8 DEFAULT 5', 'TABLE ("position" int, arm text, index float8)',
+         'model_select_proxy.shard_of(selector)', 'SELECT * FROM model_select.cascade(selector, context, beta)', true),
+        ('cascade_scores', 'selector text, context float8[], beta float8 DEFAULT 5',
+         'TABLE (arm text, active boolean, n bigint, estimate float8, width float8, index float8)',
+         'model_select_proxy.shard_of(selector)', 'SELECT * FROM model_select.cascade_scores(selector, context, beta)', true),
+        ('cascade_next', 'selector text, context float8[], best_value float8, queried text[], beta float8 DEFAULT 5', 'text',
+         'model_select_proxy.shard_of(selector)',
+         'SELECT model_select.cascade_next(selector, context, best_value, queried, beta)', true),
+        ('cascade_route', 'selector text, context float8[], beta float8 DEFAULT 5',
+         'TABLE (cascade_id bigint, arms text[], indices float8[])', 'model_select_proxy.shard_of(selector)',
+         'SELECT * FROM model_select.cascade_route(selector, context, beta)', true),
+        -- a query text as source: it runs on the shard that holds the
+        -- selector, so the tables it reads must be there
+        ('route_batch', 'selector text, source text, log boolean DEFAULT false',
+         'TABLE (key bigint, arm text, score float8, mean float8, width float8, decision_id bigint)',
+         'model_select_proxy.shard_of(selector)', 'SELECT * FROM model_select.route_batch(selector, source, log)', true),
+        ('warm_start', 'selector text, source text', 'bigint', 'model_select_proxy.shard_of(selector)',
+         'SELECT model_select.warm_start(selector, source)', true),
+        ('fit_codebook', 'selector text, source text, refit boolean DEFAULT true', 'bigint',
+         'model_select_proxy.shard_of(selector)', 'SELECT model_select.fit_codebook(selector, source, refit)', true),
+        -- replay() names no selector: replay_on() runs it on the shard that
+        -- holds (or would hold) the selector named, where its source is
+        ('replay_on', 'selector text, source text, policy text DEFAULT ''lin_ucb'', kernel text DEFAULT NULL, '
+             'settings jsonb DEFAULT ''{}'', seed bigint DEFAULT 0, cost_weight float8 DEFAULT 0, rounds int DEFAULT NULL, '
+             'passes int DEFAULT 1, checkpoint int DEFAULT NULL, shuffle boolean DEFAULT true, warm text DEFAULT NULL, '
+             'delay int DEFAULT 0, feedback float8 DEFAULT 1',
+         'TABLE (round int, cum_reward float8, cum_cost float8, cum_utility float8, regret_best_arm float8, '
+             'regret_oracle float8, opr float8, opr_window float8, otb float8, picks bigint[], learned bigint)',
+         'model_select_proxy.shard_of(selector)',
+         'SELECT * FROM model_select.replay(source, policy, kernel, settings, seed, cost_weight, rounds, passes, '
+             'checkpoint, shuffle, warm, delay, feedback)', true),
         -- over every shard: the selectors the caller may see, and their statistics
         ('selectors', '', 'TABLE (name text, server_id int, policy text, dim int)', 'ALL',
          'SELECT s.name, model_select.server_id(), s.policy, s.dim FROM model_select.selectors s', true),

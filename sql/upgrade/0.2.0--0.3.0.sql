@@ -1,6 +1,10 @@
 -- model_select 0.2.0 -> 0.3.0: the DDL written by hand.  make turns this file
 -- into sql/model_select--0.2.0--0.3.0.sql (scripts/upgrade-script.pl): the
--- line "-- @functions and views@" becomes every function of sql/install/, created or
+-- line "-- cache_stats(): server-wide counters with preloading, this_backend and
+-- scope (issue 43)
+DROP FUNCTION model_select.cache_stats();
+
+-- @functions and views@" becomes every function of sql/install/, created or
 -- replaced with its comment and rights.  State here what the functions do
 -- not carry (docs/hacking.md#upgrades): new and changed tables, columns,
 -- constraints and views, the DROP of a function whose arguments or result

@@ -93,8 +93,6 @@ extern ModelCacheEntry *model_cache_entry(const SelectorConfig *cfg, int32 arm_i
 extern void model_cache_absorb(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first,
 							   uint64 last, FullTransactionId horizon, double now, LoadMode mode);
 extern uint64 model_cache_next_load(void);
-extern int64 model_cache_decodes;
-extern int64 model_cache_hits;
 extern void model_cache_touch(ModelCacheEntry *entry, uint64 load);
 extern void model_cache_fit(uint64 load);
 extern void model_cache_remove(ModelCacheEntry *entry);

@@ -14,6 +14,7 @@
 #include "model/clock_ops.h"
 #include "model/registry.h"
 #include "routing/arm_cache.h"
+#include "routing/cache_counters.h"
 #include "routing/shared_cache.h"
 
 /*
@@ -35,7 +36,7 @@ entry_decode(ModelCacheEntry *entry, const StateHeader *st, MemoryContext parent
 	clock->key(&entry->cfg, st, entry->now, at);
 	model = clock->decode_at(&entry->cfg, st, at);
 	MemoryContextSwitchTo(old);
-	model_cache_decodes++;
+	cache_count(CACHE_DECODES, 1);
 	return model;
 }
 
@@ -138,7 +139,7 @@ entry_overlay(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 la
 	if (kept == n && (entry->overlay_model != NULL || !decode) &&
 		entry_model_holds(entry, entry->ofold.st, &entry->overlay_at))
 	{
-		model_cache_hits++;
+		cache_count(CACHE_HITS, 1);
 		return 0;
 	}
 	if (kept < 0)
@@ -229,7 +230,7 @@ entry_use_base(ModelCacheEntry *entry)
 	if (entry->base_cxt != NULL && !entry_model_holds(entry, entry->fold.st, &entry->base_at))
 		entry_drop_base_model(entry);
 	if (entry->base_cxt != NULL || entry->fold.st == NULL || entry->fold.st->n == 0)
-		model_cache_hits++;
+		cache_count(CACHE_HITS, 1);
 	else
 		entry->base_model = entry_decode(entry, entry->fold.st, entry->cxt, &entry->base_cxt,
 										 &entry->base_at);

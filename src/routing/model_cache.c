@@ -53,6 +53,7 @@
 #include "policy/rff_features.h"
 #include "model/registry.h"
 #include "routing/arm_cache.h"
+#include "routing/cache_counters.h"
 #include "routing/model_cache.h"
 #include "routing/shared_cache.h"
 
@@ -64,17 +65,21 @@ static HTAB *model_cache = NULL;
 static uint64 cache_loads = 0;
 static Size cache_bytes = 0;	/* sum of the entries' bytes */
 
-/* Counters for model_select.cache_stats() (model_absorb.c counts decodes and hits). */
-int64		model_cache_decodes = 0;
-int64		model_cache_hits = 0;
-static int64 cache_misses = 0;
-static int64 cache_evictions = 0;
 
 static void
 model_cache_init(void)
 {
 	model_cache = id_hash_create("model_select model cache", sizeof(ModelCacheEntry),
 								 CacheMemoryContext);
+}
+
+/* What this backend holds, for the server's sums (cache_counters.c). */
+static void
+sizes_publish(void)
+{
+	cache_size_set(CACHE_ENTRIES, model_cache ? (int64) hash_get_num_entries(model_cache) : 0);
+	cache_size_set(CACHE_BYTES, (int64) cache_bytes);
+	cache_size_set(CACHE_FEATURE_BYTES, (int64) rff_cache_bytes());
 }
 
 /* Let go of everything an entry holds: its memory and its shared base's pin. */
@@ -103,6 +108,7 @@ model_cache_forget_all(void)
 	hash_destroy(model_cache);
 	model_cache = NULL;
 	cache_bytes = 0;
+	sizes_publish();
 }
 
 void
@@ -151,11 +157,12 @@ model_cache_fit(uint64 load)
 		{
 			/* the current selector alone is larger: drop the features kept */
 			rff_cache_trim(limit > cache_bytes ? limit - cache_bytes : 0);
-			return;
+			break;
 		}
 		model_cache_remove(lru);
-		cache_evictions++;
+		cache_count(CACHE_EVICTIONS, 1);
 	}
+	sizes_publish();
 }
 
 
@@ -184,7 +191,7 @@ entry_reset(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck,
 	entry->shared_slot = -1;
 	entry->seen_generation = PG_UINT64_MAX;	/* never looked */
 	entry->grown_at = 0;
-	cache_misses++;
+	cache_count(CACHE_MISSES, 1);
 	entry->bytes = 0;
 	entry->last_used = 0;
 	entry->cxt = AllocSetContextCreate(CacheMemoryContext, "model_select arm model",
@@ -346,37 +353,49 @@ selector_models_current(Selector *sel)
 PG_FUNCTION_INFO_V1(model_select_cache_stats);
 
 /*
- * SQL: cache_stats() → this backend's model cache counters, then the
- * shared cache's (NULL without one).
+ * SQL: cache_stats(this_backend) → the caches' counters: with
+ * shared_preload_libraries and not this_backend, the server's (events of
+ * every backend since start, sizes summed over the live ones), else this
+ * backend's; then the shared cache's (NULL without one); then which of the
+ * two the counters are.
  */
 Datum
 model_select_cache_stats(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[13];
-	bool		nulls[13] = {false};
+	Datum		values[14];
+	bool		nulls[14] = {false};
+	int64		counts[N_CACHE_COUNTERS];
+	bool		server = !PG_GETARG_BOOL(0) && cache_counters_server(counts);
 	SharedCacheStats shared;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "cache_stats() must return a composite type");
-	values[0] = Int32GetDatum(model_cache ? (int32) hash_get_num_entries(model_cache) : 0);
-	values[1] = Int64GetDatum((int64) cache_bytes);
-	values[2] = Int64GetDatum(model_cache_hits);
-	values[3] = Int64GetDatum(cache_misses);
-	values[4] = Int64GetDatum(model_cache_decodes);
-	values[5] = Int64GetDatum(cache_evictions);
-	values[6] = Int64GetDatum((int64) rff_cache_bytes());
+	if (!server)
+	{
+		sizes_publish();
+		for (int c = 0; c < N_CACHE_COUNTERS; c++)
+			counts[c] = cache_counter((CacheCounter) c);
+	}
+	values[0] = Int32GetDatum((int32) counts[CACHE_ENTRIES]);
+	values[1] = Int64GetDatum(counts[CACHE_BYTES]);
+	values[2] = Int64GetDatum(counts[CACHE_HITS]);
+	values[3] = Int64GetDatum(counts[CACHE_MISSES]);
+	values[4] = Int64GetDatum(counts[CACHE_DECODES]);
+	values[5] = Int64GetDatum(counts[CACHE_EVICTIONS]);
+	values[6] = Int64GetDatum(counts[CACHE_FEATURE_BYTES]);
 	if (shared_cache_stats(&shared))
 	{
 		values[7] = Int32GetDatum(shared.entries);
 		values[8] = Int64GetDatum(shared.bytes);
 		values[9] = Int32GetDatum(shared.pins);
-		values[10] = Int64GetDatum(shared.hits);
-		values[11] = Int64GetDatum(shared.publishes);
+		values[10] = Int64GetDatum(counts[CACHE_SHARED_HITS]);
+		values[11] = Int64GetDatum(counts[CACHE_SHARED_PUBLISHES]);
 		values[12] = Int64GetDatum(shared.evictions);
 	}
 	else
 		for (int i = 7; i < 13; i++)
 			nulls[i] = true;
+	values[13] = CStringGetTextDatum(server ? "server" : "backend");
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
 }

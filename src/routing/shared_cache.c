@@ -36,6 +36,7 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
+#include "routing/cache_counters.h"
 #include "routing/shared_cache.h"
 
 /* GUC model_select.shared_cache_size, in kB */
@@ -88,9 +89,6 @@ static SharedCacheControl *control = NULL;
 /* This backend's mapping of the area and its pins per slot. */
 static dsa_area *area = NULL;
 static int32 *my_pins = NULL;
-static int64 my_hits = 0;
-static int64 my_publishes = 0;
-static int64 my_publish_failures = 0;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
@@ -302,7 +300,7 @@ shared_base_find(const SharedBaseKey *key, LogPosition from, bool from_itself,
 	if (best >= 0)
 	{
 		slot_pin(best, out);
-		my_hits++;
+		cache_count(CACHE_SHARED_HITS, 1);
 	}
 	LWLockRelease(control->lock);
 	return best >= 0;
@@ -462,7 +460,7 @@ shared_base_publish(const SharedBaseKey *key, const StateHeader *st, LogPosition
 		return true;
 	if (!DsaPointerIsValid(dp = area_allocate(bytes)))
 	{
-		my_publish_failures++;
+		cache_count(CACHE_SHARED_PUBLISH_FAILURES, 1);
 		return false;
 	}
 	/* copied outside the lock: nobody knows dp yet */
@@ -484,7 +482,7 @@ shared_base_publish(const SharedBaseKey *key, const StateHeader *st, LogPosition
 		control->bytes += bytes;
 		dp = InvalidDsaPointer;
 		mark_others_stale(i);
-		my_publishes++;
+		cache_count(CACHE_SHARED_PUBLISHES, 1);
 		(void) pg_atomic_fetch_add_u64(&control->arm_generation[(uint32) key->arm_id % ARM_GENERATIONS], 1);
 	}
 	if (i >= 0)
@@ -492,7 +490,7 @@ shared_base_publish(const SharedBaseKey *key, const StateHeader *st, LogPosition
 	LWLockRelease(control->lock);
 	if (DsaPointerIsValid(dp))
 		dsa_free(area, dp);		/* published meanwhile, or no slot */
-	my_publish_failures += i < 0;
+	cache_count(CACHE_SHARED_PUBLISH_FAILURES, i < 0);
 	return i >= 0;
 }
 
@@ -553,8 +551,8 @@ shared_cache_stats(SharedCacheStats *out)
 	out->bytes = control->bytes;
 	out->evictions = control->evictions;
 	LWLockRelease(control->lock);
-	out->hits = my_hits;
-	out->publishes = my_publishes;
-	out->publish_failures = my_publish_failures;
+	out->hits = cache_counter(CACHE_SHARED_HITS);
+	out->publishes = cache_counter(CACHE_SHARED_PUBLISHES);
+	out->publish_failures = cache_counter(CACHE_SHARED_PUBLISH_FAILURES);
 	return true;
 }

@@ -55,7 +55,7 @@ out=$(PGDATABASE=$DB "$PY" "$HERE/examples/route_loop.py" "$HERE/examples/router
     rc=0 || rc=$?
 printf '%s\n' "$out" | sed 's/^/# /'
 check "route_loop.py --warm 80 runs to the end (exit 0, got $rc)" eval '[ "$rc" -eq 0 ]'
-check "it reports 560 warm rewards (80 prompts x 7 models)" eval 'printf "%s\n" "$out" | grep -q "80 prompts, every model scored: 560 rewards"'
+check "it reports 560 warm rewards (80 prompts x 7 models)" eval 'grep -q "80 prompts, every model scored: 560 rewards" <<<"$out"'
 check "560 rewards without a decision, 160 decisions with one reward each" \
     is_true "SELECT (SELECT count(*) FROM model_select.rewards WHERE decision_id IS NULL) = 560
                 AND (SELECT count(*) FROM model_select.decisions) = 160

@@ -69,7 +69,7 @@ BEGIN
         COMMIT;
         EXIT WHEN EXISTS (SELECT FROM burst_done);
     END LOOP;
-    INSERT INTO reader_stats SELECT me, shared_hits FROM model_select.cache_stats();
+    INSERT INTO reader_stats SELECT me, shared_hits FROM model_select.cache_stats(this_backend => true);
 END $$;
 SELECT add_rewards('b_lin', 100);
 SELECT add_rewards('b_rff', 100);

@@ -53,6 +53,41 @@ learner_running() {
     return 1
 }
 
+# cache_stats() read through the pooler by two sessions, each inside a
+# transaction (so on two backends), in turns A B A B: preloaded, the server's
+# counters, which only grow from one read to the next whichever backend
+# answers; else each backend's own, and it says so (scope)
+cache_stats_through() {
+    local tag=$1 want=server s
+    [ -n "$tag" ] || want=backend
+    for s in ca cb; do PGHOST=$BOUNCER_HOST PGPORT=$BOUNCER_PORT session $s; say $s "BEGIN;"; done
+    for s in ca cb ca cb; do
+        say $s "SELECT concat_ws(' ', 'cs', pg_backend_pid(), scope, hits, misses, decodes)
+                  FROM model_select.cache_stats();" || break
+    done
+    for s in ca cb; do say $s "COMMIT;"; done
+    close_sessions
+    check "cache_stats() through the pooler, two backends in turns: scope $want$tag" cache_reads "$want"
+}
+# cache_reads WANT: four reads (A B A B) from two backends, of scope WANT; of
+# the server's, none smaller than the one before
+cache_reads() {
+    local a b
+    mapfile -t a < <(grep '^cs ' "$MS_WORK/ca.out")
+    mapfile -t b < <(grep '^cs ' "$MS_WORK/cb.out")
+    printf '%s\n' "${a[0]:-}" "${b[0]:-}" "${a[1]:-}" "${b[1]:-}" |
+        awk -v want="$1" '{ pid[$2] = 1; if ($3 != want) bad = "scope"
+                            if (want == "server" && NR > 1 && ($4 < h || $5 < m || $6 < d)) bad = "a decrease"
+                            h = $4; m = $5; d = $6 }
+                          END { for (p in pid) np++
+                                if (NR != 4 || np != 2) bad = "not 4 reads from 2 backends"
+                                if (want == "server" && h + m == 0) bad = "nothing counted"
+                                if (bad == "") exit 0
+                                print "#   " bad "; reads (cs pid scope hits misses decodes), in order:"
+                                exit 1 }' ||
+        { printf '#   %s\n' "${a[0]:-}" "${b[0]:-}" "${a[1]:-}" "${b[1]:-}"; return 1; }
+}
+
 # run_pass TAG COPIES MODES...: set-up, the load through a fresh pgbouncer, the checks
 run_pass() {
     local tag=$1 copies=$2 c m i p
@@ -133,6 +168,7 @@ SQL
     check "no temporary table is left on the pooled backends$tag" \
         no_rows "SELECT relname FROM pg_class WHERE relpersistence = 't'"
     [ -n "$tag" ] && check "the learner is still running, without error$tag" learner_running
+    cache_stats_through "$tag"
     bouncer_stop
     for s in pool_a $(seq -f 'ex%g' 1 "$copies"); do rebuild_checks "$s" "$tag"; done
     # the next pass sets up anew

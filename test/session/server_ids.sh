@@ -54,11 +54,11 @@ before=$(qb -c "SELECT count(*) || '/' || sum(n) FROM model_select.arm_stats")
 err=$(qb -v VERBOSITY=verbose -c "SELECT model_select.reward($wrong, 0.9)" 2>&1) && rc=0 || rc=$?
 printf '%s\n' "$err" | head -n 3 | sed 's/^/#   /'
 check "reward() on the other shard is refused with 42704" \
-    eval '[ "$rc" -ne 0 ] && printf "%s" "$err" | grep -q "ERROR:  42704: decision $wrong does not exist"'
+    eval '[ "$rc" -ne 0 ] && grep -q "ERROR:  42704: decision $wrong does not exist" <<<"$err"'
 check "the error names the shard that drew the decision" \
-    eval 'printf "%s" "$err" | grep -q "drawn by server 1"'
+    eval 'grep -q "drawn by server 1" <<<"$err"'
 err=$(qb -c "INSERT INTO model_select.rewards (decision_id, reward) VALUES ($wrong, 0.9)" 2>&1) && rc=0 || rc=$?
-check "so is the INSERT" eval '[ "$rc" -ne 0 ] && printf "%s" "$err" | grep -q "does not exist"'
+check "so is the INSERT" eval '[ "$rc" -ne 0 ] && grep -q "does not exist" <<<"$err"'
 check "nothing was logged or learned on the other shard" \
     test "$(qb -c "SELECT count(*) || '/' || sum(n) FROM model_select.arm_stats")" = "$before"
 check "on its own shard the reward is taken" q -c "SELECT model_select.reward($wrong, 0.9)" -o /dev/null

@@ -137,18 +137,21 @@ on_all -c "SELECT model_select.rebuild_state(s) FROM unnest($SELECTORS) s"
 check "after rebuild_state(): as per backend" same_scores rebuild
 
 cstat() { on "$1" -c "SELECT $2 FROM model_select.cache_stats()"; }
-check "without preloading the shared columns of cache_stats() are NULL" \
-    test "$(cstat P 'shared_entries IS NULL AND shared_bytes IS NULL AND shared_pins IS NULL')" = t
+check "without preloading the shared columns of cache_stats() are NULL, and it reports the backend" \
+    test "$(cstat P "shared_entries IS NULL AND shared_bytes IS NULL AND shared_pins IS NULL AND scope = 'backend'")" = t
+check "preloaded, it reports the server (and the backend when asked)" \
+    test "$(on S -c "SELECT string_agg(scope, ' ') FROM (SELECT scope FROM model_select.cache_stats()
+                     UNION ALL SELECT scope FROM model_select.cache_stats(true)) x")" = "server backend"
 check "S holds one base per arm that has rewards (11)" test "$(cstat S shared_entries)" = 11
 check "a fresh backend takes every base from S's cache and publishes none" \
     test "$(on S -c "SELECT model_select.scores('sh_pak', ctx(16, 1)) IS NOT NULL LIMIT 1;
                      SELECT format('%s hits, %s publishes', shared_hits, shared_publishes)
-                       FROM model_select.cache_stats()" | tail -n 1)" = "3 hits, 0 publishes"
+                       FROM model_select.cache_stats(this_backend => true)" | tail -n 1)" = "3 hits, 0 publishes"
 # a base that grows stays the backend's own until its arm has been quiet for
 # a second (each statement its own transaction: every call loads again, as
 # another transaction committed since)
 SCORE_RFF="SELECT count(*) FROM model_select.scores('sh_rff', ctx(8, 1))"
-PUBLISHED="SELECT 'published', shared_publishes FROM model_select.cache_stats()"
+PUBLISHED="SELECT 'published', shared_publishes FROM model_select.cache_stats(this_backend => true)"
 published=$(on S -c "$SCORE_RFF" \
     -c "INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('sh_rff', 'a', ctx(8, 7777), 0.5)" \
     -c "$SCORE_RFF" -c "$PUBLISHED" -c "SELECT txid_current()" -c "$SCORE_RFF" -c "$PUBLISHED" \

@@ -40,7 +40,7 @@ SELECT set_eq($$SELECT oid::regprocedure::text FROM pg_proc
               'PARALLEL SAFE: the pure functions and those that only read the extension''s tables');
 SELECT set_eq($$SELECT oid::regprocedure::text FROM pg_proc
                  WHERE pronamespace = ANY (ms_schemas()) AND proparallel = 'r'$$,
-              ARRAY['model_select.cache_stats()', 'model_select.learner_status()',
+              ARRAY['model_select.cache_stats(boolean)', 'model_select.learner_status()',
                     'model_select.shared_versions()'],
               'PARALLEL RESTRICTED: cache_stats() (the calling backend''s cache), learner_status() and shared_versions() (shared memory)');
 SELECT is_empty($$SELECT oid::regprocedure FROM pg_proc

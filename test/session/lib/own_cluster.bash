@@ -49,10 +49,13 @@ cluster_start() {
 }
 
 cluster_stop_all() {
-    local d
+    local d p pids=()
     for d in "$CL"/*/; do
-        [ -f "$d/PG_VERSION" ] && as_server "$BINDIR/pg_ctl" -D "$d" -m immediate -w stop >/dev/null 2>&1
+        [ -f "$d/PG_VERSION" ] || continue
+        as_server "$BINDIR/pg_ctl" -D "$d" -m immediate -w stop >/dev/null 2>&1 &
+        pids+=($!)
     done
+    for p in "${pids[@]}"; do wait "$p" || true; done
     rm -rf "$CL"
 }
 
