@@ -278,7 +278,7 @@ if has_part feedback; then
     echo
 fi
 if has_part routellm-warm; then
-    echo "== routellm-warm: RouteLLM with prices, cold and warm-started (3 seeds; about 1 minute)"
+    echo "== routellm-warm: RouteLLM with prices, cold and warm-started, a budget as feedback arrives (3 seeds; about 1.5 minutes)"
     sql_part routellm_warm
     echo
     cat "$RESULTS/quality_routellm_warm.md"

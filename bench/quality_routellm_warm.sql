@@ -66,6 +66,25 @@ BEGIN
                FROM rlb_run WHERE ord = r.ord AND seed = r.seed);
     END LOOP;
 END $$;
+-- the same budget as feedback really arrives (replay()'s delay and feedback):
+-- lin_ucb defaults, cold and warm 1,000, delay 0 / 100 / 1,000 rounds x 100% /
+-- 20% / 5% of the rounds rewarded; the pacer counts the decisions not
+-- rewarded yet at their arm's mean cost (pending_horizon, default 1,000)
+CREATE TABLE rlf_run(k int, delay int, feedback float8, seed int, cost float8, reward float8);
+DO $$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN SELECT s.seed, k, d, fb FROM (SELECT DISTINCT seed FROM rl_split) s, unnest(ARRAY[0, 1000]) k,
+                    unnest(ARRAY[0, 100, 1000]) d, unnest(ARRAY[1, 0.2, 0.05]::float8[]) fb ORDER BY 1, 2, 3, 4 DESC LOOP
+        INSERT INTO rlf_run
+        SELECT r.k, r.d, r.fb, r.seed, x.cum_cost / x.round, x.cum_reward / x.round
+          FROM model_select.replay(rl_rows(r.seed, false), 'lin_ucb', NULL, '{"budget": 0.25}', r.seed, 0, NULL, 1,
+                                   NULL, true, CASE WHEN r.k > 0 THEN rl_rows(r.seed, true, r.k) END, r.d, r.fb) x
+         ORDER BY x.round DESC LIMIT 1;
+    END LOOP;
+    RAISE NOTICE 'budget under late and sparse feedback: % passes done', (SELECT count(*) FROM rlf_run);
+END $$;
 CREATE TABLE rlb_ref AS
 SELECT x.seed, avg(d.rewards[2]) AS gpt4 FROM rl d JOIN rl_split x USING (id) WHERE x.rk > 2000 GROUP BY 1;
 
@@ -95,4 +114,19 @@ SELECT format('| %s | %s | %s | %s | %s |', ro.label,
                  FROM rlb_run r JOIN rlb_ref f USING (seed) WHERE r.ord = ro.ord),
               (SELECT to_char(avg(reward / f.gpt4), 'FM0.000') FROM rlb_run r JOIN rlb_ref f USING (seed) WHERE r.ord = ro.ord))
   FROM rlb_router ro ORDER BY ro.ord;
+SELECT '';
+SELECT 'Budget 0.25 per prompt as feedback arrives: a reward visible `delay` rounds after its decision, a seeded share `feedback` of the rounds rewarded; lin_ucb defaults. Mean cost of the routed prompts / budget (the largest over the seeds in brackets) and quality / GPT-4''s (mean; seed spread max − min in brackets).';
+SELECT '';
+SELECT '| delay | feedback | cold: cost / budget | cold: quality | warm 1,000: cost / budget | warm 1,000: quality |';
+SELECT '|---:|---:|---:|---:|---:|---:|';
+SELECT format('| %s | %s%% | %s (%s) | %s (%s) | %s (%s) | %s (%s) |', delay, round(feedback * 100),
+              to_char(avg(c) FILTER (WHERE k = 0), 'FM0.0000'), to_char(max(c) FILTER (WHERE k = 0), 'FM0.0000'),
+              to_char(avg(q) FILTER (WHERE k = 0), 'FM0.000'),
+              to_char(max(q) FILTER (WHERE k = 0) - min(q) FILTER (WHERE k = 0), 'FM0.000'),
+              to_char(avg(c) FILTER (WHERE k > 0), 'FM0.0000'), to_char(max(c) FILTER (WHERE k > 0), 'FM0.0000'),
+              to_char(avg(q) FILTER (WHERE k > 0), 'FM0.000'),
+              to_char(max(q) FILTER (WHERE k > 0) - min(q) FILTER (WHERE k > 0), 'FM0.000'))
+  FROM (SELECT r.k, r.delay, r.feedback, r.cost / 0.25 AS c, r.reward / f.gpt4 AS q
+          FROM rlf_run r JOIN rlb_ref f USING (seed)) t
+ GROUP BY delay, feedback ORDER BY delay, feedback DESC;
 \o

@@ -42,6 +42,23 @@ extern void totals_copy(ReplayTotals *dst, const ReplayTotals *src, int narms);
 extern void emit_checkpoints(FunctionCallInfo fcinfo, const ReplayTotals *checkpoints, int nck,
 							 const ReplayTotals *tot, int narms);
 
+/*
+ * The last `horizon` decisions of a replay with a budget (replay_pending.c):
+ * per slot t % horizon, round t's arm and whether its reward was learned.
+ */
+typedef struct ReplayPending
+{
+	int			horizon;		/* 0: no budget, nothing counted */
+	int		   *arm;
+	bool	   *rewarded;
+} ReplayPending;
+
+struct Selector;
+struct SelectorConfig;
+extern void pending_init(ReplayPending *pending, const struct SelectorConfig *cfg);
+extern void pending_decided(ReplayPending *pending, struct Selector *sel, int t, int a);
+extern void pending_rewarded(ReplayPending *pending, struct Selector *sel, int r, int decided);
+
 extern void eval_check_arg(bool ok, const char *function, const char *problem);
 extern void source_load(const char *source, const char *label, bool with_expected,
 						ReplayData *data);

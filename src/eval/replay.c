@@ -184,6 +184,7 @@ typedef struct ReplayLearner
 	int			pending_size;
 	int			pending_head;	/* the oldest */
 	int			pending_count;
+	ReplayPending decided;		/* decisions not rewarded yet, for the pacer */
 } ReplayLearner;
 
 /* A reward decided but not visible yet: its round, row, arm, utility and cost. */
@@ -320,6 +321,7 @@ replay_deliver(ReplayLearner *learner, const ReplayData *data, int t, ReplayTota
 		if ((int64) p->round + learner->delay >= t)
 			break;
 		replay_feedback(learner, data, p, tot);
+		pending_rewarded(&learner->decided, learner->sel, p->round, t);
 		learner->pending_head = (learner->pending_head + 1) % learner->pending_size;
 		learner->pending_count--;
 	}
@@ -390,6 +392,7 @@ replay_round(ReplayLearner *learner, const ReplayData *data, int row, double lam
 	tot->window_optimal += judged >= best;
 	tot->window_rounds++;
 	tot->picks[chosen]++;
+	pending_decided(&learner->decided, sel, t, chosen);
 	replay_defer(learner, t, rounds, row, chosen, u, c[chosen]);
 }
 
@@ -539,6 +542,7 @@ model_select_replay(PG_FUNCTION_ARGS)
 	prng_seed(&rng, mix64(learner.sel->cfg.seed ^ UINT64_C(0x7265706c6179)));
 	replay_feedback_args(fcinfo, &learner);
 	learner_alloc(&learner, data.narms, learner.delay, rounds);
+	pending_init(&learner.decided, &learner.sel->cfg);
 	tot.arm_utility = palloc0(sizeof(double) * data.narms);
 	tot.picks = palloc0(sizeof(int64) * data.narms);
 	/* cppcheck-suppress zerodivcond ; replay_error() does not return */

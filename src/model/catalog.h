@@ -23,6 +23,8 @@ typedef struct ArmInfo
 	int64		cost_n;			/* its mean cost, for the budget's pacer */
 	double		spend_sum;		/* the costs of its decisions' rewards: */
 	int64		spend_n;		/* the pacer's spend (pacer.c) */
+	int64		pending_n;		/* its decisions among the selector's last
+								 * pending_horizon without a reward yet */
 	int64		version;
 	int64		xmin;			/* of the arm_state row: versions of rolled
 								 * back transactions are not reused */
@@ -44,6 +46,9 @@ typedef struct Selector
 	 */
 	bool		versioned;
 	int64		own_seq;
+	/* decision_scores(): the cost weight its decision logged, in force */
+	bool		lambda_logged;
+	double		lambda;
 } Selector;
 
 extern void selector_unknown(const char *name);

@@ -15,6 +15,7 @@ extern void decision_version_args(const Selector *sel, Datum *args, char *nulls,
 extern void scores_rows(FunctionCallInfo fcinfo, const Selector *sel, const ArmScore *scores);
 extern double pacer_lambda(const Selector *sel);
 extern void pacer_apply(const Selector *sel, double lambda, ArmScore *scores);
+extern void pacer_pending_load(Selector *sel);
 extern void decide_block(const Selector *sel, int m, const double *rawX, ArmScore *scores,
 						 int *chosen);
 

@@ -44,6 +44,8 @@ typedef struct DecisionCall
 	ArrayType  *versions;		/* int8[], NULL: none recorded */
 	FullTransactionId own_tx;	/* invalid: no rows of its own */
 	int64		own_seq;
+	bool		has_lambda;		/* the cost weight it logged, if any */
+	double		lambda;
 	/* for decision_fold(): the loaded selector whose arms get the folds */
 	Selector   *sel;
 } DecisionCall;
@@ -54,7 +56,8 @@ enum
 	DEC_CONTEXT,
 	DEC_VERSIONS,
 	DEC_OWN_TX,
-	DEC_OWN_SEQ
+	DEC_OWN_SEQ,
+	DEC_COST_WEIGHT
 };
 
 /* Read the decision's row (as the extension owner), copied into the caller's memory. */
@@ -75,7 +78,7 @@ decision_read(void *arg)
 
 	spi_execute(spi_plan(&plan,
 						 "SELECT s.name, COALESCE(d.context, d.context_real::pg_catalog.float8[]),"
-						 " d.versions, d.own_tx, d.own_seq FROM model_select.decisions d"
+						 " d.versions, d.own_tx, d.own_seq, d.cost_weight FROM model_select.decisions d"
 						 " JOIN model_select.selectors s USING (selector_id) WHERE d.decision_id = $1",
 						 1, types), args, NULL, true, 1, SPI_OK_SELECT, "read the decision");
 	if (SPI_processed == 0)
@@ -93,6 +96,8 @@ decision_read(void *arg)
 	own_tx = SPI_getbinval(row, desc, DEC_OWN_TX, &isnull);
 	call->own_tx = isnull ? InvalidFullTransactionId : DatumGetFullTransactionId(own_tx);
 	call->own_seq = isnull ? 0 : DatumGetInt64(SPI_getbinval(row, desc, DEC_OWN_SEQ, &isnull));
+	call->lambda = DatumGetFloat8(SPI_getbinval(row, desc, DEC_COST_WEIGHT, &call->has_lambda));
+	call->has_lambda = !call->has_lambda;
 	spi_finish(spi_level);
 }
 
@@ -181,6 +186,12 @@ model_select_decision_scores(PG_FUNCTION_ARGS)
 				 errdetail("It scored the exact fold of the log its snapshot saw: no learner published "
 						   "versions of its selector then (docs/caches.md).")));
 	run_as_extension_owner(decision_fold, &call);
+	/*
+	 * the pacer's λ counts the decisions then not rewarded yet, which the log
+	 * no longer tells: the λ the decision logged is the one it scored with
+	 */
+	call.sel->lambda_logged = call.has_lambda;
+	call.sel->lambda = call.lambda;
 	scores = palloc(sizeof(ArmScore) * Max(call.sel->narms, 1));
 	score_arms(call.sel, context_from_array(call.context, call.sel->cfg.dim), scores);
 	scores_rows(fcinfo, call.sel, scores);

@@ -30,6 +30,7 @@
 #include "learning/arm_base.h"
 #include "learning/learner_state.h"
 #include "routing/arm_cache.h"
+#include "routing/decide.h"
 #include "routing/model_cache.h"
 
 /*
@@ -533,6 +534,7 @@ selector_load_as_owner(void *arg)
 		call->mode = LOAD_OWN;
 	sel->versioned = LOAD_VERSIONED(call->mode);
 	arms_load(sel, call->caller, &s, shared_horizon(), call->mode);
+	pacer_pending_load(sel);
 	spi_finish(spi_level);
 }
 

@@ -140,6 +140,24 @@ check "route_batch(log => true): its decisions record their versions, which re-d
                                                       WHERE decision_id IN (SELECT decision_id FROM batched)) <> 40" \
     "ms_close(r.ucb, d.score) AND ms_close(r.mean, d.mean)"
 
+# 1c. a budget: the pacer's λ counts the decisions not rewarded yet, which the log no
+# longer tells once they are; decision_scores() scores with the λ the decision logged.
+# The arms learn their mean costs from 60 rewards without a decision (no spend), then
+# 12 decisions in their own transactions, none rewarded: λ rises with them
+q >/dev/null <<'SQL'
+SELECT model_select.create_selector('v_bud', 8, ARRAY['a', 'b', 'c'], 'lin_ucb', NULL, '{"budget": 0.3, "pace": 5}', 23);
+INSERT INTO model_select.rewards(selector, arm, context, reward, cost)
+SELECT 'v_bud', (ARRAY['a', 'b', 'c'])[1 + i % 3], ms_rand(8), random(), (ARRAY[0.1, 0.5, 1.0])[1 + i % 3]
+  FROM generate_series(1, 60) i;
+SQL
+BUDGET_LOG="SELECT bool_and(sc.n = 20) FROM model_select.scores('v_bud', ms_rand(8)) sc"
+check "the learner publishes the budget selector's 60 rewards" wait_rows "$BUDGET_LOG"
+for _ in $(seq 1 12); do q -c "SELECT model_select.route('v_bud', ms_rand(8))" >/dev/null; done
+BUDGET_DECISIONS="d.selector_id = (SELECT selector_id FROM model_select.selectors WHERE name = 'v_bud')"
+check "12 budget decisions without a reward: the λ they logged rises with them" \
+    is_true "SELECT count(*) = 12 AND count(DISTINCT cost_weight) > 1 FROM model_select.decisions d WHERE $BUDGET_DECISIONS"
+check "... and decision_scores() re-derives their scores bit for bit" rederive "$BUDGET_DECISIONS"
+
 # 2. under load: writers and routers
 for i in 1 2 3; do
     [ "$i" = 3 ] || { q -c "CALL writer()" >"$MS_WORK/writer.$i" 2>&1 & MS_BG_PIDS+=($!); }
