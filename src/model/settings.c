@@ -26,6 +26,7 @@
 #include "model/settings_internal.h"
 #include "model/state.h"
 #include "model/registry.h"
+#include "model/tags.h"
 #include "pg/float_text.h"
 
 static const char *const confidence_names[CONFIDENCE_COUNT + 1] = {"fixed", "ay", "igp", "amm", "dmm",
@@ -81,6 +82,9 @@ const SettingDef setting_defs[] = {
 	{"retain", SETTING_RETAIN, offsetof(SelectorConfig, retain), 0, 0, false, 1e9, FOR_ALL, NULL, false, true},
 	{"decision_ttl", SETTING_INTERVAL, offsetof(SelectorConfig, decision_ttl), 0, 0, false, MAX_DURATION, FOR_ALL,
 	NULL, false, true},
+	/* the space of tags (model/tags.c): lin_ucb's default 16, the others' none */
+	{"tag_buckets", SETTING_INTEGER, offsetof(SelectorConfig, tag_buckets), 0, 0, false, MAX_TAG_BUCKETS,
+	FOR_CONTEXTUAL},
 };
 
 StaticAssertDecl(lengthof(setting_defs) == N_SETTINGS, "N_SETTINGS counts setting_defs");
@@ -536,7 +540,7 @@ model_select_resolve_settings(PG_FUNCTION_ARGS)
 						 "or \"clock\": \"time\" to count seconds.")));
 	if (PG_NARGS() > 3 && !PG_ARGISNULL(3))
 	{
-		cfg.dim = PG_GETARG_INT32(3);
+		config_set_dim(&cfg, PG_GETARG_INT32(3));
 		state_check_limits(&cfg);
 	}
 	PG_RETURN_JSONB_P(settings_to_jsonb(&cfg));

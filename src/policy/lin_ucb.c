@@ -97,7 +97,8 @@ features_after(const SelectorConfig *cfg, const double *x, double *z)
 	{
 		double		scale = 1.0 / sqrt(cfg->codebook_shrink);
 
-		for (int j = 0; j < own; j++)
+		/* the embedding's features; the tags' (the last of own) are offsets like the regions' */
+		for (int j = 0; j < own - cfg->tag_buckets; j++)
 			z[j] *= scale;
 	}
 }
@@ -555,14 +556,16 @@ static const char *const lin_ucb_settings[] = {"share", "noise_prior", "codebook
  * lin_ucb's own defaults, the library's default router: a ridge 20 times the
  * table's, a bias feature √10, a radius 2 times the noise scale each arm
  * learns from its residuals (5 pseudo-rewards of unit variance as prior),
- * and a codebook of 8 centroids, which warm_start() fits.
+ * a codebook of 8 centroids, which warm_start() fits, and 16 buckets for
+ * tags (model/tags.c).
  * On RouterDC's seven models (bench/quality_routerdc7.sql) they beat the
  * best single model cold and warm-started, where the table's (alpha 1,
  * intercept 1, eta 0.5) lock in on early rewards cold
  * (docs/offline-evaluation.md#the-default).
  */
 static const PolicyDefault lin_ucb_defaults[] = {
-	{"alpha", 20}, {"intercept", 10}, {"eta", 2}, {"noise_prior", 5}, {"codebook", 8}, {NULL, 0}
+	{"alpha", 20}, {"intercept", 10}, {"eta", 2}, {"noise_prior", 5}, {"codebook", 8}, {"tag_buckets", 16},
+	{NULL, 0}
 };
 
 const PolicyOps lin_ucb_ops = {

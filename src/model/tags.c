@@ -1,0 +1,156 @@
+/*
+ * tags.c — tags: what the caller knows about a request.
+ *
+ * A context may carry tags (text[]: an endpoint, a product surface, a task
+ * label).  A selector's state has a fixed dimension, so tags get a fixed
+ * space: each tag is hashed (FNV-1a of its bytes, mixed with the selector's
+ * seed) into one of "tag_buckets" buckets, and the context the policies see
+ * is the embedding followed by one value per bucket, 1 where a tag of the
+ * context falls and 0 elsewhere.  context_prepare() normalises the
+ * embedding alone and scales the buckets as the intercept feature
+ * (√intercept), so that a tag acts as an intercept of its own: an offset per
+ * tag and arm, learnt from the rewards of that tag, whatever the embedding's
+ * scale.  An unseen tag falls in a bucket no reward taught (no offset yet) or
+ * shares one with another tag (hashing collisions: see docs/policies.md).
+ * No tags (NULL or an empty array) leave every bucket 0: the same scores as
+ * the embedding alone.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+
+#include "math/prng.h"
+#include "model/context.h"
+#include "model/registry.h"
+#include "model/tags.h"
+
+/*
+ * Set the dimensions of cfg (its policy and settings resolved): the
+ * embedding's, and the policies' (with the tag buckets of a contextual
+ * policy; the others ignore tags).
+ */
+void
+config_set_dim(SelectorConfig *cfg, int32 embed_dim)
+{
+	if (!policy_ops(cfg->policy)->uses_context)
+		cfg->tag_buckets = 0;
+	cfg->embed_dim = embed_dim;
+	cfg->dim = embed_dim + cfg->tag_buckets;
+}
+
+/* A copy of cfg for its embeddings alone (codebooks, cascades, probes). */
+SelectorConfig
+config_untagged(const SelectorConfig *cfg)
+{
+	SelectorConfig c = *cfg;
+
+	c.tag_buckets = 0;
+	c.dim = c.embed_dim;
+	return c;
+}
+
+/*
+ * The tags checked (a one-dimensional text[] of at most MAX_TAGS non-empty
+ * tags of at most MAX_TAG_BYTES bytes, no NULL), or NULL for none (NULL or
+ * empty).  What is logged on a decision.
+ */
+ArrayType *
+tags_checked(ArrayType *tags)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+
+	if (tags == NULL || ArrayGetNItems(ARR_NDIM(tags), ARR_DIMS(tags)) == 0)
+		return NULL;
+	if (ARR_ELEMTYPE(tags) != TEXTOID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("tags must be text[], not %s", format_type_be(get_array_type(ARR_ELEMTYPE(tags))))));
+	if (ARR_NDIM(tags) != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("tags must be a one-dimensional array, not %d-dimensional", ARR_NDIM(tags))));
+	n = ArrayGetNItems(1, ARR_DIMS(tags));
+	if (n > MAX_TAGS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a context may carry at most %d tags, not %d", MAX_TAGS, n)));
+	deconstruct_array(tags, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+	for (int i = 0; i < n; i++)
+	{
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("tag %d is NULL", i + 1),
+					 errhint("Pass no tags as NULL or an empty array.")));
+		if (VARSIZE_ANY_EXHDR(DatumGetPointer(elems[i])) == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("tag %d is an empty string", i + 1)));
+		if (VARSIZE_ANY_EXHDR(DatumGetPointer(elems[i])) > MAX_TAG_BYTES)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("tag %d is %zu bytes long, more than %d", i + 1,
+							(size_t) VARSIZE_ANY_EXHDR(DatumGetPointer(elems[i])), MAX_TAG_BYTES)));
+	}
+	pfree(elems);
+	pfree(nulls);
+	return tags;
+}
+
+/* The bucket of a tag: FNV-1a of its bytes, mixed with the selector's seed. */
+static int
+tag_bucket(const SelectorConfig *cfg, const text *tag)
+{
+	const unsigned char *p = (const unsigned char *) VARDATA_ANY(tag);
+	Size		len = VARSIZE_ANY_EXHDR(tag);
+	uint64		h = UINT64_C(0xcbf29ce484222325);
+
+	for (Size i = 0; i < len; i++)
+		h = (h ^ p[i]) * UINT64_C(0x100000001b3);
+	return (int) (mix64(h ^ cfg->seed) % (uint64) cfg->tag_buckets);
+}
+
+/*
+ * tail (cfg->tag_buckets values) = 1 in the bucket of each tag, else 0; the
+ * tags checked (tags_checked()), NULL for none.
+ */
+void
+tags_buckets(const SelectorConfig *cfg, ArrayType *tags, double *tail)
+{
+	Datum	   *elems;
+	int			n;
+
+	memset(tail, 0, sizeof(double) * cfg->tag_buckets);
+	if (tags == NULL || cfg->tag_buckets == 0)
+		return;
+	deconstruct_array(tags, TEXTOID, -1, false, TYPALIGN_INT, &elems, NULL, &n);
+	for (int i = 0; i < n; i++)
+		tail[tag_bucket(cfg, DatumGetTextPP(elems[i]))] = 1.0;
+	pfree(elems);
+}
+
+/*
+ * A context as the policies read it before context_prepare() (palloc'd,
+ * cfg->dim values): the embedding, validated against the selector's
+ * dimension, then its tags' buckets (tags: NULL for none).
+ */
+double *
+context_read(const SelectorConfig *cfg, ArrayType *context, ArrayType *tags)
+{
+	double	   *embedding = context_from_array(context, cfg->embed_dim);
+	double	   *x;
+
+	tags = tags_checked(tags);
+	if (cfg->tag_buckets == 0)
+		return embedding;
+	x = palloc(sizeof(double) * cfg->dim);
+	memcpy(x, embedding, sizeof(double) * cfg->embed_dim);
+	pfree(embedding);
+	tags_buckets(cfg, tags, x + cfg->embed_dim);
+	return x;
+}
