@@ -193,12 +193,9 @@ COMMENT ON COLUMN model_select.decisions.versions IS 'Where a learner publishes 
 COMMENT ON COLUMN model_select.decisions.own_tx IS 'With versions: the decision''s transaction, when it scored rewards of its own on top of them (else NULL).';
 COMMENT ON COLUMN model_select.decisions.own_seq IS 'With own_tx: the seq of the last of its own rewards scored.';
 
--- == Tags (issue 42 part 3): select_model(), route() and scores() take tags,
--- == logged once on the decision (or on a reward without one); _source_rows()
--- == returns them
-DROP FUNCTION model_select.select_model(text, anycompatiblearray);
-DROP FUNCTION model_select.route(text, anycompatiblearray);
-DROP FUNCTION model_select.scores(text, anycompatiblearray);
+-- == Tags (issue 42 part 3): select_model(), route() and scores() take tags
+-- == (their 0.2.0 overloads are dropped above), logged once on the decision
+-- == (or on a reward without one); _source_rows() returns them
 DROP FUNCTION model_select._source_rows(text);
 ALTER TABLE model_select.decisions ADD COLUMN tags text[];
 ALTER TABLE model_select.rewards ADD COLUMN tags text[];
