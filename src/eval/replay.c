@@ -48,7 +48,6 @@
 #include "routing/decide.h"
 #include "math/prng.h"
 #include "model/registry.h"
-#include "model/tags.h"
 
 PG_FUNCTION_INFO_V1(model_select_replay);
 

@@ -22,7 +22,7 @@
 #include "model/codebook.h"
 #include "model/selector_lock.h"
 #include "model/registry.h"
-#include "model/tags.h"
+#include "model/settings.h"
 #include "pg/owner.h"
 
 

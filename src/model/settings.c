@@ -26,7 +26,6 @@
 #include "model/settings_internal.h"
 #include "model/state.h"
 #include "model/registry.h"
-#include "model/tags.h"
 #include "pg/float_text.h"
 
 static const char *const confidence_names[CONFIDENCE_COUNT + 1] = {"fixed", "ay", "igp", "amm", "dmm",
@@ -126,6 +125,20 @@ setting_default(const SelectorConfig *cfg, const SettingDef *def)
 		if (strcmp(d->name, def->name) == 0)
 			return d->value;
 	return def->default_value;
+}
+
+/*
+ * Set the dimensions of cfg (its policy and settings resolved): the
+ * embedding's, and the policies' (the embedding, then the tag buckets of a
+ * contextual policy, model/tags.c; the others ignore tags).
+ */
+void
+config_set_dim(SelectorConfig *cfg, int32 embed_dim)
+{
+	if (!policy_ops(cfg->policy)->uses_context)
+		cfg->tag_buckets = 0;
+	cfg->embed_dim = embed_dim;
+	cfg->dim = embed_dim + cfg->tag_buckets;
 }
 
 /* Does cfg forget (a window, a discount or restarts), so that its clock counts? */

@@ -30,22 +30,7 @@
 
 #include "math/prng.h"
 #include "model/context.h"
-#include "model/registry.h"
 #include "model/tags.h"
-
-/*
- * Set the dimensions of cfg (its policy and settings resolved): the
- * embedding's, and the policies' (with the tag buckets of a contextual
- * policy; the others ignore tags).
- */
-void
-config_set_dim(SelectorConfig *cfg, int32 embed_dim)
-{
-	if (!policy_ops(cfg->policy)->uses_context)
-		cfg->tag_buckets = 0;
-	cfg->embed_dim = embed_dim;
-	cfg->dim = embed_dim + cfg->tag_buckets;
-}
 
 /* A copy of cfg for its embeddings alone (codebooks, cascades, probes). */
 SelectorConfig
@@ -119,7 +104,7 @@ tag_add(const SelectorConfig *cfg, const text *tag, double *tail)
 	Size		len = VARSIZE_ANY_EXHDR(tag);
 	uint64		h = UINT64_C(0xcbf29ce484222325);
 	int			k = Min(TAG_HASHES, cfg->tag_buckets);
-	int			chosen[TAG_HASHES];
+	int			chosen[TAG_HASHES] = {0};
 	int			n = 0;
 
 	for (Size i = 0; i < len; i++)

@@ -13,7 +13,6 @@
 #define MAX_TAGS 64
 #define MAX_TAG_BYTES 256
 
-extern void config_set_dim(SelectorConfig *cfg, int32 embed_dim);
 extern SelectorConfig config_untagged(const SelectorConfig *cfg);
 extern ArrayType *tags_checked(ArrayType *tags);
 extern void tags_buckets(const SelectorConfig *cfg, ArrayType *tags, double *tail);

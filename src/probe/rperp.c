@@ -61,7 +61,6 @@
 #include "math/prng.h"
 #include "model/settings.h"
 #include "model/registry.h"
-#include "model/tags.h"
 #include "probe/rperp.h"
 
 PG_FUNCTION_INFO_V1(model_select_probe_load_pool);
