@@ -173,3 +173,20 @@ context_read(const SelectorConfig *cfg, ArrayType *context, ArrayType *tags)
 	tags_buckets(cfg, tags, x + cfg->embed_dim);
 	return x;
 }
+
+/*
+ * The hash of a context as the policies read it before context_prepare()
+ * (x: cfg->dim values), for tie-breaking and `random`: its embedding's
+ * (context_hash()), then, when it has tags, their buckets': a context
+ * without tags hashes as it did before tags existed.
+ */
+uint64
+context_key_hash(const SelectorConfig *cfg, const double *x)
+{
+	uint64		h = context_hash(x, cfg->embed_dim, cfg->seed);
+
+	for (int j = cfg->embed_dim; j < cfg->dim; j++)
+		if (x[j] != 0.0)
+			return context_hash(x + cfg->embed_dim, cfg->tag_buckets, h);
+	return h;
+}

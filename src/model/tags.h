@@ -16,6 +16,7 @@
 extern SelectorConfig config_untagged(const SelectorConfig *cfg);
 extern ArrayType *tags_checked(ArrayType *tags);
 extern void tags_buckets(const SelectorConfig *cfg, ArrayType *tags, double *tail);
+extern uint64 context_key_hash(const SelectorConfig *cfg, const double *x);
 extern double *context_read(const SelectorConfig *cfg, ArrayType *context, ArrayType *tags);
 
 #endif

@@ -35,6 +35,10 @@
  * (model/codebook.c): all zeros while none is fitted, which leaves every
  * score as without.  Once fitted, x is scaled by 1/√codebook_shrink.
  *
+ * With "tag_buckets" > 0, x (and for rff_ucb φ(x)) is followed by the
+ * context's tag buckets, scaled as the intercept (model/tags.c): offsets per
+ * tag, which the codebook's shrink leaves alone.
+ *
  * With "share" s > 0 (confidence fixed) the arms share a prior mean: arm a's
  * weights are the ridge regression towards s·w₀, where w₀ = (αI + Σ_a G_a)⁻¹
  * Σ_a b_a is the ridge regression on every arm's rewards (G_a = Σ zzᵀ of
