@@ -5,12 +5,14 @@
 -- round-trip through route() (logged once on the decision), rewards without
 -- a decision, the fold (rebuild_state() gives the incremental scores to a
 -- relative 1e-9), route_batch() (bit for bit the row path, and its log) and
--- warm_start(); an unseen tag routes; NULL and empty tags are no tags; bad
--- tags are refused with their SQLSTATE and change nothing.
+-- warm_start(); an unseen tag routes; NULL and empty tags are no tags; with
+-- tag_buckets 0 tags are logged, not learned, until alter_selector() gives
+-- buckets (then the logged tags are learned); bad tags are refused with their
+-- SQLSTATE and change nothing.
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(28);
+SELECT plan(30);
 
 -- 4 arms, 4 tags: arm i pays Bernoulli(0.8) on tag t<i>, Bernoulli(0.3)
 -- elsewhere; the 8-dimensional embedding is drawn independently of the tag.
@@ -152,6 +154,22 @@ SELECT is(model_select.warm_start('tg_warm', 'SELECT context, rewards, NULL::flo
 SELECT is((SELECT count(*) FROM model_select.rewards r JOIN model_select.selectors s USING (selector_id)
             WHERE s.name = 'tg_warm' AND array_length(r.tags, 1) = 1), 200::bigint,
           '... each reward with its row''s tags');
+
+-- tag_buckets 0 (selectors from before 0.3.0): the tags are logged, not
+-- learned; alter_selector() gives it buckets, and the logged tags are learned.
+SELECT model_select.create_selector('tg_zero', 8, ARRAY['a0', 'a1', 'a2', 'a3'], 'lin_ucb', NULL,
+                                    '{"tag_buckets": 0}', 3);
+INSERT INTO model_select.rewards(selector, arm, context, reward, tags)
+SELECT 'tg_zero', 'a' || a, context, rewards[a + 1], ARRAY[tag] FROM env, generate_series(0, 3) a
+ WHERE i <= 200 ORDER BY i, a;
+SELECT is((SELECT array_agg(x.ucb ORDER BY x.arm) FROM probes, model_select.scores('tg_zero', context, ARRAY['t0']) x WHERE p = 1 AND t = 't0'),
+          (SELECT array_agg(x.ucb ORDER BY x.arm) FROM probes, model_select.scores('tg_zero', context, ARRAY['t1']) x WHERE p = 1 AND t = 't0'),
+          'tag_buckets 0: the tags do not change the scores');
+SELECT model_select.alter_selector('tg_zero', '{"tag_buckets": 16}');
+SELECT is((SELECT string_agg((SELECT x.arm FROM model_select.scores('tg_zero', q.context, ARRAY[t.t]) x
+                               ORDER BY x.mean DESC LIMIT 1), ' ' ORDER BY t.t)
+             FROM probes q, (VALUES ('t0'), ('t1'), ('t2'), ('t3')) t(t) WHERE q.p = 1 AND q.t = 't0'),
+          'a0 a1 a2 a3', 'alter_selector() to 16 buckets: the logged tags are learned (each tag''s best arm has the best mean)');
 
 -- Bad tags: their SQLSTATE, and nothing written.
 CREATE TEMP TABLE counts AS SELECT (SELECT count(*) FROM model_select.decisions) AS d,
