@@ -18,6 +18,10 @@
 #   hull       RouteLLM's quality-vs-cost points and hull of the online router
 #              against the single-model hull, with quality_cost()
 #              (bench/quality_hull.sql; results/quality_hull.md, quality_hull_routellm.png)
+#   tags       what tags add: the default router with and without the prompt's
+#              category as a tag, RouterDC cold and warm 1,000, RouteLLM cold with
+#              cost weight 0.05 and budget 25% warm 1,000 (bench/quality_tags.sql;
+#              results/quality_tags.md)
 #   policies   the policy comparison below (results/quality.txt and its plots)
 #
 # Data of the policies part: the RouteLLM outcomes in routellm.csv (in
@@ -30,7 +34,7 @@
 # Knobs (environment):
 #   MS_BENCH_DATA        directory of routellm.csv and routerdc7_dev.csv,
 #                        relative to the repository root   ../shared/bench
-#   MS_BENCH_PARTS       parts to run     "routerdc7 drift feedback routellm-warm hull policies"
+#   MS_BENCH_PARTS       parts to run     "routerdc7 drift feedback routellm-warm hull tags policies"
 #   MS_BENCH_SEEDS       replay seeds (shuffle orders) to average over   "1 2 3"
 #   MS_BENCH_DC_SEEDS    the same for the routerdc7 part (issue 30's bars
 #                        are judged on 5 orders)                         "1 2 3 4 5"
@@ -52,7 +56,7 @@ SELF=$ROOT/bench/quality.sh
 DATA_DIR=${MS_BENCH_DATA:-../shared/bench}
 DATA_DIR=$(cd "$DATA_DIR" 2>/dev/null && pwd || echo "$DATA_DIR")
 CSV=$DATA_DIR/routellm.csv
-PARTS=${MS_BENCH_PARTS:-routerdc7 drift feedback routellm-warm hull policies}
+PARTS=${MS_BENCH_PARTS:-routerdc7 drift feedback routellm-warm hull tags policies}
 has_part() { case " $PARTS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 RESULTS=bench/results
 
@@ -291,6 +295,13 @@ if has_part hull; then
     echo
     cat "$RESULTS/quality_hull.md"
     echo "   plot: $RESULTS/quality_hull_routellm.png"
+    echo
+fi
+if has_part tags; then
+    echo "== tags: the default router with and without tags (seeds $DC_SEEDS; about 1-2 minutes per seed)"
+    sql_part tags -v seeds="$V_DC_SEEDS"
+    echo
+    cat "$RESULTS/quality_tags.md"
     echo
 fi
 has_part policies || exit 0

@@ -14,6 +14,7 @@ CREATE TABLE model_select.decisions (
     versions    bigint[],                   -- the learner's rule: each arm's version scored
     own_tx      xid8,                       -- and its own transaction's rewards on top,
     own_seq     bigint,                     -- up to this seq (decision_scores())
+    tags        text[],                     -- the caller's tags (NULL: none)
     FOREIGN KEY (arm_id, selector_id) REFERENCES model_select.arms (arm_id, selector_id)
         ON DELETE CASCADE,
     CONSTRAINT decisions_one_context CHECK ((context IS NULL) <> (context_real IS NULL))
@@ -26,17 +27,20 @@ CREATE INDEX ON model_select.decisions (selector_id, created_at);
 -- send for a list of floats or ints) and an untyped '{...}' literal all
 -- reach this one function (with two overloads, real[] and float8[], the
 -- others were ambiguous); the C code reads real[] and float8[] in place.
-CREATE FUNCTION model_select.select_model(selector text, context anycompatiblearray) RETURNS text
-    AS 'MODULE_PATHNAME', 'model_select_select_model_timed' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+-- tags: what the caller knows of the request (NULL or empty: none); not
+-- STRICT for them, a NULL selector or context gives NULL (no row) as before.
+CREATE FUNCTION model_select.select_model(selector text, context anycompatiblearray, tags text[] DEFAULT NULL)
+    RETURNS text
+    AS 'MODULE_PATHNAME', 'model_select_select_model_timed' LANGUAGE C STABLE PARALLEL SAFE;
 
-CREATE FUNCTION model_select.route(selector text, context anycompatiblearray,
+CREATE FUNCTION model_select.route(selector text, context anycompatiblearray, tags text[] DEFAULT NULL,
     OUT decision_id bigint, OUT arm text, OUT score float8)
-    AS 'MODULE_PATHNAME', 'model_select_route_timed' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+    AS 'MODULE_PATHNAME', 'model_select_route_timed' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
-CREATE FUNCTION model_select.scores(selector text, context anycompatiblearray)
+CREATE FUNCTION model_select.scores(selector text, context anycompatiblearray, tags text[] DEFAULT NULL)
     RETURNS TABLE (arm text, active boolean, n bigint, mean float8, width float8, ucb float8,
                    radius float8, alpha float8)
-    AS 'MODULE_PATHNAME', 'model_select_scores' LANGUAGE C STABLE STRICT PARALLEL SAFE ROWS 8;
+    AS 'MODULE_PATHNAME', 'model_select_scores' LANGUAGE C STABLE PARALLEL SAFE ROWS 8;
 
 -- A past decision's scores, re-derived from the versions and own rewards it
 -- recorded (the learner's rule: docs/caches.md).
@@ -82,15 +86,16 @@ COMMENT ON COLUMN model_select.decisions.own_tx IS 'With versions: the decision'
 COMMENT ON COLUMN model_select.decisions.own_seq IS 'With own_tx: the seq of the last of its own rewards scored.';
 COMMENT ON COLUMN model_select.decisions.cost_weight IS 'The cost weight in force at decision time: with a budget the pacer''s, a function of the costs in the reward log; else the cost_weight setting.';
 
-COMMENT ON FUNCTION model_select.select_model(text, anycompatiblearray) IS
-'The arm to use for this context: the active arm with the highest ucb, ties broken by a hash of seed, context and ordinal. Reads only (STABLE, PARALLEL SAFE).';
-COMMENT ON FUNCTION model_select.route(text, anycompatiblearray) IS
-'The choice of select_model(), logged in decisions: returns the decision_id (to reward), the arm and its ucb.';
+COMMENT ON COLUMN model_select.decisions.tags IS 'The tags the caller passed (as given, checked), NULL for none: with the context, what the decision scored and what its reward teaches.';
+COMMENT ON FUNCTION model_select.select_model(text, anycompatiblearray, text[]) IS
+'The arm to use for this context and tags: the active arm with the highest ucb, ties broken by a hash of seed, context, tags and ordinal. Reads only (STABLE, PARALLEL SAFE).';
+COMMENT ON FUNCTION model_select.route(text, anycompatiblearray, text[]) IS
+'The choice of select_model(), logged in decisions with its tags: returns the decision_id (to reward), the arm and its ucb.';
 COMMENT ON FUNCTION model_select.route_batch(text, text, boolean) IS
-'Routes every row of the query source, which yields (key integer, context real[], float8[], numeric[] or integer[]): per row the key, the arm select_model() would choose, its ucb (score), mean and width, and with log => true the decision_id of the decision logged for it. Blocks of rows are scored by BLAS-3. source runs with the caller''s rights, read only.';
+'Routes every row of the query source, which yields (key integer, context real[], float8[], numeric[] or integer[][, tags text[]]): per row the key, the arm select_model() would choose, its ucb (score), mean and width, and with log => true the decision_id of the decision logged for it. Blocks of rows are scored by BLAS-3. source runs with the caller''s rights, read only.';
 COMMENT ON FUNCTION model_select.decision_scores(bigint) IS
 'A logged decision''s scores (the columns of scores()), re-derived bit for bit from the versions and own rewards it recorded, while retention keeps them: needs the route right on its selector; an error for a decision that recorded no version.';
-COMMENT ON FUNCTION model_select.scores(text, anycompatiblearray) IS
+COMMENT ON FUNCTION model_select.scores(text, anycompatiblearray, text[]) IS
 'Every arm of the selector (retired ones too) in ordinal order: rewards n, mean, width, ucb = mean + radius * width, and the radius and ridge alpha of the bound for this context. Reads only.';
 COMMENT ON FUNCTION model_select.cache_stats(boolean) IS
 'The caches of arm folds and decoded models: entries and bytes held, hits (a cached model reused), misses (an arm folded anew from its checkpoint), states decoded, evictions (least recently used selectors dropped to stay within model_select.cache_size), and bytes of random feature matrices; then the server''s shared cache (model_select in shared_preload_libraries, else NULL): bases held, their bytes, pins on them, bases taken from it and published to it, and evictions. scope: server (with shared_preload_libraries: every backend''s counts since the server started, sizes summed over the live backends, the same from any backend, as behind a pooler) or backend (the backend that answered: without preloading, or with this_backend => true).';

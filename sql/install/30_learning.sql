@@ -23,6 +23,7 @@ CREATE TABLE model_select.rewards (
     arm_id      int NOT NULL,
     tx          xid8 NOT NULL,
     seq         bigint NOT NULL,
+    tags        text[],
     FOREIGN KEY (arm_id, selector_id) REFERENCES model_select.arms (arm_id, selector_id)
         ON DELETE CASCADE
 );
@@ -134,6 +135,7 @@ SELECT pg_catalog.pg_extension_config_dump('model_select.rewards_reward_id_seq',
 -- Comments (psql: \dt+, \d+, \df+, \dd).
 COMMENT ON TABLE model_select.rewards IS
 'The reward log, source of truth of all learned state. Insert (decision_id, reward[, cost]) or (selector, arm, context, reward[, cost]); triggers validate each row; readers fold new rewards in memory and checkpoints store the fold (canonical order: tx, seq). Append-only: UPDATE and TRUNCATE are refused; after a DELETE run rebuild_state().';
+COMMENT ON COLUMN model_select.rewards.tags IS 'The tags of a reward without a decision (NULL: none); NULL for a reward by decision_id, whose tags are the decision''s.';
 COMMENT ON COLUMN model_select.rewards.selector IS 'Selector name (or taken from the decision).';
 COMMENT ON COLUMN model_select.rewards.arm IS 'Arm name (or taken from the decision); the arm must be active.';
 COMMENT ON COLUMN model_select.rewards.decision_id IS 'The decision rewarded, if any; at most one reward per decision.';

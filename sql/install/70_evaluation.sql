@@ -167,7 +167,7 @@ COMMENT ON FUNCTION model_select.quality_cost(text, text, text, jsonb, float8[],
 -- every prompt): the rows of a query in fixed columns, and their insertion
 -- into the reward log, so that the log stays the one truth of the state.
 CREATE FUNCTION model_select._source_rows(source text)
-    RETURNS TABLE (row_number int, context float8[], rewards float8[], costs float8[])
+    RETURNS TABLE (row_number int, context float8[], rewards float8[], costs float8[], tags text[])
     AS 'MODULE_PATHNAME', 'model_select_source_rows' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 -- No SET search_path: the source is the caller's SQL and runs with the
@@ -221,7 +221,7 @@ BEGIN
             END IF;
             CREATE TEMP TABLE ms_warm_rows ON COMMIT DROP AS SELECT * FROM model_select._source_rows(source);
             GET DIAGNOSTICS source_n = ROW_COUNT;
-            rows_query := 'SELECT context, rewards, costs FROM pg_temp.ms_warm_rows ORDER BY row_number';
+            rows_query := 'SELECT context, rewards, costs, tags FROM pg_temp.ms_warm_rows ORDER BY row_number';
             kept := true;
         ELSE
             SELECT pg_catalog.count(*) INTO source_n FROM model_select._source_rows(source);
@@ -238,8 +238,8 @@ BEGIN
     -- (_source_rows gives every row the same width; a wrong one is refused below,
     -- which undoes the insert with the statement.)
     WITH w AS MATERIALIZED (SELECT * FROM model_select._source_rows(rows_query)),
-         ins AS (INSERT INTO model_select.rewards(selector, arm, context, reward, cost)
-                 SELECT selector, a.name, w.context, w.rewards[a.ordinal], w.costs[a.ordinal]
+         ins AS (INSERT INTO model_select.rewards(selector, arm, context, reward, cost, tags)
+                 SELECT selector, a.name, w.context, w.rewards[a.ordinal], w.costs[a.ordinal], w.tags
                    FROM w JOIN model_select.arms a ON a.selector_id OPERATOR(pg_catalog.=) sel_id AND a.active
                   WHERE w.rewards[a.ordinal] IS NOT NULL
                   ORDER BY w.row_number, a.ordinal
@@ -258,6 +258,6 @@ BEGIN
 END $$;
 
 COMMENT ON FUNCTION model_select._source_rows(text) IS
-'The rows (context, rewards[, costs]) of the query source in fixed columns, checked as replay() checks its source (used by warm_start()).';
+'The rows (context, rewards[, costs][, tags]) of the query source in fixed columns, checked as replay() checks its source (used by warm_start()); tags is NULL without a last column named tags.';
 COMMENT ON FUNCTION model_select.warm_start(text, text) IS
-'Warm start from a full-information outcome table: inserts into the reward log, for every row (context, rewards[, costs]) of the query source and every active arm whose element is not NULL (element i: the arm of ordinal i), that arm''s reward and cost on the row; returns the rewards inserted. A codebook without centroids is fitted first on the same rows (kept once in the temporary table ms_warm_rows when the caller may create one).';
+'Warm start from a full-information outcome table: inserts into the reward log, for every row (context, rewards[, costs][, tags]) of the query source and every active arm whose element is not NULL (element i: the arm of ordinal i), that arm''s reward and cost on the row; returns the rewards inserted. A codebook without centroids is fitted first on the same rows (kept once in the temporary table ms_warm_rows when the caller may create one).';

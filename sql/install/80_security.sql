@@ -105,7 +105,7 @@ DECLARE
             'model_select.stats_resets, model_select.progress',
         -- the columns a client writes: not the ids, which come from the sequences
         -- (an id given ahead of its sequence would fail another role's insert)
-        'INSERT (selector, arm, decision_id, context, reward, cost, created_at) ON model_select.rewards',
+        'INSERT (selector, arm, decision_id, context, reward, cost, created_at, tags) ON model_select.rewards',
         'INSERT (selector, arm, cascade_id, context, value, cost, created_at) ON model_select.cascade_observations',
         'USAGE ON SEQUENCE model_select.rewards_reward_id_seq, model_select.cascade_observations_obs_id_seq'];
     administrator text[] := ARRAY[

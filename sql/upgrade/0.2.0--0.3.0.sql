@@ -197,6 +197,15 @@ COMMENT ON COLUMN model_select.decisions.versions IS 'Where a learner publishes 
 COMMENT ON COLUMN model_select.decisions.own_tx IS 'With versions: the decision''s transaction, when it scored rewards of its own on top of them (else NULL).';
 COMMENT ON COLUMN model_select.decisions.own_seq IS 'With own_tx: the seq of the last of its own rewards scored.';
 
+-- == Tags (issue 42 part 3): select_model(), route() and scores() take tags
+-- == (their 0.2.0 overloads are dropped above), logged once on the decision
+-- == (or on a reward without one); _source_rows() returns them
+DROP FUNCTION model_select._source_rows(text);
+ALTER TABLE model_select.decisions ADD COLUMN tags text[];
+ALTER TABLE model_select.rewards ADD COLUMN tags text[];
+COMMENT ON COLUMN model_select.decisions.tags IS 'The tags the caller passed (as given, checked), NULL for none: with the context, what the decision scored and what its reward teaches.';
+COMMENT ON COLUMN model_select.rewards.tags IS 'The tags of a reward without a decision (NULL: none); NULL for a reward by decision_id, whose tags are the decision''s.';
+
 -- @functions and views@
 
 -- written codebooks void the checkpoints (after the functions: its function is new)
@@ -248,6 +257,19 @@ BEGIN
     END LOOP;
 END $$;
 
+-- (tags) Roles that may insert rewards' contexts may give their tags too.
+DO $$
+DECLARE
+    r regrole;
+BEGIN
+    FOR r IN SELECT DISTINCT a.grantee::regrole
+               FROM pg_catalog.pg_attribute t, pg_catalog.aclexplode(t.attacl) a
+              WHERE t.attrelid = 'model_select.rewards'::regclass AND t.attname = 'context'
+                AND a.privilege_type = 'INSERT' AND a.grantee <> 0 LOOP
+        EXECUTE format('GRANT INSERT (tags) ON model_select.rewards TO %s', r);
+    END LOOP;
+END $$;
+
 -- Selectors of 0.2.0 keep their widths and features: noise_prior and
 -- codebook (lin_ucb's defaults 5 and 8 since 0.3.0) are stored off wherever
 -- they apply.  (An update from 0.1.0 has already stored the new defaults:
@@ -258,6 +280,11 @@ UPDATE model_select.selectors
 UPDATE model_select.selectors
    SET settings = settings || '{"codebook": 0}'
  WHERE model_select.resolve_settings(policy, kernel, settings) ? 'codebook';
+-- (tags) and their dimension: no tag buckets (alter_selector() can add them;
+-- the logged tags are then learnt)
+UPDATE model_select.selectors
+   SET settings = settings || '{"tag_buckets": 0}'
+ WHERE model_select.resolve_settings(policy, kernel, settings) ? 'tag_buckets';
 
 -- Every arm's checkpoint re-derived from its log, with its spend.
 SELECT model_select.rebuild_state(name) FROM model_select.selectors ORDER BY selector_id;

@@ -35,6 +35,7 @@
 #include "pg/owner.h"
 #include "model/privilege.h"
 #include "model/registry.h"
+#include "model/tags.h"
 #include "math/linalg.h"
 #include "math/prng.h"
 #include "math/vecops.h"
@@ -236,6 +237,8 @@ cascade_load_as_owner(void *arg)
 
 	spi_level = spi_connect();
 	config_load_by_name(name, &sel->cfg);
+	/* cascades read the embedding alone */
+	sel->cfg = config_untagged(&sel->cfg);
 	selector_check_privilege(sel->cfg.selector_id, name, SELECTOR_ROUTE);
 	sel->name = MemoryContextStrdup(caller, name);
 	sel->m = cascade_psi_dim(&sel->cfg);

@@ -27,6 +27,7 @@
 #include "model/reward_value.h"
 #include "pg/owner.h"
 #include "model/privilege.h"
+#include "model/tags.h"
 #include "math/linalg.h"
 #include "pg/float_text.h"
 
@@ -187,6 +188,8 @@ resolve_observation(TriggerData *td)
 	resolve_arm(tuple, desc, &c, selector, arm, &selector_id, &arm_id);
 	/* as a reward insert: alter_selector() waits for us, later inserts for it */
 	config_load_for_reward(selector_id, selector, &cfg);
+	/* cascades read the embedding alone */
+	cfg = config_untagged(&cfg);
 	check_value_cost(&cfg, tuple, desc, &c);
 
 	/* the context validated, stored as float8[] */
@@ -408,7 +411,11 @@ apply_arm(SPITupleTable *tt, uint64 first, uint64 last, SelectorConfig *cfg)
 	 * the state locked below already refit under it.
 	 */
 	if (cfg->selector_id != selector_id)
+	{
 		config_load_for_reward(selector_id, NULL, cfg);
+		/* cascades read the embedding alone */
+		*cfg = config_untagged(cfg);
+	}
 	m = cascade_psi_dim(cfg);
 	if (!state_lock_read(arm_id, selector_id, m, &st))
 		state_mismatch(arm_id, st.m, m);
@@ -526,6 +533,8 @@ refit_selector(void *arg)
 	selector_check_privilege(selector_id, call->name, SELECTOR_ADMIN);
 	/* under the settings lock, as an observation insert: the states it locks are refit under these */
 	config_load_for_reward(selector_id, call->name, &cfg);
+	/* cascades read the embedding alone */
+	cfg = config_untagged(&cfg);
 	args[0] = Int32GetDatum(cfg.selector_id);
 	narms = (int) spi_execute(spi_plan(&arms_plan,
 									   "SELECT arm_id FROM model_select.arms WHERE selector_id = $1 ORDER BY arm_id",

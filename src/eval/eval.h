@@ -5,6 +5,10 @@
 #ifndef MODEL_SELECT_EVAL_H
 #define MODEL_SELECT_EVAL_H
 
+#include "utils/array.h"
+
+#include "model/config.h"
+
 /* An outcome table in memory: per row a context and each arm's outcome. */
 typedef struct ReplayData
 {
@@ -18,6 +22,7 @@ typedef struct ReplayData
 	bool	   *row_has_costs;	/* nrows: the row gave costs */
 	double	   *expected;		/* nrows × narms, or NULL: judge by rewards */
 	bool	   *available;		/* nrows × narms: reward not NULL */
+	ArrayType **tags;			/* nrows: a "tags" column's (NULL: none), or NULL: no column */
 } ReplayData;
 
 /* Running totals; a copy is kept at every checkpoint. */
@@ -62,5 +67,6 @@ extern void pending_rewarded(ReplayPending *pending, struct Selector *sel, int r
 extern void eval_check_arg(bool ok, const char *function, const char *problem);
 extern void source_load(const char *source, const char *label, bool with_expected,
 						ReplayData *data);
+extern void source_add_tags(ReplayData *data, const SelectorConfig *cfg);
 
 #endif

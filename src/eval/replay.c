@@ -137,11 +137,11 @@ replay_selector(FunctionCallInfo fcinfo, const ReplayData *data)
 	Selector   *sel = palloc0(sizeof(Selector));
 
 	sel->name = "replay";
-	sel->cfg.dim = data->dim;
 	sel->cfg.policy = policy_from_name(text_to_cstring(PG_GETARG_TEXT_PP(1)));
 	sel->cfg.kernel = kernel_from_name(sel->cfg.policy,
 									   PG_ARGISNULL(2) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(2)));
 	settings_resolve(&sel->cfg, PG_ARGISNULL(3) ? NULL : PG_GETARG_JSONB_P(3));
+	config_set_dim(&sel->cfg, data->dim);
 	/* the source's dimension is unchecked so far: refuse states too large, as create does */
 	state_check_limits(&sel->cfg);
 	/* a source's rows have no tick column (no time): rounds are the only clock replay() has */
@@ -449,13 +449,14 @@ replay_warm(ReplayLearner *learner, const char *source, const ReplayData *online
 	Selector   *sel = learner->sel;
 
 	source_load(source, "warm source", false, &warm);
-	if (warm.narms != online->narms || warm.dim != online->dim)
+	if (warm.narms != online->narms || warm.dim != sel->cfg.embed_dim)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
 				 errmsg("warm source has %d arms and contexts of dimension %d, the replay source %d and %d",
-						warm.narms, warm.dim, online->narms, online->dim)));
+						warm.narms, warm.dim, online->narms, sel->cfg.embed_dim)));
 	replay_validate(&sel->cfg, &warm, lambda);
 	replay_fit_codebook(&sel->cfg, &warm);
+	source_add_tags(&warm, &sel->cfg);
 	for (int i = 0; i < warm.nrows; i++)
 	{
 		const double *x = warm.contexts + (Size) i * warm.dim;
@@ -549,6 +550,7 @@ model_select_replay(PG_FUNCTION_ARGS)
 	checkpoints = checkpoints_alloc((int64) rounds / every + 1, data.narms);
 	if (PG_NARGS() > 10 && !PG_ARGISNULL(10))
 		replay_warm(&learner, text_to_cstring(PG_GETARG_TEXT_PP(10)), &data, lambda);
+	source_add_tags(&data, &learner.sel->cfg);
 
 	progress_begin("replay", NULL, rounds, "rounds");
 	for (int t = 0; t < rounds; t++)

@@ -7,7 +7,8 @@
  *
  * Columns are taken by position, not by name, so that any query whose
  * columns are in this order will do.  A NULL reward means that the arm has
- * no outcome on that row; a NULL or empty costs array means no costs.
+ * no outcome on that row; a NULL or empty costs array means no costs.  A
+ * last column named "tags" (text[]) gives each row's tags (model/tags.c).
  */
 #include "postgres.h"
 
@@ -20,6 +21,7 @@
 #include "utils/memutils.h"
 
 #include "model/context.h"
+#include "model/tags.h"
 #include "pg/spi_util.h"
 #include "pg/progress.h"
 #include "eval/eval.h"
@@ -125,6 +127,58 @@ source_context(ReplayData *data, HeapTuple row, TupleDesc desc, int i, MemoryCon
 	memcpy(data->contexts + (Size) i * data->dim, x, sizeof(double) * n);
 }
 
+/*
+ * The "tags" column of desc (text[], last), or 0 for none; tags (nrows)
+ * gets its rows, checked, in the caller's memory.
+ */
+static int
+source_tags_column(ReplayData *data, TupleDesc desc, MemoryContext caller)
+{
+	int			col = SPI_fnumber(desc, "tags");
+
+	if (col <= 0)
+		return 0;
+	if (col != desc->natts || SPI_gettypeid(desc, col) != TEXTARRAYOID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("%s column \"tags\" must be the last column and text[], not column %d of type %s",
+						data->label, col, format_type_be(SPI_gettypeid(desc, col)))));
+	data->tags = MemoryContextAllocZero(caller, sizeof(ArrayType *) * Max(data->nrows, 1));
+	for (int i = 0; i < data->nrows; i++)
+	{
+		bool		isnull;
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[i], desc, col, &isnull);
+		MemoryContext old = MemoryContextSwitchTo(caller);
+
+		data->tags[i] = tags_checked(isnull ? NULL : DatumGetArrayTypePCopy(d));
+		MemoryContextSwitchTo(old);
+	}
+	return col;
+}
+
+/*
+ * The contexts of data as cfg's policies read them before
+ * context_prepare(): each row's embedding, then its tags' buckets.
+ */
+void
+source_add_tags(ReplayData *data, const SelectorConfig *cfg)
+{
+	double	   *x;
+
+	if (cfg->dim == data->dim)
+		return;
+	x = source_alloc(data, GetMemoryChunkContext(data->contexts), (Size) data->nrows * cfg->dim,
+					 sizeof(double), "contexts");
+	for (int i = 0; i < data->nrows; i++)
+	{
+		memcpy(x + (Size) i * cfg->dim, data->contexts + (Size) i * data->dim, sizeof(double) * data->dim);
+		tags_buckets(cfg, data->tags ? data->tags[i] : NULL, x + (Size) i * cfg->dim + data->dim);
+	}
+	pfree(data->contexts);
+	data->contexts = x;
+	data->dim = cfg->dim;
+}
+
 /* Row i's rewards (the first row sets narms and allocates the per-arm arrays). */
 static void
 source_rewards(ReplayData *data, HeapTuple row, TupleDesc desc, int i, MemoryContext caller,
@@ -193,6 +247,7 @@ source_load(const char *source, const char *label, bool with_expected, ReplayDat
 	int			has_costs,
 				has_expected;
 	int			max_columns = with_expected ? 4 : 3;
+	int			ncolumns;
 
 	memset(data, 0, sizeof(ReplayData));
 	data->label = label;
@@ -202,21 +257,22 @@ source_load(const char *source, const char *label, bool with_expected, ReplayDat
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s must be a SELECT query", label)));
 	desc = SPI_tuptable->tupdesc;
-	if (desc->natts < 2 || desc->natts > max_columns)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("%s yields %d columns, expected (context, rewards[, costs%s])",
-						label, desc->natts, with_expected ? "[, expected]" : "")));
-	array_column(data, desc, 1, "context", with_expected);
-	array_column(data, desc, 2, "rewards", with_expected);
-	has_costs = desc->natts >= 3 ? array_column(data, desc, 3, "costs", with_expected) : 0;
-	has_expected = desc->natts == 4 ? array_column(data, desc, 4, "expected", with_expected) : 0;
 	if (SPI_processed == 0 || SPI_processed > INT_MAX / 2)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s yields %lu rows", label, (unsigned long) SPI_processed)));
-
 	data->nrows = (int) SPI_processed;
+	ncolumns = desc->natts - (source_tags_column(data, desc, caller) > 0);
+	if (ncolumns < 2 || ncolumns > max_columns)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("%s yields %d columns, expected (context, rewards[, costs%s][, tags])",
+						label, desc->natts, with_expected ? "[, expected]" : "")));
+	array_column(data, desc, 1, "context", with_expected);
+	array_column(data, desc, 2, "rewards", with_expected);
+	has_costs = ncolumns >= 3 ? array_column(data, desc, 3, "costs", with_expected) : 0;
+	has_expected = ncolumns == 4 ? array_column(data, desc, 4, "expected", with_expected) : 0;
+
 	for (int i = 0; i < data->nrows; i++)
 	{
 		HeapTuple	row = SPI_tuptable->vals[i];
@@ -241,7 +297,7 @@ float8_array_datum(const double *x, int n)
 
 /*
  * _source_rows(source): the rows of an outcome table in fixed columns (row,
- * context, rewards, costs), checked as replay() checks its source; rewards
+ * context, rewards, costs, tags), checked as replay() checks its source; rewards
  * keep their NULLs, costs is NULL where the row gives none.
  */
 Datum
@@ -256,8 +312,8 @@ model_select_source_rows(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	for (int i = 0; i < data.nrows; i++)
 	{
-		Datum		values[4];
-		bool		nulls[4] = {false};
+		Datum		values[5];
+		bool		nulls[5] = {false};
 		Datum	   *r = palloc(sizeof(Datum) * data.narms);
 		bool	   *rnull = palloc(sizeof(bool) * data.narms);
 		int			dims[1] = {data.narms};
@@ -278,6 +334,8 @@ model_select_source_rows(PG_FUNCTION_ARGS)
 			values[3] = float8_array_datum(data.costs + (Size) i * data.narms, data.narms);
 		else
 			nulls[3] = true;
+		values[4] = PointerGetDatum(data.tags ? data.tags[i] : NULL);
+		nulls[4] = data.tags == NULL || data.tags[i] == NULL;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	/* warm_start's total: a reward per available element (active arms: at most) */

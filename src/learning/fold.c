@@ -23,6 +23,7 @@
 #include "model/reward_value.h"
 #include "model/state_store.h"
 #include "model/table_decisions.h"
+#include "model/tags.h"
 #include "learning/fold.h"
 #include "model/clock_ops.h"
 #include "model/registry.h"
@@ -92,7 +93,8 @@ fold_row_position(SPITupleTable *tt, uint64 row)
 }
 
 /*
- * Row i's context as stored: its own float8[], or its decision's.  A reward
+ * Row i's context as stored, and its tags (*tags, NULL for none): its own,
+ * or its decision's.  A reward
  * by decision_id stores none (FOLD_CONTEXT): the SQL that reads the log
  * joins its decision's, but the readers, which read the log through its
  * index (selector_load.c), leave it NULL, and it is read here, through the
@@ -103,7 +105,7 @@ fold_row_position(SPITupleTable *tt, uint64 row)
  * context_from_array() reads it as the same float8 values.
  */
 static Datum
-row_context(SPITupleTable *tt, uint64 i, Relation *decisions)
+row_context(SPITupleTable *tt, uint64 i, Relation *decisions, ArrayType **tags)
 {
 	Datum		context[DECISIONS_NCOLUMNS];
 	bool		context_null[DECISIONS_NCOLUMNS];
@@ -112,7 +114,12 @@ row_context(SPITupleTable *tt, uint64 i, Relation *decisions)
 	Datum		decision;
 
 	if (!isnull)
+	{
+		Datum		row_tags = SPI_getbinval(tt->vals[i], tt->tupdesc, FOLD_COL_TAGS, &isnull);
+
+		*tags = isnull ? NULL : DatumGetArrayTypeP(row_tags);
 		return ctx;
+	}
 	decision = SPI_getbinval(tt->vals[i], tt->tupdesc, FOLD_COL_DECISION, &isnull);
 	if (*decisions == NULL && !isnull)
 		*decisions = own_table_open("decisions");
@@ -122,6 +129,7 @@ row_context(SPITupleTable *tt, uint64 i, Relation *decisions)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("a logged reward has no context and no decision that holds one")));
+	*tags = context_null[DECISIONS_TAGS] ? NULL : DatumGetArrayTypeP(context[DECISIONS_TAGS]);
 	return context_null[DECISIONS_CONTEXT] ? context[DECISIONS_CONTEXT_REAL] : context[DECISIONS_CONTEXT];
 }
 
@@ -138,7 +146,9 @@ row_value(StateFold *f, SPITupleTable *tt, uint64 i, double *x, Relation *decisi
 				cost_null;
 	double		reward = DatumGetFloat8(SPI_getbinval(row, tt->tupdesc, FOLD_COL_REWARD, &isnull));
 	Datum		cost = SPI_getbinval(row, tt->tupdesc, FOLD_COL_COST, &cost_null);
-	double	   *raw = context_from_array(DatumGetArrayTypeP(row_context(tt, i, decisions)), f->cfg->dim);
+	ArrayType  *tags;
+	ArrayType  *context = DatumGetArrayTypeP(row_context(tt, i, decisions, &tags));
+	double	   *raw = context_read(f->cfg, context, tags);
 
 	/* a log checked under other settings may hold what these refuse */
 	if (!(reward >= f->cfg->reward_min && reward <= f->cfg->reward_max))

@@ -81,7 +81,11 @@ typedef struct StateFold
 #define FOLD_CONTEXT \
 	"COALESCE(r.context, (SELECT COALESCE(d.context, d.context_real::pg_catalog.float8[])" \
 	" FROM model_select.decisions d WHERE d.decision_id = r.decision_id)) AS context"
-#define FOLD_COLUMNS "r.tx, r.seq, " FOLD_CONTEXT ", r.reward, r.cost, r.decision_id"
+/* the tags that go with the context: the row's own, or its decision's */
+#define FOLD_TAGS \
+	"CASE WHEN r.context IS NULL THEN (SELECT d.tags FROM model_select.decisions d" \
+	" WHERE d.decision_id = r.decision_id) ELSE r.tags END AS tags"
+#define FOLD_COLUMNS "r.tx, r.seq, " FOLD_CONTEXT ", r.reward, r.cost, r.decision_id, " FOLD_TAGS
 
 /* Their places, 1-based as SPI numbers columns (a values array: place - 1). */
 typedef enum FoldColumn
@@ -92,7 +96,8 @@ typedef enum FoldColumn
 	FOLD_COL_REWARD,
 	FOLD_COL_COST,
 	FOLD_COL_DECISION,
-	FOLD_NCOLUMNS = FOLD_COL_DECISION,
+	FOLD_COL_TAGS,
+	FOLD_NCOLUMNS = FOLD_COL_TAGS,
 	/* after them: a row's tick (ClockOps.tick; none on the arm's clock) */
 	FOLD_COL_TICK,
 	/* then, in rows of several arms, the arm's (a reader's: its index + 1; else its id) */

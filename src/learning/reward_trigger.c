@@ -27,6 +27,7 @@
 #include "pg/index_read.h"
 #include "model/log_table.h"
 #include "model/context.h"
+#include "model/tags.h"
 #include "model/reward_value.h"
 #include "pg/owner.h"
 #include "model/privilege.h"
@@ -54,11 +55,12 @@ typedef struct RewardColumns
 	int			tx;
 	int			seq;
 	int			reward_id;
+	int			tags;
 } RewardColumns;
 
 static const char *const reward_column_names[] = {
 	"selector", "arm", "context", "selector_id", "arm_id", "decision_id", "reward", "cost", "tx", "seq",
-	"reward_id"
+	"reward_id", "tags"
 };
 
 /* Resolved identity of the reward's arm. */
@@ -71,6 +73,7 @@ typedef struct RewardTarget
 	bool		active;
 	TimestampTz retired_at;		/* DT_NOEND while active */
 	Datum		context;		/* from the decision, or (Datum) 0 */
+	ArrayType  *tags;			/* the decision's, or the reward's; NULL: none */
 } RewardTarget;
 
 /*
@@ -103,6 +106,7 @@ target_from_decision(int64 decision_id, RewardTarget *t)
 	t->arm_id = DatumGetInt32(values[DECISIONS_ARM_ID]);
 	/* stored once: float8[], or real[] when no value needs more */
 	t->context = nulls[DECISIONS_CONTEXT] ? values[DECISIONS_CONTEXT_REAL] : values[DECISIONS_CONTEXT];
+	t->tags = nulls[DECISIONS_TAGS] ? NULL : DatumGetArrayTypeP(values[DECISIONS_TAGS]);
 	/* the decision's foreign keys hold its selector and arm */
 	if (!own_row_by_key(selectors, "selector_id", F_INT4EQ, Int32GetDatum(t->selector_id),
 						SELECTORS_NCOLUMNS, selectors_columns, values, nulls))
@@ -155,10 +159,18 @@ resolve_target(HeapTuple tuple, TupleDesc desc, const RewardColumns *c, RewardTa
 	Datum		decision = SPI_getbinval(tuple, desc, c->decision_id, &isnull);
 	char	   *selector = spi_text_column(tuple, desc, c->selector);
 	char	   *arm = spi_text_column(tuple, desc, c->arm);
+	bool		tags_null;
+	Datum		tags = SPI_getbinval(tuple, desc, c->tags, &tags_null);
+	ArrayType  *own_tags = tags_checked(tags_null ? NULL : DatumGetArrayTypeP(tags));
 
 	if (!isnull)
 	{
 		target_from_decision(DatumGetInt64(decision), t);
+		if (own_tags != NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("a reward for a decision takes its tags from the decision"),
+					 errhint("Leave tags NULL when decision_id is given.")));
 		/* a context equal to the decision's is accepted: pg_dump's rows have it */
 		if (!context_null && !same_context(*context, t->context))
 			ereport(ERROR,
@@ -179,6 +191,7 @@ resolve_target(HeapTuple tuple, TupleDesc desc, const RewardColumns *c, RewardTa
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("a reward needs either decision_id or all of selector, arm and context")));
 		target_from_names(selector, arm, t);
+		t->tags = own_tags;
 	}
 	if (!t->active && !log_row_predates_retirement(tuple, desc, c->arm_id, t->retired_at))
 		ereport(ERROR,
@@ -269,9 +282,9 @@ resolve_row(TriggerData *td)
 	 * the decision's, fold.h); another stores it as float8[].
 	 */
 	{
-		double	   *x = context_from_array(DatumGetArrayTypeP(context), cfg.dim);
+		double	   *x = context_read(&cfg, DatumGetArrayTypeP(context), t.tags);
 
-		context = t.context != (Datum) 0 ? (Datum) 0 : PointerGetDatum(float8_array(x, NULL, cfg.dim));
+		context = t.context != (Datum) 0 ? (Datum) 0 : PointerGetDatum(float8_array(x, NULL, cfg.embed_dim));
 		context_prepare(&cfg, x);
 	}
 	check_reward_values(&cfg, tuple, desc, &c);

@@ -22,6 +22,7 @@
 #include "model/codebook.h"
 #include "model/selector_lock.h"
 #include "model/registry.h"
+#include "model/settings.h"
 #include "pg/owner.h"
 
 
@@ -169,10 +170,10 @@ config_resolve(SelectorConfig *cfg, const ConfigColumns *c)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->selector_id = c->selector_id;
-	cfg->dim = c->dim;
 	cfg->policy = policy_from_name(c->policy);
 	cfg->kernel = kernel_from_name(cfg->policy, c->kernel);
 	settings_resolve(cfg, c->settings);
+	config_set_dim(cfg, c->dim);
 	cfg->seed = (uint64) c->seed;
 	cfg->settings_version = c->settings_version;
 	cfg->centroids = codebook_centroids(cfg);

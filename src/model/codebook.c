@@ -34,6 +34,7 @@
 #include "math/kmeans.h"
 #include "model/codebook.h"
 #include "model/context.h"
+#include "model/tags.h"
 #include "pg/index_read.h"
 
 /* The centroids this backend read of a selector, for one settings_version. */
@@ -161,9 +162,9 @@ codebook_read(const SelectorConfig *cfg, MemoryContext cxt)
 	{
 		arr = DatumGetArrayTypeP(values[CODEBOOK_CENTROIDS]);
 		if (ARR_ELEMTYPE(arr) == FLOAT8OID && ARR_NDIM(arr) == 2 && !ARR_HASNULL(arr) &&
-			ARR_DIMS(arr)[0] == cfg->codebook && ARR_DIMS(arr)[1] == cfg->dim)
+			ARR_DIMS(arr)[0] == cfg->codebook && ARR_DIMS(arr)[1] == cfg->embed_dim)
 		{
-			Size		bytes = sizeof(double) * (Size) cfg->codebook * cfg->dim;
+			Size		bytes = sizeof(double) * (Size) cfg->codebook * cfg->embed_dim;
 
 			centroids = MemoryContextAlloc(cxt, bytes);
 			memcpy(centroids, ARR_DATA_PTR(arr), bytes);
@@ -229,7 +230,7 @@ codebook_features(const SelectorConfig *cfg, const double *x, double *onehot)
 {
 	memset(onehot, 0, sizeof(double) * cfg->codebook);
 	if (cfg->centroids != NULL)
-		onehot[kmeans_nearest(cfg->codebook, cfg->dim, cfg->centroids, x)] = sqrt(cfg->intercept);
+		onehot[kmeans_nearest(cfg->codebook, cfg->embed_dim, cfg->centroids, x)] = sqrt(cfg->intercept);
 }
 
 /*
@@ -240,28 +241,30 @@ codebook_features(const SelectorConfig *cfg, const double *x, double *onehot)
 int
 codebook_max_rows(const SelectorConfig *cfg)
 {
-	double		rows = Min(CODEBOOK_MAX_WORK / ((double) cfg->codebook * cfg->dim),
-						   (double) (MaxAllocSize / 2) / (sizeof(double) * cfg->dim));
+	double		rows = Min(CODEBOOK_MAX_WORK / ((double) cfg->codebook * cfg->embed_dim),
+						   (double) (MaxAllocSize / 2) / (sizeof(double) * cfg->embed_dim));
 
 	return (int) Max(Min(rows, CODEBOOK_MAX_ROWS), cfg->codebook);
 }
 
 /*
- * Centroids (codebook × dim, palloc'd) fitted to n contexts as given (n ≥
+ * Centroids (codebook × dim, palloc'd) fitted to n embeddings as given (n ≥
  * codebook), prepared first as a route prepares them: the space the one-hot
  * is taken in.
  */
 double *
 codebook_fit(const SelectorConfig *cfg, int n, const double *contexts)
 {
-	Size		size = (Size) n * cfg->dim;
+	Size		size = (Size) n * cfg->embed_dim;
 	double	   *prepared = palloc(sizeof(double) * size);
-	double	   *centroids = palloc(sizeof(double) * (Size) cfg->codebook * cfg->dim);
+	double	   *centroids = palloc(sizeof(double) * (Size) cfg->codebook * cfg->embed_dim);
+
+	SelectorConfig embedding = config_untagged(cfg);
 
 	memcpy(prepared, contexts, sizeof(double) * size);
 	for (int i = 0; i < n; i++)
-		context_prepare(cfg, prepared + (Size) i * cfg->dim);
-	kmeans_fit(n, cfg->dim, prepared, cfg->codebook, cfg->seed, centroids);
+		context_prepare(&embedding, prepared + (Size) i * cfg->embed_dim);
+	kmeans_fit(n, cfg->embed_dim, prepared, cfg->codebook, cfg->seed, centroids);
 	pfree(prepared);
 	return centroids;
 }

@@ -56,7 +56,7 @@ source_contexts(const SelectorConfig *cfg, const char *source, int *n)
 				 errmsg("fit_codebook: the source's first column must be an array of numbers, not %s",
 						format_type_be(SPI_gettypeid(desc, SOURCE_CONTEXT_COLUMN)))));
 	*n = (int) SPI_processed;
-	X = MemoryContextAlloc(caller, sizeof(double) * Max(*n, 1) * (Size) cfg->dim);
+	X = MemoryContextAlloc(caller, sizeof(double) * Max(*n, 1) * (Size) cfg->embed_dim);
 	for (int i = 0; i < *n; i++)
 	{
 		bool		isnull;
@@ -67,8 +67,8 @@ source_contexts(const SelectorConfig *cfg, const char *source, int *n)
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("fit_codebook: the context of the source's row %d is NULL", i + 1)));
-		x = context_from_array(DatumGetArrayTypeP(d), cfg->dim);
-		memcpy(X + (Size) i * cfg->dim, x, sizeof(double) * cfg->dim);
+		x = context_from_array(DatumGetArrayTypeP(d), cfg->embed_dim);
+		memcpy(X + (Size) i * cfg->embed_dim, x, sizeof(double) * cfg->embed_dim);
 		pfree(x);
 	}
 	spi_finish(spi_level);
@@ -102,7 +102,7 @@ codebook_store(void *arg)
 {
 	CodebookFit *fit = arg;
 	int			k = fit->cfg.codebook;
-	int			dim = fit->cfg.dim;
+	int			dim = fit->cfg.embed_dim;
 	Datum	   *elems = palloc(sizeof(Datum) * (Size) k * dim);
 	int			dims[2] = {k, dim};
 	int			lbs[2] = {1, 1};

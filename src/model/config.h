@@ -88,13 +88,23 @@ typedef enum ClockKind
 /* The most centroids a codebook may have. */
 #define MAX_CODEBOOK 64
 
+/* Most buckets tags may hash into (tags.c). */
+#define MAX_TAG_BUCKETS 1024
+
 /* Most regularisers a dmm/cmm grid may list. */
 #define MAX_GRID 16
 
 typedef struct SelectorConfig
 {
 	int32		selector_id;
+	/*
+	 * dim: the length of a context as the policies see it, the embedding's
+	 * embed_dim values then tag_buckets (tags.c); 0 buckets for the
+	 * policies that do not use the context
+	 */
 	int32		dim;
+	int32		embed_dim;
+	int32		tag_buckets;
 	PolicyKind	policy;
 	KernelKind	kernel;
 	uint64		seed;

@@ -229,38 +229,42 @@ check_magnitude(const SelectorConfig *cfg, const double *x)
 }
 
 /*
- * Apply the selector's input transformation (L2 normalisation) in place, or
- * check that an unnormalised context is small enough to learn from.  The
- * norm is taken of x / max|x_i| so that neither huge nor tiny finite vectors
- * overflow or underflow.
+ * Apply the selector's input transformation in place: L2 normalisation of
+ * the embedding, or a check that an unnormalised context is small enough
+ * to learn from; then the tags' buckets (tags.c) scaled as the intercept
+ * feature.  The norm is taken of x / max|x_i| so that neither huge nor tiny
+ * finite vectors overflow or underflow.
  */
 void
 context_prepare(const SelectorConfig *cfg, double *x)
 {
 	double		scale = 0.0,
 				norm = 0.0;
+	int			e = cfg->embed_dim;
 
 	if (!policy_ops(cfg->policy)->uses_context)
 		return;
+	for (int j = e; j < cfg->dim; j++)
+		x[j] *= sqrt(cfg->intercept);
 	if (!cfg->normalize)
 	{
 		check_magnitude(cfg, x);
 		return;
 	}
-	for (int i = 0; i < cfg->dim; i++)
+	for (int i = 0; i < e; i++)
 		scale = Max(scale, fabs(x[i]));
 	if (scale == 0.0)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
 				 errmsg("cannot normalise a zero context"),
 				 errhint("Pass a non-zero embedding, or set \"normalize\": false.")));
-	for (int i = 0; i < cfg->dim; i++)
+	for (int i = 0; i < e; i++)
 	{
 		x[i] /= scale;
 		norm += x[i] * x[i];
 	}
 	norm = sqrt(norm);
-	for (int i = 0; i < cfg->dim; i++)
+	for (int i = 0; i < e; i++)
 		x[i] /= norm;
 }
 

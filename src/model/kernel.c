@@ -60,9 +60,28 @@ laplacian(const SelectorConfig *cfg, const double *x, const double *y)
 {
 	double		l1 = 0.0;
 
-	for (int j = 0; j < cfg->dim; j++)
+	for (int j = 0; j < cfg->embed_dim; j++)
 		l1 += fabs(x[j] - y[j]);
 	return exp(-l1 / cfg->bandwidth);
+}
+
+/*
+ * k'(x, y) of contexts with tag buckets (model/tags.c): the kernel of the
+ * embeddings, the intercept, and the inner product of the buckets (scaled
+ * as the intercept: intercept × the tags x and y share), so that each tag is
+ * an intercept of its own.  Row by row, in one order for every caller.
+ */
+static double
+kernel_tagged(const SelectorConfig *cfg, const double *x, const double *y)
+{
+	int			e = cfg->embed_dim;
+	double		k;
+
+	if (cfg->kernel == KERNEL_LAPLACIAN)
+		k = laplacian(cfg, x, y);
+	else
+		k = kernel_of_inner(cfg, dot(e, x, y), dot(e, x, x), dot(e, y, y));
+	return k + cfg->intercept + dot(cfg->tag_buckets, x + e, y + e);
 }
 
 /*
@@ -77,6 +96,12 @@ kernel_vector(const SelectorConfig *cfg, int n, const double *X,
 
 	if (n == 0)
 		return;
+	if (cfg->tag_buckets > 0)
+	{
+		for (int i = 0; i < n; i++)
+			out[i] = kernel_tagged(cfg, X + (Size) i * cfg->dim, y);
+		return;
+	}
 	if (cfg->kernel == KERNEL_LAPLACIAN)
 	{
 		for (int i = 0; i < n; i++)
@@ -104,7 +129,7 @@ kernel_block(const SelectorConfig *cfg, int n, const double *X, const double *sq
 {
 	if (n == 0 || m == 0)
 		return;
-	if (cfg->kernel == KERNEL_LAPLACIAN)
+	if (cfg->kernel == KERNEL_LAPLACIAN || cfg->tag_buckets > 0)
 	{
 		for (int t = 0; t < m; t++)
 			kernel_vector(cfg, n, X, sqnorms, Y + (Size) t * cfg->dim, out + (Size) t * n);
@@ -133,6 +158,8 @@ kernel_self(const SelectorConfig *cfg, const double *y)
 {
 	double		sq_y;
 
+	if (cfg->tag_buckets > 0)
+		return kernel_tagged(cfg, y, y);
 	if (cfg->kernel == KERNEL_LAPLACIAN)
 		return 1.0 + cfg->intercept;
 	sq_y = dot(cfg->dim, y, y);

@@ -109,12 +109,13 @@ kernel_from_name(PolicyKind policy, const char *name)
 /*
  * The features a linear model of a selector reads from a prepared context
  * (lin_ucb, rff_ucb and the cascade's link model): the context itself, or
- * its random Fourier features (policy_features(), policy/registry.c).
+ * its random Fourier features and its tag buckets (policy_features(),
+ * policy/registry.c).
  */
 int
 policy_feature_count(const SelectorConfig *cfg)
 {
-	return policy_ops(cfg->policy)->random_features ? 2 * cfg->features : cfg->dim;
+	return policy_ops(cfg->policy)->random_features ? 2 * cfg->features + cfg->tag_buckets : cfg->dim;
 }
 
 /*

@@ -82,6 +82,9 @@ const SettingDef setting_defs[] = {
 	{"retain", SETTING_RETAIN, offsetof(SelectorConfig, retain), 0, 0, false, 1e9, FOR_ALL, NULL, false, true},
 	{"decision_ttl", SETTING_INTERVAL, offsetof(SelectorConfig, decision_ttl), 0, 0, false, MAX_DURATION, FOR_ALL,
 	NULL, false, true},
+	/* the space of tags (model/tags.c): lin_ucb's default 16, the others' none */
+	{"tag_buckets", SETTING_INTEGER, offsetof(SelectorConfig, tag_buckets), 0, 0, false, MAX_TAG_BUCKETS,
+	FOR_CONTEXTUAL},
 };
 
 StaticAssertDecl(lengthof(setting_defs) == N_SETTINGS, "N_SETTINGS counts setting_defs");
@@ -123,6 +126,20 @@ setting_default(const SelectorConfig *cfg, const SettingDef *def)
 		if (strcmp(d->name, def->name) == 0)
 			return d->value;
 	return def->default_value;
+}
+
+/*
+ * Set the dimensions of cfg (its policy and settings resolved): the
+ * embedding's, and the policies' (the embedding, then the tag buckets of a
+ * contextual policy, model/tags.c; the others ignore tags).
+ */
+void
+config_set_dim(SelectorConfig *cfg, int32 embed_dim)
+{
+	if (!policy_ops(cfg->policy)->uses_context)
+		cfg->tag_buckets = 0;
+	cfg->embed_dim = embed_dim;
+	cfg->dim = embed_dim + cfg->tag_buckets;
 }
 
 /* Does cfg forget (a window, a discount or restarts), so that its clock counts? */
@@ -537,7 +554,7 @@ model_select_resolve_settings(PG_FUNCTION_ARGS)
 						 "or \"clock\": \"time\" to count seconds.")));
 	if (PG_NARGS() > 3 && !PG_ARGISNULL(3))
 	{
-		cfg.dim = PG_GETARG_INT32(3);
+		config_set_dim(&cfg, PG_GETARG_INT32(3));
 		state_check_limits(&cfg);
 	}
 	PG_RETURN_JSONB_P(settings_to_jsonb(&cfg));

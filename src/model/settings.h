@@ -12,6 +12,7 @@
 
 extern const char *kernel_name(KernelKind kernel);
 extern void settings_resolve(SelectorConfig *cfg, Jsonb *settings);
+extern void config_set_dim(SelectorConfig *cfg, int32 embed_dim);
 extern void settings_resolve_over(SelectorConfig *cfg, Jsonb *current, Jsonb *settings);
 extern Jsonb *settings_to_jsonb(const SelectorConfig *cfg);
 extern List *settings_keys(const SelectorConfig *cfg);

@@ -12,12 +12,14 @@ typedef enum DecisionsColumn
 	DECISIONS_ARM_ID,
 	DECISIONS_CONTEXT,			/* float8[], or NULL when context_real holds it */
 	DECISIONS_CONTEXT_REAL,		/* real[], when no value needs more */
+	DECISIONS_TAGS,				/* text[], NULL: none */
 	DECISIONS_NCOLUMNS
 } DecisionsColumn;
 
 static const char *const decisions_columns[DECISIONS_NCOLUMNS] = {
 	[DECISIONS_SELECTOR_ID] = "selector_id", [DECISIONS_ARM_ID] = "arm_id",
-	[DECISIONS_CONTEXT] = "context", [DECISIONS_CONTEXT_REAL] = "context_real"
+	[DECISIONS_CONTEXT] = "context", [DECISIONS_CONTEXT_REAL] = "context_real",
+	[DECISIONS_TAGS] = "tags"
 };
 
 #endif

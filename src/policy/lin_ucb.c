@@ -35,6 +35,10 @@
  * (model/codebook.c): all zeros while none is fitted, which leaves every
  * score as without.  Once fitted, x is scaled by 1/√codebook_shrink.
  *
+ * With "tag_buckets" > 0, x (and for rff_ucb φ(x)) is followed by the
+ * context's tag buckets, scaled as the intercept (model/tags.c): offsets per
+ * tag, which the codebook's shrink leaves alone.
+ *
  * With "share" s > 0 (confidence fixed) the arms share a prior mean: arm a's
  * weights are the ridge regression towards s·w₀, where w₀ = (αI + Σ_a G_a)⁻¹
  * Σ_a b_a is the ridge regression on every arm's rewards (G_a = Σ zzᵀ of
@@ -97,7 +101,8 @@ features_after(const SelectorConfig *cfg, const double *x, double *z)
 	{
 		double		scale = 1.0 / sqrt(cfg->codebook_shrink);
 
-		for (int j = 0; j < own; j++)
+		/* the embedding's features; the tags' (the last of own) are offsets like the regions' */
+		for (int j = 0; j < own - cfg->tag_buckets; j++)
 			z[j] *= scale;
 	}
 }
@@ -555,14 +560,16 @@ static const char *const lin_ucb_settings[] = {"share", "noise_prior", "codebook
  * lin_ucb's own defaults, the library's default router: a ridge 20 times the
  * table's, a bias feature √10, a radius 2 times the noise scale each arm
  * learns from its residuals (5 pseudo-rewards of unit variance as prior),
- * and a codebook of 8 centroids, which warm_start() fits.
+ * a codebook of 8 centroids, which warm_start() fits, and 16 buckets for
+ * tags (model/tags.c).
  * On RouterDC's seven models (bench/quality_routerdc7.sql) they beat the
  * best single model cold and warm-started, where the table's (alpha 1,
  * intercept 1, eta 0.5) lock in on early rewards cold
  * (docs/offline-evaluation.md#the-default).
  */
 static const PolicyDefault lin_ucb_defaults[] = {
-	{"alpha", 20}, {"intercept", 10}, {"eta", 2}, {"noise_prior", 5}, {"codebook", 8}, {NULL, 0}
+	{"alpha", 20}, {"intercept", 10}, {"eta", 2}, {"noise_prior", 5}, {"codebook", 8}, {"tag_buckets", 16},
+	{NULL, 0}
 };
 
 const PolicyOps lin_ucb_ops = {

@@ -31,13 +31,16 @@ StaticAssertDecl(lengthof(policy_registry) == POLICY_COUNT, "one registry entry 
 /*
  * A prepared context's features for a linear model of a selector (lin_ucb,
  * rff_ucb and the cascade's link model), policy_feature_count() of them:
- * the context itself, or its random Fourier features.
+ * the context itself, or its random Fourier features and its tag buckets.
  */
 void
 policy_features(const SelectorConfig *cfg, const double *x, double *z)
 {
 	if (policy_ops(cfg->policy)->random_features)
+	{
 		rff_features(cfg, x, z);
+		memcpy(z + 2 * cfg->features, x + cfg->embed_dim, sizeof(double) * cfg->tag_buckets);
+	}
 	else
 		memcpy(z, x, sizeof(double) * cfg->dim);
 }
@@ -47,7 +50,12 @@ void
 policy_features_block(const SelectorConfig *cfg, int m, const double *X, double *Z, int ldz)
 {
 	if (policy_ops(cfg->policy)->random_features)
+	{
 		rff_features_block(cfg, m, X, Z, ldz);
+		for (int t = 0; t < m; t++)
+			memcpy(Z + (Size) t * ldz + 2 * cfg->features, X + (Size) t * cfg->dim + cfg->embed_dim,
+				   sizeof(double) * cfg->tag_buckets);
+	}
 	else
 		for (int t = 0; t < m; t++)
 			memcpy(Z + (Size) t * ldz, X + (Size) t * cfg->dim, sizeof(double) * cfg->dim);

@@ -58,7 +58,7 @@ draw_frequencies(const SelectorConfig *cfg, double *W)
 	prng_seed(&rng, mix64(cfg->seed ^ UINT64_C(0x7266665f66726571)));
 	for (int j = 0; j < cfg->features; j++)
 	{
-		double	   *w = W + (Size) j * cfg->dim;
+		double	   *w = W + (Size) j * cfg->embed_dim;
 		double		scale = 1.0 / cfg->bandwidth;
 
 		if (cfg->kernel == KERNEL_MATERN)
@@ -73,7 +73,7 @@ draw_frequencies(const SelectorConfig *cfg, double *W)
 			}
 			scale *= sqrt(dof / chi2);
 		}
-		for (int i = 0; i < cfg->dim; i++)
+		for (int i = 0; i < cfg->embed_dim; i++)
 			w[i] = cfg->kernel == KERNEL_LAPLACIAN
 				? tan(M_PI * (prng_uniform(&rng) - 0.5)) * scale
 				: prng_normal(&rng) * scale;
@@ -83,7 +83,7 @@ draw_frequencies(const SelectorConfig *cfg, double *W)
 static bool
 cache_matches(const FrequencyCache *c, const SelectorConfig *cfg)
 {
-	return c->valid && c->cfg.seed == cfg->seed && c->cfg.dim == cfg->dim &&
+	return c->valid && c->cfg.seed == cfg->seed && c->cfg.embed_dim == cfg->embed_dim &&
 		c->cfg.features == cfg->features && c->cfg.kernel == cfg->kernel &&
 		c->cfg.bandwidth == cfg->bandwidth && (cfg->kernel != KERNEL_MATERN || c->cfg.nu == cfg->nu);
 }
@@ -103,7 +103,7 @@ frequencies(const SelectorConfig *cfg)
 		pfree(c->W);
 	c->valid = false;
 	c->W = MemoryContextAlloc(TopMemoryContext,
-							  sizeof(double) * (Size) cfg->features * cfg->dim);
+							  sizeof(double) * (Size) cfg->features * cfg->embed_dim);
 	draw_frequencies(cfg, c->W);
 	c->cfg = *cfg;
 	c->draw = ++frequency_draws;
@@ -114,7 +114,7 @@ frequencies(const SelectorConfig *cfg)
 static Size
 frequency_bytes(const FrequencyCache *c)
 {
-	return c->valid ? sizeof(double) * (Size) c->cfg.features * c->cfg.dim : 0;
+	return c->valid ? sizeof(double) * (Size) c->cfg.features * c->cfg.embed_dim : 0;
 }
 
 /* Memory held by the frequency matrices and the last features kept. */
@@ -171,19 +171,19 @@ remember_features(uint64 draw, const SelectorConfig *cfg, const double *x, const
 {
 	LastFeatures *last = &last_features;
 
-	if (last->x == NULL || last->dim != cfg->dim || last->features != cfg->features)
+	if (last->x == NULL || last->dim != cfg->embed_dim || last->features != cfg->features)
 	{
 		if (last->x != NULL)
 			pfree(last->x);
 		last->x = NULL;			/* until allocated again, should that fail */
 		last->draw = 0;
 		last->x = MemoryContextAlloc(TopMemoryContext,
-									 sizeof(double) * (Size) (cfg->dim + 2 * cfg->features));
-		last->phi = last->x + cfg->dim;
-		last->dim = cfg->dim;
+									 sizeof(double) * (Size) (cfg->embed_dim + 2 * cfg->features));
+		last->phi = last->x + cfg->embed_dim;
+		last->dim = cfg->embed_dim;
 		last->features = cfg->features;
 	}
-	memcpy(last->x, x, sizeof(double) * cfg->dim);
+	memcpy(last->x, x, sizeof(double) * cfg->embed_dim);
 	memcpy(last->phi, phi, sizeof(double) * 2 * cfg->features);
 	last->draw = draw;
 }
@@ -195,18 +195,19 @@ rff_features(const SelectorConfig *cfg, const double *x, double *phi)
 	const FrequencyCache *c = frequencies(cfg);
 	const LastFeatures *last = &last_features;
 
-	if (last->draw == c->draw && memcmp(last->x, x, sizeof(double) * cfg->dim) == 0)
+	if (last->draw == c->draw && memcmp(last->x, x, sizeof(double) * cfg->embed_dim) == 0)
 	{
 		memcpy(phi, last->phi, sizeof(double) * 2 * cfg->features);
 		return;
 	}
-	gemv_rows(cfg->features, cfg->dim, c->W, x, phi);
+	gemv_rows(cfg->features, cfg->embed_dim, c->W, x, phi);
 	features_from_angles(cfg->features, phi);
 	remember_features(c->draw, cfg, x, phi);
 }
 
 /*
- * Rows t of Phi (stride ldphi ≥ 2·features) = φ(x_t) for the m rows of X:
+ * Rows t of Phi (stride ldphi ≥ 2·features) = φ(x_t) for the m rows of X
+ * (contexts of cfg->dim values, of which φ reads the embedding):
  * the angles of four contexts at a time, each row of W read once for the
  * four, with rff_features()'s bits (not a BLAS GEMM, whose kernels round by
  * CPU).
@@ -214,7 +215,18 @@ rff_features(const SelectorConfig *cfg, const double *x, double *phi)
 void
 rff_features_block(const SelectorConfig *cfg, int m, const double *X, double *Phi, int ldphi)
 {
-	gemv_rows_block(cfg->features, cfg->dim, frequencies(cfg)->W, m, X, Phi, ldphi);
+	double	   *E = (double *) X;
+
+	/* the embeddings alone, where tag buckets follow them (model/tags.c) */
+	if (cfg->dim != cfg->embed_dim)
+	{
+		E = palloc(sizeof(double) * (Size) Max(m, 1) * cfg->embed_dim);
+		for (int t = 0; t < m; t++)
+			memcpy(E + (Size) t * cfg->embed_dim, X + (Size) t * cfg->dim, sizeof(double) * cfg->embed_dim);
+	}
+	gemv_rows_block(cfg->features, cfg->embed_dim, frequencies(cfg)->W, m, E, Phi, ldphi);
 	for (int t = 0; t < m; t++)
 		features_from_angles(cfg->features, Phi + (Size) t * ldphi);
+	if (E != X)
+		pfree(E);
 }

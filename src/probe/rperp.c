@@ -124,6 +124,9 @@ probe_load_run(int32 run_id, ProbeRun *run)
 	run->cfg.kernel = kernel_from_name(POLICY_PAK_UCB, spi_text(row, desc, RUN_KERNEL));
 	settings_resolve(&run->cfg, DatumGetJsonbP(spi_datum(row, desc, RUN_SETTINGS)));
 	run->cfg.seed = (uint64) spi_int64(row, desc, RUN_SEED);
+	/* pool prompts carry no tags */
+	run->cfg.tag_buckets = 0;
+	config_set_dim(&run->cfg, run->cfg.dim);
 }
 
 /*
@@ -165,7 +168,7 @@ pool_store_row(ProbeRun *run, const PoolRows *rows, int i)
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("a pool of %d prompts of %d elements is too large", rows->n, n)));
 	if (i == 0)
-		run->cfg.dim = n;
+		config_set_dim(&run->cfg, n);
 	else if (n != run->cfg.dim)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),

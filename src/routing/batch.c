@@ -24,6 +24,7 @@
 #include "utils/memutils.h"
 
 #include "model/context.h"
+#include "model/tags.h"
 #include "model/selector_lock.h"
 #include "pg/owner.h"
 #include "pg/spi_util.h"
@@ -44,7 +45,8 @@ typedef struct Block
 	int			m;
 	int64		keys[BATCH_ROWS];
 	bool		key_null[BATCH_ROWS];
-	double	   *rawX;			/* m × dim */
+	double	   *rawX;			/* m × dim (the embedding, then the tag buckets) */
+	ArrayType  *tags[BATCH_ROWS];	/* as checked; NULL: none */
 	ArmScore   *scores;			/* m × narms */
 	int			chosen[BATCH_ROWS];
 	int64		decision_ids[BATCH_ROWS];
@@ -54,12 +56,13 @@ typedef struct Block
  * The source must yield (integer key, array of numbers): each error names
  * the column and its type (a pgvector column needs its cast to real[]).
  */
-/* The columns of the source query, as route_batch() documents them: (key, context). */
+/* The columns of the source query, as route_batch() documents them: (key, context[, tags]). */
 enum
 {
 	SOURCE_KEY = 1,
 	SOURCE_CONTEXT,
-	SOURCE_NCOLUMNS = SOURCE_CONTEXT
+	SOURCE_TAGS,
+	SOURCE_NCOLUMNS = SOURCE_TAGS
 };
 
 static void
@@ -68,11 +71,16 @@ check_source_columns(TupleDesc desc)
 	Oid			key;
 	Oid			context;
 
-	if (desc->natts != SOURCE_NCOLUMNS)
+	if (desc->natts != SOURCE_NCOLUMNS && desc->natts != SOURCE_NCOLUMNS - 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("route_batch source must yield two columns (key integer, context), not %d",
+				 errmsg("route_batch source must yield two or three columns (key integer, context[, tags text[]]), not %d",
 						desc->natts)));
+	if (desc->natts == SOURCE_TAGS && SPI_gettypeid(desc, SOURCE_TAGS) != TEXTARRAYOID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("route_batch source column 3 (tags) must be text[], not %s",
+						format_type_be(SPI_gettypeid(desc, SOURCE_TAGS)))));
 	key = SPI_gettypeid(desc, SOURCE_KEY);
 	context = SPI_gettypeid(desc, SOURCE_CONTEXT);
 	if (key != INT2OID && key != INT4OID && key != INT8OID)
@@ -125,6 +133,9 @@ block_read(Block *b, SPITupleTable *tt, uint64 nrows)
 		bool		isnull;
 		Datum		key = SPI_getbinval(tt->vals[t], tt->tupdesc, SOURCE_KEY, &b->key_null[t]);
 		Datum		context = SPI_getbinval(tt->vals[t], tt->tupdesc, SOURCE_CONTEXT, &isnull);
+		bool		tags_null = true;
+		Datum		tags = tt->tupdesc->natts < SOURCE_TAGS ? (Datum) 0
+			: SPI_getbinval(tt->vals[t], tt->tupdesc, SOURCE_TAGS, &tags_null);
 		double	   *x;
 
 		row = b->before + t + 1;
@@ -133,12 +144,47 @@ block_read(Block *b, SPITupleTable *tt, uint64 nrows)
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("route_batch source row " INT64_FORMAT " has a NULL context", row)));
-		x = context_from_array(DatumGetArrayTypeP(context), dim);
+		b->tags[t] = tags_checked(tags_null ? NULL : DatumGetArrayTypePCopy(tags));
+		x = context_read(&b->sel->cfg, DatumGetArrayTypeP(context), b->tags[t]);
 		memcpy(b->rawX + (Size) t * dim, x, sizeof(double) * dim);
 		pfree(x);
 	}
 	error_context_stack = errcb.previous;
 	b->before += b->m;
+}
+
+/*
+ * The block's tags as three arguments of its INSERT: all of them in one
+ * text[] (args[0]), and each row's slice of it, from args[1][t] to
+ * args[2][t] (empty: none).
+ */
+static void
+block_tags_args(const Block *b, Datum *args)
+{
+	int			total = 0;
+	Datum	   *all;
+	Datum	   *lo = palloc(sizeof(Datum) * b->m);
+	Datum	   *hi = palloc(sizeof(Datum) * b->m);
+
+	for (int t = 0; t < b->m; t++)
+		total += b->tags[t] ? ArrayGetNItems(1, ARR_DIMS(b->tags[t])) : 0;
+	all = palloc(sizeof(Datum) * Max(total, 1));
+	total = 0;
+	for (int t = 0; t < b->m; t++)
+	{
+		Datum	   *elems = NULL;
+		int			n = 0;
+
+		if (b->tags[t])
+			deconstruct_array(b->tags[t], TEXTOID, -1, false, TYPALIGN_INT, &elems, NULL, &n);
+		lo[t] = Int32GetDatum(total + 1);
+		for (int i = 0; i < n; i++)
+			all[total++] = elems[i];
+		hi[t] = Int32GetDatum(total);
+	}
+	args[0] = PointerGetDatum(construct_array(all, total, TEXTOID, -1, false, TYPALIGN_INT));
+	args[1] = PointerGetDatum(construct_array(lo, b->m, INT4OID, 4, true, TYPALIGN_INT));
+	args[2] = PointerGetDatum(construct_array(hi, b->m, INT4OID, 4, true, TYPALIGN_INT));
 }
 
 /* Log the block's decisions in one INSERT (run as the extension owner). */
@@ -150,11 +196,12 @@ block_log(void *arg)
 	Block	   *b = arg;
 	const Selector *sel = b->sel;
 	int			dim = sel->cfg.dim;
-	Oid			types[13] = {INT4OID, INT4ARRAYOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID,
+	int			e = sel->cfg.embed_dim;
+	Oid			types[16] = {INT4OID, INT4ARRAYOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID,
 		INT4ARRAYOID, INT4ARRAYOID, FLOAT8ARRAYOID, FLOAT8OID, BOOLARRAYOID, FLOAT4ARRAYOID,
-	INT8ARRAYOID, XID8OID, INT8OID};
-	Datum		args[13];
-	char		nulls[14] = "             ";
+	INT8ARRAYOID, XID8OID, INT8OID, TEXTARRAYOID, INT4ARRAYOID, INT4ARRAYOID};
+	Datum		args[16];
+	char		nulls[17] = "                ";
 	Datum	   *arms = palloc(sizeof(Datum) * b->m);
 	double	   *ucb = palloc(sizeof(double) * b->m);
 	double	   *mean = palloc(sizeof(double) * b->m);
@@ -169,10 +216,12 @@ block_log(void *arg)
 		arms[t] = Int32GetDatum(sel->arms[b->chosen[t]].arm_id);
 		ucb[t] = s->ucb;
 		mean[t] = s->mean;
+		/* the embedding of row t; its tag buckets are not logged (its tags are) */
 		lo[t] = Int32GetDatum(t * dim + 1);
-		hi[t] = Int32GetDatum((t + 1) * dim);
-		real[t] = BoolGetDatum(context_is_real(b->rawX + (Size) t * dim, dim));
+		hi[t] = Int32GetDatum(t * dim + e);
+		real[t] = BoolGetDatum(context_is_real(b->rawX + (Size) t * dim, e));
 	}
+	block_tags_args(b, args + 13);
 	args[0] = Int32GetDatum(sel->cfg.selector_id);
 	args[1] = PointerGetDatum(construct_array(arms, b->m, INT4OID, 4, true, TYPALIGN_INT));
 	args[2] = PointerGetDatum(float8_array(ucb, NULL, b->m));
@@ -192,14 +241,16 @@ block_log(void *arg)
 	/* rows are inserted, and their ids drawn, in ordinality order */
 	spi_execute(spi_plan(&plan,
 						 "INSERT INTO model_select.decisions(selector_id, arm_id, context, context_real, score,"
-						 " mean, cost_weight, versions, own_tx, own_seq)"
+						 " mean, cost_weight, versions, own_tx, own_seq, tags)"
 						 " SELECT $1, u.arm, CASE WHEN NOT u.r THEN $7[u.lo:u.hi] END,"
-						 " CASE WHEN u.r THEN $10[u.lo:u.hi] END, u.score, u.mean, $8, $11, $12, $13"
+						 " CASE WHEN u.r THEN $10[u.lo:u.hi] END, u.score, u.mean, $8, $11, $12, $13,"
+						 " CASE WHEN u.thi >= u.tlo THEN $14[u.tlo:u.thi] END"
 						 " FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3), pg_catalog.unnest($4),"
-						 "   pg_catalog.unnest($5), pg_catalog.unnest($6), pg_catalog.unnest($9)) WITH ORDINALITY"
-						 "   AS u(arm, score, mean, lo, hi, r, i)"
+						 "   pg_catalog.unnest($5), pg_catalog.unnest($6), pg_catalog.unnest($9),"
+						 "   pg_catalog.unnest($15), pg_catalog.unnest($16)) WITH ORDINALITY"
+						 "   AS u(arm, score, mean, lo, hi, r, tlo, thi, i)"
 						 " ORDER BY u.i RETURNING decision_id",
-						 13, types), args, nulls, false, 0, SPI_OK_INSERT_RETURNING,
+						 16, types), args, nulls, false, 0, SPI_OK_INSERT_RETURNING,
 				"log the decisions of a batch");
 	for (int t = 0; t < b->m; t++)
 		b->decision_ids[t] = spi_int64(SPI_tuptable->vals[t], SPI_tuptable->tupdesc, SPI_SOLE_COLUMN);

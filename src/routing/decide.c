@@ -14,6 +14,7 @@
 #include "utils/float.h"
 
 #include "model/context.h"
+#include "model/tags.h"
 #include "routing/decide.h"
 #include "math/prng.h"
 #include "model/registry.h"
@@ -140,7 +141,7 @@ sample_scores(const Selector *sel, const double *raw_x, ArmScore *scores)
 
 	if (sel->cfg.exploration != EXPLORE_THOMPSON)
 		return;
-	h = context_hash(raw_x, sel->cfg.dim, sel->cfg.seed);
+	h = context_key_hash(&sel->cfg, raw_x);
 	for (int i = 0; i < sel->narms; i++)
 	{
 		ArmScore   *s = &scores[i];
@@ -256,7 +257,7 @@ choose_arm(const Selector *sel, const ArmScore *scores, const double *raw_x)
 	best = tied[0];
 	if (ntied > 1)
 	{
-		uint64		h = context_hash(raw_x, sel->cfg.dim, sel->cfg.seed);
+		uint64		h = context_key_hash(&sel->cfg, raw_x);
 		uint64		best_key = tie_key(sel, best, h);
 
 		for (int k = 1; k < ntied; k++)

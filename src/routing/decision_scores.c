@@ -27,6 +27,7 @@
 #include "model/catalog.h"
 #include "model/clock_ops.h"
 #include "model/context.h"
+#include "model/tags.h"
 #include "pg/owner.h"
 #include "pg/spi_util.h"
 #include "routing/decide.h"
@@ -41,6 +42,7 @@ typedef struct DecisionCall
 	MemoryContext caller;
 	char	   *selector;
 	ArrayType  *context;		/* float8[] */
+	ArrayType  *tags;			/* text[], NULL: none */
 	ArrayType  *versions;		/* int8[], NULL: none recorded */
 	FullTransactionId own_tx;	/* invalid: no rows of its own */
 	int64		own_seq;
@@ -57,7 +59,8 @@ enum
 	DEC_VERSIONS,
 	DEC_OWN_TX,
 	DEC_OWN_SEQ,
-	DEC_COST_WEIGHT
+	DEC_COST_WEIGHT,
+	DEC_TAGS
 };
 
 /* Read the decision's row (as the extension owner), copied into the caller's memory. */
@@ -73,12 +76,13 @@ decision_read(void *arg)
 	TupleDesc	desc;
 	bool		isnull;
 	Datum		versions;
+	Datum		tags;
 	Datum		own_tx;
 	MemoryContext old;
 
 	spi_execute(spi_plan(&plan,
 						 "SELECT s.name, COALESCE(d.context, d.context_real::pg_catalog.float8[]),"
-						 " d.versions, d.own_tx, d.own_seq, d.cost_weight FROM model_select.decisions d"
+						 " d.versions, d.own_tx, d.own_seq, d.cost_weight, d.tags FROM model_select.decisions d"
 						 " JOIN model_select.selectors s USING (selector_id) WHERE d.decision_id = $1",
 						 1, types), args, NULL, true, 1, SPI_OK_SELECT, "read the decision");
 	if (SPI_processed == 0)
@@ -92,6 +96,8 @@ decision_read(void *arg)
 	call->context = DatumGetArrayTypePCopy(SPI_getbinval(row, desc, DEC_CONTEXT, &isnull));
 	versions = SPI_getbinval(row, desc, DEC_VERSIONS, &isnull);
 	call->versions = isnull ? NULL : DatumGetArrayTypePCopy(versions);
+	tags = SPI_getbinval(row, desc, DEC_TAGS, &isnull);
+	call->tags = isnull ? NULL : DatumGetArrayTypePCopy(tags);
 	MemoryContextSwitchTo(old);
 	own_tx = SPI_getbinval(row, desc, DEC_OWN_TX, &isnull);
 	call->own_tx = isnull ? InvalidFullTransactionId : DatumGetFullTransactionId(own_tx);
@@ -193,7 +199,7 @@ model_select_decision_scores(PG_FUNCTION_ARGS)
 	call.sel->lambda_logged = call.has_lambda;
 	call.sel->lambda = call.lambda;
 	scores = palloc(sizeof(ArmScore) * Max(call.sel->narms, 1));
-	score_arms(call.sel, context_from_array(call.context, call.sel->cfg.dim), scores);
+	score_arms(call.sel, context_read(&call.sel->cfg, call.context, call.tags), scores);
 	scores_rows(fcinfo, call.sel, scores);
 	return (Datum) 0;
 }

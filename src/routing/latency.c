@@ -168,6 +168,8 @@ model_select_select_model_timed(PG_FUNCTION_ARGS)
 		return model_select_select_model(fcinfo);
 	INSTR_TIME_SET_CURRENT(start);
 	arm = model_select_select_model(fcinfo);
+	if (fcinfo->isnull)
+		return arm;
 	record(text_to_cstring(PG_GETARG_TEXT_PP(0)), TextDatumGetCString(arm), CALL_SELECT,
 		   elapsed_ms(start));
 	return arm;
@@ -186,6 +188,8 @@ model_select_route_timed(PG_FUNCTION_ARGS)
 		return model_select_route(fcinfo);
 	INSTR_TIME_SET_CURRENT(start);
 	result = model_select_route(fcinfo);
+	if (fcinfo->isnull)
+		return result;
 	arm = GetAttributeByName(DatumGetHeapTupleHeader(result), "arm", &isnull);
 	if (!isnull)
 		record(text_to_cstring(PG_GETARG_TEXT_PP(0)), TextDatumGetCString(arm), CALL_ROUTE,

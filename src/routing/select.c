@@ -22,6 +22,7 @@
 #include "model/codebook.h"
 #include "model/selector_lock.h"
 #include "model/context.h"
+#include "model/tags.h"
 #include "pg/owner.h"
 #include "pg/snapshot_key.h"
 #include "model/clock_ops.h"
@@ -115,11 +116,29 @@ selector_for_call(const char *name)
 	return slot->sel;
 }
 
-/* Validate the context argument and decide; raw_out gets the context as given. */
-static int
-decide_arg(const Selector *sel, ArrayType *context, ArmScore *scores, double **raw_out)
+/* The tags argument (argument 2: NULL for none), checked (model/tags.c). */
+static ArrayType *
+tags_arg(FunctionCallInfo fcinfo)
 {
-	double	   *raw = context_from_array(context, sel->cfg.dim);
+	return PG_NARGS() > 2 && !PG_ARGISNULL(2) ? tags_checked(PG_GETARG_ARRAYTYPE_P(2)) : NULL;
+}
+
+/*
+ * The context (argument 1) with the tags as the policies read it (model/tags.c),
+ * validated; the selector and the context must not be NULL (the functions
+ * are not STRICT, for tags may be).
+ */
+static double *
+context_arg(FunctionCallInfo fcinfo, const Selector *sel)
+{
+	return context_read(&sel->cfg, PG_GETARG_ARRAYTYPE_P(1), tags_arg(fcinfo));
+}
+
+/* Validate the context and tags arguments and decide; raw_out gets them as read. */
+static int
+decide_arg(FunctionCallInfo fcinfo, const Selector *sel, ArmScore *scores, double **raw_out)
+{
+	double	   *raw = context_arg(fcinfo, sel);
 
 	if (raw_out)
 		*raw_out = raw;
@@ -129,10 +148,15 @@ decide_arg(const Selector *sel, ArrayType *context, ArmScore *scores, double **r
 Datum
 model_select_select_model(PG_FUNCTION_ARGS)
 {
-	Selector   *sel = selector_for_call(text_to_cstring(PG_GETARG_TEXT_PP(0)));
-	ArmScore   *scores = palloc(sizeof(ArmScore) * Max(sel->narms, 1));
-	int			chosen = decide_arg(sel, PG_GETARG_ARRAYTYPE_P(1), scores, NULL);
+	Selector   *sel;
+	ArmScore   *scores;
+	int			chosen;
 
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		PG_RETURN_NULL();
+	sel = selector_for_call(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	scores = palloc(sizeof(ArmScore) * Max(sel->narms, 1));
+	chosen = decide_arg(fcinfo, sel, scores, NULL);
 	PG_RETURN_TEXT_P(cstring_to_text(sel->arms[chosen].name));
 }
 
@@ -184,38 +208,46 @@ Datum
 model_select_route(PG_FUNCTION_ARGS)
 {
 	static SPIPlanPtr plan = NULL;
-	Oid			types[10] = {INT4OID, INT4OID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8OID, FLOAT8OID,
-	FLOAT4ARRAYOID, INT8ARRAYOID, XID8OID, INT8OID};
+	Oid			types[11] = {INT4OID, INT4OID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8OID, FLOAT8OID,
+	FLOAT4ARRAYOID, INT8ARRAYOID, XID8OID, INT8OID, TEXTARRAYOID};
 	Selector   *sel;
 	ArmScore   *scores;
 	double	   *raw;
 	int			chosen;
-	Datum		args[10] = {0};
-	char		arg_nulls[11] = "          ";
+	int			e;
+	Datum		args[11] = {0};
+	char		arg_nulls[12] = "           ";
 	TupleDesc	tupdesc;
 	Datum		values[3];
 	bool		nulls[3] = {false, false, false};
 
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		PG_RETURN_NULL();
 	check_decisions_writable("route()");
 	sel = selector_for_call(text_to_cstring(PG_GETARG_TEXT_PP(0)));
 	scores = palloc(sizeof(ArmScore) * Max(sel->narms, 1));
-	chosen = decide_arg(sel, PG_GETARG_ARRAYTYPE_P(1), scores, &raw);
+	chosen = decide_arg(fcinfo, sel, scores, &raw);
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "route() must return a composite type");
 
 	args[0] = Int32GetDatum(sel->cfg.selector_id);
 	args[1] = Int32GetDatum(sel->arms[chosen].arm_id);
-	/* the context once, compactly: real[] when it has no more precision */
-	if (context_is_real(raw, sel->cfg.dim))
+	/* the embedding once, compactly: real[] when it has no more precision */
+	e = sel->cfg.embed_dim;
+	if (context_is_real(raw, e))
 	{
-		args[6] = PointerGetDatum(float4_array(raw, sel->cfg.dim));
+		args[6] = PointerGetDatum(float4_array(raw, e));
 		arg_nulls[2] = 'n';
 	}
 	else
 	{
-		args[2] = PointerGetDatum(float8_array(raw, NULL, sel->cfg.dim));
+		args[2] = PointerGetDatum(float8_array(raw, NULL, e));
 		arg_nulls[6] = 'n';
 	}
+	/* and the tags as given (checked), once */
+	args[10] = PointerGetDatum(tags_arg(fcinfo));
+	if (args[10] == (Datum) 0)
+		arg_nulls[10] = 'n';
 	args[3] = Float8GetDatum(scores[chosen].ucb);
 	args[4] = Float8GetDatum(scores[chosen].mean);
 	args[5] = Float8GetDatum(pacer_lambda(sel));
@@ -227,9 +259,9 @@ model_select_route(PG_FUNCTION_ARGS)
 	/* as the extension owner: clients need no right on decisions */
 	values[0] = Int64GetDatum(insert_returning_id_as_owner(&plan,
 														   "INSERT INTO model_select.decisions(selector_id, arm_id, context, score, mean,"
-														   " cost_weight, context_real, versions, own_tx, own_seq)"
-														   " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING decision_id",
-														   10, types, args, arg_nulls, "log the decision"));
+														   " cost_weight, context_real, versions, own_tx, own_seq, tags)"
+														   " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING decision_id",
+														   11, types, args, arg_nulls, "log the decision"));
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
 }
 
@@ -265,10 +297,14 @@ scores_rows(FunctionCallInfo fcinfo, const Selector *sel, const ArmScore *scores
 Datum
 model_select_scores(PG_FUNCTION_ARGS)
 {
-	Selector   *sel = selector_for_call(text_to_cstring(PG_GETARG_TEXT_PP(0)));
-	ArmScore   *scores = palloc(sizeof(ArmScore) * Max(sel->narms, 1));
+	Selector   *sel;
+	ArmScore   *scores;
 
-	score_arms(sel, context_from_array(PG_GETARG_ARRAYTYPE_P(1), sel->cfg.dim), scores);
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		return (Datum) 0;
+	sel = selector_for_call(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	scores = palloc(sizeof(ArmScore) * Max(sel->narms, 1));
+	score_arms(sel, context_arg(fcinfo, sel), scores);
 	scores_rows(fcinfo, sel, scores);
 	return (Datum) 0;
 }

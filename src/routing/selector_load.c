@@ -380,6 +380,7 @@ rows_after_bases(ModelCacheEntry **entries, int narms, const ClockOps *clock, do
 		[FOLD_COL_TX - 1] = XID8OID, [FOLD_COL_SEQ - 1] = INT8OID,
 		[FOLD_COL_CONTEXT - 1] = FLOAT8ARRAYOID, [FOLD_COL_REWARD - 1] = FLOAT8OID,
 		[FOLD_COL_COST - 1] = FLOAT8OID, [FOLD_COL_DECISION - 1] = INT8OID,
+		[FOLD_COL_TAGS - 1] = TEXTARRAYOID,
 		[FOLD_COL_TICK - 1] = clock->tick_column ? TIMESTAMPTZOID : FLOAT8OID,
 		[FOLD_COL_ARM - 1] = INT8OID
 	};
@@ -387,7 +388,8 @@ rows_after_bases(ModelCacheEntry **entries, int narms, const ClockOps *clock, do
 	const char *const columns[FOLD_COL_TICK] = {
 		[FOLD_COL_TX - 1] = "tx", [FOLD_COL_SEQ - 1] = "seq", [FOLD_COL_CONTEXT - 1] = "context",
 		[FOLD_COL_REWARD - 1] = "reward", [FOLD_COL_COST - 1] = "cost",
-		[FOLD_COL_DECISION - 1] = "decision_id", [FOLD_COL_TICK - 1] = clock->tick_column
+		[FOLD_COL_DECISION - 1] = "decision_id", [FOLD_COL_TAGS - 1] = "tags",
+		[FOLD_COL_TICK - 1] = clock->tick_column
 	};
 	int			ncolumns = clock->tick_column ? FOLD_COL_TICK : FOLD_NCOLUMNS;
 	Relation	rewards = own_table_open("rewards");

@@ -88,16 +88,19 @@ COUNTS="SELECT (SELECT count(*) FROM model_select.selectors) AS selectors,
        (SELECT count(*) FROM model_select.decisions) AS decisions,
        (SELECT count(*) FROM model_select.rewards) AS rewards,
        (SELECT count(*) FROM model_select.rewards WHERE decision_id IS NOT NULL) AS decision_rewards,
-       (SELECT string_agg(s.name || ':' || (s.settings - 'noise_prior' - 'codebook')::text, ';' ORDER BY s.name)
+       (SELECT string_agg(s.name || ':' || (s.settings - 'noise_prior' - 'codebook' - 'tag_buckets')::text, ';' ORDER BY s.name)
           FROM model_select.selectors s) AS settings"
-# After the update: the selectors noise_prior and codebook apply to (lin_ucb's
-# defaults 5 and 8 since 0.3.0) store them off, so that they keep their
-# widths and features.
+# After the update: the selectors noise_prior, codebook and tag_buckets apply
+# to (lin_ucb's defaults 5, 8 and 16 since 0.3.0) store them off, so that they
+# keep their widths and features.
 NEW_DEFAULTS_OFF="SELECT count(*) > 0 AND bool_and(settings->>'noise_prior' = '0') FROM model_select.selectors
                WHERE model_select.resolve_settings(policy, kernel, settings) ? 'noise_prior'
               UNION ALL
               SELECT count(*) > 0 AND bool_and(settings->>'codebook' = '0') FROM model_select.selectors
-               WHERE model_select.resolve_settings(policy, kernel, settings) ? 'codebook'"
+               WHERE model_select.resolve_settings(policy, kernel, settings) ? 'codebook'
+              UNION ALL
+              SELECT count(*) > 0 AND bool_and(settings->>'tag_buckets' = '0') FROM model_select.selectors
+               WHERE model_select.resolve_settings(policy, kernel, settings) ? 'tag_buckets'"
 # Scores of every selector on every 7th context of public.ctx (which both
 # databases have), and the function that compares them: equal to 1e-9
 # (relative above 1), NULLs and infinities exactly.
@@ -241,8 +244,8 @@ check "the catalog updated from $FROM_VERSION equals a fresh install's (else the
 # -- 4. the data survived, the states re-derived ----------------------------
 check "every selector, arm, decision and reward survived, settings unchanged" \
     is "$(q -d "$OLD" -c 'SELECT count(*) FROM (SELECT * FROM public.counts EXCEPT SELECT * FROM public.before_counts) x')" 0
-check "the selectors noise_prior and codebook apply to store them off (their widths and features unchanged)" \
-    is "$(q -d "$OLD" -c "$NEW_DEFAULTS_OFF" | tr -d '\n')" tt
+check "the selectors noise_prior, codebook and tag_buckets apply to store them off (their widths and features unchanged)" \
+    is "$(q -d "$OLD" -c "$NEW_DEFAULTS_OFF" | tr -d '\n')" ttt
 check "every arm's n equals its count in the reward log" arms_match_log "$OLD"
 
 # -- 5. a fresh install fed the same log scores the same ---------------------
@@ -342,8 +345,8 @@ check "the catalog updated from 0.2.0 equals a fresh install's (else the diff ab
     same_catalog "$OLD2"
 check "every selector, arm, decision and reward survived, settings unchanged" \
     is "$(q -d "$OLD2" -c "$COUNTS")" "$before"
-check "the selectors noise_prior and codebook apply to store them off (their widths and features unchanged)" \
-    is "$(q -d "$OLD2" -c "$NEW_DEFAULTS_OFF" | tr -d '\n')" tt
+check "the selectors noise_prior, codebook and tag_buckets apply to store them off (their widths and features unchanged)" \
+    is "$(q -d "$OLD2" -c "$NEW_DEFAULTS_OFF" | tr -d '\n')" ttt
 check "every arm's n equals its count in the reward log" arms_match_log "$OLD2"
 q -d "$OLD2" -c "$CLOSE"
 check "every score equals the 0.2.0 database's before the update (its checkpoints and pending rewards, 1e-9)" \

@@ -9,6 +9,9 @@
 #     routers, lin_ucb and rff_ucb;
 #   - route_batch(log => true) records them too, re-derived to 1e-9 (it
 #     scores blocks by BLAS-3);
+#   - decisions with tags (route() rewarded in the same transaction, a logged
+#     route_batch() with a tags column) re-derive bit for bit with the tags
+#     they logged;
 #   - a transaction that routes and rewards in a loop learns from its own
 #     rewards: each route() sees one more reward of its own (n), and records
 #     them (own_tx, own_seq);
@@ -157,6 +160,28 @@ BUDGET_DECISIONS="d.selector_id = (SELECT selector_id FROM model_select.selector
 check "12 budget decisions without a reward: the λ they logged rises with them" \
     is_true "SELECT count(*) = 12 AND count(DISTINCT cost_weight) > 1 FROM model_select.decisions d WHERE $BUDGET_DECISIONS"
 check "... and decision_scores() re-derives their scores bit for bit" rederive "$BUDGET_DECISIONS"
+
+# 1d. tags: decisions with tags, rewarded in the same transaction, and a logged
+# route_batch() with a tags column, re-derived with the tags they logged
+q >/dev/null <<'SQL'
+CREATE TABLE tagged (decision_id bigint);
+DO $$
+DECLARE
+    r record;
+BEGIN
+    FOR i IN 1..12 LOOP
+        SELECT * INTO r FROM model_select.route('v_lin', ms_rand(8), tags => ARRAY['t' || (i % 3)]);
+        INSERT INTO tagged VALUES (r.decision_id);
+        INSERT INTO model_select.rewards(decision_id, reward) VALUES (r.decision_id, (i % 3 = 0)::int);
+    END LOOP;
+END $$;
+INSERT INTO tagged SELECT decision_id FROM model_select.route_batch('v_lin',
+    'SELECT i, ms_rand(8), ARRAY[''t'' || (i % 3)] FROM generate_series(1, 20) i', true);
+SQL
+check "decisions with tags (route(), route_batch(log => true)): decision_scores() re-derives them bit for bit with their tags" \
+    rederive "d.decision_id IN (SELECT decision_id FROM tagged)
+              UNION ALL SELECT 'tags not logged' WHERE (SELECT count(tags) FROM model_select.decisions
+                                                          WHERE decision_id IN (SELECT decision_id FROM tagged)) <> 32"
 
 # 2. under load: writers and routers
 for i in 1 2 3; do

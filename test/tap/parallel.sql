@@ -18,8 +18,8 @@ SELECT is((SELECT count(*) FROM pg_proc WHERE pronamespace = ANY (ms_schemas()))
           '93 functions (58 in model_select, 35 internal), each labelled on purpose');
 SELECT set_eq($$SELECT oid::regprocedure::text FROM pg_proc
                  WHERE pronamespace = ANY (ms_schemas()) AND proparallel = 's'$$,
-              ARRAY['model_select.select_model(text,anycompatiblearray)',
-                    'model_select.scores(text,anycompatiblearray)',
+              ARRAY['model_select.select_model(text,anycompatiblearray,text[])',
+                    'model_select.scores(text,anycompatiblearray,text[])',
                     'model_select.decision_scores(bigint)',
                     'model_select.cascade(text,anycompatiblearray,double precision)',
                     'model_select.cascade_scores(text,anycompatiblearray,double precision)',

@@ -8,7 +8,9 @@
 -- capability made it apply.  Since then: lin_ucb's and rff_ucb's own keys
 -- share and noise_prior, in the rows with confidence fixed, and lin_ucb's
 -- codebook and codebook_shrink, in all of its rows; pending_horizon (the
--- pacer's count of decisions not rewarded yet) in every row with a budget.
+-- pacer's count of decisions not rewarded yet) in every row with a budget;
+-- tag_buckets, in every row of a policy that uses the context (added below
+-- to the recorded keys).
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
@@ -205,6 +207,9 @@ INSERT INTO recorded VALUES
     ('random', NULL, '{"confidence": "igp"}', '22023 invalid setting "confidence": does not apply to this policy, kernel and confidence'),
     ('random', NULL, '{"restart_every": 50}', '22023 invalid setting "restart_every": does not apply to this policy, kernel and confidence'),
     ('random', NULL, '{}', 'budget cost_weight reward_max reward_min');
+UPDATE recorded r
+   SET keys = (SELECT string_agg(k, ' ' ORDER BY k) FROM unnest(string_to_array(r.keys, ' ') || 'tag_buckets'::text) k)
+ WHERE r.policy NOT IN ('greedy', 'random') AND r.keys !~ '^[0-9A-Z]{5} ';
 
 SELECT is((SELECT count(*) FROM recorded r JOIN model_select.policies() p ON p.name = r.policy
             WHERE (r.kernel IS NULL AND cardinality(p.kernels) = 0) OR r.kernel = ANY (p.kernels)),
