@@ -64,7 +64,7 @@ typedef struct SettingDef
 } SettingDef;
 
 /* Every setting, once (settings.c); N_SETTINGS entries. */
-#define N_SETTINGS 37
+#define N_SETTINGS 38
 extern const SettingDef setting_defs[];
 extern const char *const clock_names[];
 
