@@ -2,28 +2,30 @@
 # Issue 41, the fallback after a failed publish, on a cluster of its own with
 # model_select preloaded, the learner serving and model_select.learner_max_lag
 # at 1 hour (so that the bound alone never makes backends fold: what they do
-# here, the learner's last pass made them do):
-#   - a pak_ucb selector (d 8, 3 arms) whose versions fit the shared cache at
-#     its smallest size (1 MB) while the arms are small: the learner
-#     publishes them;
-#   - the arms grow past 1 MB each (600 rewards per arm): the learner's
-#     publishes fail for want of room, so its versions trail the log; under
-#     load (2 writers, 2 routers) decisions go on, record the prefixes they
-#     scored, and decision_scores() re-derives each (1e-9);
+# here, the learner's last pass made them do).  Two lin_ucb selectors: 'big'
+# (d 384: an arm's state is over 1 MB) and 'small' (d 8), the one watched.
+#   - the shared cache at its smallest size (1 MB) has no room for a version
+#     of 'big': while a writer logs rewards to 'big', each of the learner's
+#     passes fails to publish one; the versions of 'small' it published
+#     before stay (a session that scored them keeps them pinned);
+#   - under that load (the writer, 2 routers of both selectors), decisions
+#     go on, record the prefixes they scored, and decision_scores()
+#     re-derives each bit for bit;
 #   - with the learner stopped (SIGSTOP) after such a pass, rewards committed
-#     meanwhile are scored at once (n = the whole log, not the version that
-#     could not move on): backends fold the final rewards themselves;
+#     to 'small' meanwhile are scored at once (n = the whole log, not its
+#     version's): backends fold the final rewards themselves, though the
+#     bound has not passed;
 #   - nothing is lost: every committed reward is in the log and in every
 #     arm's n, and every score equals rebuild_state's;
 #   - restarted with a shared cache that has room, the learner publishes
-#     versions that hold the whole log, and decisions go back to scoring
-#     them: with the learner stopped again, rewards committed meanwhile are
-#     not seen (n = the version's), the decisions record that version, and
-#     decision_scores() re-derives them; continued, the learner
-#     publishes them and decisions see the whole log.
-# The fallback half fails where backends keep scoring versions that could not
-# be published, the other where they never return to the learner's versions
-# (docs/caches.md, docs/operations.md#what-a-decision-sees).
+#     versions of both that hold the whole log, and decisions go back to
+#     scoring them: with the learner stopped again after a pass, rewards
+#     committed to 'small' meanwhile are not seen (n = the version's), the
+#     decisions record that version, and decision_scores() re-derives them;
+#     continued, the learner publishes them and decisions see the whole log.
+# The fallback half fails where backends keep scoring versions after a pass
+# that could not publish, the other where they never return to the learner's
+# versions (docs/caches.md, docs/operations.md#what-a-decision-sees).
 #
 # Uses the PostgreSQL binaries of PG_BINDIR, or of `pg_config --bindir`.
 set -euo pipefail
@@ -32,7 +34,6 @@ DB=ms_session_fallback
 MS_EXTRA_CLEANUP='cluster_stop_all'
 . "$(dirname "$0")/lib/common.bash"
 export OPENBLAS_NUM_THREADS=1
-DIM=8
 PORT=$(free_port $(( ${PGPORT:-55500} + 120 )))
 cluster_initdb fb || bail "initdb failed: $(tail -n 5 "$CL/initdb.log")"
 as_server sh -c "printf '%s\n' \"shared_preload_libraries = 'model_select'\" \
@@ -47,44 +48,47 @@ start 1MB
 export PGHOST=$CL PGPORT=$PORT PGUSER=postgres
 
 ms_setup || bail "set-up failed"
-q >/dev/null <<SQL || bail "creating the selector failed"
-SELECT model_select.create_selector('fb', $DIM, ARRAY['a', 'b', 'c'], 'pak_ucb', 'rbf', '{}', 41);
+q >/dev/null <<'SQL' || bail "creating the selectors failed"
+SELECT model_select.create_selector('big', 384, ARRAY['a', 'b'], 'lin_ucb', NULL, '{}', 41);
+SELECT model_select.create_selector('small', 8, ARRAY['a', 'b', 'c'], 'lin_ucb', NULL, '{}', 42);
 CREATE TABLE load_done (done bool);
-CREATE TABLE probe AS SELECT ms_rand($DIM) AS x;
-CREATE FUNCTION add_rewards(n int) RETURNS void LANGUAGE sql AS \$\$
+CREATE TABLE probe AS SELECT ms_rand(8) AS x;
+CREATE FUNCTION dim_of(s text) RETURNS int LANGUAGE sql AS $$ SELECT CASE s WHEN 'big' THEN 384 ELSE 8 END $$;
+CREATE FUNCTION add_rewards(s text, n int) RETURNS void LANGUAGE sql AS $$
     INSERT INTO model_select.rewards(selector, arm, context, reward)
-    SELECT 'fb', (ARRAY['a', 'b', 'c'])[1 + i % 3], ms_rand($DIM), random()
+    SELECT s, (ARRAY['a', 'b', 'c'])[1 + i % (CASE s WHEN 'big' THEN 2 ELSE 3 END)], ms_rand(dim_of(s)), random()
       FROM generate_series(1, n) i
-\$\$;
-CREATE PROCEDURE writer() LANGUAGE plpgsql AS \$\$
+$$;
+CREATE PROCEDURE writer() LANGUAGE plpgsql AS $$
 BEGIN
     LOOP
-        PERFORM add_rewards(3);
+        PERFORM add_rewards('big', 2);
         COMMIT;
         PERFORM pg_sleep(0.02);
         EXIT WHEN EXISTS (SELECT FROM load_done);
     END LOOP;
-END \$\$;
-CREATE PROCEDURE router() LANGUAGE plpgsql AS \$\$
+END $$;
+-- routes both selectors, rewards only the decisions of 'big'
+CREATE PROCEDURE router() LANGUAGE plpgsql AS $$
 DECLARE
     d bigint;
 BEGIN
     LOOP
-        SELECT decision_id INTO d FROM model_select.route('fb', ms_rand($DIM));
-        IF random() < 0.5 THEN
-            INSERT INTO model_select.rewards(decision_id, reward) VALUES (d, random());
-        END IF;
+        PERFORM model_select.route('small', ms_rand(8));
+        SELECT decision_id INTO d FROM model_select.route('big', ms_rand(384));
+        INSERT INTO model_select.rewards(decision_id, reward) VALUES (d, random());
         COMMIT;
         EXIT WHEN EXISTS (SELECT FROM load_done);
     END LOOP;
-END \$\$;
--- n of arm 'a' in what route() scores now, and the decision it logged, in
--- a transaction of its own (a fresh snapshot, no rewards of its own)
-CREATE FUNCTION scored_n() RETURNS TABLE (n bigint, decision_id bigint) LANGUAGE sql AS \$\$
-    SELECT sc.n, (SELECT r.decision_id FROM model_select.route('fb', p.x) r)
-      FROM probe p, model_select.scores('fb', p.x) sc WHERE sc.arm = 'a'
-\$\$;
-SELECT add_rewards(150);
+END $$;
+-- n of arm 'a' of 'small' in what route() scores now, and the decision it
+-- logged, in a transaction of its own (a fresh snapshot, no rewards of its own)
+CREATE FUNCTION scored_n() RETURNS TABLE (n bigint, decision_id bigint) LANGUAGE sql AS $$
+    SELECT sc.n, (SELECT r.decision_id FROM model_select.route('small', p.x) r)
+      FROM probe p, model_select.scores('small', p.x) sc WHERE sc.arm = 'a'
+$$;
+SELECT add_rewards('big', 40), add_rewards('small', 30);
+SELECT model_select.checkpoint('big');
 SQL
 
 learner() { q -c "SELECT $1 FROM model_select.learner WHERE running AND database = current_database()" 2>/dev/null; }
@@ -103,16 +107,22 @@ passes_after() {
         "SELECT passes >= $p0 + ${1:-2} FROM model_select.learner WHERE database = current_database()"
 }
 arm_a_log="(SELECT count(*) FROM model_select.rewards r JOIN model_select.arms a USING (arm_id)
-             WHERE r.selector = 'fb' AND a.name = 'a')"
+             WHERE r.selector = 'small' AND a.name = 'a')"
+small_log="(SELECT count(*) FROM model_select.rewards WHERE selector = 'small')"
+# versions of SEL that hold its whole log, one per arm
+holds_log() {
+    echo "SELECT count(*) = (SELECT count(*) FROM model_select.arms a JOIN model_select.selectors s USING (selector_id)
+                              WHERE s.name = '$1')
+            FROM model_select.learner_versions WHERE selector = '$1' AND NOT stale AND lag_rewards = 0"
+}
 # rederive FILTER: decisions whose chosen arm's scores decision_scores() does not re-derive
-# (to 1e-9: a pak_ucb state folded one reward at a time and one built from scratch in blocks
-# agree to rounding, docs/sql-reference.md#decision_scores), or that recorded no versions
+# bit for bit, or that recorded no versions
 rederive() {
     no_rows "SELECT d.decision_id || ' ' || a.name || ': ucb ' || d.score || ' vs ' || r.ucb
                     || ', mean ' || d.mean || ' vs ' || r.mean
                FROM model_select.decisions d JOIN model_select.arms a USING (arm_id)
                CROSS JOIN LATERAL model_select.decision_scores(d.decision_id) r
-              WHERE r.arm = a.name AND NOT (ms_close(r.ucb, d.score) AND ms_close(r.mean, d.mean))
+              WHERE r.arm = a.name AND NOT (r.ucb IS NOT DISTINCT FROM d.score AND r.mean IS NOT DISTINCT FROM d.mean)
                 AND $1
              UNION ALL SELECT 'decision ' || decision_id || ' recorded no versions'
                FROM model_select.decisions WHERE versions IS NULL AND $1"
@@ -120,71 +130,70 @@ rederive() {
 
 check "the learner serves $DB" wait_learner
 pid=$(learner pid)
-check "while the arms are small, the learner publishes versions of 'fb' that hold the log" \
-    wait_for "versions holding the log" \
-    "SELECT count(*) = 3 FROM model_select.learner_versions WHERE selector = 'fb' AND NOT stale AND lag_rewards = 0"
+check "the learner publishes versions of 'small' that hold its log" wait_for "versions of small" "$(holds_log small)"
+session holder
+say holder "SELECT count(*) FROM model_select.scores('small', ms_rand(8));"
+check "a session that scored them pins them" \
+    is_true "SELECT bool_and(pins > 0) FROM model_select.learner_versions WHERE selector = 'small' AND NOT stale"
 
 # 1. the publish fails: no room in the shared cache
-for _ in $(seq 1 33); do q -c "SELECT add_rewards(50)" >/dev/null; done
-check "the arms of 'fb' grew past the shared cache's 1 MB" \
-    is_true "SELECT min(state_bytes) > 1048576 FROM model_select.arm_stats WHERE selector = 'fb'"
-for i in 1 2; do
-    q -c "CALL writer()" >"$MS_WORK/writer.$i" 2>&1 & MS_BG_PIDS+=($!)
-    q -c "CALL router()" >"$MS_WORK/router.$i" 2>&1 & MS_BG_PIDS+=($!)
-done
-check "under load with no room for versions, routers log decisions (100)" \
+load=()
+q -c "CALL writer()" >"$MS_WORK/writer" 2>&1 & load+=($!)
+for i in 1 2; do q -c "CALL router()" >"$MS_WORK/router.$i" 2>&1 & load+=($!); done
+MS_BG_PIDS+=("${load[@]}")
+check "under load with no room for versions of 'big', routers log decisions (100)" \
     wait_for "100 decisions" "SELECT count(*) >= 100 FROM model_select.decisions"
-q -c "INSERT INTO load_done VALUES (true)" >/dev/null
-wait
-MS_BG_PIDS=()
-check "the load ended without errors" \
-    test -z "$(cat "$MS_WORK"/writer.* "$MS_WORK"/router.* | head -n 5)"
-check "decisions made while the learner could not publish: decision_scores() re-derives each (1e-9)" \
-    rederive "true"
-
-q -c "SELECT add_rewards(3)" >/dev/null
-passes_after 2
-check "the learner's publishes failed: no version of 'fb' holds the log" \
-    is_true "SELECT count(*) = 0 FROM model_select.learner_versions WHERE selector = 'fb' AND NOT stale AND lag_rewards = 0"
+passes_after 3
+check "... the versions of 'small' stay (pinned)" \
+    is_true "SELECT count(*) = 3 FROM model_select.learner_versions WHERE NOT stale AND selector = 'small'"
 kill -STOP "$pid"
-q -c "SELECT add_rewards(12)" >/dev/null
-committed=$(q -c "SELECT count(*) FROM model_select.rewards")
+q -c "SELECT add_rewards('small', 12)" >/dev/null
 read -r seen d1 <<<"$(q -F ' ' -c "SELECT * FROM scored_n()")"
-check "learner stopped after a failed publish: a decision scores the rewards committed meanwhile (n $seen = the log's)" \
+check "learner stopped after a pass that could not publish: a decision scores the rewards committed meanwhile (n $seen = the log's)" \
     is_true "SELECT $seen = $arm_a_log"
-check "... it recorded the whole log as its prefix" \
-    is_true "SELECT sum(v) = $committed FROM model_select.decisions, unnest(versions) v WHERE decision_id = $d1"
-check "... and decision_scores() re-derives it (1e-9)" rederive "decision_id = $d1"
+check "... it recorded the whole log of 'small' as its prefix" \
+    is_true "SELECT sum(v) = $small_log FROM model_select.decisions, unnest(versions) v WHERE decision_id = $d1"
 kill -CONT "$pid"
+q -c "INSERT INTO load_done VALUES (true)" >/dev/null
+wait "${load[@]}"
+check "the load ended without errors" \
+    test -z "$(cat "$MS_WORK"/writer "$MS_WORK"/router.* | head -n 5)"
+check "decisions made while the learner could not publish: decision_scores() re-derives each bit for bit" \
+    rederive "true"
+passes_after 3
+check "the shared cache had no room: no two versions of 'big' (over 600 kB each) hold its log" \
+    is_true "SELECT NOT ($(holds_log big))"
+committed=$(q -c "SELECT count(*) FROM model_select.rewards")
 check "nothing lost: the log holds every committed reward ($committed)" \
     is_true "SELECT count(*) = $committed FROM model_select.rewards"
-rebuild_checks fb " (no room)"
+close_sessions
+for s in big small; do rebuild_checks "$s" " (no room)"; done
 
 # 2. room again: the learner publishes, decisions go back to its versions
 as_server "$BINDIR/pg_ctl" -D "$CL/fb" -m fast -w stop >/dev/null
 start 64MB
 check "restarted with a 64 MB shared cache, a new learner serves" wait_learner "$pid"
 pid=$(learner pid)
-q -c "SELECT add_rewards(6)" >/dev/null
-check "the learner publishes versions of 'fb' that hold every arm's whole log" \
-    wait_for "versions holding the log" \
-    "SELECT count(*) = 3 FROM model_select.learner_versions WHERE selector = 'fb' AND NOT stale AND lag_rewards = 0"
+q -c "SELECT add_rewards('big', 6), add_rewards('small', 6)" >/dev/null
+for s in big small; do
+    check "the learner publishes versions of '$s' that hold its whole log" wait_for "versions of $s" "$(holds_log $s)"
+done
 passes_after 2
 kill -STOP "$pid"
 published=$(q -c "SELECT $arm_a_log")
-q -c "SELECT add_rewards(12)" >/dev/null
+q -c "SELECT add_rewards('small', 12)" >/dev/null
 read -r seen d2 <<<"$(q -F ' ' -c "SELECT * FROM scored_n()")"
-check "learner stopped after a good publish (within the bound): a decision scores its versions, not the rewards since (n $seen = $published)" \
+check "learner stopped after a good pass (within the bound): a decision scores its versions, not the rewards since (n $seen = $published)" \
     test "$seen" = "$published"
 check "... it recorded the versions' prefix" \
-    is_true "SELECT sum(v) = (SELECT sum(rewards) FROM model_select.learner_versions WHERE selector = 'fb' AND NOT stale)
+    is_true "SELECT sum(v) = (SELECT sum(rewards) FROM model_select.learner_versions WHERE selector = 'small' AND NOT stale)
                FROM model_select.decisions, unnest(versions) v WHERE decision_id = $d2"
-check "... and decision_scores() re-derives it (1e-9)" rederive "decision_id = $d2"
+check "... and decision_scores() re-derives it bit for bit" rederive "decision_id = $d2"
 kill -CONT "$pid"
 check "continued, the learner publishes the rewards and decisions see the whole log" \
     wait_for "a decision seeing the whole log" \
     "SELECT n = $arm_a_log FROM scored_n()"
 check "nothing lost after the restart" \
-    is_true "SELECT count(*) = $committed + 18 FROM model_select.rewards"
-rebuild_checks fb " (room again)"
+    is_true "SELECT count(*) = $committed + 24 FROM model_select.rewards"
+for s in big small; do rebuild_checks "$s" " (room again)"; done
 finish
