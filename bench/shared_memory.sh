@@ -15,7 +15,9 @@
 #
 # In each mode: 16 psql sessions each call select_model() on 5 prompts, then
 # sleep holding their connection; a 17th session connects and sleeps without
-# scoring (the baseline of a backend).  Then, for every backend, from
+# scoring (the baseline of a backend), an 18th scores a small selector 'tiny'
+# (d 8) and sleeps (a backend that ran the extension's code: its catalog and
+# plan caches and library pages, but no large model).  Then, for every backend, from
 # /proc/<pid>/smaps_rollup: Rss (every resident page it maps, shared pages
 # included, so the sum over backends counts a shared page once per backend),
 # Pss (each shared page divided among the processes that map it: the sum is
