@@ -4,7 +4,8 @@
 # standby made from it by pg_basebackup -R (its configuration copied, the
 # learner's settings included; initdb + pg_basebackup in a temporary
 # directory, as standby.sh does).
-#   - under load on the primary (2 writers, 2 routers, lin_ucb and rff_ucb),
+#   - under load on the primary (2 writers, 2 routers that route, reward and
+#     route again in one transaction: lib/learner_load.sql; lin_ucb and rff_ucb),
 #     decisions record the versions they scored; once the standby has
 #     replayed them, decision_scores() on the standby (read-only) re-derives
 #     every arm's scores of the last 150 decisions bit for bit as on the
@@ -38,36 +39,9 @@ ms_setup || bail "set-up failed"
 q >/dev/null <<'SQL' || bail "creating the selectors failed"
 SELECT model_select.create_selector('s_lin', 8, ARRAY['a', 'b', 'c'], 'lin_ucb', NULL, '{}', 31);
 SELECT model_select.create_selector('s_rff', 8, ARRAY['a', 'b', 'c'], 'rff_ucb', NULL, '{"features": 32}', 32);
-CREATE TABLE load_done (done bool);
-CREATE FUNCTION add_rewards(s text, n int) RETURNS void LANGUAGE sql AS $$
-    INSERT INTO model_select.rewards(selector, arm, context, reward)
-    SELECT s, (ARRAY['a', 'b', 'c'])[1 + (i + (random() * 3)::int) % 3], ms_rand(8), random()
-      FROM generate_series(1, n) i
-$$;
-CREATE PROCEDURE writer() LANGUAGE plpgsql AS $$
-BEGIN
-    LOOP
-        PERFORM add_rewards(CASE WHEN random() < 0.5 THEN 's_lin' ELSE 's_rff' END, 4);
-        COMMIT;
-        PERFORM pg_sleep(0.02);
-        EXIT WHEN EXISTS (SELECT FROM load_done);
-    END LOOP;
-END $$;
-CREATE PROCEDURE router() LANGUAGE plpgsql AS $$
-DECLARE
-    s text;
-    d bigint;
-BEGIN
-    LOOP
-        s := CASE WHEN random() < 0.5 THEN 's_lin' ELSE 's_rff' END;
-        SELECT decision_id INTO d FROM model_select.route(s, ms_rand(8));
-        INSERT INTO model_select.rewards(decision_id, reward) VALUES (d, random());
-        COMMIT;
-        EXIT WHEN EXISTS (SELECT FROM load_done);
-    END LOOP;
-END $$;
-SELECT add_rewards('s_lin', 60), add_rewards('s_rff', 60);
 SQL
+q -f "$(dirname "$0")/lib/learner_load.sql" >/dev/null || bail "creating the load failed"
+q -c "SELECT add_rewards('s_lin', 60), add_rewards('s_rff', 60)" >/dev/null
 
 learner_pid() { q -c "SELECT pid FROM model_select.learner WHERE running AND last_pass IS NOT NULL AND database = current_database()"; }
 check "the learner serves the primary" wait_for "the learner" \
@@ -93,8 +67,8 @@ replayed() {  # until the standby has replayed the primary's WAL up to now
 
 # 1. decisions made on the primary under load, re-derived on the standby
 for i in 1 2; do
-    q -c "CALL writer()" >"$MS_WORK/writer.$i" 2>&1 & MS_BG_PIDS+=($!)
-    q -c "CALL router()" >"$MS_WORK/router.$i" 2>&1 & MS_BG_PIDS+=($!)
+    q -c "CALL writer('s_lin', 's_rff')" >"$MS_WORK/writer.$i" 2>&1 & MS_BG_PIDS+=($!)
+    q -c "CALL router('s_lin', 's_rff')" >"$MS_WORK/router.$i" 2>&1 & MS_BG_PIDS+=($!)
 done
 check "under load, the primary's routers log decisions (300)" \
     wait_for "300 decisions" "SELECT count(*) >= 300 FROM model_select.decisions"
