@@ -1,33 +1,42 @@
 #!/usr/bin/env bash
 # make bench-memory: resident memory of 16 backends scoring the same selector,
 # with each backend's own cache (model_select not preloaded) and with the
-# shared cache (shared_preload_libraries = 'model_select').
+# shared cache (shared_preload_libraries = 'model_select'); then of 64
+# backends with the learner serving the database (issue 41).
 #
 #   one pak_ucb selector, d = 384, 5 arms, 2,000 rewards per arm
 #   (synthetic_clusters; the default cap is 2,000), checkpointed;
-#   one cluster of its own, set up once, then started twice: without
-#   preloading, then with it (model_select.shared_cache_size = 256MB).
+#   one cluster of its own, set up once, then started three times: with
+#   preloading (model_select.shared_cache_size = 256MB), with preloading and
+#   the learner (model_select.learner_databases naming the database; one
+#   reward per arm is logged after the start and the learner's versions,
+#   which then hold every arm's whole log, are what the backends score), and
+#   without preloading.
 #
 # In each mode: 16 psql sessions each call select_model() on 5 prompts, then
 # sleep holding their connection; a 17th session connects and sleeps without
-# scoring (the baseline of a backend).  Then, for every backend, from
+# scoring (the baseline of a backend), an 18th scores a small selector 'tiny'
+# (d 8) and sleeps (a backend that ran the extension's code: its catalog and
+# plan caches and library pages, but no large model).  Then, for every backend, from
 # /proc/<pid>/smaps_rollup: Rss (every resident page it maps, shared pages
 # included, so the sum over backends counts a shared page once per backend),
 # Pss (each shared page divided among the processes that map it: the sum is
 # what the backends really cost), Private_Dirty (pages only this backend has
 # written: its heap, where its own cache lives).
 #
-# Target (issue 28), printed with the figures: with the shared cache, the
-# backends' summed Pss <= 1.2 x (one copy of the models, the shared cache's
-# bytes, + BACKENDS x an idle backend's Pss).  MS_MEMORY_CHECK=1 (the session
+# Target (issue 28, and issue 41 with the learner), printed with the figures:
+# with the shared cache, the backends' summed Pss <= 1.2 x (one copy of the
+# models, the shared cache's bytes, + BACKENDS x an idle backend's Pss).  MS_MEMORY_CHECK=1 (the session
 # test test/session/shared_memory.sh) measures the shared cache only and
 # exits 1 when the target is missed.
 #
-# Environment: MS_MEMORY_BACKENDS (16), MS_MEMORY_REWARDS (2000 per arm),
+# Environment: MS_MEMORY_BACKENDS (16), MS_MEMORY_LEARNER_BACKENDS (64; 0 skips
+# the learner's run), MS_MEMORY_REWARDS (2000 per arm),
 # MS_MEMORY_DIM (384), MS_MEMORY_PORT (first port tried, 55600), MS_MEMORY_CHECK.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BACKENDS=${MS_MEMORY_BACKENDS:-16}
+LEARNER_BACKENDS=${MS_MEMORY_LEARNER_BACKENDS:-64}
 REWARDS=${MS_MEMORY_REWARDS:-2000}
 DIM=${MS_MEMORY_DIM:-384}
 export OPENBLAS_NUM_THREADS=1 OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-Haswell}
@@ -38,7 +47,7 @@ export PGHOST=$CL PGPORT=$PORT PGUSER=postgres PGDATABASE=ms_memory
 q() { psql -X -q -A -t -v ON_ERROR_STOP=1 "$@"; }
 
 cluster_initdb mem
-as_server sh -c "echo 'max_connections = $((BACKENDS + 20))' >> '$CL/mem/postgresql.conf'"
+as_server sh -c "echo 'max_connections = $(( (BACKENDS > LEARNER_BACKENDS ? BACKENDS : LEARNER_BACKENDS) + 20 ))' >> '$CL/mem/postgresql.conf'"
 cluster_start mem "$PORT"
 t0=$(date +%s)
 createdb ms_memory
@@ -49,6 +58,10 @@ CREATE TABLE prompts AS SELECT round AS id, context AS emb
 CREATE TABLE preload AS
 SELECT round, context, reward FROM model_select.synthetic_clusters($REWARDS, $DIM, 5, NULL, 8);
 SELECT model_select.create_selector('mem', $DIM, ARRAY['m1','m2','m3','m4','m5'], 'pak_ucb', NULL, '{}', 1);
+-- a small selector of the same policy: what a backend costs that ran the extension's code
+SELECT model_select.create_selector('tiny', 8, ARRAY['m1','m2','m3','m4','m5'], 'pak_ucb', NULL, '{}', 2);
+INSERT INTO model_select.rewards(selector, arm, context, reward)
+SELECT 'tiny', 'm' || (1 + i % 5), ARRAY[sin(i), cos(i), 0, 0, 0, 0, 0, 1]::float8[], 0.5 FROM generate_series(1, 20) i;
 SQL
 for a in 1 2 3 4 5; do
     q -c "INSERT INTO model_select.rewards(selector, arm, context, reward)
@@ -62,22 +75,46 @@ as_server "$BINDIR/pg_ctl" -D "$CL/mem" -m fast -w stop >/dev/null
 # smaps_rollup field (kB) of a pid
 field() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/smaps_rollup"; }
 
-measure() {  # measure MODE: start, score from $BACKENDS sessions, sum their memory
-    local mode=$1 pids pid i
+# With the learner: log one more reward per arm and wait (120 s) until its
+# versions hold every arm's whole log, so that the backends score them.
+learner_versions() {
+    local sql="SELECT (SELECT count(*) FROM model_select.learner WHERE running AND last_pass IS NOT NULL) = 1
+                  AND (SELECT count(*) FROM model_select.learner_versions WHERE NOT stale AND lag_rewards = 0
+                          AND rewards = $((REWARDS + 1))) = 5"
+    for _ in $(seq 1 240); do
+        [ "$(q -c "SELECT count(*) FROM model_select.learner WHERE running AND last_pass IS NOT NULL")" = 1 ] && break
+        sleep 0.5
+    done
+    q -c "INSERT INTO model_select.rewards(selector, arm, context, reward)
+          SELECT 'mem', 'm' || a, emb, 0.5 FROM prompts, generate_series(1, 5) a WHERE id = 1 ORDER BY a"
+    for _ in $(seq 1 240); do
+        [ "$(q -c "$sql")" = t ] && return 0
+        sleep 0.5
+    done
+    echo "the learner's versions never held the whole log; learner, then versions:" >&2
+    q -c "TABLE model_select.learner" -c "TABLE model_select.learner_versions" >&2
+    exit 1
+}
+
+measure() {  # measure MODE [N]: start, score from N ($BACKENDS) sessions, sum their memory
+    local mode=$1 nb=${2:-$BACKENDS} pids pid i
     cluster_start mem "$PORT"
-    for i in $(seq 1 "$BACKENDS"); do
+    [ "$mode" != learner ] || learner_versions
+    for i in $(seq 1 "$nb"); do
         PGAPPNAME=ms_mem_score q -c "SELECT count(model_select.select_model('mem', emb))
                                         FROM (SELECT emb FROM prompts ORDER BY id LIMIT 5) p" \
             -c "SELECT pg_sleep(3600)" >/dev/null 2>&1 &
     done
     PGAPPNAME=ms_mem_idle q -c "SELECT pg_sleep(3600)" >/dev/null 2>&1 &
+    PGAPPNAME=ms_mem_warm q -c "SELECT model_select.select_model('tiny', ARRAY[1, 0, 0, 0, 0, 0, 0, 1]::float8[])" \
+        -c "SELECT pg_sleep(3600)" >/dev/null 2>&1 &
     for _ in $(seq 1 600); do
         [ "$(q -c "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'ms_mem%'
-                     AND query LIKE '%pg_sleep%' AND state = 'active'")" = $((BACKENDS + 1)) ] && break
+                     AND query LIKE '%pg_sleep%' AND state = 'active'")" = $((nb + 2)) ] && break
         sleep 0.5
     done
     pids=$(q -c "SELECT pid FROM pg_stat_activity WHERE application_name = 'ms_mem_score' AND query LIKE '%pg_sleep%'")
-    [ "$(wc -w <<<"$pids")" = "$BACKENDS" ] || { echo "only $(wc -w <<<"$pids") of $BACKENDS backends scored" >&2; exit 1; }
+    [ "$(wc -w <<<"$pids")" = "$nb" ] || { echo "only $(wc -w <<<"$pids") of $nb backends scored" >&2; exit 1; }
     local rss=0 pss=0 priv=0 lo= hi=0 d anon=0 shm=0 shm_hi=0 s
     for pid in $pids; do
         rss=$((rss + $(field "$pid" Rss)))
@@ -96,34 +133,54 @@ measure() {  # measure MODE: start, score from $BACKENDS sessions, sum their mem
     pid=$(q -c "SELECT pid FROM pg_stat_activity WHERE application_name = 'ms_mem_idle'")
     R[$mode]="$rss $pss $priv $(field "$pid" Rss) $(field "$pid" Pss) $(field "$pid" Private_Dirty)"
     IDLE_ANON[$mode]=$(field "$pid" Pss_Anon)
+    pid=$(q -c "SELECT pid FROM pg_stat_activity WHERE application_name = 'ms_mem_warm'")
+    WARM[$mode]="$(field "$pid" Pss) $(field "$pid" Pss_Anon)"
     SHARED[$mode]=$(q -c "SELECT coalesce(shared_bytes / 1024, 0) FROM model_select.cache_stats()")
+    MODELS[$mode]=$(q -c "SELECT coalesce(sum(bytes)::bigint / 1024, 0) FROM model_select.learner_versions WHERE NOT stale")
+    pid=$(q -c "SELECT pid FROM model_select.learner WHERE running")
+    LEARNER_PSS[$mode]=$([ -z "$pid" ] || field "$pid" Pss)
     q -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE 'ms_mem%'" >/dev/null
     wait
     as_server "$BINDIR/pg_ctl" -D "$CL/mem" -m fast -w stop >/dev/null
 }
 
 mb() { awk -v k="$1" 'BEGIN { printf "%.0f MB", k / 1024 }'; }
-declare -A R SHARED SPREAD SPLIT IDLE_ANON
+declare -A R SHARED MODELS SPREAD SPLIT IDLE_ANON WARM LEARNER_PSS TARGET VERDICT
+# target MODE N LABEL: the split of the summed Pss and the target line of a run
+# of N backends (in TARGET[MODE]), and whether it was met (VERDICT[MODE])
+target() {
+    local mode=$1 nb=$2 rss pss priv irss ipss ipriv anon shm shmhi bound wpss wanon wbound
+    read -r rss pss priv irss ipss ipriv <<<"${R[$mode]}"
+    read -r wpss wanon <<<"${WARM[$mode]}"
+    wbound=$(( (MODELS[$mode] + nb * wpss) * 12 / 10 ))
+    read -r anon shm shmhi <<<"${SPLIT[$mode]}"
+    bound=$(( (MODELS[$mode] + nb * ipss) * 12 / 10 ))
+    VERDICT[$mode]=met; [ "$pss" -le "$bound" ] || VERDICT[$mode]="NOT met"
+    TARGET[$mode]="$3: of the summed Pss of $nb backends, $(mb "$anon") their own pages (Pss_Anon; $(mb $((nb * ${IDLE_ANON[$mode]}))) for $nb idle ones), $(mb "$shm") shared memory (Pss_Shmem: their share of the shared cache and of the shared_buffers pages they read); one backend maps $(mb "$shmhi") of shared memory.
+Target: summed Pss $3 $(mb "$pss") <= 1.2 x (one copy of the models $(mb "${MODELS[$mode]}") + $nb x idle Pss $ipss kB) = $(mb "$bound"): ${VERDICT[$mode]}
+Against backends that ran the extension's code on a small selector instead of idle ones (Pss $wpss kB, Pss_Anon $wanon kB: catalog and plan caches, library pages): summed Pss $3 $(mb "$pss") <= 1.2 x ($(mb "${MODELS[$mode]}") + $nb x $wpss kB) = $(mb "$wbound"): $([ "$pss" -le "$wbound" ] && echo met || echo "NOT met")"
+}
 as_server sh -c "printf '%s\n' \"shared_preload_libraries = 'model_select'\" \
     \"model_select.shared_cache_size = '256MB'\" >> '$CL/mem/postgresql.conf'"
 measure shared
-read -r r2 p2 d2 ir2 ip2 id2 <<<"${R[shared]}"
-SHARED_KB=${SHARED[shared]}
-bound=$(( (SHARED_KB + BACKENDS * ip2) * 12 / 10 ))
-verdict=met; [ "$p2" -le "$bound" ] || verdict="NOT met"
-target_line="Target: summed Pss with the shared cache $(mb "$p2") <= 1.2 x (shared cache $(mb "$SHARED_KB") + $BACKENDS x idle Pss $ip2 kB) = $(mb "$bound"): $verdict"
-read -r anon2 shm2 shmhi2 <<<"${SPLIT[shared]}"
-split_line="Of the summed Pss with the shared cache: $(mb "$anon2") the backends' own pages (Pss_Anon; $(mb $((BACKENDS * ${IDLE_ANON[shared]}))) for $BACKENDS idle ones), $(mb "$shm2") shared memory (Pss_Shmem: their share of the shared cache and of the shared_buffers pages they read); one backend maps $(mb "$shmhi2") of shared memory (the one that loaded the checkpoints: after a restart the checkpoints' pages in shared_buffers are mapped by it alone)."
+MODELS[shared]=${SHARED[shared]}
+target shared "$BACKENDS" "with the shared cache"
+if [ "$LEARNER_BACKENDS" -gt 0 ]; then
+    as_server sh -c "echo \"model_select.learner_databases = 'ms_memory'\" >> '$CL/mem/postgresql.conf'"
+    measure learner "$LEARNER_BACKENDS"
+    target learner "$LEARNER_BACKENDS" "with the learner"
+fi
 if [ -n "${MS_MEMORY_CHECK:-}" ]; then
-    echo "$split_line"
-    echo "$target_line"
-    [ "$verdict" = met ]
+    printf '%s\n' "${TARGET[@]}"
+    [ "${VERDICT[shared]}" = met ] && [ "${VERDICT[learner]:-met}" = met ]
     exit
 fi
-as_server sed -i "/shared_preload_libraries\|shared_cache_size/d" "$CL/mem/postgresql.conf"
+as_server sed -i "/shared_preload_libraries\|shared_cache_size\|learner_databases/d" "$CL/mem/postgresql.conf"
 measure per_backend
 
 read -r r1 p1 d1 ir1 ip1 id1 <<<"${R[per_backend]}"
+read -r r2 p2 d2 ir2 ip2 id2 <<<"${R[shared]}"
+SHARED_KB=${SHARED[shared]}
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b / a }'; }
 echo
 echo "Resident memory of $BACKENDS backends that scored pak_ucb 'mem' (5 arms x $REWARDS rewards, d $DIM):"
@@ -138,5 +195,17 @@ echo "| Private_Dirty sum + shared cache | $(mb "$d1") | $(mb $((d2 + SHARED_KB)
 echo "| an idle backend (Rss / Pss / Private_Dirty) | $ir1 / $ip1 / $id1 kB | $ir2 / $ip2 / $id2 kB | |"
 echo "| shared cache (cache_stats().shared_bytes) | - | $(mb "$SHARED_KB") | |"
 echo
-echo "$split_line"
-echo "$target_line"
+echo "${TARGET[shared]}"
+if [ "$LEARNER_BACKENDS" -gt 0 ]; then
+    read -r r3 p3 d3 ir3 ip3 id3 <<<"${R[learner]}"
+    echo
+    echo "With the learner serving the database, $LEARNER_BACKENDS backends scoring its versions:"
+    echo
+    echo "| sum over $LEARNER_BACKENDS backends | Rss | Pss | Private_Dirty | one backend's Private_Dirty, least – most |"
+    echo "|---|---|---|---|---|"
+    echo "| with the learner | $(mb "$r3") | $(mb "$p3") | $(mb "$d3") | ${SPREAD[learner]} |"
+    echo "| an idle backend | $ir3 kB | $ip3 kB | $id3 kB | |"
+    echo
+    echo "One copy of the models (the learner's current versions): $(mb "${MODELS[learner]}"); the shared cache holds $(mb "${SHARED[learner]}"); the learner process's own Pss: $(mb "${LEARNER_PSS[learner]}")."
+    echo "${TARGET[learner]}"
+fi

@@ -46,39 +46,9 @@ ms_setup || bail "set-up failed"
 q >/dev/null <<'SQL' || bail "creating the selectors failed"
 SELECT model_select.create_selector('v_lin', 8, ARRAY['a', 'b', 'c'], 'lin_ucb', NULL, '{}', 21);
 SELECT model_select.create_selector('v_rff', 8, ARRAY['a', 'b', 'c'], 'rff_ucb', NULL, '{"features": 32}', 22);
-CREATE TABLE load_done (done bool);
-CREATE FUNCTION add_rewards(s text, n int) RETURNS void LANGUAGE sql AS $$
-    INSERT INTO model_select.rewards(selector, arm, context, reward)
-    SELECT s, (ARRAY['a', 'b', 'c'])[1 + (i + (random() * 3)::int) % 3], ms_rand(8), random()
-      FROM generate_series(1, n) i
-$$;
--- writers: a few rewards per transaction on one selector, until told to stop
-CREATE PROCEDURE writer() LANGUAGE plpgsql AS $$
-BEGIN
-    LOOP
-        PERFORM add_rewards(CASE WHEN random() < 0.5 THEN 'v_lin' ELSE 'v_rff' END, 5);
-        COMMIT;
-        PERFORM pg_sleep(0.02);
-        EXIT WHEN EXISTS (SELECT FROM load_done);
-    END LOOP;
-END $$;
--- routers: route, reward that decision, route again, in one transaction
-CREATE PROCEDURE router() LANGUAGE plpgsql AS $$
-DECLARE
-    s text;
-    d bigint;
-BEGIN
-    LOOP
-        s := CASE WHEN random() < 0.5 THEN 'v_lin' ELSE 'v_rff' END;
-        SELECT decision_id INTO d FROM model_select.route(s, ms_rand(8));
-        INSERT INTO model_select.rewards(decision_id, reward) VALUES (d, random());
-        PERFORM model_select.route(s, ms_rand(8));
-        COMMIT;
-        EXIT WHEN EXISTS (SELECT FROM load_done);
-    END LOOP;
-END $$;
-SELECT add_rewards('v_lin', 60), add_rewards('v_rff', 60);
 SQL
+q -f "$(dirname "$0")/lib/learner_load.sql" >/dev/null || bail "creating the load failed"
+q -c "SELECT add_rewards('v_lin', 60), add_rewards('v_rff', 60)" >/dev/null
 
 learner_pid() { q -c "SELECT pid FROM model_select.learner WHERE running AND last_pass IS NOT NULL AND pid IS DISTINCT FROM ${1:-0}" 2>/dev/null; }
 wait_learner() {  # until a learner (with another pid than $1) serves
@@ -185,8 +155,8 @@ check "decisions with tags (route(), route_batch(log => true)): decision_scores(
 
 # 2. under load: writers and routers
 for i in 1 2 3; do
-    [ "$i" = 3 ] || { q -c "CALL writer()" >"$MS_WORK/writer.$i" 2>&1 & MS_BG_PIDS+=($!); }
-    q -c "CALL router()" >"$MS_WORK/router.$i" 2>&1 & MS_BG_PIDS+=($!)
+    [ "$i" = 3 ] || { q -c "CALL writer('v_lin', 'v_rff')" >"$MS_WORK/writer.$i" 2>&1 & MS_BG_PIDS+=($!); }
+    q -c "CALL router('v_lin', 'v_rff')" >"$MS_WORK/router.$i" 2>&1 & MS_BG_PIDS+=($!)
 done
 check "under load, routers log decisions (300 more)" \
     wait_rows "SELECT count(*) >= 300 FROM model_select.decisions"

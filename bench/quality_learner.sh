@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# make bench-quality-learner: what bounded staleness costs in reward (issue 41).
+# RouterDC's evaluation stream (bench-quality's routerdc7 protocol: per seed the
+# 7,271 evaluation prompts in their split order, cold and warm-started from the
+# seed's first 1,000 pool prompts) routed by replay(), by a live selector in one
+# transaction, and by a live selector with the learner serving the database and
+# one transaction per round from a client (bench/quality_learner.py, psycopg 3);
+# the figures and the decisions' staleness in rounds go to
+# bench/results/quality_learner.md.
+#
+# A cluster of its own (test/session/lib/own_cluster.bash) with
+# shared_preload_libraries = 'model_select' and model_select.learner_databases
+# naming the database, the learner's other settings at their defaults.
+#
+# About 100 s per seed and warm start on a loaded 2-core machine (the client
+# loop about half of it): 10 minutes with the defaults.
+#
+# Environment: MS_BENCH_DATA (directory of routerdc7_dev.csv, ../shared/bench),
+# MS_BENCH_LEARNER_SEEDS ("1 2 3"), MS_BENCH_LEARNER_KS (warm starts, "0 1000"),
+# MS_BENCH_LEARNER_POLICY (lin_ucb), MS_BENCH_LEARNER_SETTINGS ({}: the default
+# router), MS_BENCH_LEARNER_PORT (first port tried, 55650).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DATA_DIR=$(cd "${MS_BENCH_DATA:-../shared/bench}" 2>/dev/null && pwd) ||
+    { echo "bench/quality_learner.sh: no directory ${MS_BENCH_DATA:-../shared/bench} (set MS_BENCH_DATA)" >&2; exit 1; }
+[ -r "$DATA_DIR/routerdc7_dev.csv" ] || { echo "bench/quality_learner.sh: $DATA_DIR/routerdc7_dev.csv is missing" >&2; exit 1; }
+SEEDS=${MS_BENCH_LEARNER_SEEDS:-1 2 3}
+SETTINGS=${MS_BENCH_LEARNER_SETTINGS:-'{}'}
+export OPENBLAS_NUM_THREADS=1
+. test/session/lib/own_cluster.bash
+trap cluster_stop_all EXIT
+PORT=$(free_port "${MS_BENCH_LEARNER_PORT:-55650}")
+export PGHOST=$CL PGPORT=$PORT PGUSER=postgres PGDATABASE=bench_ql
+cluster_initdb ql
+as_server sh -c "printf '%s\n' \"shared_preload_libraries = 'model_select'\" \
+    \"model_select.learner_databases = 'bench_ql'\" >> '$CL/ql/postgresql.conf'"
+cluster_start ql "$PORT"
+createdb bench_ql
+t0=$(date +%s)
+psql -X -q -v ON_ERROR_STOP=1 -v data="$DATA_DIR" -v seeds="{${SEEDS// /,}}" >/dev/null <<'SQL'
+CREATE EXTENSION model_select;
+\ir bench/quality_dc.sql
+SQL
+echo "== quality with the learner serving: RouterDC, seeds $SEEDS (data loaded in $(( $(date +%s) - t0 )) s)"
+/usr/bin/python3 bench/quality_learner.py bench/results/quality_learner.md "$SEEDS" "${MS_BENCH_LEARNER_KS:-0 1000}" \
+    "${MS_BENCH_LEARNER_POLICY:-lin_ucb}" "$SETTINGS"
+echo "whole run: $(( $(date +%s) - t0 )) s"
