@@ -148,6 +148,14 @@ direct=$(on "$qport" -c "$(printf "$REPLAY" "replay(")")
 # shellcheck disable=SC2059
 check "replay_on() through the proxy: replay() on the selector's shard (24 rounds)" \
     eval '[ -n "$direct" ] && [ "$(px -c "$(printf "$REPLAY" "replay_on('"'$qs'"', ")")" = "$direct" ]'
+# tags pass through the proxy's route(), logged on the shard's decision, and
+# scores() with tags are the shard's own
+tagged=$(px -c "SELECT decision_id FROM model_select.route('$qs', '{0.1,0.2,0.3}', tags => ARRAY['math', 'code'])")
+check "route(..., tags) through the proxy: the shard logs the decision's tags" \
+    test "$(on "$qport" -c "SELECT tags FROM model_select.decisions WHERE decision_id = ${tagged:-0}")" = "{math,code}"
+TAGGED="SELECT string_agg(concat_ws(' ', arm, ucb), '; ' ORDER BY arm) FROM model_select.scores('$qs', '{0.1,0.2,0.3}', ARRAY['math'])"
+check "scores(..., tags) through the proxy: the shard's answer, bit for bit" \
+    eval '[ -n "$(on "$qport" -c "$TAGGED")" ] && [ "$(px -c "$TAGGED")" = "$(on "$qport" -c "$TAGGED")" ]'
 other=$(px -c "SELECT 'tenant_' || i FROM generate_series(1, 8) i WHERE model_select_proxy.shard_of('tenant_' || i)
                   <> model_select_proxy.shard_of('$qs') LIMIT 1")
 check "a source its selector's shard lacks: the shard's 42P01 through the proxy" \

@@ -116,11 +116,14 @@ check "route_batch(log => true): its decisions record their versions, which re-d
 # 1c. a budget: the pacer's λ counts the decisions not rewarded yet, which the log no
 # longer tells once they are; decision_scores() scores with the λ the decision logged.
 # The arms learn their mean costs from 60 rewards without a decision (no spend), then
-# 12 decisions in their own transactions, none rewarded: λ rises with them
+# 12 decisions in their own transactions, none rewarded: λ rises with them.  Each arm's
+# reward is its cost, so the first decision takes the dearest arm and overspends (with
+# random rewards a run that kept to the cheapest arm, under the budget, saw λ 0 throughout)
 q >/dev/null <<'SQL'
 SELECT model_select.create_selector('v_bud', 8, ARRAY['a', 'b', 'c'], 'lin_ucb', NULL, '{"budget": 0.3, "pace": 5}', 23);
 INSERT INTO model_select.rewards(selector, arm, context, reward, cost)
-SELECT 'v_bud', (ARRAY['a', 'b', 'c'])[1 + i % 3], ms_rand(8), random(), (ARRAY[0.1, 0.5, 1.0])[1 + i % 3]
+SELECT 'v_bud', (ARRAY['a', 'b', 'c'])[1 + i % 3], ms_rand(8), (ARRAY[0.1, 0.5, 1.0])[1 + i % 3],
+       (ARRAY[0.1, 0.5, 1.0])[1 + i % 3]
   FROM generate_series(1, 60) i;
 SQL
 BUDGET_LOG="SELECT bool_and(sc.n = 20) FROM model_select.scores('v_bud', ms_rand(8)) sc"
