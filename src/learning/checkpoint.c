@@ -47,6 +47,7 @@ int			checkpoint_threshold = 128;
 
 /* set at load by model_select.c (checkpoint.h) */
 CheckpointBaseLookup checkpoint_base_lookup = NULL;
+CheckpointBaseWritten checkpoint_base_written = NULL;
 
 static int64 checkpoint_arms(const SelectorConfig *cfg, bool skip_locked, bool from_scratch,
 							 StateTransform *transform);
@@ -150,9 +151,11 @@ checkpoint_lock(const SelectorConfig *cfg, int32 arm_id, bool skip_locked, bool 
 /*
  * The one writer of arm_state (and of arm_state_rows, through
  * state_store_write): the fold f as the arm's checkpoint, replacing ck.
+ * *version and *xmin get the new row's (as readers read them).
  */
 static void
-checkpoint_write(const SelectorConfig *cfg, int32 arm_id, const Checkpoint *ck, const StateFold *f)
+checkpoint_write(const SelectorConfig *cfg, int32 arm_id, const Checkpoint *ck, const StateFold *f,
+				 int64 *version, int64 *xmin)
 {
 	static SPIPlanPtr plan = NULL;
 	Oid			types[11] = {INT4OID, BYTEAOID, INT4OID, XID8OID, INT8OID, INT8OID,
@@ -172,8 +175,12 @@ checkpoint_write(const SelectorConfig *cfg, int32 arm_id, const Checkpoint *ck, 
 						 "UPDATE model_select.arm_state SET state = $2, settings_version = $3,"
 						 " ckpt_tx = $4, ckpt_seq = $5, n = $6, reward_sum = $7,"
 						 " cost_sum = $8, cost_n = $9, spend_sum = $10, spend_n = $11,"
-						 " version = version + 1, updated_at = pg_catalog.now() WHERE arm_id = $1",
-						 11, types), args, nulls, false, 1, SPI_OK_UPDATE, "write the checkpoint of arm %d", arm_id);
+						 " version = version + 1, updated_at = pg_catalog.now() WHERE arm_id = $1"
+						 " RETURNING version, xmin::text::bigint",
+						 11, types), args, nulls, false, 1, SPI_OK_UPDATE_RETURNING,
+				"write the checkpoint of arm %d", arm_id);
+	*version = spi_int64(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	*xmin = spi_int64(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
 }
 
 /*
@@ -240,7 +247,16 @@ checkpoint_arm(const SelectorConfig *cfg, int32 arm_id, bool skip_locked, bool f
 		transformed = true;
 	}
 	if (folded > 0 || from_scratch || !ck.valid || transformed || moved)
-		checkpoint_write(cfg, arm_id, &ck, &f);
+	{
+		int64		version;
+		int64		xmin;
+
+		checkpoint_write(cfg, arm_id, &ck, &f, &version, &xmin);
+		/* a state as it is stored, fixed-size, on the arm's clock: the cache keeps it */
+		if (checkpoint_base_written != NULL && !transformed && f.st != NULL &&
+			!clock_ops(cfg->clock)->ages && !policy_ops(cfg->policy)->keeps_rows)
+			checkpoint_base_written(cfg, arm_id, version, xmin, &f);
+	}
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(work);
 	return folded;

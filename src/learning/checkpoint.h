@@ -24,6 +24,16 @@ typedef const struct StateFold *(*CheckpointBaseLookup) (int32 arm_id, int32 set
 extern CheckpointBaseLookup checkpoint_base_lookup;
 
 /*
+ * Told (same hook, same reason) that this transaction stored fold f as the
+ * arm's checkpoint, row version `version` with xmin `xmin`: the arm cache
+ * keeps f under that row and publishes it, so that no backend reads the
+ * checkpoint back and folds its rows again.  NULL: nothing kept.
+ */
+typedef void (*CheckpointBaseWritten) (const SelectorConfig *cfg, int32 arm_id, int64 version,
+									   int64 xmin, const struct StateFold *f);
+extern CheckpointBaseWritten checkpoint_base_written;
+
+/*
  * A change made to a checkpointed state before it is stored (resample()'s
  * new dictionary); check (optional) refuses a selector it does not apply
  * to; applied counts the arms it changed.
