@@ -48,10 +48,12 @@ typedef struct StateTransform
 extern int64 checkpoint_arm(const SelectorConfig *cfg, int32 arm_id, bool skip_locked,
 							bool from_scratch, StateTransform *transform);
 extern void checkpoint_if_due(const SelectorConfig *cfg, int32 arm_id, int64 nrows);
-extern int64 checkpoint_due_arms(const SelectorConfig *cfg, int *arms);
+extern int64 checkpoint_due_arms(const SelectorConfig *cfg, bool by_cache, int *arms);
 extern int64 checkpoint_named_selector(const char *name, bool from_scratch,
 									   StateTransform *transform);
 extern int	selector_arm_ids(const SelectorConfig *cfg, int32 **ids);
+extern int64 checkpoint_arms(const SelectorConfig *cfg, bool skip_locked, bool from_scratch,
+							 StateTransform *transform);
 extern int64 checkpoint_selector_arms(const SelectorConfig *cfg, bool from_scratch,
 									  StateTransform *transform);
 

@@ -114,7 +114,7 @@ learn_selector(void *arg)
 	call->skipped = !config_try_load_for_reward(call->selector_id, call->name, &cfg);
 	if (!call->skipped)
 	{
-		call->folded = checkpoint_due_arms(&cfg, &call->arms);
+		call->folded = checkpoint_due_arms(&cfg, call->background, &call->arms);
 		retention_pass(&cfg, call->background);	/* the log's horizon (retention.c) */
 	}
 	spi_finish(spi_level);
@@ -382,6 +382,8 @@ model_select_learner_main(Datum arg)
 		learner_pass(checkpoints);
 		if (checkpoints)
 			last_checkpoints = now;
+		/* its statistics (transactions, tuples read) reach the views, as a backend's between queries */
+		(void) pgstat_report_stat(false);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 learner_naptime_ms, PG_WAIT_EXTENSION);
 	}
