@@ -34,6 +34,7 @@
 #include "pg/progress.h"
 #include "learning/checkpoint.h"
 #include "learning/clock.h"
+#include "learning/learner_state.h"
 #include "learning/fold.h"
 #include "learning/arm_base.h"
 #include "model/registry.h"
@@ -248,8 +249,13 @@ checkpoint_arm(const SelectorConfig *cfg, int32 arm_id, bool skip_locked, bool f
 		int64		xmin;
 
 		checkpoint_write(cfg, arm_id, &ck, &f, &version, &xmin);
-		/* a state as it is stored, fixed-size, on the arm's clock: the cache keeps it */
-		if (checkpoint_base_written != NULL && !transformed && f.st != NULL &&
+		/*
+		 * The learner's, of a fixed-size state on the arm's clock: the cache
+		 * keeps it.  Only the learner's: its transaction ends here, where an
+		 * application's could write the row again under the same version
+		 * and xmin (the cache's key) before it commits.
+		 */
+		if (learner_process && checkpoint_base_written != NULL && !transformed && f.st != NULL &&
 			!clock_ops(cfg->clock)->ages && !policy_ops(cfg->policy)->keeps_rows)
 			checkpoint_base_written(cfg, arm_id, version, xmin, &f);
 	}

@@ -24,10 +24,10 @@ typedef const struct StateFold *(*CheckpointBaseLookup) (int32 arm_id, int32 set
 extern CheckpointBaseLookup checkpoint_base_lookup;
 
 /*
- * Told (same hook, same reason) that this transaction stored fold f as the
- * arm's checkpoint, row version `version` with xmin `xmin`: the arm cache
- * keeps f under that row and publishes it, so that no backend reads the
- * checkpoint back and folds its rows again.  NULL: nothing kept.
+ * Told (same hook, same reason) that the learner's transaction stored fold
+ * f as the arm's checkpoint, row version `version` with xmin `xmin`: the arm
+ * cache keeps f under that row and publishes it, so that no backend reads
+ * the checkpoint back and folds its rows again.  NULL: nothing kept.
  */
 typedef void (*CheckpointBaseWritten) (const SelectorConfig *cfg, int32 arm_id, int64 version,
 									   int64 xmin, const struct StateFold *f);

@@ -368,6 +368,7 @@ model_select_learner_main(Datum arg)
 	if (learner == NULL || slot < 0 || slot >= learner->nslots)
 		elog(ERROR, "model_select learner: no slot %d", slot);
 	me = &learner->slots[slot];
+	learner_process = true;
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();

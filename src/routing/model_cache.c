@@ -319,8 +319,8 @@ model_cache_base(int32 arm_id, int32 settings_version, int64 version, int64 xmin
 }
 
 /*
- * This transaction stored fold f as arm_id's checkpoint, row (version,
- * xmin) (checkpoint.c, fixed-size states on the arm's clock): the arm's
+ * The learner's transaction stored fold f as arm_id's checkpoint, row
+ * (version, xmin) (checkpoint.c, fixed-size states on the arm's clock): the arm's
  * entry becomes that checkpoint with nothing folded after it -- what a load
  * that reads the row would make of it, without reading its state back --
  * and is published, so that a backend that loads the new row takes it
