@@ -59,7 +59,7 @@ wait_for "20 more passes" "SELECT passes >= $p0 + 20 FROM model_select.learner W
 declare -A B_SCORES
 b_stats=$(q -c "SELECT count(*) FROM model_select.scores('h_lin', ms_rand(16))" \
             -c "SELECT count(*) FROM model_select.scores('h_rff', ms_rand(16))" \
-            -c "SELECT shared_hits || ' ' || shared_publishes FROM model_select.cache_stats()" | tail -n 1)
+            -c "SELECT shared_hits || ' ' || shared_publishes FROM model_select.cache_stats(this_backend => true)" | tail -n 1)
 echo "# B took and published: $b_stats; per arm, its new checkpoint's first version published before the commit (ms):"
 q -c "SELECT st.arm_id || ': ' || round(extract(epoch FROM pg_xact_commit_timestamp(st.xmin) - min(v.published_at)) * 1000, 3)
         FROM model_select.arm_state st JOIN model_select.arms a USING (arm_id)
