@@ -90,6 +90,11 @@ instructions() {
         grep -m 3 -E '(ERROR|FATAL|PANIC):' "$log" >&2
         exit 1
     fi
+    if ! grep -q 'Collected : [0-9]' "$log"; then
+        echo "callgrind gave no count ($1, $2 decisions):" >&2
+        tail -n 5 "$log" >&2
+        exit 1
+    fi
     [ -z "${MS_INSTR_KEEP:-}" ] || cp "$out" "$MS_INSTR_KEEP/"
     sed -n 's/^.*Collected : \([0-9]*\).*$/\1/p' "$log"
 }
