@@ -87,6 +87,14 @@ dot_portable(int n, const double *x, const double *y)
 		(acc) = (vec4) __builtin_ia32_vfmaddpd256(a_, b_, (acc)); \
 	} while (0)
 
+/* acc = u·y[at..] + acc, lane by lane, fused, u loaded already */
+#define FMA_X(acc, u, y, at) \
+	do { \
+		vec4		b_; \
+		LOADV(b_, (y) + (at)); \
+		(acc) = (vec4) __builtin_ia32_vfmaddpd256((u), b_, (acc)); \
+	} while (0)
+
 /* The four accumulators' lanes (accumulator k holds partial sums 4k .. 4k + 3), summed. */
 __attribute__((target("avx2,fma")))
 static inline double
@@ -141,46 +149,54 @@ dot(int n, const double *x, const double *y)
 	return cpu_has_fma() ? dot_fma(n, x, y) : dot_portable(n, x, y);
 }
 
-/* Two of dot4()'s dots: eight accumulators in registers, x loaded once for both. */
+/*
+ * dot4()'s four dots in one pass over x: each block of x is loaded once for
+ * the four, into sixteen accumulators (with the loads, more than the CPU's
+ * registers: the compiler keeps some on the stack, which the cache serves;
+ * x, a row of a factor read from memory, is what a block must read once).
+ */
 __attribute__((target("avx2,fma")))
 static void
-dot2_fma(int n, const double *x, const double *y0, const double *y1, double *out)
+dot4_fma(int n, const double *x, const double *const *y, double *out)
 {
 	vec4		a0 = {0, 0, 0, 0}, a1 = a0, a2 = a0, a3 = a0;
 	vec4		b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+	vec4		c0 = a0, c1 = a0, c2 = a0, c3 = a0;
+	vec4		d0 = a0, d1 = a0, d2 = a0, d3 = a0;
+	const double *y0 = y[0], *y1 = y[1], *y2 = y[2], *y3 = y[3];
 	long		i = 0;
 
-	/* (the compiler loads each block of x once for both) */
 	for (; i + DOT_BLOCK <= n; i += DOT_BLOCK)
 	{
-		FMADD4(a0, x, y0, i);
-		FMADD4(a1, x, y0, i + 4);
-		FMADD4(a2, x, y0, i + 8);
-		FMADD4(a3, x, y0, i + 12);
-		FMADD4(b0, x, y1, i);
-		FMADD4(b1, x, y1, i + 4);
-		FMADD4(b2, x, y1, i + 8);
-		FMADD4(b3, x, y1, i + 12);
+		vec4		u;
+
+		LOADV(u, x + i);
+		FMA_X(a0, u, y0, i); FMA_X(b0, u, y1, i); FMA_X(c0, u, y2, i); FMA_X(d0, u, y3, i);
+		LOADV(u, x + i + 4);
+		FMA_X(a1, u, y0, i + 4); FMA_X(b1, u, y1, i + 4); FMA_X(c1, u, y2, i + 4); FMA_X(d1, u, y3, i + 4);
+		LOADV(u, x + i + 8);
+		FMA_X(a2, u, y0, i + 8); FMA_X(b2, u, y1, i + 8); FMA_X(c2, u, y2, i + 8); FMA_X(d2, u, y3, i + 8);
+		LOADV(u, x + i + 12);
+		FMA_X(a3, u, y0, i + 12); FMA_X(b3, u, y1, i + 12); FMA_X(c3, u, y2, i + 12); FMA_X(d3, u, y3, i + 12);
 	}
 	out[0] = dot_tail_fma(i, n, x, y0, lanes_sum(a0, a1, a2, a3));
 	out[1] = dot_tail_fma(i, n, x, y1, lanes_sum(b0, b1, b2, b3));
+	out[2] = dot_tail_fma(i, n, x, y2, lanes_sum(c0, c1, c2, c3));
+	out[3] = dot_tail_fma(i, n, x, y3, lanes_sum(d0, d1, d2, d3));
 }
 
 /*
  * out[r] = x·y_r for four vectors y_r, each summed in dot()'s order (the
- * same bits as four dot() calls): x is loaded once for each two (eight
- * accumulators stay in registers), which is what makes a block of
- * triangular solves or feature rows cheaper than its rows one by one (x is
- * a row of a factor, read from memory; the y_r stay in cache).
+ * same bits as four dot() calls): x is read once for the four, which is
+ * what makes a block of triangular solves or feature rows cheaper than its
+ * rows one by one (x is a row of a factor or of the frequencies, read from
+ * memory; the y_r stay in cache).
  */
 void
 dot4(int n, const double *x, const double *const *y, double *out)
 {
 	if (cpu_has_fma())
-	{
-		dot2_fma(n, x, y[0], y[1], out);
-		dot2_fma(n, x, y[2], y[3], out + 2);
-	}
+		dot4_fma(n, x, y, out);
 	else
 		for (int r = 0; r < 4; r++)
 			out[r] = dot_portable(n, x, y[r]);

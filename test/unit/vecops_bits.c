@@ -1,6 +1,6 @@
 /*
  * vecops_bits.c — the promise of src/math/vecops.c, checked bit for bit:
- * the portable (fma()) and the AVX2+FMA bodies of dot(), of dot4()'s pairs
+ * the portable (fma()) and the AVX2+FMA bodies of dot(), of dot4()
  * and of axpy() give the same bits, and so does every alignment of the
  * operands (each vector copied to offsets 0 to 7 doubles from a 64-byte
  * boundary), for lengths 0 to 300; dot() fuses (a product that a separate
@@ -88,13 +88,15 @@ main(void)
 		bad += !same(ref, dot_definition(n, x, y));
 		if (avx2)
 		{
-			double		pair[2];
+			double		four[4];
+			const double *ys4[4] = {y, x, y, x};
 
 			checks++;
 			bad += !same(ref, dot_fma(n, x, y));
-			dot2_fma(n, x, y, x, pair);
-			checks += 2;
-			bad += !same(ref, pair[0]) + !same(dot_portable(n, x, x), pair[1]);
+			dot4_fma(n, x, ys4, four);
+			checks += 4;
+			bad += !same(ref, four[0]) + !same(dot_portable(n, x, x), four[1]) +
+				!same(ref, four[2]) + !same(dot_portable(n, x, x), four[3]);
 			memcpy(y1, y, sizeof(double) * n);
 			memcpy(y2, y, sizeof(double) * n);
 			axpy_sse2(n, 0.37, x, y1);
