@@ -7,8 +7,7 @@
  * checkpoint themselves.  This trigger only keeps that pending tail short:
  * for each arm the statement touched it checkpoints the arm when enough
  * final rewards are pending (checkpoint_if_due: never waits for another
- * writer, never under REPEATABLE READ or SERIALIZABLE).  Where the learner
- * serves the database it returns at once (checkpoints_by_writers()).
+ * writer, never under REPEATABLE READ or SERIALIZABLE).
  */
 #include "postgres.h"
 
@@ -44,9 +43,6 @@ checkpoint_statement_arms(void *arg)
 Datum
 model_select_rewards_apply(PG_FUNCTION_ARGS)
 {
-	/* where the learner (or nobody) checkpoints: no owner switch, no SPI, no read of the rows */
-	if (!checkpoints_by_writers())
-		return PointerGetDatum(NULL);
 	run_as_extension_owner(checkpoint_statement_arms, fcinfo);
 	return PointerGetDatum(NULL);
 }

@@ -372,17 +372,6 @@ arm_is_due(const SelectorConfig *cfg, int32 arm_id, int64 *need)
 }
 
 /*
- * Do reward inserts checkpoint due arms here and now (checkpoint_if_due)?
- * Not where the learner serves the database, nor under a transaction
- * snapshot, nor with checkpoint_threshold 0.
- */
-bool
-checkpoints_by_writers(void)
-{
-	return checkpoint_threshold > 0 && !IsolationUsesXactSnapshot() && !learner_serving();
-}
-
-/*
  * After a reward INSERT of nrows rows for an arm: checkpoint it if it is
  * due -- unless the learner process serves this database (learner.c), which
  * then does it outside the application's transaction.  Only under READ
@@ -396,7 +385,7 @@ checkpoint_if_due(const SelectorConfig *cfg, int32 arm_id, int64 nrows)
 {
 	DueMemo    *m;
 
-	if (!checkpoints_by_writers())
+	if (checkpoint_threshold <= 0 || IsolationUsesXactSnapshot() || learner_serving())
 		return;
 	m = due_memo(arm_id);
 	m->since += nrows;

@@ -37,7 +37,6 @@ typedef struct StateTransform
 
 extern int64 checkpoint_arm(const SelectorConfig *cfg, int32 arm_id, bool skip_locked,
 							bool from_scratch, StateTransform *transform);
-extern bool checkpoints_by_writers(void);
 extern void checkpoint_if_due(const SelectorConfig *cfg, int32 arm_id, int64 nrows);
 extern int64 checkpoint_due_arms(const SelectorConfig *cfg, int *arms);
 extern int64 checkpoint_named_selector(const char *name, bool from_scratch,
