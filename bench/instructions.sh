@@ -19,8 +19,9 @@
 #
 # A single-user backend has no learner, so a decision there also folds the previous reward
 # into its cache and checkpoints due arms: the table shows those instructions per decision
-# (callgrind's inclusive counts of model_cache_absorb and checkpoint_statement_arms), the
-# ratio without them ("lean": what a decision costs its backend where a learner serves), and
+# (callgrind's inclusive counts of model_cache_absorb and checkpoint_if_due), the
+# ratio without them ("lean": an estimate, by subtraction, of what a decision costs its
+# backend where a learner serves), and
 # the learner's side: the fold of N decisions' rewards into the stored states (checkpoint(),
 # which folds every final pending reward), counted inside checkpoint() only (--toggle-collect),
 # N = FEW and MANY, per reward.
@@ -160,9 +161,10 @@ echo "Instructions per decision (read a prompt, route() and reward INSERT, commi
 echo "on plain tables, as the application role $APP; d = 384, 5 arms, 2,000 rewards per arm;"
 echo "single-user backend under callgrind, decisions $FEW..$MANY (start-up and first loads excluded)."
 echo "A single-user backend has no learner: each route() folds the previous decision's reward into"
-echo "its cache (model_cache_absorb) and rewards_apply checkpoints due arms (checkpoint_statement_arms);"
+echo "its cache (model_cache_absorb) and rewards_apply checkpoints due arms (checkpoint_if_due);"
 echo "where a learner serves the database both are its work, counted beside as the fold of the"
-echo "rewards into the stored states (checkpoint()) per reward.  'lean' = the decision without them."
+echo "rewards into the stored states (checkpoint()) per reward.  'lean' = the decision without them"
+echo "(an estimate of its cost where a learner serves: by subtraction, not measured with one)."
 echo
 printf '| %-11s | %12s | %9s | %6s | %12s | %12s | %6s | %12s |\n' transaction instructions baseline ratio "own fold" checkpoints "lean" "learner/rwd"
 printf '| %-11s | %12s | %9s | %6s | %12s | %12s | %6s | %12s |\n' ----------- -----------: --------: -----: -----------: -----------: -----: -----------:
@@ -170,7 +172,7 @@ printf '| %-11s | %12s | %9s | %6s | %12s | %12s | %6s | %12s |\n' baseline "$ba
 for pol in $POLICIES; do
     n=$(per_decision "$pol")
     fold=$(per_decision_in "$pol" model_cache_absorb)
-    ckpt=$(per_decision_in "$pol" checkpoint_statement_arms)
+    ckpt=$(per_decision_in "$pol" checkpoint_if_due)
     learner=$(learner_per_reward "$pol")
     printf '| %-11s | %12s | %9s | %6s | %12s | %12s | %6s | %12s |\n' "$pol" "$n" "$base" \
         "$(awk -v a="$n" -v b="$base" 'BEGIN { printf "%.2f", a / b }')" "$fold" "$ckpt" \
