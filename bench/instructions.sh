@@ -16,6 +16,15 @@
 # MS_INSTR_POLICIES ("rff_ucb lin_ucb").  Before the counts, as bench-pgbench does,
 # MS_INSTR_WARMUP (500) decisions of each kind and VACUUM ANALYZE.  MS_INSTR_KEEP: a folder
 # to keep callgrind's output files in (for callgrind_annotate).  Needs valgrind (installed as root if missing).
+#
+# A single-user backend has no learner, so a decision there also folds the previous reward
+# into its cache and checkpoints due arms: the table shows those instructions per decision
+# (callgrind's inclusive counts of model_cache_absorb and checkpoint_if_due), the
+# ratio without them ("lean": an estimate, by subtraction, of what a decision costs its
+# backend where a learner serves), and
+# the learner's side: the fold of N decisions' rewards into the stored states (checkpoint(),
+# which folds every final pending reward), counted inside checkpoint() only (--toggle-collect),
+# N = FEW and MANY, per reward.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-Haswell} OPENBLAS_NUM_THREADS=1
@@ -79,25 +88,70 @@ as_server() {
 # single-user mode needs the server stopped; with-cluster.sh's clean-up then only deletes it
 as_server "$PG_BINDIR/pg_ctl" -D "$DATADIR" -m fast -w stop >/dev/null
 
-# instructions KIND N: callgrind's instruction count of a single-user backend that makes N decisions
-instructions() {
-    local out=$PGHOST/callgrind.$1.$2 log=$PGHOST/single.$1.$2.log
-    decisions_do "$1" "$2" |
-        as_server valgrind --tool=callgrind --callgrind-out-file="$out" \
-            "$PG_BINDIR/postgres" --single -D "$DATADIR" "$DB" >"$log" 2>&1
+# single: run stdin's SQL in a single-user backend (no callgrind), stopping on an error
+single() {
+    local log=$PGHOST/single.$$.log
+    as_server "$PG_BINDIR/postgres" --single -D "$DATADIR" "$DB" >"$log" 2>&1
     if grep -q -E '(ERROR|FATAL|PANIC):' "$log"; then
-        echo "the single-user backend failed ($1, $2 decisions):" >&2
+        echo "the single-user backend failed:" >&2
         grep -m 3 -E '(ERROR|FATAL|PANIC):' "$log" >&2
+        exit 1
+    fi
+}
+
+# counted NAME [VALGRIND OPTION...]: callgrind's instruction count of a single-user backend
+# running stdin's SQL; its output file is $PGHOST/callgrind.NAME
+counted() {
+    local name=$1 out=$PGHOST/callgrind.$1 log=$PGHOST/single.$1.log
+    shift
+    as_server valgrind --tool=callgrind --callgrind-out-file="$out" "$@" \
+        "$PG_BINDIR/postgres" --single -D "$DATADIR" "$DB" >"$log" 2>&1
+    if grep -q -E '(ERROR|FATAL|PANIC):' "$log"; then
+        echo "the single-user backend failed ($name):" >&2
+        grep -m 3 -E '(ERROR|FATAL|PANIC):' "$log" >&2
+        exit 1
+    fi
+    if ! grep -q 'Collected : [0-9]' "$log"; then
+        echo "callgrind gave no count ($name):" >&2
+        tail -n 5 "$log" >&2
         exit 1
     fi
     [ -z "${MS_INSTR_KEEP:-}" ] || cp "$out" "$MS_INSTR_KEEP/"
     sed -n 's/^.*Collected : \([0-9]*\).*$/\1/p' "$log"
 }
 
+# inclusive NAME FUNCTION: the instructions spent in FUNCTION and what it called, in run NAME
+inclusive() {
+    callgrind_annotate --inclusive=yes --threshold=100 "$PGHOST/callgrind.$1" 2>/dev/null |
+        awk -v f=":$2 " 'index($0, f) { gsub(",", "", $1); print $1; found = 1; exit } END { if (!found) print 0 }'
+}
+
+# per_decision KIND: instructions per decision (runs KIND.FEW and KIND.MANY)
 per_decision() {
     local few many
-    few=$(instructions "$1" "$FEW")
-    many=$(instructions "$1" "$MANY")
+    few=$(decisions_do "$1" "$FEW" | counted "$1.$FEW")
+    many=$(decisions_do "$1" "$MANY" | counted "$1.$MANY")
+    echo $(( (many - few) / (MANY - FEW) ))
+}
+
+# per_decision_in KIND FUNCTION: of those, the instructions in FUNCTION per decision
+per_decision_in() {
+    echo $(( ($(inclusive "$1.$MANY" "$2") - $(inclusive "$1.$FEW" "$2")) / (MANY - FEW) ))
+}
+
+# learner_per_reward POL: the fold of N decisions' rewards into the arms' stored states, as
+# the learner folds them, N = FEW and MANY, by checkpoint() (which folds every final pending
+# reward, due or not) in a backend of its own, counted inside checkpoint() only
+# (--toggle-collect): per reward, the difference over MANY - FEW.
+learner_per_reward() {
+    local c few many
+    echo "SELECT model_select.checkpoint('$1');" | single   # nothing pending
+    for n in "$FEW" "$MANY"; do
+        { echo "SET model_select.checkpoint_threshold = 0;"; decisions_do "$1" "$n"; } | single
+        c=$(echo "SELECT model_select.checkpoint('$1');" |
+            counted "checkpoint.$1.$n" --toggle-collect=model_select_checkpoint)
+        if [ "$n" = "$FEW" ]; then few=$c; else many=$c; fi
+    done
     echo $(( (many - few) / (MANY - FEW) ))
 }
 
@@ -106,11 +160,21 @@ echo
 echo "Instructions per decision (read a prompt, route() and reward INSERT, commit) vs the same SQL"
 echo "on plain tables, as the application role $APP; d = 384, 5 arms, 2,000 rewards per arm;"
 echo "single-user backend under callgrind, decisions $FEW..$MANY (start-up and first loads excluded)."
+echo "A single-user backend has no learner: each route() folds the previous decision's reward into"
+echo "its cache (model_cache_absorb) and rewards_apply checkpoints due arms (checkpoint_if_due);"
+echo "where a learner serves the database both are its work, counted beside as the fold of the"
+echo "rewards into the stored states (checkpoint()) per reward.  'lean' = the decision without them"
+echo "(an estimate of its cost where a learner serves: by subtraction, not measured with one)."
 echo
-printf '| %-11s | %14s | %14s | %6s |\n' transaction instructions baseline ratio
-printf '| %-11s | %14s | %14s | %6s |\n' ----------- -------------: -------------: -----:
-printf '| %-11s | %14s | %14s | %6s |\n' baseline "$base" "$base" 1.00
+printf '| %-11s | %12s | %9s | %6s | %12s | %12s | %6s | %12s |\n' transaction instructions baseline ratio "own fold" checkpoints "lean" "learner/rwd"
+printf '| %-11s | %12s | %9s | %6s | %12s | %12s | %6s | %12s |\n' ----------- -----------: --------: -----: -----------: -----------: -----: -----------:
+printf '| %-11s | %12s | %9s | %6s | %12s | %12s | %6s | %12s |\n' baseline "$base" "$base" 1.00 - - 1.00 -
 for pol in $POLICIES; do
     n=$(per_decision "$pol")
-    printf '| %-11s | %14s | %14s | %6s |\n' "$pol" "$n" "$base" "$(awk -v a="$n" -v b="$base" 'BEGIN { printf "%.2f", a / b }')"
+    fold=$(per_decision_in "$pol" model_cache_absorb)
+    ckpt=$(per_decision_in "$pol" checkpoint_if_due)
+    learner=$(learner_per_reward "$pol")
+    printf '| %-11s | %12s | %9s | %6s | %12s | %12s | %6s | %12s |\n' "$pol" "$n" "$base" \
+        "$(awk -v a="$n" -v b="$base" 'BEGIN { printf "%.2f", a / b }')" "$fold" "$ckpt" \
+        "$(awk -v a="$n" -v f="$fold" -v c="$ckpt" -v b="$base" 'BEGIN { printf "%.2f", (a - f - c) / b }')" "$learner"
 done

@@ -14,7 +14,7 @@ CREATE TABLE model_select.rewards (
     reward_id   bigserial PRIMARY KEY,
     selector    text,
     arm         text,
-    decision_id bigint UNIQUE REFERENCES model_select.decisions,
+    decision_id bigint UNIQUE,              -- a decision's, kept by triggers (below), not a foreign key
     context     float8[],
     reward      float8 NOT NULL,
     cost        float8,
@@ -65,6 +65,16 @@ CREATE TRIGGER rewards_resolve BEFORE INSERT ON model_select.rewards
 CREATE TRIGGER rewards_apply AFTER INSERT ON model_select.rewards
     REFERENCING NEW TABLE AS new_rewards
     FOR EACH STATEMENT EXECUTE FUNCTION model_select_internal._rewards_apply();
+
+-- A reward's decision stays while the reward does, as a foreign key would
+-- keep it, without the key's query on every reward insert
+-- (src/learning/decision_ref.c): rewards_resolve locks the decision's row
+-- FOR KEY SHARE, and decisions_rewarded refuses deleting a decision that a
+-- reward references (23503).
+CREATE FUNCTION model_select_internal._decisions_rewarded() RETURNS trigger
+    AS 'MODULE_PATHNAME', 'model_select_decisions_rewarded' LANGUAGE C PARALLEL UNSAFE;
+CREATE TRIGGER decisions_rewarded AFTER DELETE ON model_select.decisions
+    FOR EACH ROW EXECUTE FUNCTION model_select_internal._decisions_rewarded();
 
 -- A reward by function call, for routers that forward function calls
 -- (PL/Proxy, an RPC layer): the same INSERT, with the caller's rights and
@@ -138,7 +148,7 @@ COMMENT ON TABLE model_select.rewards IS
 COMMENT ON COLUMN model_select.rewards.tags IS 'The tags of a reward without a decision (NULL: none); NULL for a reward by decision_id, whose tags are the decision''s.';
 COMMENT ON COLUMN model_select.rewards.selector IS 'Selector name (or taken from the decision).';
 COMMENT ON COLUMN model_select.rewards.arm IS 'Arm name (or taken from the decision); the arm must be active.';
-COMMENT ON COLUMN model_select.rewards.decision_id IS 'The decision rewarded, if any; at most one reward per decision.';
+COMMENT ON COLUMN model_select.rewards.decision_id IS 'The decision rewarded, if any; at most one reward per decision, which stays while its reward does (triggers, not a foreign key).';
 COMMENT ON COLUMN model_select.rewards.context IS 'The context of a reward without a decision; NULL for a reward by decision_id, whose context is the decision''s (stored once; older rows may repeat it).';
 COMMENT ON COLUMN model_select.rewards.reward IS 'The observed reward, finite and within the selector''s [reward_min, reward_max].';
 COMMENT ON COLUMN model_select.rewards.cost IS 'Optional cost (finite, >= 0), weighted by the setting cost_weight.';
@@ -151,11 +161,14 @@ COMMENT ON FUNCTION model_select_internal._rewards_resolve() IS
 'Trigger function of rewards_resolve (BEFORE INSERT, each row): completes and validates a reward row.';
 COMMENT ON FUNCTION model_select_internal._rewards_apply() IS
 'Trigger function of rewards_apply (AFTER INSERT, each statement): checkpoints the arms that reach model_select.checkpoint_threshold final pending rewards, without waiting for a busy arm.';
+COMMENT ON FUNCTION model_select_internal._decisions_rewarded() IS
+'Trigger function of decisions_rewarded (AFTER DELETE, each row): refuses deleting a decision that a reward references (23503), as the latest snapshot sees the log.';
 COMMENT ON FUNCTION model_select_internal._rewards_append_only() IS
 'Trigger function of rewards_append_only: refuses UPDATE and TRUNCATE of the reward log (55000).';
 COMMENT ON TRIGGER rewards_resolve ON model_select.rewards IS 'Completes and validates each reward row.';
 COMMENT ON TRIGGER rewards_apply ON model_select.rewards IS 'Checkpoints arms with many pending rewards.';
 COMMENT ON TRIGGER rewards_append_only ON model_select.rewards IS 'Keeps the reward log append-only.';
+COMMENT ON TRIGGER decisions_rewarded ON model_select.decisions IS 'Keeps the decision of every reward by decision (in place of a foreign key).';
 
 COMMENT ON TABLE model_select.arm_base IS
 'Per arm, the base of its log: the fold of the rewards that retention absorbed and deleted (a prefix of the log in canonical order), under the selector''s current settings, with their totals. rebuild_state() folds the retained log onto it. Dumped; written only by the extension as its owner.';

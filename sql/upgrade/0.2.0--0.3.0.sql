@@ -18,6 +18,12 @@ DROP FUNCTION model_select.cache_stats();
 -- default's nextval() would give the transaction its id before that lock.
 ALTER TABLE model_select.rewards ALTER COLUMN reward_id DROP DEFAULT;
 
+-- lean reward insert (issue 41): a reward's decision is kept by triggers
+-- (src/learning/decision_ref.c), not by a foreign key whose check queried
+-- the decision a second time on every reward insert
+ALTER TABLE model_select.rewards DROP CONSTRAINT rewards_decision_id_fkey;
+COMMENT ON COLUMN model_select.rewards.decision_id IS 'The decision rewarded, if any; at most one reward per decision, which stays while its reward does (triggers, not a foreign key).';
+
 -- probe scores keep the range probe_report() checks, also against direct
 -- writes by the administrators who own runs
 ALTER TABLE model_select.probe_plan ADD CHECK (score >= -1e15 AND score <= 1e15);
@@ -211,6 +217,12 @@ COMMENT ON COLUMN model_select.rewards.tags IS 'The tags of a reward without a d
 -- written codebooks void the checkpoints (after the functions: its function is new)
 CREATE TRIGGER codebook_changed AFTER INSERT OR UPDATE ON model_select.codebooks
     FOR EACH ROW EXECUTE FUNCTION model_select_internal._codebook_changed();
+
+-- lean reward insert (issue 41): the trigger that keeps a reward's decision
+-- (after the functions: its function is new)
+CREATE TRIGGER decisions_rewarded AFTER DELETE ON model_select.decisions
+    FOR EACH ROW EXECUTE FUNCTION model_select_internal._decisions_rewarded();
+COMMENT ON TRIGGER decisions_rewarded ON model_select.decisions IS 'Keeps the decision of every reward by decision (in place of a foreign key).';
 
 -- restore in any order: the triggers of the dumped tables (after the
 -- functions: theirs are new)

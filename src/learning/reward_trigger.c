@@ -35,6 +35,7 @@
 #include "model/table_decisions.h"
 #include "model/table_selectors.h"
 #include "pg/progress.h"
+#include "learning/decision_ref.h"
 #include "learning/learner_state.h"
 #include "model/clock_ops.h"
 
@@ -92,8 +93,8 @@ target_from_decision(int64 decision_id, RewardTarget *t)
 	Datum		values[OWN_TABLE_MAX_COLUMNS];
 	bool		nulls[OWN_TABLE_MAX_COLUMNS];
 
-	if (!own_row_by_key(decisions, "decision_id", F_INT8EQ, Int64GetDatum(decision_id),
-						DECISIONS_NCOLUMNS, decisions_columns, values, nulls))
+	/* locked FOR KEY SHARE: the decision stays until this transaction ends (decision_ref.c) */
+	if (!decision_read_locked(decisions, decision_id, DECISIONS_NCOLUMNS, decisions_columns, values, nulls))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("decision " INT64_FORMAT " does not exist", decision_id),

@@ -8,9 +8,18 @@
  * address mod 64.  A score computed from a state in shared memory then
  * differed in the last bit from the same score computed from a backend's
  * own copy (seen on Xeons with AVX-512).  Here every reduction has one
- * order, fixed below, whatever the CPU and the addresses.  This relies on
- * the Makefile's -ffp-contract=off: a fused multiply-add would round
- * differently where the CPU has one.
+ * order, fixed below, whatever the CPU and the addresses.
+ *
+ * Dot products are chains of fused multiply-adds: IEEE 754 defines
+ * fma(a, b, c) as a·b + c rounded once, so C's fma() returns the same double
+ * on every CPU, computed by the hardware's instruction or, without one, by
+ * the C library in software; a fixed order of fma() steps is as portable,
+ * bit for bit, as one of separate multiplies and adds, and one rounding
+ * fewer per element.  Where the CPU has AVX2 and FMA, the four-lane bodies
+ * below run (runtime dispatch); elsewhere the portable ones, one fma() per
+ * element in the same order: only the speed differs.  Elsewhere (axpy, the
+ * element-wise steps) the Makefile's -ffp-contract=off keeps the compiler
+ * from fusing on its own, which would round differently by CPU.
  *
  * Blocks of contexts (route_batch()) go through dot4(): four of these dot
  * products sharing one operand, so a block costs a fraction of the memory
@@ -20,139 +29,177 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "math/vecops.h"
 
 /*
- * The order of a dot product: element i goes to partial sum i mod 16; the
- * sixteen are added pairwise, p_j + p_{j+8}, then those j + 4, j + 2, j + 1
- * apart; the elements past the last full sixteen are added to that one by
- * one.  Two bodies give exactly these operations: one with SSE2's two lanes
- * (every x86-64 CPU), one with AVX2's four where the CPU has it (half the
- * instructions).  Either gives the same bits.
+ * The order of a dot product: element i goes to partial sum i mod 16, as
+ * p = fma(x_i, y_i, p); the sixteen are added pairwise, p_j + p_{j+8}, then
+ * those j + 4, j + 2, j + 1 apart; the elements past the last full sixteen
+ * are then fused in one by one, s = fma(x_i, y_i, s).  Two bodies give
+ * exactly these operations: a portable one calling fma() (every CPU), and
+ * one with four lanes of AVX2 and FMA instructions where the CPU has both.
  */
 #define DOT_BLOCK 16
 
-typedef double vec2 __attribute__((vector_size(16)));
 typedef double vec4 __attribute__((vector_size(32)));
 
 /* unaligned loads and stores (macros: a 32-byte vector is not passed by value) */
 #define LOADV(v, p) memcpy(&(v), (p), sizeof(v))
 #define STOREV(p, v) memcpy((p), &(v), sizeof(v))
 
-static double
-dot_tail(long from, long n, const double *x, const double *y, double sum)
+/* The pairwise sum of the sixteen partial sums p[0..15]. */
+static inline double
+partials_sum(const double *p)
 {
-	for (long i = from; i < n; i++)
-		sum += x[i] * y[i];
-	return sum;
+	double		q[8];
+
+	for (int j = 0; j < 8; j++)
+		q[j] = p[j] + p[j + 8];
+	for (int j = 0; j < 4; j++)
+		q[j] = q[j] + q[j + 4];
+	return (q[0] + q[2]) + (q[1] + q[3]);
 }
 
-/* acc += x[at..] · y[at..] lane by lane, for a vector type of acc's width */
-#define MULADD(acc, x, y, at) \
+static double
+dot_portable(int n, const double *x, const double *y)
+{
+	double		p[DOT_BLOCK] = {0};
+	double		s;
+	long		i = 0;
+
+	for (; i + DOT_BLOCK <= n; i += DOT_BLOCK)
+		for (int k = 0; k < DOT_BLOCK; k++)
+			p[k] = fma(x[i + k], y[i + k], p[k]);
+	s = partials_sum(p);
+	for (; i < n; i++)
+		s = fma(x[i], y[i], s);
+	return s;
+}
+
+/* acc = x[at..]·y[at..] + acc, lane by lane, fused (inside an avx2,fma body) */
+#define FMADD4(acc, x, y, at) \
 	do { \
-		__typeof__(acc) a_, b_; \
+		vec4		a_, b_; \
 		LOADV(a_, (x) + (at)); \
 		LOADV(b_, (y) + (at)); \
-		(acc) += a_ * b_; \
+		(acc) = (vec4) __builtin_ia32_vfmaddpd256(a_, b_, (acc)); \
 	} while (0)
 
-static double
-dot_sse2(int n, const double *x, const double *y)
-{
-	vec2		p0 = {0, 0}, p1 = p0, p2 = p0, p3 = p0, p4 = p0, p5 = p0, p6 = p0, p7 = p0;
-	vec2		v;
-	long		i = 0;
+/* acc = u·y[at..] + acc, lane by lane, fused, u loaded already */
+#define FMA_X(acc, u, y, at) \
+	do { \
+		vec4		b_; \
+		LOADV(b_, (y) + (at)); \
+		(acc) = (vec4) __builtin_ia32_vfmaddpd256((u), b_, (acc)); \
+	} while (0)
 
-	for (; i + DOT_BLOCK <= n; i += DOT_BLOCK)
-	{
-		MULADD(p0, x, y, i);
-		MULADD(p1, x, y, i + 2);
-		MULADD(p2, x, y, i + 4);
-		MULADD(p3, x, y, i + 6);
-		MULADD(p4, x, y, i + 8);
-		MULADD(p5, x, y, i + 10);
-		MULADD(p6, x, y, i + 12);
-		MULADD(p7, x, y, i + 14);
-	}
-	/* lanes: p_k holds partial sums 2k, 2k + 1 */
-	v = ((p0 + p4) + (p2 + p6)) + ((p1 + p5) + (p3 + p7));
-	return dot_tail(i, n, x, y, v[0] + v[1]);
+/* The four accumulators' lanes (accumulator k holds partial sums 4k .. 4k + 3), summed. */
+__attribute__((target("avx2,fma")))
+static inline double
+lanes_sum(vec4 p0, vec4 p1, vec4 p2, vec4 p3)
+{
+	double		p[DOT_BLOCK];
+
+	STOREV(p, p0);
+	STOREV(p + 4, p1);
+	STOREV(p + 8, p2);
+	STOREV(p + 12, p3);
+	return partials_sum(p);
 }
 
-__attribute__((target("avx2")))
+__attribute__((target("avx2,fma")))
 static double
-dot_avx2(int n, const double *x, const double *y)
+dot_tail_fma(long from, long n, const double *x, const double *y, double s)
+{
+	for (long i = from; i < n; i++)
+		s = __builtin_fma(x[i], y[i], s);
+	return s;
+}
+
+__attribute__((target("avx2,fma")))
+static double
+dot_fma(int n, const double *x, const double *y)
 {
 	vec4		p0 = {0, 0, 0, 0}, p1 = p0, p2 = p0, p3 = p0;
-	vec4		u;
 	long		i = 0;
 
 	for (; i + DOT_BLOCK <= n; i += DOT_BLOCK)
 	{
-		MULADD(p0, x, y, i);
-		MULADD(p1, x, y, i + 4);
-		MULADD(p2, x, y, i + 8);
-		MULADD(p3, x, y, i + 12);
+		FMADD4(p0, x, y, i);
+		FMADD4(p1, x, y, i + 4);
+		FMADD4(p2, x, y, i + 8);
+		FMADD4(p3, x, y, i + 12);
 	}
-	/* lanes: p_k holds partial sums 4k .. 4k + 3 */
-	u = (p0 + p2) + (p1 + p3);
-	return dot_tail(i, n, x, y, (u[0] + u[2]) + (u[1] + u[3]));
+	return dot_tail_fma(i, n, x, y, lanes_sum(p0, p1, p2, p3));
+}
+
+/* Does this CPU run the AVX2 and FMA bodies? */
+static bool
+cpu_has_fma(void)
+{
+	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 }
 
 /* x·y; n may be 0 */
 double
 dot(int n, const double *x, const double *y)
 {
-	return __builtin_cpu_supports("avx2") ? dot_avx2(n, x, y) : dot_sse2(n, x, y);
+	return cpu_has_fma() ? dot_fma(n, x, y) : dot_portable(n, x, y);
 }
 
-/* Two of dot4()'s dots: eight accumulators in registers, x loaded once for both. */
-__attribute__((target("avx2")))
+/*
+ * dot4()'s four dots in one pass over x: each block of x is loaded once for
+ * the four, into sixteen accumulators (with the loads, more than the CPU's
+ * registers: the compiler keeps some on the stack, which the cache serves;
+ * x, a row of a factor read from memory, is what a block must read once).
+ */
+__attribute__((target("avx2,fma")))
 static void
-dot2_avx2(int n, const double *x, const double *y0, const double *y1, double *out)
+dot4_fma(int n, const double *x, const double *const *y, double *out)
 {
 	vec4		a0 = {0, 0, 0, 0}, a1 = a0, a2 = a0, a3 = a0;
 	vec4		b0 = a0, b1 = a0, b2 = a0, b3 = a0;
-	vec4		u;
+	vec4		c0 = a0, c1 = a0, c2 = a0, c3 = a0;
+	vec4		d0 = a0, d1 = a0, d2 = a0, d3 = a0;
+	const double *y0 = y[0], *y1 = y[1], *y2 = y[2], *y3 = y[3];
 	long		i = 0;
 
-	/* (the compiler loads each block of x once for both) */
 	for (; i + DOT_BLOCK <= n; i += DOT_BLOCK)
 	{
-		MULADD(a0, x, y0, i);
-		MULADD(a1, x, y0, i + 4);
-		MULADD(a2, x, y0, i + 8);
-		MULADD(a3, x, y0, i + 12);
-		MULADD(b0, x, y1, i);
-		MULADD(b1, x, y1, i + 4);
-		MULADD(b2, x, y1, i + 8);
-		MULADD(b3, x, y1, i + 12);
+		vec4		u;
+
+		LOADV(u, x + i);
+		FMA_X(a0, u, y0, i); FMA_X(b0, u, y1, i); FMA_X(c0, u, y2, i); FMA_X(d0, u, y3, i);
+		LOADV(u, x + i + 4);
+		FMA_X(a1, u, y0, i + 4); FMA_X(b1, u, y1, i + 4); FMA_X(c1, u, y2, i + 4); FMA_X(d1, u, y3, i + 4);
+		LOADV(u, x + i + 8);
+		FMA_X(a2, u, y0, i + 8); FMA_X(b2, u, y1, i + 8); FMA_X(c2, u, y2, i + 8); FMA_X(d2, u, y3, i + 8);
+		LOADV(u, x + i + 12);
+		FMA_X(a3, u, y0, i + 12); FMA_X(b3, u, y1, i + 12); FMA_X(c3, u, y2, i + 12); FMA_X(d3, u, y3, i + 12);
 	}
-	/* as dot_avx2: lanes 4k .. 4k + 3 in accumulator k */
-	u = (a0 + a2) + (a1 + a3);
-	out[0] = dot_tail(i, n, x, y0, (u[0] + u[2]) + (u[1] + u[3]));
-	u = (b0 + b2) + (b1 + b3);
-	out[1] = dot_tail(i, n, x, y1, (u[0] + u[2]) + (u[1] + u[3]));
+	out[0] = dot_tail_fma(i, n, x, y0, lanes_sum(a0, a1, a2, a3));
+	out[1] = dot_tail_fma(i, n, x, y1, lanes_sum(b0, b1, b2, b3));
+	out[2] = dot_tail_fma(i, n, x, y2, lanes_sum(c0, c1, c2, c3));
+	out[3] = dot_tail_fma(i, n, x, y3, lanes_sum(d0, d1, d2, d3));
 }
 
 /*
  * out[r] = x·y_r for four vectors y_r, each summed in dot()'s order (the
- * same bits as four dot() calls): x is loaded once for each two (eight accumulators stay in registers), which is
+ * same bits as four dot() calls): x is read once for the four, which is
  * what makes a block of triangular solves or feature rows cheaper than its
- * rows one by one (x is a row of a factor, read from memory; the y_r stay
- * in cache).
+ * rows one by one (x is a row of a factor or of the frequencies, read from
+ * memory; the y_r stay in cache).
  */
 void
 dot4(int n, const double *x, const double *const *y, double *out)
 {
-	if (__builtin_cpu_supports("avx2"))
-	{
-		dot2_avx2(n, x, y[0], y[1], out);
-		dot2_avx2(n, x, y[2], y[3], out + 2);
-	}
+	if (cpu_has_fma())
+		dot4_fma(n, x, y, out);
 	else
 		for (int r = 0; r < 4; r++)
-			out[r] = dot_sse2(n, x, y[r]);
+			out[r] = dot_portable(n, x, y[r]);
 }
 
 /* |x − y|², summed element by element in order (off the hot paths: no lanes) */
@@ -191,6 +238,8 @@ squared_distance(int n, const double *x, const double *y)
 		for (; i_ < n; i_++) \
 			y[i_] += alpha * x[i_]; \
 	} while (0)
+
+typedef double vec2 __attribute__((vector_size(16)));
 
 static void
 axpy_sse2(int n, double alpha, const double *x, double *y)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The fixed-order vector kernels (src/math/vecops.c) give the same bits with
-# SSE2 and AVX2 and at every alignment of their operands: test/unit/vecops_bits.c,
+# the portable (fma()) and AVX2+FMA bodies and at every alignment of their operands: test/unit/vecops_bits.c,
 # built here with the extension's floating-point flags and run.  Needs the
 # server headers (pg_config --includedir-server) and gcc, as the build does.
 set -euo pipefail

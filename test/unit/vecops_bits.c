@@ -1,11 +1,14 @@
 /*
  * vecops_bits.c — the promise of src/math/vecops.c, checked bit for bit:
- * the SSE2 and the AVX2 bodies of dot() and axpy() give the same bits, and
- * so does every alignment of the operands (each vector copied to offsets 0
- * to 7 doubles from a 64-byte boundary), for lengths 0 to 300.  Built and
- * run by test/session/vecops_bits.sh; vecops.c is included, so that its
- * static per-CPU bodies can be called directly.  Without AVX2 only the
- * alignments are checked.
+ * the portable (fma()) and the AVX2+FMA bodies of dot(), of dot4()
+ * and of axpy() give the same bits, and so does every alignment of the
+ * operands (each vector copied to offsets 0 to 7 doubles from a 64-byte
+ * boundary), for lengths 0 to 300; dot() fuses (a product that a separate
+ * multiply would round away counts); and both equal the definition of the
+ * order, written out here with one fma() per element.  Built and run by
+ * test/session/vecops_bits.sh; vecops.c is included, so that its static
+ * per-CPU bodies can be called directly.  Without AVX2 and FMA only the
+ * portable body is checked.
  */
 #include "postgres.h"
 
@@ -37,6 +40,23 @@ same(double a, double b)
 	return memcmp(&a, &b, sizeof(double)) == 0;
 }
 
+/* The order of vecops.c, written out: sixteen fma() chains, a pairwise sum, an fma() tail. */
+static double
+dot_definition(int n, const double *x, const double *y)
+{
+	double		p[16] = {0};
+	int			full = n / 16 * 16;
+	double		s;
+
+	for (int i = 0; i < full; i++)
+		p[i % 16] = fma(x[i], y[i], p[i % 16]);
+	s = (((p[0] + p[8]) + (p[4] + p[12])) + ((p[2] + p[10]) + (p[6] + p[14]))) +
+		(((p[1] + p[9]) + (p[5] + p[13])) + ((p[3] + p[11]) + (p[7] + p[15])));
+	for (int i = full; i < n; i++)
+		s = fma(x[i], y[i], s);
+	return s;
+}
+
 int
 main(void)
 {
@@ -46,7 +66,10 @@ main(void)
 	static double ys[MAXN + 8] __attribute__((aligned(64)));
 	static double y1[MAXN + 8] __attribute__((aligned(64)));
 	static double y2[MAXN + 8] __attribute__((aligned(64)));
-	bool		avx2 = __builtin_cpu_supports("avx2");
+	bool		avx2 = cpu_has_fma();
+	/* (1 + 2^-30)(1 - 2^-30) - 1 = -2^-60 exactly, fused; 0 if the product is rounded first */
+	static const double fx[2] = {-1.0, 1.0 + 0x1p-30};
+	static const double fy[2] = {1.0, 1.0 - 0x1p-30};
 	uint64_t	seed = 88172645463325252ULL;
 	long		checks = 0,
 				bad = 0;
@@ -60,11 +83,20 @@ main(void)
 			x[i] = draw(&seed);
 			y[i] = draw(&seed);
 		}
-		ref = dot_sse2(n, x, y);
+		ref = dot_portable(n, x, y);
+		checks++;
+		bad += !same(ref, dot_definition(n, x, y));
 		if (avx2)
 		{
+			double		four[4];
+			const double *ys4[4] = {y, x, y, x};
+
 			checks++;
-			bad += !same(ref, dot_avx2(n, x, y));
+			bad += !same(ref, dot_fma(n, x, y));
+			dot4_fma(n, x, ys4, four);
+			checks += 4;
+			bad += !same(ref, four[0]) + !same(dot_portable(n, x, x), four[1]) +
+				!same(ref, four[2]) + !same(dot_portable(n, x, x), four[3]);
 			memcpy(y1, y, sizeof(double) * n);
 			memcpy(y2, y, sizeof(double) * n);
 			axpy_sse2(n, 0.37, x, y1);
@@ -81,7 +113,9 @@ main(void)
 				bad += !same(ref, dot(n, xs + off, ys + off2));
 			}
 	}
-	printf("%ld checks (%s), %ld differ\n", checks, avx2 ? "SSE2 and AVX2 bodies, alignments" : "alignments",
-		   bad);
+	checks += 2;
+	bad += !same(dot(2, fx, fy), -0x1p-60) + !same(dot_portable(2, fx, fy), -0x1p-60);
+	printf("%ld checks (%s), %ld differ\n", checks,
+		   avx2 ? "portable and AVX2+FMA bodies, alignments, fused" : "portable body, alignments, fused", bad);
 	return bad == 0 ? 0 : 1;
 }
