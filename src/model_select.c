@@ -36,7 +36,6 @@ _PG_init(void)
 	policy_table = policy_registry;
 	/* checkpoints reuse the folds the arm cache made (learning cannot include routing) */
 	checkpoint_base_lookup = model_cache_base;
-	checkpoint_base_written = model_cache_base_written;
 	/* the learner publishes arm models through the arm cache */
 	learner_publish_hook = selector_publish;
 

@@ -24,16 +24,6 @@ typedef const struct StateFold *(*CheckpointBaseLookup) (int32 arm_id, int32 set
 extern CheckpointBaseLookup checkpoint_base_lookup;
 
 /*
- * Told (same hook, same reason) that the learner's transaction stored fold
- * f as the arm's checkpoint, row version `version` with xmin `xmin`: the arm
- * cache keeps f under that row and publishes it, so that no backend reads
- * the checkpoint back and folds its rows again.  NULL: nothing kept.
- */
-typedef void (*CheckpointBaseWritten) (const SelectorConfig *cfg, int32 arm_id, int64 version,
-									   int64 xmin, const struct StateFold *f);
-extern CheckpointBaseWritten checkpoint_base_written;
-
-/*
  * A change made to a checkpointed state before it is stored (resample()'s
  * new dictionary); check (optional) refuses a selector it does not apply
  * to; applied counts the arms it changed.
@@ -48,12 +38,10 @@ typedef struct StateTransform
 extern int64 checkpoint_arm(const SelectorConfig *cfg, int32 arm_id, bool skip_locked,
 							bool from_scratch, StateTransform *transform);
 extern void checkpoint_if_due(const SelectorConfig *cfg, int32 arm_id, int64 nrows);
-extern int64 checkpoint_due_arms(const SelectorConfig *cfg, bool by_cache, int *arms);
+extern int64 checkpoint_due_arms(const SelectorConfig *cfg, int *arms);
 extern int64 checkpoint_named_selector(const char *name, bool from_scratch,
 									   StateTransform *transform);
 extern int	selector_arm_ids(const SelectorConfig *cfg, int32 **ids);
-extern int64 checkpoint_arms(const SelectorConfig *cfg, bool skip_locked, bool from_scratch,
-							 StateTransform *transform);
 extern int64 checkpoint_selector_arms(const SelectorConfig *cfg, bool from_scratch,
 									  StateTransform *transform);
 

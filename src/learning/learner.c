@@ -114,7 +114,7 @@ learn_selector(void *arg)
 	call->skipped = !config_try_load_for_reward(call->selector_id, call->name, &cfg);
 	if (!call->skipped)
 	{
-		call->folded = checkpoint_due_arms(&cfg, call->background, &call->arms);
+		call->folded = checkpoint_due_arms(&cfg, &call->arms);
 		retention_pass(&cfg, call->background);	/* the log's horizon (retention.c) */
 	}
 	spi_finish(spi_level);
@@ -282,9 +282,9 @@ list_step(void *arg)
 /*
  * A pass over the database's selectors.  Listing them fails when the
  * extension is dropped meanwhile: logged and counted, and the learner goes on
- * to its next pass.  Returns whether rewards had committed since the last.
+ * to its next pass.
  */
-static bool
+static void
 learner_pass(bool checkpoints)
 {
 	MemoryContext pass = AllocSetContextCreate(TopMemoryContext, "model_select learner pass",
@@ -323,28 +323,6 @@ learner_pass(bool checkpoints)
 	LWLockRelease(learner->lock);
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(pass);
-	return pending != 0;
-}
-
-/*
- * Under a stream of rewards the learner starts a pass at most every
- * LEARNER_PASS_GAP_MS: a pass costs about half a millisecond of CPU whatever
- * it folds (a transaction per selector, a load of each, a copy of every grown
- * arm's state into the shared cache), and woken by every commit it made 250
- * passes a second of 2 to 3 rewards each at 700 rewards/s (16 clients,
- * lin_ucb or rff_ucb at d = 384).  Commits meanwhile set the latch; the next
- * pass folds them together.  A first reward after a quiet spell is not held.
- */
-#define LEARNER_PASS_GAP_MS 10
-
-static void
-learner_pass_gap(TimestampTz started)
-{
-	long		elapsed_ms = (long) ((GetCurrentTimestamp() - started) / 1000);
-
-	if (elapsed_ms >= 0 && elapsed_ms < LEARNER_PASS_GAP_MS)
-		(void) WaitLatch(MyLatch, WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 LEARNER_PASS_GAP_MS - elapsed_ms, PG_WAIT_EXTENSION);
 }
 
 static void
@@ -368,7 +346,6 @@ model_select_learner_main(Datum arg)
 	if (learner == NULL || slot < 0 || slot >= learner->nslots)
 		elog(ERROR, "model_select learner: no slot %d", slot);
 	me = &learner->slots[slot];
-	learner_process = true;
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
@@ -392,7 +369,6 @@ model_select_learner_main(Datum arg)
 	{
 		TimestampTz now;
 		bool		checkpoints;
-		bool		busy;
 
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
@@ -403,13 +379,9 @@ model_select_learner_main(Datum arg)
 		}
 		now = GetCurrentTimestamp();
 		checkpoints = TimestampDifferenceExceeds(last_checkpoints, now, learner_naptime_ms);
-		busy = learner_pass(checkpoints);
+		learner_pass(checkpoints);
 		if (checkpoints)
 			last_checkpoints = now;
-		/* its statistics (transactions, tuples read) reach the views, as a backend's between queries */
-		(void) pgstat_report_stat(false);
-		if (busy)
-			learner_pass_gap(now);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 learner_naptime_ms, PG_WAIT_EXTENSION);
 	}

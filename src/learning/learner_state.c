@@ -24,7 +24,6 @@
 #define LEARNER_STALE_MIN_MS 10000
 
 LearnerShared *learner = NULL;
-bool		learner_process = false;
 int			learner_naptime_ms = 200;
 int			learner_max_lag_ms = 1000;
 

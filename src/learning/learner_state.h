@@ -65,8 +65,6 @@ typedef struct LearnerShared
 
 /* NULL unless preloaded */
 extern LearnerShared *learner;
-/* This process is a learner (set as it starts; its transactions are its own) */
-extern bool learner_process;
 /* GUC model_select.learner_naptime, in ms */
 extern int	learner_naptime_ms;
 /* GUC model_select.learner_max_lag, in ms */

@@ -325,33 +325,6 @@ model_cache_base(int32 arm_id, int32 settings_version, int64 version, int64 xmin
 	return &entry->fold;
 }
 
-/*
- * The learner's transaction stored fold f as arm_id's checkpoint, row
- * (version, xmin) (checkpoint.c, fixed-size states on the arm's clock): the arm's
- * entry becomes that checkpoint with nothing folded after it -- what a load
- * that reads the row would make of it, without reading its state back --
- * and is published, so that a backend that loads the new row takes it
- * rather than reading the checkpoint and folding the rows after it (with
- * the learner, every backend did so after each checkpoint, racing the
- * learner itself).  Rolled back, the row's key is never read again.
- */
-void
-model_cache_base_written(const SelectorConfig *cfg, int32 arm_id, int64 version, int64 xmin,
-						 const StateFold *f)
-{
-	CheckpointRow ck = {.version = version, .xmin = xmin, .valid = true, .pos = f->pos,
-	.totals = f->totals, .state = (Datum) 0};
-	bool		load_locked;
-	ModelCacheEntry *entry = entry_reset(cfg, arm_id, &ck, InvalidFullTransactionId,
-										 LOAD_PUBLISH, &load_locked);
-	MemoryContext old = MemoryContextSwitchTo(entry->fold.cxt);
-
-	entry->fold.st = palloc(VARSIZE(f->st));
-	memcpy(entry->fold.st, f->st, VARSIZE(f->st));
-	MemoryContextSwitchTo(old);
-	entry_share(entry);
-}
-
 /* A new load's number: the entries it touches are the most recently used. */
 uint64
 model_cache_next_load(void)

@@ -17,7 +17,5 @@ extern bool selector_models_current(Selector *sel);
 extern void model_cache_forget_all(void);
 extern const StateFold *model_cache_base(int32 arm_id, int32 settings_version, int64 version,
 										 int64 xmin);
-extern void model_cache_base_written(const SelectorConfig *cfg, int32 arm_id, int64 version,
-									 int64 xmin, const StateFold *f);
 
 #endif
