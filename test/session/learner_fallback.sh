@@ -97,11 +97,10 @@ SQL
 
 learner() { q -c "SELECT $1 FROM model_select.learner WHERE running AND database = current_database()" 2>/dev/null; }
 wait_learner() {  # until a learner serves (with another pid than $1)
-    for _ in $(seq 1 600); do
-        [ "$(learner "last_pass IS NOT NULL AND pid IS DISTINCT FROM ${1:-0}")" = t ] && return 0
-        sleep 0.1
-    done
-    echo "#   no learner: $(q -c 'TABLE model_select.learner' 2>&1)"; return 1
+    wait_for "a learner (pid other than ${1:-0})" \
+        "SELECT last_pass IS NOT NULL AND pid IS DISTINCT FROM ${1:-0} FROM model_select.learner
+          WHERE running AND database = current_database()" ||
+        { echo "#   learner: $(q -c 'TABLE model_select.learner' 2>&1)"; return 1; }
 }
 # until the learner has made N more passes than now (each starts after this call)
 passes_after() {

@@ -70,10 +70,7 @@ rederive() {
               WHERE r.arm = a.name AND NOT ($cmp) AND $1"
 }
 
-wait_rows() {  # wait_rows SQL: until it returns t (60 s)
-    for _ in $(seq 1 600); do [ "$(q -c "$1")" = t ] && return 0; sleep 0.1; done
-    echo "#   gave up waiting for: $1"; return 1
-}
+wait_rows() { wait_for "$1" "$1"; }  # wait_rows SQL: until it returns t (lib/common.bash)
 WHOLE_LOG="SELECT bool_and(sc.n = (SELECT count(*) FROM model_select.rewards r JOIN model_select.arms a USING (arm_id)
                                     WHERE r.selector = s.sel AND a.name = sc.arm))
              FROM (VALUES ('v_lin'), ('v_rff')) s(sel), model_select.scores(s.sel, ms_rand(8)) sc"
