@@ -100,10 +100,13 @@ late_commit late_ckpt rr_checkpoint
 # alter_selector(SELECTOR, SETTINGS) starts in another session, then SESSION runs
 # SECOND and COMMIT: both must succeed (no deadlock).
 race_alter() {
-    local name=$1 sel=$2 first=$3 settings=$4 second=$5 what=$6 alter_pid alter_rc=0
+    local name=$1 sel=$2 first=$3 settings=$4 second=$5 what=$6 alter_pid alter_rc
     session "$name"
     say "$name" "BEGIN; $first"
-    q -c "SELECT model_select.alter_selector('$sel', '$settings')" >"$MS_WORK/alter.out" 2>&1 &
+    # the exit status goes to a file: close_sessions' plain wait reaps this job too
+    rm -f "$MS_WORK/alter.rc"
+    { q -c "SELECT model_select.alter_selector('$sel', '$settings')" >"$MS_WORK/alter.out" 2>&1
+      echo $? >"$MS_WORK/alter.rc"; } &
     alter_pid=$!
     # until alter_selector() waits for the transaction's lock, or is done
     # (when nothing it needs is held: the order is then simply alter, reward)
@@ -115,11 +118,12 @@ race_alter() {
     done
     say "$name" "$second COMMIT;"
     close_sessions
-    wait "$alter_pid" || alter_rc=$?
+    wait "$alter_pid" 2>/dev/null || true
+    alter_rc=$(cat "$MS_WORK/alter.rc" 2>/dev/null || echo missing)
     check "$what while alter_selector() waits: the transaction commits" \
         eval "! grep -q ERROR '$MS_WORK/$name.out' || { sed 's/^/#   /' '$MS_WORK/$name.out'; false; }"
     check "... and alter_selector() succeeds (no deadlock)" \
-        eval "[ $alter_rc -eq 0 ] || { sed 's/^/#   /' '$MS_WORK/alter.out'; false; }"
+        eval "[ '$alter_rc' = 0 ] || { echo '#   exit status: $alter_rc'; sed 's/^/#   /' '$MS_WORK/alter.out'; false; }"
 }
 race_alter router route_alter \
     "SELECT decision_id AS d FROM model_select.route('route_alter', '{1,0}'::float8[]) \\gset" \
