@@ -6,7 +6,7 @@
  * boundary), for lengths 0 to 300; dot() fuses (a product that a separate
  * multiply would round away counts); and both equal the definition of the
  * order, written out here with one fma() per element.  Built and run by
- * test/session/vecops_bits.sh; vecops.c is included, so that its static
+ * test/session/unit_bits.sh; vecops.c is included, so that its static
  * per-CPU bodies can be called directly.  Without AVX2 and FMA only the
  * portable body is checked.
  */
