@@ -226,11 +226,13 @@ rng() { if [ "$1" = n/a ]; then echo n/a; else printf '%s-%s' "$(r2 "$1")" "$(r2
 # same load on a shared machine; the tables show medians and the range of
 # the per-round ratios.
 # The learner's lag over its last 256 passes with rewards to publish (the run's, at these
-# rates), as "p50/p99 ms, p50/p99 rewards"; empty without a learner.
-learner_lag() {
-    q -c "SELECT round(lag_ms_p50) || '/' || round(lag_ms_p99) || ' ms, ' || round(lag_rewards_p50) || '/'
-                 || round(lag_rewards_p99) || ' rewards'
-            FROM model_select.learner WHERE running AND database = current_database() AND lag_ms_p99 IS NOT NULL"
+# rates), as "p50/p99 ms, p50/p99 rewards"; empty without a learner.  Several workers
+# (model_select.learner_workers, e.g. in MS_CLUSTER_OPTS): the largest of theirs.
+learner_lag() {  # with several learner workers, the worst worker's figures
+    q -c "SELECT round(max(lag_ms_p50)) || '/' || round(max(lag_ms_p99)) || ' ms, ' || round(max(lag_rewards_p50)) || '/'
+                 || round(max(lag_rewards_p99)) || ' rewards'
+            FROM model_select.learner WHERE running AND database = current_database() AND lag_ms_p99 IS NOT NULL
+          HAVING count(*) > 0"
 }
 declare -A res compacted cpu_at lag
 for ((r = 1; r <= ROUNDS; r++)); do

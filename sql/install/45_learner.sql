@@ -10,7 +10,7 @@ CREATE FUNCTION model_select.learner_status(
     OUT last_pass timestamptz, OUT passes bigint, OUT arms_checkpointed bigint,
     OUT rewards_folded bigint, OUT selectors_skipped bigint, OUT errors bigint,
     OUT versions_published bigint, OUT lag_ms_p50 float8, OUT lag_ms_p99 float8,
-    OUT lag_rewards_p50 float8, OUT lag_rewards_p99 float8)
+    OUT lag_rewards_p50 float8, OUT lag_rewards_p99 float8, OUT worker int)
     RETURNS SETOF record
     AS 'MODULE_PATHNAME', 'model_select_learner_status' LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 
@@ -56,9 +56,9 @@ SELECT s.name AS selector, a.name AS arm, v.checkpoint_version, v.rewards, v.sta
 COMMENT ON FUNCTION model_select.maintain(text) IS
 'Checkpoints every due arm of the selector (admin right), or of every selector the caller administers, now; skips what another transaction holds. Returns the rewards folded. The learner process does this in the background when preloaded.';
 COMMENT ON FUNCTION model_select.learner_status() IS
-'One row per database of model_select.learner_databases (preloaded; none without a learner): whether its learner process runs, its pid, the database, start, last pass and counters (versions_published: arm models it published in the shared cache for backends to score from), and its lag over its last 256 passes that had rewards to publish: p50 and p99 of the milliseconds from the commit of the oldest reward a pass was woken for to the end of that pass, and of the rewards committed meanwhile.';
+'One row per learner process: model_select.learner_workers per database of model_select.learner_databases (preloaded; none without a learner), worker numbering them from 0 (each takes the arms whose arm_id modulo learner_workers is its number): whether it runs, its pid, the database, start, last pass and counters (versions_published: arm models it published in the shared cache for backends to score from), and its lag over its last 256 passes that had rewards to publish: p50 and p99 of the milliseconds from the commit of the oldest reward a pass was woken for to the end of that pass, and of the rewards committed meanwhile.';
 COMMENT ON VIEW model_select.learner IS
-'The learner processes, one per database of model_select.learner_databases, and their counters (learner_status()).';
+'The learner processes, model_select.learner_workers per database of model_select.learner_databases, and their counters (learner_status()).';
 COMMENT ON VIEW model_select.learner_lag IS
 'Per selector: rewards no checkpoint holds yet, and the age in seconds of the oldest of them.';
 COMMENT ON FUNCTION model_select.shared_versions() IS

@@ -402,7 +402,8 @@ checkpoint_if_due(const SelectorConfig *cfg, int32 arm_id, int64 nrows)
 
 /*
  * The learner's and maintain()'s work on one selector: checkpoint every arm
- * that is due, skipping arms another transaction is checkpointing (never
+ * that is due (of a learner's, those it owns: learner_owns_arm()), skipping
+ * arms another transaction is checkpointing (never
  * waiting for an application's transaction).  Returns the rows folded;
  * *arms counts the arms checkpointed.  The caller is connected to SPI, runs
  * as the owner and holds the selector's settings lock.
@@ -420,10 +421,14 @@ checkpoint_due_arms(const SelectorConfig *cfg, int *arms)
 	for (int i = 0; i < narms; i++)
 	{
 		int64		need = checkpoint_threshold;
+		bool		across = clock_ops(cfg->clock)->ticks_across_arms;
 
+		/* a learner's arms only; all of them together on a clock across them */
+		if (!(across ? learner_owns_selectors() : learner_owns_arm(ids[i])))
+			continue;
 		if (!arm_is_due(cfg, ids[i], &need))
 			continue;
-		if (clock_ops(cfg->clock)->ticks_across_arms)
+		if (across)
 		{
 			/* every arm's horizon moves on together (checkpoint_arms) */
 			folded += checkpoint_arms(cfg, true, false, NULL);

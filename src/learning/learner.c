@@ -5,6 +5,8 @@
  * With model_select in shared_preload_libraries and the setting
  * model_select.learner_databases naming databases, the postmaster starts one
  * background worker, "model_select learner", per database, connected to it.
+ * (model_select.learner_workers of them per database: each takes a share
+ * of the arms, learner_state.c).
  * Every model_select.learner_naptime each passes over its database's selectors,
  * each in a transaction of its own: it takes the selector's settings lock
  * without waiting (a selector whose alter_selector() or drop_selector() holds
@@ -115,7 +117,8 @@ learn_selector(void *arg)
 	if (!call->skipped)
 	{
 		call->folded = checkpoint_due_arms(&cfg, &call->arms);
-		retention_pass(&cfg, call->background);	/* the log's horizon (retention.c) */
+		if (learner_owns_selectors())
+			retention_pass(&cfg, call->background);	/* the log's horizon (retention.c) */
 	}
 	spi_finish(spi_level);
 }
@@ -346,6 +349,7 @@ model_select_learner_main(Datum arg)
 	if (learner == NULL || slot < 0 || slot >= learner->nslots)
 		elog(ERROR, "model_select learner: no slot %d", slot);
 	me = &learner->slots[slot];
+	learner_worker_attach(me);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
@@ -422,7 +426,7 @@ model_select_maintain(PG_FUNCTION_ARGS)
 	PG_RETURN_INT64(folded);
 }
 
-/* SQL: learner_status() → per database of model_select.learner_databases, its learner, counters and lag. */
+/* SQL: learner_status() → per learner process (learner_workers per database), counters and lag. */
 Datum
 model_select_learner_status(PG_FUNCTION_ARGS)
 {
@@ -432,8 +436,8 @@ model_select_learner_status(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	for (int i = 0; i < nslots; i++)
 	{
-		Datum		values[15];
-		bool		nulls[15] = {false};
+		Datum		values[16];
+		bool		nulls[16] = {false};
 		LearnerSlot copy;
 		double		ms[2],
 					rewards[2];
@@ -462,6 +466,7 @@ model_select_learner_status(PG_FUNCTION_ARGS)
 			values[13 + k] = Float8GetDatum(rewards[k]);
 			nulls[11 + k] = nulls[13 + k] = isnan(ms[k]);
 		}
+		values[15] = Int32GetDatum(copy.worker);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

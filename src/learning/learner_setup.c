@@ -1,7 +1,8 @@
 /*
  * learner_setup.c — the learner processes' settings and their registration
- * while shared_preload_libraries are loaded: one background worker per
- * database of model_select.learner_databases (the worker itself: learner.c).
+ * while shared_preload_libraries are loaded: model_select.learner_workers
+ * background workers per database of model_select.learner_databases (the
+ * worker itself: learner.c).
  */
 #include "postgres.h"
 
@@ -65,9 +66,9 @@ check_learner_databases(char **newval, void **extra, GucSource source)
 	return ok;
 }
 
-/* A learner for the database of slot `slot`. */
+/* A learner for the database of slot `slot`, its worker-th. */
 static void
-register_learner(int slot, const char *database)
+register_learner(int slot, const char *database, int nth)
 {
 	BackgroundWorker worker;
 
@@ -78,36 +79,44 @@ register_learner(int slot, const char *database)
 	worker.bgw_main_arg = Int32GetDatum(slot);
 	snprintf(worker.bgw_library_name, BGW_MAXLEN, "model_select");
 	snprintf(worker.bgw_function_name, BGW_MAXLEN, "model_select_learner_main");
-	snprintf(worker.bgw_name, BGW_MAXLEN, "model_select learner for %s", database);
+	if (learner_workers > 1)
+		snprintf(worker.bgw_name, BGW_MAXLEN, "model_select learner %d of %d for %s",
+				 nth + 1, learner_workers, database);
+	else
+		snprintf(worker.bgw_name, BGW_MAXLEN, "model_select learner for %s", database);
 	snprintf(worker.bgw_type, BGW_MAXLEN, "model_select learner");
 	RegisterBackgroundWorker(&worker);
 }
 
 /*
- * The databases from the slots-th on get no worker: max_worker_processes
- * leaves slots after the workers registered before (RegisterBackgroundWorker()
- * would only LOG its refusal).  A WARNING names them.
+ * The databases from the (slots / learner_workers)-th on get no workers:
+ * max_worker_processes leaves slots after the workers registered before
+ * (RegisterBackgroundWorker() would only LOG its refusal), and a database
+ * is served only by all of its workers.  A WARNING names them.
  */
-static void
-warn_learners_past_slots(char **databases, int n)
+static int
+learners_within_slots(char **databases, int n)
 {
 	slist_iter	iter;
 	int			slots = max_worker_processes;
+	int			served;
 	StringInfoData left;
 
 	slist_foreach(iter, &BackgroundWorkerList)
 		slots--;
-	if (n <= Max(slots, 0))
-		return;
+	served = Max(slots, 0) / learner_workers;
+	if (n <= served)
+		return n;
 	initStringInfo(&left);
-	for (int i = Max(slots, 0); i < n; i++)
-		appendStringInfo(&left, "%s\"%s\"", i > Max(slots, 0) ? ", " : "", databases[i]);
+	for (int i = served; i < n; i++)
+		appendStringInfo(&left, "%s\"%s\"", i > served ? ", " : "", databases[i]);
 	ereport(WARNING,
-			(errmsg("model_select.learner_databases names %d databases, but the worker slots max_worker_processes leaves serve %d of them",
-					n, Max(slots, 0)),
+			(errmsg("model_select.learner_databases names %d databases and model_select.learner_workers is %d, but the worker slots max_worker_processes leaves serve %d of them",
+					n, learner_workers, served),
 			 errdetail("No learner serves %s: there, reward inserts checkpoint due arms themselves.", left.data),
-			 errhint("Raise max_worker_processes, or name fewer databases.")));
+			 errhint("Raise max_worker_processes, or name fewer databases or learner_workers.")));
 	pfree(left.data);
+	return served;
 }
 
 /*
@@ -137,6 +146,11 @@ learner_preload(void)
 							"0: backends always fold the final rewards themselves.",
 							&learner_max_lag_ms, 1000, 0, 3600000, PGC_SIGHUP, GUC_UNIT_MS,
 							NULL, NULL, NULL);
+	DefineCustomIntVariable("model_select.learner_workers",
+							"Learner processes per database of model_select.learner_databases, each folding and publishing a share of the arms.",
+							"More than one where many backends compete for the CPU and one learner falls behind (see the learner's lag).",
+							&learner_workers, 1, 1, 16, PGC_POSTMASTER, 0,
+							NULL, NULL, NULL);
 	/* kept for the postmaster's life: shared memory is set up again after a crash */
 	old = MemoryContextSwitchTo(TopMemoryContext);
 	if (learner_databases != NULL)
@@ -147,7 +161,8 @@ learner_preload(void)
 		databases[i] = list_nth(names, i);
 	MemoryContextSwitchTo(old);
 	learner_shmem_preload(n, databases);
-	warn_learners_past_slots(databases, n);
+	n = learners_within_slots(databases, n);
 	for (int i = 0; i < n; i++)
-		register_learner(i, databases[i]);
+		for (int w = 0; w < learner_workers; w++)
+			register_learner(i * learner_workers + w, databases[i], w);
 }

@@ -1,6 +1,14 @@
 /*
  * learner_state.c — the learners' shared state (learner_state.h): their
- * shared memory, and whether a learner serves this backend's database.
+ * shared memory, whether learners serve this backend's database, and which
+ * arms a learner process takes.
+ *
+ * A database's learner_workers workers split its arms by arm_id modulo
+ * their number, each folding and publishing its own (so that the learner's
+ * share of the CPU grows with the workers when many backends compete for
+ * it); the work that spans a selector's arms (a clock that ticks across
+ * them, retention) is worker 0's.  They serve the database only together:
+ * learner_serving() and learner_fresh() ask every one of them.
  */
 #include "postgres.h"
 
@@ -26,6 +34,11 @@
 LearnerShared *learner = NULL;
 int			learner_naptime_ms = 200;
 int			learner_max_lag_ms = 1000;
+int			learner_workers = 1;
+
+/* In a learner process: its worker number and its database's number of workers. */
+static int	my_worker = 0;
+static int	my_workers = 1;
 
 /* The databases of model_select.learner_databases, from _PG_init (postmaster memory). */
 static int	learner_ndatabases = 0;
@@ -40,8 +53,9 @@ static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 /*
- * The slot of this backend's database, or NULL.  A slot's database is
- * written by its learner when it connects; an Oid is read whole.
+ * The first of the slots of this backend's database (learner->workers side
+ * by side), or NULL.  A slot's database is written by its learner when it
+ * connects; an Oid is read whole.
  */
 static LearnerSlot *
 my_learner_slot(void)
@@ -50,26 +64,28 @@ my_learner_slot(void)
 		return NULL;
 	for (int i = 0; i < learner->nslots; i++)
 		if (learner->slots[i].database == MyDatabaseId)
-			return &learner->slots[i];
+			return &learner->slots[i - i % learner->workers];
 	return NULL;
 }
 
 /*
- * Does a learner serve this database, so that reward inserts leave
- * checkpoints to it?  Only while its passes keep coming.
+ * Do this database's learners serve it, so that reward inserts leave
+ * checkpoints to them?  Only while every worker's passes keep coming.
  */
 bool
 learner_serving(void)
 {
 	LearnerSlot *slot = my_learner_slot();
-	bool		serving;
+	bool		serving = slot != NULL;
 	long		stale_ms = Max((long) LEARNER_STALE_PASSES * learner_naptime_ms, LEARNER_STALE_MIN_MS);
+	TimestampTz now = GetCurrentTimestamp();
 
 	if (slot == NULL)
 		return false;
 	LWLockAcquire(learner->lock, LW_SHARED);
-	serving = slot->pid != 0 && slot->last_pass != 0 &&
-		!TimestampDifferenceExceeds(slot->last_pass, GetCurrentTimestamp(), (int) stale_ms);
+	for (int w = 0; w < learner->workers && serving; w++)
+		serving = slot[w].pid != 0 && slot[w].last_pass != 0 &&
+			!TimestampDifferenceExceeds(slot[w].last_pass, now, (int) stale_ms);
 	LWLockRelease(learner->lock);
 	return serving;
 }
@@ -97,17 +113,22 @@ bool
 learner_fresh(void)
 {
 	LearnerSlot *slot = my_learner_slot();
-	TimestampTz pending;
-	bool		running;
+	bool		fresh = slot != NULL && learner_max_lag_ms != 0;
+	TimestampTz now = GetCurrentTimestamp();
 
-	if (slot == NULL || learner_max_lag_ms == 0)
+	if (!fresh)
 		return false;
 	LWLockAcquire(learner->lock, LW_SHARED);
-	running = slot->pid != 0 && slot->last_pass != 0 && slot->last_pass_complete;
+	for (int w = 0; w < learner->workers && fresh; w++)
+		fresh = slot[w].pid != 0 && slot[w].last_pass != 0 && slot[w].last_pass_complete;
 	LWLockRelease(learner->lock);
-	pending = (TimestampTz) pg_atomic_read_u64(&slot->pending_since);
-	return running && (pending == 0 ||
-					   !TimestampDifferenceExceeds(pending, GetCurrentTimestamp(), learner_max_lag_ms));
+	for (int w = 0; w < learner->workers && fresh; w++)
+	{
+		TimestampTz pending = (TimestampTz) pg_atomic_read_u64(&slot[w].pending_since);
+
+		fresh = pending == 0 || !TimestampDifferenceExceeds(pending, now, learner_max_lag_ms);
+	}
+	return fresh;
 }
 
 /*
@@ -180,8 +201,7 @@ learner_lag_percentiles(const LearnerSlot *slot, double *ms, double *rewards)
 static void
 learner_wake_xact(XactEvent event, void *arg)
 {
-	Latch	   *latch;
-	uint64		none = 0;
+	TimestampTz now;
 
 	if (!wake_at_commit || (event != XACT_EVENT_COMMIT && event != XACT_EVENT_ABORT &&
 							event != XACT_EVENT_PREPARE))
@@ -189,22 +209,32 @@ learner_wake_xact(XactEvent event, void *arg)
 	wake_at_commit = false;
 	if (event != XACT_EVENT_COMMIT)
 		return;
-	/* the oldest commit waiting for a pass stays: only a pass takes it */
-	(void) pg_atomic_compare_exchange_u64(&((LearnerSlot *) arg)->pending_since, &none,
-										  (uint64) GetCurrentTimestamp());
-	(void) pg_atomic_fetch_add_u64(&((LearnerSlot *) arg)->pending_rewards, (uint64) wake_rewards);
-	latch = ((LearnerSlot *) arg)->latch;
-	if (latch != NULL)
-		SetLatch(latch);
+	now = GetCurrentTimestamp();
+	for (int w = 0; w < learner->workers; w++)
+	{
+		LearnerSlot *slot = (LearnerSlot *) arg + w;
+		Latch	   *latch = slot->latch;
+		uint64		none = 0;
+
+		/* the oldest commit waiting for a pass stays: only a pass takes it */
+		(void) pg_atomic_compare_exchange_u64(&slot->pending_since, &none, (uint64) now);
+		(void) pg_atomic_fetch_add_u64(&slot->pending_rewards, (uint64) wake_rewards);
+		if (latch != NULL)
+			SetLatch(latch);
+	}
 }
 
-/* A reward was logged: wake this database's learner when the transaction commits. */
+/* A reward was logged: wake this database's learners when the transaction commits. */
 void
 learner_wake_at_commit(void)
 {
 	LearnerSlot *slot = my_learner_slot();
+	bool		running = false;
 
-	if (slot == NULL || slot->pid == 0)
+	/* none running: nothing to wake, and no commit time for a later one's lag */
+	for (int w = 0; slot != NULL && w < learner->workers; w++)
+		running |= slot[w].pid != 0;
+	if (!running)
 		return;
 	if (!wake_callback_registered)
 	{
@@ -217,11 +247,33 @@ learner_wake_at_commit(void)
 	wake_rewards++;
 }
 
+/* In a learner process, from its slot: the arms it takes. */
+void
+learner_worker_attach(const LearnerSlot *slot)
+{
+	my_worker = slot->worker;
+	my_workers = learner->workers;
+}
+
+/* Does this process fold and publish the arm?  Every arm outside a learner (maintain()). */
+bool
+learner_owns_arm(int32 arm_id)
+{
+	return arm_id % my_workers == my_worker;
+}
+
+/* Does this process do the work that spans a selector's arms?  Worker 0, or not a learner. */
+bool
+learner_owns_selectors(void)
+{
+	return my_worker == 0;
+}
+
 static Size
 learner_shmem_size(void)
 {
 	return add_size(offsetof(LearnerShared, slots),
-					mul_size(learner_ndatabases, sizeof(LearnerSlot)));
+					mul_size(mul_size(learner_ndatabases, learner_workers), sizeof(LearnerSlot)));
 }
 
 static void
@@ -246,10 +298,12 @@ learner_startup(void)
 	{
 		memset(learner, 0, learner_shmem_size());
 		learner->lock = &(GetNamedLWLockTranche(LEARNER_TRANCHE))->lock;
-		learner->nslots = learner_ndatabases;
-		for (int i = 0; i < learner_ndatabases; i++)
+		learner->nslots = learner_ndatabases * learner_workers;
+		learner->workers = learner_workers;
+		for (int i = 0; i < learner->nslots; i++)
 		{
-			namestrcpy(&learner->slots[i].dbname, learner_databases[i]);
+			namestrcpy(&learner->slots[i].dbname, learner_databases[i / learner_workers]);
+			learner->slots[i].worker = i % learner_workers;
 			pg_atomic_init_u64(&learner->slots[i].pending_since, 0);
 			pg_atomic_init_u64(&learner->slots[i].pending_rewards, 0);
 		}
@@ -258,8 +312,9 @@ learner_startup(void)
 }
 
 /*
- * From _PG_init while shared_preload_libraries are loaded: one slot per
- * database of model_select.learner_databases (names kept by the caller).
+ * From _PG_init while shared_preload_libraries are loaded: learner_workers
+ * slots per database of model_select.learner_databases (names kept by the
+ * caller).
  */
 void
 learner_shmem_preload(int ndatabases, char **databases)

@@ -1,10 +1,11 @@
 /*
  * learner_state.h — what the learner processes share with every backend
- * (learner_state.c): one LearnerSlot per database of
- * model_select.learner_databases, all under one LWLock.  A slot's worker
- * writes its pid, latch, database and counters; learner_serving(),
- * learner_wake_at_commit() and learner_status() read them.  A slot's name is
- * set when shared memory is created and never changes.
+ * (learner_state.c): model_select.learner_workers LearnerSlots per database
+ * of model_select.learner_databases, side by side, all under one LWLock.  A
+ * slot's worker writes its pid, latch, database and counters;
+ * learner_serving(), learner_fresh(), learner_wake_at_commit() and
+ * learner_status() read them.  A slot's name and worker number are set when
+ * shared memory is created and never change.
  */
 #ifndef MODEL_SELECT_LEARNER_STATE_H
 #define MODEL_SELECT_LEARNER_STATE_H
@@ -30,6 +31,7 @@ typedef struct LearnerLag
 typedef struct LearnerSlot
 {
 	NameData	dbname;			/* the database it serves, as configured */
+	int			worker;			/* which of the database's workers: the arms it takes (learner_owns_arm()) */
 	pid_t		pid;			/* 0: its learner is not running */
 	Latch	   *latch;			/* its latch: a reward's commit there sets it */
 	Oid			database;		/* InvalidOid until its learner connects */
@@ -60,6 +62,7 @@ typedef struct LearnerShared
 {
 	LWLock	   *lock;
 	int			nslots;
+	int			workers;		/* slots per database */
 	LearnerSlot slots[FLEXIBLE_ARRAY_MEMBER];
 } LearnerShared;
 
@@ -69,6 +72,8 @@ extern LearnerShared *learner;
 extern int	learner_naptime_ms;
 /* GUC model_select.learner_max_lag, in ms */
 extern int	learner_max_lag_ms;
+/* GUC model_select.learner_workers */
+extern int	learner_workers;
 
 extern void learner_shmem_preload(int ndatabases, char **databases);
 extern bool learner_serving(void);
@@ -78,5 +83,8 @@ extern TimestampTz learner_take_pending(LearnerSlot *slot, int64 *rewards);
 extern void learner_record_lag(LearnerSlot *slot, TimestampTz pending, int64 rewards);
 extern void learner_lag_percentiles(const LearnerSlot *slot, double *ms, double *rewards);
 extern void learner_wake_at_commit(void);
+extern void learner_worker_attach(const LearnerSlot *slot);
+extern bool learner_owns_arm(int32 arm_id);
+extern bool learner_owns_selectors(void);
 
 #endif

@@ -447,12 +447,19 @@ typedef struct LoadCall
 	Selector   *sel;
 } LoadCall;
 
-/* Every arm's identity and cache entry from its rows in s, then its rewards. */
+/*
+ * Every arm's identity, and the cache entry of every arm the load takes
+ * from its rows in s, then its rewards: every arm, but a learner's
+ * publishing load only the arms it owns (learner_owns_arm(); all of them or
+ * none on a clock that ticks across the arms, whose ticks count them all).
+ */
 static void
 arms_load(Selector *sel, MemoryContext caller, const SelectorColumns *s, FullTransactionId horizon,
 		  LoadMode mode)
 {
 	ModelCacheEntry **entries = palloc(sizeof(ModelCacheEntry *) * Max(sel->narms, 1));
+	int		   *taken = palloc(sizeof(int) * Max(sel->narms, 1));	/* entries[j] is arm taken[j] */
+	int			ntaken = 0;
 	SPITupleTable *rows;
 	uint64		nrows,
 				next = 0;
@@ -472,17 +479,22 @@ arms_load(Selector *sel, MemoryContext caller, const SelectorColumns *s, FullTra
 		arm->name = MemoryContextStrdup(caller, TextDatumGetCString(row->values[ARMS_NAME]));
 		arm->ordinal = DatumGetInt32(row->values[ARMS_ORDINAL]);
 		arm->active = DatumGetBool(row->values[ARMS_ACTIVE]);
+		if (LOAD_PUBLISHES(mode) &&
+			!(clock->ticks_across_arms ? learner_owns_selectors() : learner_owns_arm(arm->arm_id)))
+			continue;
 		checkpoint_row(&sel->cfg, row->checkpoint, arm->arm_id, &ck);
-		entries[i] = model_cache_entry(&sel->cfg, arm->arm_id, &ck, horizon, mode);
+		entries[ntaken] = model_cache_entry(&sel->cfg, arm->arm_id, &ck, horizon, mode);
+		taken[ntaken++] = i;
 	}
-	rows = rows_after_bases(entries, sel->narms, clock, &now, mode, horizon);
+	rows = rows_after_bases(entries, ntaken, clock, &now, mode, horizon);
 	nrows = rows->numvals;
-	for (int i = 0; i < sel->narms; i++)
+	for (int j = 0; j < ntaken; j++)
 	{
-		ModelCacheEntry *entry = entries[i];
+		ModelCacheEntry *entry = entries[j];
+		ArmInfo    *arm = &sel->arms[taken[j]];
 		uint64		first = next;
 
-		while (next < nrows && spi_int64(rows->vals[next], rows->tupdesc, FOLD_COL_ARM) == i + 1)
+		while (next < nrows && spi_int64(rows->vals[next], rows->tupdesc, FOLD_COL_ARM) == j + 1)
 			next++;
 		PG_TRY();
 		{
@@ -496,15 +508,15 @@ arms_load(Selector *sel, MemoryContext caller, const SelectorColumns *s, FullTra
 		}
 		PG_END_TRY();
 		model_cache_touch(entry, load);
-		sel->arms[i].n = entry->totals.n;
-		sel->arms[i].cost_sum = entry->totals.cost_sum;
-		sel->arms[i].cost_n = entry->totals.cost_n;
-		sel->arms[i].spend_sum = entry->totals.spend_sum;
-		sel->arms[i].spend_n = entry->totals.spend_n;
-		sel->arms[i].version = entry->version;
-		sel->arms[i].xmin = entry->xmin;
-		sel->arms[i].model = entry->model;
-		sel->arms[i].prefix_n = entry->fold.totals.n;
+		arm->n = entry->totals.n;
+		arm->cost_sum = entry->totals.cost_sum;
+		arm->cost_n = entry->totals.cost_n;
+		arm->spend_sum = entry->totals.spend_sum;
+		arm->spend_n = entry->totals.spend_n;
+		arm->version = entry->version;
+		arm->xmin = entry->xmin;
+		arm->model = entry->model;
+		arm->prefix_n = entry->fold.totals.n;
 		/* versioned, an overlay holds this transaction's rows only */
 		if (sel->versioned && entry->noverlay > 0)
 			sel->own_seq = Max(sel->own_seq, entry->overlay[entry->noverlay - 1].seq);

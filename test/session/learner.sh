@@ -274,7 +274,7 @@ check "... and CREATE DATABASE works" \
 # slot too)
 preloaded_cluster slots "max_worker_processes = 2" "model_select.learner_databases = 'postgres, ms_a, ms_b, ms_c'"
 check "four databases and max_worker_processes 2: a WARNING that says so" \
-    grep -q 'WARNING:  model_select.learner_databases names 4 databases, but the worker slots max_worker_processes leaves serve [01] of them' \
+    grep -q 'WARNING:  model_select.learner_databases names 4 databases and model_select.learner_workers is 1, but the worker slots max_worker_processes leaves serve [01] of them' \
         "$CL/slots.log"
 check "... naming the databases left without a learner" grep -q 'No learner serves .*"ms_b", "ms_c"' "$CL/slots.log"
 finish

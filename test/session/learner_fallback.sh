@@ -112,12 +112,6 @@ passes_after() {
 arm_a_log="(SELECT count(*) FROM model_select.rewards r JOIN model_select.arms a USING (arm_id)
              WHERE r.selector = 'small' AND a.name = 'a')"
 small_log="(SELECT count(*) FROM model_select.rewards WHERE selector = 'small')"
-# versions of SEL that hold its whole log, one per arm
-holds_log() {
-    echo "SELECT count(*) = (SELECT count(*) FROM model_select.arms a JOIN model_select.selectors s USING (selector_id)
-                              WHERE s.name = '$1')
-            FROM model_select.learner_versions WHERE selector = '$1' AND NOT stale AND lag_rewards = 0"
-}
 # rederive FILTER [CMP]: decisions whose chosen arm's scores decision_scores() does not
 # re-derive (CMP; default the same bits), or that recorded no versions
 rederive() {
@@ -134,7 +128,7 @@ rederive() {
 
 check "the learner serves $DB" wait_learner
 pid=$(learner pid)
-check "the learner publishes versions of 'small' that hold its log" wait_for "versions of small" "$(holds_log small)"
+check "the learner publishes versions of 'small' that hold its log" wait_for "versions of small" "$(versions_hold_log small)"
 session holder
 say holder "SELECT count(*) FROM model_select.scores('small', ms_rand(8));"
 check "a session that scored them pins them" \
@@ -184,7 +178,7 @@ check "restarted with a 64 MB shared cache, a new learner serves" wait_learner "
 pid=$(learner pid)
 q -c "SELECT add_rewards('big', 6), add_rewards('small', 6)" >/dev/null
 for s in big small; do
-    check "the learner publishes versions of '$s' that hold its whole log" wait_for "versions of $s" "$(holds_log $s)"
+    check "the learner publishes versions of '$s' that hold its whole log" wait_for "versions of $s" "$(versions_hold_log $s)"
 done
 passes_after 2
 kill -STOP "$pid"

@@ -258,6 +258,13 @@ learner_holds_log() {  # learner_holds_log SELECTOR
     wait_for "the scores of $1 to hold its whole log" "$sql" || true
 }
 
+# SQL: true once a version of every arm of SELECTOR is published that holds the arm's whole log
+versions_hold_log() {
+    echo "SELECT count(*) = (SELECT count(*) FROM model_select.arms a JOIN model_select.selectors s USING (selector_id)
+                              WHERE s.name = '$1')
+            FROM model_select.learner_versions WHERE selector = '$1' AND NOT stale AND lag_rewards = 0"
+}
+
 rebuild_checks() {  # rebuild_checks SELECTOR [TAG]
     local sel=$1 tag=${2:-}
     learner_holds_log "$sel"
