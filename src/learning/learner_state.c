@@ -44,9 +44,12 @@ static int	my_workers = 1;
 static int	learner_ndatabases = 0;
 static char **learner_databases = NULL;
 
-/* This transaction logged rewards (how many); the callback that wakes the learner is registered. */
+/*
+ * This transaction logged rewards: for each learner worker, how many of its
+ * arms' (none: nothing to wake); the callback that wakes them is registered.
+ */
 static bool wake_at_commit = false;
-static int64 wake_rewards = 0;
+static int64 wake_rewards[LEARNER_MAX_WORKERS];
 static bool wake_callback_registered = false;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
@@ -216,17 +219,19 @@ learner_wake_xact(XactEvent event, void *arg)
 		Latch	   *latch = slot->latch;
 		uint64		none = 0;
 
+		if (wake_rewards[w] == 0)
+			continue;
 		/* the oldest commit waiting for a pass stays: only a pass takes it */
 		(void) pg_atomic_compare_exchange_u64(&slot->pending_since, &none, (uint64) now);
-		(void) pg_atomic_fetch_add_u64(&slot->pending_rewards, (uint64) wake_rewards);
+		(void) pg_atomic_fetch_add_u64(&slot->pending_rewards, (uint64) wake_rewards[w]);
 		if (latch != NULL)
 			SetLatch(latch);
 	}
 }
 
-/* A reward was logged: wake this database's learners when the transaction commits. */
+/* A reward of arm_id was logged: wake the learner worker of that arm when the transaction commits. */
 void
-learner_wake_at_commit(void)
+learner_wake_at_commit(int32 arm_id)
 {
 	LearnerSlot *slot = my_learner_slot();
 	bool		running = false;
@@ -242,9 +247,9 @@ learner_wake_at_commit(void)
 		wake_callback_registered = true;
 	}
 	if (!wake_at_commit)
-		wake_rewards = 0;
+		memset(wake_rewards, 0, sizeof(wake_rewards));
 	wake_at_commit = true;
-	wake_rewards++;
+	wake_rewards[LEARNER_WORKER_OF(arm_id, learner->workers)]++;
 }
 
 /* In a learner process, from its slot: the arms it takes. */
@@ -259,7 +264,7 @@ learner_worker_attach(const LearnerSlot *slot)
 bool
 learner_owns_arm(int32 arm_id)
 {
-	return arm_id % my_workers == my_worker;
+	return LEARNER_WORKER_OF(arm_id, my_workers) == my_worker;
 }
 
 /* Does this process do the work that spans a selector's arms?  Worker 0, or not a learner. */

@@ -28,6 +28,12 @@ typedef struct LearnerLag
 
 #define LEARNER_LAG_PASSES 256
 
+/* the most model_select.learner_workers per database */
+#define LEARNER_MAX_WORKERS 16
+
+/* The worker, of `workers`, that folds and publishes an arm. */
+#define LEARNER_WORKER_OF(arm_id, workers) ((int) ((uint32) (arm_id) % (uint32) (workers)))
+
 typedef struct LearnerSlot
 {
 	NameData	dbname;			/* the database it serves, as configured */
@@ -82,7 +88,7 @@ extern bool learner_fresh(void);
 extern TimestampTz learner_take_pending(LearnerSlot *slot, int64 *rewards);
 extern void learner_record_lag(LearnerSlot *slot, TimestampTz pending, int64 rewards);
 extern void learner_lag_percentiles(const LearnerSlot *slot, double *ms, double *rewards);
-extern void learner_wake_at_commit(void);
+extern void learner_wake_at_commit(int32 arm_id);
 extern void learner_worker_attach(const LearnerSlot *slot);
 extern bool learner_owns_arm(int32 arm_id);
 extern bool learner_owns_selectors(void);

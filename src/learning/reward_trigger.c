@@ -306,6 +306,7 @@ resolve_row(TriggerData *td)
 	}
 	tuple = log_row_complete(tuple, desc, (const int *) &c, &target, npositions, position_columns, position);
 	spi_finish(spi_level);
+	learner_wake_at_commit(target.arm_id);
 	return tuple;
 }
 
@@ -315,6 +316,5 @@ model_select_rewards_resolve(PG_FUNCTION_ARGS)
 	Datum		row = log_row_resolve(fcinfo, resolve_row);
 
 	progress_add(1);			/* warm_start's progress (none outside a command) */
-	learner_wake_at_commit();
 	return row;
 }
