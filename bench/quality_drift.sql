@@ -7,20 +7,29 @@
 -- window of 300 on the selector's clock; the optimal-pick ratio (by the arms'
 -- expected rewards) over rounds 1,001-1,500 and per 100 rounds, and the share of
 -- those rounds given to the constant arm c.  Also on clusters that overlap:
--- the centres on the first two coordinates only, ±(0.35, 0.1, 0, …, 0).
+-- the centres on the first two coordinates only, ±(0.35, 0.1, 0, …, 0).  Besides
+-- the defaults, pak_ucb with its learnt noise and with lin_ucb's scale.
 \set ON_ERROR_STOP 1
-\echo '   drift:' `date +%T` :seeds 'seeds x 2 policies x 2 streams x 1,500 rounds'
+\echo '   drift:' `date +%T` :seeds 'seeds x 4 policies x 2 streams x 1,500 rounds'
 
 \ir ../test/tap/include/drift_stream.sql
 CREATE TABLE drift AS SELECT s AS seed, c AS centred, d.* FROM unnest(:'seeds'::int[]) s, unnest(ARRAY[16, 2]) c,
                                                             pg_temp.drift_stream(s, c) d;
 
+-- each policy's defaults; pak_ucb also with its learnt noise (noise_prior 5, off by
+-- default) and with lin_ucb's scale (alpha 20, intercept 10, eta 2)
+CREATE TABLE drift_policy (ord int, label text, policy text, settings jsonb);
+INSERT INTO drift_policy VALUES
+    (1, 'lin_ucb', 'lin_ucb', '{}'), (2, 'pak_ucb', 'pak_ucb', '{}'),
+    (3, 'pak_ucb, noise_prior 5', 'pak_ucb', '{"noise_prior": 5}'),
+    (4, 'pak_ucb, alpha 20, intercept 10, eta 2', 'pak_ucb', '{"alpha": 20, "intercept": 10, "eta": 2}');
+
 CREATE TABLE drift_run AS
-SELECT p.policy || CASE c WHEN 2 THEN ', centres on 2 coordinates' ELSE '' END AS policy, s AS seed, r.round,
-       r.opr_window, r.picks
-  FROM unnest(:'seeds'::int[]) s, unnest(ARRAY['lin_ucb', 'pak_ucb']) p(policy), unnest(ARRAY[16, 2]) c,
+SELECT p.label || CASE c WHEN 2 THEN ', centres on 2 coordinates' ELSE '' END AS policy, p.ord, c AS centred, s AS seed,
+       r.round, r.opr_window, r.picks
+  FROM unnest(:'seeds'::int[]) s, drift_policy p, unnest(ARRAY[16, 2]) c,
        model_select.replay(format('SELECT context, reward, NULL::real[], expected FROM drift WHERE seed = %s AND centred = %s ORDER BY round', s, c),
-                           p.policy, settings => '{"window": 300, "clock": "selector"}', seed => s,
+                           p.policy, settings => p.settings || '{"window": 300, "clock": "selector"}', seed => s,
                            checkpoint => 100, shuffle => false) r;
 
 \pset format unaligned
@@ -32,13 +41,13 @@ SELECT '';
 SELECT '| policy | 1,001-1,500 | worst seed | 1,001-1,100 | -1,200 | -1,300 | -1,400 | -1,500 | c |';
 SELECT '|---|---:|---:|---:|---:|---:|---:|---:|---:|';
 WITH per_seed AS (
-    SELECT policy, seed, avg(opr_window) FILTER (WHERE round > 1000) AS opr,
+    SELECT policy, ord, centred, seed, avg(opr_window) FILTER (WHERE round > 1000) AS opr,
            ((max(picks[3]) FILTER (WHERE round = 1500)) - (max(picks[3]) FILTER (WHERE round = 1000))) / 500.0 AS c
-      FROM drift_run GROUP BY 1, 2)
+      FROM drift_run GROUP BY 1, 2, 3, 4)
 SELECT format('| %s | %s | %s | %s | %s |', p.policy, to_char(avg(p.opr), 'FM0.000'), to_char(min(p.opr), 'FM0.000'),
               (SELECT string_agg(to_char(avg_w, 'FM0.00'), ' | ' ORDER BY round)
                  FROM (SELECT round, avg(opr_window) AS avg_w FROM drift_run d
                         WHERE d.policy = p.policy AND round > 1000 GROUP BY round) w),
               to_char(avg(p.c), 'FM0.00'))
-  FROM per_seed p GROUP BY p.policy ORDER BY p.policy;
+  FROM per_seed p GROUP BY p.policy, p.ord, p.centred ORDER BY p.centred DESC, p.ord;
 \o

@@ -49,6 +49,26 @@ confidence_factors(const SelectorConfig *cfg, FactorSet *out)
 			out->alpha[out->count++] = cfg->alpha * cfg->grid[i];
 }
 
+/* Does the radius scale by the arm's learnt noise (noise_prior, confidence fixed)? */
+bool
+confidence_learns_noise(const SelectorConfig *cfg)
+{
+	return cfg->confidence == CONFIDENCE_FIXED && cfg->noise_prior > 0;
+}
+
+/*
+ * The learnt noise scale σ̂ = √((n₀ + quad) / (n₀ + Σw)) of an arm whose
+ * penalised residuals are quad = α·vᵀ(K' + α·diag(1/w))⁻¹v = min_f Σ wᵢ(rᵢ −
+ * f(xᵢ))² + α‖f‖² and whose rows weigh Σw: n₀ pseudo-rewards of unit
+ * variance and the arm's own (the unknown noise of Bayesian ridge
+ * regression).  The fixed radius eta becomes eta·σ̂.
+ */
+double
+confidence_noise_scale(const SelectorConfig *cfg, double quad, double weight_sum)
+{
+	return sqrt((cfg->noise_prior + quad) / (cfg->noise_prior + weight_sum));
+}
+
 /* R_t² of Eq. 8 in its computable form (Flynn & Reeb 2024). */
 double
 confidence_rt2(const SelectorConfig *cfg, double ld0, double quad0)

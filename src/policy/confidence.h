@@ -29,6 +29,8 @@ typedef void (*FactorEval) (const void *query, int factor, double alpha,
 
 extern double confidence_base_alpha(const SelectorConfig *cfg);
 extern void confidence_factors(const SelectorConfig *cfg, FactorSet *out);
+extern bool confidence_learns_noise(const SelectorConfig *cfg);
+extern double confidence_noise_scale(const SelectorConfig *cfg, double quad, double weight_sum);
 extern double confidence_rt2(const SelectorConfig *cfg, double ld0, double quad0);
 extern void confidence_warn_negative(const SelectorConfig *cfg, int n, int skipped, int tried);
 extern void confidence_bounds(const SelectorConfig *cfg, int n, const FactorSet *fs,

@@ -131,7 +131,7 @@ lin_rhs(const StateHeader *st, int p)
 static bool
 learns_noise(const SelectorConfig *cfg)
 {
-	return cfg->confidence == CONFIDENCE_FIXED && cfg->noise_prior > 0;
+	return confidence_learns_noise(cfg);
 }
 
 /* Does the state keep yᵀy (a confidence bound, or the learnt noise scale)? */
@@ -416,7 +416,7 @@ lin_bounds(const SelectorConfig *cfg, const StateHeader *st, ArmModel *m)
 		ld = chol_log_det_scaled(p, m->L[0], m->factors.alpha[0]);
 	confidence_bounds(cfg, st->n, &m->factors, ld, quad, &m->bounds);
 	if (learns_noise(cfg))
-		m->bounds.radius[0] *= sqrt((cfg->noise_prior + quad[0]) / (cfg->noise_prior + *lin_weight_sum(st, p)));
+		m->bounds.radius[0] *= confidence_noise_scale(cfg, quad[0], *lin_weight_sum(st, p));
 }
 
 static ArmModel *

@@ -319,6 +319,28 @@ pak_append(const SelectorConfig *cfg, const StateHeader *old, const double *x, d
 	return st;
 }
 
+/*
+ * Σw, the weights of the rows of the state st with factor L (of K' + α₀I, or
+ * K' + α₀·diag(1/w) under a discount): n, or under a discount Σ α₀/(|Lᵢ|² −
+ * k'(xᵢ,xᵢ)), as row i of L·Lᵀ has k'(xᵢ,xᵢ) + α₀/wᵢ on its diagonal (the
+ * weights of a clocked state are not in it otherwise, model/clock_state.c).
+ */
+static double
+pak_weight_sum(const SelectorConfig *cfg, const StateHeader *st, const double *L, double alpha)
+{
+	double		sum = 0.0;
+
+	if (cfg->discount >= 1)
+		return st->n;
+	for (int i = 0; i < st->n; i++)
+	{
+		const double *row = L + PACKED_ROW(i);
+
+		sum += alpha / (dot(i + 1, row, row) - kernel_self(cfg, PAK_X(st) + (Size) i * cfg->dim));
+	}
+	return sum;
+}
+
 static ArmModel *
 pak_decode(const SelectorConfig *cfg, const StateHeader *st)
 {
@@ -344,6 +366,10 @@ pak_decode(const SelectorConfig *cfg, const StateHeader *st)
 		/* ln det(I + K'/α) = ln det((K' + αI)/α) */
 		confidence_bounds(cfg, n, &m->factors,
 						  chol_log_det_scaled(n, m->L[0], m->factors.alpha[0]), quad, &m->bounds);
+		/* with noise_prior the radius is eta·σ̂, σ̂ learnt from the penalised residuals quad[0] */
+		if (confidence_learns_noise(cfg))
+			m->bounds.radius[0] *= confidence_noise_scale(cfg, quad[0],
+														  pak_weight_sum(cfg, st, m->L[0], m->factors.alpha[0]));
 	}
 	m->sqnorms = palloc(sizeof(double) * Max(n, 1));
 	row_sqnorms(n, cfg->dim, m->X, m->sqnorms);
@@ -418,10 +444,13 @@ pak_score_block(const SelectorConfig *cfg, const ArmModel *m, int nrows, const d
 	}
 }
 
+/* pak_ucb's own setting: the noise prior of its learnt noise scale (confidence.c). */
+static const char *const pak_ucb_settings[] = {"noise_prior", NULL};
+
 const PolicyOps pak_ucb_ops = {
 	.name = "pak_ucb", .kind = POLICY_PAK_UCB,
 	.uses_context = true, .kernels = KERNELS_ALL, .bounds = BOUNDS_CHOICE,
-	.keeps_rows = true, .forgets = FORGETS_ALL,
+	.keeps_rows = true, .forgets = FORGETS_ALL, .settings = pak_ucb_settings,
 	POLICY_FUNCTIONS(pak), .score_block = pak_score_block, .row_spans = pak_row_spans,
 	.build_weighted = pak_build_weighted, .kept_rows = pak_kept_rows,
 };
