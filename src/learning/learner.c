@@ -222,13 +222,14 @@ publish_step(void *arg)
 }
 
 /*
- * One selector: its due checkpoints (once a naptime, `checkpoints`), then,
- * after they commit (backends look versions up by them), its models
- * published, each in a transaction of its own.  An error (a damaged state, a
- * selector dropped meanwhile) is logged and counted, and the pass goes on.
- * Returns whether its versions are all published: not after an error, a
- * busy settings lock or a version the shared cache had no room for (then
- * backends fold for themselves: learner_fresh()).
+ * One selector's step of a pass: its fixed-size models published; or, with
+ * `checkpoints`, its due checkpoints, then (after they commit: backends
+ * look versions up by them) all its models, growing states too; each in a
+ * transaction of its own.  An error (a damaged state, a selector dropped
+ * meanwhile) is logged and counted, and the pass goes on.  Returns whether
+ * its versions are all published: not after an error, a busy settings lock
+ * or a version the shared cache had no room for (then backends fold for
+ * themselves: learner_fresh()).
  */
 static bool
 learner_selector(int32 selector_id, const char *name, bool checkpoints)
@@ -283,9 +284,14 @@ list_step(void *arg)
 }
 
 /*
- * A pass over the database's selectors.  Listing them fails when the
- * extension is dropped meanwhile: logged and counted, and the learner goes on
- * to its next pass.
+ * A pass over the database's selectors: every selector's fixed-size models
+ * published, which ends the lag of the rewards it was woken for; then, once
+ * a naptime (`checkpoints`), every selector's due checkpoints, each followed
+ * by its models published again (the growing ones too), so that a
+ * checkpoint, which rewrites a whole state, never delays a version and
+ * backends find versions of the new checkpoints at once.  Listing the
+ * selectors fails when the extension is dropped meanwhile: logged and
+ * counted, and the learner goes on to its next pass.
  */
 static void
 learner_pass(bool checkpoints)
@@ -313,7 +319,19 @@ learner_pass(bool checkpoints)
 	for (int i = 0; i < call.list.n; i++)
 	{
 		CHECK_FOR_INTERRUPTS();
-		complete &= learner_selector(call.list.ids[i], call.list.names[i], checkpoints);
+		complete &= learner_selector(call.list.ids[i], call.list.names[i], false);
+		MemoryContextSwitchTo(pass);
+	}
+	if (pending != 0)
+	{
+		LWLockAcquire(learner->lock, LW_EXCLUSIVE);
+		learner_record_lag(me, pending, rewards);
+		LWLockRelease(learner->lock);
+	}
+	for (int i = 0; checkpoints && i < call.list.n; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		complete &= learner_selector(call.list.ids[i], call.list.names[i], true);
 		MemoryContextSwitchTo(pass);
 	}
 	pgstat_report_activity(STATE_IDLE, NULL);
@@ -321,8 +339,6 @@ learner_pass(bool checkpoints)
 	me->passes++;
 	me->last_pass = GetCurrentTimestamp();
 	me->last_pass_complete = complete;
-	if (pending != 0)
-		learner_record_lag(me, pending, rewards);
 	LWLockRelease(learner->lock);
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(pass);

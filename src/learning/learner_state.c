@@ -36,7 +36,8 @@ int			learner_naptime_ms = 200;
 int			learner_max_lag_ms = 1000;
 int			learner_workers = 1;
 
-/* In a learner process: its worker number and its database's number of workers. */
+/* In a learner process (attached): its worker number and its database's number of workers. */
+static bool attached = false;
 static int	my_worker = 0;
 static int	my_workers = 1;
 
@@ -258,6 +259,14 @@ learner_worker_attach(const LearnerSlot *slot)
 {
 	my_worker = slot->worker;
 	my_workers = learner->workers;
+	attached = true;
+}
+
+/* Is this a learner process? */
+bool
+learner_process(void)
+{
+	return attached;
 }
 
 /* Does this process fold and publish the arm?  Every arm outside a learner (maintain()). */

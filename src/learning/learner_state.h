@@ -92,5 +92,6 @@ extern void learner_wake_at_commit(int32 arm_id);
 extern void learner_worker_attach(const LearnerSlot *slot);
 extern bool learner_owns_arm(int32 arm_id);
 extern bool learner_owns_selectors(void);
+extern bool learner_process(void);
 
 #endif
