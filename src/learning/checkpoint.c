@@ -410,9 +410,9 @@ checkpoint_if_due(const SelectorConfig *cfg, int32 arm_id, int64 nrows)
 
 /*
  * The learner's and maintain()'s work on one selector: checkpoint every arm
- * that is due (of a learner's, those it owns: learner_owns_arm()), skipping
- * arms another transaction is checkpointing (never
- * waiting for an application's transaction).  Returns the rows folded;
+ * that is due (a learner worker: those it owns, learner_owns_arm()),
+ * skipping arms another transaction is checkpointing (never waiting for an
+ * application's transaction).  Returns the rows folded;
  * *arms counts the arms checkpointed.  The caller is connected to SPI, runs
  * as the owner and holds the selector's settings lock.
  */
