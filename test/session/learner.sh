@@ -75,9 +75,10 @@ inline=$(inline_checkpoints "'l_lin', 'l_rff', 'l_pak'")
 check "90 rewards per selector in one transaction: it wrote no checkpoint (got $inline)" test "$inline" = 0
 caught_up() {
     for _ in $(seq 1 200); do
-        # due (checkpoint.c): 16 pending, and for a fixed-size state also twice its bytes in log rows
+        # due for the learner (checkpoint.c): 16 pending, and for a fixed-size state also
+        # eight times its bytes in log rows (CHECKPOINT_LOG_RATIO_LEARNER)
         [ "$(q -c "SELECT bool_and(a.pending < greatest(16, CASE WHEN s.policy = 'pak_ucb' THEN 0
-                                     ELSE 2 * a.state_bytes / (8 * s.dim + 96) + 1 END))
+                                     ELSE 8 * a.state_bytes / (8 * s.dim + 96) + 1 END))
                      FROM model_select.arm_stats a JOIN model_select.selectors s ON s.name = a.selector
                     WHERE a.selector IN ('l_lin', 'l_rff', 'l_pak')")" = t ] && return 0
         sleep 0.1
