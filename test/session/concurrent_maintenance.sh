@@ -42,10 +42,8 @@ ROUNDS=${MS_MAINT_ROUNDS:-60}
 SELECTORS="r_lin r_pak r_time w_arm w_sel w_time d_arm d_sel d_time"
 NSEL=$(wc -w <<<"$SELECTORS")
 PORT=$(free_port $(( ${PGPORT:-55500} + 100 )))
-cluster_initdb maint || bail "initdb failed: $(tail -n 5 "$CL/initdb.log")"
-as_server sh -c "printf '%s\n' \"shared_preload_libraries = 'model_select'\" \
-    \"model_select.learner_databases = '$LEARNED_DB'\" \"model_select.learner_naptime = '20ms'\" \
-    \"model_select.checkpoint_threshold = 8\" >> '$CL/maint/postgresql.conf'"
+preloaded_initdb maint "model_select.learner_databases = '$LEARNED_DB'" "model_select.learner_naptime = '20ms'" \
+    "model_select.checkpoint_threshold = 8"
 cluster_start maint "$PORT" "-c fsync=on -c synchronous_commit=on" ||
     bail "the server failed to start: $(tail -n 5 "$CL/maint.log")"
 export PGHOST=$CL PGPORT=$PORT PGUSER=postgres

@@ -33,12 +33,9 @@ MS_EXTRA_CLEANUP='cluster_stop_all'
 . "$(dirname "$0")/lib/common.bash"
 export OPENBLAS_NUM_THREADS=1
 PORT=$(free_port $(( ${PGPORT:-55500} + 90 )))
-cluster_initdb learn || bail "initdb failed: $(tail -n 5 "$CL/initdb.log")"
-as_server sh -c "printf '%s\n' \"shared_preload_libraries = 'model_select'\" \
-    \"model_select.learner_databases = '$DB, $DB2'\" \"model_select.learner_naptime = '50ms'\" \
-    \"model_select.checkpoint_threshold = 16\" \"model_select.shared_min_size = 0\" >> '$CL/learn/postgresql.conf'"
-cluster_start learn "$PORT" || bail "the server failed to start: $(tail -n 5 "$CL/learn.log")"
-export PGHOST=$CL PGPORT=$PORT PGUSER=postgres
+preloaded_server learn "$PORT" \
+    "model_select.learner_databases = '$DB, $DB2'" "model_select.learner_naptime = '50ms'" \
+    "model_select.checkpoint_threshold = 16" "model_select.shared_min_size = 0"
 
 ms_setup || bail "set-up failed"
 learner() { q -c "SELECT $1 FROM model_select.learner WHERE database = '$DB'"; }
@@ -247,9 +244,7 @@ DB=$MAIN_DB
 LAST_PORT=$PORT
 preloaded_cluster() {
     local name=$1; shift
-    cluster_initdb "$name" || bail "initdb failed: $(tail -n 5 "$CL/initdb.log")"
-    printf '%s\n' "shared_preload_libraries = 'model_select'" "$@" > "$CL/$name.conf"
-    as_server sh -c "cat '$CL/$name.conf' >> '$CL/$name/postgresql.conf'"
+    preloaded_initdb "$name" "$@"
     LAST_PORT=$(free_port $((LAST_PORT + 1)) "$LAST_PORT")
     cluster_start "$name" "$LAST_PORT" || bail "server $name failed to start: $(tail -n 5 "$CL/$name.log")"
 }

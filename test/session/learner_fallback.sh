@@ -39,11 +39,8 @@ MS_EXTRA_CLEANUP='cluster_stop_all'
 . "$(dirname "$0")/lib/common.bash"
 export OPENBLAS_NUM_THREADS=1
 PORT=$(free_port $(( ${PGPORT:-55500} + 120 )))
-cluster_initdb fb || bail "initdb failed: $(tail -n 5 "$CL/initdb.log")"
-as_server sh -c "printf '%s\n' \"shared_preload_libraries = 'model_select'\" \
-    \"model_select.learner_databases = '$DB'\" \"model_select.learner_naptime = '50ms'\" \
-    \"model_select.learner_max_lag = '1h'\" \"model_select.shared_min_size = 0\" \
-    \"max_connections = 30\" >> '$CL/fb/postgresql.conf'"
+preloaded_initdb fb "model_select.learner_databases = '$DB'" "model_select.learner_naptime = '50ms'" \
+    "model_select.learner_max_lag = '1h'" "model_select.shared_min_size = 0" "max_connections = 30"
 start() {  # start SHARED_CACHE_SIZE
     cluster_start fb "$PORT" "-c model_select.shared_cache_size=$1" ||
         bail "the server failed to start: $(tail -n 5 "$CL/fb.log")"

@@ -22,13 +22,9 @@ DB=ms_session_learner_quiet
 MS_EXTRA_CLEANUP='cluster_stop_all'
 . "$(dirname "$0")/lib/common.bash"
 export OPENBLAS_NUM_THREADS=1
-PORT=$(free_port $(( ${PGPORT:-55500} + 110 )))
-cluster_initdb quiet || bail "initdb failed: $(tail -n 5 "$CL/initdb.log")"
-as_server sh -c "printf '%s\n' \"shared_preload_libraries = 'model_select'\" \
-    \"model_select.learner_databases = '$DB'\" \"model_select.learner_naptime = '50ms'\" \
-    \"model_select.shared_min_size = 0\" >> '$CL/quiet/postgresql.conf'"
-cluster_start quiet "$PORT" || bail "the server failed to start: $(tail -n 5 "$CL/quiet.log")"
-export PGHOST=$CL PGPORT=$PORT PGUSER=postgres
+preloaded_server quiet "$(free_port $(( ${PGPORT:-55500} + 110 )))" \
+    "model_select.learner_databases = '$DB'" "model_select.learner_naptime = '50ms'" \
+    "model_select.shared_min_size = 0"
 ms_setup || bail "set-up failed"
 
 add() {  # add ARM N: N rewards on arm ARM of q_lin, committed

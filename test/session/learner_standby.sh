@@ -28,10 +28,8 @@ MS_EXTRA_CLEANUP='cluster_stop_all'
 export OPENBLAS_NUM_THREADS=1
 PRIMARY=$(free_port $(( ${PGPORT:-55500} + 130 )))
 STANDBY=$(free_port $((PRIMARY + 1)) "$PRIMARY")
-cluster_initdb primary || bail "initdb failed: $(tail -n 5 "$CL/initdb.log")"
-as_server sh -c "printf '%s\n' \"shared_preload_libraries = 'model_select'\" \
-    \"model_select.learner_databases = '$DB'\" \"model_select.learner_naptime = '50ms'\" \
-    \"model_select.shared_min_size = 0\" \"max_connections = 30\" >> '$CL/primary/postgresql.conf'"
+preloaded_initdb primary "model_select.learner_databases = '$DB'" "model_select.learner_naptime = '50ms'" \
+    "model_select.shared_min_size = 0" "max_connections = 30"
 cluster_start primary "$PRIMARY" || bail "primary failed to start: $(tail -n 5 "$CL/primary.log")"
 export PGHOST=$CL PGPORT=$PRIMARY PGUSER=postgres
 

@@ -23,15 +23,10 @@ DB=ms_session_workers
 MS_EXTRA_CLEANUP='cluster_stop_all'
 . "$(dirname "$0")/lib/common.bash"
 export OPENBLAS_NUM_THREADS=1
-PORT=$(free_port $(( ${PGPORT:-55500} + 130 )))
-cluster_initdb lw || bail "initdb failed: $(tail -n 5 "$CL/initdb.log")"
-as_server sh -c "printf '%s\n' \"shared_preload_libraries = 'model_select'\" \
-    \"model_select.learner_databases = '$DB'\" \"model_select.learner_workers = 2\" \
-    \"model_select.learner_naptime = '50ms'\" \"model_select.learner_max_lag = '500ms'\" \
-    \"model_select.checkpoint_threshold = 16\" \"model_select.shared_min_size = 0\" \
-    >> '$CL/lw/postgresql.conf'"
-cluster_start lw "$PORT" || bail "the server failed to start: $(tail -n 5 "$CL/lw.log")"
-export PGHOST=$CL PGPORT=$PORT PGUSER=postgres
+preloaded_server lw "$(free_port $(( ${PGPORT:-55500} + 130 )))" \
+    "model_select.learner_databases = '$DB'" "model_select.learner_workers = 2" \
+    "model_select.learner_naptime = '50ms'" "model_select.learner_max_lag = '500ms'" \
+    "model_select.checkpoint_threshold = 16" "model_select.shared_min_size = 0"
 
 ms_setup || bail "set-up failed"
 q >/dev/null <<'SQL' || bail "creating the selectors failed"

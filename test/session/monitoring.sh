@@ -22,8 +22,7 @@ MS_EXTRA_CLEANUP='cluster_stop_all'
 export OPENBLAS_NUM_THREADS=1 PGHOST=$CL PGUSER=postgres
 PGPORT=$(free_port $(( ${OUTER_PORT:-55500} + 90 )))
 export PGPORT
-cluster_initdb S || bail "initdb failed: $(tail -n 5 "$CL/initdb.log")"
-as_server sh -c "echo \"shared_preload_libraries = 'model_select'\" >> '$CL/S/postgresql.conf'"
+preloaded_initdb S
 cluster_start S "$PGPORT" || bail "the preloaded cluster failed to start: $(tail -n 5 "$CL/S.log")"
 ms_setup || bail "set-up failed"
 ROUNDS=8000

@@ -20,11 +20,7 @@ HERE=$(cd "$(dirname "$0")/../.." && pwd)
     bail "plproxy is not installed (scripts/ensure-deps.sh installs postgresql-15-plproxy)"
 export OPENBLAS_NUM_THREADS=1
 PORT=$(free_port $(( ${PGPORT:-55500} + 90 )))
-cluster_initdb data || bail "initdb failed: $(tail -n 5 "$CL/initdb.log")"
-as_server sh -c "printf '%s\n' \"shared_preload_libraries = 'model_select'\" \
-    \"model_select.learner_databases = 'ms_move_s0'\" \"model_select.learner_naptime = '50ms'\" >> '$CL/data/postgresql.conf'"
-cluster_start data "$PORT" || bail "the server failed to start: $(tail -n 5 "$CL/data.log")"
-export PGHOST=$CL PGPORT=$PORT PGUSER=postgres
+preloaded_server data "$PORT" "model_select.learner_databases = 'ms_move_s0'" "model_select.learner_naptime = '50ms'"
 i=0
 for s in $SHARDS; do
     i=$((i + 1))

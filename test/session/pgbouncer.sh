@@ -179,9 +179,7 @@ run_pass "" 4 simple extended
 
 # with model_select preloaded and the learner checkpointing the database
 PORT=$(free_port $(( ${PGPORT:-55500} + 80 )))
-cluster_initdb learn || bail "initdb failed: $(tail -n 5 "$CL/initdb.log")"
-as_server sh -c "printf '%s\n' \"shared_preload_libraries = 'model_select'\" \
-    \"model_select.learner_databases = '$DB'\" \"model_select.learner_naptime = '50ms'\" >> '$CL/learn/postgresql.conf'"
+preloaded_initdb learn "model_select.learner_databases = '$DB'" "model_select.learner_naptime = '50ms'"
 cluster_start learn "$PORT" || bail "the preloaded server failed to start: $(tail -n 5 "$CL/learn.log")"
 export PGHOST=$CL PGPORT=$PORT
 run_pass " (learner)" 2 extended

@@ -17,9 +17,7 @@ MS_EXTRA_CLEANUP='cluster_stop_all'
 . "$(dirname "$0")/lib/common.bash"
 export OPENBLAS_NUM_THREADS=1
 PORT=$(free_port $(( ${PGPORT:-55500} + 80 )))
-cluster_initdb shared || bail "initdb failed: $(tail -n 5 "$CL/initdb.log")"
-as_server sh -c "printf '%s\n' \"shared_preload_libraries = 'model_select'\" \
-    \"model_select.shared_cache_size = '64MB'\" >> '$CL/shared/postgresql.conf'"
+preloaded_initdb shared "model_select.shared_cache_size = '64MB'"
 cluster_start shared "$PORT" || bail "the server failed to start: $(tail -n 5 "$CL/shared.log")"
 
 out=$(PGHOST=$CL PGPORT=$PORT PGUSER=postgres MS_A_WRITERS=8 MS_A_PER_WRITER=300 \

@@ -33,14 +33,9 @@ MS_ROLES=ms_versions_app
 MS_EXTRA_CLEANUP='cluster_stop_all'
 . "$(dirname "$0")/lib/common.bash"
 export OPENBLAS_NUM_THREADS=1
-PORT=$(free_port $(( ${PGPORT:-55500} + 110 )))
-cluster_initdb vers || bail "initdb failed: $(tail -n 5 "$CL/initdb.log")"
-as_server sh -c "printf '%s\n' \"shared_preload_libraries = 'model_select'\" \
-    \"model_select.learner_databases = '$DB'\" \"model_select.learner_naptime = '50ms'\" \
-    \"model_select.learner_max_lag = '1s'\" \"model_select.shared_min_size = 0\" \
-    \"max_connections = 30\" >> '$CL/vers/postgresql.conf'"
-cluster_start vers "$PORT" || bail "the server failed to start: $(tail -n 5 "$CL/vers.log")"
-export PGHOST=$CL PGPORT=$PORT PGUSER=postgres
+preloaded_server vers "$(free_port $(( ${PGPORT:-55500} + 110 )))" \
+    "model_select.learner_databases = '$DB'" "model_select.learner_naptime = '50ms'" \
+    "model_select.learner_max_lag = '1s'" "model_select.shared_min_size = 0" "max_connections = 30"
 
 ms_setup || bail "set-up failed"
 q >/dev/null <<'SQL' || bail "creating the selectors failed"

@@ -48,6 +48,26 @@ cluster_start() {
         -o "-k '$CL' -p $2 -c listen_addresses='' -c fsync=off ${3:-}" start >/dev/null
 }
 
+# preloaded_initdb NAME CONF_LINE...: a new cluster NAME with model_select in
+# shared_preload_libraries and the postgresql.conf lines given
+preloaded_initdb() {
+    local name=$1
+    shift
+    cluster_initdb "$name" || bail "initdb failed: $(tail -n 5 "$CL/initdb.log")"
+    printf '%s\n' "shared_preload_libraries = 'model_select'" "$@" >"$CL/$name.conf"
+    as_server sh -c "cat '$CL/$name.conf' >> '$CL/$name/postgresql.conf'"
+}
+
+# preloaded_server NAME PORT CONF_LINE...: that cluster started on PORT, and
+# the test's connection set to it
+preloaded_server() {
+    local name=$1 port=$2
+    shift 2
+    preloaded_initdb "$name" "$@"
+    cluster_start "$name" "$port" || bail "the server failed to start: $(tail -n 5 "$CL/$name.log")"
+    export PGHOST=$CL PGPORT=$port PGUSER=postgres
+}
+
 cluster_stop_all() {
     local d p pids=()
     for d in "$CL"/*/; do
