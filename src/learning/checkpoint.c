@@ -431,8 +431,7 @@ checkpoint_due_arms(const SelectorConfig *cfg, int *arms)
 		int64		need = checkpoint_threshold;
 		bool		across = clock_ops(cfg->clock)->ticks_across_arms;
 
-		/* a learner's arms only; all of them together on a clock across them */
-		if (!(across ? learner_owns_selectors() : learner_owns_arm(ids[i])))
+		if (!learner_owns_arm(ids[i], across))
 			continue;
 		if (!arm_is_due(cfg, ids[i], &need))
 			continue;

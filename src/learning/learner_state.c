@@ -80,7 +80,7 @@ bool
 learner_serving(void)
 {
 	LearnerSlot *slot = my_learner_slot();
-	bool		serving = slot != NULL;
+	bool		serving = true;
 	long		stale_ms = Max((long) LEARNER_STALE_PASSES * learner_naptime_ms, LEARNER_STALE_MIN_MS);
 	TimestampTz now = GetCurrentTimestamp();
 
@@ -269,11 +269,15 @@ learner_process(void)
 	return attached;
 }
 
-/* Does this process fold and publish the arm?  Every arm outside a learner (maintain()). */
+/*
+ * Does this process fold, checkpoint and publish the arm?  Every arm outside
+ * a learner (maintain()).  On a clock that ticks across the arms
+ * (across_arms) the arms go together, to worker 0.
+ */
 bool
-learner_owns_arm(int32 arm_id)
+learner_owns_arm(int32 arm_id, bool across_arms)
 {
-	return LEARNER_WORKER_OF(arm_id, my_workers) == my_worker;
+	return across_arms ? learner_owns_selectors() : LEARNER_WORKER_OF(arm_id, my_workers) == my_worker;
 }
 
 /* Does this process do the work that spans a selector's arms?  Worker 0, or not a learner. */

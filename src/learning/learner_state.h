@@ -90,7 +90,7 @@ extern void learner_record_lag(LearnerSlot *slot, TimestampTz pending, int64 rew
 extern void learner_lag_percentiles(const LearnerSlot *slot, double *ms, double *rewards);
 extern void learner_wake_at_commit(int32 arm_id);
 extern void learner_worker_attach(const LearnerSlot *slot);
-extern bool learner_owns_arm(int32 arm_id);
+extern bool learner_owns_arm(int32 arm_id, bool across_arms);
 extern bool learner_owns_selectors(void);
 extern bool learner_process(void);
 

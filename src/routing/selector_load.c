@@ -479,8 +479,7 @@ arms_load(Selector *sel, MemoryContext caller, const SelectorColumns *s, FullTra
 		arm->name = MemoryContextStrdup(caller, TextDatumGetCString(row->values[ARMS_NAME]));
 		arm->ordinal = DatumGetInt32(row->values[ARMS_ORDINAL]);
 		arm->active = DatumGetBool(row->values[ARMS_ACTIVE]);
-		if (LOAD_PUBLISHES(mode) &&
-			!(clock->ticks_across_arms ? learner_owns_selectors() : learner_owns_arm(arm->arm_id)))
+		if (LOAD_PUBLISHES(mode) && !learner_owns_arm(arm->arm_id, clock->ticks_across_arms))
 			continue;
 		checkpoint_row(&sel->cfg, row->checkpoint, arm->arm_id, &ck);
 		entries[ntaken] = model_cache_entry(&sel->cfg, arm->arm_id, &ck, horizon, mode);
