@@ -8,7 +8,9 @@
 -- expected rewards) over rounds 1,001-1,500 and per 100 rounds, and the share of
 -- those rounds given to the constant arm c.  Also on clusters that overlap:
 -- the centres on the first two coordinates only, ±(0.35, 0.1, 0, …, 0).  Besides
--- the defaults, pak_ucb with its learnt noise and with lin_ucb's scale.
+-- the defaults (since 0.3.0 pak_ucb's are lin_ucb's scale: alpha 20, intercept
+-- 10, eta 2), pak_ucb with its learnt noise and at the settings table's scale
+-- (alpha 1, intercept 1, eta 0.5: its defaults before 0.3.0).
 \set ON_ERROR_STOP 1
 \echo '   drift:' `date +%T` :seeds 'seeds x 4 policies x 2 streams x 1,500 rounds'
 
@@ -17,12 +19,13 @@ CREATE TABLE drift AS SELECT s AS seed, c AS centred, d.* FROM unnest(:'seeds'::
                                                             pg_temp.drift_stream(s, c) d;
 
 -- each policy's defaults; pak_ucb also with its learnt noise (noise_prior 5, off by
--- default) and with lin_ucb's scale (alpha 20, intercept 10, eta 2)
+-- default) and at the table's scale (its defaults before 0.3.0)
 CREATE TABLE drift_policy (ord int, label text, policy text, settings jsonb);
 INSERT INTO drift_policy VALUES
     (1, 'lin_ucb', 'lin_ucb', '{}'), (2, 'pak_ucb', 'pak_ucb', '{}'),
     (3, 'pak_ucb, noise_prior 5', 'pak_ucb', '{"noise_prior": 5}'),
-    (4, 'pak_ucb, alpha 20, intercept 10, eta 2', 'pak_ucb', '{"alpha": 20, "intercept": 10, "eta": 2}');
+    (4, 'pak_ucb, alpha 1, intercept 1, eta 0.5 (its defaults before 0.3.0)', 'pak_ucb',
+        '{"alpha": 1, "intercept": 1, "eta": 0.5}');
 
 CREATE TABLE drift_run AS
 SELECT p.label || CASE c WHEN 2 THEN ', centres on 2 coordinates' ELSE '' END AS policy, p.ord, c AS centred, s AS seed,

@@ -12,7 +12,7 @@
 -- per task family, per-prompt oracle) are computed on exactly those prompts.
 \set ON_ERROR_STOP 1
 \ir quality_dc.sql
-\echo '   routerdc7:' `date +%T` 'data loaded;' :seeds 'seeds x 31 replay() passes of 7,271 rounds follow (pak_ucb: 0.5-3 minutes each)'
+\echo '   routerdc7:' `date +%T` 'data loaded;' :seeds 'seeds x 37 replay() passes of 7,271 rounds follow (pak_ucb: 0.5-3 minutes each)'
 
 -- the routers: label, policy, settings, warm sizes
 CREATE TABLE dc_router(ord int, label text, policy text, settings jsonb, ks int[]);
@@ -26,7 +26,8 @@ INSERT INTO dc_router VALUES
         '{"alpha": 10, "intercept": 10, "eta": 1}', '{0}'),
     (5, 'lin_ucb, warm profile: alpha 30, intercept 10, eta 0.5', 'lin_ucb',
         '{"alpha": 30, "intercept": 10, "eta": 0.5, "noise_prior": 0, "codebook": 0}', '{0,100,500,1000,2000}'),
-    (6, 'pak_ucb, default settings (the default policy before 0.3.0)', 'pak_ucb', '{}', '{0,1000}'),
+    (6, 'pak_ucb, alpha 1, intercept 1, eta 0.5 (its defaults, and the default policy, before 0.3.0)', 'pak_ucb',
+        '{"alpha": 1, "intercept": 1, "eta": 0.5}', '{0,1000}'),
     (7, 'lin_ucb, alpha 20, intercept 10, eta 1.5 (one profile, measured)', 'lin_ucb',
         '{"alpha": 20, "intercept": 10, "eta": 1.5, "noise_prior": 0, "codebook": 0}', '{0,1000}'),
     (8, 'lin_ucb, alpha 40, intercept 10, eta 1', 'lin_ucb',
@@ -38,7 +39,8 @@ INSERT INTO dc_router VALUES
     (11, 'lin_ucb, the defaults before noise_prior: alpha 20, intercept 10, eta 1', 'lin_ucb',
         '{"eta": 1, "noise_prior": 0, "codebook": 0}', '{0,1000}'),
     (12, 'lin_ucb, the defaults without the codebook (codebook 0)', 'lin_ucb',
-        '{"codebook": 0}', '{1000,2000}');
+        '{"codebook": 0}', '{1000,2000}'),
+    (13, 'pak_ucb, default settings (lin_ucb''s scale: alpha 20, intercept 10, eta 2)', 'pak_ucb', '{}', '{0,1000}');
 
 CREATE TABLE dc_run(ord int, seed int, k int, reward float8, secs float8);
 DO $$

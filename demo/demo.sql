@@ -150,7 +150,7 @@ SELECT f.cluster AS "prompt cluster", m.name AS "true best",
   FROM fresh f JOIN models m ON m.k = f.best_arm ORDER BY f.cluster;
 
 \echo 'Why: per-model scores for each fresh prompt (mean = predicted reward, width ='
-\echo 'uncertainty, ucb = mean + 0.5 * width; the highest ucb wins).'
+\echo 'uncertainty, ucb = mean + eta * width with pak_ucb''s default eta 2; the highest ucb wins).'
 SELECT f.cluster AS "prompt cluster", s.arm AS model, s.n,
        round(s.mean::numeric, 3) AS mean, round(s.width::numeric, 3) AS width,
        round(s.ucb::numeric, 3) AS ucb,

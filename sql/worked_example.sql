@@ -6,8 +6,11 @@ CREATE EXTENSION model_select;
 \set SHOW_CONTEXT never
 
 -- 1. A selector: three models, 4-dimensional prompt embeddings (real
---    embeddings have hundreds of dimensions; 4 keeps the arrays readable).
-SELECT model_select.create_selector('router', 4, ARRAY['gpt-4o', 'llama-3-8b', 'mixtral'], 'pak_ucb');
+--    embeddings have hundreds of dimensions; 4 keeps the arrays readable),
+--    at the settings table's scale (alpha 1, intercept 1, eta 0.5), where a
+--    kernel learns from this example's few rewards.
+SELECT model_select.create_selector('router', 4, ARRAY['gpt-4o', 'llama-3-8b', 'mixtral'], 'pak_ucb', NULL,
+                                    '{"alpha": 1, "intercept": 1, "eta": 0.5}');
 SELECT name, dim, policy, kernel, settings, seed FROM model_select.selectors;
 
 -- 2. Nothing learned yet: every arm scores Infinity, so each gets tried.

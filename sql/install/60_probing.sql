@@ -168,8 +168,11 @@ BEGIN
         RAISE EXCEPTION 'invalid setting "%": does not apply to probe runs', bad USING ERRCODE = '22023',
             DETAIL = 'Valid keys are alpha, intercept, normalize and the kernel''s bandwidth, nu, gamma, degree and offset.';
     END IF;
+    -- the GP's alpha and intercept default to the settings table's 1 and 1,
+    -- not pak_ucb's own 20 and 10: beta is the caller's, for that scale
     SELECT jsonb_object_agg(e.key, e.value) INTO resolved
-      FROM jsonb_each(model_select.resolve_settings('pak_ucb', kern, coalesce(settings, '{}'))) e
+      FROM jsonb_each(model_select.resolve_settings('pak_ucb', kern,
+                      '{"alpha": 1, "intercept": 1}' || coalesce(settings, '{}'))) e
      WHERE e.key = ANY (allowed);
     -- the probe functions run with the caller's rights: the run is the caller's.
     -- Names are unique over all runs, also those of other roles, which the

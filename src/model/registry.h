@@ -60,6 +60,15 @@ typedef struct PolicyDefault
 	double		value;
 } PolicyDefault;
 
+/*
+ * The scale of the kernel and linear UCB policies' defaults (lin_ucb, pak_ucb,
+ * bkb): a ridge alpha 20 times the settings table's, an intercept 10, a
+ * radius eta 2, so that an arm's level (the intercept over the ridge) weighs
+ * more than its kernel shape, and an arm seen only elsewhere keeps a mean
+ * near its level (docs/changing-worlds.md#clocks).
+ */
+#define UCB_SCALE_DEFAULTS {"alpha", 20}, {"intercept", 10}, {"eta", 2}
+
 typedef struct PolicyOps
 {
 	const char *name;			/* as in selectors.policy */

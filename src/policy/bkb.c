@@ -548,9 +548,17 @@ bkb_score(const SelectorConfig *cfg, const ArmModel *model, const double *x, Arm
 /* bkb's own settings: the dictionary's oversampling and its adaptive radius. */
 static const char *const bkb_settings[] = {"qbar", "adaptive_beta", NULL};
 
+/*
+ * bkb approximates pak_ucb's posterior: its defaults, so that the two stay
+ * comparable, and a dictionary as large as at the table's scale: σ̃² scales
+ * as 1/alpha, so qbar 40 at alpha 20 keeps a point as often as qbar 2 (the
+ * table's) at alpha 1 (with qbar 2, a dictionary 20 times sparser).
+ */
+static const PolicyDefault bkb_defaults[] = {UCB_SCALE_DEFAULTS, {"qbar", 40}, {NULL, 0}};
+
 const PolicyOps bkb_ops = {
 	.name = "bkb", .kind = POLICY_BKB,
 	.uses_context = true, .kernels = KERNELS_ALL, .bounds = BOUNDS_BETA,
-	.keeps_rows = true, .dictionary = true, .settings = bkb_settings,
+	.keeps_rows = true, .dictionary = true, .settings = bkb_settings, .defaults = bkb_defaults,
 	POLICY_FUNCTIONS(bkb), .kept_rows = bkb_kept_rows, .check = bkb_check_stored,
 };

@@ -568,7 +568,7 @@ static const char *const lin_ucb_settings[] = {"share", "noise_prior", "codebook
  * (docs/offline-evaluation.md#the-default).
  */
 static const PolicyDefault lin_ucb_defaults[] = {
-	{"alpha", 20}, {"intercept", 10}, {"eta", 2}, {"noise_prior", 5}, {"codebook", 8}, {"tag_buckets", 16},
+	UCB_SCALE_DEFAULTS, {"noise_prior", 5}, {"codebook", 8}, {"tag_buckets", 16},
 	{NULL, 0}
 };
 

@@ -447,10 +447,19 @@ pak_score_block(const SelectorConfig *cfg, const ArmModel *m, int nrows, const d
 /* pak_ucb's own setting: the noise prior of its learnt noise scale (confidence.c). */
 static const char *const pak_ucb_settings[] = {"noise_prior", NULL};
 
+/*
+ * pak_ucb's own defaults: lin_ucb's scale (UCB_SCALE_DEFAULTS), without its
+ * learnt noise.  At the table's alpha 1 and intercept 1 an arm's level and
+ * its kernel shape weigh the same: after a change an arm seen only on the
+ * other cluster predicts near 0 here, and a radius of 0.5 does not lift it
+ * over a constant arm (bench/quality_drift.sql, docs/changing-worlds.md).
+ */
+static const PolicyDefault pak_ucb_defaults[] = {UCB_SCALE_DEFAULTS, {NULL, 0}};
+
 const PolicyOps pak_ucb_ops = {
 	.name = "pak_ucb", .kind = POLICY_PAK_UCB,
 	.uses_context = true, .kernels = KERNELS_ALL, .bounds = BOUNDS_CHOICE,
-	.keeps_rows = true, .forgets = FORGETS_ALL, .settings = pak_ucb_settings,
+	.keeps_rows = true, .forgets = FORGETS_ALL, .settings = pak_ucb_settings, .defaults = pak_ucb_defaults,
 	POLICY_FUNCTIONS(pak), .score_block = pak_score_block, .row_spans = pak_row_spans,
 	.build_weighted = pak_build_weighted, .kept_rows = pak_kept_rows,
 };

@@ -86,6 +86,14 @@ MIN_MAGNITUDE = 1e-3    # every emitted expected value is at least this large (r
 DEFAULT_GRID = [0.1, 0.3, 1, 3, 10]
 DEFAULTS = {"alpha": 1.0, "noise": 0.5, "delta": 0.05, "rkhs_bound": 1.0,
             "horizon": 1000, "eta": 0.5, "intercept": 1.0, "bandwidth": 1.0}
+# the policies' own (PolicyOps.defaults): lin_ucb's scale
+UCB_SCALE = {"alpha": 20.0, "intercept": 10.0, "eta": 2.0}
+POLICY_DEFAULTS = {'lin_ucb': UCB_SCALE, 'pak_ucb': UCB_SCALE}
+
+
+def default(case, key):
+    """The default of a setting for the case's policy: its own, else the table's."""
+    return POLICY_DEFAULTS.get(case['policy'], {}).get(key, DEFAULTS[key])
 
 ALL_CONF = ['fixed', 'ay', 'igp', 'amm', 'dmm', 'cmm']
 
@@ -668,7 +676,7 @@ CASES = [
          conf={"noise": 0.1, "rkhs_bound": 0.05, "delta": 0.05}, horizon=None, grid=None,
          fixed=None, confidences=['amm', 'dmm', 'cmm'], cmm_mode='relations'),
     dict(key='f', prefix='cg_f',
-         title='defaults: pak_ucb rbf with bandwidth 1, intercept 1, alpha 1, noise 0.5, delta 0.05, '
+         title='defaults: pak_ucb rbf with bandwidth 1, intercept 10, alpha 20 (pak_ucb\'s own), noise 0.5, delta 0.05, '
                'B 1, T 1000, grid [0.1, 0.3, 1, 3, 10] all left out',
          policy='pak_ucb', kernel='rbf', dim=2, data=DATA_F, probes=PROBES_F,
          base={"normalize": False},
@@ -685,13 +693,13 @@ CASES = [
 
 def case_params(case):
     b, c = case['base'], case['conf']
-    return Params(alpha0=b.get('alpha', DEFAULTS['alpha']),
+    return Params(alpha0=b.get('alpha', default(case, 'alpha')),
                   sigma=c.get('noise', DEFAULTS['noise']),
                   delta=c.get('delta', DEFAULTS['delta']),
                   B=c.get('rkhs_bound', DEFAULTS['rkhs_bound']),
                   T=case['horizon'] or DEFAULTS['horizon'],
                   grid=case['grid'] or DEFAULT_GRID,
-                  eta=(case['fixed'] or {}).get('eta', DEFAULTS['eta']))
+                  eta=(case['fixed'] or {}).get('eta', default(case, 'eta')))
 
 
 def case_model(case, primal_ok=True):
@@ -699,7 +707,7 @@ def case_model(case, primal_ok=True):
     assert b.get('normalize') is False
     X = [x for x, _ in case['data']]
     y = [r for _, r in case['data']]
-    c = b.get('intercept', DEFAULTS['intercept'])
+    c = b.get('intercept', default(case, 'intercept'))
     if case['policy'] == 'lin_ucb':
         return PrimalModel(c, X, y) if primal_ok else DualModel(linear(c), X, y)
     if case['kernel'] == 'linear':

@@ -90,7 +90,8 @@ CASES = [
 # policies' own (PolicyOps.defaults).
 DEFAULTS = {"alpha": 1.0, "eta": 0.5, "intercept": 1.0, "bandwidth": 1.0,
             "gamma": 1.0, "degree": 3, "offset": 1.0, "normalize": True, "noise_prior": 0.0}
-POLICY_DEFAULTS = {'lin_ucb': {"alpha": 20.0, "intercept": 10.0, "eta": 2.0, "noise_prior": 5.0}}
+UCB_SCALE = {"alpha": 20.0, "intercept": 10.0, "eta": 2.0}
+POLICY_DEFAULTS = {'lin_ucb': dict(UCB_SCALE, noise_prior=5.0), 'pak_ucb': UCB_SCALE, 'bkb': UCB_SCALE}
 
 # Closed-form single-point checks: one reward for arm 'a', one probe.  With a
 # single data point x (reward r) the formulas collapse to

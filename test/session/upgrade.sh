@@ -135,12 +135,14 @@ check "CREATE EXTENSION model_select VERSION '$FROM_VERSION'" \
 # 0.2.0 columns), so the rows a 0.1.0 database holds are written the way
 # 0.1.0 left them: selectors and arms through 0.1.0's SQL functions, decisions
 # and rewards as rows with triggers off.  Cascades and probe runs are not
-# changed by 0.2.0 (their tables and code are the same).
+# changed by 0.2.0 (their tables and code are the same).  pak_ucb and bkb get
+# the defaults 0.1.0 stored for them (alpha 1, intercept 1, eta 0.5, qbar 2).
 q -d "$OLD" >/dev/null <<'SQL'
-SELECT model_select.create_selector('pak', 3, ARRAY['a', 'b', 'c'], 'pak_ucb', 'rbf', '{"bandwidth": 0.8}', 7);
+SELECT model_select.create_selector('pak', 3, ARRAY['a', 'b', 'c'], 'pak_ucb', 'rbf',
+                                    '{"bandwidth": 0.8, "alpha": 1, "intercept": 1, "eta": 0.5}', 7);
 SELECT model_select.create_selector('lin', 3, ARRAY['a', 'b'], 'lin_ucb', NULL, '{"window": 20}', 1);
 SELECT model_select.create_selector('rff', 3, ARRAY['a', 'b'], 'rff_ucb', 'rbf', '{"features": 32}', 2);
-SELECT model_select.create_selector('bkb', 3, ARRAY['a', 'b'], 'bkb', 'rbf', '{}', 3);
+SELECT model_select.create_selector('bkb', 3, ARRAY['a', 'b'], 'bkb', 'rbf', '{"alpha": 1, "intercept": 1, "eta": 0.5, "qbar": 2}', 3);
 SELECT model_select.create_selector('greedy', 3, ARRAY['x', 'y'], 'greedy');
 CREATE TABLE public.ctx AS
 SELECT i, ARRAY[sin(i), cos(i), sin(2 * i)]::float8[] AS c FROM generate_series(1, 60) i;
@@ -283,7 +285,8 @@ check "routing and learning go on after the update" \
 # added arm, changed settings, checkpoints and rewards pending after them.
 # The layout of a checkpoint's state is the same in both versions; lin_ucb's
 # selectors have noise_prior 0 and codebook 0, the widths and features of
-# 0.2.0 (which the update keeps).
+# 0.2.0 (which the update keeps), and pak_ucb's and bkb's 0.2.0's defaults
+# (alpha 1, intercept 1, eta 0.5; bkb qbar 2), as 0.2.0 stored them.
 createdb "$SRC"
 createdb "$OLD2"
 q -d "$OLD2" -c "CREATE EXTENSION model_select VERSION '0.2.0'"
@@ -291,10 +294,11 @@ check "CREATE EXTENSION model_select VERSION '0.2.0'" \
     is "$(q -d "$OLD2" -c "SELECT extversion FROM pg_extension WHERE extname = 'model_select'")" 0.2.0
 q -d "$SRC" >/dev/null <<'SQL'
 CREATE EXTENSION model_select;
-SELECT model_select.create_selector('pak', 3, ARRAY['a', 'b', 'c'], 'pak_ucb', 'rbf', '{"bandwidth": 0.8}', 7);
+SELECT model_select.create_selector('pak', 3, ARRAY['a', 'b', 'c'], 'pak_ucb', 'rbf',
+                                    '{"bandwidth": 0.8, "alpha": 1, "intercept": 1, "eta": 0.5}', 7);
 SELECT model_select.create_selector('lin', 3, ARRAY['a', 'b'], 'lin_ucb', NULL, '{"window": 20, "noise_prior": 0, "codebook": 0}', 1);
 SELECT model_select.create_selector('rff', 3, ARRAY['a', 'b'], 'rff_ucb', 'rbf', '{"features": 32}', 2);
-SELECT model_select.create_selector('bkb', 3, ARRAY['a', 'b'], 'bkb', 'rbf', '{}', 3);
+SELECT model_select.create_selector('bkb', 3, ARRAY['a', 'b'], 'bkb', 'rbf', '{"alpha": 1, "intercept": 1, "eta": 0.5, "qbar": 2}', 3);
 SELECT model_select.create_selector('budget', 3, ARRAY['x', 'y'], 'lin_ucb', NULL, '{"budget": 0.02, "noise_prior": 0, "codebook": 0}', 4);
 SELECT model_select.create_selector('greedy', 3, ARRAY['x', 'y'], 'greedy');
 SELECT model_select.create_selector('random', 3, ARRAY['x', 'y'], 'random', NULL, '{}', 5);

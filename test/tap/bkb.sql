@@ -149,13 +149,14 @@ SELECT is((SELECT count(*) FROM before_state b JOIN model_select.arms a ON a.nam
           'inc: rebuilt states are byte-identical to the incremental ones (build = n appends)');
 
 -- Adaptive beta (Calandriello et al. 2019 (BKB), [ref-code] form) with D = sum over the
--- arm's rewarded contexts of width², computed here through scores().
+-- arm's rewarded contexts of width², computed here through scores(); bkb's defaults:
+-- alpha 20, rkhs_bound F 1, noise 0.5, delta 0.05.
 WITH arm_a AS (
   SELECT count(*) AS n, sum(s.width ^ 2) AS d
     FROM model_select.rewards r, LATERAL model_select.scores('inc', r.context) s
    WHERE r.selector = 'inc' AND r.arm = 'a' AND s.arm = 'a'),
 beta AS (
-  SELECT 1.0 * 1.0 + sqrt(0.5 ^ 2 * (ln(greatest(exp(1.0), n)) * d + ln(1 / 0.05))) AS want FROM arm_a),
+  SELECT sqrt(20) * 1.0 + sqrt(0.5 ^ 2 * (ln(greatest(exp(1.0), n)) * d + ln(1 / 0.05))) AS want FROM arm_a),
 got AS (
   SELECT (s.ucb - s.mean) / s.width AS got FROM probes p, LATERAL model_select.scores('inc', p.x) s
    WHERE s.arm = 'a' AND p.g = 1)

@@ -172,8 +172,9 @@ SELECT cmp_ok((SELECT opr FROM swap WHERE clock = 'selector'), '>=', 0.8::float8
 SELECT cmp_ok((SELECT opr FROM swap WHERE clock = 'selector'), '>', (SELECT opr FROM swap WHERE clock = 'arm'),
               'and beats the arm''s window of 300');
 
--- The same stream, pak_ucb against lin_ucb, both with pak_ucb's default settings
--- (alpha 1, intercept 1, eta 0.5; lin_ucb's own defaults differ) and a
+-- The same stream, pak_ucb against lin_ucb, both at the settings table's scale
+-- (alpha 1, intercept 1, eta 0.5: pak_ucb's defaults before 0.3.0; both
+-- policies' own are now alpha 20, intercept 10, eta 2) and a
 -- 300-decision window on the selector clock (5 seeds: pak_ucb 0.836, per seed
 -- 0.79..0.87; lin_ucb 0.805, 0.78..0.84) and on the arm's clock (the default),
 -- where an arm that stopped being chosen before the swap never ages, for

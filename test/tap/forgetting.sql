@@ -87,7 +87,8 @@ SELECT cmp_ok(pg_temp.diff('r_pak', 'r0_pak'), '<', 1e-9::float8, 'and rebuild_s
   FROM (SELECT model_select.rebuild_state('r_pak')) r;
 
 -- Abrupt switch of the best arm at t = 1,000 (two clusters, 5 seeds, eta 0.3, judged by expected rewards;
--- lin_ucb with alpha 1 and intercept 1, the values of pak_ucb's defaults, and no learnt noise: lin_ucb's
+-- alpha 1 and intercept 1, the settings table's scale (pak_ucb's defaults before 0.3.0), and for lin_ucb
+-- no learnt noise: lin_ucb's
 -- own alpha 20 with eta 0.3 locks in, 0.51 with or without the discount; and lin_ucb's own defaults
 -- with the discount, whose learnt noise forgets with the rows):
 -- optimal-pick ratio over rounds 1,001..1,500.  The window is shown on pak_ucb, the discount on
@@ -95,7 +96,8 @@ SELECT cmp_ok(pg_temp.diff('r_pak', 'r0_pak'), '<', 1e-9::float8, 'and rebuild_s
 CREATE TEMP TABLE switch AS
 SELECT v.name, avg(r.opr_window) AS opr
   FROM generate_series(1, 5) s(seed),
-       (VALUES ('stationary', 'pak_ucb', '{"eta": 0.3}'), ('window', 'pak_ucb', '{"eta": 0.3, "window": 100}'),
+       (VALUES ('stationary', 'pak_ucb', '{"alpha": 1, "intercept": 1, "eta": 0.3}'),
+               ('window', 'pak_ucb', '{"alpha": 1, "intercept": 1, "eta": 0.3, "window": 100}'),
                ('lin stationary', 'lin_ucb', '{"alpha": 1, "intercept": 1, "eta": 0.3, "noise_prior": 0}'),
                ('discount', 'lin_ucb', '{"alpha": 1, "intercept": 1, "eta": 0.3, "discount": 0.99, "noise_prior": 0}'),
                ('defaults discount', 'lin_ucb', '{"discount": 0.99}')) v(name, pol, settings),

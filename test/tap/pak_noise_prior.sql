@@ -63,14 +63,14 @@ SELECT x.name AS sel, pr.probe, n.arm, n.mean, n.width, n.radius, n.ucb, p.mean 
 
 SELECT cmp_ok((SELECT max(abs(mean - plain_mean) + abs(width - plain_width)) FROM cmp), '<', 1e-12::float8,
               'mean and width: the kernel ridge''s, as without noise_prior');
-SELECT is((SELECT bool_and(plain_radius = 0.5) FROM cmp), true, 'without noise_prior the radius is eta (0.5)');
-SELECT cmp_ok((SELECT max(abs(radius - 0.5 * sigma)) FROM cmp WHERE sel = 'all'), '<', 1e-9::float8,
+SELECT is((SELECT bool_and(plain_radius = 2) FROM cmp), true, 'without noise_prior the radius is eta (pak_ucb''s default 2)');
+SELECT cmp_ok((SELECT max(abs(radius - 2 * sigma)) FROM cmp WHERE sel = 'all'), '<', 1e-9::float8,
               'radius = eta·√((n0 + Σr² − Σ rᵢ·mean(xᵢ))/(n0 + n)), from the twin''s means at the learnt contexts');
-SELECT cmp_ok((SELECT max(abs(radius - 0.5 * sigma)) FROM cmp WHERE sel IN ('win', 'swin')), '<', 1e-9::float8,
+SELECT cmp_ok((SELECT max(abs(radius - 2 * sigma)) FROM cmp WHERE sel IN ('win', 'swin')), '<', 1e-9::float8,
               'window, on the arm''s and on the selector''s clock: σ̂ of the rows held');
-SELECT cmp_ok((SELECT max(abs(radius - 0.5 * sigma)) FROM cmp WHERE sel = 'disc'), '<', 1e-9::float8,
+SELECT cmp_ok((SELECT max(abs(radius - 2 * sigma)) FROM cmp WHERE sel = 'disc'), '<', 1e-9::float8,
               'discount on the arm''s clock: σ̂ of the rows weighted γ^age');
-SELECT cmp_ok((SELECT max(abs(radius - 0.5 * sigma)) FROM cmp WHERE sel = 'sdisc'), '<', 1e-9::float8,
+SELECT cmp_ok((SELECT max(abs(radius - 2 * sigma)) FROM cmp WHERE sel = 'sdisc'), '<', 1e-9::float8,
               'discount on the selector''s clock: σ̂ of the rows weighted γ^(now − tick)');
 SELECT ok((SELECT count(DISTINCT round(radius::numeric, 6)) FROM cmp WHERE sel = 'all') = 2
           AND (SELECT bool_and(sigma BETWEEN 0.05 AND 0.9) FROM sigma),

@@ -1139,7 +1139,7 @@ UNION ALL SELECT pg_temp.at_most((SELECT ucb FROM model_select.scores('cg_e_cmm'
 RESET client_min_messages;
 
 -- ====================================================================================================
--- Case (f): defaults: pak_ucb rbf with bandwidth 1, intercept 1, alpha 1, noise 0.5, delta 0.05, B 1, T 1000, grid [0.1, 0.3, 1, 3, 10] all left out
+-- Case (f): defaults: pak_ucb rbf with bandwidth 1, intercept 10, alpha 20 (pak_ucb's own), noise 0.5, delta 0.05, B 1, T 1000, grid [0.1, 0.3, 1, 3, 10] all left out
 -- policy pak_ucb, kernel rbf, 8 rewards on arm a, probes [[0.4, 0.4], [0.9, 0.1], [0.6, 1.0]]
 
 -- cg_f_ay: confidence ay
@@ -1161,31 +1161,31 @@ INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES
 $$, 'cg_f_ay: insert the second 4 rewards');
 SELECT is((SELECT n FROM model_select.scores('cg_f_ay', ARRAY[0.4, 0.4]::float8[]) WHERE arm = 'a'), 8::bigint, 'cg_f_ay: arm a has n = 8');
 WITH s AS (SELECT * FROM model_select.scores('cg_f_ay', ARRAY[0.4, 0.4]::float8[]) WHERE arm = 'a')
-SELECT pg_temp.close_to((SELECT mean FROM s), '0.5921359811128422'::float8, 'cg_f_ay probe 1 [0.4, 0.4]: mean', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.38393762397743936'::float8, 'cg_f_ay probe 1 [0.4, 0.4]: width', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT radius FROM s), '2.5535416710309424'::float8, 'cg_f_ay probe 1 [0.4, 0.4]: radius', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT alpha FROM s), '1.0'::float8, 'cg_f_ay probe 1 [0.4, 0.4]: alpha', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.5725367030158424'::float8, 'cg_f_ay probe 1 [0.4, 0.4]: ucb', 1e-06)
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.47832592811883146'::float8, 'cg_f_ay probe 1 [0.4, 0.4]: mean', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.3228541148359108'::float8, 'cg_f_ay probe 1 [0.4, 0.4]: width', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT radius FROM s), '5.861621988610661'::float8, 'cg_f_ay probe 1 [0.4, 0.4]: radius', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT alpha FROM s), '20.0'::float8, 'cg_f_ay probe 1 [0.4, 0.4]: alpha', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '2.370774706754438'::float8, 'cg_f_ay probe 1 [0.4, 0.4]: ucb', 1e-06)
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), (SELECT mean + radius * width FROM s), 'cg_f_ay probe 1 [0.4, 0.4]: ucb = mean + radius*width', 1e-09);
 WITH s AS (SELECT * FROM model_select.scores('cg_f_ay', ARRAY[0.9, 0.1]::float8[]) WHERE arm = 'a')
-SELECT pg_temp.close_to((SELECT mean FROM s), '0.5945549868677893'::float8, 'cg_f_ay probe 2 [0.9, 0.1]: mean', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.5739935753957184'::float8, 'cg_f_ay probe 2 [0.9, 0.1]: width', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT radius FROM s), '2.5535416710309424'::float8, 'cg_f_ay probe 2 [0.9, 0.1]: radius', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT alpha FROM s), '1.0'::float8, 'cg_f_ay probe 2 [0.9, 0.1]: alpha', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '2.0602715005447974'::float8, 'cg_f_ay probe 2 [0.9, 0.1]: ucb', 1e-06)
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.47551038322352907'::float8, 'cg_f_ay probe 2 [0.9, 0.1]: mean', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.340339967897807'::float8, 'cg_f_ay probe 2 [0.9, 0.1]: width', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT radius FROM s), '5.861621988610661'::float8, 'cg_f_ay probe 2 [0.9, 0.1]: radius', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT alpha FROM s), '20.0'::float8, 'cg_f_ay probe 2 [0.9, 0.1]: alpha', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '2.4704546226563613'::float8, 'cg_f_ay probe 2 [0.9, 0.1]: ucb', 1e-06)
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), (SELECT mean + radius * width FROM s), 'cg_f_ay probe 2 [0.9, 0.1]: ucb = mean + radius*width', 1e-09);
 WITH s AS (SELECT * FROM model_select.scores('cg_f_ay', ARRAY[0.6, 1.0]::float8[]) WHERE arm = 'a')
-SELECT pg_temp.close_to((SELECT mean FROM s), '0.45430949043636515'::float8, 'cg_f_ay probe 3 [0.6, 1.0]: mean', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.4942115591610395'::float8, 'cg_f_ay probe 3 [0.6, 1.0]: width', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT radius FROM s), '2.5535416710309424'::float8, 'cg_f_ay probe 3 [0.6, 1.0]: radius', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT alpha FROM s), '1.0'::float8, 'cg_f_ay probe 3 [0.6, 1.0]: alpha', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.7162993010592533'::float8, 'cg_f_ay probe 3 [0.6, 1.0]: ucb', 1e-06)
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.4661891516434113'::float8, 'cg_f_ay probe 3 [0.6, 1.0]: mean', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.3322693455803462'::float8, 'cg_f_ay probe 3 [0.6, 1.0]: width', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT radius FROM s), '5.861621988610661'::float8, 'cg_f_ay probe 3 [0.6, 1.0]: radius', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT alpha FROM s), '20.0'::float8, 'cg_f_ay probe 3 [0.6, 1.0]: alpha', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '2.413826453838443'::float8, 'cg_f_ay probe 3 [0.6, 1.0]: ucb', 1e-06)
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), (SELECT mean + radius * width FROM s), 'cg_f_ay probe 3 [0.6, 1.0]: ucb = mean + radius*width', 1e-09);
 SELECT is((SELECT ucb FROM model_select.scores('cg_f_ay', ARRAY[0.6, 1.0]::float8[]) WHERE arm = 'e'), 'Infinity'::float8, 'cg_f_ay: arm e without rewards has ucb = Infinity');
 SELECT is(model_select.rebuild_state('cg_f_ay'), 8::bigint, 'cg_f_ay: rebuild_state applies all rewards');
-SELECT pg_temp.close_to((SELECT ucb FROM model_select.scores('cg_f_ay', ARRAY[0.4, 0.4]::float8[]) WHERE arm = 'a'), '1.5725367030158424'::float8, 'cg_f_ay after rebuild, probe 1: ucb', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM model_select.scores('cg_f_ay', ARRAY[0.9, 0.1]::float8[]) WHERE arm = 'a'), '2.0602715005447974'::float8, 'cg_f_ay after rebuild, probe 2: ucb', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM model_select.scores('cg_f_ay', ARRAY[0.6, 1.0]::float8[]) WHERE arm = 'a'), '1.7162993010592533'::float8, 'cg_f_ay after rebuild, probe 3: ucb', 1e-06);
+SELECT pg_temp.close_to((SELECT ucb FROM model_select.scores('cg_f_ay', ARRAY[0.4, 0.4]::float8[]) WHERE arm = 'a'), '2.370774706754438'::float8, 'cg_f_ay after rebuild, probe 1: ucb', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM model_select.scores('cg_f_ay', ARRAY[0.9, 0.1]::float8[]) WHERE arm = 'a'), '2.4704546226563613'::float8, 'cg_f_ay after rebuild, probe 2: ucb', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM model_select.scores('cg_f_ay', ARRAY[0.6, 1.0]::float8[]) WHERE arm = 'a'), '2.413826453838443'::float8, 'cg_f_ay after rebuild, probe 3: ucb', 1e-06);
 
 -- cg_f_igp: confidence igp
 SELECT isnt(model_select.create_selector('cg_f_igp', 2, ARRAY['a','e'], 'pak_ucb', 'rbf',
@@ -1206,31 +1206,31 @@ INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES
 $$, 'cg_f_igp: insert the second 4 rewards');
 SELECT is((SELECT n FROM model_select.scores('cg_f_igp', ARRAY[0.4, 0.4]::float8[]) WHERE arm = 'a'), 8::bigint, 'cg_f_igp: arm a has n = 8');
 WITH s AS (SELECT * FROM model_select.scores('cg_f_igp', ARRAY[0.4, 0.4]::float8[]) WHERE arm = 'a')
-SELECT pg_temp.close_to((SELECT mean FROM s), '0.5920258593066804'::float8, 'cg_f_igp probe 1 [0.4, 0.4]: mean', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.38387066132963676'::float8, 'cg_f_igp probe 1 [0.4, 0.4]: width', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT radius FROM s), '2.5571132264090175'::float8, 'cg_f_igp probe 1 [0.4, 0.4]: radius', 1e-06)
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.6094830833001473'::float8, 'cg_f_igp probe 1 [0.4, 0.4]: mean', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.38655630376559835'::float8, 'cg_f_igp probe 1 [0.4, 0.4]: width', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT radius FROM s), '2.6894746091964326'::float8, 'cg_f_igp probe 1 [0.4, 0.4]: radius', 1e-06)
 UNION ALL SELECT pg_temp.close_to((SELECT alpha FROM s), '1.002'::float8, 'cg_f_igp probe 1 [0.4, 0.4]: alpha', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.5736266046230711'::float8, 'cg_f_igp probe 1 [0.4, 0.4]: ucb', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.6491164473025473'::float8, 'cg_f_igp probe 1 [0.4, 0.4]: ucb', 1e-06)
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), (SELECT mean + radius * width FROM s), 'cg_f_igp probe 1 [0.4, 0.4]: ucb = mean + radius*width', 1e-09);
 WITH s AS (SELECT * FROM model_select.scores('cg_f_igp', ARRAY[0.9, 0.1]::float8[]) WHERE arm = 'a')
-SELECT pg_temp.close_to((SELECT mean FROM s), '0.5943974228674931'::float8, 'cg_f_igp probe 2 [0.9, 0.1]: mean', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.5737038662322472'::float8, 'cg_f_igp probe 2 [0.9, 0.1]: width', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT radius FROM s), '2.5571132264090175'::float8, 'cg_f_igp probe 2 [0.9, 0.1]: radius', 1e-06)
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.6444883043782583'::float8, 'cg_f_igp probe 2 [0.9, 0.1]: mean', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.588363240651056'::float8, 'cg_f_igp probe 2 [0.9, 0.1]: width', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT radius FROM s), '2.6894746091964326'::float8, 'cg_f_igp probe 2 [0.9, 0.1]: radius', 1e-06)
 UNION ALL SELECT pg_temp.close_to((SELECT alpha FROM s), '1.002'::float8, 'cg_f_igp probe 2 [0.9, 0.1]: alpha', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '2.061423167251962'::float8, 'cg_f_igp probe 2 [0.9, 0.1]: ucb', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '2.226876301093804'::float8, 'cg_f_igp probe 2 [0.9, 0.1]: ucb', 1e-06)
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), (SELECT mean + radius * width FROM s), 'cg_f_igp probe 2 [0.9, 0.1]: ucb = mean + radius*width', 1e-09);
 WITH s AS (SELECT * FROM model_select.scores('cg_f_igp', ARRAY[0.6, 1.0]::float8[]) WHERE arm = 'a')
-SELECT pg_temp.close_to((SELECT mean FROM s), '0.4543462895455184'::float8, 'cg_f_igp probe 3 [0.6, 1.0]: mean', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.49400862104805426'::float8, 'cg_f_igp probe 3 [0.6, 1.0]: width', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT radius FROM s), '2.5571132264090175'::float8, 'cg_f_igp probe 3 [0.6, 1.0]: radius', 1e-06)
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.49293575385433036'::float8, 'cg_f_igp probe 3 [0.6, 1.0]: mean', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.5041377607141385'::float8, 'cg_f_igp probe 3 [0.6, 1.0]: width', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT radius FROM s), '2.6894746091964326'::float8, 'cg_f_igp probe 3 [0.6, 1.0]: radius', 1e-06)
 UNION ALL SELECT pg_temp.close_to((SELECT alpha FROM s), '1.002'::float8, 'cg_f_igp probe 3 [0.6, 1.0]: alpha', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.717582268387578'::float8, 'cg_f_igp probe 3 [0.6, 1.0]: ucb', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.8488014608321528'::float8, 'cg_f_igp probe 3 [0.6, 1.0]: ucb', 1e-06)
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), (SELECT mean + radius * width FROM s), 'cg_f_igp probe 3 [0.6, 1.0]: ucb = mean + radius*width', 1e-09);
 SELECT is((SELECT ucb FROM model_select.scores('cg_f_igp', ARRAY[0.6, 1.0]::float8[]) WHERE arm = 'e'), 'Infinity'::float8, 'cg_f_igp: arm e without rewards has ucb = Infinity');
 SELECT is(model_select.rebuild_state('cg_f_igp'), 8::bigint, 'cg_f_igp: rebuild_state applies all rewards');
-SELECT pg_temp.close_to((SELECT ucb FROM model_select.scores('cg_f_igp', ARRAY[0.4, 0.4]::float8[]) WHERE arm = 'a'), '1.5736266046230711'::float8, 'cg_f_igp after rebuild, probe 1: ucb', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM model_select.scores('cg_f_igp', ARRAY[0.9, 0.1]::float8[]) WHERE arm = 'a'), '2.061423167251962'::float8, 'cg_f_igp after rebuild, probe 2: ucb', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM model_select.scores('cg_f_igp', ARRAY[0.6, 1.0]::float8[]) WHERE arm = 'a'), '1.717582268387578'::float8, 'cg_f_igp after rebuild, probe 3: ucb', 1e-06);
+SELECT pg_temp.close_to((SELECT ucb FROM model_select.scores('cg_f_igp', ARRAY[0.4, 0.4]::float8[]) WHERE arm = 'a'), '1.6491164473025473'::float8, 'cg_f_igp after rebuild, probe 1: ucb', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM model_select.scores('cg_f_igp', ARRAY[0.9, 0.1]::float8[]) WHERE arm = 'a'), '2.226876301093804'::float8, 'cg_f_igp after rebuild, probe 2: ucb', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM model_select.scores('cg_f_igp', ARRAY[0.6, 1.0]::float8[]) WHERE arm = 'a'), '1.8488014608321528'::float8, 'cg_f_igp after rebuild, probe 3: ucb', 1e-06);
 
 -- cg_f_amm: confidence amm
 SELECT isnt(model_select.create_selector('cg_f_amm', 2, ARRAY['a','e'], 'pak_ucb', 'rbf',
@@ -1251,31 +1251,31 @@ INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES
 $$, 'cg_f_amm: insert the second 4 rewards');
 SELECT is((SELECT n FROM model_select.scores('cg_f_amm', ARRAY[0.4, 0.4]::float8[]) WHERE arm = 'a'), 8::bigint, 'cg_f_amm: arm a has n = 8');
 WITH s AS (SELECT * FROM model_select.scores('cg_f_amm', ARRAY[0.4, 0.4]::float8[]) WHERE arm = 'a')
-SELECT pg_temp.close_to((SELECT mean FROM s), '0.5921359811128422'::float8, 'cg_f_amm probe 1 [0.4, 0.4]: mean', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.38393762397743936'::float8, 'cg_f_amm probe 1 [0.4, 0.4]: width', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT radius FROM s), '1.847563726540877'::float8, 'cg_f_amm probe 1 [0.4, 0.4]: radius', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT alpha FROM s), '1.0'::float8, 'cg_f_amm probe 1 [0.4, 0.4]: alpha', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.30148520842785'::float8, 'cg_f_amm probe 1 [0.4, 0.4]: ucb', 1e-06)
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.47832592811883146'::float8, 'cg_f_amm probe 1 [0.4, 0.4]: mean', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.3228541148359108'::float8, 'cg_f_amm probe 1 [0.4, 0.4]: width', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT radius FROM s), '4.683019478669746'::float8, 'cg_f_amm probe 1 [0.4, 0.4]: radius', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT alpha FROM s), '20.0'::float8, 'cg_f_amm probe 1 [0.4, 0.4]: alpha', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.990258036664081'::float8, 'cg_f_amm probe 1 [0.4, 0.4]: ucb', 1e-06)
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), (SELECT mean + radius * width FROM s), 'cg_f_amm probe 1 [0.4, 0.4]: ucb = mean + radius*width', 1e-09);
 WITH s AS (SELECT * FROM model_select.scores('cg_f_amm', ARRAY[0.9, 0.1]::float8[]) WHERE arm = 'a')
-SELECT pg_temp.close_to((SELECT mean FROM s), '0.5945549868677893'::float8, 'cg_f_amm probe 2 [0.9, 0.1]: mean', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.5739935753957184'::float8, 'cg_f_amm probe 2 [0.9, 0.1]: width', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT radius FROM s), '1.847563726540877'::float8, 'cg_f_amm probe 2 [0.9, 0.1]: radius', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT alpha FROM s), '1.0'::float8, 'cg_f_amm probe 2 [0.9, 0.1]: alpha', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.6550446960364247'::float8, 'cg_f_amm probe 2 [0.9, 0.1]: ucb', 1e-06)
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.47551038322352907'::float8, 'cg_f_amm probe 2 [0.9, 0.1]: mean', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.340339967897807'::float8, 'cg_f_amm probe 2 [0.9, 0.1]: width', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT radius FROM s), '4.683019478669746'::float8, 'cg_f_amm probe 2 [0.9, 0.1]: radius', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT alpha FROM s), '20.0'::float8, 'cg_f_amm probe 2 [0.9, 0.1]: alpha', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '2.0693290822587955'::float8, 'cg_f_amm probe 2 [0.9, 0.1]: ucb', 1e-06)
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), (SELECT mean + radius * width FROM s), 'cg_f_amm probe 2 [0.9, 0.1]: ucb = mean + radius*width', 1e-09);
 WITH s AS (SELECT * FROM model_select.scores('cg_f_amm', ARRAY[0.6, 1.0]::float8[]) WHERE arm = 'a')
-SELECT pg_temp.close_to((SELECT mean FROM s), '0.45430949043636515'::float8, 'cg_f_amm probe 3 [0.6, 1.0]: mean', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.4942115591610395'::float8, 'cg_f_amm probe 3 [0.6, 1.0]: width', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT radius FROM s), '1.847563726540877'::float8, 'cg_f_amm probe 3 [0.6, 1.0]: radius', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT alpha FROM s), '1.0'::float8, 'cg_f_amm probe 3 [0.6, 1.0]: alpha', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.3673968403795125'::float8, 'cg_f_amm probe 3 [0.6, 1.0]: ucb', 1e-06)
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.4661891516434113'::float8, 'cg_f_amm probe 3 [0.6, 1.0]: mean', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.3322693455803462'::float8, 'cg_f_amm probe 3 [0.6, 1.0]: width', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT radius FROM s), '4.683019478669746'::float8, 'cg_f_amm probe 3 [0.6, 1.0]: radius', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT alpha FROM s), '20.0'::float8, 'cg_f_amm probe 3 [0.6, 1.0]: alpha', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '2.022212969161022'::float8, 'cg_f_amm probe 3 [0.6, 1.0]: ucb', 1e-06)
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), (SELECT mean + radius * width FROM s), 'cg_f_amm probe 3 [0.6, 1.0]: ucb = mean + radius*width', 1e-09);
 SELECT is((SELECT ucb FROM model_select.scores('cg_f_amm', ARRAY[0.6, 1.0]::float8[]) WHERE arm = 'e'), 'Infinity'::float8, 'cg_f_amm: arm e without rewards has ucb = Infinity');
 SELECT is(model_select.rebuild_state('cg_f_amm'), 8::bigint, 'cg_f_amm: rebuild_state applies all rewards');
-SELECT pg_temp.close_to((SELECT ucb FROM model_select.scores('cg_f_amm', ARRAY[0.4, 0.4]::float8[]) WHERE arm = 'a'), '1.30148520842785'::float8, 'cg_f_amm after rebuild, probe 1: ucb', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM model_select.scores('cg_f_amm', ARRAY[0.9, 0.1]::float8[]) WHERE arm = 'a'), '1.6550446960364247'::float8, 'cg_f_amm after rebuild, probe 2: ucb', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM model_select.scores('cg_f_amm', ARRAY[0.6, 1.0]::float8[]) WHERE arm = 'a'), '1.3673968403795125'::float8, 'cg_f_amm after rebuild, probe 3: ucb', 1e-06);
+SELECT pg_temp.close_to((SELECT ucb FROM model_select.scores('cg_f_amm', ARRAY[0.4, 0.4]::float8[]) WHERE arm = 'a'), '1.990258036664081'::float8, 'cg_f_amm after rebuild, probe 1: ucb', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM model_select.scores('cg_f_amm', ARRAY[0.9, 0.1]::float8[]) WHERE arm = 'a'), '2.0693290822587955'::float8, 'cg_f_amm after rebuild, probe 2: ucb', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM model_select.scores('cg_f_amm', ARRAY[0.6, 1.0]::float8[]) WHERE arm = 'a'), '2.022212969161022'::float8, 'cg_f_amm after rebuild, probe 3: ucb', 1e-06);
 
 -- cg_f_dmm: confidence dmm
 SELECT isnt(model_select.create_selector('cg_f_dmm', 2, ARRAY['a','e'], 'pak_ucb', 'rbf',
@@ -1296,31 +1296,31 @@ INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES
 $$, 'cg_f_dmm: insert the second 4 rewards');
 SELECT is((SELECT n FROM model_select.scores('cg_f_dmm', ARRAY[0.4, 0.4]::float8[]) WHERE arm = 'a'), 8::bigint, 'cg_f_dmm: arm a has n = 8');
 WITH s AS (SELECT * FROM model_select.scores('cg_f_dmm', ARRAY[0.4, 0.4]::float8[]) WHERE arm = 'a')
-SELECT pg_temp.close_to((SELECT mean FROM s), '0.511808743698777'::float8, 'cg_f_dmm probe 1 [0.4, 0.4]: mean', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.3456900315142742'::float8, 'cg_f_dmm probe 1 [0.4, 0.4]: width', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT radius FROM s), '2.255681355096285'::float8, 'cg_f_dmm probe 1 [0.4, 0.4]: radius', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT alpha FROM s), '3.0'::float8, 'cg_f_dmm probe 1 [0.4, 0.4]: alpha', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.2915753024281724'::float8, 'cg_f_dmm probe 1 [0.4, 0.4]: ucb', 1e-06)
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.5912203865495634'::float8, 'cg_f_dmm probe 1 [0.4, 0.4]: mean', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.37065443888388966'::float8, 'cg_f_dmm probe 1 [0.4, 0.4]: width', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT radius FROM s), '2.10157287570893'::float8, 'cg_f_dmm probe 1 [0.4, 0.4]: radius', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT alpha FROM s), '2.0'::float8, 'cg_f_dmm probe 1 [0.4, 0.4]: alpha', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.3701777015690593'::float8, 'cg_f_dmm probe 1 [0.4, 0.4]: ucb', 1e-06)
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), (SELECT mean + radius * width FROM s), 'cg_f_dmm probe 1 [0.4, 0.4]: ucb = mean + radius*width', 1e-09);
 WITH s AS (SELECT * FROM model_select.scores('cg_f_dmm', ARRAY[0.9, 0.1]::float8[]) WHERE arm = 'a')
-SELECT pg_temp.close_to((SELECT mean FROM s), '0.34206847855065386'::float8, 'cg_f_dmm probe 2 [0.9, 0.1]: mean', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.3136003763399141'::float8, 'cg_f_dmm probe 2 [0.9, 0.1]: width', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT radius FROM s), '3.381216915136325'::float8, 'cg_f_dmm probe 2 [0.9, 0.1]: radius', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT alpha FROM s), '10.0'::float8, 'cg_f_dmm probe 2 [0.9, 0.1]: alpha', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.4024193756242889'::float8, 'cg_f_dmm probe 2 [0.9, 0.1]: ucb', 1e-06)
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.6108240545427429'::float8, 'cg_f_dmm probe 2 [0.9, 0.1]: mean', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.5023447392396433'::float8, 'cg_f_dmm probe 2 [0.9, 0.1]: width', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT radius FROM s), '2.10157287570893'::float8, 'cg_f_dmm probe 2 [0.9, 0.1]: radius', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT alpha FROM s), '2.0'::float8, 'cg_f_dmm probe 2 [0.9, 0.1]: alpha', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.6665381327838524'::float8, 'cg_f_dmm probe 2 [0.9, 0.1]: ucb', 1e-06)
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), (SELECT mean + radius * width FROM s), 'cg_f_dmm probe 2 [0.9, 0.1]: ucb = mean + radius*width', 1e-09);
 WITH s AS (SELECT * FROM model_select.scores('cg_f_dmm', ARRAY[0.6, 1.0]::float8[]) WHERE arm = 'a')
-SELECT pg_temp.close_to((SELECT mean FROM s), '0.440524951279365'::float8, 'cg_f_dmm probe 3 [0.6, 1.0]: mean', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.3943515288489252'::float8, 'cg_f_dmm probe 3 [0.6, 1.0]: width', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT radius FROM s), '2.255681355096285'::float8, 'cg_f_dmm probe 3 [0.6, 1.0]: radius', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT alpha FROM s), '3.0'::float8, 'cg_f_dmm probe 3 [0.6, 1.0]: alpha', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.3300563422576004'::float8, 'cg_f_dmm probe 3 [0.6, 1.0]: ucb', 1e-06)
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.5179405142052674'::float8, 'cg_f_dmm probe 3 [0.6, 1.0]: mean', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.44567402145395196'::float8, 'cg_f_dmm probe 3 [0.6, 1.0]: width', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT radius FROM s), '2.10157287570893'::float8, 'cg_f_dmm probe 3 [0.6, 1.0]: radius', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT alpha FROM s), '2.0'::float8, 'cg_f_dmm probe 3 [0.6, 1.0]: alpha', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.4545569491010126'::float8, 'cg_f_dmm probe 3 [0.6, 1.0]: ucb', 1e-06)
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), (SELECT mean + radius * width FROM s), 'cg_f_dmm probe 3 [0.6, 1.0]: ucb = mean + radius*width', 1e-09);
 SELECT is((SELECT ucb FROM model_select.scores('cg_f_dmm', ARRAY[0.6, 1.0]::float8[]) WHERE arm = 'e'), 'Infinity'::float8, 'cg_f_dmm: arm e without rewards has ucb = Infinity');
 SELECT is(model_select.rebuild_state('cg_f_dmm'), 8::bigint, 'cg_f_dmm: rebuild_state applies all rewards');
-SELECT pg_temp.close_to((SELECT ucb FROM model_select.scores('cg_f_dmm', ARRAY[0.4, 0.4]::float8[]) WHERE arm = 'a'), '1.2915753024281724'::float8, 'cg_f_dmm after rebuild, probe 1: ucb', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM model_select.scores('cg_f_dmm', ARRAY[0.9, 0.1]::float8[]) WHERE arm = 'a'), '1.4024193756242889'::float8, 'cg_f_dmm after rebuild, probe 2: ucb', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM model_select.scores('cg_f_dmm', ARRAY[0.6, 1.0]::float8[]) WHERE arm = 'a'), '1.3300563422576004'::float8, 'cg_f_dmm after rebuild, probe 3: ucb', 1e-06);
+SELECT pg_temp.close_to((SELECT ucb FROM model_select.scores('cg_f_dmm', ARRAY[0.4, 0.4]::float8[]) WHERE arm = 'a'), '1.3701777015690593'::float8, 'cg_f_dmm after rebuild, probe 1: ucb', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM model_select.scores('cg_f_dmm', ARRAY[0.9, 0.1]::float8[]) WHERE arm = 'a'), '1.6665381327838524'::float8, 'cg_f_dmm after rebuild, probe 2: ucb', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM model_select.scores('cg_f_dmm', ARRAY[0.6, 1.0]::float8[]) WHERE arm = 'a'), '1.4545569491010126'::float8, 'cg_f_dmm after rebuild, probe 3: ucb', 1e-06);
 
 -- cg_f_cmm: confidence cmm
 SELECT isnt(model_select.create_selector('cg_f_cmm', 2, ARRAY['a','e'], 'pak_ucb', 'rbf',
@@ -1341,31 +1341,31 @@ INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES
 $$, 'cg_f_cmm: insert the second 4 rewards');
 SELECT is((SELECT n FROM model_select.scores('cg_f_cmm', ARRAY[0.4, 0.4]::float8[]) WHERE arm = 'a'), 8::bigint, 'cg_f_cmm: arm a has n = 8');
 WITH s AS (SELECT * FROM model_select.scores('cg_f_cmm', ARRAY[0.4, 0.4]::float8[]) WHERE arm = 'a')
-SELECT pg_temp.close_to((SELECT mean FROM s), '0.5432565619718854'::float8, 'cg_f_cmm probe 1 [0.4, 0.4]: mean', 0.001)
-UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.3590137211126059'::float8, 'cg_f_cmm probe 1 [0.4, 0.4]: width', 0.001)
-UNION ALL SELECT pg_temp.close_to((SELECT radius FROM s), '2.0762109978661543'::float8, 'cg_f_cmm probe 1 [0.4, 0.4]: radius', 0.001)
-UNION ALL SELECT pg_temp.close_to((SELECT alpha FROM s), '2.090573314134312'::float8, 'cg_f_cmm probe 1 [0.4, 0.4]: alpha', 0.001)
-UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.28864479813073'::float8, 'cg_f_cmm probe 1 [0.4, 0.4]: ucb', 1e-06)
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.6152472569995473'::float8, 'cg_f_cmm probe 1 [0.4, 0.4]: mean', 0.001)
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.39288762605317457'::float8, 'cg_f_cmm probe 1 [0.4, 0.4]: width', 0.001)
+UNION ALL SELECT pg_temp.close_to((SELECT radius FROM s), '1.8139489177172388'::float8, 'cg_f_cmm probe 1 [0.4, 0.4]: radius', 0.001)
+UNION ALL SELECT pg_temp.close_to((SELECT alpha FROM s), '0.7997007651234341'::float8, 'cg_f_cmm probe 1 [0.4, 0.4]: alpha', 0.001)
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.3279253410631986'::float8, 'cg_f_cmm probe 1 [0.4, 0.4]: ucb', 1e-06)
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), (SELECT mean + radius * width FROM s), 'cg_f_cmm probe 1 [0.4, 0.4]: ucb = mean + radius*width', 1e-09);
 WITH s AS (SELECT * FROM model_select.scores('cg_f_cmm', ARRAY[0.9, 0.1]::float8[]) WHERE arm = 'a')
-SELECT pg_temp.close_to((SELECT mean FROM s), '0.2659502147102468'::float8, 'cg_f_cmm probe 2 [0.9, 0.1]: mean', 0.0011)
-UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.26740047140181555'::float8, 'cg_f_cmm probe 2 [0.9, 0.1]: width', 0.001)
-UNION ALL SELECT pg_temp.close_to((SELECT radius FROM s), '4.236132266142074'::float8, 'cg_f_cmm probe 2 [0.9, 0.1]: radius', 0.001)
-UNION ALL SELECT pg_temp.close_to((SELECT alpha FROM s), '16.866529243038876'::float8, 'cg_f_cmm probe 2 [0.9, 0.1]: alpha', 0.001)
-UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.3986939795970788'::float8, 'cg_f_cmm probe 2 [0.9, 0.1]: ucb', 1e-06)
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.5982207080103844'::float8, 'cg_f_cmm probe 2 [0.9, 0.1]: mean', 0.001)
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.47412284635318364'::float8, 'cg_f_cmm probe 2 [0.9, 0.1]: width', 0.001)
+UNION ALL SELECT pg_temp.close_to((SELECT radius FROM s), '2.238559322715883'::float8, 'cg_f_cmm probe 2 [0.9, 0.1]: radius', 0.001)
+UNION ALL SELECT pg_temp.close_to((SELECT alpha FROM s), '2.621515386187284'::float8, 'cg_f_cmm probe 2 [0.9, 0.1]: alpha', 0.001)
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.6595728258268938'::float8, 'cg_f_cmm probe 2 [0.9, 0.1]: ucb', 1e-06)
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), (SELECT mean + radius * width FROM s), 'cg_f_cmm probe 2 [0.9, 0.1]: ucb = mean + radius*width', 1e-09);
 WITH s AS (SELECT * FROM model_select.scores('cg_f_cmm', ARRAY[0.6, 1.0]::float8[]) WHERE arm = 'a')
-SELECT pg_temp.close_to((SELECT mean FROM s), '0.4337899485601802'::float8, 'cg_f_cmm probe 3 [0.6, 1.0]: mean', 0.001)
-UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.38430168106769586'::float8, 'cg_f_cmm probe 3 [0.6, 1.0]: width', 0.001)
-UNION ALL SELECT pg_temp.close_to((SELECT radius FROM s), '2.331272098488815'::float8, 'cg_f_cmm probe 3 [0.6, 1.0]: radius', 0.001)
-UNION ALL SELECT pg_temp.close_to((SELECT alpha FROM s), '3.399251575440833'::float8, 'cg_f_cmm probe 3 [0.6, 1.0]: alpha', 0.001)
-UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.3297017350356468'::float8, 'cg_f_cmm probe 3 [0.6, 1.0]: ucb', 1e-06)
+SELECT pg_temp.close_to((SELECT mean FROM s), '0.4957544471485325'::float8, 'cg_f_cmm probe 3 [0.6, 1.0]: mean', 0.001)
+UNION ALL SELECT pg_temp.close_to((SELECT width FROM s), '0.49815390758548267'::float8, 'cg_f_cmm probe 3 [0.6, 1.0]: width', 0.001)
+UNION ALL SELECT pg_temp.close_to((SELECT radius FROM s), '1.8807857512448456'::float8, 'cg_f_cmm probe 3 [0.6, 1.0]: radius', 0.001)
+UNION ALL SELECT pg_temp.close_to((SELECT alpha FROM s), '1.0679753800355942'::float8, 'cg_f_cmm probe 3 [0.6, 1.0]: alpha', 0.001)
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), '1.43267521846225'::float8, 'cg_f_cmm probe 3 [0.6, 1.0]: ucb', 1e-06)
 UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM s), (SELECT mean + radius * width FROM s), 'cg_f_cmm probe 3 [0.6, 1.0]: ucb = mean + radius*width', 1e-09);
 SELECT is((SELECT ucb FROM model_select.scores('cg_f_cmm', ARRAY[0.6, 1.0]::float8[]) WHERE arm = 'e'), 'Infinity'::float8, 'cg_f_cmm: arm e without rewards has ucb = Infinity');
 SELECT is(model_select.rebuild_state('cg_f_cmm'), 8::bigint, 'cg_f_cmm: rebuild_state applies all rewards');
-SELECT pg_temp.close_to((SELECT ucb FROM model_select.scores('cg_f_cmm', ARRAY[0.4, 0.4]::float8[]) WHERE arm = 'a'), '1.28864479813073'::float8, 'cg_f_cmm after rebuild, probe 1: ucb', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM model_select.scores('cg_f_cmm', ARRAY[0.9, 0.1]::float8[]) WHERE arm = 'a'), '1.3986939795970788'::float8, 'cg_f_cmm after rebuild, probe 2: ucb', 1e-06)
-UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM model_select.scores('cg_f_cmm', ARRAY[0.6, 1.0]::float8[]) WHERE arm = 'a'), '1.3297017350356468'::float8, 'cg_f_cmm after rebuild, probe 3: ucb', 1e-06);
+SELECT pg_temp.close_to((SELECT ucb FROM model_select.scores('cg_f_cmm', ARRAY[0.4, 0.4]::float8[]) WHERE arm = 'a'), '1.3279253410631986'::float8, 'cg_f_cmm after rebuild, probe 1: ucb', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM model_select.scores('cg_f_cmm', ARRAY[0.9, 0.1]::float8[]) WHERE arm = 'a'), '1.6595728258268938'::float8, 'cg_f_cmm after rebuild, probe 2: ucb', 1e-06)
+UNION ALL SELECT pg_temp.close_to((SELECT ucb FROM model_select.scores('cg_f_cmm', ARRAY[0.6, 1.0]::float8[]) WHERE arm = 'a'), '1.43267521846225'::float8, 'cg_f_cmm after rebuild, probe 3: ucb', 1e-06);
 
 -- ====================================================================================================
 -- Case (g): lin_ucb on the data of case b with a tight B = 0.9: here the cmm minimiser is interior
