@@ -102,7 +102,7 @@ for _ in $(seq 1 1200); do
     sleep 0.1
 done
 published_before=$(q -c "SELECT versions_published FROM model_select.learner")
-kill -STOP "$pid"
+stop_idle "$pid" || bail "the learner could not be stopped idle"
 obs_before=$(q -c "SELECT count(*) FROM obs")
 # the readers go on while it is stopped: 8 decisions per reader (a wait for
 # that, not for an interval: a reader that waited for the learner would never

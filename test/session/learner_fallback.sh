@@ -153,7 +153,7 @@ passes_after 3
 check "the shared cache has no room: no version of 'big', and those of 'small' stay (pinned)" \
     is_true "SELECT count(*) FILTER (WHERE selector = 'big') = 0 AND count(*) FILTER (WHERE selector = 'small') = 3
                FROM model_select.learner_versions WHERE NOT stale"
-kill -STOP "$pid"
+stop_idle "$pid" || bail "the learner could not be stopped idle"
 q -c "SELECT add_rewards('small', 12)" >/dev/null
 read -r seen d1 <<<"$(q -F ' ' -c "SELECT * FROM scored_n()")"
 check "learner stopped after a pass that could not publish: a decision scores the rewards committed meanwhile (n $seen = the log's)" \
@@ -178,7 +178,7 @@ for s in big small; do
     check "the learner publishes versions of '$s' that hold its whole log" wait_for "versions of $s" "$(versions_hold_log $s)"
 done
 passes_after 2
-kill -STOP "$pid"
+stop_idle "$pid" || bail "the learner could not be stopped idle"
 published=$(q -c "SELECT $arm_a_log")
 q -c "SELECT add_rewards('small', 12)" >/dev/null
 read -r seen d2 <<<"$(q -F ' ' -c "SELECT * FROM scored_n()")"

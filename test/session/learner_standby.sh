@@ -98,7 +98,7 @@ LOG_A="SELECT count(*) FROM model_select.rewards r JOIN model_select.arms a USIN
         WHERE r.selector = 's_lin' AND a.name = 'a'"
 check "the learner's versions hold the whole log" \
     wait_for "n = the log" "SELECT ($N_A) = ($LOG_A)"
-kill -STOP "$pid"
+stop_idle "$pid" || bail "the learner could not be stopped idle"
 q -c "INSERT INTO model_select.rewards(selector, arm, context, reward) SELECT 's_lin', 'a', ms_rand(8), random() FROM generate_series(1, 9)" >/dev/null
 check "the standby has replayed 9 more rewards of s_lin/a" replayed
 primary_n=$(q -c "$N_A")

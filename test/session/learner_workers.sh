@@ -90,7 +90,7 @@ pid1=$(q -c "SELECT pid FROM model_select.learner WHERE running AND database = c
 arm1=$(q -c "SELECT a.name FROM model_select.arms a JOIN model_select.selectors s USING (selector_id)
               WHERE s.name = 'lw' AND a.arm_id % 2 = 1 ORDER BY a.arm_id LIMIT 1")
 arm_log="(SELECT count(*) FROM model_select.rewards WHERE selector = 'lw' AND arm = '$arm1')"
-kill -STOP "$pid1"
+stop_idle "$pid1" || bail "learner worker 1 could not be stopped idle"
 q -c "INSERT INTO model_select.rewards(selector, arm, context, reward)
       SELECT 'lw', '$arm1', ms_rand(8), random() FROM generate_series(1, 12)" >/dev/null
 check "worker 1 stopped: a reward of its arm $arm1 is scored once it waited learner_max_lag (n = the log's)" \

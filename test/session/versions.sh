@@ -164,7 +164,7 @@ check "some decisions scored versions that trail the log (the learner's lag is v
 
 # 3. the learner stopped: backends fold for themselves within the bound
 before=$(q -c "SELECT coalesce(max(decision_id), 0) FROM model_select.decisions")
-kill -STOP "$pid"
+stop_idle "$pid" || bail "the learner could not be stopped idle"
 stopped_max=$(q -c "SELECT max((SELECT sum(x) FROM unnest(versions) x)) FROM model_select.decisions
                      WHERE selector_id = (SELECT selector_id FROM model_select.selectors WHERE name = 'v_lin')")
 check "the learner stopped: decisions go on and score prefixes past every version before the stop" \

@@ -28,6 +28,11 @@
 #                        wait_for N (default 1) backends of this database whose
 #                        query is LIKE the pattern to wait with wait_event_type
 #                        TYPE ('Lock', 'Timeout' for pg_sleep, ...)
+#   stop_idle PID        SIGSTOP a learner process while it waits on its latch
+#                        (wait event type Extension), where it holds no lock:
+#                        stopped in a pass it could hold a buffer's content
+#                        lock that every writer then waits for; a stop
+#                        elsewhere is undone (SIGCONT) and tried again
 #
 # Tests do not time the machine: nothing here sleeps for a fixed interval and
 # then assumes another process got somewhere; every wait is for a condition,
@@ -158,6 +163,18 @@ backend_waits() {  # backend_waits TYPE LIKE [N]
     wait_for "${3:-1} backend(s) running '$2' to wait ($1)" \
         "SELECT count(*) >= ${3:-1} FROM pg_stat_activity WHERE datname = current_database()
             AND wait_event_type = '$1' AND query LIKE '$2' AND pid <> pg_backend_pid()"
+}
+stop_idle() {  # stop_idle PID
+    local i seen
+    for i in $(seq 1 $((${MS_WAIT_SECONDS:-120} * 10))); do
+        kill -STOP "$1"
+        seen=$(q -c "SELECT coalesce(wait_event_type, 'running') FROM pg_stat_activity WHERE pid = $1")
+        [ "$seen" = Extension ] && return 0
+        kill -CONT "$1"
+        sleep 0.1
+    done
+    echo "# gave up after ${MS_WAIT_SECONDS:-120} s stopping $1 while it waits on its latch; last seen: $seen"
+    return 1
 }
 close_sessions() {
     local s
