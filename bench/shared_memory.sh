@@ -17,8 +17,11 @@
 # sleep holding their connection; a 17th session connects and sleeps without
 # scoring (the baseline of a backend), an 18th scores a small selector 'tiny'
 # (d 8) and sleeps (a backend that ran the extension's code: its catalog and
-# plan caches and library pages, but no large model).  Then, for every backend, from
-# /proc/<pid>/smaps_rollup: Rss (every resident page it maps, shared pages
+# plan caches and library pages, but no large model), a 19th runs plain SQL
+# over the tables a load reads (selectors, arms, arm_state, rewards by its
+# index, selector_grants) and sleeps: what PostgreSQL's own caches (relation
+# and catalog caches) cost a backend for those tables, no extension code run.
+# Then, for every backend, from /proc/<pid>/smaps_rollup: Rss (every resident page it maps, shared pages
 # included, so the sum over backends counts a shared page once per backend),
 # Pss (each shared page divided among the processes that map it: the sum is
 # what the backends really cost), Private_Dirty (pages only this backend has
@@ -26,9 +29,10 @@
 #
 # Target (issue 28, and issue 41 with the learner), printed with the figures:
 # with the shared cache, the backends' summed Pss <= 1.2 x (one copy of the
-# models, the shared cache's bytes, + BACKENDS x an idle backend's Pss).  MS_MEMORY_CHECK=1 (the session
-# test test/session/shared_memory.sh) measures the shared cache only and
-# exits 1 when the target is missed.
+# models, the shared cache's bytes, + BACKENDS x an idle backend's Pss), and
+# the same with the plain-SQL backend's Pss for the idle one; the learner's
+# own Pss beside it.  MS_MEMORY_CHECK=1 skips the run without preloading and
+# exits 1 when a target against idle backends is missed.
 #
 # Environment: MS_MEMORY_BACKENDS (16), MS_MEMORY_LEARNER_BACKENDS (64; 0 skips
 # the learner's run), MS_MEMORY_REWARDS (2000 per arm),
@@ -108,9 +112,10 @@ measure() {  # measure MODE [N]: start, score from N ($BACKENDS) sessions, sum t
     PGAPPNAME=ms_mem_idle q -c "SELECT pg_sleep(3600)" >/dev/null 2>&1 &
     PGAPPNAME=ms_mem_warm q -c "SELECT model_select.select_model('tiny', ARRAY[1, 0, 0, 0, 0, 0, 0, 1]::float8[])" \
         -c "SELECT pg_sleep(3600)" >/dev/null 2>&1 &
+    PGAPPNAME=ms_mem_plain q -c "$PLAIN_SQL" -c "SELECT pg_sleep(3600)" >/dev/null 2>&1 &
     for _ in $(seq 1 600); do
         [ "$(q -c "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'ms_mem%'
-                     AND query LIKE '%pg_sleep%' AND state = 'active'")" = $((nb + 2)) ] && break
+                     AND query LIKE '%pg_sleep%' AND state = 'active'")" = $((nb + 3)) ] && break
         sleep 0.5
     done
     pids=$(q -c "SELECT pid FROM pg_stat_activity WHERE application_name = 'ms_mem_score' AND query LIKE '%pg_sleep%'")
@@ -135,29 +140,42 @@ measure() {  # measure MODE [N]: start, score from N ($BACKENDS) sessions, sum t
     IDLE_ANON[$mode]=$(field "$pid" Pss_Anon)
     pid=$(q -c "SELECT pid FROM pg_stat_activity WHERE application_name = 'ms_mem_warm'")
     WARM[$mode]="$(field "$pid" Pss) $(field "$pid" Pss_Anon)"
+    pid=$(q -c "SELECT pid FROM pg_stat_activity WHERE application_name = 'ms_mem_plain'")
+    PLAIN[$mode]="$(field "$pid" Pss) $(field "$pid" Pss_Anon)"
     SHARED[$mode]=$(q -c "SELECT coalesce(shared_bytes / 1024, 0) FROM model_select.cache_stats()")
     MODELS[$mode]=$(q -c "SELECT coalesce(sum(bytes)::bigint / 1024, 0) FROM model_select.learner_versions WHERE NOT stale")
     pid=$(q -c "SELECT pid FROM model_select.learner WHERE running")
-    LEARNER_PSS[$mode]=$([ -z "$pid" ] || field "$pid" Pss)
+    LEARNER_PSS[$mode]=$([ -z "$pid" ] || echo "$(field "$pid" Pss) $(field "$pid" Pss_Anon) $(field "$pid" Pss_Shmem)")
     q -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE 'ms_mem%'" >/dev/null
     wait
     as_server "$BINDIR/pg_ctl" -D "$CL/mem" -m fast -w stop >/dev/null
 }
 
 mb() { awk -v k="$1" 'BEGIN { printf "%.0f MB", k / 1024 }'; }
-declare -A R SHARED MODELS SPREAD SPLIT IDLE_ANON WARM LEARNER_PSS TARGET VERDICT
+declare -A R SHARED MODELS SPREAD SPLIT IDLE_ANON WARM PLAIN LEARNER_PSS TARGET VERDICT
+# the plain SQL backend's queries (no extension function)
+PLAIN_SQL="SELECT count(*) FROM model_select.selectors s JOIN model_select.arms a USING (selector_id)
+             WHERE s.name = 'mem';
+           SELECT arm_id, version, n, ckpt_tx, ckpt_seq FROM model_select.arm_state
+             WHERE selector_id = (SELECT selector_id FROM model_select.selectors WHERE name = 'mem');
+           SELECT arm_id, tx, seq FROM model_select.rewards WHERE arm_id IN (SELECT arm_id FROM model_select.arms)
+             AND tx > '0'::xid8 ORDER BY arm_id, tx, seq LIMIT 5;
+           SELECT count(*) FROM model_select.selector_grants"
 # target MODE N LABEL: the split of the summed Pss and the target line of a run
 # of N backends (in TARGET[MODE]), and whether it was met (VERDICT[MODE])
 target() {
-    local mode=$1 nb=$2 rss pss priv irss ipss ipriv anon shm shmhi bound wpss wanon wbound
+    local mode=$1 nb=$2 rss pss priv irss ipss ipriv anon shm shmhi bound wpss wanon wbound ppss panon pbound
     read -r rss pss priv irss ipss ipriv <<<"${R[$mode]}"
     read -r wpss wanon <<<"${WARM[$mode]}"
+    read -r ppss panon <<<"${PLAIN[$mode]}"
     wbound=$(( (MODELS[$mode] + nb * wpss) * 12 / 10 ))
+    pbound=$(( (MODELS[$mode] + nb * ppss) * 12 / 10 ))
     read -r anon shm shmhi <<<"${SPLIT[$mode]}"
     bound=$(( (MODELS[$mode] + nb * ipss) * 12 / 10 ))
     VERDICT[$mode]=met; [ "$pss" -le "$bound" ] || VERDICT[$mode]="NOT met"
     TARGET[$mode]="$3: of the summed Pss of $nb backends, $(mb "$anon") their own pages (Pss_Anon; $(mb $((nb * ${IDLE_ANON[$mode]}))) for $nb idle ones), $(mb "$shm") shared memory (Pss_Shmem: their share of the shared cache and of the shared_buffers pages they read); one backend maps $(mb "$shmhi") of shared memory.
 Target: summed Pss $3 $(mb "$pss") <= 1.2 x (one copy of the models $(mb "${MODELS[$mode]}") + $nb x idle Pss $ipss kB) = $(mb "$bound"): ${VERDICT[$mode]}
+Against backends that ran plain SQL over the same tables instead of idle ones (Pss $ppss kB, Pss_Anon $panon kB: PostgreSQL's relation and catalog caches for them; a scoring backend's Pss_Anon: $((anon / nb)) kB): summed Pss $3 $(mb "$pss") <= 1.2 x ($(mb "${MODELS[$mode]}") + $nb x $ppss kB) = $(mb "$pbound"): $([ "$pss" -le "$pbound" ] && echo met || echo "NOT met")
 Against backends that ran the extension's code on a small selector instead of idle ones (Pss $wpss kB, Pss_Anon $wanon kB: catalog and plan caches, library pages): summed Pss $3 $(mb "$pss") <= 1.2 x ($(mb "${MODELS[$mode]}") + $nb x $wpss kB) = $(mb "$wbound"): $([ "$pss" -le "$wbound" ] && echo met || echo "NOT met")"
 }
 as_server sh -c "printf '%s\n' \"shared_preload_libraries = 'model_select'\" \
@@ -169,6 +187,9 @@ if [ "$LEARNER_BACKENDS" -gt 0 ]; then
     as_server sh -c "echo \"model_select.learner_databases = 'ms_memory'\" >> '$CL/mem/postgresql.conf'"
     measure learner "$LEARNER_BACKENDS"
     target learner "$LEARNER_BACKENDS" "with the learner"
+    read -r lpss lanon lshm <<<"${LEARNER_PSS[learner]}"
+    TARGET[learner]+="
+The learner process (not in the sums): Pss $(mb "$lpss"), of which $(mb "$lanon") its own pages (Pss_Anon) and $(mb "$lshm") shared memory (Pss_Shmem: the shared cache's pages it wrote that no backend maps now, and the shared_buffers pages it read)"
 fi
 if [ -n "${MS_MEMORY_CHECK:-}" ]; then
     printf '%s\n' "${TARGET[@]}"
@@ -206,6 +227,6 @@ if [ "$LEARNER_BACKENDS" -gt 0 ]; then
     echo "| with the learner | $(mb "$r3") | $(mb "$p3") | $(mb "$d3") | ${SPREAD[learner]} |"
     echo "| an idle backend | $ir3 kB | $ip3 kB | $id3 kB | |"
     echo
-    echo "One copy of the models (the learner's current versions): $(mb "${MODELS[learner]}"); the shared cache holds $(mb "${SHARED[learner]}"); the learner process's own Pss: $(mb "${LEARNER_PSS[learner]}")."
+    echo "One copy of the models (the learner's current versions): $(mb "${MODELS[learner]}"); the shared cache holds $(mb "${SHARED[learner]}")."
     echo "${TARGET[learner]}"
 fi

@@ -33,10 +33,11 @@
 /* Rows fetched per round trip when folding a log. */
 #define FOLD_BATCH 4096
 
+/* (starting small: a fold whose state is a shared version holds nothing) */
 static MemoryContext
 fold_context(MemoryContext parent)
 {
-	return AllocSetContextCreate(parent, "model_select fold", ALLOCSET_DEFAULT_SIZES);
+	return AllocSetContextCreate(parent, "model_select fold", ALLOCSET_START_SMALL_SIZES);
 }
 
 /*

@@ -39,15 +39,19 @@ struct ArmModel
 	ArmBounds	bounds;
 	Spectrum   *spectrum;		/* cmm */
 	double	   *sqnorms;
-	double	   *k;				/* per context: k'(X, x) */
-	double	   *scratch;
 };
 
-/* One context being scored: what pak_eval needs besides the factor. */
+/*
+ * One context being scored: what pak_eval needs besides the factor, its
+ * vectors in the caller's context (a decoded model holds no scratch: it
+ * stays in each backend's cache).
+ */
 typedef struct PakQuery
 {
 	const ArmModel *model;
 	double		kself;
+	double	   *k;				/* k'(X, x) */
+	double	   *scratch;
 } PakQuery;
 
 /*
@@ -373,12 +377,10 @@ pak_decode(const SelectorConfig *cfg, const StateHeader *st)
 	}
 	m->sqnorms = palloc(sizeof(double) * Max(n, 1));
 	row_sqnorms(n, cfg->dim, m->X, m->sqnorms);
-	m->k = palloc(sizeof(double) * Max(n, 1));
-	m->scratch = palloc(sizeof(double) * Max(n, 1));
 	return m;
 }
 
-/* Mean and width of the context in q->model->k under factor f. */
+/* Mean and width of the context in q->k under factor f. */
 static void
 pak_eval(const void *query, int f, double alpha, double *mean, double *width)
 {
@@ -386,23 +388,26 @@ pak_eval(const void *query, int f, double alpha, double *mean, double *width)
 	const ArmModel *m = q->model;
 	double		var;
 
-	memcpy(m->scratch, m->k, sizeof(double) * m->n);
-	chol_forward(m->n, m->L[f], m->scratch);
-	*mean = dot(m->n, m->scratch, m->t[f]);
-	var = (q->kself - dot(m->n, m->scratch, m->scratch)) / alpha;
+	memcpy(q->scratch, q->k, sizeof(double) * m->n);
+	chol_forward(m->n, m->L[f], q->scratch);
+	*mean = dot(m->n, q->scratch, m->t[f]);
+	var = (q->kself - dot(m->n, q->scratch, q->scratch)) / alpha;
 	*width = sqrt(Max(var, 0.0));
 }
 
 static void
 pak_score(const SelectorConfig *cfg, const ArmModel *m, const double *x, ArmScore *out)
 {
-	PakQuery	q = {m, kernel_self(cfg, x)};
+	Size		bytes = sizeof(double) * Max(m->n, 1);
+	PakQuery	q = {m, kernel_self(cfg, x), palloc(bytes), palloc(bytes)};
 
-	kernel_vector(cfg, m->n, m->X, m->sqnorms, x, m->k);
+	kernel_vector(cfg, m->n, m->X, m->sqnorms, x, q.k);
 	if (m->spectrum != NULL)
-		spectrum_score(cfg, m->spectrum, m->k, q.kself, out);
+		spectrum_score(cfg, m->spectrum, q.k, q.kself, out);
 	else
 		confidence_pick(&m->bounds, pak_eval, &q, out);
+	pfree(q.k);
+	pfree(q.scratch);
 }
 
 /*

@@ -31,7 +31,8 @@ entry_decode(ModelCacheEntry *entry, const StateHeader *st, MemoryContext parent
 
 	if (st == NULL || st->n == 0)
 		return NULL;
-	*cxt = AllocSetContextCreate(parent, "model_select decoded model", ALLOCSET_DEFAULT_SIZES);
+	/* small blocks: a model's arrays get blocks of their size, no doubling's slack */
+	*cxt = AllocSetContextCreate(parent, "model_select decoded model", ALLOCSET_SMALL_SIZES);
 	old = MemoryContextSwitchTo(*cxt);
 	clock->key(&entry->cfg, st, entry->now, at);
 	model = clock->decode_at(&entry->cfg, st, at);
@@ -245,7 +246,9 @@ entry_use_base(ModelCacheEntry *entry)
  * are the overlay.  A base folded here under the learner's rule is
  * published for the others (a growing one is copied whole: the learner's).
  * The learner's own load (LOAD_PUBLISHES) publishes its base and decodes
- * nothing.  A clocked arm's model is that at the selector's clock now
+ * nothing; it keeps its own copy of a base to grow while rewards come, and
+ * holds the published version instead once the arm is quiet (as a backend
+ * does), so that an idle learner holds no copy of the models.  A clocked arm's model is that at the selector's clock now
  * (clock_ops.h): it ages with now even when no row of the arm is new.
  */
 void
@@ -271,6 +274,9 @@ model_cache_absorb(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint
 		/* (a base published already is found, not copied again) */
 		if (mode == LOAD_PUBLISH || (split > first && !growing))
 			entry_publish(entry);
+		/* a quiet arm's own copy gives way to its version, as in a backend */
+		if (split == first)
+			entry_share_when_quiet(entry);
 		entry_drop_overlay(entry);
 		entry->model = NULL;
 		entry->totals = entry->fold.totals;

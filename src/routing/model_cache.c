@@ -195,7 +195,7 @@ entry_reset(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck,
 	entry->bytes = 0;
 	entry->last_used = 0;
 	entry->cxt = AllocSetContextCreate(CacheMemoryContext, "model_select arm model",
-									   ALLOCSET_DEFAULT_SIZES);
+									   ALLOCSET_START_SMALL_SIZES);
 	entry->base_cxt = entry->overlay_cxt = NULL;
 	entry->base_model = entry->overlay_model = NULL;
 	entry->overlay = NULL;
