@@ -60,7 +60,7 @@ cg_total() {
 
 cg_inclusive() {
     callgrind_annotate --inclusive=yes --threshold=100 "$1" 2>/dev/null |
-        awk -v f=":$2 " 'index($0, f) { gsub(",", "", $1); print $1; found = 1; exit } END { if (!found) print 0 }'
+        awk -v f=":$2 " '!found && index($0, f) { gsub(",", "", $1); print $1; found = 1 } END { if (!found) print 0 }'
 }
 
 # vgdb, as callgrind_control calls it, but never forcing the process out of a system call
@@ -75,13 +75,12 @@ cg_zero() {
 }
 
 cg_dump() {
-    local before after
-    before=$(ls "$CG" | grep -c "^cg\.$1\." || true)
+    local n
+    n=$(( $({ compgen -G "$CG/cg.$1.*" || true; } | wc -l) + 1 ))	# dumps are numbered from 1
     cg_command "$1" dump
-    after=$(ls "$CG" | grep -c "^cg\.$1\." || true)
-    if [ "$after" -le "$before" ]; then
-        echo "callgrind: dump of process $1 wrote no file" >&2
+    if ! grep -q '^totals:' "$CG/cg.$1.$n" 2>/dev/null; then
+        echo "callgrind: the dump of process $1 wrote no file $CG/cg.$1.$n" >&2
         return 1
     fi
-    ls -t "$CG"/cg."$1".* | head -n 1
+    echo "$CG/cg.$1.$n"
 }
