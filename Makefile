@@ -181,7 +181,7 @@ bench-batch: ms-setup
 bench-pgbench: ms-setup
 	bench/pgbench_matrix.sh
 
-# CPU instructions per decision (callgrind) vs the same SQL without the extension.
+# CPU instructions per decision (callgrind, the learner serving) vs the same SQL without the extension.
 bench-instructions: ms-setup
 	bench/instructions.sh
 

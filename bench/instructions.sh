@@ -1,30 +1,43 @@
 #!/usr/bin/env bash
 # make bench-instructions: the CPU instructions one decision costs the server -- read a
 # prompt, route(), insert its reward, commit -- against the same SQL work without the
-# extension (bench-pgbench's baseline), counted by valgrind's callgrind in a single-user
-# backend.  Unlike throughput, instruction counts do not move with the disk, the other
-# tenants of a virtual machine or the CPU's caches, so a change to the SQL path shows in
-# them whatever the machine; they do not show memory stalls (a factor read out of cache
-# costs the same instructions), which is what bench-pgbench's ratios measure too.
+# extension (bench-pgbench's baseline), counted by valgrind's callgrind, with the learner
+# serving the database, and the learner's own instructions per reward beside them.  Unlike
+# throughput, instruction counts do not move with the disk, the other tenants of a virtual
+# machine or the CPU's caches, so a change to the SQL path shows in them whatever the
+# machine; they do not show memory stalls (a factor read out of cache costs the same
+# instructions), which is what bench-pgbench's ratios measure too.
 #
-# Set-up as bench-pgbench (bench/lib/decision_setup.bash: d = 384, 5 arms, 2,000 rewards
-# per arm), then the server is stopped and, per transaction kind, a single-user backend
-# runs a DO block of N decisions as the application role, each committed on its own
-# (plpgsql's COMMIT), under callgrind: once with MS_INSTR_FEW (20) and once with
-# MS_INSTR_MANY (220) decisions.  Instructions per decision = the difference / (MANY - FEW),
-# which leaves out start-up and the first load of each selector.  Policies:
-# MS_INSTR_POLICIES ("rff_ucb lin_ucb").  Before the counts, as bench-pgbench does,
-# MS_INSTR_WARMUP (500) decisions of each kind and VACUUM ANALYZE.  MS_INSTR_KEEP: a folder
-# to keep callgrind's output files in (for callgrind_annotate).  Needs valgrind (installed as root if missing).
+# Set-up as bench-pgbench's learner set-up (bench/lib/decision_setup.bash: d = 384, 5 arms,
+# 2,000 rewards per arm; shared_preload_libraries and model_select.learner_databases naming
+# the database), MS_INSTR_WARMUP (500) decisions of each kind and VACUUM ANALYZE.  Then the
+# server is stopped and:
 #
-# A single-user backend has no learner, so a decision there also folds the previous reward
-# into its cache and checkpoints due arms: the table shows those instructions per decision
-# (callgrind's inclusive counts of model_cache_absorb and checkpoint_if_due), the
-# ratio without them ("lean": an estimate, by subtraction, of what a decision costs its
-# backend where a learner serves), and
-# the learner's side: the fold of N decisions' rewards into the stored states (checkpoint(),
-# which folds every final pending reward), counted inside checkpoint() only (--toggle-collect),
-# N = FEW and MANY, per reward.
+# - "no learner": per kind, a single-user backend (not preloaded: no learner, no shared
+#   cache) runs a DO block of N decisions as the application role, each committed on its
+#   own (plpgsql's COMMIT), under callgrind, N = MS_INSTR_FEW (20) and MS_INSTR_MANY (220);
+#   per decision = the difference / (MANY - FEW), which leaves out start-up and the first
+#   load of each selector.  Each decision folds the previous reward itself and reward
+#   inserts checkpoint due arms: the cost of a backend that folds for itself (also where a
+#   learner serves, past model_select.learner_max_lag).
+# - "learner serving": the whole server is started under callgrind (bench/lib/callgrind.bash;
+#   every process it forks writes its own count) and, per kind, one session runs the DO
+#   block of FEW decisions, another of MANY, each found by its pg_backend_pid(); per
+#   decision as above, from the two backends' files.  The bench fails if a decision did not
+#   score the learner's versions: one with no versions recorded (decisions.versions NULL),
+#   or a backend that folded rewards itself (fold_some() in its count).  The learner's
+#   counters are zeroed before each session and dumped once its versions hold the whole
+#   log again; per reward = the difference of the two dumps / (MANY - FEW): its passes
+#   woken by the commits (folding and publishing the versions, selector_publish()), its
+#   checkpoints (the due check once a naptime over every selector's arms, and the
+#   checkpoints it writes: learn_selector()) and the rest (listing the selectors, waiting);
+#   the passes counted per session, and one idle pass's instructions, measured after the
+#   runs, are printed with them.  Everything runs about 50 times slower under callgrind,
+#   while the naptime is wall-clock time: the longer session meets more idle passes.
+#
+# Policies: MS_INSTR_POLICIES ("rff_ucb lin_ucb").  MS_INSTR_KEEP: a folder to keep
+# callgrind's output files in (for callgrind_annotate).  Needs valgrind (installed as root
+# if missing).  About 5 minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-Haswell} OPENBLAS_NUM_THREADS=1
@@ -37,7 +50,8 @@ if [ -z "${MS_INSTR_IN_CLUSTER:-}" ]; then
             exit 1
         fi
     fi
-    MS_INSTR_IN_CLUSTER=1 exec scripts/with-cluster.sh bench/instructions.sh
+    MS_INSTR_IN_CLUSTER=1 MS_CLUSTER_OPTS="${MS_CLUSTER_OPTS:-} -c shared_preload_libraries=model_select -c model_select.learner_databases=ms_instructions" \
+        exec scripts/with-cluster.sh bench/instructions.sh
 fi
 
 POLICIES=${MS_INSTR_POLICIES:-rff_ucb lin_ucb}
@@ -47,6 +61,16 @@ WARMUP=${MS_INSTR_WARMUP:-500}
 PG_BINDIR=${PG_BINDIR:-/usr/lib/postgresql/15/bin}
 DB=ms_instructions
 APP=ms_bench_app
+
+as_server() {
+    if [ "$(id -u)" -eq 0 ]; then
+        (cd "$PGHOST" && runuser -u postgres -- "$@")
+    else
+        (cd "$PGHOST" && "$@")
+    fi
+}
+q() { psql -X -q -A -t -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
+. bench/lib/callgrind.bash
 
 t0=$(date +%s)
 . bench/lib/decision_setup.bash
@@ -66,115 +90,182 @@ decisions_do() {
         "$APP" "$2" "$(decision_sql "$1")"
 }
 
-# Warm-up, as bench-pgbench's: decisions of every kind, then VACUUM ANALYZE.  Both counted
-# runs then start from recent checkpoints: after the set-up's bulk load, the first run's
-# backend would fold the whole pending log at its first load and write the first checkpoints,
-# which the second run no longer meets, and their difference would come out too small.  The
+# caught_up POL: wait until the learner's newest version of every arm of POL holds the
+# whole log (none with rewards logged after it)
+caught_up() {
+    local deadline=$(( $(date +%s) + 600 )) left
+    while :; do
+        left=$(q -c "SELECT count(*) FROM model_select.arms a JOIN model_select.selectors s USING (selector_id)
+                      WHERE s.name = '$1' AND NOT EXISTS (
+                            SELECT 1 FROM model_select.learner_versions v
+                             WHERE v.selector = s.name AND v.arm = a.name AND NOT v.stale AND v.lag_rewards = 0)")
+        [ "$left" = 0 ] && return
+        if [ "$(date +%s)" -gt "$deadline" ]; then
+            echo "the learner's versions of $1 did not catch up with the log within 600 s ($left arms behind):" >&2
+            q -c "SELECT * FROM model_select.learner" -c "SELECT * FROM model_select.learner_versions" >&2
+            exit 1
+        fi
+        sleep 0.5
+    done
+}
+
+# Warm-up, as bench-pgbench's: decisions of every kind, then VACUUM ANALYZE.  The counted
+# runs then start from recent checkpoints and the learner's versions: after the set-up's
+# bulk load, the first run would meet the first checkpoints and folds of the whole log,
+# which the second no longer meets, and their difference would come out too small.  The
 # log tables also hold rows and the planner knows their size, as autovacuum sees to in
 # production.
 for kind in baseline $POLICIES; do
-    decisions_do "$kind" "$WARMUP" | psql -X -q -v ON_ERROR_STOP=1 -d "$DB" >/dev/null
+    decisions_do "$kind" "$WARMUP" | q >/dev/null
 done
-psql -X -q -d "$DB" -c "VACUUM ANALYZE"
-DATADIR=$(psql -X -A -t -d "$DB" -c "SHOW data_directory")
-
-as_server() {
-    if [ "$(id -u)" -eq 0 ]; then
-        (cd "$PGHOST" && runuser -u postgres -- "$@")
-    else
-        (cd "$PGHOST" && "$@")
-    fi
-}
-# single-user mode needs the server stopped; with-cluster.sh's clean-up then only deletes it
+for pol in $POLICIES; do caught_up "$pol"; done
+q -c "VACUUM ANALYZE"
+DATADIR=$(q -c "SHOW data_directory")
 as_server "$PG_BINDIR/pg_ctl" -D "$DATADIR" -m fast -w stop >/dev/null
 
-# single: run stdin's SQL in a single-user backend (no callgrind), stopping on an error
-single() {
-    local log=$PGHOST/single.$$.log
-    as_server "$PG_BINDIR/postgres" --single -D "$DATADIR" "$DB" >"$log" 2>&1
-    if grep -q -E '(ERROR|FATAL|PANIC):' "$log"; then
-        echo "the single-user backend failed:" >&2
-        grep -m 3 -E '(ERROR|FATAL|PANIC):' "$log" >&2
-        exit 1
-    fi
-}
+# ---- no learner: single-user backends ------------------------------------------------
 
-# counted NAME [VALGRIND OPTION...]: callgrind's instruction count of a single-user backend
-# running stdin's SQL; its output file is $PGHOST/callgrind.NAME
-counted() {
+# single_counted NAME: callgrind's instruction count of a single-user backend running
+# stdin's SQL; its output file is $PGHOST/callgrind.NAME
+single_counted() {
     local name=$1 out=$PGHOST/callgrind.$1 log=$PGHOST/single.$1.log
-    shift
-    as_server valgrind --tool=callgrind --callgrind-out-file="$out" "$@" \
+    as_server valgrind --tool=callgrind --callgrind-out-file="$out" \
         "$PG_BINDIR/postgres" --single -D "$DATADIR" "$DB" >"$log" 2>&1
     if grep -q -E '(ERROR|FATAL|PANIC):' "$log"; then
         echo "the single-user backend failed ($name):" >&2
         grep -m 3 -E '(ERROR|FATAL|PANIC):' "$log" >&2
         exit 1
     fi
-    if ! grep -q 'Collected : [0-9]' "$log"; then
-        echo "callgrind gave no count ($name):" >&2
-        tail -n 5 "$log" >&2
-        exit 1
-    fi
     [ -z "${MS_INSTR_KEEP:-}" ] || cp "$out" "$MS_INSTR_KEEP/"
-    sed -n 's/^.*Collected : \([0-9]*\).*$/\1/p' "$log"
+    cg_total "$out"
 }
 
-# inclusive NAME FUNCTION: the instructions spent in FUNCTION and what it called, in run NAME
-inclusive() {
-    callgrind_annotate --inclusive=yes --threshold=100 "$PGHOST/callgrind.$1" 2>/dev/null |
-        awk -v f=":$2 " 'index($0, f) { gsub(",", "", $1); print $1; found = 1; exit } END { if (!found) print 0 }'
-}
-
-# per_decision KIND: instructions per decision (runs KIND.FEW and KIND.MANY)
-per_decision() {
+# single_per_decision KIND: instructions per decision in single-user backends
+single_per_decision() {
     local few many
-    few=$(decisions_do "$1" "$FEW" | counted "$1.$FEW")
-    many=$(decisions_do "$1" "$MANY" | counted "$1.$MANY")
+    few=$(decisions_do "$1" "$FEW" | single_counted "single.$1.$FEW")
+    many=$(decisions_do "$1" "$MANY" | single_counted "single.$1.$MANY")
     echo $(( (many - few) / (MANY - FEW) ))
 }
 
-# per_decision_in KIND FUNCTION: of those, the instructions in FUNCTION per decision
-per_decision_in() {
-    echo $(( ($(inclusive "$1.$MANY" "$2") - $(inclusive "$1.$FEW" "$2")) / (MANY - FEW) ))
+declare -A single
+for kind in baseline $POLICIES; do
+    single[$kind]=$(single_per_decision "$kind")
+done
+
+# ---- learner serving: the whole server under callgrind -------------------------------
+
+# learner_max_lag is wall-clock time, and callgrind runs every process some 50 times slower
+# (more on a loaded machine): at the default 1s a backend could fold for itself where,
+# at full speed, the learner keeps up; 60s keeps the rule the same in instructions.
+cg_server_start "$DATADIR" -c fsync=off -c shared_buffers=128MB -c max_prepared_transactions=4 \
+    -c autovacuum=off -c shared_preload_libraries=model_select -c "model_select.learner_databases=$DB" \
+    -c model_select.learner_max_lag=60s
+LEARNER=$(q -c "SELECT pid FROM model_select.learner WHERE running AND database = '$DB'")
+if [ -z "$LEARNER" ] || [ "$(echo "$LEARNER" | wc -l)" != 1 ]; then
+    echo "expected one learner serving $DB, found: ${LEARNER:-none}" >&2
+    exit 1
+fi
+for pol in $POLICIES; do caught_up "$pol"; done
+
+# learner_counters: the learner's passes, rewards folded, versions published and arms
+# checkpointed, space-separated
+learner_counters() {
+    q -F ' ' -c "SELECT passes, rewards_folded, versions_published, arms_checkpointed
+                   FROM model_select.learner WHERE pid = $LEARNER"
 }
 
-# learner_per_reward POL: the fold of N decisions' rewards into the arms' stored states, as
-# the learner folds them, N = FEW and MANY, by checkpoint() (which folds every final pending
-# reward, due or not) in a backend of its own, counted inside checkpoint() only
-# (--toggle-collect): per reward, the difference over MANY - FEW.
-learner_per_reward() {
-    local c few many
-    echo "SELECT model_select.checkpoint('$1');" | single   # nothing pending
+# session KIND N: a session of N decisions of KIND; prints its backend's instructions.
+# For a policy, fails unless every decision recorded versions and the backend folded no
+# reward itself.
+session() {
+    local kind=$1 n=$2 pid before bad folded file
+    before=$(q -c "SELECT coalesce(max(decision_id), 0) FROM model_select.decisions")
+    pid=$({ echo "SELECT pg_backend_pid();"; decisions_do "$kind" "$n"; } | q)
+    [[ $pid =~ ^[0-9]+$ ]] || { echo "$kind, $n decisions: the session printed \"$pid\", not its pid" >&2; exit 1; }
+    cg_wait_exit "$pid"
+    file=$CG/cg.$pid
+    [ -z "${MS_INSTR_KEEP:-}" ] || cp "$file" "$MS_INSTR_KEEP/callgrind.$kind.$n"
+    if [ "$kind" != baseline ]; then
+        bad=$(q -c "SELECT count(*) - count(d.versions) || ' of ' || count(*)
+                      FROM model_select.decisions d JOIN model_select.selectors s USING (selector_id)
+                     WHERE s.name = '$kind' AND d.decision_id > $before")
+        if [ "$bad" != "0 of $n" ]; then
+            echo "$kind, $n decisions: $bad decisions scored no version of the learner's (versions NULL)" >&2
+            exit 1
+        fi
+        folded=$(cg_inclusive "$file" fold_some)
+        if [ "$folded" != 0 ]; then
+            echo "$kind, $n decisions: the backend folded rewards itself ($folded instructions in fold_some)" >&2
+            exit 1
+        fi
+    fi
+    cg_total "$file"
+}
+
+# measured KIND: per decision, with the learner serving; for a policy also the learner's
+# instructions (total, selector_publish, learn_selector) and counters over each session
+declare -A served learner_total learner_publish learner_ckpt learner_passes
+measured() {
+    local kind=$1 few many n c c0 c1 dump
+    declare -A total publish ckpt passes
     for n in "$FEW" "$MANY"; do
-        { echo "SET model_select.checkpoint_threshold = 0;"; decisions_do "$1" "$n"; } | single
-        c=$(echo "SELECT model_select.checkpoint('$1');" |
-            counted "checkpoint.$1.$n" --toggle-collect=model_select_checkpoint)
+        [ "$kind" = baseline ] || { cg_zero "$LEARNER"; c0=$(learner_counters); }
+        c=$(session "$kind" "$n")
         if [ "$n" = "$FEW" ]; then few=$c; else many=$c; fi
+        [ "$kind" != baseline ] || continue
+        caught_up "$kind"
+        dump=$(cg_dump "$LEARNER")
+        [ -z "${MS_INSTR_KEEP:-}" ] || cp "$dump" "$MS_INSTR_KEEP/callgrind.learner.$kind.$n"
+        c1=$(learner_counters)
+        total[$n]=$(cg_total "$dump")
+        publish[$n]=$(cg_inclusive "$dump" selector_publish)
+        ckpt[$n]=$(cg_inclusive "$dump" learn_selector)
+        passes[$n]=$(( ${c1%% *} - ${c0%% *} ))
+        echo "$kind, $n decisions: learner counters (passes, rewards folded, versions published, arms checkpointed) $c0 -> $c1" >&2
     done
-    echo $(( (many - few) / (MANY - FEW) ))
+    served[$kind]=$(( (many - few) / (MANY - FEW) ))
+    [ "$kind" != baseline ] || return 0
+    learner_total[$kind]=$(( (total[$MANY] - total[$FEW]) / (MANY - FEW) ))
+    learner_publish[$kind]=$(( (publish[$MANY] - publish[$FEW]) / (MANY - FEW) ))
+    learner_ckpt[$kind]=$(( (ckpt[$MANY] - ckpt[$FEW]) / (MANY - FEW) ))
+    learner_passes[$kind]="${passes[$FEW]}/${passes[$MANY]}"
 }
 
-base=$(per_decision baseline)
+for kind in baseline $POLICIES; do
+    measured "$kind"
+done
+
+# One idle pass of the learner (every selector listed, its versions checked, its due arms
+# checked): its instructions over a quiet interval / its passes meanwhile.
+cg_zero "$LEARNER"
+c0=$(learner_counters)
+sleep 10
+dump=$(cg_dump "$LEARNER")
+c1=$(learner_counters)
+idle_passes=$(( ${c1%% *} - ${c0%% *} ))
+idle_pass=$(( $(cg_total "$dump") / (idle_passes > 0 ? idle_passes : 1) ))
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+base=${served[baseline]}
 echo
 echo "Instructions per decision (read a prompt, route() and reward INSERT, commit) vs the same SQL"
 echo "on plain tables, as the application role $APP; d = 384, 5 arms, 2,000 rewards per arm;"
-echo "single-user backend under callgrind, decisions $FEW..$MANY (start-up and first loads excluded)."
-echo "A single-user backend has no learner: each route() folds the previous decision's reward into"
-echo "its cache (model_cache_absorb) and rewards_apply checkpoints due arms (checkpoint_if_due);"
-echo "where a learner serves the database both are its work, counted beside as the fold of the"
-echo "rewards into the stored states (checkpoint()) per reward.  'lean' = the decision without them"
-echo "(an estimate of its cost where a learner serves: by subtraction, not measured with one)."
+echo "callgrind, decisions $FEW..$MANY of a session (start-up and first loads excluded)."
+echo "learner serving: the server under callgrind, the learner serving the database (every decision"
+echo "scored its versions); the learner's instructions per reward over the same sessions: all,"
+echo "of which its passes woken by the commits (fold and publish) and its checkpoint passes (due"
+echo "checks once a naptime, checkpoints written); its passes in the FEW/MANY sessions."
+echo "no learner: single-user backends, each decision folding the previous reward itself and"
+echo "reward inserts checkpointing (the cost of a backend that folds for itself)."
 echo
-printf '| %-11s | %12s | %9s | %6s | %12s | %12s | %6s | %12s |\n' transaction instructions baseline ratio "own fold" checkpoints "lean" "learner/rwd"
-printf '| %-11s | %12s | %9s | %6s | %12s | %12s | %6s | %12s |\n' ----------- -----------: --------: -----: -----------: -----------: -----: -----------:
-printf '| %-11s | %12s | %9s | %6s | %12s | %12s | %6s | %12s |\n' baseline "$base" "$base" 1.00 - - 1.00 -
+printf '| %-11s | %12s | %6s | %12s | %12s | %12s | %9s | %12s | %6s |\n' transaction "learner serving" ratio "learner/rwd" "of it: publish" "checkpoints" passes "no learner" ratio
+printf '| %-11s | %12s | %6s | %12s | %12s | %12s | %9s | %12s | %6s |\n' ----------- -----------: -----: -----------: -----------: -----------: --------: -----------: -----:
+printf '| %-11s | %12s | %6s | %12s | %12s | %12s | %9s | %12s | %6s |\n' baseline "$base" 1.00 - - - - "${single[baseline]}" 1.00
 for pol in $POLICIES; do
-    n=$(per_decision "$pol")
-    fold=$(per_decision_in "$pol" model_cache_absorb)
-    ckpt=$(per_decision_in "$pol" checkpoint_if_due)
-    learner=$(learner_per_reward "$pol")
-    printf '| %-11s | %12s | %9s | %6s | %12s | %12s | %6s | %12s |\n' "$pol" "$n" "$base" \
-        "$(awk -v a="$n" -v b="$base" 'BEGIN { printf "%.2f", a / b }')" "$fold" "$ckpt" \
-        "$(awk -v a="$n" -v f="$fold" -v c="$ckpt" -v b="$base" 'BEGIN { printf "%.2f", (a - f - c) / b }')" "$learner"
+    printf '| %-11s | %12s | %6s | %12s | %12s | %12s | %9s | %12s | %6s |\n' "$pol" "${served[$pol]}" \
+        "$(ratio "${served[$pol]}" "$base")" "${learner_total[$pol]}" "${learner_publish[$pol]}" \
+        "${learner_ckpt[$pol]}" "${learner_passes[$pol]}" "${single[$pol]}" "$(ratio "${single[$pol]}" "${single[baseline]}")"
 done
+echo
+echo "An idle pass of the learner (nothing to fold, no arm due): $idle_pass instructions ($idle_passes passes in 10 s under callgrind)."

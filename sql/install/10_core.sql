@@ -195,9 +195,8 @@ CREATE FUNCTION model_select_internal._drop_lock(selector_id int) RETURNS void
 -- The row of the selector name, locked for a change of what its arms learn
 -- (alter_selector(), fit_codebook()).  First wait for the reward inserts in
 -- flight (later ones wait for us and read the new settings), then lock the
--- row against other changes of the selector.  FOR NO KEY UPDATE: logged rows
--- key-share-lock their arm (foreign keys), and nothing that routes or
--- rewards waits for this.
+-- row against other changes of the selector.  FOR NO KEY UPDATE: nothing
+-- that routes or rewards waits for this.
 CREATE FUNCTION model_select_internal._lock_for_change(name text) RETURNS model_select.selectors
 LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -270,14 +269,17 @@ LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     sid int;
 BEGIN
-    -- First wait for the writers in flight (routes and reward inserts hold
-    -- the settings lock from their first row on, and the arm rows their
-    -- foreign keys key-share-locked): deleting the arms (the cascade) before
-    -- they end would lock arms in one order while they take them in another
-    -- (40P01).  Later writers wait for us, then find no selector.
+    -- First wait for the writers in flight: routes and reward inserts hold
+    -- the settings lock from their first row on, so none is left when the
+    -- log goes.  Later writers wait for us, then find no selector.  The logs
+    -- name their arm without a foreign key (a key-share lock on a handful of
+    -- arm rows from every transaction made a MultiXact per decision under
+    -- concurrency), so they go here, rewards first (decisions_rewarded).
     SELECT sel.selector_id INTO sid FROM model_select.selectors sel WHERE sel.name = _drop_selector.name;
     IF FOUND THEN
         PERFORM model_select_internal._drop_lock(sid);
+        DELETE FROM model_select.rewards r WHERE r.selector_id = sid;
+        DELETE FROM model_select.decisions d WHERE d.selector_id = sid;
     END IF;
     DELETE FROM model_select.selectors s WHERE s.name = _drop_selector.name;
     IF NOT FOUND THEN

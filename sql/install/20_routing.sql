@@ -4,7 +4,7 @@
 CREATE TABLE model_select.decisions (
     decision_id bigserial PRIMARY KEY,
     selector_id int NOT NULL,
-    arm_id      int NOT NULL,
+    arm_id      int NOT NULL,               -- an arm of selector_id; no foreign key (_drop_selector())
     context     float8[],                   -- the context, when a real cannot hold every value
     score       float8 NOT NULL,            -- the chosen arm's ucb
     mean        float8,                     -- its predicted reward (mean) at decision time
@@ -15,8 +15,6 @@ CREATE TABLE model_select.decisions (
     own_tx      xid8,                       -- and its own transaction's rewards on top,
     own_seq     bigint,                     -- up to this seq (decision_scores())
     tags        text[],                     -- the caller's tags (NULL: none)
-    FOREIGN KEY (arm_id, selector_id) REFERENCES model_select.arms (arm_id, selector_id)
-        ON DELETE CASCADE,
     CONSTRAINT decisions_one_context CHECK ((context IS NULL) <> (context_real IS NULL))
 );
 CREATE INDEX ON model_select.decisions (selector_id, created_at);

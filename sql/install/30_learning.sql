@@ -20,12 +20,10 @@ CREATE TABLE model_select.rewards (
     cost        float8,
     created_at  timestamptz NOT NULL DEFAULT now(),
     selector_id int NOT NULL,
-    arm_id      int NOT NULL,
+    arm_id      int NOT NULL,               -- an arm of selector_id; no foreign key (_drop_selector())
     tx          xid8 NOT NULL,
     seq         bigint NOT NULL,
-    tags        text[],
-    FOREIGN KEY (arm_id, selector_id) REFERENCES model_select.arms (arm_id, selector_id)
-        ON DELETE CASCADE
+    tags        text[]
 );
 -- reward_id is drawn by the BEFORE trigger, after it locked the selector: a
 -- default's nextval() would give the transaction its id before that lock

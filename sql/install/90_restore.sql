@@ -27,6 +27,7 @@ LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     t regclass;
     moved bigint;
+    missing boolean;
     total bigint := 0;
 BEGIN
     FOREACH t IN ARRAY ARRAY['model_select.arms', 'model_select.codebooks', 'model_select.selector_grants',
@@ -35,6 +36,16 @@ BEGIN
                              'model_select.cascade_observations', 'model_select.probe_pool',
                              'model_select.probe_plan']::regclass[] LOOP
         CONTINUE WHEN NOT EXISTS (SELECT 1 FROM model_select_internal.restore_pending p WHERE p.relid = t);
+        -- the logs name their arm without a foreign key: their rows wait
+        -- for every arm they name, as a key would have made them
+        IF t IN ('model_select.decisions'::regclass, 'model_select.rewards'::regclass) THEN
+            EXECUTE format('SELECT EXISTS (SELECT 1 FROM (SELECT p.row_text::%s AS x'
+                           '  FROM model_select_internal.restore_pending p WHERE p.relid = $1 OFFSET 0) r'
+                           ' WHERE NOT EXISTS (SELECT 1 FROM model_select.arms a'
+                           '                    WHERE a.arm_id = (r.x).arm_id AND a.selector_id = (r.x).selector_id))',
+                           t) USING t INTO missing;
+            CONTINUE WHEN missing;
+        END IF;
         BEGIN
             EXECUTE format('INSERT INTO %s SELECT (r.x).* FROM (SELECT p.row_text::%s AS x, p.id'
                            '  FROM model_select_internal.restore_pending p WHERE p.relid = $1 OFFSET 0) r'

@@ -300,3 +300,11 @@ UPDATE model_select.selectors
 
 -- Every arm's checkpoint re-derived from its log, with its spend.
 SELECT model_select.rebuild_state(name) FROM model_select.selectors ORDER BY selector_id;
+
+-- Issue 41, the lean decision: the logs name their arm without a foreign key
+-- (two checks, some 80 k instructions per decision), and the key-share lock every
+-- decision and reward took on one of a handful of arm rows made a MultiXact
+-- per transaction under concurrency.  drop_selector() deletes the logs itself
+-- (sql/install/10_core.sql; the functions follow, generated).
+ALTER TABLE model_select.decisions DROP CONSTRAINT decisions_arm_id_selector_id_fkey;
+ALTER TABLE model_select.rewards DROP CONSTRAINT rewards_arm_id_selector_id_fkey;

@@ -108,7 +108,7 @@ target_from_decision(int64 decision_id, RewardTarget *t)
 	/* stored once: float8[], or real[] when no value needs more */
 	t->context = nulls[DECISIONS_CONTEXT] ? values[DECISIONS_CONTEXT_REAL] : values[DECISIONS_CONTEXT];
 	t->tags = nulls[DECISIONS_TAGS] ? NULL : DatumGetArrayTypeP(values[DECISIONS_TAGS]);
-	/* the decision's foreign keys hold its selector and arm */
+	/* its selector and arm stay while the log does (drop_selector() deletes the log first) */
 	if (!own_row_by_key(selectors, "selector_id", F_INT4EQ, Int32GetDatum(t->selector_id),
 						SELECTORS_NCOLUMNS, selectors_columns, values, nulls))
 		elog(ERROR, "decision " INT64_FORMAT " has no selector", decision_id);

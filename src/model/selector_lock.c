@@ -11,9 +11,12 @@
 #include "miscadmin.h"
 #include "storage/lock.h"
 #include "storage/proc.h"
+#include "utils/fmgroids.h"
+#include "utils/snapmgr.h"
 #include "utils/xid8.h"
 
 #include "model/selector_lock.h"
+#include "pg/index_read.h"
 #include "pg/owner.h"
 #include "pg/spi_util.h"
 
@@ -176,14 +179,35 @@ selector_settings_lock_if_free(int32 selector_id, LOCKMODE mode)
  * conflicts only with drop_selector()'s AccessExclusiveLock (not with
  * alter_selector()'s ExclusiveLock: routing never waits for a settings
  * change), so the drop waits for the writers in flight before it deletes
- * any arm, instead of locking arms in an order of its own against them
- * (40P01), and later writers wait for the drop.  Reward inserts hold the
- * lock in ShareLock (config_load_for_reward()), which conflicts with both.
+ * the selector's log, and later writers wait for the drop.  Reward inserts
+ * hold the lock in ShareLock (config_load_for_reward()), which conflicts
+ * with both; they read the settings after it, and find no selector.  A
+ * decision names its arm without a foreign key, so the router looks for
+ * the selector once it holds the lock, as the latest snapshot sees it: a
+ * drop that committed since the caller's snapshot, whether it waited for
+ * us or not, is seen (42704), and no decision outlives its selector.
  */
 void
-selector_write_lock(int32 selector_id)
+selector_write_lock(int32 selector_id, const char *name)
 {
+	Relation	selectors;
+	Datum		value;
+	bool		null;
+	bool		found;
+	static const char *const column[] = {"selector_id"};
+
 	selector_settings_lock(selector_id, AccessShareLock);
+	selectors = own_table_open("selectors");
+	PushActiveSnapshot(GetLatestSnapshot());
+	found = own_row_by_key(selectors, "selector_id", F_INT4EQ, Int32GetDatum(selector_id), 1, column,
+						   &value, &null);
+	PopActiveSnapshot();
+	own_table_close(selectors);
+	if (!found)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("selector \"%s\" does not exist", name),
+				 errdetail("It was dropped while this decision was being made.")));
 }
 
 PG_FUNCTION_INFO_V1(model_select_drop_lock);

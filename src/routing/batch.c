@@ -236,7 +236,7 @@ block_log(void *arg)
 	args[9] = PointerGetDatum(float4_array(b->rawX, b->m * dim));
 	/* what the block scored with (route()'s columns) */
 	decision_version_args(sel, args, nulls, 10);
-	selector_write_lock(sel->cfg.selector_id);
+	selector_write_lock(sel->cfg.selector_id, sel->name);
 	spi_level = spi_connect();
 	/* rows are inserted, and their ids drawn, in ordinality order */
 	spi_execute(spi_plan(&plan,

@@ -255,7 +255,7 @@ model_select_route(PG_FUNCTION_ARGS)
 	/* before the insert: its triggers may load selectors anew */
 	values[1] = CStringGetTextDatum(sel->arms[chosen].name);
 	values[2] = Float8GetDatum(scores[chosen].ucb);
-	selector_write_lock(sel->cfg.selector_id);
+	selector_write_lock(sel->cfg.selector_id, sel->name);
 	/* as the extension owner: clients need no right on decisions */
 	values[0] = Int64GetDatum(insert_returning_id_as_owner(&plan,
 														   "INSERT INTO model_select.decisions(selector_id, arm_id, context, score, mean,"

@@ -24,7 +24,7 @@
 #    a checkpoint() waiting for an arm the insert's transaction held).
 # 4. drop_selector() racing a reward insert and a route() that read the
 #    selector before the drop committed: they wait for the drop, then the
-#    route fails with 23503 and the reward with 42704 naming the selector
+#    route and the reward fail with 42704 naming the selector
 #    (the documented errors, never XX000, never an id), a later one with
 #    42704, and none of the selector's rows is left behind.
 # 5. drop_selector() while a transaction rewards arm b, then arm a (and
@@ -166,9 +166,9 @@ say_async router "SELECT arm FROM model_select.route('dropped', '{1,0}'::float8[
 backend_waits Lock '%' 2   # both wait for the drop (its lock on the selector's settings)
 say dropper "COMMIT;"
 close_sessions
-check "drop_selector() racing a reward insert and a route(): 42704 naming the selector, and 23503" \
+check "drop_selector() racing a reward insert and a route(): 42704 naming the selector, and 42704 (no decision outlives it)" \
     eval "grep -q 'ERROR:  42704: selector \"dropped\" does not exist' '$MS_WORK/writer.out' &&
-          grep -q 'ERROR:  23503' '$MS_WORK/router.out' ||
+          grep -q 'ERROR:  42704' '$MS_WORK/router.out' ||
           { sed 's/^/#   /' '$MS_WORK/writer.out' '$MS_WORK/router.out'; false; }"
 late_reward_error() {
     q -v VERBOSITY=sqlstate -c "INSERT INTO model_select.rewards(selector, arm, context, reward)
