@@ -327,7 +327,7 @@ CREATE TABLE bench_jobs (
     ref_arm int, elapsed float8, worker int);
 CREATE TABLE bench_ck (job int, round int, cum_reward float8, cum_cost float8,
     cum_utility float8, regret_best_arm float8, regret_oracle float8, opr float8,
-    opr_window float8, otb float8, picks bigint[]);
+    opr_window float8, otb float8, picks bigint[], learned bigint);
 
 -- Claim the next job (largest prio first), run it, record the time.
 CREATE FUNCTION bench_run_next(w int, ck int) RETURNS text LANGUAGE plpgsql AS $$
