@@ -48,8 +48,6 @@ int			checkpoint_threshold = 128;
 /* set at load by model_select.c (checkpoint.h) */
 CheckpointBaseLookup checkpoint_base_lookup = NULL;
 
-static int64 checkpoint_arms(const SelectorConfig *cfg, bool skip_locked, bool from_scratch,
-							 StateTransform *transform);
 
 /* A stored checkpoint as read from arm_state. */
 typedef struct Checkpoint
@@ -184,15 +182,15 @@ checkpoint_write(const SelectorConfig *cfg, int32 arm_id, const Checkpoint *ck, 
  * rows otherwise).  Fixed-size states on the arm's own clock only: a
  * growing state is stored by appending to the one read (state_store.c).
  */
-static const StateFold *
-checkpoint_cached_base(const SelectorConfig *cfg, int32 arm_id, const Checkpoint *ck,
+const StateFold *
+checkpoint_cached_base(const SelectorConfig *cfg, int32 arm_id, int64 version, int64 xmin,
 					   const StateTransform *transform)
 {
 	if (transform != NULL || clock_ops(cfg->clock)->ages || policy_ops(cfg->policy)->keeps_rows)
 		return NULL;
 	if (checkpoint_base_lookup == NULL)
 		return NULL;
-	return checkpoint_base_lookup(arm_id, cfg->settings_version, ck->version, ck->xmin);
+	return checkpoint_base_lookup(arm_id, cfg->settings_version, version, xmin);
 }
 
 /*
@@ -225,7 +223,7 @@ checkpoint_arm(const SelectorConfig *cfg, int32 arm_id, bool skip_locked, bool f
 	}
 	if (from_scratch || !ck.valid)
 		fold_begin_base(&f, cfg, arm_id);	/* the base, then the whole retained log */
-	else if ((cached = checkpoint_cached_base(cfg, arm_id, &ck, transform)) != NULL)
+	else if ((cached = checkpoint_cached_base(cfg, arm_id, ck.version, ck.xmin, transform)) != NULL)
 	{
 		fold_begin(&f, cfg, cached->st, cached->pos, &cached->totals);
 		cached_rows = cached->totals.n - ck.totals.n;
@@ -246,66 +244,6 @@ checkpoint_arm(const SelectorConfig *cfg, int32 arm_id, bool skip_locked, bool f
 	return folded;
 }
 
-/*
- * When an arm is due.  A checkpoint rewrites the arm's stored state, so
- * counting rewards alone would make WAL per reward grow with the state
- * (a lin_ucb arm at d = 384 is 0.6 MB: 4.6 kB per reward at 128).  An arm
- * is due once it has checkpoint_threshold final pending rewards and their
- * log rows take at least CHECKPOINT_LOG_RATIO times the state's bytes: a
- * checkpoint then adds at most 1/CHECKPOINT_LOG_RATIO of the log's own WAL
- * (LOG_ROW_BYTES estimates a row), and readers fold at most about that many
- * rows.  Not for policies whose state grows with its rows (pak_ucb, bkb):
- * a reader's fold of one of their rows costs O(n²) or more, so their
- * pending tail stays at checkpoint_threshold.  (A pak_ucb checkpoint writes
- * only the rows added since the last one, state_store.c: O(n) bytes per
- * reward; bkb's rewrites its state.)  Counting is an index scan; a backend
- * counts an arm at its first insert for it, then again only after inserting
- * a sixteenth of what it last found due (DueMemo), so the count costs about
- * one row's scan per insert.  (Counting first keeps an application that
- * opens a connection per reward checkpointing.)
- */
-#define CHECKPOINT_LOG_RATIO 2
-/*
- * In a learner process: decisions score its versions, so the rows past a
- * checkpoint are folded by the learner alone (once each) and by backends
- * only while it falls behind.  Checkpointing 4 times less often cuts the
- * WAL and the CPU of rewriting whole states (a pass that checkpoints
- * delays the rewards committed meanwhile) for a longer fold after a crash.
- */
-#define CHECKPOINT_LOG_RATIO_LEARNER 8
-#define LOG_ROW_BYTES(dim) (8 * (int64) (dim) + 96)
-
-typedef struct DueMemo
-{
-	int32		arm_id;			/* hash key */
-	int64		since;			/* rows this backend inserted since it counted */
-	int64		need;			/* pending rows that make the arm due */
-} DueMemo;
-
-static DueMemo *
-due_memo(int32 arm_id)
-{
-	static HTAB *memo = NULL;
-	DueMemo    *m;
-	bool		found;
-
-	/* a heuristic: forgetting it only makes a backend count sooner */
-	if (memo != NULL && hash_get_num_entries(memo) >= 4096)
-	{
-		hash_destroy(memo);
-		memo = NULL;
-	}
-	if (memo == NULL)
-		memo = id_hash_create("model_select checkpoint memo", sizeof(DueMemo), TopMemoryContext);
-	m = hash_search(memo, &arm_id, HASH_ENTER, &found);
-	if (!found)
-	{
-		m->need = checkpoint_threshold;
-		m->since = Max(m->need / 16, 1) - 1;	/* this insert counts */
-	}
-	return m;
-}
-
 /* The ids of a selector's arms, in arm_id order (the lock order of every writer). */
 int
 selector_arm_ids(const SelectorConfig *cfg, int32 **ids)
@@ -322,130 +260,6 @@ selector_arm_ids(const SelectorConfig *cfg, int32 **ids)
 	for (int i = 0; i < narms; i++)
 		(*ids)[i] = spi_int32(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, SPI_SOLE_COLUMN);
 	return narms;
-}
-
-/* The columns of arm_is_due()'s query. */
-enum
-{
-	DUE_PENDING = 1,
-	DUE_STATE_BYTES
-};
-
-/*
- * Is the arm due (see above)?  *need: the pending rows that make it due,
- * at least checkpoint_threshold, updated from the size of its stored state.
- * The count is not read-only: under the statement's own snapshot it would
- * miss the rows this statement inserted (a bulk load would then leave its
- * whole log pending).
- */
-static bool
-arm_is_due(const SelectorConfig *cfg, int32 arm_id, int64 *need)
-{
-	static SPIPlanPtr plan = NULL;
-	Oid			types[4] = {INT4OID, INT4OID, INT8OID, XID8OID};
-	Datum		args[4];
-
-	args[0] = Int32GetDatum(arm_id);
-	args[1] = Int32GetDatum(cfg->settings_version);
-	args[3] = FullTransactionIdGetDatum(final_horizon_for(cfg));
-	for (;;)
-	{
-		int64		limit = Max(*need, checkpoint_threshold);
-		int64		pending;
-		bool		isnull;
-		Datum		bytes;
-
-		args[2] = Int64GetDatum(limit);
-		spi_execute(spi_plan(&plan,
-							 "SELECT (SELECT pg_catalog.count(*) FROM (SELECT 1 FROM model_select.rewards r"
-							 "   WHERE r.arm_id = st.arm_id"
-							 "   AND (r.tx, r.seq) > (CASE WHEN st.settings_version = $2"
-							 "        THEN st.ckpt_tx ELSE '0'::pg_catalog.xid8 END,"
-							 "        CASE WHEN st.settings_version = $2 THEN st.ckpt_seq ELSE 0 END)"
-							 "   AND r.tx < $4 LIMIT $3) p), pg_catalog.octet_length(st.state)"
-							 " FROM model_select.arm_state st WHERE st.arm_id = $1",
-							 4, types), args, NULL, false, 1, SPI_OK_SELECT, "count the pending rewards of arm %d", arm_id);
-		if (SPI_processed == 0)
-			return false;
-		pending = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, DUE_PENDING, &isnull));
-		bytes = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, DUE_STATE_BYTES, &isnull);
-		*need = checkpoint_threshold;
-		if (!isnull && !policy_ops(cfg->policy)->keeps_rows)
-			*need = Max(*need, (learner_process() ? CHECKPOINT_LOG_RATIO_LEARNER : CHECKPOINT_LOG_RATIO) *
-						(int64) DatumGetInt32(bytes) / LOG_ROW_BYTES(cfg->dim) + 1);
-		/* counted up to the limit only: count again when the state wants more */
-		if (pending >= *need || pending < limit || *need <= limit)
-			return pending >= *need;
-	}
-}
-
-/*
- * After a reward INSERT of nrows rows for an arm: checkpoint it if it is
- * due -- unless the learner process serves this database (learner.c), which
- * then does it outside the application's transaction.  Only under READ
- * COMMITTED, where a row lock taken with SKIP LOCKED sees the newest
- * checkpoint; a transaction-snapshot isolation level could only fail with
- * 40001 here, so it leaves the work to the next READ COMMITTED writer, the
- * learner or checkpoint().
- */
-void
-checkpoint_if_due(const SelectorConfig *cfg, int32 arm_id, int64 nrows)
-{
-	DueMemo    *m;
-
-	if (checkpoint_threshold <= 0 || IsolationUsesXactSnapshot() || learner_serving())
-		return;
-	m = due_memo(arm_id);
-	m->since += nrows;
-	if (m->since < Max(m->need / 16, 1))
-		return;
-	m->since = 0;
-	if (!arm_is_due(cfg, arm_id, &m->need))
-		return;
-	if (clock_ops(cfg->clock)->ticks_across_arms)
-		checkpoint_arms(cfg, true, false, NULL);
-	else
-		checkpoint_arm(cfg, arm_id, true, false, NULL);
-}
-
-/*
- * The learner's and maintain()'s work on one selector: checkpoint every arm
- * that is due (a learner worker: those it owns, learner_owns_arm()),
- * skipping arms another transaction is checkpointing (never waiting for an
- * application's transaction).  Returns the rows folded;
- * *arms counts the arms checkpointed.  The caller is connected to SPI, runs
- * as the owner and holds the selector's settings lock.
- */
-int64
-checkpoint_due_arms(const SelectorConfig *cfg, int *arms)
-{
-	int32	   *ids;
-	int			narms = selector_arm_ids(cfg, &ids);
-	int64		folded = 0;
-
-	*arms = 0;
-	if (checkpoint_threshold <= 0)
-		return 0;
-	for (int i = 0; i < narms; i++)
-	{
-		int64		need = checkpoint_threshold;
-		bool		across = clock_ops(cfg->clock)->ticks_across_arms;
-
-		if (!learner_owns_arm(ids[i], across))
-			continue;
-		if (!arm_is_due(cfg, ids[i], &need))
-			continue;
-		if (across)
-		{
-			/* every arm's horizon moves on together (checkpoint_arms) */
-			folded += checkpoint_arms(cfg, true, false, NULL);
-			*arms = narms;
-			break;
-		}
-		folded += checkpoint_arm(cfg, ids[i], true, false, NULL);
-		(*arms)++;
-	}
-	return folded;
 }
 
 /*
@@ -465,7 +279,7 @@ checkpoint_selector_arms(const SelectorConfig *cfg, bool from_scratch, StateTran
  * way (checkpoint_if_due): then every arm's horizon moves on together, and
  * readers count the selector's rows only from the oldest (clock.c).
  */
-static int64
+int64
 checkpoint_arms(const SelectorConfig *cfg, bool skip_locked, bool from_scratch,
 				StateTransform *transform)
 {

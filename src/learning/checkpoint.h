@@ -37,6 +37,17 @@ typedef struct StateTransform
 
 extern int64 checkpoint_arm(const SelectorConfig *cfg, int32 arm_id, bool skip_locked,
 							bool from_scratch, StateTransform *transform);
+/* Every arm of a selector in arm_id order; skip_locked skips busy arms (checkpoint_due.c). */
+extern int64 checkpoint_arms(const SelectorConfig *cfg, bool skip_locked, bool from_scratch,
+							 StateTransform *transform);
+/*
+ * This backend's cached fold of the stored checkpoint (version, xmin) of a
+ * fixed-size state on the arm's own clock, or NULL (checkpoint_due.c: the
+ * learner's due check).
+ */
+extern const struct StateFold *checkpoint_cached_base(const SelectorConfig *cfg, int32 arm_id,
+													  int64 version, int64 xmin,
+													  const StateTransform *transform);
 extern void checkpoint_if_due(const SelectorConfig *cfg, int32 arm_id, int64 nrows);
 extern int64 checkpoint_due_arms(const SelectorConfig *cfg, int *arms);
 extern int64 checkpoint_named_selector(const char *name, bool from_scratch,

@@ -428,6 +428,8 @@ model_select_learner_main(Datum arg)
 		busy = learner_pass(checkpoints);
 		if (checkpoints)
 			last_checkpoints = now;
+		/* its statistics (transactions, rows read) reach the views, as a backend's between queries */
+		(void) pgstat_report_stat(false);
 		if (busy)
 			learner_pass_gap(now);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
