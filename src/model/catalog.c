@@ -336,17 +336,12 @@ static const char *const config_column_names[CONFIG_NCOLUMNS] = {
 static void
 config_read_fresh(int32 selector_id, const char *name, SelectorConfig *cfg)
 {
-	Relation	selectors = own_table_open("selectors");
 	Datum		values[CONFIG_NCOLUMNS];
 	bool		nulls[CONFIG_NCOLUMNS];
-	bool		found;
 
-	PushActiveSnapshot(GetTransactionSnapshot());
-	found = own_row_by_key(selectors, "selector_id", F_INT4EQ, Int32GetDatum(selector_id),
-						   CONFIG_NCOLUMNS, config_column_names, values, nulls);
-	PopActiveSnapshot();
-	own_table_close(selectors);
-	if (!found)
+	if (!own_row_by_key_as_of("selectors", GetTransactionSnapshot(), "selector_id", F_INT4EQ,
+							  Int32GetDatum(selector_id), CONFIG_NCOLUMNS, config_column_names,
+							  values, nulls))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("%s does not exist", name ? psprintf("selector \"%s\"", name) : "the selector")));

@@ -190,20 +190,13 @@ selector_settings_lock_if_free(int32 selector_id, LOCKMODE mode)
 void
 selector_write_lock(int32 selector_id, const char *name)
 {
-	Relation	selectors;
 	Datum		value;
 	bool		null;
-	bool		found;
 	static const char *const column[] = {"selector_id"};
 
 	selector_settings_lock(selector_id, AccessShareLock);
-	selectors = own_table_open("selectors");
-	PushActiveSnapshot(GetLatestSnapshot());
-	found = own_row_by_key(selectors, "selector_id", F_INT4EQ, Int32GetDatum(selector_id), 1, column,
-						   &value, &null);
-	PopActiveSnapshot();
-	own_table_close(selectors);
-	if (!found)
+	if (!own_row_by_key_as_of("selectors", GetLatestSnapshot(), "selector_id", F_INT4EQ,
+							  Int32GetDatum(selector_id), 1, column, &value, &null))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("selector \"%s\" does not exist", name),

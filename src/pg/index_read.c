@@ -159,6 +159,27 @@ own_row_by_key(Relation table, const char *key_column, RegProcedure eq, Datum ke
 	return row != NULL;
 }
 
+/*
+ * own_row_by_key() of the table named table_name, opened and closed around
+ * the read, as snapshot sees it (pushed as the active snapshot for the
+ * read): one row read in a snapshot other than the caller's, such as a
+ * fresh one after a lock was taken.
+ */
+bool
+own_row_by_key_as_of(const char *table_name, Snapshot snapshot, const char *key_column,
+					 RegProcedure eq, Datum key, int ncols, const char *const *names,
+					 Datum *values, bool *nulls)
+{
+	Relation	table = own_table_open(table_name);
+	bool		found;
+
+	PushActiveSnapshot(snapshot);
+	found = own_row_by_key(table, key_column, eq, key, ncols, names, values, nulls);
+	PopActiveSnapshot();
+	own_table_close(table);
+	return found;
+}
+
 /* Do the index's key columns begin with these heap columns? */
 static bool
 index_leads_with(Oid index, int ncols, const AttrNumber *cols)

@@ -47,6 +47,9 @@ extern void own_columns_copy(Relation table, HeapTuple row, int ncols, const cha
 							 Datum *values, bool *nulls);
 extern bool own_row_by_key(Relation table, const char *key_column, RegProcedure eq, Datum key,
 						   int ncols, const char *const *names, Datum *values, bool *nulls);
+extern bool own_row_by_key_as_of(const char *table_name, Snapshot snapshot, const char *key_column,
+								 RegProcedure eq, Datum key, int ncols, const char *const *names,
+								 Datum *values, bool *nulls);
 
 extern void index_read_begin(IndexRead *r, Relation table, int ncols, const char *const *cols);
 extern void index_read_key(IndexRead *r, const char *col, StrategyNumber strategy,
