@@ -175,20 +175,29 @@ checkpoint_write(const SelectorConfig *cfg, int32 arm_id, const Checkpoint *ck, 
 }
 
 /*
- * The base this backend's arm cache folded from checkpoint ck, if it holds
- * one: the fold of the log up to a later position, made by the same fold
- * from the same state, so a checkpoint can start from it instead of folding
- * those rows again (a reward INSERT that makes an arm due folds hundreds of
- * rows otherwise).  Fixed-size states on the arm's own clock only: a
- * growing state is stored by appending to the one read (state_store.c).
+ * May a checkpoint of the selector's arms start from a cached fold?  Fixed-
+ * size states on the arm's own clock only: a growing state is stored by
+ * appending to the one read (state_store.c).
+ */
+bool
+checkpoint_reuses_folds(const SelectorConfig *cfg)
+{
+	return !clock_ops(cfg->clock)->ages && !policy_ops(cfg->policy)->keeps_rows &&
+		checkpoint_base_lookup != NULL;
+}
+
+/*
+ * The base this backend's arm cache folded from checkpoint (version, xmin),
+ * if it holds one: the fold of the log up to a later position, made by the
+ * same fold from the same state, so a checkpoint can start from it instead
+ * of folding those rows again (a reward INSERT that makes an arm due folds
+ * hundreds of rows otherwise).
  */
 const StateFold *
 checkpoint_cached_base(const SelectorConfig *cfg, int32 arm_id, int64 version, int64 xmin,
 					   const StateTransform *transform)
 {
-	if (transform != NULL || clock_ops(cfg->clock)->ages || policy_ops(cfg->policy)->keeps_rows)
-		return NULL;
-	if (checkpoint_base_lookup == NULL)
+	if (transform != NULL || !checkpoint_reuses_folds(cfg))
 		return NULL;
 	return checkpoint_base_lookup(arm_id, cfg->settings_version, version, xmin);
 }

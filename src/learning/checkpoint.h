@@ -41,10 +41,12 @@ extern int64 checkpoint_arm(const SelectorConfig *cfg, int32 arm_id, bool skip_l
 extern int64 checkpoint_arms(const SelectorConfig *cfg, bool skip_locked, bool from_scratch,
 							 StateTransform *transform);
 /*
- * This backend's cached fold of the stored checkpoint (version, xmin) of a
- * fixed-size state on the arm's own clock, or NULL (checkpoint_due.c: the
- * learner's due check).
+ * Whether checkpoints of a selector's arms start from cached folds
+ * (fixed-size states on the arm's own clock), and this backend's cached
+ * fold of the stored checkpoint (version, xmin), or NULL (checkpoint_due.c:
+ * the learner's due check).
  */
+extern bool checkpoint_reuses_folds(const SelectorConfig *cfg);
 extern const struct StateFold *checkpoint_cached_base(const SelectorConfig *cfg, int32 arm_id,
 													  int64 version, int64 xmin,
 													  const StateTransform *transform);

@@ -100,7 +100,7 @@ due_need(const SelectorConfig *cfg, Datum bytes, bool isnull)
 	return need;
 }
 
-/* The columns of learner_due()'s query. */
+/* The columns of learner_judges_due()'s query. */
 enum
 {
 	LD_SETTINGS_VERSION = 1,
@@ -116,12 +116,13 @@ enum
  * rows its arm cache folded past the stored checkpoint are the final
  * pending rows: read off the cached fold instead of counting them in the
  * log at every naptime (a scan of up to `need` index entries and heap rows
- * per arm).  Returns -1 (count them) where the cache holds no fold of the
- * stored checkpoint: a growing or clocked state, a missing checkpoint row,
- * a settings change, an arm it has not loaded.
+ * per arm).  Returns false, leaving *due alone, where the cache holds no
+ * fold of the stored checkpoint (a growing or clocked state, a missing
+ * checkpoint row, a settings change, an arm it has not loaded): then they
+ * are counted.
  */
-static int
-learner_due(const SelectorConfig *cfg, int32 arm_id)
+static bool
+learner_judges_due(const SelectorConfig *cfg, int32 arm_id, bool *due)
 {
 	static SPIPlanPtr plan = NULL;
 	Oid			types[1] = {INT4OID};
@@ -132,24 +133,25 @@ learner_due(const SelectorConfig *cfg, int32 arm_id)
 	const StateFold *cached;
 	Datum		bytes;
 
-	if (!learner_process())
-		return -1;
+	if (!learner_process() || !checkpoint_reuses_folds(cfg))
+		return false;
 	spi_execute(spi_plan(&plan, "SELECT settings_version, version, xmin::text::bigint, n,"
 						 " pg_catalog.octet_length(state) FROM model_select.arm_state WHERE arm_id = $1",
 						 1, types), args, NULL, true, 1, SPI_OK_SELECT, "read the checkpoint of arm %d", arm_id);
 	if (SPI_processed == 0)
-		return -1;
+		return false;
 	row = SPI_tuptable->vals[0];
 	desc = SPI_tuptable->tupdesc;
 	if (DatumGetInt32(SPI_getbinval(row, desc, LD_SETTINGS_VERSION, &isnull)) != cfg->settings_version)
-		return -1;
+		return false;
 	cached = checkpoint_cached_base(cfg, arm_id, DatumGetInt64(SPI_getbinval(row, desc, LD_VERSION, &isnull)),
 									DatumGetInt64(SPI_getbinval(row, desc, LD_XMIN, &isnull)), NULL);
 	if (cached == NULL)
-		return -1;
+		return false;
 	bytes = SPI_getbinval(row, desc, LD_STATE_BYTES, &isnull);
-	return cached->totals.n - DatumGetInt64(SPI_getbinval(row, desc, LD_N, &isnull)) >=
+	*due = cached->totals.n - DatumGetInt64(SPI_getbinval(row, desc, LD_N, &isnull)) >=
 		due_need(cfg, bytes, isnull);
+	return true;
 }
 
 /*
@@ -165,10 +167,10 @@ arm_is_due(const SelectorConfig *cfg, int32 arm_id, int64 *need)
 	static SPIPlanPtr plan = NULL;
 	Oid			types[4] = {INT4OID, INT4OID, INT8OID, XID8OID};
 	Datum		args[4];
-	int			by_fold = learner_due(cfg, arm_id);
+	bool		due;
 
-	if (by_fold >= 0)
-		return by_fold == 1;
+	if (learner_judges_due(cfg, arm_id, &due))
+		return due;
 	args[0] = Int32GetDatum(arm_id);
 	args[1] = Int32GetDatum(cfg->settings_version);
 	args[3] = FullTransactionIdGetDatum(final_horizon_for(cfg));
