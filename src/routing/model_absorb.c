@@ -248,8 +248,9 @@ entry_use_base(ModelCacheEntry *entry)
  * The learner's own load (LOAD_PUBLISHES) publishes its base and decodes
  * nothing; it keeps its own copy of a base to grow while rewards come, and
  * holds the published version instead once the arm is quiet (as a backend
- * does), so that an idle learner holds no copy of the models.  A clocked arm's model is that at the selector's clock now
- * (clock_ops.h): it ages with now even when no row of the arm is new.
+ * does), so that an idle learner holds no copy of the models.  A clocked
+ * arm's model is that at the selector's clock now (clock_ops.h): it ages
+ * with now even when no row of the arm is new.
  */
 void
 model_cache_absorb(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 last,
