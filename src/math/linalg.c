@@ -1,10 +1,10 @@
 /*
- * linalg.c — Cholesky factorisation, row append, rank-1 update and
- * triangular solves on packed factors (see linalg.h).  Factorisations and
- * blocks go through LAPACKE and BLAS-3; the solves that scoring and folding
- * do one vector at a time are written here over vecops.c, in a fixed order,
- * so that they give the same bits wherever their operands sit (vecops.c says
- * why).  No explicit inverses anywhere.
+ * linalg.c — Cholesky factorisation, row append and the backward solve on
+ * packed factors (see linalg.h; the forward solve is in forward.c, rank-1
+ * updates in rotate.c).  Factorisations and blocks go through LAPACKE and
+ * BLAS-3; what scoring and folding do one vector at a time is written over
+ * vecops.c, in a fixed order, so that it gives the same bits wherever its
+ * operands sit (vecops.c says why).  No explicit inverses anywhere.
  */
 #include "postgres.h"
 
@@ -163,18 +163,6 @@ chol_drop_first(int n, const double *lp, double *out)
 	pfree(l21);
 }
 
-/* x <- L⁻¹ x: row i of L is contiguous, x_i = (x_i − L_i,<i · x_<i) / L_ii */
-void
-chol_forward(int n, const double *lp, double *x)
-{
-	for (int i = 0; i < n; i++)
-	{
-		const double *row = lp + PACKED_ROW(i);
-
-		x[i] = (x[i] - dot(i, row, x)) / row[i];
-	}
-}
-
 /* x <- L⁻ᵀ x: from the last row up, x_i /= L_ii, then x_<i −= x_i · L_i,<i */
 static void
 chol_backward(int n, const double *lp, double *x)
@@ -186,62 +174,6 @@ chol_backward(int n, const double *lp, double *x)
 		x[i] /= row[i];
 		axpy(i, -x[i], row, x);
 	}
-}
-
-/*
- * L⁻¹b in a new allocation: what a decoded model keeps of its right-hand
- * side, so that a mean is (L⁻¹x)·(L⁻¹b) = xᵀ(LLᵀ)⁻¹b from the forward
- * solve scoring does anyway (one pass over the factor at decode, not two).
- */
-double *
-chol_forward_copy(int n, const double *lp, const double *b)
-{
-	double	   *x = palloc(sizeof(double) * Max(n, 1));
-
-	memcpy(x, b, sizeof(double) * n);
-	chol_forward(n, lp, x);
-	return x;
-}
-
-/*
- * For m vectors (rows of K, m × n) and a packed factor L of order n:
- * means[t] = (L⁻¹k_t)·u and sqnorms[t] = |L⁻¹k_t|², with the bits of
- * chol_forward() and dot() on each row (what a single score computes), four
- * rows at a time: each row of L is read once for the four.  Not a BLAS
- * TRSM: its kernels, chosen by CPU, would round a logged score differently
- * on another machine.  Scratch: m·n.
- */
-void
-chol_forward_block(int n, const double *lp, const double *u, int m, const double *K,
-				   double *means, double *sqnorms)
-{
-	double	   *B = palloc(sizeof(double) * (Size) Max(m, 1) * Max(n, 1));
-	int			t = 0;
-
-	memcpy(B, K, sizeof(double) * (Size) m * n);
-	for (; t + 4 <= m; t += 4)
-	{
-		double	   *b[4] = {B + (Size) t * n, B + (Size) (t + 1) * n,
-		B + (Size) (t + 2) * n, B + (Size) (t + 3) * n};
-
-		for (int i = 0; i < n; i++)
-		{
-			const double *row = lp + PACKED_ROW(i);
-			double		s[4];
-
-			dot4(i, row, (const double *const *) b, s);
-			for (int r = 0; r < 4; r++)
-				b[r][i] = (b[r][i] - s[r]) / row[i];
-		}
-	}
-	for (; t < m; t++)
-		chol_forward(n, lp, B + (Size) t * n);
-	for (t = 0; t < m; t++)
-	{
-		means[t] = dot(n, B + (Size) t * n, u);
-		sqnorms[t] = dot(n, B + (Size) t * n, B + (Size) t * n);
-	}
-	pfree(B);
 }
 
 /* x <- (L Lᵀ)⁻¹ x by two triangular solves */

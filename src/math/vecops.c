@@ -42,6 +42,7 @@
  * one with four lanes of AVX2 and FMA instructions where the CPU has both.
  */
 #define DOT_BLOCK 16
+#define DOT_FULL(n) ((long) (n) / DOT_BLOCK * DOT_BLOCK)	/* the elements in full sixteens */
 
 typedef double vec4 __attribute__((vector_size(32)));
 
@@ -62,20 +63,31 @@ partials_sum(const double *p)
 	return (q[0] + q[2]) + (q[1] + q[3]);
 }
 
+/* The elements past the full sixteens: s = fma(x_i, y_i, s) from element `from` on. */
+static double
+dot_tail_portable(long from, long n, const double *x, const double *y, double s)
+{
+	for (long i = from; i < n; i++)
+		s = fma(x[i], y[i], s);
+	return s;
+}
+
+/* The pairwise sum of the sixteen partial sums of x·y over its full sixteens. */
+static double
+dot_head_portable(int n, const double *x, const double *y)
+{
+	double		p[DOT_BLOCK] = {0};
+
+	for (long i = 0; i + DOT_BLOCK <= n; i += DOT_BLOCK)
+		for (int k = 0; k < DOT_BLOCK; k++)
+			p[k] = fma(x[i + k], y[i + k], p[k]);
+	return partials_sum(p);
+}
+
 static double
 dot_portable(int n, const double *x, const double *y)
 {
-	double		p[DOT_BLOCK] = {0};
-	double		s;
-	long		i = 0;
-
-	for (; i + DOT_BLOCK <= n; i += DOT_BLOCK)
-		for (int k = 0; k < DOT_BLOCK; k++)
-			p[k] = fma(x[i + k], y[i + k], p[k]);
-	s = partials_sum(p);
-	for (; i < n; i++)
-		s = fma(x[i], y[i], s);
-	return s;
+	return dot_tail_portable(DOT_FULL(n), n, x, y, dot_head_portable(n, x, y));
 }
 
 /* acc = x[at..]·y[at..] + acc, lane by lane, fused (inside an avx2,fma body) */
@@ -150,14 +162,15 @@ dot(int n, const double *x, const double *y)
 }
 
 /*
- * dot4()'s four dots in one pass over x: each block of x is loaded once for
- * the four, into sixteen accumulators (with the loads, more than the CPU's
- * registers: the compiler keeps some on the stack, which the cache serves;
- * x, a row of a factor read from memory, is what a block must read once).
+ * dot4_head()'s four heads in one pass over x: each block of x is loaded
+ * once for the four, into sixteen accumulators (with the loads, more than
+ * the CPU's registers: the compiler keeps some on the stack, which the
+ * cache serves; x, a row of a factor read from memory, is what a block must
+ * read once).
  */
 __attribute__((target("avx2,fma")))
 static void
-dot4_fma(int n, const double *x, const double *const *y, double *out)
+dot4_head_fma(int n, const double *x, const double *const *y, double *out)
 {
 	vec4		a0 = {0, 0, 0, 0}, a1 = a0, a2 = a0, a3 = a0;
 	vec4		b0 = a0, b1 = a0, b2 = a0, b3 = a0;
@@ -179,27 +192,45 @@ dot4_fma(int n, const double *x, const double *const *y, double *out)
 		LOADV(u, x + i + 12);
 		FMA_X(a3, u, y0, i + 12); FMA_X(b3, u, y1, i + 12); FMA_X(c3, u, y2, i + 12); FMA_X(d3, u, y3, i + 12);
 	}
-	out[0] = dot_tail_fma(i, n, x, y0, lanes_sum(a0, a1, a2, a3));
-	out[1] = dot_tail_fma(i, n, x, y1, lanes_sum(b0, b1, b2, b3));
-	out[2] = dot_tail_fma(i, n, x, y2, lanes_sum(c0, c1, c2, c3));
-	out[3] = dot_tail_fma(i, n, x, y3, lanes_sum(d0, d1, d2, d3));
+	out[0] = lanes_sum(a0, a1, a2, a3);
+	out[1] = lanes_sum(b0, b1, b2, b3);
+	out[2] = lanes_sum(c0, c1, c2, c3);
+	out[3] = lanes_sum(d0, d1, d2, d3);
 }
 
 /*
- * out[r] = x·y_r for four vectors y_r, each summed in dot()'s order (the
- * same bits as four dot() calls): x is read once for the four, which is
- * what makes a block of triangular solves or feature rows cheaper than its
- * rows one by one (x is a row of a factor or of the frequencies, read from
- * memory; the y_r stay in cache).
+ * out[r] = the part of x·y_r before its tail, for four vectors y_r: the
+ * pairwise sum of its sixteen partial sums over the first DOT_FULL(n)
+ * elements, which a tail of fused steps continues (to n or, with the same
+ * DOT_FULL, further: a forward solve's rows of lengths i to i + 3).  x is
+ * read once for the four, which is what makes a block of triangular solves
+ * or feature rows cheaper than its rows one by one (x is a row of a factor
+ * or of the frequencies, read from memory; the y_r stay in cache).
  */
+void
+dot4_head(int n, const double *x, const double *const *y, double *out)
+{
+	if (cpu_has_fma())
+		dot4_head_fma(n, x, y, out);
+	else
+		for (int r = 0; r < 4; r++)
+			out[r] = dot_head_portable(n, x, y[r]);
+}
+
+/* s continued with the elements from..n−1 of x·y, one fused step each, as dot() ends. */
+static double
+dot_tail(long from, int n, const double *x, const double *y, double s)
+{
+	return cpu_has_fma() ? dot_tail_fma(from, n, x, y, s) : dot_tail_portable(from, n, x, y, s);
+}
+
+/* out[r] = x·y_r for four vectors y_r, each summed in dot()'s order (the same bits as four dot() calls). */
 void
 dot4(int n, const double *x, const double *const *y, double *out)
 {
-	if (cpu_has_fma())
-		dot4_fma(n, x, y, out);
-	else
-		for (int r = 0; r < 4; r++)
-			out[r] = dot_portable(n, x, y[r]);
+	dot4_head(n, x, y, out);
+	for (int r = 0; r < 4; r++)
+		out[r] = dot_tail(DOT_FULL(n), n, x, y[r], out[r]);
 }
 
 /* |x − y|², summed element by element in order (off the hot paths: no lanes) */

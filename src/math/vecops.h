@@ -8,6 +8,7 @@
 
 extern double dot(int n, const double *x, const double *y);
 extern void dot4(int n, const double *x, const double *const *y, double *out);
+extern void dot4_head(int n, const double *x, const double *const *y, double *out);
 extern double squared_distance(int n, const double *x, const double *y);
 extern void axpy(int n, double alpha, const double *x, double *y);
 extern void gemv_rows(int m, int n, const double *A, const double *x, double *y);

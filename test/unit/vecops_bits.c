@@ -93,7 +93,9 @@ main(void)
 
 			checks++;
 			bad += !same(ref, dot_fma(n, x, y));
-			dot4_fma(n, x, ys4, four);
+			dot4_head_fma(n, x, ys4, four);
+			for (int r = 0; r < 4; r++)
+				four[r] = dot_tail_fma(DOT_FULL(n), n, x, ys4[r], four[r]);
 			checks += 4;
 			bad += !same(ref, four[0]) + !same(dot_portable(n, x, x), four[1]) +
 				!same(ref, four[2]) + !same(dot_portable(n, x, x), four[3]);
