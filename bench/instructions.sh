@@ -245,6 +245,7 @@ dump=$(cg_dump "$LEARNER")
 c1=$(learner_counters)
 idle_passes=$(( ${c1%% *} - ${c0%% *} ))
 idle_pass=$(( $(cg_total "$dump") / (idle_passes > 0 ? idle_passes : 1) ))
+cg_server_stop "$DATADIR"
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 base=${served[baseline]}

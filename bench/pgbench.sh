@@ -156,7 +156,7 @@ TICK_US=$((1000000 / $(getconf CLK_TCK)))
 # transaction is what its throughput on saturated cores follows; it depends much
 # less on other jobs on the machine than tps does.
 run() {
-    local name=$1 c=$2 user=${3:-app} lsn0 lsn1 tps txns t0 t1 length=(-T "$T")
+    local name=$1 c=$2 user=${3:-app} lsn0 lsn1 tps txns t0 t1 d0 d1 id0 length=(-T "$T")
     # at cap: a fixed number of decisions, so that the run spans compactions
     [ "$name" != pak_ucb_cap ] || length=(-t $(( (CAP_DECISIONS + c - 1) / c )))
     if [ "$name" = pak_ucb ]; then
@@ -167,11 +167,14 @@ run() {
     [ "$user" = app ] || as=()
     q -c "CHECKPOINT"
     lsn0=$(q -c "SELECT pg_current_wal_lsn()")
+    d0=$(decodes)
+    id0=$(last_decision)
     t0=$(server_ticks)
     local j=$c
     [ ${#VIA[@]} -eq 0 ] || j=$(( c < 16 ? c : 16 ))
-    if ! pgbench -n "${VIA[@]}" "${as[@]}" -c "$c" -j "$j" "${length[@]}" -f "$WORK/$name.sql" "$DB" \
-            >"$WORK/$name.$c.out" 2>"$WORK/$name.$c.err"; then
+    rm -f "$WORK"/latency.*
+    if ! pgbench -n "${VIA[@]}" "${as[@]}" -c "$c" -j "$j" "${length[@]}" -l --log-prefix="$WORK/latency" \
+            -f "$WORK/$name.sql" "$DB" >"$WORK/$name.$c.out" 2>"$WORK/$name.$c.err"; then
         echo "pgbench $name -c $c failed: $(grep -m 1 -i error "$WORK/$name.$c.err")" >&2
     fi
     sleep 0.5                   # the backends end and are reaped
@@ -180,13 +183,46 @@ run() {
     # $PAK_DECISIONS decisions from freshly rebuilt arms would leave to later ones: fold them now
     [ "$name" != pak_ucb ] || q -c "SELECT model_select.checkpoint('pak_ucb')" >/dev/null
     lsn1=$(q -c "SELECT pg_current_wal_lsn()")
+    d1=$(decodes)
     tps=$(sed -n 's/^tps = \([0-9.]*\) (without initial connection time)/\1/p' "$WORK/$name.$c.out")
     txns=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$WORK/$name.$c.out")
     if [ -n "$tps" ] && [ "${txns:-0}" -gt 0 ]; then
-        echo "$tps $(q -c "SELECT round(pg_wal_lsn_diff('$lsn1', '$lsn0') / $txns)") $(( (t1 - t0) * TICK_US / txns ))"
+        echo "$tps $(q -c "SELECT round(pg_wal_lsn_diff('$lsn1', '$lsn0') / $txns)") $(( (t1 - t0) * TICK_US / txns ))" \
+             "$(awk -v d=$((d1 - d0)) -v n="$txns" 'BEGIN { printf "%.2f", d / n }')" "$(versioned_share "$id0")" \
+             "$(latency_tail)"
     else
-        echo "n/a n/a n/a"
+        echo "n/a n/a n/a n/a n/a n/a"
     fi
+}
+
+# Models decoded by the server's backends so far (cache_stats(): every backend's, with
+# the shared cache; 0 where the extension is not installed yet): a decision decodes each
+# arm whose version moved since that backend's last decision.
+decodes() {
+    q -c "SELECT coalesce((SELECT decodes FROM model_select.cache_stats()), 0)" 2>/dev/null || echo 0
+}
+
+# The run's transaction latencies (pgbench -l: microseconds, third field) as
+# "p99/p99.9/max" in ms: how long a transaction can stay open, so how long a reward
+# committed after it waits to be final (the learner's lag cannot be shorter).
+latency_tail() {
+    cat "$WORK"/latency.* 2>/dev/null | awk '{ print $3 }' | sort -n |
+        awk '{ v[++n] = $1 } END { if (n == 0) { print "-"; exit }
+                                   printf "%.0f/%.0f/%.0f", v[int(0.99 * n) + (0.99 * n > int(0.99 * n))] / 1000,
+                                          v[int(0.999 * n) + (0.999 * n > int(0.999 * n))] / 1000, v[n] / 1000 }'
+}
+
+# The newest decision's id (0: none, or no extension yet).
+last_decision() {
+    q -c "SELECT coalesce((SELECT max(decision_id) FROM model_select.decisions), 0)" 2>/dev/null || echo 0
+}
+
+# versioned_share ID: the share of the decisions after ID that scored the learner's
+# versions ("-" where none was logged); the others scored a fold of their own (no
+# learner, or one further behind than model_select.learner_max_lag).
+versioned_share() {
+    q -c "SELECT coalesce(round(avg((versions IS NOT NULL)::int), 3)::text, '-')
+            FROM model_select.decisions WHERE decision_id > $1" 2>/dev/null || echo -
 }
 
 # stats V... -> "median min max" of numbers (n/a ignored; "n/a n/a n/a" if none)
@@ -204,8 +240,8 @@ num() { awk -v a="$1" 'BEGIN { if (a ~ /^[0-9.]+$/) printf "%.0f", a; else print
 summary() {
     local key=$1 base=$2 r mt mw mc bt bw bc tps=() btps=() rat=() wal=() bwal=() cpu=() bcpu=()
     for ((r = 1; r <= ROUNDS; r++)); do
-        read -r mt mw mc <<<"${res[$key,$r]}"
-        read -r bt bw bc <<<"${res[$base,$r]}"
+        read -r mt mw mc _ <<<"${res[$key,$r]}"
+        read -r bt bw bc _ <<<"${res[$base,$r]}"
         tps+=("$mt"); btps+=("$bt"); wal+=("$mw"); bwal+=("$bw"); rat+=("$(ratio "$mt" "$bt")")
         cpu+=("$mc"); bcpu+=("$bc")
     done
@@ -234,17 +270,24 @@ learner_lag() {  # with several learner workers, the worst worker's figures
             FROM model_select.learner WHERE running AND database = current_database() AND lag_ms_p99 IS NOT NULL
           HAVING count(*) > 0"
 }
+# round_line "TPS WAL CPU DECODES VERSIONED LATENCY" (a run's figures) -> its line in the log
+round_line() {
+    local tps wal cpu dec ver lat
+    read -r tps wal cpu dec ver lat <<<"$1"
+    echo "$tps decisions/s, $wal WAL bytes/decision, $cpu CPU us/decision, $dec models decoded/decision," \
+         "share scoring the learner's versions $ver, transaction latency p99/p99.9/max $lat ms"
+}
 declare -A res compacted cpu_at lag
 for ((r = 1; r <= ROUNDS; r++)); do
     for c in $CLIENTS; do
         res[baseline,$c,$r]=$(run baseline "$c")
-        echo "round $r: baseline, $c client(s): ${res[baseline,$c,$r]% *} decisions/s, ${res[baseline,$c,$r]#* } WAL bytes/decision"
+        echo "round $r: baseline, $c client(s): $(round_line "${res[baseline,$c,$r]}")"
         for pol in $POLICIES; do
             k0=$(q -c "SELECT compactions('$pol')")
             res[$pol,$c,$r]=$(run "$pol" "$c")
             compacted[$pol,$c]=$(( ${compacted[$pol,$c]:-0} + $(q -c "SELECT compactions('$pol')") - k0 ))
             lag[$pol,$c]=$(learner_lag)
-            echo "round $r: $pol, $c client(s): ${res[$pol,$c,$r]% *} decisions/s, ${res[$pol,$c,$r]#* } WAL bytes/decision${lag[$pol,$c]:+, learner lag ${lag[$pol,$c]}}"
+            echo "round $r: $pol, $c client(s): $(round_line "${res[$pol,$c,$r]}")${lag[$pol,$c]:+, learner lag ${lag[$pol,$c]}}"
         done
     done
 done

@@ -13,6 +13,9 @@
 #                                       it accepts connections; sets CG, the files' folder
 #   cg_wait_exit PID                    wait until process PID has exited and its file is
 #                                       written (callgrind writes it at exit)
+#   cg_server_stop DATADIR              stop the server and wait until every process of it
+#                                       has written its file (else the cluster's folder could
+#                                       not be removed while they still write)
 #   cg_total FILE                       the instructions a file counts
 #   cg_inclusive FILE FUNCTION          the instructions in FUNCTION and what it called
 #   cg_zero PID, cg_dump PID            zero / dump a running process's counters; cg_dump
@@ -48,6 +51,19 @@ cg_wait_exit() {
         if [ "$(date +%s)" -gt "$deadline" ]; then
             echo "process $1 did not exit, or wrote no callgrind file, within 600 s" >&2
             ls -l "$CG" >&2
+            return 1
+        fi
+        sleep 0.5
+    done
+}
+
+cg_server_stop() {
+    local deadline=$(( $(date +%s) + 600 ))
+    as_server "$PG_BINDIR/pg_ctl" -D "$1" -m fast -w -t 600 stop >/dev/null
+    while pgrep -f -- "--callgrind-out-file=$CG/" >/dev/null; do
+        if [ "$(date +%s)" -gt "$deadline" ]; then
+            echo "processes under callgrind still running 600 s after the server stopped:" >&2
+            pgrep -a -f -- "--callgrind-out-file=$CG/" >&2
             return 1
         fi
         sleep 0.5

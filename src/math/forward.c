@@ -23,9 +23,11 @@
 
 /*
  * A function returning the first row left after the rows before the last
- * n mod 4, solved four at a time: the four heads in one pass over x, then
- * each row's tail fused element by element with FMA (fma(), or the
- * instruction itself inside an avx2,fma body), then its x_i.
+ * n mod 4, solved four at a time: the four heads in one pass over x; then
+ * the four tails fused element by element with FMA (fma(), or the
+ * instruction itself inside an avx2,fma body), as four interleaved chains
+ * up to x_i-1 (each chain a latency apart, not four), and each row's last
+ * elements, x_i to x_i+2, once solved; then its x_i.
  */
 #define FORWARD_BLOCKS_FUNCTION(name, FMA) \
 static int \
@@ -39,12 +41,14 @@ name(int n, const double *lp, double *x) \
 		double		head[4]; \
 		int			from = i / 16 * 16;	/* where each of the four tails starts */ \
 		dot4_head(i, x, row, head); \
+		for (int k = from; k < i; k++) \
+			for (int r = 0; r < 4; r++) \
+				head[r] = FMA(row[r][k], x[k], head[r]); \
 		for (int r = 0; r < 4; r++) \
 		{ \
-			double		s = head[r]; \
-			for (int k = from; k < i + r; k++) \
-				s = FMA(row[r][k], x[k], s); \
-			x[i + r] = (x[i + r] - s) / row[r][i + r]; \
+			for (int k = i; k < i + r; k++) \
+				head[r] = FMA(row[r][k], x[k], head[r]); \
+			x[i + r] = (x[i + r] - head[r]) / row[r][i + r]; \
 		} \
 	} \
 	return i; \

@@ -8,7 +8,6 @@
 #include "access/genam.h"
 #include "catalog/indexing.h"
 #include "catalog/pg_extension.h"
-#include "commands/extension.h"
 #include "jit/jit.h"
 #include "miscadmin.h"
 #include "storage/proc.h"
@@ -34,26 +33,31 @@ extension_owner(void)
 	static Oid	cached_owner = InvalidOid;
 	static LocalTransactionId cached_lxid = InvalidLocalTransactionId;
 	static uint64 cached_inval = 0;
-	Oid			ext;
 	Relation	rel;
 	ScanKeyData key;
 	SysScanDesc scan;
 	HeapTuple	tuple;
+	bool		found;
 	Oid			owner = InvalidOid;
 
 	if (OidIsValid(cached_owner) && cached_lxid == MyProc->lxid &&
 		cached_inval == SharedInvalidMessageCounter)
 		return cached_owner;
-	ext = get_extension_oid("model_select", false);
+	/* one look-up by name, as get_extension_oid() does, reading the owner off the row */
 	rel = table_open(ExtensionRelationId, AccessShareLock);
-	ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber, F_OIDEQ,
-				ObjectIdGetDatum(ext));
-	scan = systable_beginscan(rel, ExtensionOidIndexId, true, NULL, 1, &key);
+	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber, F_NAMEEQ,
+				CStringGetDatum("model_select"));
+	scan = systable_beginscan(rel, ExtensionNameIndexId, true, NULL, 1, &key);
 	tuple = systable_getnext(scan);
-	if (HeapTupleIsValid(tuple))
+	found = HeapTupleIsValid(tuple);
+	if (found)
 		owner = ((Form_pg_extension) GETSTRUCT(tuple))->extowner;
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
+	if (!found)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("extension \"model_select\" does not exist")));
 	if (!OidIsValid(owner))
 		elog(ERROR, "extension model_select has no owner");
 	cached_owner = owner;
