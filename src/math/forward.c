@@ -26,8 +26,7 @@
  * n mod 4, solved four at a time: the four heads in one pass over x; then
  * the four tails fused element by element with FMA (fma(), or the
  * instruction itself inside an avx2,fma body), as four interleaved chains
- * up to x_i-1 (each chain a latency apart, not four), and each row's last
- * elements, x_i to x_i+2, once solved; then its x_i.
+ * up to x_i-1, and each row's elements from x_i on as they are solved.
  */
 #define FORWARD_BLOCKS_FUNCTION(name, FMA) \
 static int \
@@ -38,18 +37,23 @@ name(int n, const double *lp, double *x) \
 	{ \
 		const double *row[4] = {lp + PACKED_ROW(i), lp + PACKED_ROW(i + 1), \
 		lp + PACKED_ROW(i + 2), lp + PACKED_ROW(i + 3)}; \
-		double		head[4]; \
-		int			from = i / 16 * 16;	/* where each of the four tails starts */ \
-		dot4_head(i, x, row, head); \
-		for (int k = from; k < i; k++) \
-			for (int r = 0; r < 4; r++) \
-				head[r] = FMA(row[r][k], x[k], head[r]); \
-		for (int r = 0; r < 4; r++) \
+		double		s[4]; \
+		dot4_head(i, x, row, s); \
+		/* the tails from the last full sixteen: i mod 16 elements before x_i */ \
+		for (int k = i / 16 * 16; k < i; k++) \
 		{ \
-			for (int k = i; k < i + r; k++) \
-				head[r] = FMA(row[r][k], x[k], head[r]); \
-			x[i + r] = (x[i + r] - head[r]) / row[r][i + r]; \
+			s[0] = FMA(row[0][k], x[k], s[0]); \
+			s[1] = FMA(row[1][k], x[k], s[1]); \
+			s[2] = FMA(row[2][k], x[k], s[2]); \
+			s[3] = FMA(row[3][k], x[k], s[3]); \
 		} \
+		x[i] = (x[i] - s[0]) / row[0][i]; \
+		s[1] = FMA(row[1][i], x[i], s[1]); \
+		x[i + 1] = (x[i + 1] - s[1]) / row[1][i + 1]; \
+		s[2] = FMA(row[2][i + 1], x[i + 1], FMA(row[2][i], x[i], s[2])); \
+		x[i + 2] = (x[i + 2] - s[2]) / row[2][i + 2]; \
+		s[3] = FMA(row[3][i + 2], x[i + 2], FMA(row[3][i + 1], x[i + 1], FMA(row[3][i], x[i], s[3]))); \
+		x[i + 3] = (x[i + 3] - s[3]) / row[3][i + 3]; \
 	} \
 	return i; \
 }
