@@ -3,7 +3,8 @@
  * the portable (fma()) and the AVX2+FMA bodies of dot(), of dot4()
  * and of axpy() give the same bits, and so does every alignment of the
  * operands (each vector copied to offsets 0 to 7 doubles from a 64-byte
- * boundary), for lengths 0 to 300; dot() fuses (a product that a separate
+ * boundary), for lengths 0 to 300; gemv_rows() (rows four at a time)
+ * gives each row dot()'s bits; dot() fuses (a product that a separate
  * multiply would round away counts); and both equal the definition of the
  * order, written out here with one fma() per element.  Built and run by
  * test/session/unit_bits.sh; vecops.c is included, so that its static
@@ -115,6 +116,24 @@ main(void)
 				bad += !same(ref, dot(n, xs + off, ys + off2));
 			}
 	}
+	/* gemv_rows(), four rows at a time through dot4(): each row has dot()'s bits */
+	for (int m = 0; m <= 9; m++)
+		for (int n = 0; n <= MAXN; n += 37)
+		{
+			static double A[9 * MAXN];
+			double		out[9];
+
+			for (int i = 0; i < m * n; i++)
+				A[i] = draw(&seed);
+			for (int i = 0; i < n; i++)
+				x[i] = draw(&seed);
+			gemv_rows(m, n, A, x, out);
+			for (int r = 0; r < m; r++)
+			{
+				checks++;
+				bad += !same(out[r], dot_definition(n, A + r * n, x));
+			}
+		}
 	checks += 2;
 	bad += !same(dot(2, fx, fy), -0x1p-60) + !same(dot_portable(2, fx, fy), -0x1p-60);
 	printf("%ld checks (%s), %ld differ\n", checks,
