@@ -52,6 +52,13 @@ END $$;
 ALTER TABLE model_select.decisions ALTER COLUMN context SET STORAGE MAIN;
 ALTER TABLE model_select.decisions ALTER COLUMN context_real SET STORAGE MAIN;
 ALTER TABLE model_select.rewards ALTER COLUMN context SET STORAGE MAIN;
+-- Nor is compression tried below a page (toast_tuple_target): past 2 kB a
+-- row's MAIN contexts were compressed before it was stored, and a float8
+-- context (one a real cannot hold, so noise to lz4) cost each decision
+-- about 50 k instructions for nothing (bench-instructions); real[] ones
+-- are half the bytes already.
+ALTER TABLE model_select.decisions SET (toast_tuple_target = 8160);
+ALTER TABLE model_select.rewards SET (toast_tuple_target = 8160);
 
 CREATE FUNCTION model_select_internal._rewards_resolve() RETURNS trigger
     AS 'MODULE_PATHNAME', 'model_select_rewards_resolve' LANGUAGE C PARALLEL UNSAFE;

@@ -74,6 +74,9 @@ BEGIN
     END IF;
 END $$;
 ALTER TABLE model_select.decisions ALTER COLUMN context_real SET STORAGE MAIN;
+-- no compression tried below a page (sql/install/30_learning.sql says why)
+ALTER TABLE model_select.decisions SET (toast_tuple_target = 8160);
+ALTER TABLE model_select.rewards SET (toast_tuple_target = 8160);
 COMMENT ON COLUMN model_select.decisions.context IS 'The context as given (not normalised) when some value is not exactly a real; else NULL and context_real holds it.';
 COMMENT ON COLUMN model_select.decisions.context_real IS 'The context as given (not normalised) when every value is exactly a real (a real[] or pgvector embedding): 4 bytes a value; else NULL. Read back as float8 it is the same values.';
 COMMENT ON COLUMN model_select.rewards.context IS 'The context of a reward without a decision; NULL for a reward by decision_id, whose context is the decision''s (stored once; older rows may repeat it).';
