@@ -133,6 +133,28 @@ state_size_error(const SelectorConfig *cfg, Size bytes, int32 n)
  * policy, dimension and layout variant, with a row count cfg allows (so
  * that body_size() of it cannot overflow).
  */
+static bool
+header_matches(const SelectorConfig *cfg, const StateHeader *st)
+{
+	return st->format == STATE_FORMAT_VERSION && st->policy == (uint16) cfg->policy &&
+		st->dim == cfg->dim && st->n >= 0 && st->forgetting == state_forgetting(cfg);
+}
+
+/*
+ * Is st (a whole state, as published in the shared cache) one of cfg's
+ * selector: its header, row count and body size, as state_check() asks?
+ */
+bool
+state_fits(const SelectorConfig *cfg, const StateHeader *st)
+{
+	return VARSIZE(st) >= STATE_HEADER_SIZE && st->magic == STATE_MAGIC && header_matches(cfg, st) &&
+		st->n <= clock_ops(cfg->clock)->max_rows(cfg) &&
+		(VARSIZE(st) - STATE_HEADER_SIZE) % sizeof(double) == 0 &&
+		(policy_ops(cfg->policy)->dictionary
+		 ? state_body_doubles(st) <= clock_ops(cfg->clock)->body_size(cfg, st->n)
+		 : state_body_doubles(st) == clock_ops(cfg->clock)->body_size(cfg, st->n));
+}
+
 static StateHeader *
 state_check_header(const SelectorConfig *cfg, bytea *raw)
 {
@@ -143,8 +165,7 @@ state_check_header(const SelectorConfig *cfg, bytea *raw)
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("arm state is not a model_select state"),
 				 errhint("Run model_select.rebuild_state() to recompute it from the reward log.")));
-	if (st->format != STATE_FORMAT_VERSION || st->policy != (uint16) cfg->policy ||
-		st->dim != cfg->dim || st->n < 0 || st->forgetting != state_forgetting(cfg))
+	if (!header_matches(cfg, st))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("arm state has format %d, policy %d, dimension %d; expected format %d, policy %d, dimension %d",

@@ -17,6 +17,7 @@ extern int32 state_forgetting(const SelectorConfig *cfg);
 extern StateHeader *state_alloc(const SelectorConfig *cfg, int32 n, Size body_doubles);
 extern StateHeader *state_check(const SelectorConfig *cfg, bytea *raw);
 extern StateHeader *state_check_head(const SelectorConfig *cfg, bytea *raw);
+extern bool state_fits(const SelectorConfig *cfg, const StateHeader *st);
 extern int	max_model_size_kb;
 extern void state_check_limits(const SelectorConfig *cfg);
 extern Size state_body_doubles(const StateHeader *st);

@@ -13,6 +13,7 @@
 #include "model/settings.h"
 #include "model/clock_ops.h"
 #include "learning/fold.h"
+#include "pg/index_read.h"
 #include "routing/shared_cache.h"
 
 typedef struct ModelCacheEntry
@@ -97,6 +98,7 @@ extern void model_cache_touch(ModelCacheEntry *entry, uint64 load);
 extern void model_cache_fit(uint64 load);
 extern void model_cache_remove(ModelCacheEntry *entry);
 extern void entry_drop_overlay(ModelCacheEntry *entry);
+extern void arm_log_rows_begin(IndexRead *r, Relation rewards, int32 arm_id, LogPosition after);
 
 /* model_share.c */
 extern void base_key(SharedBaseKey *key, int32 arm_id, int32 settings_version, int64 version,
@@ -110,6 +112,8 @@ extern void shared_load_unlock(int32 arm_id);
 extern void entry_base_grew(ModelCacheEntry *entry);
 extern void entry_share_when_quiet(ModelCacheEntry *entry);
 extern void entry_own_base(ModelCacheEntry *entry);
+extern bool shared_base_newest_from(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck,
+									SharedBase *sb);
 extern uint64 entry_catch_up(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 last,
 							 FullTransactionId horizon);
 

@@ -34,6 +34,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/stratnum.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
@@ -43,6 +44,7 @@
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
+#include "utils/fmgroids.h"
 #include "utils/xid8.h"
 
 #include "model/catalog.h"
@@ -166,6 +168,24 @@ model_cache_fit(uint64 load)
 }
 
 
+/* The reward log's index the readers read through, and its key columns. */
+static const char *const rewards_key[] = {"arm_id", "tx", "seq"};
+
+/*
+ * An arm's visible log rows after a position, in canonical order: the read
+ * starts at the position (a row comparison on (tx, seq)), so that the rows
+ * before it are not read again at every load -- a warm start's thousands
+ * in one transaction, for each arm it has not rewarded since.
+ */
+void
+arm_log_rows_begin(IndexRead *r, Relation rewards, int32 arm_id, LogPosition after)
+{
+	index_read_begin(r, rewards, lengthof(rewards_key), rewards_key);
+	index_read_key(r, "arm_id", BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(arm_id));
+	index_read_after(r, "tx", F_XID8CMP, FullTransactionIdGetDatum(after.tx),
+					 "seq", F_BTINT8CMP, Int64GetDatum(after.seq));
+}
+
 /*
  * A fresh entry for an arm, holding its checkpoint (nothing folded after
  * it yet) or the newest base published for it that the statement may use.
@@ -213,8 +233,16 @@ entry_reset(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck,
 	if (shared_cache_active() && !clock_ops(cfg->clock)->ages)
 	{
 		base_key(&key, arm_id, cfg->settings_version, ck->version, ck->xmin);
-		/* another backend may be loading it: wait, then look again (not the learner: nobody waits for it) */
-		if (!shared_base_find(&key, entry->ckpt_pos, true, horizon, &sb) && !LOAD_PUBLISHES(mode))
+
+		/*
+		 * Scoring versions, a checkpoint newer than every version leaves the
+		 * newest version of an earlier one to score (shared_base_newest_from;
+		 * the versions of the new one are taken as they come,
+		 * entry_take_newest).  Otherwise another backend may be loading it:
+		 * wait, then look again (not the learner: nobody waits for it).
+		 */
+		if (!shared_base_find(&key, entry->ckpt_pos, true, horizon, &sb) && !LOAD_PUBLISHES(mode) &&
+			!(mode == LOAD_VERSIONS && ck->valid && shared_base_newest_from(cfg, arm_id, ck, &sb)))
 		{
 			shared_load_lock(arm_id);
 			*load_locked = true;

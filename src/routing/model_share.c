@@ -14,10 +14,13 @@
 #include "miscadmin.h"
 #include "storage/lock.h"
 #include "utils/memutils.h"
+#include "utils/xid8.h"
 
 #include "model/clock_ops.h"
 #include "model/registry.h"
 #include "model/selector_lock.h"
+#include "model/state.h"
+#include "pg/index_read.h"
 #include "routing/arm_cache.h"
 #include "routing/shared_cache.h"
 
@@ -150,6 +153,64 @@ entry_take_newest(ModelCacheEntry *entry)
 	entry_drop_overlay(entry);
 	entry_adopt(entry, &sb);
 	return true;
+}
+
+/*
+ * Do the arm's visible log rows after ck's position up to `upto` number
+ * `rows`?  Counted through the index, stopping past either.
+ */
+static bool
+log_rows_number(int32 arm_id, const CheckpointRow *ck, LogPosition upto, int64 rows)
+{
+	static const char *const position[] = {"tx", "seq"};
+	Relation	rewards = own_table_open("rewards");
+	IndexRead	r;
+	HeapTuple	row;
+	int64		seen = 0;
+
+	arm_log_rows_begin(&r, rewards, arm_id, ck->pos);
+	while (seen <= rows && (row = index_read_next(&r)) != NULL)
+	{
+		Datum		values[2];
+		bool		nulls[2];
+		LogPosition p;
+
+		own_columns(rewards, row, 2, position, values, nulls);
+		p.tx = DatumGetFullTransactionId(values[0]);
+		p.seq = DatumGetInt64(values[1]);
+		if (log_position_cmp(p, upto) > 0)
+			break;
+		seen++;
+	}
+	index_read_end(&r);
+	own_table_close(rewards);
+	return seen == rows;
+}
+
+/*
+ * The newest version published for the arm of checkpoint ck from an earlier
+ * checkpoint of it, pinned in *sb: what a decision scoring versions takes
+ * when ck is newer than every version (the learner writes a checkpoint
+ * before it publishes from it), instead of folding the arm from ck under
+ * its load lock, which held up every other router (1.2 s at 16 clients).
+ * It must be of this arm's log: a state of the selector's shape whose rows
+ * are ck's and exactly the log's rows after it up to its position (a
+ * version left by the arm's id before the extension was dropped and created
+ * again, or folded before its rows were deleted, is not).  False, nothing
+ * pinned, when there is none.
+ */
+bool
+shared_base_newest_from(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck,
+						SharedBase *sb)
+{
+	if (!shared_base_find_newest(arm_id, cfg->settings_version, ck->pos, sb))
+		return false;
+	if (state_fits(cfg, sb->st) && sb->totals.n >= ck->totals.n &&
+		log_rows_number(arm_id, ck, sb->pos, sb->totals.n - ck->totals.n))
+		return true;
+	shared_base_release(sb->slot);
+	sb->slot = -1;
+	return false;
 }
 
 /*

@@ -220,23 +220,6 @@ checkpoint_row(const SelectorConfig *cfg, const CheckpointColumns *row, int32 ar
 	}
 }
 
-/* The reward log's index the readers read through, and its key columns. */
-static const char *const rewards_key[] = {"arm_id", "tx", "seq"};
-
-/*
- * An arm's visible log rows after a position, in canonical order: the read
- * starts at the position (a row comparison on (tx, seq)), so that the rows
- * before it are not read again at every load -- a warm start's thousands
- * in one transaction, for each arm it has not rewarded since.
- */
-static void
-arm_rows_begin(IndexRead *r, Relation rewards, int32 arm_id, LogPosition after)
-{
-	index_read_begin(r, rewards, lengthof(rewards_key), rewards_key);
-	index_read_key(r, "arm_id", BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(arm_id));
-	index_read_after(r, "tx", F_XID8CMP, FullTransactionIdGetDatum(after.tx),
-					 "seq", F_BTINT8CMP, Int64GetDatum(after.seq));
-}
 
 /* The log position of a row read into values (the columns of FoldColumn). */
 static LogPosition
@@ -295,7 +278,7 @@ counted_positions(Relation rewards, ModelCacheEntry **entries, int narms, LogPos
 		IndexRead	r;
 		HeapTuple	row;
 
-		arm_rows_begin(&r, rewards, entries[i]->arm_id, *start);
+		arm_log_rows_begin(&r, rewards, entries[i]->arm_id, *start);
 		while ((row = index_read_next(&r)) != NULL)
 		{
 			Datum		values[lengthof(columns)];
@@ -415,7 +398,7 @@ rows_after_bases(ModelCacheEntry **entries, int narms, const ClockOps *clock, do
 			after = start;
 		if (own_only && !own_rows_start(&after))
 			continue;
-		arm_rows_begin(&r, rewards, entries[i]->arm_id, after);
+		arm_log_rows_begin(&r, rewards, entries[i]->arm_id, after);
 		while ((row = index_read_next(&r)) != NULL)
 		{
 			own_columns(rewards, row, ncolumns, columns, values, nulls);

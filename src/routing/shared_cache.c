@@ -306,6 +306,41 @@ shared_base_find(const SharedBaseKey *key, LogPosition from, bool from_itself,
 	return best >= 0;
 }
 
+/*
+ * The newest base published for arm_id under settings_version from any of
+ * its checkpoints, at or after `from`: the version with the greatest
+ * position that no newer one has made stale.  A version is the fold of a
+ * prefix of the arm's log, the same bytes whichever checkpoint it was folded
+ * from.  Pinned in *out; false when there is none.
+ */
+bool
+shared_base_find_newest(int32 arm_id, int32 settings_version, LogPosition from, SharedBase *out)
+{
+	int			best = -1;
+
+	if (!shared_cache_active())
+		return false;
+	LWLockAcquire(control->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < SHARED_SLOTS; i++)
+	{
+		SharedSlot *slot = &control->slots[i];
+
+		if (!DsaPointerIsValid(slot->state) || slot->stale || slot->key.database != MyDatabaseId ||
+			slot->key.arm_id != arm_id || slot->key.settings_version != settings_version ||
+			log_position_cmp(slot->pos, from) < 0)
+			continue;
+		if (best < 0 || log_position_cmp(slot->pos, control->slots[best].pos) > 0)
+			best = i;
+	}
+	if (best >= 0)
+	{
+		slot_pin(best, out);
+		cache_count(CACHE_SHARED_HITS, 1);
+	}
+	LWLockRelease(control->lock);
+	return best >= 0;
+}
+
 /* Unpin a base; a stale one nobody pins any more is freed. */
 void
 shared_base_release(int i)

@@ -77,6 +77,8 @@ extern void shared_cache_preload(void);
 extern bool shared_cache_active(void);
 extern bool shared_base_find(const SharedBaseKey *key, LogPosition from, bool from_itself,
 							 FullTransactionId horizon, SharedBase *out);
+extern bool shared_base_find_newest(int32 arm_id, int32 settings_version, LogPosition from,
+								   SharedBase *out);
 extern bool shared_base_publish(const SharedBaseKey *key, const StateHeader *st, LogPosition pos,
 								const FoldTotals *totals, SharedBase *out);
 extern void shared_base_release(int slot);
