@@ -20,7 +20,9 @@
 # plan caches and library pages, but no large model), a 19th runs plain SQL
 # over the tables a load reads (selectors, arms, arm_state, rewards by its
 # index, selector_grants) and sleeps: what PostgreSQL's own caches (relation
-# and catalog caches) cost a backend for those tables, no extension code run.
+# and catalog caches) cost a backend for those tables, no extension code run;
+# a 20th runs the scoring sessions' query without select_model() (it reads and
+# detoasts the same 5 prompts) and sleeps: what the application's own query costs.
 # Then, for every backend, from /proc/<pid>/smaps_rollup: Rss (every resident page it maps, shared pages
 # included, so the sum over backends counts a shared page once per backend),
 # Pss (each shared page divided among the processes that map it: the sum is
@@ -113,9 +115,11 @@ measure() {  # measure MODE [N]: start, score from N ($BACKENDS) sessions, sum t
     PGAPPNAME=ms_mem_warm q -c "SELECT model_select.select_model('tiny', ARRAY[1, 0, 0, 0, 0, 0, 0, 1]::float8[])" \
         -c "SELECT pg_sleep(3600)" >/dev/null 2>&1 &
     PGAPPNAME=ms_mem_plain q -c "$PLAIN_SQL" -c "SELECT pg_sleep(3600)" >/dev/null 2>&1 &
+    PGAPPNAME=ms_mem_query q -c "SELECT count(array_length(emb, 1)) FROM (SELECT emb FROM prompts ORDER BY id LIMIT 5) p" \
+        -c "SELECT pg_sleep(3600)" >/dev/null 2>&1 &
     for _ in $(seq 1 600); do
         [ "$(q -c "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'ms_mem%'
-                     AND query LIKE '%pg_sleep%' AND state = 'active'")" = $((nb + 3)) ] && break
+                     AND query LIKE '%pg_sleep%' AND state = 'active'")" = $((nb + 4)) ] && break
         sleep 0.5
     done
     pids=$(q -c "SELECT pid FROM pg_stat_activity WHERE application_name = 'ms_mem_score' AND query LIKE '%pg_sleep%'")
@@ -142,6 +146,8 @@ measure() {  # measure MODE [N]: start, score from N ($BACKENDS) sessions, sum t
     WARM[$mode]="$(field "$pid" Pss) $(field "$pid" Pss_Anon)"
     pid=$(q -c "SELECT pid FROM pg_stat_activity WHERE application_name = 'ms_mem_plain'")
     PLAIN[$mode]="$(field "$pid" Pss) $(field "$pid" Pss_Anon)"
+    pid=$(q -c "SELECT pid FROM pg_stat_activity WHERE application_name = 'ms_mem_query'")
+    QUERY[$mode]="$(field "$pid" Pss) $(field "$pid" Pss_Anon)"
     SHARED[$mode]=$(q -c "SELECT coalesce(shared_bytes / 1024, 0) FROM model_select.cache_stats()")
     MODELS[$mode]=$(q -c "SELECT coalesce(sum(bytes)::bigint / 1024, 0) FROM model_select.learner_versions WHERE NOT stale")
     pid=$(q -c "SELECT pid FROM model_select.learner WHERE running")
@@ -152,7 +158,7 @@ measure() {  # measure MODE [N]: start, score from N ($BACKENDS) sessions, sum t
 }
 
 mb() { awk -v k="$1" 'BEGIN { printf "%.0f MB", k / 1024 }'; }
-declare -A R SHARED MODELS SPREAD SPLIT IDLE_ANON WARM PLAIN LEARNER_PSS TARGET VERDICT
+declare -A R SHARED MODELS SPREAD SPLIT IDLE_ANON WARM PLAIN QUERY LEARNER_PSS TARGET VERDICT
 # the plain SQL backend's queries (no extension function)
 PLAIN_SQL="SELECT count(*) FROM model_select.selectors s JOIN model_select.arms a USING (selector_id)
              WHERE s.name = 'mem';
@@ -165,9 +171,12 @@ PLAIN_SQL="SELECT count(*) FROM model_select.selectors s JOIN model_select.arms 
 # of N backends (in TARGET[MODE]), and whether it was met (VERDICT[MODE])
 target() {
     local mode=$1 nb=$2 rss pss priv irss ipss ipriv anon shm shmhi bound wpss wanon wbound ppss panon pbound
+    local qpss qanon qbound
     read -r rss pss priv irss ipss ipriv <<<"${R[$mode]}"
     read -r wpss wanon <<<"${WARM[$mode]}"
     read -r ppss panon <<<"${PLAIN[$mode]}"
+    read -r qpss qanon <<<"${QUERY[$mode]}"
+    qbound=$(( (MODELS[$mode] + nb * qpss) * 12 / 10 ))
     wbound=$(( (MODELS[$mode] + nb * wpss) * 12 / 10 ))
     pbound=$(( (MODELS[$mode] + nb * ppss) * 12 / 10 ))
     read -r anon shm shmhi <<<"${SPLIT[$mode]}"
@@ -176,6 +185,7 @@ target() {
     TARGET[$mode]="$3: of the summed Pss of $nb backends, $(mb "$anon") their own pages (Pss_Anon; $(mb $((nb * ${IDLE_ANON[$mode]}))) for $nb idle ones), $(mb "$shm") shared memory (Pss_Shmem: their share of the shared cache and of the shared_buffers pages they read); one backend maps $(mb "$shmhi") of shared memory.
 Target: summed Pss $3 $(mb "$pss") <= 1.2 x (one copy of the models $(mb "${MODELS[$mode]}") + $nb x idle Pss $ipss kB) = $(mb "$bound"): ${VERDICT[$mode]}
 Against backends that ran plain SQL over the same tables instead of idle ones (Pss $ppss kB, Pss_Anon $panon kB: PostgreSQL's relation and catalog caches for them; a scoring backend's Pss_Anon: $((anon / nb)) kB): summed Pss $3 $(mb "$pss") <= 1.2 x ($(mb "${MODELS[$mode]}") + $nb x $ppss kB) = $(mb "$pbound"): $([ "$pss" -le "$pbound" ] && echo met || echo "NOT met")
+Against backends that ran the scoring sessions' query without select_model() instead of idle ones (Pss $qpss kB, Pss_Anon $qanon kB: the application's own query over the prompts): summed Pss $3 $(mb "$pss") <= 1.2 x ($(mb "${MODELS[$mode]}") + $nb x $qpss kB) = $(mb "$qbound"): $([ "$pss" -le "$qbound" ] && echo met || echo "NOT met")
 Against backends that ran the extension's code on a small selector instead of idle ones (Pss $wpss kB, Pss_Anon $wanon kB: catalog and plan caches, library pages): summed Pss $3 $(mb "$pss") <= 1.2 x ($(mb "${MODELS[$mode]}") + $nb x $wpss kB) = $(mb "$wbound"): $([ "$pss" -le "$wbound" ] && echo met || echo "NOT met")"
 }
 as_server sh -c "printf '%s\n' \"shared_preload_libraries = 'model_select'\" \

@@ -101,12 +101,19 @@ id_hash_create(const char *name, Size entrysize, MemoryContext cxt)
  * byte for byte those it was resolved from, so it needs no invalidation: a
  * changed row misses and replaces it.
  */
+typedef struct ConfigCached
+{
+	SelectorConfig cfg;
+	Size		stored_len;
+	char		stored[FLEXIBLE_ARRAY_MEMBER];	/* the columns it was resolved from
+												 * (config_stored_form) */
+} ConfigCached;
+
+/* The hash's entry points to it: dynahash allocates entries 32 at a time. */
 typedef struct ConfigCacheEntry
 {
 	int32		selector_id;	/* hash key */
-	char	   *stored;			/* the columns it was resolved from (config_stored_form) */
-	Size		stored_len;
-	SelectorConfig cfg;
+	ConfigCached *cached;		/* in config_cache_cxt */
 } ConfigCacheEntry;
 
 /* Beyond this many selectors the cache starts again (dropped selectors stay in it). */
@@ -213,7 +220,7 @@ config_from_values(SelectorConfig *cfg, const Datum *values, const bool *nulls)
 	ConfigColumns c;
 	Size		len;
 	char	   *stored;
-	char	   *copy;
+	ConfigCached *cached;
 	ConfigCacheEntry *entry;
 	bool		found;
 
@@ -221,9 +228,9 @@ config_from_values(SelectorConfig *cfg, const Datum *values, const bool *nulls)
 	stored = config_stored_form(&c, &len);
 	if (config_cache != NULL &&
 		(entry = hash_search(config_cache, &c.selector_id, HASH_FIND, NULL)) != NULL &&
-		entry->stored_len == len && memcmp(entry->stored, stored, len) == 0)
+		entry->cached->stored_len == len && memcmp(entry->cached->stored, stored, len) == 0)
 	{
-		*cfg = entry->cfg;
+		*cfg = entry->cached->cfg;
 		/* the centroids of a version may have been replaced since (codebook.c) */
 		cfg->centroids = codebook_centroids(cfg);
 		return;
@@ -239,14 +246,14 @@ config_from_values(SelectorConfig *cfg, const Datum *values, const bool *nulls)
 		config_cache = id_hash_create("model_select config cache", sizeof(ConfigCacheEntry),
 									  config_cache_cxt);
 	}
-	copy = MemoryContextAlloc(config_cache_cxt, len);
-	memcpy(copy, stored, len);
+	cached = MemoryContextAlloc(config_cache_cxt, offsetof(ConfigCached, stored) + len);
+	cached->cfg = *cfg;
+	cached->stored_len = len;
+	memcpy(cached->stored, stored, len);
 	entry = hash_search(config_cache, &c.selector_id, HASH_ENTER, &found);
 	if (found)
-		pfree(entry->stored);
-	entry->stored = copy;
-	entry->stored_len = len;
-	entry->cfg = *cfg;
+		pfree(entry->cached);
+	entry->cached = cached;
 }
 
 /*

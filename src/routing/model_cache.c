@@ -63,7 +63,18 @@
 int			model_cache_size_kb = 256 * 1024;
 
 
+/*
+ * The cache: arm_id -> entry, the entries in model_cache_cxt (dynahash
+ * allocates its own elements 32 at a time, so they stay small).
+ */
+typedef struct ModelCacheSlot
+{
+	int32		arm_id;			/* hash key */
+	ModelCacheEntry *entry;
+} ModelCacheSlot;
+
 static HTAB *model_cache = NULL;
+static MemoryContext model_cache_cxt = NULL;
 static uint64 cache_loads = 0;
 static Size cache_bytes = 0;	/* sum of the entries' bytes */
 
@@ -71,8 +82,18 @@ static Size cache_bytes = 0;	/* sum of the entries' bytes */
 static void
 model_cache_init(void)
 {
-	model_cache = id_hash_create("model_select model cache", sizeof(ModelCacheEntry),
-								 CacheMemoryContext);
+	model_cache_cxt = AllocSetContextCreate(CacheMemoryContext, "model_select model cache",
+											ALLOCSET_SMALL_SIZES);
+	model_cache = id_hash_create("model_select model cache", sizeof(ModelCacheSlot), model_cache_cxt);
+}
+
+/* The entry of an arm, or NULL. */
+static ModelCacheEntry *
+cache_find(int32 arm_id)
+{
+	ModelCacheSlot *slot = model_cache ? hash_search(model_cache, &arm_id, HASH_FIND, NULL) : NULL;
+
+	return slot ? slot->entry : NULL;
 }
 
 /* What this backend holds, for the server's sums (cache_counters.c). */
@@ -100,15 +121,16 @@ void
 model_cache_forget_all(void)
 {
 	HASH_SEQ_STATUS status;
-	ModelCacheEntry *entry;
+	ModelCacheSlot *slot;
 
 	if (model_cache == NULL)
 		return;
 	hash_seq_init(&status, model_cache);
-	while ((entry = hash_seq_search(&status)) != NULL)
-		entry_free(entry);
-	hash_destroy(model_cache);
+	while ((slot = hash_seq_search(&status)) != NULL)
+		entry_free(slot->entry);
+	MemoryContextDelete(model_cache_cxt);	/* the hash table and the entries */
 	model_cache = NULL;
+	model_cache_cxt = NULL;
 	cache_bytes = 0;
 	sizes_publish();
 }
@@ -119,6 +141,7 @@ model_cache_remove(ModelCacheEntry *entry)
 	int32		arm_id = entry->arm_id;
 
 	entry_free(entry);
+	pfree(entry);
 	hash_search(model_cache, &arm_id, HASH_REMOVE, NULL);
 }
 
@@ -145,15 +168,16 @@ model_cache_fit(uint64 load)
 	while (cache_bytes + rff_cache_bytes() > limit)
 	{
 		HASH_SEQ_STATUS status;
-		ModelCacheEntry *entry,
-				   *lru = NULL;
+		ModelCacheSlot *slot;
+		ModelCacheEntry *lru = NULL;
 
 		if (model_cache != NULL)
 		{
 			hash_seq_init(&status, model_cache);
-			while ((entry = hash_seq_search(&status)) != NULL)
-				if (entry->last_used < load && (lru == NULL || entry->last_used < lru->last_used))
-					lru = entry;
+			while ((slot = hash_seq_search(&status)) != NULL)
+				if (slot->entry->last_used < load &&
+					(lru == NULL || slot->entry->last_used < lru->last_used))
+					lru = slot->entry;
 		}
 		if (lru == NULL)
 		{
@@ -198,16 +222,23 @@ entry_reset(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck,
 			FullTransactionId horizon, LoadMode mode, bool *load_locked)
 {
 	ModelCacheEntry *entry;
-	bool		found;
 	MemoryContext old;
 	SharedBaseKey key;
 	SharedBase	sb = {.slot = -1};
 
 	if (model_cache == NULL)
 		model_cache_init();
-	entry = hash_search(model_cache, &arm_id, HASH_ENTER, &found);
-	if (found)
+	entry = cache_find(arm_id);
+	if (entry != NULL)
 		entry_free(entry);
+	else
+	{
+		ModelCacheEntry *fresh = MemoryContextAlloc(model_cache_cxt, sizeof(ModelCacheEntry));
+		ModelCacheSlot *slot = hash_search(model_cache, &arm_id, HASH_ENTER, NULL);
+
+		entry = slot->entry = fresh;
+		entry->arm_id = arm_id;
+	}
 	entry->shared_slot = -1;
 	entry->seen_generation = PG_UINT64_MAX;	/* never looked */
 	entry->grown_at = 0;
@@ -292,8 +323,7 @@ ModelCacheEntry *
 model_cache_entry(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck,
 				  FullTransactionId horizon, LoadMode mode)
 {
-	ModelCacheEntry *entry = model_cache
-		? hash_search(model_cache, &arm_id, HASH_FIND, NULL) : NULL;
+	ModelCacheEntry *entry = cache_find(arm_id);
 	MemoryContext old;
 	bool		load_locked;
 
@@ -343,8 +373,7 @@ model_cache_entry(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *
 const StateFold *
 model_cache_base(int32 arm_id, int32 settings_version, int64 version, int64 xmin)
 {
-	ModelCacheEntry *entry = model_cache
-		? hash_search(model_cache, &arm_id, HASH_FIND, NULL) : NULL;
+	ModelCacheEntry *entry = cache_find(arm_id);
 
 	if (entry == NULL || entry->version != version || entry->xmin != xmin ||
 		entry->settings_version != settings_version || clock_ops(entry->cfg.clock)->ages ||
@@ -371,7 +400,7 @@ selector_models_current(Selector *sel)
 
 		if (arm->model == NULL)
 			continue;
-		entry = model_cache ? hash_search(model_cache, &arm->arm_id, HASH_FIND, NULL) : NULL;
+		entry = cache_find(arm->arm_id);
 		if (entry == NULL || entry->model != arm->model)
 			return false;
 	}

@@ -375,7 +375,9 @@ rows_after_bases(ModelCacheEntry **entries, int narms, const ClockOps *clock, do
 		[FOLD_COL_TICK - 1] = clock->tick_column
 	};
 	int			ncolumns = clock->tick_column ? FOLD_COL_TICK : FOLD_NCOLUMNS;
-	Relation	rewards = own_table_open("rewards");
+
+	/* opened once a read needs it: a decision with only versions to score reads no log */
+	Relation	rewards = clock->ticks_across_arms ? own_table_open("rewards") : NULL;
 	SPITupleTable *tt = result_table_new(result_desc(&desc[clock->kind], lengthof(types), types), narms);
 	Datum		values[lengthof(types)];
 	bool		nulls[lengthof(types)];
@@ -398,6 +400,8 @@ rows_after_bases(ModelCacheEntry **entries, int narms, const ClockOps *clock, do
 			after = start;
 		if (own_only && !own_rows_start(&after))
 			continue;
+		if (rewards == NULL)
+			rewards = own_table_open("rewards");
 		arm_log_rows_begin(&r, rewards, entries[i]->arm_id, after);
 		while ((row = index_read_next(&r)) != NULL)
 		{
@@ -418,7 +422,8 @@ rows_after_bases(ModelCacheEntry **entries, int narms, const ClockOps *clock, do
 		}
 		index_read_end(&r);
 	}
-	own_table_close(rewards);
+	if (rewards != NULL)
+		own_table_close(rewards);
 	return tt;
 }
 

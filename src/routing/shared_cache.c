@@ -75,6 +75,7 @@ typedef struct SharedCacheControl
 {
 	LWLock	   *lock;			/* the slots and counters below */
 	int			area_tranche;
+	bool		area_direct;	/* a dsa_pointer is its offset in the area (base_address) */
 	uint64		clock;
 	int64		bytes;
 	int64		evictions;
@@ -86,7 +87,7 @@ typedef struct SharedCacheControl
 /* Set in the postmaster (inherited) or at start-up: NULL when not preloaded. */
 static SharedCacheControl *control = NULL;
 
-/* This backend's mapping of the area and its pins per slot. */
+/* This backend's mapping of the area (NULL until it writes: area_attached) and its pins per slot. */
 static dsa_area *area = NULL;
 static int32 *my_pins = NULL;
 
@@ -114,6 +115,23 @@ shared_cache_request(void)
 	RequestNamedLWLockTranche(LOCK_TRANCHE, 1);
 }
 
+/*
+ * Is a dsa_pointer of area a (in place, limited to its place: one segment)
+ * the offset of its bytes from the place?  So DSA makes its pointers of the
+ * first segment; asked of one allocation rather than assumed.
+ */
+static bool
+area_is_direct(dsa_area *a)
+{
+	dsa_pointer probe = dsa_allocate_extended(a, 64, DSA_ALLOC_NO_OOM);
+	bool		direct = DsaPointerIsValid(probe) && probe < area_size() &&
+		dsa_get_address(a, probe) == (char *) area_place() + probe;
+
+	if (DsaPointerIsValid(probe))
+		dsa_free(a, probe);
+	return direct;
+}
+
 static void
 shared_cache_startup(void)
 {
@@ -139,6 +157,7 @@ shared_cache_startup(void)
 		a = dsa_create_in_place(area_place(), area_size(), control->area_tranche, NULL);
 		dsa_pin(a);
 		dsa_set_size_limit(a, area_size());
+		control->area_direct = area_is_direct(a);
 		dsa_detach(a);
 	}
 	LWLockRelease(AddinShmemInitLock);
@@ -201,25 +220,46 @@ release_all_pins(int code, Datum arg)
 	LWLockRelease(control->lock);
 }
 
-/* Is there a shared cache?  Maps the area on first use. */
+/* Is there a shared cache?  Sets up this backend's pins on first use. */
 bool
 shared_cache_active(void)
+{
+	if (my_pins != NULL)
+		return true;
+	if (control == NULL || !IsUnderPostmaster)
+		return false;
+	my_pins = MemoryContextAllocZero(TopMemoryContext, sizeof(int32) * SHARED_SLOTS);
+	before_shmem_exit(release_all_pins, (Datum) 0);
+	return true;
+}
+
+/*
+ * This backend's mapping of the area, made on first use: by a backend that
+ * allocates or frees a base.  One that only reads bases does without
+ * (base_address()), and so without the 40 kB a mapping takes (DSA's table
+ * of the 1,024 segments an area may have).
+ */
+static dsa_area *
+area_attached(void)
 {
 	MemoryContext old;
 
 	if (area != NULL)
-		return true;
-	if (control == NULL || !IsUnderPostmaster)
-		return false;
+		return area;
 	old = MemoryContextSwitchTo(TopMemoryContext);
-	my_pins = palloc0(sizeof(int32) * SHARED_SLOTS);
 	LWLockRegisterTranche(control->area_tranche, AREA_TRANCHE);
 	area = dsa_attach_in_place(area_place(), NULL);
 	dsa_pin_mapping(area);
 	MemoryContextSwitchTo(old);
 	on_shmem_exit(dsa_on_shmem_exit_release_in_place, PointerGetDatum(area_place()));
-	before_shmem_exit(release_all_pins, (Datum) 0);
-	return true;
+	return area;
+}
+
+/* The bytes of a base: in place when the area's pointers are offsets (area_is_direct()). */
+static void *
+base_address(dsa_pointer dp)
+{
+	return control->area_direct ? (char *) area_place() + dp : dsa_get_address(area_attached(), dp);
 }
 
 static bool
@@ -247,7 +287,7 @@ key_older(const SharedBaseKey *a, const SharedBaseKey *b)
 static void
 slot_free(SharedSlot *slot)
 {
-	dsa_free(area, slot->state);
+	dsa_free(area_attached(), slot->state);
 	control->bytes -= slot->bytes;
 	slot->state = InvalidDsaPointer;
 	slot->pins = 0;
@@ -263,7 +303,7 @@ slot_pin(int i, SharedBase *out)
 	my_pins[i]++;
 	slot->last_used = ++control->clock;
 	out->slot = i;
-	out->st = dsa_get_address(area, slot->state);
+	out->st = base_address(slot->state);
 	out->pos = slot->pos;
 	out->totals = slot->totals;
 }
@@ -388,7 +428,7 @@ area_allocate(Size bytes)
 {
 	for (;;)
 	{
-		dsa_pointer dp = dsa_allocate_extended(area, bytes, DSA_ALLOC_HUGE | DSA_ALLOC_NO_OOM);
+		dsa_pointer dp = dsa_allocate_extended(area_attached(), bytes, DSA_ALLOC_HUGE | DSA_ALLOC_NO_OOM);
 		bool		evicted;
 
 		if (DsaPointerIsValid(dp))
@@ -499,7 +539,7 @@ shared_base_publish(const SharedBaseKey *key, const StateHeader *st, LogPosition
 		return false;
 	}
 	/* copied outside the lock: nobody knows dp yet */
-	memcpy(dsa_get_address(area, dp), st, bytes);
+	memcpy(base_address(dp), st, bytes);
 	LWLockAcquire(control->lock, LW_EXCLUSIVE);
 	if ((i = slot_of(key, pos)) < 0 && (i = free_slot()) >= 0)
 	{

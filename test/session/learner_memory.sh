@@ -18,7 +18,12 @@
 #   - a backend that scored keeps, per arm, a decoded model of at most three
 #     vectors of the arm's rows plus 4 kB (pg_backend_memory_contexts): no
 #     scratch of one context's scoring, no blocks grown past what it holds
-#     (earlier: four vectors in blocks of twice their size).
+#     (earlier: four vectors in blocks of twice their size);
+#   - and, scoring the learner's versions, it does not map the shared cache's
+#     area (a DSA mapping fills a 40 kB table: TopMemoryContext grows by less
+#     than 24 kB) and its arm and configuration caches hold < 40 kB (earlier
+#     65 kB: dynahash allocates a table's entries 32 at a time, and they
+#     were the entries themselves, 864 and 464 bytes).
 #
 # Uses the PostgreSQL binaries of PG_BINDIR, or of `pg_config --bindir`.
 set -euo pipefail
@@ -76,4 +81,16 @@ bound=$(q -c "SELECT sum(3 * 8 * n + 4096) FROM model_select.arm_stats WHERE sel
 echo "# a scoring backend's decoded models: $decoded bytes (bound $bound)"
 check "a backend's decoded models: at most three vectors of each arm's rows + 4 kB" \
     test "${decoded:-0}" -gt 0 -a "${decoded:-0}" -le "$bound"
+
+read -r top caches <<<"$(q -F ' ' \
+    -c "SELECT count(ms_rand(32)) FROM generate_series(1, 3)" \
+    -c "CREATE TEMP TABLE top0 AS SELECT used_bytes FROM pg_backend_memory_contexts WHERE name = 'TopMemoryContext'" \
+    -c "SELECT count(model_select.select_model('m', ms_rand(32))) FROM generate_series(1, 3)" \
+    -c "SELECT (SELECT used_bytes FROM pg_backend_memory_contexts WHERE name = 'TopMemoryContext') -
+               (SELECT used_bytes FROM top0),
+               (SELECT sum(total_bytes) FROM pg_backend_memory_contexts
+                 WHERE name IN ('model_select model cache', 'model_select config cache'))" | tail -n 1)"
+echo "# a backend scoring versions: TopMemoryContext grew by $top bytes; arm and configuration caches: $caches bytes"
+check "a backend that only reads versions does not map the shared cache's area" test "${top:-99999}" -lt 24576
+check "a backend's arm and configuration caches for 3 arms: < 40 kB" test "${caches:-99999}" -gt 0 -a "${caches:-99999}" -lt 40960
 finish
