@@ -108,6 +108,7 @@ extern bool entry_shareable(const ModelCacheEntry *entry);
 extern void entry_publish(ModelCacheEntry *entry);
 extern bool entry_take_newest(ModelCacheEntry *entry);
 extern void shared_load_lock(int32 arm_id);
+extern bool shared_load_try_lock(int32 arm_id);
 extern void shared_load_unlock(int32 arm_id);
 extern void entry_base_grew(ModelCacheEntry *entry);
 extern void entry_share_when_quiet(ModelCacheEntry *entry);

@@ -315,7 +315,8 @@ entry_reset(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck,
  * checkpoint is the one visible, and every row folded after it is below
  * horizon (a statement with an older snapshot may not see them all; under
  * the learner's rule any final prefix will do, and the newest published is
- * taken).  A new base is caught up with the final rows at once (one taken
+ * taken, by the learner too: a backend that folded the final rows while the
+ * learner was behind saves it the same folds).  A new base is caught up with the final rows at once (one taken
  * from the shared cache by model_cache_absorb, as they are few) and
  * published.
  */
@@ -334,7 +335,7 @@ model_cache_entry(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *
 	{
 		/* the folds point to entry->cfg: the codebook's centroids as renewed (codebook.c) */
 		entry->cfg.centroids = cfg->centroids;
-		if (LOAD_VERSIONED(mode))
+		if (mode != LOAD_OWN)
 			entry_take_newest(entry);
 		return entry;
 	}
@@ -359,7 +360,7 @@ model_cache_entry(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *
 	}
 	if (load_locked)
 		shared_load_unlock(arm_id);
-	if (LOAD_VERSIONED(mode))
+	if (mode != LOAD_OWN)
 		entry_take_newest(entry);
 	return entry;
 }

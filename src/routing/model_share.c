@@ -315,6 +315,16 @@ shared_load_lock(int32 arm_id)
 	(void) LockAcquire(&tag, ExclusiveLock, false, false);
 }
 
+/* The arm's load lock if nobody holds it, without waiting; false: held. */
+bool
+shared_load_try_lock(int32 arm_id)
+{
+	LOCKTAG		tag;
+
+	load_locktag(&tag, arm_id);
+	return LockAcquire(&tag, ExclusiveLock, false, true) != LOCKACQUIRE_NOT_AVAIL;
+}
+
 void
 shared_load_unlock(int32 arm_id)
 {

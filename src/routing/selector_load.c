@@ -24,6 +24,7 @@
 #include "pg/index_read.h"
 #include "pg/owner.h"
 #include "model/privilege.h"
+#include "model/registry.h"
 #include "model/table_arms.h"
 #include "model/table_selectors.h"
 #include "learning/clock.h"
@@ -350,12 +351,16 @@ row_read(FullTransactionId tx, FullTransactionId horizon, bool own_only)
  * read, and *now gets the selector's clock (counted_positions()).  Under
  * the learner's rule (mode), only the final rows (below horizon) and this
  * transaction's are kept, and after a version only this transaction's are
- * read (own_rows_start()).  Not
+ * read (own_rows_start()).  Where the learner is behind (LOAD_FINAL), one
+ * backend at a time folds an arm's final rows and publishes them, holding
+ * its load lock (catching_up[i]: the caller releases it); the others score
+ * the newest version meanwhile, as when it keeps up: each of 16 routers
+ * folding the same backlog had stalled them all for up to a second.  Not
  * inlined into arms_load(), whose PG_TRY would make its locals volatile.
  */
 static pg_noinline SPITupleTable *
 rows_after_bases(ModelCacheEntry **entries, int narms, const ClockOps *clock, double *now,
-				 LoadMode mode, FullTransactionId horizon)
+				 LoadMode mode, FullTransactionId horizon, bool *catching_up)
 {
 	/* by clock: the tick column is created_at (timestamptz), counted or none (float8) */
 	static TupleDesc desc[CLOCK_COUNT];
@@ -394,7 +399,14 @@ rows_after_bases(ModelCacheEntry **entries, int narms, const ClockOps *clock, do
 		LogPosition after = entries[i]->fold.pos;
 		IndexRead	r;
 		HeapTuple	row;
-		bool		own_only = mode == LOAD_VERSIONS && entry_shareable(entries[i]);
+		bool		own_only = false;
+
+		catching_up[i] = false;
+		if (entry_shareable(entries[i]) && mode == LOAD_VERSIONS)
+			own_only = true;
+		else if (entry_shareable(entries[i]) && mode == LOAD_FINAL &&
+				 !policy_ops(entries[i]->cfg.policy)->keeps_rows)
+			own_only = !(catching_up[i] = shared_load_try_lock(entries[i]->arm_id));
 
 		if (log_position_cmp(start, after) > 0)
 			after = start;
@@ -447,6 +459,7 @@ arms_load(Selector *sel, MemoryContext caller, const SelectorColumns *s, FullTra
 {
 	ModelCacheEntry **entries = palloc(sizeof(ModelCacheEntry *) * Max(sel->narms, 1));
 	int		   *taken = palloc(sizeof(int) * Max(sel->narms, 1));	/* entries[j] is arm taken[j] */
+	bool	   *catching_up = palloc(sizeof(bool) * Max(sel->narms, 1));
 	int			ntaken = 0;
 	SPITupleTable *rows;
 	uint64		nrows,
@@ -473,7 +486,7 @@ arms_load(Selector *sel, MemoryContext caller, const SelectorColumns *s, FullTra
 		entries[ntaken] = model_cache_entry(&sel->cfg, arm->arm_id, &ck, horizon, mode);
 		taken[ntaken++] = i;
 	}
-	rows = rows_after_bases(entries, ntaken, clock, &now, mode, horizon);
+	rows = rows_after_bases(entries, ntaken, clock, &now, mode, horizon, catching_up);
 	nrows = rows->numvals;
 	for (int j = 0; j < ntaken; j++)
 	{
@@ -494,6 +507,8 @@ arms_load(Selector *sel, MemoryContext caller, const SelectorColumns *s, FullTra
 			PG_RE_THROW();
 		}
 		PG_END_TRY();
+		if (catching_up[j])
+			shared_load_unlock(entry->arm_id);
 		model_cache_touch(entry, load);
 		arm->n = entry->totals.n;
 		arm->cost_sum = entry->totals.cost_sum;
