@@ -316,9 +316,9 @@ entry_reset(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck,
  * horizon (a statement with an older snapshot may not see them all; under
  * the learner's rule any final prefix will do, and the newest published is
  * taken, by the learner too: a backend that folded the final rows while the
- * learner was behind saves it the same folds).  A new base is caught up with the final rows at once (one taken
- * from the shared cache by model_cache_absorb, as they are few) and
- * published.
+ * learner was behind saves it the same folds).  A new base is caught up
+ * with the final rows at once (one taken from the shared cache by
+ * model_cache_absorb, as they are few) and published.
  */
 ModelCacheEntry *
 model_cache_entry(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck,
