@@ -224,7 +224,10 @@ dot_tail(long from, int n, const double *x, const double *y, double s)
 	return cpu_has_fma() ? dot_tail_fma(from, n, x, y, s) : dot_tail_portable(from, n, x, y, s);
 }
 
-/* out[r] = x·y_r for four vectors y_r, each summed in dot()'s order (the same bits as four dot() calls). */
+/*
+ * out[r] = x·y_r for four vectors y_r, each summed in dot()'s order (the
+ * same bits as four dot() calls).
+ */
 void
 dot4(int n, const double *x, const double *const *y, double *out)
 {

@@ -5,8 +5,9 @@
  * with dot_definition()'s order (sixteen fma() chains, a pairwise sum, an
  * fma() tail), for n = 0 to 140, 257 and 385, on factors and right-hand
  * sides at alignment offsets 0 to 3 doubles; and dot4_head() with
- * dot_tail() gives dot()'s bits for rows of lengths i to i + 3.  forward.c and vecops.c are included, so that this
- * program needs no server.  Built and run by test/session/unit_bits.sh.
+ * dot_tail() gives dot()'s bits for rows of lengths i to i + 3.
+ * forward.c and vecops.c are included, so that this program needs no
+ * server.  Built and run by test/session/unit_bits.sh.
  */
 #include "postgres.h"
 
