@@ -11,21 +11,8 @@
 #include "datatype/timestamp.h"
 
 #include "learning/fold.h"
+#include "routing/shared_key.h"
 
-/*
- * What a base is the fold of, besides its position: two bases with equal
- * keys and positions hold the same state (every row up to a base's position
- * was final when it was folded, and the rows up to a final position never
- * change): a version of the arm, a prefix of its log.
- */
-typedef struct SharedBaseKey
-{
-	Oid			database;
-	int32		arm_id;
-	int32		settings_version;
-	int64		ckpt_version;	/* the arm_state row folded from (0: none) */
-	int64		ckpt_xmin;		/* and its xmin (a rolled back version) */
-} SharedBaseKey;
 
 /* A pinned base: read only, valid until shared_base_release(slot). */
 typedef struct SharedBase
@@ -47,9 +34,6 @@ typedef struct SharedVersionInfo
 	int32		pins;
 	TimestampTz published_at;
 } SharedVersionInfo;
-
-/* Versions the server can hold at once (each slot costs about 150 bytes). */
-#define SHARED_SLOTS 1024
 
 /* Server-wide figures for cache_stats(), plus this backend's counters. */
 typedef struct SharedCacheStats
