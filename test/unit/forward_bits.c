@@ -20,6 +20,7 @@
 #define pfree(ptr) free(ptr)
 #include "../../src/math/vecops.c"
 #include "../../src/math/forward.c"
+#include "dot_order.h"
 
 /* postgres.h maps printf to libpgport's, which this program does not link */
 #undef printf
@@ -34,29 +35,6 @@ draw(uint64_t *s)
 	*s ^= *s << 25;
 	*s ^= *s >> 27;
 	return (double) (*s * UINT64_C(2685821657736338717) >> 11) / 9007199254740992.0 - 0.5;
-}
-
-static bool
-same(double a, double b)
-{
-	return memcmp(&a, &b, sizeof(double)) == 0;
-}
-
-/* The order of vecops.c's dot(), written out. */
-static double
-dot_definition(int n, const double *x, const double *y)
-{
-	double		p[16] = {0};
-	int			full = n / 16 * 16;
-	double		s;
-
-	for (int i = 0; i < full; i++)
-		p[i % 16] = fma(x[i], y[i], p[i % 16]);
-	s = (((p[0] + p[8]) + (p[4] + p[12])) + ((p[2] + p[10]) + (p[6] + p[14]))) +
-		(((p[1] + p[9]) + (p[5] + p[13])) + ((p[3] + p[11]) + (p[7] + p[15])));
-	for (int i = full; i < n; i++)
-		s = fma(x[i], y[i], s);
-	return s;
 }
 
 /* x <- L⁻¹x one row at a time. */
