@@ -121,7 +121,7 @@ def main():
                 t2 = time.time()
                 r_learner, stale = learner_loop(conn, seed, k, policy, settings, rows)
                 t3 = time.time()
-                lag = conn.execute("SELECT lag_ms_p50, lag_ms_p99 FROM model_select.learner"
+                lag = conn.execute("SELECT max(lag_ms_p50), max(lag_ms_p99) FROM model_select.learner"
                                    " WHERE database = current_database()").fetchone()
                 res[seed, k] = (r_replay, r_tx, r_learner, stale, lag, t3 - t2)
                 print(f"   seed {seed} warm {k}: replay {r_replay:.4f} ({t1 - t0:.1f} s), one transaction "

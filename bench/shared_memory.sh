@@ -194,7 +194,9 @@ measure shared
 MODELS[shared]=${SHARED[shared]}
 target shared "$BACKENDS" "with the shared cache"
 if [ "$LEARNER_BACKENDS" -gt 0 ]; then
-    as_server sh -c "echo \"model_select.learner_databases = 'ms_memory'\" >> '$CL/mem/postgresql.conf'"
+    # one learner worker: the Pss reported below is that process's
+    as_server sh -c "printf '%s\n' \"model_select.learner_databases = 'ms_memory'\" \
+        \"model_select.learner_workers = 1\" >> '$CL/mem/postgresql.conf'"
     measure learner "$LEARNER_BACKENDS"
     target learner "$LEARNER_BACKENDS" "with the learner"
     read -r lpss lanon lshm <<<"${LEARNER_PSS[learner]}"
@@ -206,7 +208,7 @@ if [ -n "${MS_MEMORY_CHECK:-}" ]; then
     [ "${VERDICT[shared]}" = met ] && [ "${VERDICT[learner]:-met}" = met ]
     exit
 fi
-as_server sed -i "/shared_preload_libraries\|shared_cache_size\|learner_databases/d" "$CL/mem/postgresql.conf"
+as_server sed -i "/shared_preload_libraries\|shared_cache_size\|learner_databases\|learner_workers/d" "$CL/mem/postgresql.conf"
 measure per_backend
 
 read -r r1 p1 d1 ir1 ip1 id1 <<<"${R[per_backend]}"

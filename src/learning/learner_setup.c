@@ -148,8 +148,8 @@ learner_preload(void)
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("model_select.learner_workers",
 							"Learner processes per database of model_select.learner_databases, each folding and publishing a share of the arms.",
-							"More than one where many backends compete for the CPU and one learner falls behind (see the learner's lag).",
-							&learner_workers, 1, 1, LEARNER_MAX_WORKERS, PGC_POSTMASTER, 0,
+							"Two by default: where busy backends outnumber the cores, one learner gets too small a share of the CPU and falls behind (see the learner's lag).",
+							&learner_workers, 2, 1, LEARNER_MAX_WORKERS, PGC_POSTMASTER, 0,
 							NULL, NULL, NULL);
 	/* kept for the postmaster's life: shared memory is set up again after a crash */
 	old = MemoryContextSwitchTo(TopMemoryContext);

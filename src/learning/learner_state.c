@@ -34,7 +34,7 @@
 LearnerShared *learner = NULL;
 int			learner_naptime_ms = 200;
 int			learner_max_lag_ms = 1000;
-int			learner_workers = 1;
+int			learner_workers = 2;
 
 /* In a learner process (attached): its worker number and its database's number of workers. */
 static bool attached = false;

@@ -38,7 +38,7 @@ PORT=$(free_port $(( ${PGPORT:-55500} + 70 )))
 cluster_initdb burst || bail "initdb failed: $(tail -n 5 "$CL/initdb.log")"
 as_server sh -c "printf '%s\n' \"shared_preload_libraries = 'model_select'\" \
     \"model_select.learner_databases = '$DB'\" \"model_select.learner_naptime = '50ms'\" \
-    \"max_connections = 40\" ${MS_BURST_CONF:-} >> '$CL/burst/postgresql.conf'"
+    \"model_select.learner_workers = 1\" \"max_connections = 40\" ${MS_BURST_CONF:-} >> '$CL/burst/postgresql.conf'"
 cluster_start burst "$PORT" || bail "the server failed to start: $(tail -n 5 "$CL/burst.log")"
 export PGHOST=$CL PGPORT=$PORT PGUSER=postgres
 

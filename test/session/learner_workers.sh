@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 41, several learner processes per database (model_select.learner_workers
-# = 2), on a cluster of its own with model_select preloaded:
+# at its default, 2), on a cluster of its own with model_select preloaded:
 #   - two learners serve the database, workers 0 and 1, with their own pids;
 #   - under load (3 routers that route and reward both selectors, a lin_ucb
 #     and a pak_ucb one of 5 arms, each decision in a transaction of its own)
@@ -23,8 +23,8 @@ DB=ms_session_workers
 MS_EXTRA_CLEANUP='cluster_stop_all'
 . "$(dirname "$0")/lib/common.bash"
 export OPENBLAS_NUM_THREADS=1
-preloaded_server lw "$(free_port $(( ${PGPORT:-55500} + 130 )))" \
-    "model_select.learner_databases = '$DB'" "model_select.learner_workers = 2" \
+MS_DEFAULT_WORKERS=1 preloaded_server lw "$(free_port $(( ${PGPORT:-55500} + 130 )))" \
+    "model_select.learner_databases = '$DB'" \
     "model_select.learner_naptime = '50ms'" "model_select.learner_max_lag = '500ms'" \
     "model_select.checkpoint_threshold = 16" "model_select.shared_min_size = 0"
 

@@ -49,12 +49,16 @@ cluster_start() {
 }
 
 # preloaded_initdb NAME CONF_LINE...: a new cluster NAME with model_select in
-# shared_preload_libraries and the postgresql.conf lines given
+# shared_preload_libraries and the postgresql.conf lines given.  One learner
+# worker per database unless MS_DEFAULT_WORKERS=1 or a line sets them: these
+# tests read and stop "the" learner of a database; learner_workers.sh runs
+# the default (2 workers).
 preloaded_initdb() {
-    local name=$1
+    local name=$1 workers=("model_select.learner_workers = 1")
     shift
+    [ "${MS_DEFAULT_WORKERS:-0}" = 1 ] && workers=()
     cluster_initdb "$name" || bail "initdb failed: $(tail -n 5 "$CL/initdb.log")"
-    printf '%s\n' "shared_preload_libraries = 'model_select'" "$@" >"$CL/$name.conf"
+    printf '%s\n' "shared_preload_libraries = 'model_select'" "${workers[@]}" "$@" >"$CL/$name.conf"
     as_server sh -c "cat '$CL/$name.conf' >> '$CL/$name/postgresql.conf'"
 }
 
