@@ -188,37 +188,71 @@ row_tick(const ClockOps *clock, SPITupleTable *tt, uint64 i)
 	return clock->tick(SPI_getbinval(tt->vals[i], tt->tupdesc, FOLD_COL_TICK, &isnull));
 }
 
+/* Append one prepared row to the fold: in place, or a new state in a context of its own. */
+static void
+fold_append(StateFold *f, const ClockOps *clock, const double *x, double r, double tick)
+{
+	MemoryContext next = fold_context(MemoryContextGetParent(f->cxt));
+	MemoryContext old = MemoryContextSwitchTo(next);
+	StateHeader *appended = clock->append(f->cfg, f->st, x, r, tick);
+
+	MemoryContextSwitchTo(old);
+	if (appended == f->st)
+		MemoryContextDelete(next);	/* updated in place */
+	else
+	{
+		MemoryContextDelete(f->cxt);
+		f->cxt = next;
+		f->st = appended;
+	}
+}
+
+/*
+ * Append m prepared rows at once where the policy can (PolicyOps.append_rows:
+ * in place, with the bits of m appends): on the arm's own clock, with no
+ * restarts, onto a state.  false: the caller appends them one by one.
+ */
+static bool
+fold_append_rows(StateFold *f, int m, const double *X, const double *r)
+{
+	append_rows_fn append_rows = policy_ops(f->cfg->policy)->append_rows;
+
+	return m > 1 && append_rows != NULL && f->st != NULL && f->cfg->clock == CLOCK_ARM &&
+		f->cfg->restart_every == 0 && append_rows(f->cfg, f->st, m, X, r);
+}
+
+/* Rows read and prepared before they are appended together. */
+#define FOLD_CHUNK 32
+
 /*
  * Fold rows [first, last) of tt (FOLD_COLUMNS, then a tick if the clock
- * has ticks; canonical order), one by one.
+ * has ticks; canonical order): read FOLD_CHUNK at a time, then appended
+ * together where the policy can, else one by one.
  */
 void
 fold_rows(StateFold *f, SPITupleTable *tt, uint64 first, uint64 last)
 {
 	MemoryContext parent = MemoryContextGetParent(f->cxt);
-	double	   *x = MemoryContextAlloc(parent, sizeof(double) * f->cfg->dim);
+	double	   *X = MemoryContextAlloc(parent, sizeof(double) * f->cfg->dim * FOLD_CHUNK);
+	double		r[FOLD_CHUNK];
+	double		tick[FOLD_CHUNK];
 	const ClockOps *clock = clock_ops(f->cfg->clock);
 	Relation	decisions = NULL;
 
-	for (uint64 i = first; i < last; i++)
+	for (uint64 i = first; i < last; i += FOLD_CHUNK)
 	{
-		double		r = row_value(f, tt, i, x, &decisions);
-		double		tick = clock->tick ? row_tick(clock, tt, i) : 0;
-		MemoryContext next = fold_context(parent);
-		MemoryContext old = MemoryContextSwitchTo(next);
-		StateHeader *appended = clock->append(f->cfg, f->st, x, r, tick);
+		int			m = (int) Min(FOLD_CHUNK, last - i);
 
-		MemoryContextSwitchTo(old);
-		if (appended == f->st)
-			MemoryContextDelete(next);	/* updated in place */
-		else
+		for (int t = 0; t < m; t++)
 		{
-			MemoryContextDelete(f->cxt);
-			f->cxt = next;
-			f->st = appended;
+			r[t] = row_value(f, tt, i + t, X + (Size) t * f->cfg->dim, &decisions);
+			tick[t] = clock->tick ? row_tick(clock, tt, i + t) : 0;
 		}
+		if (!fold_append_rows(f, m, X, r))
+			for (int t = 0; t < m; t++)
+				fold_append(f, clock, X + (Size) t * f->cfg->dim, r[t], tick[t]);
 	}
-	pfree(x);
+	pfree(X);
 	if (decisions != NULL)
 		own_table_close(decisions);
 }

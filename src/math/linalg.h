@@ -21,6 +21,7 @@ extern void gram_packed(int n, int p, const double *Z, double ridge, bool factor
 extern double chol_append_row(int n, double *lp, const double *b, double c, double floor);
 extern void chol_rank1_update(int n, double *lp, double *x);
 extern bool chol_rank1_downdate(int n, double *lp, double *x);
+extern void chol_rank_updates(int n, double *lp, double *x, int m);
 extern void chol_drop_first(int n, const double *lp, double *out);
 extern void chol_forward(int n, const double *lp, double *x);
 extern double *chol_forward_copy(int n, const double *lp, const double *b);

@@ -69,6 +69,10 @@ typedef struct PolicyDefault
  */
 #define UCB_SCALE_DEFAULTS {"alpha", 20}, {"intercept", 10}, {"eta", 2}
 
+/* PolicyOps.append_rows */
+typedef bool (*append_rows_fn) (const SelectorConfig *cfg, StateHeader *st, int m,
+								const double *X, const double *r);
+
 typedef struct PolicyOps
 {
 	const char *name;			/* as in selectors.policy */
@@ -103,6 +107,12 @@ typedef struct PolicyOps
 	 */
 	StateHeader *(*append) (const SelectorConfig *cfg, const StateHeader *old,
 							const double *x, double r);
+	/*
+	 * Optional: st with m more rewards (rows of X prepared), updated in
+	 * place, with the bits of m appends; false, leaving st as it was, where
+	 * cfg's states are not updated in place (the caller then appends).
+	 */
+	append_rows_fn append_rows;
 	/*
 	 * build with row t weighted by w[t] in (0, 1] instead of the position
 	 * weights of cfg's discount (w NULL: build): how a clocked state

@@ -46,17 +46,15 @@
  * teaches w₀, so an arm with few rewards starts from what all arms learnt.
  * The states stay per arm (a fold of each arm's log); w₀ is computed from
  * the decoded models of all arms at each decision (lin_share_priors).
+ *
+ * The state's layout is policy/lin_state.h's, its folds policy/lin_fold.c's.
  */
 #include "postgres.h"
 
 #include <math.h>
 
-#include "policy/confidence.h"
-#include "math/linalg.h"
 #include "math/vecops.h"
-#include "model/codebook.h"
-#include "model/state.h"
-#include "model/registry.h"
+#include "policy/lin_state.h"
 
 struct ArmModel
 {
@@ -71,321 +69,6 @@ struct ArmModel
 	double	   *gram;			/* with share: Σ zzᵀ (packed) and b = Σ r z */
 	double	   *rhs;
 };
-
-#define LIN_BODY(p) (PACKED_SIZE(p) + (p))
-
-/* Length of the feature vector z: the policy's features, the codebook's one-hot, the intercept. */
-static int
-feature_count(const SelectorConfig *cfg)
-{
-	return policy_linear_feature_count(cfg);
-}
-
-/*
- * The features after the policy's of a prepared context x: its codebook
- * one-hot, the intercept.  With a fitted codebook the regions' offsets carry
- * each arm's level, and the policy's features are scaled by
- * 1/√codebook_shrink: a ridge codebook_shrink·alpha on the slope within the
- * regions, where alpha alone lets the slope chase the warm rows (on RouterDC
- * warm 1,000 goes from +0.0203 to +0.0240 over 70 orders with 5).
- */
-static void
-features_after(const SelectorConfig *cfg, const double *x, double *z)
-{
-	int			p = feature_count(cfg);
-	int			own = p - 1 - cfg->codebook;
-
-	codebook_features(cfg, x, z + own);
-	z[p - 1] = sqrt(cfg->intercept);
-	if (cfg->centroids != NULL && cfg->codebook_shrink != 1)
-	{
-		double		scale = 1.0 / sqrt(cfg->codebook_shrink);
-
-		/* the embedding's features; the tags' (the last of own) are offsets like the regions' */
-		for (int j = 0; j < own - cfg->tag_buckets; j++)
-			z[j] *= scale;
-	}
-}
-
-static void
-features(const SelectorConfig *cfg, const double *x, double *z)
-{
-	policy_features(cfg, x, z);
-	features_after(cfg, x, z);
-}
-
-/* The factor of A; with a discount, the weighted Gram sum Σγ^age zzᵀ instead. */
-static double *
-lin_factor(const StateHeader *st)
-{
-	return (double *) STATE_BODY(st);
-}
-
-static double *
-lin_rhs(const StateHeader *st, int p)
-{
-	return (double *) STATE_BODY(st) + PACKED_SIZE(p);
-}
-
-/* Does the state keep the learnt noise scale's sums (noise_prior, confidence fixed)? */
-static bool
-learns_noise(const SelectorConfig *cfg)
-{
-	return confidence_learns_noise(cfg);
-}
-
-/* Does the state keep yᵀy (a confidence bound, or the learnt noise scale)? */
-static bool
-keeps_yy(const SelectorConfig *cfg)
-{
-	return cfg->confidence != CONFIDENCE_FIXED || learns_noise(cfg);
-}
-
-/*
- * With yᵀy kept, after b: yᵀy, then for a confidence bound the factors of
- * the other regularisers (settings_resolve() rules out forgetting then),
- * for the learnt noise scale Σw, the rows' weights (n without forgetting).
- * Both are weighted as the rows are: Σw r² and Σw under a discount.
- */
-static double *
-lin_yy(const StateHeader *st, int p)
-{
-	return lin_rhs(st, p) + p;
-}
-
-static double *
-lin_weight_sum(const StateHeader *st, int p)
-{
-	return lin_yy(st, p) + 1;
-}
-
-/* The state's doubles before a window's rows: the factor, b and the noise sums. */
-static Size
-lin_head(const SelectorConfig *cfg, int p)
-{
-	return LIN_BODY(p) + (learns_noise(cfg) ? 2 : 0);
-}
-
-/* With a window: the held rows' contexts (n × dim) and rewards (n), after the head. */
-static double *
-lin_rows(const SelectorConfig *cfg, const StateHeader *st, int p)
-{
-	return (double *) STATE_BODY(st) + lin_head(cfg, p);
-}
-
-static double *
-lin_row_rewards(const SelectorConfig *cfg, const StateHeader *st, int p)
-{
-	return lin_rows(cfg, st, p) + (Size) st->n * st->dim;
-}
-
-static double *
-lin_factor_at(const StateHeader *st, int p, int f)
-{
-	return f == 0 ? lin_factor(st) : lin_yy(st, p) + 1 + (Size) (f - 1) * PACKED_SIZE(p);
-}
-
-static Size
-lin_body(const SelectorConfig *cfg, int n)
-{
-	FactorSet	fs;
-	Size		extra = 0;
-
-	if (cfg->confidence != CONFIDENCE_FIXED)
-	{
-		confidence_factors(cfg, &fs);
-		extra = 1 + (Size) (fs.count - 1) * PACKED_SIZE(feature_count(cfg));
-	}
-	return lin_head(cfg, feature_count(cfg)) + (cfg->window > 0 ? (Size) n * (cfg->dim + 1) : 0) + extra;
-}
-
-/* The factors of the regularisers other than the base, from G = Σ zzᵀ (packed). */
-static void
-lin_other_factors(const SelectorConfig *cfg, StateHeader *st, const double *G)
-{
-	int			p = feature_count(cfg);
-	FactorSet	fs;
-
-	confidence_factors(cfg, &fs);
-	for (int f = 1; f < fs.count; f++)
-		chol_factor_shifted(p, G, fs.alpha[f], fs.alpha[f], lin_factor_at(st, p, f));
-}
-
-/* With weights w (NULL: γ^age by position under a discount, else 1). */
-static StateHeader *
-lin_build_weighted(const SelectorConfig *cfg, int n, const double *X, const double *r,
-				   const double *w_given)
-{
-	int			p = feature_count(cfg);
-	StateHeader *st = state_alloc(cfg, n, lin_body(cfg, n));
-	double	   *Z = palloc(sizeof(double) * (Size) Max(n, 1) * p);
-	double	   *w = palloc(sizeof(double) * Max(n, 1));
-	bool		discounted = cfg->discount < 1;
-	double		weight_sum = 0.0;
-
-	for (int t = 0; t < n; t++)
-	{
-		/* a row of weight w enters as √w·z: Σ w zzᵀ and Σ w r z */
-		double		sw = w_given ? sqrt(w_given[t])
-			: discounted ? pow(cfg->discount, 0.5 * (n - 1 - t)) : 1.0;
-
-		features(cfg, X + (Size) t * cfg->dim, Z + (Size) t * p);
-		for (int i = 0; i < p; i++)
-			Z[(Size) t * p + i] *= sw;
-		w[t] = r[t] * sw;
-		weight_sum += sw * sw;
-	}
-	gram_packed(n, p, Z, discounted ? 0.0 : confidence_base_alpha(cfg), !discounted, lin_factor(st));
-	if (n > 0)
-		gemv_cols(n, p, Z, w, 0.0, lin_rhs(st, p));
-	/* yᵀy weighted as the rows are, Σ w r² = |√w·r|² (a confidence bound's rows all weigh 1) */
-	if (keeps_yy(cfg))
-		*lin_yy(st, p) = n > 0 ? dot(n, w, w) : 0.0;
-	if (learns_noise(cfg))
-		*lin_weight_sum(st, p) = weight_sum;
-	if (cfg->confidence != CONFIDENCE_FIXED)
-	{
-		double	   *G = palloc(sizeof(double) * PACKED_SIZE(p));
-
-		gram_packed(n, p, Z, 0.0, false, G);
-		lin_other_factors(cfg, st, G);
-		pfree(G);
-	}
-	if (cfg->window > 0)
-	{
-		memcpy(lin_rows(cfg, st, p), X, sizeof(double) * (Size) n * cfg->dim);
-		memcpy(lin_row_rewards(cfg, st, p), r, sizeof(double) * n);
-	}
-	pfree(Z);
-	pfree(w);
-	return st;
-}
-
-static StateHeader *
-lin_build(const SelectorConfig *cfg, int n, const double *X, const double *r)
-{
-	return lin_build_weighted(cfg, n, X, r, NULL);
-}
-
-/* Windowed: the state with one more held row (a new allocation). */
-static StateHeader *
-lin_grow(const SelectorConfig *cfg, const StateHeader *old, const double *x, double r)
-{
-	int			p = feature_count(cfg);
-	int			n = old ? old->n : 0;
-	StateHeader *st = state_alloc(cfg, n + 1, lin_body(cfg, n + 1));
-
-	if (old == NULL)
-		old = lin_build(cfg, 0, NULL, NULL);
-	memcpy(STATE_BODY(st), STATE_BODY(old), sizeof(double) * lin_head(cfg, p));
-	memcpy(lin_rows(cfg, st, p), lin_rows(cfg, old, p), sizeof(double) * (Size) n * cfg->dim);
-	memcpy(lin_rows(cfg, st, p) + (Size) n * cfg->dim, x, sizeof(double) * cfg->dim);
-	memcpy(lin_row_rewards(cfg, st, p), lin_row_rewards(cfg, old, p), sizeof(double) * n);
-	lin_row_rewards(cfg, st, p)[n] = r;
-	return st;
-}
-
-/*
- * Windowed and full: forget the oldest held row in place (rank-1 downdate;
- * if rounding makes it fail, refactorise the remaining rows) and make room
- * for the new row at the end.
- */
-static void
-lin_forget_oldest(const SelectorConfig *cfg, StateHeader *st, const double *x, double r)
-{
-	int			p = feature_count(cfg);
-	int			n = st->n;
-	double	   *rows = lin_rows(cfg, st, p);
-	double	   *rewards = lin_row_rewards(cfg, st, p);
-	double	   *z = palloc(sizeof(double) * p);
-	double	   *b = lin_rhs(st, p);
-
-	features(cfg, rows, z);
-	for (int i = 0; i < p; i++)
-		b[i] -= rewards[0] * z[i];
-	if (learns_noise(cfg))
-	{
-		*lin_yy(st, p) -= rewards[0] * rewards[0];
-		*lin_weight_sum(st, p) -= 1.0;
-	}
-	memmove(rows, rows + cfg->dim, sizeof(double) * (Size) (n - 1) * cfg->dim);
-	memmove(rewards, rewards + 1, sizeof(double) * (n - 1));
-	memcpy(rows + (Size) (n - 1) * cfg->dim, x, sizeof(double) * cfg->dim);
-	rewards[n - 1] = r;
-	if (!chol_rank1_downdate(p, lin_factor(st), z))
-	{
-		StateHeader *kept = lin_build(cfg, n - 1, rows, rewards);
-
-		memcpy(STATE_BODY(st), STATE_BODY(kept), sizeof(double) * LIN_BODY(p));
-	}
-	pfree(z);
-}
-
-static StateHeader *
-lin_append(const SelectorConfig *cfg, const StateHeader *old, const double *x, double r)
-{
-	int			p = feature_count(cfg);
-	StateHeader *st;
-	double	   *z = palloc(sizeof(double) * p);
-	double	   *scratch = palloc(sizeof(double) * p);
-	double	   *b;
-
-	if (cfg->window > 0 && old != NULL && old->n >= cfg->window)
-	{
-		/* a full window keeps its size: update in place */
-		st = (StateHeader *) old;
-		lin_forget_oldest(cfg, st, x, r);
-	}
-	else if (cfg->window > 0)
-		st = lin_grow(cfg, old, x, r);
-	else
-	{
-		/* the state's size does not depend on n: update in place */
-		st = old != NULL ? (StateHeader *) old : lin_build(cfg, 0, NULL, NULL);
-		st->n++;
-	}
-	features(cfg, x, z);
-	b = lin_rhs(st, p);
-	if (cfg->discount < 1)
-	{
-		/* Σγ^age zzᵀ and Σγ^age r z age by one step */
-		double	   *S = lin_factor(st);
-
-		for (int i = 0; i < p; i++)
-		{
-			for (int j = 0; j <= i; j++)
-				S[PACKED_ROW(i) + j] = cfg->discount * S[PACKED_ROW(i) + j] + z[i] * z[j];
-			b[i] = cfg->discount * b[i] + r * z[i];
-		}
-		if (learns_noise(cfg))
-		{
-			*lin_yy(st, p) = cfg->discount * *lin_yy(st, p) + r * r;
-			*lin_weight_sum(st, p) = cfg->discount * *lin_weight_sum(st, p) + 1.0;
-		}
-	}
-	else
-	{
-		FactorSet	fs;
-
-		for (int i = 0; i < p; i++)
-			b[i] += r * z[i];
-		confidence_factors(cfg, &fs);
-		if (keeps_yy(cfg))
-			*lin_yy(st, p) += r * r;
-		if (learns_noise(cfg))
-			*lin_weight_sum(st, p) += 1.0;
-		/* the update destroys its vector: the other factors get a copy */
-		for (int f = 1; f < fs.count; f++)
-		{
-			memcpy(scratch, z, sizeof(double) * p);
-			chol_rank1_update(p, lin_factor_at(st, p, f), scratch);
-		}
-		chol_rank1_update(p, lin_factor(st), z);
-	}
-	pfree(z);
-	pfree(scratch);
-	return st;
-}
 
 /* αI + Σγ^age zzᵀ factorised (discounted states keep the sum, not a factor). */
 static double *
@@ -409,13 +92,13 @@ lin_bounds(const SelectorConfig *cfg, const StateHeader *st, ArmModel *m)
 	double		quad[MAX_GRID + 1] = {0};
 	double		ld = 0.0;
 
-	if (keeps_yy(cfg))
+	if (lin_keeps_yy(cfg))
 		for (int f = 0; f < m->factors.count; f++)
 			quad[f] = Max(*lin_yy(st, p) - dot(p, m->t[f], m->t[f]), 0.0);
 	if (cfg->confidence != CONFIDENCE_FIXED)
 		ld = chol_log_det_scaled(p, m->L[0], m->factors.alpha[0]);
 	confidence_bounds(cfg, st->n, &m->factors, ld, quad, &m->bounds);
-	if (learns_noise(cfg))
+	if (lin_learns_noise(cfg))
 		m->bounds.radius[0] *= confidence_noise_scale(cfg, quad[0], *lin_weight_sum(st, p));
 }
 
@@ -423,7 +106,7 @@ static ArmModel *
 lin_decode(const SelectorConfig *cfg, const StateHeader *st)
 {
 	ArmModel   *m = palloc0(sizeof(ArmModel));
-	int			p = feature_count(cfg);
+	int			p = lin_feature_count(cfg);
 
 	m->p = p;
 	confidence_factors(cfg, &m->factors);
@@ -464,7 +147,7 @@ lin_eval(const void *query, int f, double alpha, double *mean, double *width)
 static void
 lin_score(const SelectorConfig *cfg, const ArmModel *m, const double *x, ArmScore *out)
 {
-	features(cfg, x, m->z);
+	lin_features(cfg, x, m->z);
 	if (m->spectrum != NULL)
 		spectrum_score(cfg, m->spectrum, m->z, 0.0, out);
 	else
@@ -480,7 +163,7 @@ lin_score(const SelectorConfig *cfg, const ArmModel *m, const double *x, ArmScor
 static double **
 lin_share_priors(const SelectorConfig *cfg, int narms, const ArmModel *const *models)
 {
-	int			p = feature_count(cfg);
+	int			p = lin_feature_count(cfg);
 	double		alpha = cfg->alpha;
 	double	   *S = palloc0(sizeof(double) * PACKED_SIZE(p));
 	double	   *w0 = palloc0(sizeof(double) * p);
@@ -535,7 +218,7 @@ lin_score_block(const SelectorConfig *cfg, const ArmModel *m, int nrows, const d
 		*shared = Z = palloc(sizeof(double) * (Size) nrows * p);
 		policy_features_block(cfg, nrows, X, Z, p);
 		for (int t = 0; t < nrows; t++)
-			features_after(cfg, X + (Size) t * cfg->dim, Z + (Size) t * p);
+			lin_features_after(cfg, X + (Size) t * cfg->dim, Z + (Size) t * p);
 	}
 	if (m->spectrum != NULL)
 	{
@@ -576,8 +259,9 @@ const PolicyOps lin_ucb_ops = {
 	.name = "lin_ucb", .kind = POLICY_LIN_UCB,
 	.uses_context = true, .bounds = BOUNDS_CHOICE, .forgets = FORGETS_ALL, .settings = lin_ucb_settings,
 	.defaults = lin_ucb_defaults,
-	POLICY_FUNCTIONS(lin), .score_block = lin_score_block, .build_weighted = lin_build_weighted,
-	.share_priors = lin_share_priors, .score_shared = lin_score_shared,
+	POLICY_FUNCTIONS(lin), .append_rows = lin_append_rows, .score_block = lin_score_block,
+	.build_weighted = lin_build_weighted, .share_priors = lin_share_priors,
+	.score_shared = lin_score_shared,
 };
 
 /* rff_ucb's own settings: how many random features (2 × features values each), share, noise_prior. */
@@ -588,6 +272,7 @@ const PolicyOps rff_ucb_ops = {
 	.name = "rff_ucb", .kind = POLICY_RFF_UCB,
 	.uses_context = true, .kernels = KERNELS_SHIFT_INVARIANT, .random_features = true,
 	.bounds = BOUNDS_CHOICE, .forgets = FORGETS_ALL, .settings = rff_ucb_settings,
-	POLICY_FUNCTIONS(lin), .score_block = lin_score_block, .build_weighted = lin_build_weighted,
-	.share_priors = lin_share_priors, .score_shared = lin_score_shared,
+	POLICY_FUNCTIONS(lin), .append_rows = lin_append_rows, .score_block = lin_score_block,
+	.build_weighted = lin_build_weighted, .share_priors = lin_share_priors,
+	.score_shared = lin_score_shared,
 };
