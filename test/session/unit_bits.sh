@@ -2,7 +2,8 @@
 # The fixed-order numeric kernels give the same bits on every path a CPU can
 # take: each test/unit/*.c (vecops_bits.c: the portable and AVX2+FMA bodies of
 # src/math/vecops.c at every alignment; rotate_bits.c: the rank-1 update's
-# block bodies of src/math/rotate.c against its definition), built here with
+# block bodies of src/math/rotate.c against its definition; rotate_many_bits.c:
+# src/math/rotate_many.c's updates together against one after the other), built here with
 # the extension's floating-point flags and run.  Needs the server headers
 # (pg_config --includedir-server) and gcc, as the build does.
 set -euo pipefail
