@@ -61,12 +61,14 @@ CREATE FUNCTION model_select.route_batch(selector text, source text, log boolean
 -- says whose: 'server' (preloaded: every backend's events since the server
 -- started, the sizes summed over the live backends; the same answer from
 -- every backend, as behind a pooler) or 'backend' (the one that answered:
--- without preloading, or asked with this_backend).
+-- without preloading, or asked with this_backend).  rows_folded: log rows
+-- folded onto cached models (by backends and the learner).
 CREATE FUNCTION model_select.cache_stats(this_backend boolean DEFAULT false,
     OUT entries int, OUT bytes bigint, OUT hits bigint,
     OUT misses bigint, OUT decodes bigint, OUT evictions bigint, OUT feature_bytes bigint,
     OUT shared_entries int, OUT shared_bytes bigint, OUT shared_pins int,
-    OUT shared_hits bigint, OUT shared_publishes bigint, OUT shared_evictions bigint, OUT scope text)
+    OUT shared_hits bigint, OUT shared_publishes bigint, OUT shared_evictions bigint, OUT scope text,
+    OUT rows_folded bigint)
     AS 'MODULE_PATHNAME', 'model_select_cache_stats' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
 
 SELECT pg_catalog.pg_extension_config_dump('model_select.decisions', '');
@@ -96,4 +98,4 @@ COMMENT ON FUNCTION model_select.decision_scores(bigint) IS
 COMMENT ON FUNCTION model_select.scores(text, anycompatiblearray, text[]) IS
 'Every arm of the selector (retired ones too) in ordinal order: rewards n, mean, width, ucb = mean + radius * width, and the radius and ridge alpha of the bound for this context. Reads only.';
 COMMENT ON FUNCTION model_select.cache_stats(boolean) IS
-'The caches of arm folds and decoded models: entries and bytes held, hits (a cached model reused), misses (an arm folded anew from its checkpoint), states decoded, evictions (least recently used selectors dropped to stay within model_select.cache_size), and bytes of random feature matrices; then the server''s shared cache (model_select in shared_preload_libraries, else NULL): bases held, their bytes, pins on them, bases taken from it and published to it, and evictions. scope: server (with shared_preload_libraries: every backend''s counts since the server started, sizes summed over the live backends, the same from any backend, as behind a pooler) or backend (the backend that answered: without preloading, or with this_backend => true).';
+'The caches of arm folds and decoded models: entries and bytes held, hits (a cached model reused), misses (an arm folded anew from its checkpoint), states decoded, evictions (least recently used selectors dropped to stay within model_select.cache_size), and bytes of random feature matrices; then the server''s shared cache (model_select in shared_preload_libraries, else NULL): bases held, their bytes, pins on them, bases taken from it and published to it, and evictions. scope: server (with shared_preload_libraries: every backend''s counts since the server started, sizes summed over the live backends, the same from any backend, as behind a pooler) or backend (the backend that answered: without preloading, or with this_backend => true); rows_folded: log rows folded onto cached models, by backends and the learner (where a learner serves the database, about one per reward while it keeps up; more shows backends folding the same rows).';

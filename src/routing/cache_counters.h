@@ -17,6 +17,7 @@ typedef enum CacheCounter
 	CACHE_SHARED_HITS,			/* bases taken from the shared cache */
 	CACHE_SHARED_PUBLISHES,		/* bases published to it */
 	CACHE_SHARED_PUBLISH_FAILURES,	/* bases it had no room for */
+	CACHE_ROWS_FOLDED,			/* log rows folded onto cached bases */
 	N_CACHE_COUNTERS
 } CacheCounter;
 

@@ -205,6 +205,7 @@ entry_extend_base(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint6
 		old = MemoryContextSwitchTo(entry->cxt);
 		fold_some(&entry->fold, tt, first, last, false);
 		MemoryContextSwitchTo(old);
+		cache_count(CACHE_ROWS_FOLDED, (int64) (last - first));
 	}
 	entry_base_grew(entry);
 }

@@ -346,7 +346,7 @@ model_cache_entry(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *
 		old = MemoryContextSwitchTo(entry->cxt);
 		PG_TRY();
 		{
-			fold_log(&entry->fold, arm_id, false, horizon, false);
+			cache_count(CACHE_ROWS_FOLDED, fold_log(&entry->fold, arm_id, false, horizon, false));
 			entry_share(entry);
 		}
 		PG_CATCH();
@@ -421,8 +421,8 @@ Datum
 model_select_cache_stats(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[14];
-	bool		nulls[14] = {false};
+	Datum		values[15];
+	bool		nulls[15] = {false};
 	int64		counts[N_CACHE_COUNTERS];
 	bool		server = !PG_GETARG_BOOL(0) && cache_counters_server(counts);
 	SharedCacheStats shared;
@@ -455,5 +455,6 @@ model_select_cache_stats(PG_FUNCTION_ARGS)
 		for (int i = 7; i < 13; i++)
 			nulls[i] = true;
 	values[13] = CStringGetTextDatum(server ? "server" : "backend");
+	values[14] = Int64GetDatum(counts[CACHE_ROWS_FOLDED]);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
 }
