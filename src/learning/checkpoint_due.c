@@ -235,7 +235,11 @@ checkpoint_if_due(const SelectorConfig *cfg, int32 arm_id, int64 nrows)
  * The learner's and maintain()'s work on one selector: checkpoint every arm
  * that is due (a learner worker: those it owns, learner_owns_arm()),
  * skipping arms another transaction is checkpointing (never waiting for an
- * application's transaction).  Returns the rows folded;
+ * application's transaction).  A learner stops after the first arm while
+ * rewards wait for its next pass, and takes the others at its next
+ * checkpoints: a checkpoint rewrites a whole state, rewards committed
+ * meanwhile wait for it, and arms whose rewards arrive evenly fall due
+ * together.  The arms after it stay due, so each gets its turn.  Returns the rows folded;
  * *arms counts the arms checkpointed.  The caller is connected to SPI, runs
  * as the owner and holds the selector's settings lock.
  */
@@ -258,6 +262,8 @@ checkpoint_due_arms(const SelectorConfig *cfg, int *arms)
 			continue;
 		if (!arm_is_due(cfg, ids[i], &need))
 			continue;
+		if (*arms > 0 && learner_rewards_waiting())
+			break;
 		if (across)
 		{
 			/* every arm's horizon moves on together (checkpoint_arms) */

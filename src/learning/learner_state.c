@@ -36,8 +36,9 @@ int			learner_naptime_ms = 200;
 int			learner_max_lag_ms = 1000;
 int			learner_workers = 2;
 
-/* In a learner process (attached): its worker number and its database's number of workers. */
+/* In a learner process (attached): its slot, worker number and its database's number of workers. */
 static bool attached = false;
+static LearnerSlot *my_attached_slot = NULL;
 static int	my_worker = 0;
 static int	my_workers = 1;
 
@@ -255,8 +256,9 @@ learner_wake_at_commit(int32 arm_id)
 
 /* In a learner process, from its slot: the arms it takes. */
 void
-learner_worker_attach(const LearnerSlot *slot)
+learner_worker_attach(LearnerSlot *slot)
 {
+	my_attached_slot = slot;
 	my_worker = slot->worker;
 	my_workers = learner->workers;
 	attached = true;
@@ -267,6 +269,13 @@ bool
 learner_process(void)
 {
 	return attached;
+}
+
+/* In a learner process: have rewards committed since its pass began that wait for the next? */
+bool
+learner_rewards_waiting(void)
+{
+	return attached && pg_atomic_read_u64(&my_attached_slot->pending_since) != 0;
 }
 
 /*

@@ -89,9 +89,10 @@ extern TimestampTz learner_take_pending(LearnerSlot *slot, int64 *rewards);
 extern void learner_record_lag(LearnerSlot *slot, TimestampTz pending, int64 rewards);
 extern void learner_lag_percentiles(const LearnerSlot *slot, double *ms, double *rewards);
 extern void learner_wake_at_commit(int32 arm_id);
-extern void learner_worker_attach(const LearnerSlot *slot);
+extern void learner_worker_attach(LearnerSlot *slot);
 extern bool learner_owns_arm(int32 arm_id, bool across_arms);
 extern bool learner_owns_selectors(void);
+extern bool learner_rewards_waiting(void);
 extern bool learner_process(void);
 
 #endif
