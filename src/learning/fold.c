@@ -233,7 +233,8 @@ void
 fold_rows(StateFold *f, SPITupleTable *tt, uint64 first, uint64 last)
 {
 	MemoryContext parent = MemoryContextGetParent(f->cxt);
-	double	   *X = MemoryContextAlloc(parent, sizeof(double) * f->cfg->dim * FOLD_CHUNK);
+	int			chunk = (int) Max(Min(FOLD_CHUNK, last - first), 1);
+	double	   *X = MemoryContextAlloc(parent, sizeof(double) * f->cfg->dim * chunk);
 	double		r[FOLD_CHUNK];
 	double		tick[FOLD_CHUNK];
 	const ClockOps *clock = clock_ops(f->cfg->clock);
