@@ -27,6 +27,7 @@
 #include <math.h>
 
 #include "math/linalg.h"
+#include "math/rotation.h"
 
 /* Column k's rotation applied to entry t of a row whose running X is X. */
 #define ROTATE(k, t, X) \
@@ -125,24 +126,14 @@ chol_rank1(int n, double *lp, const double *x, double sign)
 		for (int r = 0; r < nb; r++)
 		{
 			int			i = i0 + r;
-			double		d = row[r][i],
-						xi,
-						r2;
 
 			for (int k = i0; k < i; k++)
 				ROTATE(k, row[r][k], X[r]);
-			xi = X[r] * p;
-			r2 = d * d + sign * xi * xi;
-			if (!(r2 > 1e-12 * d * d))
+			if (!rotation_at_diagonal(&row[r][i], X[r], sign, &p, &ci[i], &a[i], &b[i]))
 			{
 				pfree(ci);
 				return false;
 			}
-			row[r][i] = sqrt(r2);
-			ci[i] = d / row[r][i];
-			a[i] = xi / d / p;
-			p *= ci[i];
-			b[i] = sign * (xi / d) * p;
 		}
 	}
 	pfree(ci);

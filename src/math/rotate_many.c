@@ -25,6 +25,7 @@
 #include <math.h>
 
 #include "math/linalg.h"
+#include "math/rotation.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -175,22 +176,12 @@ rank_group(int n, double *lp, double *x, int g, const Rotations *rot)
 			for (int q = 0; q < nb; q++)
 			{
 				int			i = i0 + q;
-				double		d = row[q][i],
-							xi,
-							r2;
 
 				for (int k = i0; k < i; k++)
 					ROTATE_J(rot, j, k, row[q][k], X[j][q]);
-				/* as chol_rank1() with sign 1 */
-				xi = X[j][q] * p[j];
-				r2 = d * d + 1.0 * xi * xi;
-				if (!(r2 > 1e-12 * d * d))
+				if (!rotation_at_diagonal(&row[q][i], X[j][q], 1.0, &p[j], &ROT(rot, ci, j, i),
+										  &ROT(rot, a, j, i), &ROT(rot, b, j, i)))
 					elog(ERROR, "a rank-1 update of a Cholesky factor met a non-positive pivot");
-				row[q][i] = sqrt(r2);
-				ROT(rot, ci, j, i) = d / row[q][i];
-				ROT(rot, a, j, i) = xi / d / p[j];
-				p[j] *= ROT(rot, ci, j, i);
-				ROT(rot, b, j, i) = 1.0 * (xi / d) * p[j];
 			}
 	}
 }
