@@ -123,6 +123,17 @@ typedef struct PolicyOps
 									const double *r, const double *w);
 	/* Decode for scoring, in the current memory context; may precompute. */
 	ArmModel   *(*decode) (const SelectorConfig *cfg, const StateHeader *st);
+	/*
+	 * Optional, together: what decode computes from a state alone, carried
+	 * by a published version so that the process publishing it computes it
+	 * once for every backend that scores it: its size in doubles (0: none
+	 * under cfg), its computation, and decode taking it instead of computing
+	 * it (with the same functions, so the same bits).
+	 */
+	Size		(*prepared_size) (const SelectorConfig *cfg);
+	void		(*prepare) (const SelectorConfig *cfg, const StateHeader *st, double *out);
+	ArmModel   *(*decode_prepared) (const SelectorConfig *cfg, const StateHeader *st,
+									const double *prepared);
 	/* Fill mean, width, radius and alpha (not ucb) of out for context x. */
 	void		(*score) (const SelectorConfig *cfg, const ArmModel *model,
 						  const double *x, ArmScore *out);

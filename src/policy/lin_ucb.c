@@ -61,7 +61,7 @@ struct ArmModel
 	int			p;
 	FactorSet	factors;
 	const double *L[MAX_GRID + 1];	/* factor of A_f = α_f I + Σ zzᵀ */
-	double	   *t[MAX_GRID + 1];	/* L_f⁻¹ b: the mean is (L_f⁻¹z)·t_f = zᵀA_f⁻¹b */
+	const double *t[MAX_GRID + 1];	/* L_f⁻¹ b: the mean is (L_f⁻¹z)·t_f = zᵀA_f⁻¹b */
 	ArmBounds	bounds;
 	Spectrum   *spectrum;		/* cmm */
 	double	   *z;				/* per context: its features */
@@ -102,8 +102,39 @@ lin_bounds(const SelectorConfig *cfg, const StateHeader *st, ArmModel *m)
 		m->bounds.radius[0] *= confidence_noise_scale(cfg, quad[0], *lin_weight_sum(st, p));
 }
 
+/*
+ * A version carries t_f = L_f⁻¹ b for every factor (the solves a decode
+ * costs), where the factors are the state's own (no discount) and no
+ * spectrum is decoded (cmm).
+ */
+static Size
+lin_prepared_size(const SelectorConfig *cfg)
+{
+	FactorSet	fs;
+
+	if (cfg->discount < 1 || cfg->confidence == CONFIDENCE_CMM)
+		return 0;
+	confidence_factors(cfg, &fs);
+	return (Size) fs.count * lin_feature_count(cfg);
+}
+
+static void
+lin_prepare(const SelectorConfig *cfg, const StateHeader *st, double *out)
+{
+	int			p = lin_feature_count(cfg);
+	FactorSet	fs;
+
+	confidence_factors(cfg, &fs);
+	for (int f = 0; f < fs.count; f++)
+	{
+		memcpy(out + (Size) f * p, lin_rhs(st, p), sizeof(double) * p);
+		chol_forward(p, lin_factor_at(st, p, f), out + (Size) f * p);
+	}
+}
+
+/* Decoded, with the t_f lin_prepare() computed (NULL: computed here). */
 static ArmModel *
-lin_decode(const SelectorConfig *cfg, const StateHeader *st)
+lin_decode_prepared(const SelectorConfig *cfg, const StateHeader *st, const double *prepared)
 {
 	ArmModel   *m = palloc0(sizeof(ArmModel));
 	int			p = lin_feature_count(cfg);
@@ -117,7 +148,8 @@ lin_decode(const SelectorConfig *cfg, const StateHeader *st)
 	else
 	{
 		for (int f = 0; f < m->factors.count; f++)
-			m->t[f] = chol_forward_copy(p, m->L[f], lin_rhs(st, p));
+			m->t[f] = prepared != NULL ? prepared + (Size) f * p
+				: chol_forward_copy(p, m->L[f], lin_rhs(st, p));
 		lin_bounds(cfg, st, m);
 	}
 	m->z = palloc(sizeof(double) * p);
@@ -130,6 +162,12 @@ lin_decode(const SelectorConfig *cfg, const StateHeader *st)
 		memcpy(m->rhs, lin_rhs(st, p), sizeof(double) * p);
 	}
 	return m;
+}
+
+static ArmModel *
+lin_decode(const SelectorConfig *cfg, const StateHeader *st)
+{
+	return lin_decode_prepared(cfg, st, NULL);
 }
 
 /* Mean and width of the context in model->z under factor f. */
@@ -260,6 +298,7 @@ const PolicyOps lin_ucb_ops = {
 	.uses_context = true, .bounds = BOUNDS_CHOICE, .forgets = FORGETS_ALL, .settings = lin_ucb_settings,
 	.defaults = lin_ucb_defaults,
 	POLICY_FUNCTIONS(lin), .append_rows = lin_append_rows, .score_block = lin_score_block,
+	.prepared_size = lin_prepared_size, .prepare = lin_prepare, .decode_prepared = lin_decode_prepared,
 	.build_weighted = lin_build_weighted, .share_priors = lin_share_priors,
 	.score_shared = lin_score_shared,
 };
@@ -273,6 +312,7 @@ const PolicyOps rff_ucb_ops = {
 	.uses_context = true, .kernels = KERNELS_SHIFT_INVARIANT, .random_features = true,
 	.bounds = BOUNDS_CHOICE, .forgets = FORGETS_ALL, .settings = rff_ucb_settings,
 	POLICY_FUNCTIONS(lin), .append_rows = lin_append_rows, .score_block = lin_score_block,
+	.prepared_size = lin_prepared_size, .prepare = lin_prepare, .decode_prepared = lin_decode_prepared,
 	.build_weighted = lin_build_weighted, .share_priors = lin_share_priors,
 	.score_shared = lin_score_shared,
 };

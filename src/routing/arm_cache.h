@@ -28,6 +28,7 @@ typedef struct ModelCacheEntry
 	StateFold	fold;			/* the base: checkpoint + final rows */
 	int			shared_slot;	/* fold.st is the shared cache's base pinned
 								 * in this slot (read only!), -1: ours */
+	const double *shared_prepared;	/* and what its decode takes from it (NULL: none) */
 	uint64		seen_generation;	/* the arm's publication counter when
 									 * entry_take_newest last looked */
 	TimestampTz grown_at;		/* when the base last grew (entry_share_when_quiet) */

@@ -35,7 +35,11 @@ entry_decode(ModelCacheEntry *entry, const StateHeader *st, MemoryContext parent
 	*cxt = AllocSetContextCreate(parent, "model_select decoded model", ALLOCSET_SMALL_SIZES);
 	old = MemoryContextSwitchTo(*cxt);
 	clock->key(&entry->cfg, st, entry->now, at);
-	model = clock->decode_at(&entry->cfg, st, at);
+	/* a shared version carries what decode computes from it alone */
+	if (entry->shared_slot >= 0 && st == entry->fold.st && entry->shared_prepared != NULL)
+		model = policy_ops(entry->cfg.policy)->decode_prepared(&entry->cfg, st, entry->shared_prepared);
+	else
+		model = clock->decode_at(&entry->cfg, st, at);
 	MemoryContextSwitchTo(old);
 	cache_count(CACHE_DECODES, 1);
 	return model;

@@ -281,6 +281,7 @@ entry_reset(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck,
 		}
 	}
 	entry->shared_slot = sb.slot;
+	entry->shared_prepared = sb.slot >= 0 ? sb.prepared : NULL;
 	old = CurrentMemoryContext;
 	PG_TRY();
 	{

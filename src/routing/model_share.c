@@ -42,14 +42,32 @@ entry_base_key(const ModelCacheEntry *entry, SharedBaseKey *key)
 	base_key(key, entry->arm_id, entry->settings_version, entry->version, entry->xmin);
 }
 
-/* Publish a copy of the entry's base, pinned in *sb. */
+/*
+ * Publish a copy of the entry's base, pinned in *sb, with what its decode
+ * computes from it alone (PolicyOps.prepare): computed here once, not by
+ * every backend that scores the version.
+ */
 static bool
 publish_base(ModelCacheEntry *entry, SharedBase *sb)
 {
+	const PolicyOps *ops = policy_ops(entry->cfg.policy);
 	SharedBaseKey key;
+	Size		nprepared = 0;
+	double	   *prepared = NULL;
+	bool		published;
 
 	entry_base_key(entry, &key);
-	return shared_base_publish(&key, entry->fold.st, entry->fold.pos, &entry->fold.totals, sb);
+	if (ops->prepare != NULL && !clock_ops(entry->cfg.clock)->ages &&
+		(nprepared = ops->prepared_size(&entry->cfg)) > 0)
+	{
+		prepared = palloc(sizeof(double) * nprepared);
+		ops->prepare(&entry->cfg, entry->fold.st, prepared);
+	}
+	published = shared_base_publish(&key, entry->fold.st, prepared, nprepared, entry->fold.pos,
+									&entry->fold.totals, sb);
+	if (prepared != NULL)
+		pfree(prepared);
+	return published;
 }
 
 /*
@@ -78,6 +96,7 @@ entry_adopt(ModelCacheEntry *entry, const SharedBase *sb)
 	MemoryContextDelete(entry->fold.cxt);
 	entry->fold = fold;
 	entry->shared_slot = sb->slot;
+	entry->shared_prepared = sb->prepared;
 #ifdef __GLIBC__
 	if (had_own)
 		malloc_trim(0);

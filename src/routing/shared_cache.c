@@ -112,6 +112,8 @@ slot_pin(int i, SharedBase *out)
 	slot->last_used = ++shared_control->clock;
 	out->slot = i;
 	out->st = shared_base_address(slot->state);
+	out->prepared = slot->prepared_at == 0 ? NULL
+		: (const double *) ((const char *) out->st + slot->prepared_at);
 	out->pos = slot->pos;
 	out->totals = slot->totals;
 }
@@ -331,15 +333,17 @@ mark_others_stale(int i)
 }
 
 /*
- * Publish a copy of the base st (key, pos, totals) and pin it in *out; if
- * another backend published it first, pin that one.  False when the cache
+ * Publish a copy of the base st (key, pos, totals), followed by the
+ * nprepared doubles decode computes from it (PolicyOps.prepare; aligned),
+ * and pin it in *out; if another backend published it first, pin that one.  False when the cache
  * has no room that is not pinned: the caller keeps its own copy.
  */
 bool
-shared_base_publish(const SharedBaseKey *key, const StateHeader *st, LogPosition pos,
-					const FoldTotals *totals, SharedBase *out)
+shared_base_publish(const SharedBaseKey *key, const StateHeader *st, const double *prepared,
+					Size nprepared, LogPosition pos, const FoldTotals *totals, SharedBase *out)
 {
-	Size		bytes = VARSIZE(st);
+	Size		prepared_at = nprepared > 0 ? MAXALIGN(VARSIZE(st)) : 0;
+	Size		bytes = Max(prepared_at + sizeof(double) * nprepared, VARSIZE(st));
 	dsa_pointer dp;
 	int			i;
 
@@ -358,7 +362,9 @@ shared_base_publish(const SharedBaseKey *key, const StateHeader *st, LogPosition
 		return false;
 	}
 	/* copied outside the lock: nobody knows dp yet */
-	memcpy(shared_base_address(dp), st, bytes);
+	memcpy(shared_base_address(dp), st, VARSIZE(st));
+	if (nprepared > 0)
+		memcpy((char *) shared_base_address(dp) + prepared_at, prepared, sizeof(double) * nprepared);
 	LWLockAcquire(shared_control->lock, LW_EXCLUSIVE);
 	if ((i = slot_of(key, pos)) < 0 && (i = free_slot()) >= 0)
 	{
@@ -368,6 +374,7 @@ shared_base_publish(const SharedBaseKey *key, const StateHeader *st, LogPosition
 		slot->pos = pos;
 		slot->totals = *totals;
 		slot->state = dp;
+		slot->prepared_at = prepared_at;
 		slot->bytes = bytes;
 		slot->pins = 0;
 		slot->stale = false;

@@ -19,6 +19,7 @@ typedef struct SharedBase
 {
 	int			slot;
 	const StateHeader *st;
+	const double *prepared;		/* what decode computes from st alone (NULL: none) */
 	LogPosition pos;
 	FoldTotals	totals;
 } SharedBase;
@@ -63,7 +64,8 @@ extern bool shared_base_find(const SharedBaseKey *key, LogPosition from, bool fr
 							 FullTransactionId horizon, SharedBase *out);
 extern bool shared_base_find_newest(int32 arm_id, int32 settings_version, LogPosition from,
 								   SharedBase *out);
-extern bool shared_base_publish(const SharedBaseKey *key, const StateHeader *st, LogPosition pos,
+extern bool shared_base_publish(const SharedBaseKey *key, const StateHeader *st,
+								const double *prepared, Size nprepared, LogPosition pos,
 								const FoldTotals *totals, SharedBase *out);
 extern void shared_base_release(int slot);
 extern uint64 shared_arm_generation(int32 arm_id);

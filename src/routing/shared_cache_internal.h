@@ -22,6 +22,7 @@ typedef struct SharedSlot
 	LogPosition pos;
 	FoldTotals	totals;
 	dsa_pointer state;			/* InvalidDsaPointer: the slot is free */
+	Size		prepared_at;	/* bytes from the state to its prepared doubles (0: none) */
 	Size		bytes;
 	int32		pins;
 	bool		stale;			/* a newer base of the arm exists */
