@@ -12,7 +12,8 @@
 #              selector's clock, 5 seeds (bench/quality_drift.sql; results/quality_drift.md)
 #   feedback   RouterDC as feedback arrives: the default router cold and warm
 #              1,000 with rewards 0/100/1,000 rounds late and 100%/20%/5% of the
-#              rounds rewarded (bench/quality_feedback.sql; results/quality_feedback.md)
+#              rounds rewarded, also with count_pending (bench/quality_feedback.sql;
+#              results/quality_feedback.md)
 #   routellm-warm  RouteLLM with prices, cold and warm-started (the same held-out
 #              protocol; bench/quality_routellm_warm.sql; results/quality_routellm_warm.md)
 #   hull       RouteLLM's quality-vs-cost points and hull of the online router
@@ -275,7 +276,7 @@ if has_part drift; then
     echo
 fi
 if has_part feedback; then
-    echo "== feedback: RouterDC with late and sparse rewards (seeds $DC_SEEDS; about 1-2 minutes per seed)"
+    echo "== feedback: RouterDC with late and sparse rewards, defaults and count_pending (seeds $DC_SEEDS; about 2-3 minutes per seed)"
     sql_part feedback -v seeds="$V_DC_SEEDS"
     echo
     cat "$RESULTS/quality_feedback.md"

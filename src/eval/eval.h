@@ -48,14 +48,17 @@ extern void emit_checkpoints(FunctionCallInfo fcinfo, const ReplayTotals *checkp
 							 const ReplayTotals *tot, int narms);
 
 /*
- * The last `horizon` decisions of a replay with a budget (replay_pending.c):
- * per slot t % horizon, round t's arm and whether its reward was learned.
+ * The last `horizon` decisions of a replay with a budget or count_pending
+ * (replay_pending.c), and with count_pending the `horizon` before them: per
+ * slot t % size, round t's arm and whether its reward was learned.
  */
 typedef struct ReplayPending
 {
 	int			horizon;		/* 0: no budget, nothing counted */
+	int			size;			/* horizon, or 2·horizon with count_pending */
 	int		   *arm;
 	bool	   *rewarded;
+	int			decided;		/* the rounds decided so far */
 } ReplayPending;
 
 struct Selector;
@@ -63,6 +66,7 @@ struct SelectorConfig;
 extern void pending_init(ReplayPending *pending, const struct SelectorConfig *cfg);
 extern void pending_decided(ReplayPending *pending, struct Selector *sel, int t, int a);
 extern void pending_rewarded(ReplayPending *pending, struct Selector *sel, int r, int decided);
+extern void pending_awaited(const ReplayPending *pending, struct Selector *sel);
 
 extern void eval_check_arg(bool ok, const char *function, const char *problem);
 extern void source_load(const char *source, const char *label, bool with_expected,

@@ -1,24 +1,29 @@
 /*
  * replay_pending.c — the decisions of a replay routed but not rewarded yet,
- * as a live selector's budget pacer counts them (routing/pacer.c): each
- * arm's count among the last pending_horizon decisions of rewards not yet
- * learned, whether late (replay()'s delay) or never coming (its feedback).
+ * as a live selector counts them (routing/pacer.c): each arm's count among
+ * the last pending_horizon decisions of rewards not yet learned, whether
+ * late (replay()'s delay) or never coming (its feedback), for the budget's
+ * pacer; with count_pending also the rewarded among them and the decisions
+ * before them, for the awaited rewards (routing/awaited.c).
  */
 #include "postgres.h"
 
 #include "model/catalog.h"
 #include "eval/eval.h"
+#include "routing/decide.h"
 
-/* The window of the last `horizon` decisions; none kept without a budget. */
+/* The window of the last `horizon` decisions (and as many before); none kept without a use. */
 void
 pending_init(ReplayPending *pending, const SelectorConfig *cfg)
 {
-	pending->horizon = cfg->budget > 0 ? cfg->pending_horizon : 0;
-	pending->arm = pending->horizon > 0 ? palloc(sizeof(int) * pending->horizon) : NULL;
-	pending->rewarded = pending->horizon > 0 ? palloc(sizeof(bool) * pending->horizon) : NULL;
+	pending->horizon = cfg->budget > 0 || cfg->count_pending ? cfg->pending_horizon : 0;
+	pending->size = cfg->count_pending ? 2 * pending->horizon : pending->horizon;
+	pending->arm = pending->size > 0 ? palloc(sizeof(int) * pending->size) : NULL;
+	pending->rewarded = pending->size > 0 ? palloc(sizeof(bool) * pending->size) : NULL;
+	pending->decided = 0;
 }
 
-/* Round t's decision of arm a enters the window; round t − horizon's leaves it. */
+/* Round t's decision of arm a enters the window; round t − horizon's leaves the pacer's count. */
 void
 pending_decided(ReplayPending *pending, Selector *sel, int t, int a)
 {
@@ -26,11 +31,16 @@ pending_decided(ReplayPending *pending, Selector *sel, int t, int a)
 
 	if (pending->horizon == 0)
 		return;
-	slot = t % pending->horizon;
-	if (t >= pending->horizon && !pending->rewarded[slot])
-		sel->arms[pending->arm[slot]].pending_n--;
+	if (t >= pending->horizon)
+	{
+		slot = (t - pending->horizon) % pending->size;
+		if (!pending->rewarded[slot])
+			sel->arms[pending->arm[slot]].pending_n--;
+	}
+	slot = t % pending->size;
 	pending->arm[slot] = a;
 	pending->rewarded[slot] = false;
+	pending->decided = t + 1;
 	sel->arms[a].pending_n++;
 }
 
@@ -43,10 +53,45 @@ pending_rewarded(ReplayPending *pending, Selector *sel, int r, int decided)
 {
 	int			slot;
 
-	if (pending->horizon == 0 || r < decided - pending->horizon)
+	if (pending->horizon == 0 || r < decided - pending->size)
 		return;
-	slot = r % pending->horizon;
+	slot = r % pending->size;
 	Assert(!pending->rewarded[slot]);
 	pending->rewarded[slot] = true;
-	sel->arms[pending->arm[slot]].pending_n--;
+	if (r >= decided - pending->horizon)
+		sel->arms[pending->arm[slot]].pending_n--;
+}
+
+/*
+ * Before a decision: each arm's awaited rewards, from the counts a live
+ * selector reads (pacer.c): of the last D ≤ size decisions, the newest
+ * h = min(horizon, ⌈D/2⌉) and those before them.
+ */
+void
+pending_awaited(const ReplayPending *pending, Selector *sel)
+{
+	int64		d = Min((int64) pending->decided, (int64) pending->size);
+	int64		h = Min((int64) pending->horizon, (d + 1) / 2);
+	int64		sums[3] = {0, 0, 0};
+
+	if (!sel->cfg.count_pending || pending->horizon == 0)
+		return;
+	for (int i = 0; i < sel->narms; i++)
+		sel->arms[i].awaited = 0;
+	for (int64 k = 1; k <= d; k++)
+	{
+		int			slot = (int) ((pending->decided - k) % pending->size);
+		bool		rewarded = pending->rewarded[slot];
+
+		if (k <= h && !rewarded)
+			sel->arms[pending->arm[slot]].awaited += 1;
+		else if (k <= h)
+			sums[0]++;
+		else
+		{
+			sums[1]++;
+			sums[2] += rewarded;
+		}
+	}
+	awaited_set(sel, sums[0], sums[1], sums[2]);
 }

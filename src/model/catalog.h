@@ -25,6 +25,8 @@ typedef struct ArmInfo
 	int64		spend_n;		/* the pacer's spend (pacer.c) */
 	int64		pending_n;		/* its decisions among the selector's last
 								 * pending_horizon without a reward yet */
+	double		awaited;		/* rewards expected still to come from its
+								 * pending decisions (routing/awaited.c) */
 	int64		version;
 	int64		xmin;			/* of the arm_state row: versions of rolled
 								 * back transactions are not reused */

@@ -125,6 +125,7 @@ typedef struct SelectorConfig
 	double		budget;			/* target mean cost per decision (0: off), pacer.c */
 	int32		pace;			/* the pacer's λ reaches its scale after pace decisions' overspend */
 	int32		pending_horizon;	/* the pacer counts the unrewarded among the last H decisions */
+	bool		count_pending;	/* awaited rewards narrow the widths (routing/awaited.c) */
 	/* window, restart_every: rewards, or seconds on the time clock */
 	int32		window;			/* forget all but an arm's last W rewards (0: off) */
 	double		discount;		/* weight γ^age of a reward (1: off) */

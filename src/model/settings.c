@@ -76,7 +76,9 @@ const SettingDef setting_defs[] = {
 	{"cost_weight", SETTING_NUMBER, offsetof(SelectorConfig, cost_weight), 0.0, 0, false, COST_WEIGHT_MAX, FOR_ALL},
 	{"budget", SETTING_NUMBER, offsetof(SelectorConfig, budget), 0.0, 0, false, 1e12, FOR_ALL},
 	{"pace", SETTING_INTEGER, offsetof(SelectorConfig, pace), 100, 1, false, 1e6, FOR_BUDGET},
-	{"pending_horizon", SETTING_INTEGER, offsetof(SelectorConfig, pending_horizon), 1000, 0, false, 1e6, FOR_BUDGET},
+	{"pending_horizon", SETTING_INTEGER, offsetof(SelectorConfig, pending_horizon), 1000, 0, false, 1e6, FOR_PENDING},
+	{"count_pending", SETTING_BOOLEAN, offsetof(SelectorConfig, count_pending), 0, 0, false, 1, FOR_CONTEXTUAL,
+	NULL, false, true},
 	{"reward_min", SETTING_NUMBER, offsetof(SelectorConfig, reward_min), 0.0, -UTILITY_MAX, false, UTILITY_MAX, FOR_ALL},
 	{"reward_max", SETTING_NUMBER, offsetof(SelectorConfig, reward_max), 1.0, -UTILITY_MAX, false, UTILITY_MAX, FOR_ALL},
 	{"retain", SETTING_RETAIN, offsetof(SelectorConfig, retain), 0, 0, false, 1e9, FOR_ALL, NULL, false, true},
@@ -213,6 +215,8 @@ setting_applies(const SettingDef *def, const SelectorConfig *cfg)
 			return choice && cfg->confidence == CONFIDENCE_FIXED;
 		case FOR_BUDGET:
 			return cfg->budget > 0;
+		case FOR_PENDING:
+			return cfg->budget > 0 || cfg->count_pending;
 	}
 	return false;
 }

@@ -45,7 +45,8 @@ typedef enum SettingScope
 	FOR_GRID,					/* confidence dmm or cmm */
 	FOR_IGP,					/* confidence igp */
 	FOR_FIXED_CHOICE,			/* a policy with a choice of bounds, confidence fixed */
-	FOR_BUDGET					/* a selector with a budget */
+	FOR_BUDGET,					/* a selector with a budget */
+	FOR_PENDING					/* a budget, or count_pending */
 } SettingScope;
 
 typedef struct SettingDef
@@ -64,7 +65,7 @@ typedef struct SettingDef
 } SettingDef;
 
 /* Every setting, once (settings.c); N_SETTINGS entries. */
-#define N_SETTINGS 38
+#define N_SETTINGS 39
 extern const SettingDef setting_defs[];
 extern const char *const clock_names[];
 

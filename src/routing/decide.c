@@ -349,6 +349,7 @@ decide_block(const Selector *sel, int m, const double *rawX, ArmScore *scores, i
 
 		if (t > 0 && first[t] == first[t - 1])
 			continue;
+		awaited_apply(sel, row);
 		sample_scores(sel, raw_x, row);
 		pacer_apply(sel, lambda, row);
 		kept_chosen[first[t]] = choose_arm(sel, row, raw_x);
@@ -374,6 +375,7 @@ score_arms(const Selector *sel, const double *raw_x, ArmScore *scores)
 	memcpy(x, raw_x, sizeof(double) * sel->cfg.dim);
 	context_prepare(&sel->cfg, x);
 	score_prepared(sel, x, scores);
+	awaited_apply(sel, scores);
 	sample_scores(sel, raw_x, scores);
 	pacer_apply(sel, pacer_lambda(sel), scores);
 	pfree(x);

@@ -16,6 +16,8 @@ extern void scores_rows(FunctionCallInfo fcinfo, const Selector *sel, const ArmS
 extern double pacer_lambda(const Selector *sel);
 extern void pacer_apply(const Selector *sel, double lambda, ArmScore *scores);
 extern void pacer_pending_load(Selector *sel);
+extern void awaited_set(Selector *sel, int64 rewarded_new, int64 decided_old, int64 rewarded_old);
+extern void awaited_apply(const Selector *sel, ArmScore *scores);
 extern void decide_block(const Selector *sel, int m, const double *rawX, ArmScore *scores,
 						 int *chosen);
 

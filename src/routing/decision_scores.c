@@ -198,6 +198,9 @@ model_select_decision_scores(PG_FUNCTION_ARGS)
 	 */
 	call.sel->lambda_logged = call.has_lambda;
 	call.sel->lambda = call.lambda;
+	/* nor which rewards it awaited (count_pending): its widths as they were learned */
+	for (int i = 0; i < call.sel->narms; i++)
+		call.sel->arms[i].awaited = 0;
 	scores = palloc(sizeof(ArmScore) * Max(call.sel->narms, 1));
 	score_arms(call.sel, context_read(&call.sel->cfg, call.context, call.tags), scores);
 	scores_rows(fcinfo, call.sel, scores);

@@ -101,40 +101,63 @@ pacer_apply(const Selector *sel, double lambda, ArmScore *scores)
  * Each arm's decisions among the selector's last pending_horizon (by
  * created_at, then decision_id: the same set in every backend under the
  * same snapshot) that have no reward: what the pacer counts at the arm's
- * mean cost.  A read of the logs under the caller's snapshot, so it is a
- * function of what is logged — committed decisions and rewards, and the
- * transaction's own — with nothing kept that a crash, a rollback or
- * rebuild_state() could leave out of step.  Run as the extension owner,
- * SPI connected (selector_load.c); only with a budget.
+ * mean cost.  With count_pending the last D ≤ 2·pending_horizon decisions,
+ * split into the newest h = min(pending_horizon, ⌈D/2⌉) and those before:
+ * what awaited_set() estimates the awaited rewards from.  A read of the logs
+ * under the caller's snapshot, so it is a function of what is logged --
+ * committed decisions and rewards, and the transaction's own -- with nothing
+ * kept that a crash, a rollback or rebuild_state() could leave out of step.
+ * Run as the extension owner, SPI connected (selector_load.c); only with a
+ * budget or count_pending.
  */
 void
 pacer_pending_load(Selector *sel)
 {
 	static SPIPlanPtr plan = NULL;
-	Oid			types[2] = {INT4OID, INT4OID};
-	Datum		args[2];
+	Oid			types[3] = {INT4OID, INT4OID, INT4OID};
+	Datum		args[3];
+	int32		horizon = sel->cfg.pending_horizon;
+	int64		sums[3] = {0, 0, 0};
 	uint64		n;
 
-	if (sel->cfg.budget <= 0 || sel->cfg.pending_horizon <= 0)
+	if ((sel->cfg.budget <= 0 && !sel->cfg.count_pending) || horizon <= 0)
 		return;
 	args[0] = Int32GetDatum(sel->cfg.selector_id);
-	args[1] = Int32GetDatum(sel->cfg.pending_horizon);
+	args[1] = Int32GetDatum(horizon);
+	args[2] = Int32GetDatum(sel->cfg.count_pending ? 2 * horizon : horizon);
 	n = spi_execute(spi_plan(&plan,
-							 "SELECT d.arm_id, count(*) FROM"
-							 " (SELECT decision_id, arm_id FROM model_select.decisions WHERE selector_id OPERATOR(pg_catalog.=) $1"
-							 "   ORDER BY created_at DESC, decision_id DESC LIMIT $2) d"
-							 " WHERE NOT EXISTS (SELECT FROM model_select.rewards r"
-							 "                    WHERE r.decision_id OPERATOR(pg_catalog.=) d.decision_id)"
-							 " GROUP BY d.arm_id",
-							 2, types),
+							 "SELECT arm_id,"
+							 " count(*) FILTER (WHERE rk OPERATOR(pg_catalog.<=) $2 AND NOT rewarded),"
+							 " count(*) FILTER (WHERE rk OPERATOR(pg_catalog.<=) h AND NOT rewarded),"
+							 " count(*) FILTER (WHERE rk OPERATOR(pg_catalog.<=) h AND rewarded),"
+							 " count(*) FILTER (WHERE rk OPERATOR(pg_catalog.>) h),"
+							 " count(*) FILTER (WHERE rk OPERATOR(pg_catalog.>) h AND rewarded) FROM"
+							 " (SELECT d.arm_id, pg_catalog.row_number() OVER w AS rk,"
+							 "         LEAST($2, (pg_catalog.count(*) OVER () OPERATOR(pg_catalog.+) 1)"
+							 "                              OPERATOR(pg_catalog./) 2) AS h,"
+							 "         EXISTS (SELECT FROM model_select.rewards r"
+							 "                  WHERE r.decision_id OPERATOR(pg_catalog.=) d.decision_id) AS rewarded"
+							 "    FROM (SELECT decision_id, arm_id, created_at FROM model_select.decisions"
+							 "           WHERE selector_id OPERATOR(pg_catalog.=) $1"
+							 "           ORDER BY created_at DESC, decision_id DESC LIMIT $3) d"
+							 "  WINDOW w AS (ORDER BY d.created_at DESC, d.decision_id DESC)) x"
+							 " GROUP BY arm_id",
+							 3, types),
 					args, NULL, true, 0, SPI_OK_SELECT, "the pending decisions of selector \"%s\"", sel->name);
 	for (uint64 r = 0; r < n; r++)
 	{
-		int32		arm_id = spi_int32(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1);
-		int64		count = spi_int64(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 2);
+		HeapTuple	row = SPI_tuptable->vals[r];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		int32		arm_id = spi_int32(row, desc, 1);
 
+		for (int k = 0; k < 3; k++)
+			sums[k] += spi_int64(row, desc, k + 4);
 		for (int i = 0; i < sel->narms; i++)
 			if (sel->arms[i].arm_id == arm_id)
-				sel->arms[i].pending_n = count;
+			{
+				sel->arms[i].pending_n = spi_int64(row, desc, 2);
+				sel->arms[i].awaited = (double) spi_int64(row, desc, 3);
+			}
 	}
+	awaited_set(sel, sums[0], sums[1], sums[2]);
 }

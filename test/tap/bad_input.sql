@@ -264,10 +264,10 @@ SELECT * FROM pg_temp.bad($$SELECT model_select.resolve_settings('lin_ucb', NULL
 SELECT throws_matching($$SELECT model_select.create_selector('x', 3, ARRAY['a'], 'pak_ucb', 'rbf', '{"foo": 1}')$$,
                        '"foo"', 'unknown key: the error message names the unknown key');
 SELECT matches(pg_temp.error_text($$SELECT model_select.create_selector('x', 3, ARRAY['a'], 'pak_ucb', 'rbf', '{"foo": 1}')$$),
-               '(?s)foo.*alpha, eta, intercept, normalize, cap, bandwidth, noise_prior, confidence, exploration, window, discount, restart_every, cost_weight, budget, reward_min, reward_max',
+               '(?s)foo.*alpha, eta, intercept, normalize, cap, bandwidth, noise_prior, confidence, exploration, window, discount, restart_every, cost_weight, budget, count_pending, reward_min, reward_max',
                'unknown key (pak_ucb rbf): the error names the key and the valid keys');
 SELECT matches(pg_temp.error_text($$SELECT model_select.create_selector('x', 3, ARRAY['a'], 'pak_ucb', 'poly', '{"bandwidth": 1}')$$),
-               '(?s)bandwidth.*alpha, eta, intercept, normalize, cap, noise_prior, confidence, exploration, gamma, degree, offset, window, discount, restart_every, cost_weight, budget, reward_min, reward_max',
+               '(?s)bandwidth.*alpha, eta, intercept, normalize, cap, noise_prior, confidence, exploration, gamma, degree, offset, window, discount, restart_every, cost_weight, budget, count_pending, reward_min, reward_max',
                'key not applicable (bandwidth with poly): the error names the valid keys');
 SELECT matches(pg_temp.error_text($$SELECT model_select.create_selector('x', 3, ARRAY['a'], 'greedy', NULL, '{"eta": 1}')$$),
                '(?s)eta.*reward_min, reward_max',
