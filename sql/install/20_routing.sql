@@ -15,6 +15,7 @@ CREATE TABLE model_select.decisions (
     own_tx      xid8,                       -- and its own transaction's rewards on top,
     own_seq     bigint,                     -- up to this seq (decision_scores())
     tags        text[],                     -- the caller's tags (NULL: none)
+    awaited     float8[],                   -- count_pending: per arm, the rewards it awaited
     CONSTRAINT decisions_one_context CHECK ((context IS NULL) <> (context_real IS NULL))
 );
 CREATE INDEX ON model_select.decisions (selector_id, created_at);
@@ -87,6 +88,7 @@ COMMENT ON COLUMN model_select.decisions.own_seq IS 'With own_tx: the seq of the
 COMMENT ON COLUMN model_select.decisions.cost_weight IS 'The cost weight in force at decision time: with a budget the pacer''s, a function of the costs in the reward log; else the cost_weight setting.';
 
 COMMENT ON COLUMN model_select.decisions.tags IS 'The tags the caller passed (as given, checked), NULL for none: with the context, what the decision scored and what its reward teaches.';
+COMMENT ON COLUMN model_select.decisions.awaited IS 'With the setting count_pending: per arm, in arm order, the rewards it awaited from decisions not rewarded yet, which narrowed its width (decision_scores() re-derives the widths from them); NULL without it.';
 COMMENT ON FUNCTION model_select.select_model(text, anycompatiblearray, text[]) IS
 'The arm to use for this context and tags: the active arm with the highest ucb, ties broken by a hash of seed, context, tags and ordinal. Reads only (STABLE, PARALLEL SAFE).';
 COMMENT ON FUNCTION model_select.route(text, anycompatiblearray, text[]) IS

@@ -215,6 +215,10 @@ ALTER TABLE model_select.rewards ADD COLUMN tags text[];
 COMMENT ON COLUMN model_select.decisions.tags IS 'The tags the caller passed (as given, checked), NULL for none: with the context, what the decision scored and what its reward teaches.';
 COMMENT ON COLUMN model_select.rewards.tags IS 'The tags of a reward without a decision (NULL: none); NULL for a reward by decision_id, whose tags are the decision''s.';
 
+-- count_pending (issue 42, late feedback): the rewards each arm awaited
+ALTER TABLE model_select.decisions ADD COLUMN awaited float8[];
+COMMENT ON COLUMN model_select.decisions.awaited IS 'With the setting count_pending: per arm, in arm order, the rewards it awaited from decisions not rewarded yet, which narrowed its width (decision_scores() re-derives the widths from them); NULL without it.';
+
 -- @functions and views@
 
 -- written codebooks void the checkpoints (after the functions: its function is new)

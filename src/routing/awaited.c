@@ -32,6 +32,9 @@
 
 #include <math.h>
 
+#include "catalog/pg_type.h"
+#include "utils/array.h"
+
 #include "model/catalog.h"
 #include "model/registry.h"
 #include "routing/decide.h"
@@ -89,4 +92,43 @@ awaited_apply(const Selector *sel, ArmScore *scores)
 		s->width *= sqrt((double) arm->n / ((double) arm->n + arm->awaited));
 		s->ucb = s->mean + s->radius * s->width;
 	}
+}
+
+/*
+ * The awaited rewards a decision scored with, per arm in arm order, as the
+ * decisions.awaited argument args[at] (NULL without count_pending): the log
+ * no longer tells them later, and decision_scores() re-derives the widths
+ * from them.
+ */
+void
+awaited_arg(const Selector *sel, Datum *args, char *nulls, int at)
+{
+	Datum	   *e;
+
+	nulls[at] = 'n';
+	if (!sel->cfg.count_pending)
+		return;
+	e = palloc(sizeof(Datum) * Max(sel->narms, 1));
+	for (int i = 0; i < sel->narms; i++)
+		e[i] = Float8GetDatum(sel->arms[i].awaited);
+	args[at] = PointerGetDatum(construct_array(e, sel->narms, FLOAT8OID, 8, FLOAT8PASSBYVAL,
+											   TYPALIGN_DOUBLE));
+	nulls[at] = ' ';
+}
+
+/*
+ * decision_scores(): the awaited rewards a decision logged (NULL: none) for
+ * its first narms arms, the others none.
+ */
+void
+awaited_logged(Selector *sel, ArrayType *logged)
+{
+	Datum	   *e = NULL;
+	bool	   *nulls = NULL;
+	int			n = 0;
+
+	if (logged != NULL)
+		deconstruct_array(logged, FLOAT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &e, &nulls, &n);
+	for (int i = 0; i < sel->narms; i++)
+		sel->arms[i].awaited = i < n && !nulls[i] ? DatumGetFloat8(e[i]) : 0;
 }

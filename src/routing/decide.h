@@ -5,6 +5,7 @@
 #define MODEL_SELECT_DECIDE_H
 
 #include "fmgr.h"
+#include "utils/array.h"
 
 #include "model/catalog.h"
 
@@ -18,6 +19,8 @@ extern void pacer_apply(const Selector *sel, double lambda, ArmScore *scores);
 extern void pacer_pending_load(Selector *sel);
 extern void awaited_set(Selector *sel, int64 rewarded_new, int64 decided_old, int64 rewarded_old);
 extern void awaited_apply(const Selector *sel, ArmScore *scores);
+extern void awaited_arg(const Selector *sel, Datum *args, char *nulls, int at);
+extern void awaited_logged(Selector *sel, ArrayType *logged);
 extern void decide_block(const Selector *sel, int m, const double *rawX, ArmScore *scores,
 						 int *chosen);
 

@@ -43,6 +43,7 @@ typedef struct DecisionCall
 	char	   *selector;
 	ArrayType  *context;		/* float8[] */
 	ArrayType  *tags;			/* text[], NULL: none */
+	ArrayType  *awaited;		/* float8[] (count_pending), NULL: none */
 	ArrayType  *versions;		/* int8[], NULL: none recorded */
 	FullTransactionId own_tx;	/* invalid: no rows of its own */
 	int64		own_seq;
@@ -60,7 +61,8 @@ enum
 	DEC_OWN_TX,
 	DEC_OWN_SEQ,
 	DEC_COST_WEIGHT,
-	DEC_TAGS
+	DEC_TAGS,
+	DEC_AWAITED
 };
 
 /* Read the decision's row (as the extension owner), copied into the caller's memory. */
@@ -77,12 +79,13 @@ decision_read(void *arg)
 	bool		isnull;
 	Datum		versions;
 	Datum		tags;
+	Datum		awaited;
 	Datum		own_tx;
 	MemoryContext old;
 
 	spi_execute(spi_plan(&plan,
 						 "SELECT s.name, COALESCE(d.context, d.context_real::pg_catalog.float8[]),"
-						 " d.versions, d.own_tx, d.own_seq, d.cost_weight, d.tags FROM model_select.decisions d"
+						 " d.versions, d.own_tx, d.own_seq, d.cost_weight, d.tags, d.awaited FROM model_select.decisions d"
 						 " JOIN model_select.selectors s USING (selector_id) WHERE d.decision_id = $1",
 						 1, types), args, NULL, true, 1, SPI_OK_SELECT, "read the decision");
 	if (SPI_processed == 0)
@@ -98,6 +101,8 @@ decision_read(void *arg)
 	call->versions = isnull ? NULL : DatumGetArrayTypePCopy(versions);
 	tags = SPI_getbinval(row, desc, DEC_TAGS, &isnull);
 	call->tags = isnull ? NULL : DatumGetArrayTypePCopy(tags);
+	awaited = SPI_getbinval(row, desc, DEC_AWAITED, &isnull);
+	call->awaited = isnull ? NULL : DatumGetArrayTypePCopy(awaited);
 	MemoryContextSwitchTo(old);
 	own_tx = SPI_getbinval(row, desc, DEC_OWN_TX, &isnull);
 	call->own_tx = isnull ? InvalidFullTransactionId : DatumGetFullTransactionId(own_tx);
@@ -198,9 +203,8 @@ model_select_decision_scores(PG_FUNCTION_ARGS)
 	 */
 	call.sel->lambda_logged = call.has_lambda;
 	call.sel->lambda = call.lambda;
-	/* nor which rewards it awaited (count_pending): its widths as they were learned */
-	for (int i = 0; i < call.sel->narms; i++)
-		call.sel->arms[i].awaited = 0;
+	/* nor which rewards it awaited (count_pending): those it logged */
+	awaited_logged(call.sel, call.awaited);
 	scores = palloc(sizeof(ArmScore) * Max(call.sel->narms, 1));
 	score_arms(call.sel, context_read(&call.sel->cfg, call.context, call.tags), scores);
 	scores_rows(fcinfo, call.sel, scores);

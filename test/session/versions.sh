@@ -148,6 +148,32 @@ check "decisions with tags (route(), route_batch(log => true)): decision_scores(
               UNION ALL SELECT 'tags not logged' WHERE (SELECT count(tags) FROM model_select.decisions
                                                           WHERE decision_id IN (SELECT decision_id FROM tagged)) <> 32"
 
+# 1e. count_pending: the rewards awaited from decisions not rewarded yet narrow the widths,
+# counted from the decision log, which no longer tells them once the rewards come;
+# decision_scores() scores with the awaited rewards the decision logged.  40 decisions
+# rewarded in their own transaction, then 12 routes and a logged route_batch() of 10 rows
+# that no reward follows: they await rewards
+q >/dev/null <<'SQL'
+SELECT model_select.create_selector('v_pend', 8, ARRAY['a', 'b', 'c'], 'lin_ucb', NULL, '{"count_pending": true}', 29);
+DO $$
+DECLARE
+    d bigint;
+BEGIN
+    FOR i IN 1..40 LOOP
+        SELECT decision_id INTO d FROM model_select.route('v_pend', ms_rand(8));
+        INSERT INTO model_select.rewards(decision_id, reward) VALUES (d, (i % 3 = 0)::int);
+    END LOOP;
+END $$;
+SQL
+for _ in $(seq 1 12); do q -c "SELECT model_select.route('v_pend', ms_rand(8))" >/dev/null; done
+q -c "SELECT count(*) FROM model_select.route_batch('v_pend', 'SELECT i, ms_rand(8) FROM generate_series(1, 10) i', true)" >/dev/null
+PENDING_DECISIONS="d.selector_id = (SELECT selector_id FROM model_select.selectors WHERE name = 'v_pend')"
+AWAITED="SELECT count(*) FROM model_select.decisions d
+          WHERE $PENDING_DECISIONS AND (SELECT max(x) FROM unnest(d.awaited) x) > 0"
+check "count_pending: the decisions without a reward after the first logged the rewards their arms awaited (21 of 22: $(q -c "$AWAITED"))" \
+    is_true "SELECT ($AWAITED) = 21"
+check "... and decision_scores() re-derives their scores bit for bit" rederive "$PENDING_DECISIONS"
+
 # 2. under load: writers and routers
 for i in 1 2 3; do
     [ "$i" = 3 ] || { q -c "CALL writer('v_lin', 'v_rff')" >"$MS_WORK/writer.$i" 2>&1 & MS_BG_PIDS+=($!); }
