@@ -44,6 +44,12 @@ COMMENT ON COLUMN model_select.selectors.kernel IS 'Kernel of a kernelised polic
 COMMENT ON COLUMN model_select.selector_grants.privilege IS
 'route (select_model, route, scores, drift, cascades), reward (INSERT into rewards and cascade_observations) or admin (alter_selector, fit_codebook, add_arm, retire_arm, rebuild_state, checkpoint, resample, cascade_refit, stats_reset, drop_selector).';
 
+-- the rows a selector's load reads, kept per backend (issue 41): the
+-- relation whose invalidation and lock signal their change
+CREATE TABLE model_select_internal.selector_rows_signal ();
+COMMENT ON TABLE model_select_internal.selector_rows_signal IS
+'Internal: holds nothing. Its relcache invalidation and its lock signal a change to the rows of selectors, arms, arm_state and selector_grants that backends keep for their loads.';
+
 -- statistics: where stats_reset() last reset a selector's
 CREATE TABLE model_select.stats_resets (
     selector_id int PRIMARY KEY REFERENCES model_select.selectors ON DELETE CASCADE,
@@ -216,6 +222,21 @@ COMMENT ON COLUMN model_select.decisions.tags IS 'The tags the caller passed (as
 COMMENT ON COLUMN model_select.rewards.tags IS 'The tags of a reward without a decision (NULL: none); NULL for a reward by decision_id, whose tags are the decision''s.';
 
 -- @functions and views@
+
+-- the rows a selector's load reads, kept per backend (issue 41): every
+-- statement that writes them signals it (after the functions: its function
+-- is new)
+DO $$
+DECLARE
+    t text;
+BEGIN
+    FOREACH t IN ARRAY ARRAY['selectors', 'arms', 'arm_state', 'selector_grants'] LOOP
+        EXECUTE format('CREATE TRIGGER selector_rows_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE'
+                       ' ON model_select.%I FOR EACH STATEMENT'
+                       ' EXECUTE FUNCTION model_select_internal._selector_rows_changed()', t);
+        EXECUTE format('ALTER TABLE model_select.%I ENABLE ALWAYS TRIGGER selector_rows_changed', t);
+    END LOOP;
+END $$;
 
 -- written codebooks void the checkpoints (after the functions: its function is new)
 CREATE TRIGGER codebook_changed AFTER INSERT OR UPDATE ON model_select.codebooks

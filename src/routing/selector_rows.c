@@ -1,0 +1,566 @@
+/*
+ * selector_rows.c — the rows a selector's load reads: its selectors row, the
+ * grantees of its route right, its arms and their arm_state rows (without
+ * the state), read through the tables' indexes, and kept per backend by
+ * name, so that a route() that finds them current reads none of them.
+ *
+ * When kept rows are current.  Kept rows were read under a snapshot S; a
+ * load under snapshot S' takes them when S' sees the same rows of those
+ * tables.  Every statement that writes one of them (selectors, arms,
+ * arm_state, selector_grants) fires the trigger _selector_rows_changed()
+ * (model_select_selector_rows_changed below), which
+ *   - queues a relcache invalidation of the relation
+ *     model_select_internal.selector_rows_signal, sent to every backend when
+ *     the transaction commits, applied at once to this backend's own caches
+ *     at the end of the command and undone locally at a rollback (of a
+ *     subtransaction too): rows_relcache_changed() then drops every kept
+ *     selector (a new generation);
+ *   - takes ShareLock on that relation until the transaction ends.  A commit
+ *     becomes visible to new snapshots before its invalidations are sent,
+ *     and its locks go only after they are sent: the lock covers the gap.
+ * A load takes kept rows only
+ *   1. after it has locked the tables, found the signal relation's lock
+ *      free of writers (a RowExclusiveLock taken without waiting and
+ *      released at once: it conflicts with ShareLock alone; held only that
+ *      long, it never makes a writer wait for more than that) and then
+ *      processed the invalidations that had come: so every writer S' sees
+ *      has had its invalidation processed;
+ *   2. if no invalidation came since they were kept (the generation): so no
+ *      writer S' sees committed after they were kept, and none that S did
+ *      not see before (below);
+ *   3. if S' sees every transaction S saw (snapshot_covers(): S' is not
+ *      older than S, as a cursor's or an imported snapshot may be; within
+ *      the transaction that kept them, its command id is not smaller).
+ * Rows are kept only if S saw every writer whose invalidation had been
+ * processed when they were kept: S sees all that a snapshot taken then
+ * (GetLatestSnapshot()) sees, every writer whose invalidation came having
+ * ended before it was sent.  A statement's snapshot taken before a commit
+ * whose invalidation the load's locks then process (READ COMMITTED), or an
+ * older REPEATABLE READ transaction's, reads the tables and keeps nothing.
+ * Our own writes: a command that wrote invalidates at its end, a rollback
+ * again.  On a standby (whose replay has the same gap and no lock) and in
+ * parallel mode nothing is kept.
+ *
+ * Whatever the rows, the caller's right is checked at every load, before
+ * any arm is copied out.  The state of an arm_state row is not kept: the
+ * arm cache reads it when it builds a model from it (checkpoint_state_read()).
+ * At most ROWS_SLOTS selectors and ROWS_MAX_BYTES are kept, least recently
+ * used dropped first; an invalidation drops them all.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/stratnum.h"
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "catalog/namespace.h"
+#include "commands/trigger.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "storage/lock.h"
+#include "storage/proc.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/fmgroids.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+
+#include "model/privilege.h"
+#include "pg/index_read.h"
+#include "routing/selector_rows.h"
+
+#define ROWS_SLOTS 16
+#define ROWS_MAX_BYTES (4 * 1024 * 1024)
+
+static const char *const checkpoint_columns[CK_NCOLUMNS] = {
+	[CK_ARM_ID] = "arm_id", [CK_VERSION] = "version", [CK_XMIN] = "xmin",
+	[CK_SETTINGS_VERSION] = "settings_version",
+	[CK_POSITION + CKPT_POS_TX] = "ckpt_tx", [CK_POSITION + CKPT_POS_SEQ] = "ckpt_seq",
+	[CK_POSITION + CKPT_POS_N] = "n", [CK_POSITION + CKPT_POS_REWARD_SUM] = "reward_sum",
+	[CK_POSITION + CKPT_POS_COST_SUM] = "cost_sum", [CK_POSITION + CKPT_POS_COST_N] = "cost_n",
+	[CK_POSITION + CKPT_POS_SPEND_SUM] = "spend_sum", [CK_POSITION + CKPT_POS_SPEND_N] = "spend_n"
+};
+
+/* A selector's rows as kept, and what they are current for. */
+typedef struct RowsEntry
+{
+	MemoryContext cxt;			/* holds the entry */
+	char	   *name;
+	SelectorColumns rows;
+	uint64		generation;		/* rows_generation when kept */
+	TransactionId xmax;			/* the snapshot they were read under: its xmax */
+	int			xcnt;			/* and its running transactions, sorted */
+	TransactionId *xip;
+	LocalTransactionId lxid;	/* the transaction that kept them ... */
+	CommandId	curcid;			/* ... and its snapshot's command id */
+	uint64		last_used;
+	Size		bytes;
+} RowsEntry;
+
+static MemoryContext rows_cxt = NULL;
+static RowsEntry *rows_slots[ROWS_SLOTS];
+static uint64 rows_generation = 1;
+static uint64 rows_uses = 0;
+static Oid	signal_oid = InvalidOid;	/* selector_rows_signal as last looked up */
+static Oid	table_oids[4];		/* the tables the rows were last read from */
+static int64 rows_hits = 0,
+			rows_reads = 0,
+			rows_invalidations = 0;
+
+static void
+rows_free(int slot)
+{
+	if (rows_slots[slot] != NULL)
+		MemoryContextDelete(rows_slots[slot]->cxt);
+	rows_slots[slot] = NULL;
+}
+
+/*
+ * A relcache invalidation of the signal relation, of a table the rows come
+ * from, or of everything: every kept selector is dropped (freed at the next
+ * load: a load under way may still be reading one).
+ */
+static void
+rows_relcache_changed(Datum arg, Oid relid)
+{
+	bool		ours = !OidIsValid(relid) || relid == signal_oid;
+
+	for (int i = 0; !ours && i < lengthof(table_oids); i++)
+		ours = relid == table_oids[i];
+	if (!ours)
+		return;
+	rows_generation++;
+	rows_invalidations++;
+}
+
+/* The oid of model_select_internal.selector_rows_signal; InvalidOid before 0.3.0. */
+static Oid
+signal_relation(void)
+{
+	Oid			schema = get_namespace_oid("model_select_internal", true);
+
+	return OidIsValid(schema) ? get_relname_relid("selector_rows_signal", schema) : InvalidOid;
+}
+
+/* Does no transaction that wrote the rows hold the signal relation's lock now? */
+static bool
+signal_quiet(Oid signal)
+{
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_RELATION(tag, MyDatabaseId, signal);
+	if (LockAcquire(&tag, RowExclusiveLock, false, true) == LOCKACQUIRE_NOT_AVAIL)
+		return false;
+	LockRelease(&tag, RowExclusiveLock, false);
+	return true;
+}
+
+/*
+ * The caller's snapshot, if this load may take kept rows or keep the rows
+ * it reads (the tables are locked), after every invalidation sent by a
+ * writer it may see was processed; NULL: it reads and keeps nothing.
+ */
+static Snapshot
+rows_snapshot(void)
+{
+	static bool registered = false;
+	Snapshot	snap = ActiveSnapshotSet() ? GetActiveSnapshot() : NULL;
+	Oid			signal;
+
+	if (!registered)
+	{
+		CacheRegisterRelcacheCallback(rows_relcache_changed, (Datum) 0);
+		registered = true;
+	}
+	if (snap == NULL || snap->snapshot_type != SNAPSHOT_MVCC || snap->takenDuringRecovery ||
+		RecoveryInProgress() || IsInParallelMode())
+		return NULL;
+	signal = signal_relation();
+	if (signal != signal_oid)
+	{
+		/* another extension's signal (dropped and created again): drop all */
+		signal_oid = signal;
+		rows_generation++;
+	}
+	if (!OidIsValid(signal) || !signal_quiet(signal))
+		return NULL;
+	AcceptInvalidationMessages();
+	for (int i = 0; i < ROWS_SLOTS; i++)
+		if (rows_slots[i] != NULL && rows_slots[i]->generation != rows_generation)
+			rows_free(i);
+	return snap;
+}
+
+static int
+xid_cmp(const void *a, const void *b)
+{
+	TransactionId x = *(const TransactionId *) a;
+	TransactionId y = *(const TransactionId *) b;
+
+	return (x > y) - (x < y);
+}
+
+/* snap's running transactions, sorted, in the current memory context (*n of them). */
+static TransactionId *
+running_sorted(Snapshot snap, int *n)
+{
+	TransactionId *xip = palloc(sizeof(TransactionId) * Max(snap->xcnt, 1));
+
+	memcpy(xip, snap->xip, sizeof(TransactionId) * snap->xcnt);
+	qsort(xip, snap->xcnt, sizeof(TransactionId), xid_cmp);
+	*n = snap->xcnt;
+	return xip;
+}
+
+/*
+ * Does snap see every transaction that the snapshot (xmax, xip: its running
+ * transactions, sorted) saw?  Every transaction below that xmax that it did
+ * not list had ended: snap must not list it either, nor have a lower xmax.
+ * (A subtransaction's rows are seen with its top transaction's, which xip
+ * lists; our own transaction is in neither list.)
+ */
+static bool
+snapshot_covers(Snapshot snap, TransactionId xmax, const TransactionId *xip, int xcnt)
+{
+	if (TransactionIdPrecedes(snap->xmax, xmax))
+		return false;
+	for (int i = 0; i < snap->xcnt; i++)
+		if (TransactionIdPrecedes(snap->xip[i], xmax) &&
+			bsearch(&snap->xip[i], xip, xcnt, sizeof(TransactionId), xid_cmp) == NULL)
+			return false;
+	return true;
+}
+
+/* The kept rows of selector name that snap sees as they are, or NULL. */
+static RowsEntry *
+rows_find(const char *name, Snapshot snap)
+{
+	for (int i = 0; i < ROWS_SLOTS; i++)
+	{
+		RowsEntry  *e = rows_slots[i];
+
+		if (e == NULL || strcmp(e->name, name) != 0)
+			continue;
+		if (!snapshot_covers(snap, e->xmax, e->xip, e->xcnt) ||
+			(e->lxid == MyProc->lxid && snap->curcid < e->curcid))
+			return NULL;
+		e->last_used = ++rows_uses;
+		return e;
+	}
+	return NULL;
+}
+
+/* A copy of the rows src in the current memory context (byref values and arms copied). */
+static void
+rows_copy(SelectorColumns *dst, const SelectorColumns *src, Relation selectors, Relation arms)
+{
+	*dst = *src;
+	own_columns_detach(selectors, SELECTORS_NCOLUMNS, selectors_columns, dst->values, dst->nulls);
+	dst->route_grantees = datumCopy(src->route_grantees, false, -1);
+	dst->arms = palloc(sizeof(ArmColumns) * Max(src->narms, 1));
+	memcpy(dst->arms, src->arms, sizeof(ArmColumns) * src->narms);
+	for (int i = 0; i < src->narms; i++)
+		own_columns_detach(arms, ARMS_NCOLUMNS, arms_columns, dst->arms[i].values, dst->arms[i].nulls);
+}
+
+/* Keep the rows s read under snap, if snap saw every writer whose invalidation came. */
+static void
+rows_keep(const char *name, const SelectorColumns *s, Snapshot snap, Relation selectors, Relation arms)
+{
+	MemoryContext cxt;
+	MemoryContext old;
+	RowsEntry  *e;
+	Size		total = 0;
+	int			slot = -1;
+	Snapshot	latest = GetLatestSnapshot();
+	int			nlatest;
+	TransactionId *latest_xip = running_sorted(latest, &nlatest);
+
+	/* snap must see every writer whose invalidation came: one a snapshot taken now sees */
+	if (!snapshot_covers(snap, latest->xmax, latest_xip, nlatest))
+		return;
+	if (rows_cxt == NULL)
+		rows_cxt = AllocSetContextCreate(CacheMemoryContext, "model_select selector rows",
+										 ALLOCSET_SMALL_SIZES);
+	cxt = AllocSetContextCreate(rows_cxt, "model_select selector rows entry", ALLOCSET_SMALL_SIZES);
+	old = MemoryContextSwitchTo(cxt);
+	e = palloc0(sizeof(RowsEntry));
+	e->cxt = cxt;
+	e->name = pstrdup(name);
+	rows_copy(&e->rows, s, selectors, arms);
+	e->xip = running_sorted(snap, &e->xcnt);
+	MemoryContextSwitchTo(old);
+	e->generation = rows_generation;
+	e->xmax = snap->xmax;
+	e->lxid = MyProc->lxid;
+	e->curcid = snap->curcid;
+	e->last_used = ++rows_uses;
+	e->bytes = MemoryContextMemAllocated(cxt, true);
+	/* the same name's older rows, else a free slot; then least recently used out until it fits */
+	for (int i = 0; i < ROWS_SLOTS; i++)
+		if (rows_slots[i] != NULL && strcmp(rows_slots[i]->name, name) == 0)
+			rows_free(i);
+	for (;;)
+	{
+		int			lru = -1;
+
+		total = e->bytes;
+		slot = -1;
+		for (int i = 0; i < ROWS_SLOTS; i++)
+		{
+			if (rows_slots[i] == NULL)
+			{
+				slot = slot < 0 ? i : slot;
+				continue;
+			}
+			total += rows_slots[i]->bytes;
+			if (lru < 0 || rows_slots[i]->last_used < rows_slots[lru]->last_used)
+				lru = i;
+		}
+		if ((slot >= 0 && total <= ROWS_MAX_BYTES) || lru < 0)
+			break;
+		rows_free(lru);
+	}
+	if (slot < 0 || total > ROWS_MAX_BYTES)
+	{
+		MemoryContextDelete(cxt);
+		return;
+	}
+	rows_slots[slot] = e;
+}
+
+static int
+checkpoint_arm_cmp(const void *a, const void *b)
+{
+	int32		x = DatumGetInt32(((const CheckpointColumns *) a)->values[CK_ARM_ID]);
+	int32		y = DatumGetInt32(((const CheckpointColumns *) b)->values[CK_ARM_ID]);
+
+	return (x > y) - (x < y);
+}
+
+/* The selector's arm_state rows (one scan of its index on selector_id), sorted by arm_id. */
+static CheckpointColumns *
+selector_checkpoints(Relation arm_state, Datum selector_id, int *n)
+{
+	static const char *const key[] = {"selector_id"};
+	int			capacity = 8;
+	CheckpointColumns *ck = palloc(sizeof(CheckpointColumns) * capacity);
+	IndexRead	r;
+	HeapTuple	row;
+
+	/* the columns are passed by value: read in place, kept as they are */
+	StaticAssertStmt(FLOAT8PASSBYVAL, "int8, float8 and xid8 must be passed by value");
+	*n = 0;
+	index_read_begin(&r, arm_state, 1, key);
+	index_read_key(&r, "selector_id", BTEqualStrategyNumber, F_INT4EQ, selector_id);
+	while ((row = index_read_next(&r)) != NULL)
+	{
+		if (*n == capacity)
+			ck = repalloc(ck, sizeof(CheckpointColumns) * (capacity *= 2));
+		own_columns(arm_state, row, CK_NCOLUMNS, checkpoint_columns, ck[*n].values, ck[*n].nulls);
+		ck[*n].values[CK_XMIN] = Int64GetDatum((int64) DatumGetTransactionId(ck[*n].values[CK_XMIN]));
+		(*n)++;
+	}
+	index_read_end(&r);
+	qsort(ck, *n, sizeof(CheckpointColumns), checkpoint_arm_cmp);
+	return ck;
+}
+
+/* The caller's right to route with the selector of rows s. */
+static void
+rows_check_privilege(const char *name, const SelectorColumns *s)
+{
+	selector_check_privilege_given(DatumGetInt32(s->values[CONFIG_SELECTOR_ID]), name, SELECTOR_ROUTE,
+								   DatumGetObjectId(s->values[SELECTORS_OWNER]), s->route_grantees);
+}
+
+/*
+ * What the query
+ *   SELECT <the columns above> FROM selectors s
+ *   LEFT JOIN arms a USING (selector_id) LEFT JOIN arm_state st USING (arm_id)
+ *   WHERE s.name = $1 ORDER BY a.ordinal
+ * would return, read through the indexes into *s (in the current memory
+ * context), once the caller's right to route with the selector is checked.
+ * false: no such selector.
+ */
+static bool
+rows_read(const char *name, SelectorColumns *s, Relation selectors, Relation arms, Relation arm_state)
+{
+	static const char *const name_key[] = {"name"};
+	static const char *const arms_key[] = {"selector_id", "ordinal"};
+	IndexRead	by_name;
+	IndexRead	by_selector;
+	HeapTuple	row;
+	CheckpointColumns *checkpoints;
+	int			ncheckpoints;
+	int			capacity = 8;
+	bool		found;
+
+	index_read_begin(&by_name, selectors, 1, name_key);
+	index_read_key(&by_name, "name", BTEqualStrategyNumber, F_TEXTEQ, CStringGetTextDatum(name));
+	found = (row = index_read_next(&by_name)) != NULL;
+	if (found)
+	{
+		Datum		selector_id;
+
+		own_columns_copy(selectors, row, SELECTORS_NCOLUMNS, selectors_columns, s->values, s->nulls);
+		selector_id = s->values[CONFIG_SELECTOR_ID];
+		s->route_grantees = selector_grantees(DatumGetInt32(selector_id), SELECTOR_ROUTE);
+
+		/*
+		 * The caller's right, before any arm or state is read: a refused
+		 * call costs the same whatever the selector's size, so its time
+		 * tells nothing of another tenant's selector.  At every load, kept
+		 * rows or not: a revoke takes effect at once.
+		 */
+		rows_check_privilege(name, s);
+		checkpoints = selector_checkpoints(arm_state, selector_id, &ncheckpoints);
+		s->narms = 0;
+		s->arms = palloc(sizeof(ArmColumns) * capacity);
+		index_read_begin(&by_selector, arms, 2, arms_key);
+		index_read_key(&by_selector, "selector_id", BTEqualStrategyNumber, F_INT4EQ, selector_id);
+		while ((row = index_read_next(&by_selector)) != NULL)
+		{
+			ArmColumns *arm;
+			CheckpointColumns probe;
+			const CheckpointColumns *ck;
+
+			if (s->narms == capacity)
+				s->arms = repalloc(s->arms, sizeof(ArmColumns) * (capacity *= 2));
+			arm = &s->arms[s->narms++];
+			own_columns_copy(arms, row, ARMS_NCOLUMNS, arms_columns, arm->values, arm->nulls);
+			probe.values[CK_ARM_ID] = arm->values[ARMS_ARM_ID];
+			ck = bsearch(&probe, checkpoints, ncheckpoints, sizeof(CheckpointColumns), checkpoint_arm_cmp);
+			arm->checkpointed = ck != NULL;
+			if (ck != NULL)
+				arm->checkpoint = *ck;
+		}
+		index_read_end(&by_selector);
+	}
+	index_read_end(&by_name);
+	return found;
+}
+
+/*
+ * selector_rows: rows_read()'s answer, from the rows kept for the selector
+ * when they are current for the caller's snapshot (the caller's right
+ * checked the same), else read and, if they may be, kept.
+ */
+bool
+selector_rows(const char *name, SelectorColumns *s)
+{
+	Relation	selectors = own_table_open("selectors");
+	Relation	arms = own_table_open("arms");
+	Relation	arm_state = own_table_open("arm_state");
+	Snapshot	snap = rows_snapshot();
+	RowsEntry  *kept = snap != NULL ? rows_find(name, snap) : NULL;
+	bool		found = true;
+
+	if (kept != NULL)
+	{
+		rows_hits++;
+		rows_check_privilege(name, &kept->rows);
+		rows_copy(s, &kept->rows, selectors, arms);
+	}
+	else
+	{
+		rows_reads++;
+		table_oids[0] = RelationGetRelid(selectors);
+		table_oids[1] = RelationGetRelid(arms);
+		table_oids[2] = RelationGetRelid(arm_state);
+		table_oids[3] = get_relname_relid("selector_grants", RelationGetNamespace(selectors));
+		found = rows_read(name, s, selectors, arms, arm_state);
+		if (found && snap != NULL)
+			rows_keep(name, s, snap, selectors, arms);
+	}
+	own_table_close(arm_state);
+	own_table_close(arms);
+	own_table_close(selectors);
+	return found;
+}
+
+/*
+ * The state of an arm's arm_state row, which must be the row (version,
+ * xmin) its load read: the caller's snapshot sees it (NULL: none yet).
+ */
+Datum
+checkpoint_state_read(int32 arm_id, int64 version, int64 xmin)
+{
+	enum
+	{
+		STATE_VERSION,
+		STATE_XMIN,
+		STATE_STATE,
+		STATE_NCOLUMNS
+	};
+	static const char *const columns[STATE_NCOLUMNS] = {
+		[STATE_VERSION] = "version", [STATE_XMIN] = "xmin", [STATE_STATE] = "state"
+	};
+	Relation	arm_state = own_table_open("arm_state");
+	Datum		values[STATE_NCOLUMNS];
+	bool		nulls[STATE_NCOLUMNS];
+	bool		found = own_row_by_key(arm_state, "arm_id", F_INT4EQ, Int32GetDatum(arm_id),
+									   STATE_NCOLUMNS, columns, values, nulls);
+
+	own_table_close(arm_state);
+	if (!found || DatumGetInt64(values[STATE_VERSION]) != version ||
+		(int64) DatumGetTransactionId(values[STATE_XMIN]) != xmin)
+		elog(ERROR, "the checkpoint of arm %d is not the one its load read", arm_id);
+	return nulls[STATE_STATE] ? (Datum) 0 : values[STATE_STATE];
+}
+
+PG_FUNCTION_INFO_V1(model_select_selector_rows_changed);
+PG_FUNCTION_INFO_V1(model_select_selector_rows_stats);
+
+/*
+ * _selector_rows_changed(): AFTER each statement that writes selectors,
+ * arms, arm_state or selector_grants, the signal that kept rows are no
+ * longer current (see the head of this file).
+ */
+Datum
+model_select_selector_rows_changed(PG_FUNCTION_ARGS)
+{
+	TriggerData *td = (TriggerData *) fcinfo->context;
+	Oid			signal;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_FOR_STATEMENT(td->tg_event) ||
+		!TRIGGER_FIRED_AFTER(td->tg_event))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("%s must fire AFTER, FOR EACH STATEMENT", get_func_name(fcinfo->flinfo->fn_oid))));
+	signal = signal_relation();
+	if (!OidIsValid(signal))
+		elog(ERROR, "relation model_select_internal.selector_rows_signal does not exist");
+	LockRelationOid(signal, ShareLock);
+	CacheInvalidateRelcacheByRelid(signal);
+	PG_RETURN_POINTER(NULL);
+}
+
+/* _selector_rows_stats(): this backend's kept selectors, their bytes, hits, reads and invalidations. */
+Datum
+model_select_selector_rows_stats(PG_FUNCTION_ARGS)
+{
+	TupleDesc	desc;
+	Datum		values[5];
+	bool		nulls[5] = {false};
+	int			entries = 0;
+	int64		bytes = 0;
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "_selector_rows_stats() must return a row");
+	for (int i = 0; i < ROWS_SLOTS; i++)
+		if (rows_slots[i] != NULL && rows_slots[i]->generation == rows_generation)
+		{
+			entries++;
+			bytes += (int64) rows_slots[i]->bytes;
+		}
+	values[0] = Int32GetDatum(entries);
+	values[1] = Int64GetDatum(bytes);
+	values[2] = Int64GetDatum(rows_hits);
+	values[3] = Int64GetDatum(rows_reads);
+	values[4] = Int64GetDatum(rows_invalidations);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
+}
