@@ -125,17 +125,6 @@ own_columns_copy(Relation table, HeapTuple row, int ncols, const char *const *na
 				 bool *nulls)
 {
 	own_columns(table, row, ncols, names, values, nulls);
-	own_columns_detach(table, ncols, names, values, nulls);
-}
-
-/*
- * The values of the named columns of table, as own_columns() gives them,
- * replaced by copies in the current memory context (those passed by
- * reference).
- */
-void
-own_columns_detach(Relation table, int ncols, const char *const *names, Datum *values, const bool *nulls)
-{
 	for (int i = 0; i < ncols; i++)
 	{
 		AttrNumber	attnum = own_column(table, names[i]);

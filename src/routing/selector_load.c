@@ -1,9 +1,9 @@
 /*
  * selector_load.c — loading a selector for scoring: its configuration, owner
- * and grants, its arms with their checkpoints, and the rewards logged after
- * each arm's cached base, read as the extension owner through the tables'
- * indexes (index_read.h: a route() runs this every call) and folded through
- * the arm cache (model_cache.c).  A reader scores the exact fold of the log
+ * and grants, its arms with their checkpoints (selector_rows.c: kept while
+ * current), and the rewards logged after each arm's cached base, read as the
+ * extension owner through the tables' indexes (index_read.h: a route() runs
+ * this every call) and folded through the arm cache (model_cache.c).  A reader scores the exact fold of the log
  * its snapshot sees, or, where the learner publishes versions, a final
  * prefix of each arm's log plus its own transaction's rows (LoadMode).
  */

@@ -106,6 +106,12 @@ static uint64 rows_generation = 1;
 static uint64 rows_uses = 0;
 static Oid	signal_oid = InvalidOid;	/* selector_rows_signal as last looked up */
 static Oid	table_oids[4];		/* the tables the rows were last read from */
+
+/* Their columns' lengths and whether passed by value (a kept row's values are copied out by them). */
+static int16 selectors_len[SELECTORS_NCOLUMNS];
+static bool selectors_byval[SELECTORS_NCOLUMNS];
+static int16 arms_len[ARMS_NCOLUMNS];
+static bool arms_byval[ARMS_NCOLUMNS];
 static int64 rows_hits = 0,
 			rows_reads = 0,
 			rows_invalidations = 0;
@@ -160,15 +166,18 @@ signal_quiet(Oid signal)
 
 /*
  * The caller's snapshot, if this load may take kept rows or keep the rows
- * it reads (the tables are locked), after every invalidation sent by a
- * writer it may see was processed; NULL: it reads and keeps nothing.
+ * it reads, once the tables are locked (by the oids they were last read
+ * from: a table dropped since sent an invalidation, processed here) and
+ * every invalidation sent by a writer it may see is processed; NULL: it
+ * reads and keeps nothing.  The signal relation is looked up again by every
+ * load that reads (selector_rows()): kept rows are taken only while no
+ * invalidation came since, so while the one they were kept under stands.
  */
 static Snapshot
 rows_snapshot(void)
 {
 	static bool registered = false;
 	Snapshot	snap = ActiveSnapshotSet() ? GetActiveSnapshot() : NULL;
-	Oid			signal;
 
 	if (!registered)
 	{
@@ -178,14 +187,12 @@ rows_snapshot(void)
 	if (snap == NULL || snap->snapshot_type != SNAPSHOT_MVCC || snap->takenDuringRecovery ||
 		RecoveryInProgress() || IsInParallelMode())
 		return NULL;
-	signal = signal_relation();
-	if (signal != signal_oid)
-	{
-		/* another extension's signal (dropped and created again): drop all */
-		signal_oid = signal;
-		rows_generation++;
-	}
-	if (!OidIsValid(signal) || !signal_quiet(signal))
+	for (int i = 0; i < 3; i++)
+		if (OidIsValid(table_oids[i]))
+			LockRelationOid(table_oids[i], AccessShareLock);
+	if (!OidIsValid(signal_oid))
+		signal_oid = signal_relation();
+	if (!OidIsValid(signal_oid) || !signal_quiet(signal_oid))
 		return NULL;
 	AcceptInvalidationMessages();
 	for (int i = 0; i < ROWS_SLOTS; i++)
@@ -253,22 +260,52 @@ rows_find(const char *name, Snapshot snap)
 	return NULL;
 }
 
+/* The values passed by reference replaced by copies in the current memory context. */
+static void
+values_copy(Datum *values, const bool *nulls, int n, const int16 *len, const bool *byval)
+{
+	for (int i = 0; i < n; i++)
+		if (!nulls[i] && !byval[i])
+			values[i] = datumCopy(values[i], false, len[i]);
+}
+
+/* The shapes of the columns read (selectors_len ...), from the tables. */
+static void
+columns_shape(Relation selectors, Relation arms)
+{
+	for (int i = 0; i < SELECTORS_NCOLUMNS; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(RelationGetDescr(selectors),
+											  own_column(selectors, selectors_columns[i]) - 1);
+
+		selectors_len[i] = att->attlen;
+		selectors_byval[i] = att->attbyval;
+	}
+	for (int i = 0; i < ARMS_NCOLUMNS; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(RelationGetDescr(arms), own_column(arms, arms_columns[i]) - 1);
+
+		arms_len[i] = att->attlen;
+		arms_byval[i] = att->attbyval;
+	}
+}
+
 /* A copy of the rows src in the current memory context (byref values and arms copied). */
 static void
-rows_copy(SelectorColumns *dst, const SelectorColumns *src, Relation selectors, Relation arms)
+rows_copy(SelectorColumns *dst, const SelectorColumns *src)
 {
 	*dst = *src;
-	own_columns_detach(selectors, SELECTORS_NCOLUMNS, selectors_columns, dst->values, dst->nulls);
+	values_copy(dst->values, dst->nulls, SELECTORS_NCOLUMNS, selectors_len, selectors_byval);
 	dst->route_grantees = datumCopy(src->route_grantees, false, -1);
 	dst->arms = palloc(sizeof(ArmColumns) * Max(src->narms, 1));
 	memcpy(dst->arms, src->arms, sizeof(ArmColumns) * src->narms);
 	for (int i = 0; i < src->narms; i++)
-		own_columns_detach(arms, ARMS_NCOLUMNS, arms_columns, dst->arms[i].values, dst->arms[i].nulls);
+		values_copy(dst->arms[i].values, dst->arms[i].nulls, ARMS_NCOLUMNS, arms_len, arms_byval);
 }
 
 /* Keep the rows s read under snap, if snap saw every writer whose invalidation came. */
 static void
-rows_keep(const char *name, const SelectorColumns *s, Snapshot snap, Relation selectors, Relation arms)
+rows_keep(const char *name, const SelectorColumns *s, Snapshot snap)
 {
 	MemoryContext cxt;
 	MemoryContext old;
@@ -285,12 +322,14 @@ rows_keep(const char *name, const SelectorColumns *s, Snapshot snap, Relation se
 	if (rows_cxt == NULL)
 		rows_cxt = AllocSetContextCreate(CacheMemoryContext, "model_select selector rows",
 										 ALLOCSET_SMALL_SIZES);
-	cxt = AllocSetContextCreate(rows_cxt, "model_select selector rows entry", ALLOCSET_SMALL_SIZES);
+	/* under the load's context until complete: an error frees it */
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "model_select selector rows entry",
+								ALLOCSET_SMALL_SIZES);
 	old = MemoryContextSwitchTo(cxt);
 	e = palloc0(sizeof(RowsEntry));
 	e->cxt = cxt;
 	e->name = pstrdup(name);
-	rows_copy(&e->rows, s, selectors, arms);
+	rows_copy(&e->rows, s);
 	e->xip = running_sorted(snap, &e->xcnt);
 	MemoryContextSwitchTo(old);
 	e->generation = rows_generation;
@@ -299,6 +338,7 @@ rows_keep(const char *name, const SelectorColumns *s, Snapshot snap, Relation se
 	e->curcid = snap->curcid;
 	e->last_used = ++rows_uses;
 	e->bytes = MemoryContextMemAllocated(cxt, true);
+	MemoryContextSetParent(cxt, rows_cxt);
 	/* the same name's older rows, else a free slot; then least recently used out until it fits */
 	for (int i = 0; i < ROWS_SLOTS; i++)
 		if (rows_slots[i] != NULL && strcmp(rows_slots[i]->name, name) == 0)
@@ -452,30 +492,41 @@ rows_read(const char *name, SelectorColumns *s, Relation selectors, Relation arm
 bool
 selector_rows(const char *name, SelectorColumns *s)
 {
-	Relation	selectors = own_table_open("selectors");
-	Relation	arms = own_table_open("arms");
-	Relation	arm_state = own_table_open("arm_state");
 	Snapshot	snap = rows_snapshot();
 	RowsEntry  *kept = snap != NULL ? rows_find(name, snap) : NULL;
-	bool		found = true;
+	Relation	selectors;
+	Relation	arms;
+	Relation	arm_state;
+	Oid			signal;
+	bool		found;
 
 	if (kept != NULL)
 	{
 		rows_hits++;
 		rows_check_privilege(name, &kept->rows);
-		rows_copy(s, &kept->rows, selectors, arms);
+		rows_copy(s, &kept->rows);
+		return true;
 	}
-	else
+	rows_reads++;
+	selectors = own_table_open("selectors");
+	arms = own_table_open("arms");
+	arm_state = own_table_open("arm_state");
+	table_oids[0] = RelationGetRelid(selectors);
+	table_oids[1] = RelationGetRelid(arms);
+	table_oids[2] = RelationGetRelid(arm_state);
+	table_oids[3] = get_relname_relid("selector_grants", RelationGetNamespace(selectors));
+	columns_shape(selectors, arms);
+	signal = signal_relation();
+	if (signal != signal_oid)
 	{
-		rows_reads++;
-		table_oids[0] = RelationGetRelid(selectors);
-		table_oids[1] = RelationGetRelid(arms);
-		table_oids[2] = RelationGetRelid(arm_state);
-		table_oids[3] = get_relname_relid("selector_grants", RelationGetNamespace(selectors));
-		found = rows_read(name, s, selectors, arms, arm_state);
-		if (found && snap != NULL)
-			rows_keep(name, s, snap, selectors, arms);
+		/* another extension's (dropped and created again): keep nothing under the old one */
+		signal_oid = signal;
+		rows_generation++;
+		snap = NULL;
 	}
+	found = rows_read(name, s, selectors, arms, arm_state);
+	if (found && snap != NULL)
+		rows_keep(name, s, snap);
 	own_table_close(arm_state);
 	own_table_close(arms);
 	own_table_close(selectors);

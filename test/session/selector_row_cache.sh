@@ -11,7 +11,8 @@
 #   privilege   revoke_selector() of R's route right -> R's next route()
 #               fails with 42501; granted again -> it works
 #   changes     add_arm(), retire_arm(), alter_selector(), checkpoint(), a
-#               dropped and re-created selector of the same name
+#               dropped and re-created selector of the same name, the
+#               extension dropped and created again
 #   rollback    a change rolled back (by another session, by R itself) is
 #               not seen; one in progress is not seen until it commits
 #   own writes  add_arm() then route() in one transaction scores the new arm
@@ -181,6 +182,21 @@ out=$(route_as_role)
 check "dropped and created again: R's next route() takes an arm of the new selector" \
     eval '[[ "$out" =~ ^[xy]$ ]] || { echo "#   $out"; false; }'
 same_as_fresh "and R agrees with a fresh session"
+
+# -- the extension dropped and created again -------------------------------------------
+routes_keep "R keeps rows of the new selector"
+q >/dev/null <<SQL || bail "dropping and creating the extension again failed"
+DROP EXTENSION model_select CASCADE;
+CREATE EXTENSION model_select;
+SELECT model_select.create_selector('rc', 4, ARRAY['p','q'], 'lin_ucb');
+SELECT count(*) FROM model_select.setup_role('$ROLE', 'application');
+SELECT model_select.grant_selector('rc', '$ROLE', 'route');
+SQL
+out=$(route_as_role)
+check "the extension dropped and created again: R's next route() takes an arm of its selector" \
+    eval '[[ "$out" =~ ^[pq]$ ]] || { echo "#   $out"; false; }'
+same_as_fresh "and R agrees with a fresh session"
+routes_keep "and R keeps the rows of the new extension's tables"
 
 exec {r_in}>&-  # R's psql ends with its input
 close_sessions
