@@ -44,12 +44,6 @@ COMMENT ON COLUMN model_select.selectors.kernel IS 'Kernel of a kernelised polic
 COMMENT ON COLUMN model_select.selector_grants.privilege IS
 'route (select_model, route, scores, drift, cascades), reward (INSERT into rewards and cascade_observations) or admin (alter_selector, fit_codebook, add_arm, retire_arm, rebuild_state, checkpoint, resample, cascade_refit, stats_reset, drop_selector).';
 
--- the rows a selector's load reads, kept per backend (issue 41): the
--- relation whose invalidation and lock signal their change
-CREATE TABLE model_select_internal.selector_rows_signal ();
-COMMENT ON TABLE model_select_internal.selector_rows_signal IS
-'Internal: holds nothing. Its relcache invalidation and its lock signal a change to the rows of selectors, arms, arm_state and selector_grants that backends keep for their loads.';
-
 -- statistics: where stats_reset() last reset a selector's
 CREATE TABLE model_select.stats_resets (
     selector_id int PRIMARY KEY REFERENCES model_select.selectors ON DELETE CASCADE,
@@ -144,6 +138,13 @@ CREATE POLICY selector_rights ON model_select.codebooks FOR SELECT
 CREATE SCHEMA model_select_internal;
 COMMENT ON SCHEMA model_select_internal IS
 'Internal functions of model_select: the bodies that run as the extension owner, trigger functions, locks and the probe steps. No USAGE for PUBLIC; administrators (setup_role()) get it for the probe steps.';
+
+-- the rows a selector's load reads, kept per backend (issue 41): the
+-- relation whose invalidation and lock signal their change
+CREATE TABLE model_select_internal.selector_rows_signal ();
+COMMENT ON TABLE model_select_internal.selector_rows_signal IS
+'Internal: holds nothing. Its relcache invalidation and its lock signal a change to the rows of selectors, arms, arm_state and selector_grants that backends keep for their loads.';
+
 ALTER FUNCTION model_select._add_arm(text, text) SET SCHEMA model_select_internal;
 ALTER FUNCTION model_select._create_selector(regrole, text, int, text[], text, text, jsonb, bigint)
     SET SCHEMA model_select_internal;

@@ -38,8 +38,9 @@
  * whose invalidation the load's locks then process (READ COMMITTED), or an
  * older REPEATABLE READ transaction's, reads the tables and keeps nothing.
  * Our own writes: a command that wrote invalidates at its end, a rollback
- * again.  On a standby (whose replay has the same gap and no lock) and in
- * parallel mode nothing is kept.
+ * again.  On a standby (whose replay has the same gap and no lock), in
+ * parallel mode and in SERIALIZABLE transactions (whose reads take the
+ * predicate locks that find their conflicts) nothing is kept or taken.
  *
  * Whatever the rows, the caller's right is checked at every load, before
  * any arm is copied out.  The state of an arm_state row is not kept: the
@@ -184,8 +185,9 @@ rows_snapshot(void)
 		CacheRegisterRelcacheCallback(rows_relcache_changed, (Datum) 0);
 		registered = true;
 	}
+	/* SERIALIZABLE: the reads take the predicate locks that find its conflicts */
 	if (snap == NULL || snap->snapshot_type != SNAPSHOT_MVCC || snap->takenDuringRecovery ||
-		RecoveryInProgress() || IsInParallelMode())
+		RecoveryInProgress() || IsInParallelMode() || IsolationIsSerializable())
 		return NULL;
 	for (int i = 0; i < 3; i++)
 		if (OidIsValid(table_oids[i]))
