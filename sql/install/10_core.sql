@@ -101,7 +101,7 @@ COMMENT ON FUNCTION model_select_internal._selector_rows_changed() IS
 'Internal: after a statement that wrote selectors, arms, arm_state or selector_grants, signals that the rows backends keep for their loads are no longer current.';
 CREATE FUNCTION model_select_internal._selector_rows_stats(OUT entries int, OUT bytes bigint,
     OUT hits bigint, OUT reads bigint, OUT invalidations bigint)
-    AS 'MODULE_PATHNAME', 'model_select_selector_rows_stats' LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+    AS 'MODULE_PATHNAME', 'model_select_selector_rows_stats' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION model_select_internal._selector_rows_stats() IS
 'Internal: this backend''s kept selector rows (selectors, bytes), the loads that took them (hits) or read the tables (reads), and the invalidations that dropped them.';
 CREATE TRIGGER selector_rows_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON model_select.selectors
