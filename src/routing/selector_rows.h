@@ -1,10 +1,13 @@
 /*
  * selector_rows.h — the rows a selector's load reads (its selectors row,
  * the grantees of its route right, its arms with their arm_state rows),
- * kept per backend while no change to them can be seen (selector_rows.c).
+ * kept per backend while no change to them can be seen (selector_rows.c),
+ * and their reads (selector_rows_read.c).
  */
 #ifndef MODEL_SELECT_SELECTOR_ROWS_H
 #define MODEL_SELECT_SELECTOR_ROWS_H
+
+#include "utils/relcache.h"
 
 #include "learning/fold.h"
 #include "model/table_arms.h"
@@ -52,7 +55,13 @@ typedef struct SelectorColumns
 	ArmColumns *arms;			/* by ordinal */
 } SelectorColumns;
 
+/* selector_rows.c: the rows, kept while current */
 extern bool selector_rows(const char *name, SelectorColumns *s);
+
+/* selector_rows_read.c: their reads */
+extern bool selector_rows_read(const char *name, SelectorColumns *s, Relation selectors, Relation arms,
+							   Relation arm_state);
+extern void selector_rows_check_privilege(const char *name, const SelectorColumns *s);
 extern Datum checkpoint_state_read(int32 arm_id, int64 version, int64 xmin);
 
 #endif
