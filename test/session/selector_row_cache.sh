@@ -14,7 +14,10 @@
 #               dropped and re-created selector of the same name, the
 #               extension dropped and created again
 #   rollback    a change rolled back (by another session, by R itself) is
-#               not seen; one in progress is not seen until it commits
+#               not seen; one in progress is not seen until it commits, and
+#               while its transaction is open R takes no kept rows (the
+#               signal's lock, which covers a commit's gap between becoming
+#               visible and sending its invalidation)
 #   own writes  add_arm() then route() in one transaction scores the new arm
 #   snapshots   a REPEATABLE READ snapshot taken before a change keeps not
 #               seeing it, and the rows it read are not kept for later
@@ -129,6 +132,12 @@ out=$(route_as_role)
 check "an add_arm() in progress elsewhere is not taken by R's route()" \
     eval '[[ "$out" =~ ^[ab]$ ]] || { echo "#   $out"; false; }'
 same_as_fresh "nor listed by its scores()"
+h0=$(rq "SELECT kept_hits();")
+route_as_role >/dev/null
+route_as_role >/dev/null
+h1=$(rq "SELECT kept_hits();")
+check "while that writer's transaction is open (it holds the signal's lock) R takes no kept rows ($h0 -> $h1)" \
+    eval '[ -n "$h0" ] && [ "$h0" = "$h1" ]'
 say W "COMMIT;"
 out=$(route_as_role)
 check "once it commits, R's next route() takes its untried arm" eval '[ "$out" = e ] || { echo "#   $out"; false; }'
