@@ -85,6 +85,36 @@ CREATE TABLE model_select.arm_state_rows (
 -- Float8 values that pglz cannot shrink: skip the compression try.
 ALTER TABLE model_select.arm_state_rows ALTER COLUMN rows SET STORAGE EXTERNAL;
 
+-- A backend keeps the rows a selector's load reads (its selectors row, the
+-- grantees of its route right, its arms and their arm_state rows) while
+-- they are current (src/routing/selector_rows.c).  Every statement that
+-- writes selectors, arms, arm_state or selector_grants (80_security.sql)
+-- signals it through this relation, which holds nothing: a relcache
+-- invalidation of it, sent to every backend at commit, and its ShareLock,
+-- held until the transaction ends (after the invalidation is sent).
+CREATE TABLE model_select_internal.selector_rows_signal ();
+COMMENT ON TABLE model_select_internal.selector_rows_signal IS
+'Internal: holds nothing. Its relcache invalidation and its lock signal a change to the rows of selectors, arms, arm_state and selector_grants that backends keep for their loads.';
+CREATE FUNCTION model_select_internal._selector_rows_changed() RETURNS trigger
+    AS 'MODULE_PATHNAME', 'model_select_selector_rows_changed' LANGUAGE C PARALLEL UNSAFE;
+COMMENT ON FUNCTION model_select_internal._selector_rows_changed() IS
+'Internal: after a statement that wrote selectors, arms, arm_state or selector_grants, signals that the rows backends keep for their loads are no longer current.';
+CREATE FUNCTION model_select_internal._selector_rows_stats(OUT entries int, OUT bytes bigint,
+    OUT hits bigint, OUT reads bigint, OUT invalidations bigint)
+    AS 'MODULE_PATHNAME', 'model_select_selector_rows_stats' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION model_select_internal._selector_rows_stats() IS
+'Internal: this backend''s kept selector rows (selectors, bytes), the loads that took them (hits) or read the tables (reads), and the invalidations that dropped them.';
+CREATE TRIGGER selector_rows_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON model_select.selectors
+    FOR EACH STATEMENT EXECUTE FUNCTION model_select_internal._selector_rows_changed();
+CREATE TRIGGER selector_rows_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON model_select.arms
+    FOR EACH STATEMENT EXECUTE FUNCTION model_select_internal._selector_rows_changed();
+CREATE TRIGGER selector_rows_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON model_select.arm_state
+    FOR EACH STATEMENT EXECUTE FUNCTION model_select_internal._selector_rows_changed();
+-- also under session_replication_role = replica (a logical replica's apply)
+ALTER TABLE model_select.selectors ENABLE ALWAYS TRIGGER selector_rows_changed;
+ALTER TABLE model_select.arms ENABLE ALWAYS TRIGGER selector_rows_changed;
+ALTER TABLE model_select.arm_state ENABLE ALWAYS TRIGGER selector_rows_changed;
+
 -- The policies and kernels as the library registers them (src/policy/registry.c):
 -- names and capabilities, read by _create_selector() (the default kernel),
 -- the tests and the docs check instead of lists of their own.

@@ -18,6 +18,10 @@ CREATE TABLE model_select.selector_grants (
     privilege   text NOT NULL CHECK (privilege IN ('route', 'reward', 'admin')),
     PRIMARY KEY (selector_id, grantee, privilege)
 );
+-- a grant or revoke reaches the rows backends keep for their loads (10_core.sql)
+CREATE TRIGGER selector_rows_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON model_select.selector_grants
+    FOR EACH STATEMENT EXECUTE FUNCTION model_select_internal._selector_rows_changed();
+ALTER TABLE model_select.selector_grants ENABLE ALWAYS TRIGGER selector_rows_changed;
 
 -- Does the current user hold one of the privileges ('route', 'reward',
 -- 'admin' or a comma-separated list of them: any one) on the selector?  The

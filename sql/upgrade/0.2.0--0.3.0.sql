@@ -138,6 +138,13 @@ CREATE POLICY selector_rights ON model_select.codebooks FOR SELECT
 CREATE SCHEMA model_select_internal;
 COMMENT ON SCHEMA model_select_internal IS
 'Internal functions of model_select: the bodies that run as the extension owner, trigger functions, locks and the probe steps. No USAGE for PUBLIC; administrators (setup_role()) get it for the probe steps.';
+
+-- the rows a selector's load reads, kept per backend (issue 41): the
+-- relation whose invalidation and lock signal their change
+CREATE TABLE model_select_internal.selector_rows_signal ();
+COMMENT ON TABLE model_select_internal.selector_rows_signal IS
+'Internal: holds nothing. Its relcache invalidation and its lock signal a change to the rows of selectors, arms, arm_state and selector_grants that backends keep for their loads.';
+
 ALTER FUNCTION model_select._add_arm(text, text) SET SCHEMA model_select_internal;
 ALTER FUNCTION model_select._create_selector(regrole, text, int, text[], text, text, jsonb, bigint)
     SET SCHEMA model_select_internal;
@@ -220,6 +227,21 @@ ALTER TABLE model_select.decisions ADD COLUMN awaited float8[];
 COMMENT ON COLUMN model_select.decisions.awaited IS 'With the setting count_pending: per arm, in arm order, the rewards it awaited from decisions not rewarded yet, which narrowed its width (decision_scores() re-derives the widths from them); NULL without it.';
 
 -- @functions and views@
+
+-- the rows a selector's load reads, kept per backend (issue 41): every
+-- statement that writes them signals it (after the functions: its function
+-- is new)
+DO $$
+DECLARE
+    t text;
+BEGIN
+    FOREACH t IN ARRAY ARRAY['selectors', 'arms', 'arm_state', 'selector_grants'] LOOP
+        EXECUTE format('CREATE TRIGGER selector_rows_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE'
+                       ' ON model_select.%I FOR EACH STATEMENT'
+                       ' EXECUTE FUNCTION model_select_internal._selector_rows_changed()', t);
+        EXECUTE format('ALTER TABLE model_select.%I ENABLE ALWAYS TRIGGER selector_rows_changed', t);
+    END LOOP;
+END $$;
 
 -- written codebooks void the checkpoints (after the functions: its function is new)
 CREATE TRIGGER codebook_changed AFTER INSERT OR UPDATE ON model_select.codebooks

@@ -87,6 +87,7 @@ typedef struct CheckpointRow
 	LogPosition pos;
 	FoldTotals	totals;
 	Datum		state;			/* (Datum) 0: none */
+	bool		state_unread;	/* state is arm_state's, not read yet */
 } CheckpointRow;
 
 extern ModelCacheEntry *model_cache_entry(const SelectorConfig *cfg, int32 arm_id,

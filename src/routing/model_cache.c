@@ -57,6 +57,7 @@
 #include "routing/arm_cache.h"
 #include "routing/cache_counters.h"
 #include "routing/model_cache.h"
+#include "routing/selector_rows.h"
 #include "routing/shared_cache.h"
 
 /* GUC model_select.cache_size, in kB */
@@ -285,6 +286,10 @@ entry_reset(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck,
 	old = CurrentMemoryContext;
 	PG_TRY();
 	{
+		/* a stored state is read only now, into the load's memory */
+		Datum		stored = !ck->valid || sb.slot >= 0 ? (Datum) 0
+			: ck->state_unread ? checkpoint_state_read(arm_id, ck->version, ck->xmin) : ck->state;
+
 		MemoryContextSwitchTo(entry->cxt);
 		entry->cfg = *cfg;
 		if (sb.slot >= 0)
@@ -294,7 +299,7 @@ entry_reset(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck,
 		}
 		else
 			/* under the arms query's snapshot: the rows of the row version it read */
-			fold_begin_stored(&entry->fold, &entry->cfg, arm_id, ck->valid ? ck->state : (Datum) 0,
+			fold_begin_stored(&entry->fold, &entry->cfg, arm_id, stored,
 							  true, entry->ckpt_pos, ck->valid ? &ck->totals : NULL);
 		MemoryContextSwitchTo(old);
 	}

@@ -1,9 +1,9 @@
 /*
  * selector_load.c — loading a selector for scoring: its configuration, owner
- * and grants, its arms with their checkpoints, and the rewards logged after
- * each arm's cached base, read as the extension owner through the tables'
- * indexes (index_read.h: a route() runs this every call) and folded through
- * the arm cache (model_cache.c).  A reader scores the exact fold of the log
+ * and grants, its arms with their checkpoints (selector_rows.c: kept while
+ * current), and the rewards logged after each arm's cached base, read as the
+ * extension owner through the tables' indexes (index_read.h: a route() runs
+ * this every call) and folded through the arm cache (model_cache.c).  A reader scores the exact fold of the log
  * its snapshot sees, or, where the learner publishes versions, a final
  * prefix of each arm's log plus its own transaction's rows (LoadMode).
  */
@@ -33,168 +33,7 @@
 #include "routing/arm_cache.h"
 #include "routing/decide.h"
 #include "routing/model_cache.h"
-
-/*
- * The arm_state columns read (xmin: the 32-bit xid, then widened): the
- * checkpoint's position from CK_POSITION on, in CheckpointPositionColumn order.
- */
-enum
-{
-	CK_ARM_ID,
-	CK_VERSION,
-	CK_XMIN,
-	CK_SETTINGS_VERSION,
-	CK_POSITION,
-	CK_STATE = CK_POSITION + CHECKPOINT_POSITION_NCOLUMNS,
-	CK_NCOLUMNS
-};
-static const char *const checkpoint_columns[CK_NCOLUMNS] = {
-	[CK_ARM_ID] = "arm_id", [CK_VERSION] = "version", [CK_XMIN] = "xmin",
-	[CK_SETTINGS_VERSION] = "settings_version",
-	[CK_POSITION + CKPT_POS_TX] = "ckpt_tx", [CK_POSITION + CKPT_POS_SEQ] = "ckpt_seq",
-	[CK_POSITION + CKPT_POS_N] = "n", [CK_POSITION + CKPT_POS_REWARD_SUM] = "reward_sum",
-	[CK_POSITION + CKPT_POS_COST_SUM] = "cost_sum", [CK_POSITION + CKPT_POS_COST_N] = "cost_n",
-	[CK_POSITION + CKPT_POS_SPEND_SUM] = "spend_sum", [CK_POSITION + CKPT_POS_SPEND_N] = "spend_n",
-	[CK_STATE] = "state"
-};
-
-/* An arm_state row, by the columns above. */
-typedef struct CheckpointColumns
-{
-	Datum		values[CK_NCOLUMNS];
-	bool		nulls[CK_NCOLUMNS];
-} CheckpointColumns;
-
-/* An arms row, by arms_columns (model/table_arms.h), with its arm_state row (NULL: none). */
-typedef struct ArmColumns
-{
-	Datum		values[ARMS_NCOLUMNS];
-	bool		nulls[ARMS_NCOLUMNS];
-	const CheckpointColumns *checkpoint;
-} ArmColumns;
-
-/* A selector as selector_rows() reads it: its row, route grantees and arms. */
-typedef struct SelectorColumns
-{
-	Datum		values[SELECTORS_NCOLUMNS];
-	bool		nulls[SELECTORS_NCOLUMNS];
-	Datum		route_grantees; /* regrole[] */
-	int			narms;
-	ArmColumns *arms;			/* by ordinal */
-} SelectorColumns;
-
-static int
-checkpoint_arm_cmp(const void *a, const void *b)
-{
-	int32		x = DatumGetInt32(((const CheckpointColumns *) a)->values[CK_ARM_ID]);
-	int32		y = DatumGetInt32(((const CheckpointColumns *) b)->values[CK_ARM_ID]);
-
-	return (x > y) - (x < y);
-}
-
-/* The selector's arm_state rows (one scan of its index on selector_id), sorted by arm_id. */
-static CheckpointColumns *
-selector_checkpoints(Relation arm_state, Datum selector_id, int *n)
-{
-	static const char *const key[] = {"selector_id"};
-	int			capacity = 8;
-	CheckpointColumns *ck = palloc(sizeof(CheckpointColumns) * capacity);
-	IndexRead	r;
-	HeapTuple	row;
-
-	*n = 0;
-	index_read_begin(&r, arm_state, 1, key);
-	index_read_key(&r, "selector_id", BTEqualStrategyNumber, F_INT4EQ, selector_id);
-	while ((row = index_read_next(&r)) != NULL)
-	{
-		if (*n == capacity)
-			ck = repalloc(ck, sizeof(CheckpointColumns) * (capacity *= 2));
-		own_columns_copy(arm_state, row, CK_NCOLUMNS, checkpoint_columns, ck[*n].values, ck[*n].nulls);
-		ck[*n].values[CK_XMIN] = Int64GetDatum((int64) DatumGetTransactionId(ck[*n].values[CK_XMIN]));
-		(*n)++;
-	}
-	index_read_end(&r);
-	qsort(ck, *n, sizeof(CheckpointColumns), checkpoint_arm_cmp);
-	return ck;
-}
-
-/* An arm's arm_state row among ck, or NULL when it has none. */
-static const CheckpointColumns *
-checkpoint_of(const CheckpointColumns *ck, int nck, Datum arm_id)
-{
-	CheckpointColumns probe;
-
-	probe.values[CK_ARM_ID] = arm_id;
-	return bsearch(&probe, ck, nck, sizeof(CheckpointColumns), checkpoint_arm_cmp);
-}
-
-/*
- * What the query
- *   SELECT <the columns above> FROM selectors s
- *   LEFT JOIN arms a USING (selector_id) LEFT JOIN arm_state st USING (arm_id)
- *   WHERE s.name = $1 ORDER BY a.ordinal
- * would return, read through the indexes into *s (in the current memory
- * context), once the caller's right to route with the selector is checked.
- * false: no such selector.
- */
-static bool
-selector_rows(const char *name, SelectorColumns *s)
-{
-	static const char *const name_key[] = {"name"};
-	static const char *const arms_key[] = {"selector_id", "ordinal"};
-	Relation	selectors = own_table_open("selectors");
-	Relation	arms = own_table_open("arms");
-	Relation	arm_state = own_table_open("arm_state");
-	IndexRead	by_name;
-	IndexRead	by_selector;
-	HeapTuple	row;
-	CheckpointColumns *checkpoints;
-	int			ncheckpoints;
-	int			capacity = 8;
-	bool		found;
-
-	index_read_begin(&by_name, selectors, 1, name_key);
-	index_read_key(&by_name, "name", BTEqualStrategyNumber, F_TEXTEQ, CStringGetTextDatum(name));
-	found = (row = index_read_next(&by_name)) != NULL;
-	if (found)
-	{
-		Datum		selector_id;
-
-		own_columns_copy(selectors, row, SELECTORS_NCOLUMNS, selectors_columns, s->values, s->nulls);
-		selector_id = s->values[CONFIG_SELECTOR_ID];
-		s->route_grantees = selector_grantees(DatumGetInt32(selector_id), SELECTOR_ROUTE);
-
-		/*
-		 * The caller's right, before any arm or state is read: a refused
-		 * call costs the same whatever the selector's size, so its time
-		 * tells nothing of another tenant's selector.  At every load, cached
-		 * models or not: a revoke takes effect at once.
-		 */
-		selector_check_privilege_given(DatumGetInt32(selector_id), name, SELECTOR_ROUTE,
-									   DatumGetObjectId(s->values[SELECTORS_OWNER]), s->route_grantees);
-		checkpoints = selector_checkpoints(arm_state, selector_id, &ncheckpoints);
-		s->narms = 0;
-		s->arms = palloc(sizeof(ArmColumns) * capacity);
-		index_read_begin(&by_selector, arms, 2, arms_key);
-		index_read_key(&by_selector, "selector_id", BTEqualStrategyNumber, F_INT4EQ, selector_id);
-		while ((row = index_read_next(&by_selector)) != NULL)
-		{
-			ArmColumns *arm;
-
-			if (s->narms == capacity)
-				s->arms = repalloc(s->arms, sizeof(ArmColumns) * (capacity *= 2));
-			arm = &s->arms[s->narms++];
-			own_columns_copy(arms, row, ARMS_NCOLUMNS, arms_columns, arm->values, arm->nulls);
-			arm->checkpoint = checkpoint_of(checkpoints, ncheckpoints, arm->values[ARMS_ARM_ID]);
-		}
-		index_read_end(&by_selector);
-	}
-	index_read_end(&by_name);
-	own_table_close(arm_state);
-	own_table_close(arms);
-	own_table_close(selectors);
-	return found;
-}
+#include "routing/selector_rows.h"
 
 /*
  * An arm's checkpoint from its arm_state row.  Without a checkpoint under
@@ -203,16 +42,19 @@ selector_rows(const char *name, SelectorColumns *s)
  * then stands for the checkpoint at the log's start.
  */
 static void
-checkpoint_row(const SelectorConfig *cfg, const CheckpointColumns *row, int32 arm_id, CheckpointRow *ck)
+checkpoint_row(const SelectorConfig *cfg, const ArmColumns *arm, int32 arm_id, CheckpointRow *ck)
 {
 	memset(ck, 0, sizeof(*ck));
-	if (row != NULL)
+	if (arm->checkpointed)
 	{
+		const CheckpointColumns *row = &arm->checkpoint;
+
 		ck->version = DatumGetInt64(row->values[CK_VERSION]);
 		ck->xmin = DatumGetInt64(row->values[CK_XMIN]);
 		ck->valid = DatumGetInt32(row->values[CK_SETTINGS_VERSION]) == cfg->settings_version;
 		checkpoint_position_from_values(row->values + CK_POSITION, &ck->pos, &ck->totals);
-		ck->state = row->nulls[CK_STATE] ? (Datum) 0 : row->values[CK_STATE];
+		/* read if a model is built from it (checkpoint_state_read()) */
+		ck->state_unread = ck->valid;
 	}
 	if (!ck->valid)
 	{
@@ -482,7 +324,7 @@ arms_load(Selector *sel, MemoryContext caller, const SelectorColumns *s, FullTra
 		arm->active = DatumGetBool(row->values[ARMS_ACTIVE]);
 		if (LOAD_PUBLISHES(mode) && !learner_owns_arm(arm->arm_id, clock->ticks_across_arms))
 			continue;
-		checkpoint_row(&sel->cfg, row->checkpoint, arm->arm_id, &ck);
+		checkpoint_row(&sel->cfg, row, arm->arm_id, &ck);
 		entries[ntaken] = model_cache_entry(&sel->cfg, arm->arm_id, &ck, horizon, mode);
 		taken[ntaken++] = i;
 	}
