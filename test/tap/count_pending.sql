@@ -12,55 +12,18 @@ SELECT plan(12);
 CREATE TEMP TABLE stream AS
 SELECT * FROM model_select.synthetic_clusters(600, 8, 3, NULL, 21, 0.1);
 
-CREATE TEMP TABLE late(round int, decision_id bigint, reward float8);
-
--- Live: route every row in order; before the decision of round t (from 1)
--- insert the rewards of the rounds up to t - delay - 1.  Returns the picks.
-CREATE FUNCTION pg_temp.live_picks(sel text, settings jsonb, delay int) RETURNS int[]
-LANGUAGE plpgsql AS $$
-DECLARE
-    r record;
-    d record;
-    k int;
-    picks int[] := '{}';
-BEGIN
-    TRUNCATE late;
-    PERFORM model_select.create_selector(sel, 8, ARRAY['arm1','arm2','arm3'], 'lin_ucb', NULL, settings, 5);
-    FOR r IN SELECT * FROM stream ORDER BY round LOOP
-        INSERT INTO model_select.rewards(decision_id, reward)
-        SELECT l.decision_id, l.reward FROM late l WHERE l.round <= r.round - delay - 1 ORDER BY l.round;
-        DELETE FROM late l WHERE l.round <= r.round - delay - 1;
-        SELECT * INTO d FROM model_select.route(sel, r.context);
-        k := substr(d.arm, 4)::int;
-        INSERT INTO late VALUES (r.round, d.decision_id, r.reward[k]);
-        picks := picks || k;
-    END LOOP;
-    RETURN picks;
-END $$;
-
--- Replay with checkpoint => 1: the arm whose pick count grew in each round.
-CREATE FUNCTION pg_temp.replay_picks(settings jsonb, delay int, feedback float8 DEFAULT 1) RETURNS int[]
-LANGUAGE sql AS $$
-    WITH ck AS (
-        SELECT round, picks, lag(picks, 1, '{0,0,0}') OVER (ORDER BY round) AS before
-          FROM model_select.replay('SELECT context, reward FROM stream ORDER BY round', 'lin_ucb', NULL, settings,
-                                   seed => 5, checkpoint => 1, shuffle => false, delay => delay,
-                                   feedback => feedback))
-    SELECT array_agg((SELECT a FROM generate_subscripts(picks, 1) a WHERE picks[a] <> before[a])
-                     ORDER BY round)
-      FROM ck
-$$;
+\ir include/late_rewards.sql
 
 -- Live and replay agree: the window of 80 decisions and the 80 before it,
 -- read from the logs, and replay()'s own count of them.
-SELECT is(pg_temp.replay_picks('{"count_pending": true, "pending_horizon": 80}', 30),
-          pg_temp.live_picks('on', '{"count_pending": true, "pending_horizon": 80}', 30),
+SELECT is(pg_temp.replay_picks('lin_ucb', '{"count_pending": true, "pending_horizon": 80}', 30),
+          pg_temp.live_picks('on', 'lin_ucb', '{"count_pending": true, "pending_horizon": 80}', 30),
           'count_pending, rewards 30 rounds late: replay makes the live selector''s 600 choices');
-SELECT isnt(pg_temp.replay_picks('{"count_pending": true, "pending_horizon": 80}', 30),
-            pg_temp.replay_picks('{}', 30),
+SELECT isnt(pg_temp.replay_picks('lin_ucb', '{"count_pending": true, "pending_horizon": 80}', 30),
+            pg_temp.replay_picks('lin_ucb', '{}', 30),
             'and they differ from those without it');
-SELECT is(pg_temp.replay_picks('{"count_pending": true, "pending_horizon": 80}', 0),
-          pg_temp.replay_picks('{}', 0),
+SELECT is(pg_temp.replay_picks('lin_ucb', '{"count_pending": true, "pending_horizon": 80}', 0),
+          pg_temp.replay_picks('lin_ucb', '{}', 0),
           'rewards that come before the next decision: nothing awaited, the same choices');
 
 -- The live selector "on" has its last 30 decisions unrewarded (and the 80

@@ -11,46 +11,7 @@ SELECT plan(19);
 CREATE TEMP TABLE stream AS
 SELECT * FROM model_select.synthetic_clusters(400, 8, 3, NULL, 21, 0.1);
 
-CREATE TEMP TABLE late(round int, decision_id bigint, reward float8);
-
--- Live: route every row in order; before the decision of round t (from 1)
--- insert the rewards of the rounds up to t - delay - 1.  Returns the picks.
-CREATE FUNCTION pg_temp.live_picks(pol text, settings jsonb, delay int) RETURNS int[]
-LANGUAGE plpgsql AS $$
-DECLARE
-    r record;
-    d record;
-    k int;
-    picks int[] := '{}';
-    sel text := format('live_%s_%s_%s', pol, delay, md5(settings::text));
-BEGIN
-    TRUNCATE late;
-    PERFORM model_select.create_selector(sel, 8, ARRAY['arm1','arm2','arm3'], pol, NULL, settings, 5);
-    FOR r IN SELECT * FROM stream ORDER BY round LOOP
-        INSERT INTO model_select.rewards(decision_id, reward)
-        SELECT l.decision_id, l.reward FROM late l WHERE l.round <= r.round - delay - 1 ORDER BY l.round;
-        DELETE FROM late l WHERE l.round <= r.round - delay - 1;
-        SELECT * INTO d FROM model_select.route(sel, r.context);
-        k := substr(d.arm, 4)::int;
-        INSERT INTO late VALUES (r.round, d.decision_id, r.reward[k]);
-        picks := picks || k;
-    END LOOP;
-    RETURN picks;
-END $$;
-
--- Replay with checkpoint => 1: the arm whose pick count grew in each round.
-CREATE FUNCTION pg_temp.replay_picks(pol text, settings jsonb, delay int, feedback float8 DEFAULT 1,
-                                     seed bigint DEFAULT 5) RETURNS int[]
-LANGUAGE sql AS $$
-    WITH ck AS (
-        SELECT round, picks, lag(picks, 1, '{0,0,0}') OVER (ORDER BY round) AS before
-          FROM model_select.replay('SELECT context, reward FROM stream ORDER BY round', pol, NULL, settings,
-                                   seed => seed, checkpoint => 1, shuffle => false, delay => delay,
-                                   feedback => feedback))
-    SELECT array_agg((SELECT a FROM generate_subscripts(picks, 1) a WHERE picks[a] <> before[a])
-                     ORDER BY round)
-      FROM ck
-$$;
+\ir include/late_rewards.sql
 
 -- The rewards learned before each checkpoint's last decision.
 CREATE FUNCTION pg_temp.learned(pol text, delay int, feedback float8, seed bigint, rounds int DEFAULT NULL)
@@ -61,14 +22,14 @@ RETURNS bigint[] LANGUAGE sql AS $$
 $$;
 
 -- Late rewards: the same choices as a live selector rewarded late.
-SELECT is(pg_temp.replay_picks('lin_ucb', '{}', 25), pg_temp.live_picks('lin_ucb', '{}', 25),
+SELECT is(pg_temp.replay_picks('lin_ucb', '{}', 25), pg_temp.live_picks('live_lin_25', 'lin_ucb', '{}', 25),
           'lin_ucb, rewards 25 rounds late: replay makes the live selector''s 400 choices');
-SELECT is(pg_temp.replay_picks('pak_ucb', '{"eta": 0.7}', 7), pg_temp.live_picks('pak_ucb', '{"eta": 0.7}', 7),
+SELECT is(pg_temp.replay_picks('pak_ucb', '{"eta": 0.7}', 7), pg_temp.live_picks('live_pak_7', 'pak_ucb', '{"eta": 0.7}', 7),
           'pak_ucb, rewards 7 rounds late: the same');
 SELECT is(pg_temp.replay_picks('greedy', '{"window": 40, "clock": "selector"}', 10),
-          pg_temp.live_picks('greedy', '{"window": 40, "clock": "selector"}', 10),
+          pg_temp.live_picks('live_greedy_10', 'greedy', '{"window": 40, "clock": "selector"}', 10),
           'greedy with a window on the selector clock, rewards 10 rounds late: the same (late rewards tick the clock)');
-SELECT is(pg_temp.replay_picks('lin_ucb', '{}', 0), pg_temp.live_picks('lin_ucb', '{}', 0),
+SELECT is(pg_temp.replay_picks('lin_ucb', '{}', 0), pg_temp.live_picks('live_lin_0', 'lin_ucb', '{}', 0),
           'delay 0: rewarded before the next decision, as a route-then-reward loop');
 SELECT isnt(pg_temp.replay_picks('lin_ucb', '{}', 25), pg_temp.replay_picks('lin_ucb', '{}', 0),
             'and a delay changes the choices');
