@@ -195,9 +195,11 @@ row_read(FullTransactionId tx, FullTransactionId horizon, bool own_only)
  * transaction's are kept, and after a version only this transaction's are
  * read (own_rows_start()).  Where the learner is behind (LOAD_FINAL), one
  * backend at a time folds an arm's final rows and publishes them, holding
- * its load lock (catching_up[i]: the caller releases it); the others score
- * the newest version meanwhile, as when it keeps up: each of 16 routers
- * folding the same backlog had stalled them all for up to a second.  Not
+ * its load lock (catching_up[i]: the caller releases it), from the newest
+ * version once it holds the lock (the previous holder may have published
+ * since the entry was taken); the others score the newest version
+ * meanwhile, as when it keeps up: each of 16 routers folding the same
+ * backlog had stalled them all for up to a second.  Not
  * inlined into arms_load(), whose PG_TRY would make its locals volatile.
  */
 static pg_noinline SPITupleTable *
@@ -238,7 +240,7 @@ rows_after_bases(ModelCacheEntry **entries, int narms, const ClockOps *clock, do
 		*now = count + (double) ncounted;
 	for (int i = 0; i < narms; i++)
 	{
-		LogPosition after = entries[i]->fold.pos;
+		LogPosition after;
 		IndexRead	r;
 		HeapTuple	row;
 		bool		own_only = false;
@@ -248,8 +250,13 @@ rows_after_bases(ModelCacheEntry **entries, int narms, const ClockOps *clock, do
 			own_only = true;
 		else if (entry_shareable(entries[i]) && mode == LOAD_FINAL &&
 				 !policy_ops(entries[i]->cfg.policy)->keeps_rows)
+		{
 			own_only = !(catching_up[i] = shared_load_try_lock(entries[i]->arm_id));
-
+			/* the backend that held the lock may have published since this load looked */
+			if (catching_up[i])
+				(void) entry_take_newest(entries[i]);
+		}
+		after = entries[i]->fold.pos;
 		if (log_position_cmp(start, after) > 0)
 			after = start;
 		if (own_only && !own_rows_start(&after))
