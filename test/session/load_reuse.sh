@@ -47,29 +47,11 @@ CREATE ROLE $ROLE NOLOGIN;
 SELECT count(*) FROM model_select.setup_role('$ROLE', 'application');
 SQL
 
-# -- the reader session R: send SQL, read its output up to a marker ----------
+# -- the reader session R (rq, same_as_fresh: lib/common.bash) --------------
 coproc R { psql -X -q -A -t -d "$DB" 2>&1; }
 MS_BG_PIDS+=("$R_PID")
 r_in=${R[1]}
 r_out=${R[0]}
-rq() {  # rq SQL: run SQL in R, print its output
-    local line
-    printf '%s\nSELECT %s;\n' "$1" "'R_DONE'" >&"$r_in"
-    while IFS= read -r -t 60 line <&"$r_out"; do
-        [ "$line" = R_DONE ] && return 0
-        printf '%s\n' "$line"
-    done
-    echo "# no answer from R"
-    return 1
-}
-fresh() { q -c "SELECT digest()"; }
-# same_as_fresh DESC: R's digest now equals a fresh session's
-same_as_fresh() {
-    local mine theirs
-    mine=$(rq "SELECT digest();")
-    theirs=$(fresh)
-    check "$1" eval '[ "$mine" = "$theirs" ] || { echo "#   R:     $mine"; echo "#   fresh: $theirs"; false; }'
-}
 
 # -- reuse ------------------------------------------------------------------
 # Any transaction that ends in the cluster meanwhile (autovacuum's ANALYZE

@@ -51,31 +51,13 @@ SELECT count(*) FROM model_select.setup_role('$ROLE', 'application');
 SELECT model_select.grant_selector('rc', '$ROLE', 'route');
 SQL
 
-# -- the router session R: send SQL, read its output up to a marker ----------
+# -- the router session R (rq, same_as_fresh: lib/common.bash) --------------
 coproc R { psql -X -q -A -t -v VERBOSITY=verbose -d "$DB" 2>&1; }
 MS_BG_PIDS+=("$R_PID")
 r_in=${R[1]}
 r_out=${R[0]}
-rq() {  # rq SQL: run SQL in R, print its output
-    local line
-    printf '%s\nSELECT %s;\n' "$1" "'R_DONE'" >&"$r_in"
-    while IFS= read -r -t 60 line <&"$r_out"; do
-        [ "$line" = R_DONE ] && return 0
-        printf '%s\n' "$line"
-    done
-    echo "# no answer from R"
-    return 1
-}
 route_as_role() {  # route_as_role: one route() as $ROLE in R; prints its arm or the error
     rq "SET ROLE $ROLE; SELECT arm FROM model_select.route('rc', ms_probe(4, 2)); RESET ROLE;"
-}
-fresh() { q -c "SELECT digest()"; }
-# same_as_fresh DESC: R's digest now equals a fresh session's
-same_as_fresh() {
-    local mine theirs
-    mine=$(rq "SELECT digest();")
-    theirs=$(fresh)
-    check "$1" eval '[ "$mine" = "$theirs" ] || { echo "#   R:     $mine"; echo "#   fresh: $theirs"; false; }'
 }
 # routes_keep DESC: three route()s in R, at least one of which took kept rows
 routes_keep() {

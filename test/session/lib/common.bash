@@ -22,6 +22,11 @@
 #                        returns once the session has run SQL; say_async
 #                        returns at once (for a statement meant to block),
 #                        said NAME waits for it later
+#   rq SQL               run SQL in the test's coprocess R (started by the test:
+#                        coproc R { psql ... }; r_in=${R[1]}; r_out=${R[0]}),
+#                        print its output (60 s per line)
+#   same_as_fresh DESC   check that SELECT digest() (the test's function) gives
+#                        the same in R as in a fresh session
 #   wait_for DESC SQL    poll until SQL returns "t" (deadline MS_WAIT_SECONDS,
 #                        default 120 s); on giving up, print what was seen
 #   backend_waits TYPE LIKE [N]
@@ -175,6 +180,22 @@ stop_idle() {  # stop_idle PID
     done
     echo "# gave up after ${MS_WAIT_SECONDS:-120} s stopping $1 while it waits on its latch; last seen: $seen"
     return 1
+}
+rq() {
+    local line
+    printf '%s\nSELECT %s;\n' "$1" "'R_DONE'" >&"$r_in"
+    while IFS= read -r -t 60 line <&"$r_out"; do
+        [ "$line" = R_DONE ] && return 0
+        printf '%s\n' "$line"
+    done
+    echo "# no answer from R"
+    return 1
+}
+same_as_fresh() {
+    local mine theirs
+    mine=$(rq "SELECT digest();")
+    theirs=$(q -c "SELECT digest()")
+    check "$1" eval '[ "$mine" = "$theirs" ] || { echo "#   R:     $mine"; echo "#   fresh: $theirs"; false; }'
 }
 close_sessions() {
     local s
