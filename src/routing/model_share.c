@@ -44,30 +44,21 @@ entry_base_key(const ModelCacheEntry *entry, SharedBaseKey *key)
 
 /*
  * Publish a copy of the entry's base, pinned in *sb, with what its decode
- * computes from it alone (PolicyOps.prepare): computed here once, not by
- * every backend that scores the version.
+ * computes from it alone (PolicyOps.prepare): computed once, into the
+ * copy, not by every backend that scores the version.
  */
 static bool
 publish_base(ModelCacheEntry *entry, SharedBase *sb)
 {
 	const PolicyOps *ops = policy_ops(entry->cfg.policy);
 	SharedBaseKey key;
-	Size		nprepared = 0;
-	double	   *prepared = NULL;
-	bool		published;
+	SharedPrepared prepared = {.n = 0, .fill = ops->prepare, .cfg = &entry->cfg};
 
 	entry_base_key(entry, &key);
-	if (ops->prepare != NULL && !clock_ops(entry->cfg.clock)->ages &&
-		(nprepared = ops->prepared_size(&entry->cfg)) > 0)
-	{
-		prepared = palloc(sizeof(double) * nprepared);
-		ops->prepare(&entry->cfg, entry->fold.st, prepared);
-	}
-	published = shared_base_publish(&key, entry->fold.st, prepared, nprepared, entry->fold.pos,
-									&entry->fold.totals, sb);
-	if (prepared != NULL)
-		pfree(prepared);
-	return published;
+	if (ops->prepare != NULL && !clock_ops(entry->cfg.clock)->ages)
+		prepared.n = ops->prepared_size(&entry->cfg);
+	return shared_base_publish(&key, entry->fold.st, &prepared, entry->fold.pos,
+							   &entry->fold.totals, sb);
 }
 
 /*

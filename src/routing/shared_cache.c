@@ -333,15 +333,16 @@ mark_others_stale(int i)
 }
 
 /*
- * Publish a copy of the base st (key, pos, totals), followed by the
- * nprepared doubles decode computes from it (PolicyOps.prepare; aligned),
- * and pin it in *out; if another backend published it first, pin that one.  False when the cache
- * has no room that is not pinned: the caller keeps its own copy.
+ * Publish a copy of the base st (key, pos, totals), followed (aligned) by
+ * what decode computes from it (prepared; NULL: nothing), and pin it in
+ * *out; if another backend published it first, pin that one.  False when
+ * the cache has no room that is not pinned: the caller keeps its own copy.
  */
 bool
-shared_base_publish(const SharedBaseKey *key, const StateHeader *st, const double *prepared,
-					Size nprepared, LogPosition pos, const FoldTotals *totals, SharedBase *out)
+shared_base_publish(const SharedBaseKey *key, const StateHeader *st, const SharedPrepared *prepared,
+					LogPosition pos, const FoldTotals *totals, SharedBase *out)
 {
+	Size		nprepared = prepared != NULL ? prepared->n : 0;
 	Size		prepared_at = nprepared > 0 ? MAXALIGN(VARSIZE(st)) : 0;
 	Size		bytes = Max(prepared_at + sizeof(double) * nprepared, VARSIZE(st));
 	dsa_pointer dp;
@@ -361,10 +362,10 @@ shared_base_publish(const SharedBaseKey *key, const StateHeader *st, const doubl
 		cache_count(CACHE_SHARED_PUBLISH_FAILURES, 1);
 		return false;
 	}
-	/* copied outside the lock: nobody knows dp yet */
+	/* copied and computed outside the lock: nobody knows dp yet */
 	memcpy(shared_base_address(dp), st, VARSIZE(st));
 	if (nprepared > 0)
-		memcpy((char *) shared_base_address(dp) + prepared_at, prepared, sizeof(double) * nprepared);
+		prepared->fill(prepared->cfg, st, (double *) ((char *) shared_base_address(dp) + prepared_at));
 	LWLockAcquire(shared_control->lock, LW_EXCLUSIVE);
 	if ((i = slot_of(key, pos)) < 0 && (i = free_slot()) >= 0)
 	{

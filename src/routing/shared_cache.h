@@ -24,6 +24,18 @@ typedef struct SharedBase
 	FoldTotals	totals;
 } SharedBase;
 
+/*
+ * What a version carries after its state: n doubles that fill() computes
+ * from it under cfg (PolicyOps.prepare), written straight into the shared
+ * copy, and only when a copy is made.
+ */
+typedef struct SharedPrepared
+{
+	Size		n;
+	void		(*fill) (const SelectorConfig *cfg, const StateHeader *st, double *out);
+	const SelectorConfig *cfg;
+} SharedPrepared;
+
 /* A published version as shown by shared_versions() (learner_versions). */
 typedef struct SharedVersionInfo
 {
@@ -65,7 +77,7 @@ extern bool shared_base_find(const SharedBaseKey *key, LogPosition from, bool fr
 extern bool shared_base_find_newest(int32 arm_id, int32 settings_version, LogPosition from,
 								   SharedBase *out);
 extern bool shared_base_publish(const SharedBaseKey *key, const StateHeader *st,
-								const double *prepared, Size nprepared, LogPosition pos,
+								const SharedPrepared *prepared, LogPosition pos,
 								const FoldTotals *totals, SharedBase *out);
 extern void shared_base_release(int slot);
 extern uint64 shared_arm_generation(int32 arm_id);
