@@ -147,6 +147,41 @@ lin_grow(const SelectorConfig *cfg, const StateHeader *old, const double *x, dou
 }
 
 /*
+ * The m rewards r with features Z (m × p, destroyed) added to a state
+ * without a discount, in place: b, yᵀy and Σw in row order, then every
+ * factor's rank-1 updates (one after the other, or together with the same
+ * bits).  n is the caller's.
+ */
+static void
+lin_add_rows(const SelectorConfig *cfg, StateHeader *st, int m, double *Z, const double *r)
+{
+	int			p = lin_feature_count(cfg);
+	double	   *b = lin_rhs(st, p);
+	FactorSet	fs;
+
+	for (int t = 0; t < m; t++)
+	{
+		for (int i = 0; i < p; i++)
+			b[i] += r[t] * Z[(Size) t * p + i];
+		if (lin_keeps_yy(cfg))
+			*lin_yy(st, p) += r[t] * r[t];
+		if (lin_learns_noise(cfg))
+			*lin_weight_sum(st, p) += 1.0;
+	}
+	confidence_factors(cfg, &fs);
+	/* the updates destroy their vectors: the other factors get a copy */
+	for (int f = 1; f < fs.count; f++)
+	{
+		double	   *scratch = palloc(sizeof(double) * p * m);
+
+		memcpy(scratch, Z, sizeof(double) * p * m);
+		chol_rank_updates(p, lin_factor_at(st, p, f), scratch, m);
+		pfree(scratch);
+	}
+	chol_rank_updates(p, lin_factor(st), Z, m);
+}
+
+/*
  * Windowed and full: forget the oldest held row in place (rank-1 downdate;
  * if rounding makes it fail, refactorise the remaining rows) and make room
  * for the new row at the end.
@@ -188,7 +223,6 @@ lin_append(const SelectorConfig *cfg, const StateHeader *old, const double *x, d
 	int			p = lin_feature_count(cfg);
 	StateHeader *st;
 	double	   *z = palloc(sizeof(double) * p);
-	double	   *scratch = palloc(sizeof(double) * p);
 	double	   *b;
 
 	if (cfg->window > 0 && old != NULL && old->n >= cfg->window)
@@ -225,26 +259,8 @@ lin_append(const SelectorConfig *cfg, const StateHeader *old, const double *x, d
 		}
 	}
 	else
-	{
-		FactorSet	fs;
-
-		for (int i = 0; i < p; i++)
-			b[i] += r * z[i];
-		confidence_factors(cfg, &fs);
-		if (lin_keeps_yy(cfg))
-			*lin_yy(st, p) += r * r;
-		if (lin_learns_noise(cfg))
-			*lin_weight_sum(st, p) += 1.0;
-		/* the update destroys its vector: the other factors get a copy */
-		for (int f = 1; f < fs.count; f++)
-		{
-			memcpy(scratch, z, sizeof(double) * p);
-			chol_rank1_update(p, lin_factor_at(st, p, f), scratch);
-		}
-		chol_rank1_update(p, lin_factor(st), z);
-	}
+		lin_add_rows(cfg, st, 1, z, &r);
 	pfree(z);
-	pfree(scratch);
 	return st;
 }
 
@@ -259,34 +275,14 @@ lin_append_rows(const SelectorConfig *cfg, StateHeader *st, int m, const double 
 {
 	int			p = lin_feature_count(cfg);
 	double	   *Z;
-	double	   *scratch;
-	double	   *b = lin_rhs(st, p);
-	FactorSet	fs;
 
 	if (cfg->window > 0 || cfg->discount < 1)
 		return false;
 	Z = palloc(sizeof(double) * p * m);
-	scratch = palloc(sizeof(double) * p * m);
 	st->n += m;
 	for (int t = 0; t < m; t++)
-	{
 		lin_features(cfg, X + (Size) t * cfg->dim, Z + (Size) t * p);
-		for (int i = 0; i < p; i++)
-			b[i] += r[t] * Z[(Size) t * p + i];
-		if (lin_keeps_yy(cfg))
-			*lin_yy(st, p) += r[t] * r[t];
-		if (lin_learns_noise(cfg))
-			*lin_weight_sum(st, p) += 1.0;
-	}
-	confidence_factors(cfg, &fs);
-	/* the updates destroy their vectors: the other factors get a copy */
-	for (int f = 1; f < fs.count; f++)
-	{
-		memcpy(scratch, Z, sizeof(double) * p * m);
-		chol_rank_updates(p, lin_factor_at(st, p, f), scratch, m);
-	}
-	chol_rank_updates(p, lin_factor(st), Z, m);
+	lin_add_rows(cfg, st, m, Z, r);
 	pfree(Z);
-	pfree(scratch);
 	return true;
 }
