@@ -239,7 +239,8 @@ checkpoint_if_due(const SelectorConfig *cfg, int32 arm_id, int64 nrows)
  * rewards wait for its next pass, and takes the others at its next
  * checkpoints: a checkpoint rewrites a whole state, rewards committed
  * meanwhile wait for it, and arms whose rewards arrive evenly fall due
- * together.  The arms after it stay due, so each gets its turn.  Returns the rows folded;
+ * together.  The arms after it stay due, so each gets its turn.  Returns
+ * the rows folded;
  * *arms counts the arms checkpointed.  The caller is connected to SPI, runs
  * as the owner and holds the selector's settings lock.
  */

@@ -36,8 +36,10 @@ int			learner_naptime_ms = 200;
 int			learner_max_lag_ms = 1000;
 int			learner_workers = 2;
 
-/* In a learner process (attached): its slot, worker number and its database's number of workers. */
-static bool attached = false;
+/*
+ * In a learner process (the slot NULL elsewhere): its slot, worker number
+ * and its database's number of workers.
+ */
 static LearnerSlot *my_attached_slot = NULL;
 static int	my_worker = 0;
 static int	my_workers = 1;
@@ -261,21 +263,21 @@ learner_worker_attach(LearnerSlot *slot)
 	my_attached_slot = slot;
 	my_worker = slot->worker;
 	my_workers = learner->workers;
-	attached = true;
 }
 
 /* Is this a learner process? */
 bool
 learner_process(void)
 {
-	return attached;
+	return my_attached_slot != NULL;
 }
 
 /* In a learner process: have rewards committed since its pass began that wait for the next? */
 bool
 learner_rewards_waiting(void)
 {
-	return attached && pg_atomic_read_u64(&my_attached_slot->pending_since) != 0;
+	return my_attached_slot != NULL &&
+		pg_atomic_read_u64(&my_attached_slot->pending_since) != 0;
 }
 
 /*
