@@ -45,7 +45,8 @@
 # MS_PGBENCH_CAP_DECISIONS (5005), MS_PGBENCH_PAK_DECISIONS (500), MS_PGBENCH_WARMUP (500 decisions per script before
 # the runs, then VACUUM ANALYZE).  MS_PGBENCH_POOL=N: the runs' pgbench connects through
 # PgBouncer in transaction mode with N server connections (test/session/lib/pgbouncer.bash;
-# pgbench -j at most 16), the baseline as well: decisions/s behind a pooler.
+# pgbench -j at most 16), the baseline as well: decisions/s behind a pooler.  MS_PGBENCH_PERF=DIR:
+# every run under `perf record -a -g` (the whole machine, learner included), into DIR/NAME.C.data.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-Haswell}
@@ -173,7 +174,9 @@ run() {
     local j=$c
     [ ${#VIA[@]} -eq 0 ] || j=$(( c < 16 ? c : 16 ))
     rm -f "$WORK"/latency.*
-    if ! pgbench -n "${VIA[@]}" "${as[@]}" -c "$c" -j "$j" "${length[@]}" -l --log-prefix="$WORK/latency" \
+    local perf=()
+    [ -z "${MS_PGBENCH_PERF:-}" ] || perf=(perf record -q -a -g -o "$MS_PGBENCH_PERF/$name.$c.data" --)
+    if ! "${perf[@]}" pgbench -n "${VIA[@]}" "${as[@]}" -c "$c" -j "$j" "${length[@]}" -l --log-prefix="$WORK/latency" \
             -f "$WORK/$name.sql" "$DB" >"$WORK/$name.$c.out" 2>"$WORK/$name.$c.err"; then
         echo "pgbench $name -c $c failed: $(grep -m 1 -i error "$WORK/$name.$c.err")" >&2
     fi

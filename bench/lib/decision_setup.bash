@@ -34,7 +34,7 @@ $f$;
 SQL
     for pol in $POLICIES; do
         case $pol in
-            rff_ucb) settings='{"features": 128}' ;;
+            rff_ucb) settings="{\"features\": ${MS_RFF_FEATURES:-128}}" ;;
             pak_ucb) settings='{"cap": 10000}' ;;
             *) settings='{}' ;;
         esac

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Issue 28, the learner process, on a cluster of its own with model_select
-# preloaded, model_select.learner_databases set and model_select.shared_min_size
-# 0 (every arm model on the arm's clock is published and taken from the
-# learner's versions, however small):
+# preloaded and model_select.learner_databases set (every arm model on the
+# arm's clock is published and taken from the learner's versions, however
+# small: model_select.shared_min_size applies only where no learner serves):
 #   - the learner runs and serves the database; a reward INSERT no longer
 #     checkpoints in the application's transaction, the learner does;
 #   - every score then equals rebuild_state's (1e-9), for lin_ucb (with a
@@ -35,7 +35,7 @@ export OPENBLAS_NUM_THREADS=1
 PORT=$(free_port $(( ${PGPORT:-55500} + 90 )))
 preloaded_server learn "$PORT" \
     "model_select.learner_databases = '$DB, $DB2'" "model_select.learner_naptime = '50ms'" \
-    "model_select.checkpoint_threshold = 16" "model_select.shared_min_size = 0"
+    "model_select.checkpoint_threshold = 16"
 
 ms_setup || bail "set-up failed"
 learner() { q -c "SELECT $1 FROM model_select.learner WHERE database = '$DB'"; }

@@ -28,7 +28,7 @@ ROUTERS=6
 BACKLOG=3000
 preloaded_server behind "$(free_port $(( ${PGPORT:-55500} + 140 )))" \
     "model_select.learner_databases = '$DB'" "model_select.learner_naptime = '50ms'" \
-    "model_select.learner_max_lag = '100ms'" "model_select.shared_min_size = 0"
+    "model_select.learner_max_lag = '100ms'"
 
 ms_setup || bail "set-up failed"
 q >/dev/null <<'SQL' || bail "creating the selector failed"

@@ -22,7 +22,7 @@ MS_EXTRA_CLEANUP='cluster_stop_all'
 export OPENBLAS_NUM_THREADS=1
 preloaded_server ckmove "$(free_port $(( ${PGPORT:-55500} + 160 )))" \
     "model_select.learner_databases = '$DB'" "model_select.learner_naptime = '50ms'" \
-    "model_select.learner_max_lag = '10min'" "model_select.shared_min_size = 0"
+    "model_select.learner_max_lag = '10min'"
 
 ms_setup || bail "set-up failed"
 q -c "SELECT model_select.create_selector('ck', 8, ARRAY['a', 'b', 'c'], 'lin_ucb', NULL, '{}', 31)" >/dev/null ||

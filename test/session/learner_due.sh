@@ -22,7 +22,7 @@ MS_EXTRA_CLEANUP='cluster_stop_all'
 export OPENBLAS_NUM_THREADS=1
 preloaded_server due "$(free_port $(( ${PGPORT:-55500} + 140 )))" \
     "model_select.learner_databases = '$DB'" "model_select.learner_naptime = '50ms'" \
-    "model_select.checkpoint_threshold = 1000" "model_select.shared_min_size = 0"
+    "model_select.checkpoint_threshold = 1000"
 ms_setup || bail "set-up failed"
 
 # the reward log's indexes as the statistics have them: "scans rows-read"

@@ -40,7 +40,7 @@ MS_EXTRA_CLEANUP='cluster_stop_all'
 export OPENBLAS_NUM_THREADS=1
 PORT=$(free_port $(( ${PGPORT:-55500} + 120 )))
 preloaded_initdb fb "model_select.learner_databases = '$DB'" "model_select.learner_naptime = '50ms'" \
-    "model_select.learner_max_lag = '1h'" "model_select.shared_min_size = 0" "max_connections = 30"
+    "model_select.learner_max_lag = '1h'" "max_connections = 30"
 start() {  # start SHARED_CACHE_SIZE
     cluster_start fb "$PORT" "-c model_select.shared_cache_size=$1" ||
         bail "the server failed to start: $(tail -n 5 "$CL/fb.log")"

@@ -17,7 +17,7 @@ MS_EXTRA_CLEANUP='cluster_stop_all'
 . "$(dirname "$0")/lib/common.bash"
 export OPENBLAS_NUM_THREADS=1
 preloaded_server gap "$(free_port $(( ${PGPORT:-55500} + 150 )))" \
-    "model_select.learner_databases = '$DB'" "model_select.shared_min_size = 0"
+    "model_select.learner_databases = '$DB'"
 ms_setup || bail "set-up failed"
 
 q -c "SELECT model_select.create_selector('g_lin', 4, ARRAY['a', 'b', 'c'], 'lin_ucb')" >/dev/null

@@ -3,7 +3,7 @@
 # flat in connections), on a cluster of its own with model_select preloaded
 # and the learner serving: a pak_ucb selector (d 32, 3 arms), whose states
 # grow with their rewards (about 3 MB per arm at 800 rewards).
-#   (model_select.shared_min_size 0: every arm model is published)
+#   (every arm model is published, however small)
 #   - 800 rewards per arm, checkpointed: the learner loads the checkpoints
 #     and holds the versions it publishes of them (one pin each, no backend
 #     having scored);
@@ -34,7 +34,7 @@ MS_EXTRA_CLEANUP='cluster_stop_all'
 export OPENBLAS_NUM_THREADS=1
 preloaded_server lmem "$(free_port $(( ${PGPORT:-55500} + 130 )))" \
     "model_select.learner_databases = '$DB'" "model_select.learner_naptime = '50ms'" \
-    "model_select.shared_min_size = 0"
+   
 ms_setup || bail "set-up failed"
 
 add() {  # add N: N rewards on each arm of m, one transaction per arm

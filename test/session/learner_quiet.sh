@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A selector that goes quiet gets a version holding its whole log, on a
 # cluster of its own with model_select preloaded and the learner serving
-# (model_select.shared_min_size 0: every arm model is published):
+# (every arm model is published, however small):
 #   - a transaction T takes the selector (a reward, not committed) and then
 #     rewards of a later transaction commit on arm b: they are not final while
 #     T may still commit before them, so after 20 passes the learner's newest
@@ -24,7 +24,7 @@ MS_EXTRA_CLEANUP='cluster_stop_all'
 export OPENBLAS_NUM_THREADS=1
 preloaded_server quiet "$(free_port $(( ${PGPORT:-55500} + 110 )))" \
     "model_select.learner_databases = '$DB'" "model_select.learner_naptime = '50ms'" \
-    "model_select.shared_min_size = 0"
+   
 ms_setup || bail "set-up failed"
 
 add() {  # add ARM N: N rewards on arm ARM of q_lin, committed

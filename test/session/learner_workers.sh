@@ -26,7 +26,7 @@ export OPENBLAS_NUM_THREADS=1
 MS_DEFAULT_WORKERS=1 preloaded_server lw "$(free_port $(( ${PGPORT:-55500} + 130 )))" \
     "model_select.learner_databases = '$DB'" \
     "model_select.learner_naptime = '50ms'" "model_select.learner_max_lag = '500ms'" \
-    "model_select.checkpoint_threshold = 16" "model_select.shared_min_size = 0"
+    "model_select.checkpoint_threshold = 16"
 
 ms_setup || bail "set-up failed"
 q >/dev/null <<'SQL' || bail "creating the selectors failed"

@@ -35,7 +35,7 @@ MS_EXTRA_CLEANUP='cluster_stop_all'
 export OPENBLAS_NUM_THREADS=1
 preloaded_server vers "$(free_port $(( ${PGPORT:-55500} + 110 )))" \
     "model_select.learner_databases = '$DB'" "model_select.learner_naptime = '50ms'" \
-    "model_select.learner_max_lag = '1s'" "model_select.shared_min_size = 0" "max_connections = 30"
+    "model_select.learner_max_lag = '1s'" "max_connections = 30"
 
 ms_setup || bail "set-up failed"
 q >/dev/null <<'SQL' || bail "creating the selectors failed"
