@@ -5,7 +5,7 @@
 # decision_setup DB APP "POLICIES": creates database DB with the extension, prompts (10,000
 # synthetic 384-d embeddings), the baseline's tables decisions_b and rewards_b, one selector
 # per policy name (d = 384, arms m1..m5, 2,000 rewards per arm from synthetic_clusters;
-# rff_ucb with 128 features, pak_ucb with cap 10,000, pak_ucb_cap = pak_ucb with all
+# rff_ucb with 128 features (MS_RFF_FEATURES), pak_ucb with cap 10,000, pak_ucb_cap = pak_ucb with all
 # defaults), and the application role APP with route and reward on every selector, SELECT
 # on prompts and the baseline's rights on its tables.  Needs PGHOST etc. of a superuser.
 decision_setup() {
