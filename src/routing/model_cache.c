@@ -212,20 +212,15 @@ arm_log_rows_begin(IndexRead *r, Relation rewards, int32 arm_id, LogPosition aft
 }
 
 /*
- * A fresh entry for an arm, holding its checkpoint (nothing folded after
- * it yet) or the newest base published for it that the statement may use.
- * The state is validated against the selector before anything reads it.
- * *load_locked: a miss in the shared cache took the arm's load lock (the
- * caller releases it once it has published the base).
+ * The arm's cache entry, emptied (a new one on a miss): nothing folded, no
+ * base yet.  Its version is -1 until the load completes, so that an error
+ * leaves no half-built entry that looks valid.  Not inlined into
+ * entry_reset(), whose PG_TRY would make its locals volatile.
  */
-static ModelCacheEntry *
-entry_reset(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck,
-			FullTransactionId horizon, LoadMode mode, bool *load_locked)
+static pg_noinline ModelCacheEntry *
+entry_empty(int32 arm_id, const CheckpointRow *ck)
 {
 	ModelCacheEntry *entry;
-	MemoryContext old;
-	SharedBaseKey key;
-	SharedBase	sb = {.slot = -1};
 
 	if (model_cache == NULL)
 		model_cache_init();
@@ -254,33 +249,58 @@ entry_reset(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck,
 	entry->noverlay = entry->maxoverlay = 0;
 	entry->model = NULL;
 	entry->now = 0;
-	/* an error below must not leave a half-built entry behind */
 	entry->version = -1;
 	entry->ckpt_pos = ck->valid ? ck->pos : LOG_START;
+	return entry;
+}
+
+/*
+ * The shared base a load of checkpoint ck starts from, pinned in *sb (slot
+ * -1: none).  Scoring versions, a checkpoint newer than every version
+ * leaves the newest version of an earlier one to score
+ * (shared_base_newest_from; the versions of the new one are taken as they
+ * come, entry_take_newest).  Otherwise another backend may be loading it:
+ * wait, then look again (not the learner: nobody waits for it).  Returns
+ * whether it took the arm's load lock.
+ */
+static bool
+shared_base_for_load(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck,
+					 FullTransactionId horizon, LoadMode mode, SharedBase *sb)
+{
+	SharedBaseKey key;
+	LogPosition from = ck->valid ? ck->pos : LOG_START;
+
+	base_key(&key, arm_id, cfg->settings_version, ck->version, ck->xmin);
+	if (shared_base_find(&key, from, true, horizon, sb) || LOAD_PUBLISHES(mode) ||
+		(mode == LOAD_VERSIONS && ck->valid && shared_base_newest_from(cfg, arm_id, ck, sb)))
+		return false;
+	shared_load_lock(arm_id);
+	shared_base_find(&key, from, true, horizon, sb);
+	return true;
+}
+
+/*
+ * A fresh entry for an arm, holding its checkpoint (nothing folded after
+ * it yet) or the newest base published for it that the statement may use.
+ * The state is validated against the selector before anything reads it.
+ * *load_locked: a miss in the shared cache took the arm's load lock (the
+ * caller releases it once it has published the base).
+ */
+static ModelCacheEntry *
+entry_reset(const SelectorConfig *cfg, int32 arm_id, const CheckpointRow *ck,
+			FullTransactionId horizon, LoadMode mode, bool *load_locked)
+{
+	ModelCacheEntry *entry = entry_empty(arm_id, ck);
+	MemoryContext old;
+	SharedBase	sb = {.slot = -1};
+
 	*load_locked = false;
 	/*
 	 * clocked bases are never shared: the selector clock's depends on other
 	 * arms' rows (the time clock's does not, and could be)
 	 */
 	if (shared_cache_active() && !clock_ops(cfg->clock)->ages)
-	{
-		base_key(&key, arm_id, cfg->settings_version, ck->version, ck->xmin);
-
-		/*
-		 * Scoring versions, a checkpoint newer than every version leaves the
-		 * newest version of an earlier one to score (shared_base_newest_from;
-		 * the versions of the new one are taken as they come,
-		 * entry_take_newest).  Otherwise another backend may be loading it:
-		 * wait, then look again (not the learner: nobody waits for it).
-		 */
-		if (!shared_base_find(&key, entry->ckpt_pos, true, horizon, &sb) && !LOAD_PUBLISHES(mode) &&
-			!(mode == LOAD_VERSIONS && ck->valid && shared_base_newest_from(cfg, arm_id, ck, &sb)))
-		{
-			shared_load_lock(arm_id);
-			*load_locked = true;
-			shared_base_find(&key, entry->ckpt_pos, true, horizon, &sb);
-		}
-	}
+		*load_locked = shared_base_for_load(cfg, arm_id, ck, horizon, mode, &sb);
 	entry->shared_slot = sb.slot;
 	entry->shared_prepared = sb.slot >= 0 ? sb.prepared : NULL;
 	old = CurrentMemoryContext;
