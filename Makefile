@@ -128,7 +128,7 @@ endif
 # `make -n test` from actually running the test suite.)
 MS_MAKE = $(MAKE)
 
-.PHONY: test lint demo example ms-setup bench-perf bench-batch bench-pgbench bench-instructions bench-scale bench-forgetting bench-quality bench-quality-learner bench-confidence bench-memory bench-refusal bench-idle-transaction bench-storage
+.PHONY: test lint demo example ms-setup bench-perf bench-batch bench-pgbench bench-instructions bench-scale bench-forgetting bench-quality bench-quality-learner bench-confidence bench-memory bench-refusal bench-idle-transaction bench-storage bench-selectors
 # Set-up: missing Debian packages, build, install.  Its output (apt's,
 # the compiler's) goes to $(SETUP_LOG), printed only when a step fails;
 # otherwise one summary line.  scripts/ms-setup.sh says what a non-root user
@@ -199,6 +199,11 @@ bench-storage: ms-setup
 # checked before any arm is read, so both cost the same.
 bench-refusal: ms-setup
 	bench/refusal.sh
+
+# Decisions spread over 100, 400 and 1,000 small selectors with the learner serving,
+# against the same two inserts on plain tables: throughput ratio, learner lag, evictions.
+bench-selectors: ms-setup
+	PG_BINDIR=$$($(PG_CONFIG) --bindir) bench/many_selectors.sh
 
 # A fresh backend's first select_model() on one tenant's selector while another
 # tenant's transaction is open and idle.

@@ -31,6 +31,7 @@
 #include "learning/arm_base.h"
 #include "learning/learner_state.h"
 #include "routing/arm_cache.h"
+#include "routing/cache_counters.h"
 #include "routing/decide.h"
 #include "routing/model_cache.h"
 #include "routing/selector_rows.h"
@@ -430,14 +431,14 @@ int64
 selector_publish(const char *name, bool growing, bool *complete)
 {
 	LoadCall	call = {name, CurrentMemoryContext, growing ? LOAD_PUBLISH : LOAD_PUBLISH_FIXED, NULL};
-	SharedCacheStats before,
-				after;
+	int64		publishes = cache_counter(CACHE_SHARED_PUBLISHES);
+	int64		failures = cache_counter(CACHE_SHARED_PUBLISH_FAILURES);
 
 	*complete = true;
-	if (!shared_cache_stats(&before))
+	if (!shared_cache_active())
 		return 0;
+	/* this process's counts: shared_cache_stats() would also read every slot */
 	run_as_extension_owner(selector_load_as_owner, &call);
-	(void) shared_cache_stats(&after);
-	*complete = after.publish_failures == before.publish_failures;
-	return after.publishes - before.publishes;
+	*complete = cache_counter(CACHE_SHARED_PUBLISH_FAILURES) == failures;
+	return cache_counter(CACHE_SHARED_PUBLISHES) - publishes;
 }

@@ -46,10 +46,24 @@ area_size(void)
 	return (Size) shared_cache_size_kb * 1024;
 }
 
+/* The slots the cache's size gives (shared_key.h); fixed at server start, as the size. */
+int
+shared_slot_count(void)
+{
+	return Max(SHARED_SLOTS_MIN, Min(SHARED_SLOTS_MAX, shared_cache_size_kb / SHARED_KB_PER_SLOT));
+}
+
+static Size
+control_size(void)
+{
+	return MAXALIGN(add_size(offsetof(SharedCacheControl, slots),
+							 mul_size(shared_slot_count(), sizeof(SharedSlot))));
+}
+
 static void *
 area_place(void)
 {
-	return (char *) shared_control + MAXALIGN(sizeof(SharedCacheControl));
+	return (char *) shared_control + control_size();
 }
 
 static void
@@ -57,7 +71,7 @@ shared_cache_request(void)
 {
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
-	RequestAddinShmemSpace(MAXALIGN(sizeof(SharedCacheControl)) + area_size());
+	RequestAddinShmemSpace(add_size(control_size(), area_size()));
 	RequestNamedLWLockTranche(LOCK_TRANCHE, 1);
 }
 
@@ -87,18 +101,26 @@ shared_cache_startup(void)
 		prev_shmem_startup_hook();
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	shared_control = ShmemInitStruct("model_select shared cache",
-							  MAXALIGN(sizeof(SharedCacheControl)) + area_size(), &found);
+							  add_size(control_size(), area_size()), &found);
 	if (!found)
 	{
 		dsa_area   *a;
 
-		memset(shared_control, 0, sizeof(SharedCacheControl));
+		memset(shared_control, 0, control_size());
 		shared_control->lock = &(GetNamedLWLockTranche(LOCK_TRANCHE))->lock;
 		shared_control->area_tranche = LWLockNewTrancheId();
-		for (int i = 0; i < SHARED_SLOTS; i++)
+		shared_control->nslots = shared_slot_count();
+		for (int i = 0; i < shared_control->nslots; i++)
+		{
 			shared_control->slots[i].state = InvalidDsaPointer;
-		for (int i = 0; i < ARM_GENERATIONS; i++)
+			shared_control->slots[i].next = i + 1 < shared_control->nslots ? i + 1 : -1;
+		}
+		shared_control->free_head = 0;
+		for (int i = 0; i < ARM_BUCKETS; i++)
+		{
+			shared_control->bucket_head[i] = -1;
 			pg_atomic_init_u64(&shared_control->arm_generation[i], 0);
+		}
 		/* the postmaster may not create DSM segments: the area is in place, limited to it */
 		a = dsa_create_in_place(area_place(), area_size(), shared_control->area_tranche, NULL);
 		dsa_pin(a);
@@ -135,8 +157,8 @@ shared_cache_preload(void)
 							PGC_POSTMASTER, GUC_UNIT_KB, check_shared_cache_size, NULL, NULL);
 	DefineCustomIntVariable("model_select.shared_min_size",
 							"The smallest arm model put in the shared cache.",
-							"Smaller ones stay in each backend's cache: a copy costs less than "
-							"a look-up.",
+							"Where no learner serves the database, smaller ones stay in each "
+							"backend's cache: a copy costs less than a look-up.",
 							&shared_min_size, 8192, 0, INT_MAX, PGC_SIGHUP, GUC_UNIT_BYTE,
 							NULL, NULL, NULL);
 	if (shared_cache_size_kb == 0)

@@ -3,9 +3,11 @@
  * shared_cache.h), when model_select is in shared_preload_libraries.
  *
  * In the shared memory and the DSA area of shared_area.c, a table of
- * SHARED_SLOTS slots, under one LWLock, names each base held: its
- * key and position, its totals, and the dsa_pointer of a copy of its state
- * (a StateHeader as stored: flat, position independent).  Backends map the
+ * slots (shared_key.h: as many as the cache's size gives), under one
+ * LWLock, names each base held: its key and position, its totals, and the
+ * dsa_pointer of a copy of its state (a StateHeader as stored: flat,
+ * position independent).  A used slot is on the chain of its arm's bucket
+ * (look-ups read that chain), a free one on the free chain.  Backends map the
  * area and score straight from those bytes (a policy's decode only points
  * into the state); nothing ever writes a published state.
  *
@@ -28,6 +30,7 @@
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "utils/dsa.h"
+#include "utils/hsearch.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
@@ -35,24 +38,51 @@
 #include "routing/shared_cache.h"
 #include "routing/shared_cache_internal.h"
 
-/* This backend's pins per slot (NULL until shared_cache_active). */
-static int32 *my_pins = NULL;
+/* A slot this backend pins, and how many times. */
+typedef struct MyPin
+{
+	int32		slot;			/* the hash key */
+	int32		count;
+} MyPin;
 
-static void slot_free(SharedSlot *slot);
+/* This backend's pins, by slot (NULL until shared_cache_active): as many as its arm entries. */
+static HTAB *my_pins = NULL;
+
+static void slot_free(int i);
+
+/* This backend's pins on slot i change by delta.  Under the lock, exclusive. */
+static void
+my_pins_add(int i, int delta)
+{
+	bool		found;
+	MyPin	   *pin = hash_search(my_pins, &i, HASH_ENTER, &found);
+
+	if (!found)
+		pin->count = 0;
+	pin->count += delta;
+	Assert(pin->count >= 0);
+	if (pin->count == 0)
+		(void) hash_search(my_pins, &i, HASH_REMOVE, NULL);
+}
 
 /* At exit: the pins this backend still holds. */
 static void
 release_all_pins(int code, Datum arg)
 {
-	LWLockAcquire(shared_control->lock, LW_EXCLUSIVE);
-	for (int i = 0; i < SHARED_SLOTS; i++)
-	{
-		SharedSlot *slot = &shared_control->slots[i];
+	HASH_SEQ_STATUS seq;
+	MyPin	   *pin;
 
-		slot->pins -= my_pins[i];
-		my_pins[i] = 0;
+	LWLockAcquire(shared_control->lock, LW_EXCLUSIVE);
+	hash_seq_init(&seq, my_pins);
+	while ((pin = hash_seq_search(&seq)) != NULL)
+	{
+		SharedSlot *slot = &shared_control->slots[pin->slot];
+
+		slot->pins -= pin->count;
 		if (DsaPointerIsValid(slot->state) && slot->pins == 0 && slot->stale)
-			slot_free(slot);
+			slot_free(pin->slot);
+		/* removing the element just returned is allowed during a scan */
+		(void) hash_search(my_pins, &pin->slot, HASH_REMOVE, NULL);
 	}
 	LWLockRelease(shared_control->lock);
 }
@@ -61,13 +91,29 @@ release_all_pins(int code, Datum arg)
 bool
 shared_cache_active(void)
 {
+	HASHCTL		ctl = {.keysize = sizeof(int32), .entrysize = sizeof(MyPin), .hcxt = TopMemoryContext};
+
 	if (my_pins != NULL)
 		return true;
 	if (shared_control == NULL || !IsUnderPostmaster)
 		return false;
-	my_pins = MemoryContextAllocZero(TopMemoryContext, sizeof(int32) * SHARED_SLOTS);
+	my_pins = hash_create("model_select shared pins", 64, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	before_shmem_exit(release_all_pins, (Datum) 0);
 	return true;
+}
+
+/* How many bases the server's shared cache can hold (0: none). */
+int
+shared_cache_capacity(void)
+{
+	return shared_control != NULL ? shared_control->nslots : 0;
+}
+
+/* The first slot of the chain of arm_id's bucket (-1: none). */
+static int
+bucket_first(int32 arm_id)
+{
+	return shared_control->bucket_head[(uint32) arm_id % ARM_BUCKETS];
 }
 
 static bool
@@ -91,14 +137,26 @@ key_older(const SharedBaseKey *a, const SharedBaseKey *b)
 	return a->ckpt_version < b->ckpt_version;
 }
 
-/* Free a slot's base.  Under the lock, exclusive. */
+/* Free slot i's base; the slot leaves its bucket's chain for the free one.  Under the lock, exclusive. */
 static void
-slot_free(SharedSlot *slot)
+slot_free(int i)
 {
+	SharedSlot *slot = &shared_control->slots[i];
+	int32	   *link = &shared_control->bucket_head[(uint32) slot->key.arm_id % ARM_BUCKETS];
+
+	while (*link != i)
+	{
+		if (*link < 0)
+			elog(PANIC, "model_select shared cache: slot %d is not on its chain", i);
+		link = &shared_control->slots[*link].next;
+	}
+	*link = slot->next;
 	dsa_free(shared_area_attached(), slot->state);
 	shared_control->bytes -= slot->bytes;
 	slot->state = InvalidDsaPointer;
 	slot->pins = 0;
+	slot->next = shared_control->free_head;
+	shared_control->free_head = i;
 }
 
 /* Pin slot i for the caller and describe it in out.  Under the lock, exclusive. */
@@ -108,7 +166,7 @@ slot_pin(int i, SharedBase *out)
 	SharedSlot *slot = &shared_control->slots[i];
 
 	slot->pins++;
-	my_pins[i]++;
+	my_pins_add(i, 1);
 	slot->last_used = ++shared_control->clock;
 	out->slot = i;
 	out->st = shared_base_address(slot->state);
@@ -158,7 +216,7 @@ pin_newest(const SlotWish *w, SharedBase *out)
 	if (!shared_cache_active())
 		return false;
 	LWLockAcquire(shared_control->lock, LW_EXCLUSIVE);
-	for (int i = 0; i < SHARED_SLOTS; i++)
+	for (int i = bucket_first(w->key->arm_id); i >= 0; i = shared_control->slots[i].next)
 		if (slot_wished(&shared_control->slots[i], w) &&
 			(best < 0 || log_position_cmp(shared_control->slots[i].pos, shared_control->slots[best].pos) > 0))
 			best = i;
@@ -208,12 +266,11 @@ shared_base_release(int i)
 {
 	SharedSlot *slot = &shared_control->slots[i];
 
-	Assert(my_pins[i] > 0);
 	LWLockAcquire(shared_control->lock, LW_EXCLUSIVE);
 	slot->pins--;
-	my_pins[i]--;
+	my_pins_add(i, -1);
 	if (slot->pins == 0 && slot->stale)
-		slot_free(slot);
+		slot_free(i);
 	LWLockRelease(shared_control->lock);
 }
 
@@ -225,20 +282,26 @@ static bool
 evict_one(void)
 {
 	SharedSlot *victim = NULL;
+	int			v = -1;
 
-	for (int i = 0; i < SHARED_SLOTS; i++)
-	{
-		SharedSlot *slot = &shared_control->slots[i];
+	/* the used slots, through the chains: a full area may hold few of many slots */
+	for (int b = 0; b < ARM_BUCKETS; b++)
+		for (int i = shared_control->bucket_head[b]; i >= 0; i = shared_control->slots[i].next)
+		{
+			SharedSlot *slot = &shared_control->slots[i];
 
-		if (!DsaPointerIsValid(slot->state) || slot->pins > 0)
-			continue;
-		if (victim == NULL || (slot->stale && !victim->stale) ||
-			(slot->stale == victim->stale && slot->last_used < victim->last_used))
-			victim = slot;
-	}
+			if (slot->pins > 0)
+				continue;
+			if (victim == NULL || (slot->stale && !victim->stale) ||
+				(slot->stale == victim->stale && slot->last_used < victim->last_used))
+			{
+				victim = slot;
+				v = i;
+			}
+		}
 	if (victim == NULL)
 		return false;
-	slot_free(victim);
+	slot_free(v);
 	shared_control->evictions++;
 	return true;
 }
@@ -262,42 +325,49 @@ area_allocate(Size bytes)
 	}
 }
 
-/* A free slot, evicting if needed (-1: all pinned).  Under the lock, exclusive. */
+/*
+ * A free slot, evicting if needed, put on the chain of arm_id's bucket
+ * (-1: all pinned).  Under the lock, exclusive.
+ */
 static int
-free_slot(void)
+slot_take(int32 arm_id)
 {
-	for (;;)
-	{
-		for (int i = 0; i < SHARED_SLOTS; i++)
-			if (!DsaPointerIsValid(shared_control->slots[i].state))
-				return i;
+	int			i;
+	int32	   *head = &shared_control->bucket_head[(uint32) arm_id % ARM_BUCKETS];
+
+	while (shared_control->free_head < 0)
 		if (!evict_one())
 			return -1;
-	}
+	i = shared_control->free_head;
+	shared_control->free_head = shared_control->slots[i].next;
+	shared_control->slots[i].next = *head;
+	*head = i;
+	return i;
 }
 
 /* The slot holding the version (key, pos), or -1.  Under the lock. */
 static int
 slot_of(const SharedBaseKey *key, LogPosition pos)
 {
-	for (int i = 0; i < SHARED_SLOTS; i++)
+	for (int i = bucket_first(key->arm_id); i >= 0; i = shared_control->slots[i].next)
 	{
 		SharedSlot *slot = &shared_control->slots[i];
 
-		if (DsaPointerIsValid(slot->state) && key_equal(&slot->key, key) &&
-			log_position_cmp(slot->pos, pos) == 0)
+		if (key_equal(&slot->key, key) && log_position_cmp(slot->pos, pos) == 0)
 			return i;
 	}
 	return -1;
 }
 
-/* Slot s goes stale, and is freed at once if nobody pins it.  Under the lock, exclusive. */
+/* Slot i goes stale, and is freed at once if nobody pins it.  Under the lock, exclusive. */
 static void
-slot_retire(SharedSlot *slot)
+slot_retire(int i)
 {
+	SharedSlot *slot = &shared_control->slots[i];
+
 	slot->stale = true;
 	if (slot->pins == 0)
-		slot_free(slot);
+		slot_free(i);
 }
 
 /*
@@ -309,12 +379,15 @@ static void
 mark_others_stale(int i)
 {
 	SharedSlot *mine = &shared_control->slots[i];
+	int			next;
 
-	for (int j = 0; j < SHARED_SLOTS; j++)
+	/* the next slot is read first: a retired one leaves the chain */
+	for (int j = bucket_first(mine->key.arm_id); j >= 0; j = next)
 	{
 		SharedSlot *slot = &shared_control->slots[j];
 
-		if (j == i || !DsaPointerIsValid(slot->state) || slot->stale ||
+		next = slot->next;
+		if (j == i || slot->stale ||
 			slot->key.database != mine->key.database || slot->key.arm_id != mine->key.arm_id)
 			continue;
 		/*
@@ -328,7 +401,7 @@ mark_others_stale(int i)
 			return;
 		}
 		if (!key_equal(&slot->key, &mine->key) || log_position_cmp(slot->pos, mine->pos) <= 0)
-			slot_retire(slot);
+			slot_retire(j);
 	}
 }
 
@@ -367,11 +440,11 @@ shared_base_publish(const SharedBaseKey *key, const StateHeader *st, const Share
 	if (nprepared > 0)
 		prepared->fill(prepared->cfg, st, (double *) ((char *) shared_base_address(dp) + prepared_at));
 	LWLockAcquire(shared_control->lock, LW_EXCLUSIVE);
-	if ((i = slot_of(key, pos)) < 0 && (i = free_slot()) >= 0)
+	if ((i = slot_of(key, pos)) < 0 && (i = slot_take(key->arm_id)) >= 0)
 	{
 		SharedSlot *slot = &shared_control->slots[i];
 
-		slot->key = *key;
+		slot->key = *key;	/* on its arm's chain already (slot_take) */
 		slot->pos = pos;
 		slot->totals = *totals;
 		slot->state = dp;
@@ -385,7 +458,7 @@ shared_base_publish(const SharedBaseKey *key, const StateHeader *st, const Share
 		dp = InvalidDsaPointer;
 		mark_others_stale(i);
 		cache_count(CACHE_SHARED_PUBLISHES, 1);
-		(void) pg_atomic_fetch_add_u64(&shared_control->arm_generation[(uint32) key->arm_id % ARM_GENERATIONS], 1);
+		(void) pg_atomic_fetch_add_u64(&shared_control->arm_generation[(uint32) key->arm_id % ARM_BUCKETS], 1);
 	}
 	if (i >= 0)
 		slot_pin(i, out);
@@ -405,7 +478,7 @@ shared_arm_generation(int32 arm_id)
 {
 	if (!shared_cache_active())
 		return 0;
-	return pg_atomic_read_u64(&shared_control->arm_generation[(uint32) arm_id % ARM_GENERATIONS]);
+	return pg_atomic_read_u64(&shared_control->arm_generation[(uint32) arm_id % ARM_BUCKETS]);
 }
 
 /* The versions of this database's arms, at most max of them, in *out. */
@@ -417,7 +490,7 @@ shared_cache_list(SharedVersionInfo *out, int max)
 	if (!shared_cache_active())
 		return 0;
 	LWLockAcquire(shared_control->lock, LW_SHARED);
-	for (int i = 0; i < SHARED_SLOTS && n < max; i++)
+	for (int i = 0; i < shared_control->nslots && n < max; i++)
 	{
 		SharedSlot *slot = &shared_control->slots[i];
 
@@ -444,7 +517,7 @@ shared_cache_stats(SharedCacheStats *out)
 		return false;
 	memset(out, 0, sizeof(*out));
 	LWLockAcquire(shared_control->lock, LW_SHARED);
-	for (int i = 0; i < SHARED_SLOTS; i++)
+	for (int i = 0; i < shared_control->nslots; i++)
 		if (DsaPointerIsValid(shared_control->slots[i].state))
 		{
 			out->entries++;

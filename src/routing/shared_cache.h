@@ -72,6 +72,7 @@ extern int	shared_cache_size_kb;
 
 extern void shared_cache_preload(void);
 extern bool shared_cache_active(void);
+extern int	shared_cache_capacity(void);
 extern bool shared_base_find(const SharedBaseKey *key, LogPosition from, bool from_itself,
 							 FullTransactionId horizon, SharedBase *out);
 extern bool shared_base_find_newest(int32 arm_id, int32 settings_version, LogPosition from,

@@ -21,7 +21,15 @@ typedef struct SharedBaseKey
 	int64		ckpt_xmin;		/* and its xmin (a rolled back version) */
 } SharedBaseKey;
 
-/* Versions the server can hold at once (each slot costs about 150 bytes). */
-#define SHARED_SLOTS 1024
+/*
+ * Versions the server can hold at once: a slot per SHARED_KB_PER_SLOT of
+ * model_select.shared_cache_size, within [SHARED_SLOTS_MIN, SHARED_SLOTS_MAX]
+ * (each slot costs about 160 bytes of shared memory; 16,384 by default).
+ * Under the learner every arm on its own clock has versions, however small:
+ * with a fixed 1,024, 400 selectors of 3 arms thrashed the table.
+ */
+#define SHARED_KB_PER_SLOT 16
+#define SHARED_SLOTS_MIN 1024
+#define SHARED_SLOTS_MAX 65536
 
 #endif

@@ -81,8 +81,9 @@ Datum
 model_select_shared_versions(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	SharedVersionInfo *versions = palloc(sizeof(SharedVersionInfo) * SHARED_SLOTS);
-	int			n = shared_cache_list(versions, SHARED_SLOTS);
+	int			max = shared_cache_capacity();
+	SharedVersionInfo *versions = palloc(sizeof(SharedVersionInfo) * Max(max, 1));
+	int			n = shared_cache_list(versions, max);
 	ArmSelectors arms = {.caller = CurrentMemoryContext};
 
 	InitMaterializedSRF(fcinfo, 0);

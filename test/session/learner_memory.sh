@@ -33,8 +33,7 @@ MS_EXTRA_CLEANUP='cluster_stop_all'
 . "$(dirname "$0")/lib/common.bash"
 export OPENBLAS_NUM_THREADS=1
 preloaded_server lmem "$(free_port $(( ${PGPORT:-55500} + 130 )))" \
-    "model_select.learner_databases = '$DB'" "model_select.learner_naptime = '50ms'" \
-   
+    "model_select.learner_databases = '$DB'" "model_select.learner_naptime = '50ms'"
 ms_setup || bail "set-up failed"
 
 add() {  # add N: N rewards on each arm of m, one transaction per arm

@@ -23,8 +23,7 @@ MS_EXTRA_CLEANUP='cluster_stop_all'
 . "$(dirname "$0")/lib/common.bash"
 export OPENBLAS_NUM_THREADS=1
 preloaded_server quiet "$(free_port $(( ${PGPORT:-55500} + 110 )))" \
-    "model_select.learner_databases = '$DB'" "model_select.learner_naptime = '50ms'" \
-   
+    "model_select.learner_databases = '$DB'" "model_select.learner_naptime = '50ms'"
 ms_setup || bail "set-up failed"
 
 add() {  # add ARM N: N rewards on arm ARM of q_lin, committed
