@@ -40,7 +40,7 @@ echo "machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cp
      "L2 $(cat /sys/devices/system/cpu/cpu0/cache/index2/size 2>/dev/null || echo '?')"
 printf '| %9s | %7s | %11s | %10s | %5s | %13s | %8s | %9s | %15s |\n' selectors clients "decisions/s" \
     "baseline/s" ratio "lag p50/p99" versions evictions "folded/reward"
-printf '| %9s | %7s | %11s | %10s | %5s | %13s | %8s | %9s | %15s |\n' ---------: ------: ----------: \
+printf '| %9s | %7s | %11s | %10s | %5s | %13s | %8s | %9s | %15s |\n' --------: ------: ----------: \
     ---------: ----: ------------: -------: --------: --------------:
 ctx="ARRAY[random(), random(), random(), random(), random(), random(), random(), random()]"
 made=0

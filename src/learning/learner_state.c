@@ -50,10 +50,19 @@ static char **learner_databases = NULL;
 
 /*
  * This transaction logged rewards: for each learner worker, how many of its
- * arms' (none: nothing to wake); the callback that wakes them is registered.
+ * arms' (none: nothing to wake), and the (worker, selector) pairs to mark
+ * dirty (past WAKE_MARKS of them, every selector of those workers); the
+ * callback that wakes them is registered.
  */
+#define WAKE_MARKS 16
 static bool wake_at_commit = false;
 static int64 wake_rewards[LEARNER_MAX_WORKERS];
+static struct
+{
+	int			worker;
+	int32		selector_id;
+}			wake_marks[WAKE_MARKS];
+static int	nwake_marks = 0;		/* WAKE_MARKS + 1: overflowed */
 static bool wake_callback_registered = false;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
@@ -209,34 +218,55 @@ static void
 learner_wake_xact(XactEvent event, void *arg)
 {
 	TimestampTz now;
+	LearnerSlot *slots = arg;
 
 	if (!wake_at_commit || (event != XACT_EVENT_COMMIT && event != XACT_EVENT_ABORT &&
 							event != XACT_EVENT_PREPARE))
 		return;
 	wake_at_commit = false;
-	if (event != XACT_EVENT_COMMIT)
+	/* prepared: its end comes in another session, and a full pass finds its rows (learner.c) */
+	if (event == XACT_EVENT_PREPARE)
 		return;
+	for (int i = 0; i < nwake_marks && i < WAKE_MARKS; i++)
+	{
+		uint32		bit = (uint32) wake_marks[i].selector_id % LEARNER_DIRTY_BITS;
+
+		(void) pg_atomic_fetch_or_u64(&slots[wake_marks[i].worker].dirty[bit / 64],
+									  UINT64CONST(1) << (bit % 64));
+	}
+	for (int w = 0; w < learner->workers && nwake_marks > WAKE_MARKS; w++)
+		for (int k = 0; wake_rewards[w] > 0 && k < LEARNER_DIRTY_WORDS; k++)
+			(void) pg_atomic_fetch_or_u64(&slots[w].dirty[k], ~UINT64CONST(0));
 	now = GetCurrentTimestamp();
 	for (int w = 0; w < learner->workers; w++)
 	{
-		LearnerSlot *slot = (LearnerSlot *) arg + w;
+		LearnerSlot *slot = &slots[w];
 		Latch	   *latch = slot->latch;
 		uint64		none = 0;
 
 		if (wake_rewards[w] == 0)
 			continue;
 		/* the oldest commit waiting for a pass stays: only a pass takes it */
-		(void) pg_atomic_compare_exchange_u64(&slot->pending_since, &none, (uint64) now);
-		(void) pg_atomic_fetch_add_u64(&slot->pending_rewards, (uint64) wake_rewards[w]);
+		if (event == XACT_EVENT_COMMIT)
+		{
+			(void) pg_atomic_compare_exchange_u64(&slot->pending_since, &none, (uint64) now);
+			(void) pg_atomic_fetch_add_u64(&slot->pending_rewards, (uint64) wake_rewards[w]);
+		}
 		if (latch != NULL)
 			SetLatch(latch);
 	}
 }
 
-/* A reward of arm_id was logged: wake the learner worker of that arm when the transaction commits. */
+/*
+ * A reward of arm_id of selector_id was logged: wake the learner worker of
+ * that arm when the transaction commits (or rolls back: rows behind it may
+ * be final then), with the selector marked dirty for it.
+ */
 void
-learner_wake_at_commit(int32 arm_id)
+learner_wake_at_commit(int32 selector_id, int32 arm_id)
 {
+	int			worker;
+
 	LearnerSlot *slot = my_learner_slot();
 	bool		running = false;
 
@@ -251,9 +281,31 @@ learner_wake_at_commit(int32 arm_id)
 		wake_callback_registered = true;
 	}
 	if (!wake_at_commit)
+	{
 		memset(wake_rewards, 0, sizeof(wake_rewards));
+		nwake_marks = 0;
+	}
 	wake_at_commit = true;
-	wake_rewards[LEARNER_WORKER_OF(arm_id, learner->workers)]++;
+	worker = LEARNER_WORKER_OF(arm_id, learner->workers);
+	wake_rewards[worker]++;
+	for (int i = 0; i < nwake_marks && i < WAKE_MARKS; i++)
+		if (wake_marks[i].worker == worker && wake_marks[i].selector_id == selector_id)
+			return;
+	if (nwake_marks < WAKE_MARKS)
+	{
+		wake_marks[nwake_marks].worker = worker;
+		wake_marks[nwake_marks].selector_id = selector_id;
+	}
+	nwake_marks = Min(nwake_marks + 1, WAKE_MARKS + 1);
+}
+
+/* The worker takes the selectors marked dirty for it since it last did, adding them to *into. */
+void
+learner_take_dirty(LearnerSlot *slot, LearnerDirty *into)
+{
+	for (int k = 0; k < LEARNER_DIRTY_WORDS; k++)
+		if (pg_atomic_read_u64(&slot->dirty[k]) != 0)
+			into->w[k] |= pg_atomic_exchange_u64(&slot->dirty[k], 0);
 }
 
 /* In a learner process, from its slot: the arms it takes. */
@@ -335,6 +387,8 @@ learner_startup(void)
 			learner->slots[i].worker = i % learner_workers;
 			pg_atomic_init_u64(&learner->slots[i].pending_since, 0);
 			pg_atomic_init_u64(&learner->slots[i].pending_rewards, 0);
+			for (int k = 0; k < LEARNER_DIRTY_WORDS; k++)
+				pg_atomic_init_u64(&learner->slots[i].dirty[k], 0);
 		}
 	}
 	LWLockRelease(AddinShmemInitLock);

@@ -28,6 +28,38 @@ typedef struct LearnerLag
 
 #define LEARNER_LAG_PASSES 256
 
+/*
+ * Selectors a worker has work for, as bits (selector_id modulo
+ * LEARNER_DIRTY_BITS; selectors that share a bit are visited together): a
+ * transaction that logged rewards on the worker's arms sets its selector's
+ * bit as it ends, committed (new rows) or rolled back (rows behind it may
+ * have become final).  A pass visits the selectors whose bits it took,
+ * not every selector of the database (learner.c).
+ */
+#define LEARNER_DIRTY_WORDS 64
+#define LEARNER_DIRTY_BITS (64 * LEARNER_DIRTY_WORDS)
+
+typedef struct LearnerDirty
+{
+	uint64		w[LEARNER_DIRTY_WORDS];
+} LearnerDirty;
+
+static inline bool
+learner_dirty_test(const LearnerDirty *d, int32 selector_id)
+{
+	uint32		bit = (uint32) selector_id % LEARNER_DIRTY_BITS;
+
+	return (d->w[bit / 64] >> (bit % 64)) & 1;
+}
+
+static inline void
+learner_dirty_set(LearnerDirty *d, int32 selector_id)
+{
+	uint32		bit = (uint32) selector_id % LEARNER_DIRTY_BITS;
+
+	d->w[bit / 64] |= UINT64CONST(1) << (bit % 64);
+}
+
 /* the most model_select.learner_workers per database */
 #define LEARNER_MAX_WORKERS 16
 
@@ -58,6 +90,7 @@ typedef struct LearnerSlot
 	 */
 	pg_atomic_uint64 pending_since;
 	pg_atomic_uint64 pending_rewards;	/* rewards committed since the pass started */
+	pg_atomic_uint64 dirty[LEARNER_DIRTY_WORDS];	/* set by backends, taken by the worker */
 	/* the last LEARNER_LAG_PASSES passes that had rewards to publish: their lag */
 	int			nlags;
 	int			next_lag;
@@ -88,7 +121,8 @@ extern bool learner_fresh(void);
 extern TimestampTz learner_take_pending(LearnerSlot *slot, int64 *rewards);
 extern void learner_record_lag(LearnerSlot *slot, TimestampTz pending, int64 rewards);
 extern void learner_lag_percentiles(const LearnerSlot *slot, double *ms, double *rewards);
-extern void learner_wake_at_commit(int32 arm_id);
+extern void learner_wake_at_commit(int32 selector_id, int32 arm_id);
+extern void learner_take_dirty(LearnerSlot *slot, LearnerDirty *into);
 extern void learner_worker_attach(LearnerSlot *slot);
 extern bool learner_owns_arm(int32 arm_id, bool across_arms);
 extern bool learner_owns_selectors(void);

@@ -306,7 +306,7 @@ resolve_row(TriggerData *td)
 	}
 	tuple = log_row_complete(tuple, desc, (const int *) &c, &target, npositions, position_columns, position);
 	spi_finish(spi_level);
-	learner_wake_at_commit(target.arm_id);
+	learner_wake_at_commit(target.selector_id, target.arm_id);
 	return tuple;
 }
 

@@ -7,6 +7,9 @@
 #     the learner publishes a version of every arm that holds its whole log
 #     (1,200 versions at once; with 1,024 slots the table thrashed and never
 #     held them all);
+#   - then quiet, its passes visit few selectors: fewer than 100 transactions
+#     per pass (measured 42: a tenth of them at each checkpointing pass, two
+#     transactions each; visiting all 240 at every pass, 524);
 #   - a decision on each of 40 selectors scores the learner's versions
 #     (decisions.versions logged) and the shared cache evicted nothing;
 #   - the scores of 5 selectors equal rebuild_state's.
@@ -36,6 +39,19 @@ check "the learner publishes a version of every arm holding its whole log ($arms
     wait_for "a final version of every arm" \
     "SELECT count(DISTINCT (selector, arm)) = $arms FROM model_select.learner_versions WHERE NOT stale AND lag_rewards = 0"
 echo "# versions in the shared cache: $(q -c "SELECT count(*) FROM model_select.learner_versions")"
+
+# quiet now: a pass visits the selectors marked by a transaction that logged rewards, and a tenth
+# of the others at each checkpointing pass; each visit is a transaction of the learner's
+passes="SELECT sum(passes) FROM model_select.learner WHERE database = current_database()"
+commits="SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"
+p0=$(q -c "$passes"); c0=$(q -c "$commits")
+wait_for "40 more passes" "SELECT ($passes) >= $p0 + 40" || true
+sleep 1.5                       # the learner's statistics reach pg_stat_database (at most once a second)
+p1=$(q -c "$passes"); c1=$(q -c "$commits")
+per_pass=$(( (c1 - c0) / (p1 - p0) ))
+echo "# quiet: $((p1 - p0)) passes, $((c1 - c0)) transactions committed in the database ($per_pass per pass)"
+check "quiet, a pass visits far fewer than the $SELECTORS selectors (under 100 transactions per pass)" \
+    test "$per_pass" -lt 100
 
 evictions0=$(q -c "SELECT shared_evictions FROM model_select.cache_stats()")
 q >/dev/null <<SQL || bail "routing failed"
