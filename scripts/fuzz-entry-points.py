@@ -403,7 +403,7 @@ def main():
     ap.add_argument('--only', default=None, help='run the cases whose SQL contains this text')
     ap.add_argument('--all', action='store_true', help='print every case')
     args = ap.parse_args()
-    subprocess.run(['psql', '-X', '-q', '-d', 'postgres', '-c', 'DROP DATABASE IF EXISTS ' + DB,
+    subprocess.run(['psql', '-X', '-q', '-d', 'postgres', '-c', 'DROP DATABASE IF EXISTS ' + DB + ' WITH (FORCE)',
                     '-c', 'CREATE DATABASE ' + DB], check=True)
     subprocess.run(['psql', '-X', '-q', '-o', '/dev/null', '-d', DB, '-v', 'ON_ERROR_STOP=1',
                     '-c', 'SET client_min_messages = warning', '-f', '-'],

@@ -6,7 +6,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(34);
+SELECT plan(43);
 
 CREATE FUNCTION pg_temp.fingerprint() RETURNS TABLE (tbl text, md5 text) LANGUAGE plpgsql AS $f$
 DECLARE
@@ -88,6 +88,29 @@ SELECT lives_ok($$SELECT model_select.create_probe_run('e_p3', 12, 2, 1.0, 'SELE
                 'create_probe_run: a valid pool still works');
 SELECT is((SELECT count(*) FROM model_select.probe_next('e_probe', 1)), 1::bigint, 'probe_next: k 1 still works');
 SELECT is((SELECT pool_size FROM model_select.probe_status('e_probe')), 6, 'probe_status still works');
+
+-- --------------- a decision deleted by the same statement as its reward
+-- drop_selector() (an owner's right) or a data-modifying CTE deleting or
+-- updating the decision beside the INSERT: the decision, visible to the
+-- statement's snapshot, could not be locked (TM_Invisible, TM_SelfModified),
+-- XX000 "locking decision ... failed".  It is gone: 42704.
+CREATE TEMP TABLE dec AS SELECT * FROM model_select.route('e_lin_ucb', ARRAY[1, 0, 0]::float8[]);
+CREATE TEMP TABLE fp1 AS SELECT * FROM pg_temp.fingerprint();
+TRUNCATE fp0;
+INSERT INTO fp0 SELECT * FROM fp1;
+SELECT pg_temp.refused($$WITH x AS (SELECT model_select.drop_selector('e_lin_ucb'))
+                         INSERT INTO model_select.rewards(decision_id, reward) SELECT d.decision_id, 0.5 FROM dec d, x$$,
+                       '42704', 'reward for a decision its selector''s drop_selector() deleted in the same statement');
+SELECT pg_temp.refused($$WITH x AS (SELECT model_select.drop_selector('e_lin_ucb'))
+                         SELECT model_select.reward(d.decision_id, 0.5) FROM dec d, x$$,
+                       '42704', 'reward() for a decision drop_selector() deleted in the same statement');
+SELECT pg_temp.refused($$WITH x AS (DELETE FROM model_select.decisions WHERE decision_id = (SELECT decision_id FROM dec) RETURNING decision_id)
+                         INSERT INTO model_select.rewards(decision_id, reward) SELECT decision_id, 0.5 FROM x$$,
+                       '42704', 'reward for a decision a CTE of the same statement deleted');
+SELECT pg_temp.refused($$WITH x AS (UPDATE model_select.decisions SET score = score WHERE decision_id = (SELECT decision_id FROM dec) RETURNING decision_id)
+                         INSERT INTO model_select.rewards(decision_id, reward) SELECT decision_id, 0.5 FROM x$$,
+                       '42704', 'reward for a decision a CTE of the same statement updated');
+SELECT lives_ok($$SELECT model_select.reward(decision_id, 0.5) FROM dec$$, 'the decision can still be rewarded');
 
 SELECT * FROM finish();
 ROLLBACK;
