@@ -79,7 +79,7 @@ CREATE TABLE model_select.probe_plan (
 );
 
 CREATE FUNCTION model_select_internal._probe_load_pool(run_id int, pool text) RETURNS int
-    AS 'MODULE_PATHNAME', 'model_select_probe_load_pool' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+    AS 'MODULE_PATHNAME', 'model_select_probe_load_pool' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 CREATE FUNCTION model_select_internal._probe_plan(run_id int) RETURNS int
     AS 'MODULE_PATHNAME', 'model_select_probe_plan' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 CREATE FUNCTION model_select_internal._probe_eliminate(run_id int) RETURNS int
@@ -226,6 +226,9 @@ $$;
 CREATE FUNCTION model_select.drop_probe_run(name text) RETURNS void
 LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
+    IF name IS NULL THEN
+        RAISE EXCEPTION 'name must not be NULL' USING ERRCODE = '22004';
+    END IF;
     DELETE FROM model_select.probe_runs pr WHERE pr.name = drop_probe_run.name;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'probe run "%" does not exist', name USING ERRCODE = '42704';
@@ -242,7 +245,10 @@ DECLARE
     r model_select.probe_runs;
     upto int;
 BEGIN
-    IF k IS NULL OR k < 1 THEN
+    IF name IS NULL OR k IS NULL THEN
+        RAISE EXCEPTION 'name and k must not be NULL' USING ERRCODE = '22004';
+    END IF;
+    IF k < 1 THEN
         RAISE EXCEPTION 'k must be at least 1' USING ERRCODE = '22023';
     END IF;
     SELECT * INTO r FROM model_select.probe_runs pr WHERE pr.name = probe_next.name FOR UPDATE;
@@ -272,8 +278,8 @@ LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     r model_select.probe_runs;
 BEGIN
-    IF score IS NULL THEN
-        RAISE EXCEPTION 'score must not be NULL' USING ERRCODE = '22004';
+    IF run IS NULL OR score IS NULL THEN
+        RAISE EXCEPTION 'name and score must not be NULL' USING ERRCODE = '22004';
     END IF;
     -- beyond ±1e15 (a selector's widest reward range) the fit's sums of
     -- squares overflow to NaN and ±Infinity
@@ -364,6 +370,9 @@ RETURNS TABLE (run_id int, "interval" int, intervals int, interval_len int, batc
                best_item int, best_model text, best_mean float8, best_lcb float8)
 LANGUAGE plpgsql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
+    IF name IS NULL THEN
+        RAISE EXCEPTION 'name must not be NULL' USING ERRCODE = '22004';
+    END IF;
     RETURN QUERY
     SELECT r.run_id, r.interval, ((r.horizon - 1) / r.reset_every + 1)::int, r.interval_len, r.batch,
            r.batch_size, r.issued, r.observed,

@@ -41,7 +41,7 @@ PG_FUNCTION_INFO_V1(model_select_decisions_rewarded);
 
 /*
  * Lock the row at tid FOR KEY SHARE, waiting for a writer; false if it was
- * deleted meanwhile.  Under READ COMMITTED an updated row's newest version
+ * deleted meanwhile, by another transaction or by this one.  Under READ COMMITTED an updated row's newest version
  * is locked (decisions are not updated, but a superuser may).
  */
 static bool
@@ -59,6 +59,16 @@ lock_key_share(Relation table, ItemPointer tid, int64 decision_id)
 	{
 		case TM_Ok:
 			return true;
+
+			/*
+			 * Deleted (or updated) by this transaction after the snapshot was
+			 * taken, in the same statement: by a drop_selector() or a
+			 * data-modifying CTE beside the INSERT.  Gone for this insert, as
+			 * for SELECT ... FOR KEY SHARE.
+			 */
+		case TM_Invisible:
+		case TM_SelfModified:
+			return false;
 		case TM_Deleted:
 		case TM_Updated:
 			if (IsolationUsesXactSnapshot())

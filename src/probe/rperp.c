@@ -268,6 +268,15 @@ model_select_probe_load_pool(PG_FUNCTION_ARGS)
 	MemoryContext rowcxt;
 	int			spi_level;
 
+	/*
+	 * Not STRICT: a STRICT call with a constant NULL pool was folded to NULL
+	 * when create_probe_run() was inlined, before _probe_create() could
+	 * refuse the NULL (22004), and the run was then looked up as NULL.
+	 */
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("_probe_load_pool: run_id and pool must not be NULL")));
 	pool_query(text_to_cstring(PG_GETARG_TEXT_PP(1)), &rows);
 	spi_level = spi_connect();
 	probe_load_run(PG_GETARG_INT32(0), &run);

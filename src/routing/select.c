@@ -301,8 +301,12 @@ model_select_scores(PG_FUNCTION_ARGS)
 	Selector   *sel;
 	ArmScore   *scores;
 
+	/* NULL selector or context: no rows (a set, empty, not a NULL datum) */
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+	{
+		InitMaterializedSRF(fcinfo, 0);
 		return (Datum) 0;
+	}
 	sel = selector_for_call(text_to_cstring(PG_GETARG_TEXT_PP(0)));
 	scores = palloc(sizeof(ArmScore) * Max(sel->narms, 1));
 	score_arms(sel, context_arg(fcinfo, sel), scores);
