@@ -12,19 +12,7 @@ CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
 
 -- ---------------------------------------------------------------- helpers
-CREATE FUNCTION pg_temp.fingerprint() RETURNS TABLE (tbl text, md5 text) LANGUAGE plpgsql AS $f$
-DECLARE
-  t text;
-BEGIN
-  FOREACH t IN ARRAY ARRAY['selectors', 'arms', 'arm_state', 'decisions', 'rewards', 'cascade_decisions',
-                           'cascade_observations', 'cascade_state', 'probe_runs', 'probe_pool', 'probe_plan'] LOOP
-    tbl := t;
-    EXECUTE format('SELECT md5(coalesce(string_agg(x.r, E''\n'' ORDER BY x.r), '''')) FROM '
-                   '(SELECT t::text || '','' || t.xmin::text AS r FROM model_select.%I t) x', t) INTO md5;
-    RETURN NEXT;
-  END LOOP;
-END
-$f$;
+\ir include/fingerprint.sql
 
 -- A call of the corpus: its SQLSTATE ('00000': it succeeds), then the tables.
 CREATE FUNCTION pg_temp.run(sql text, state text, descr text) RETURNS SETOF text LANGUAGE plpgsql AS $f$
