@@ -184,6 +184,7 @@ DECLARE
     -- the query the rows are read from: the source, or its rows kept once
     rows_query text := source;
     kept boolean := false;
+    kept_name text := 'ms_warm_rows';
 BEGIN
     IF selector IS NULL OR source IS NULL THEN
         RAISE EXCEPTION 'warm_start: selector and source must not be NULL' USING ERRCODE = '22004';
@@ -216,12 +217,15 @@ BEGIN
             USING HINT = 'An administrator fits it with fit_codebook(); the rows are learnt with the codebook the selector has, if any.';
     ELSIF k OPERATOR(pg_catalog.>) 0 AND NOT model_select._codebook_fitted(selector) THEN
         IF pg_catalog.has_database_privilege(pg_catalog.current_database(), 'TEMPORARY') THEN
-            IF pg_catalog.to_regclass('pg_temp.ms_warm_rows') IS NOT NULL THEN
-                DROP TABLE pg_temp.ms_warm_rows;  -- an earlier warm_start's of this transaction
-            END IF;
-            CREATE TEMP TABLE ms_warm_rows ON COMMIT DROP AS SELECT * FROM model_select._source_rows(source);
+            -- a name no temporary table of the session has (the caller's own are left alone)
+            WHILE pg_catalog.to_regclass(pg_catalog.format('pg_temp.%I', kept_name)) IS NOT NULL LOOP
+                kept_name := 'ms_warm_rows_' || pg_catalog.substr(pg_catalog.md5(pg_catalog.random()::text), 1, 8);
+            END LOOP;
+            EXECUTE pg_catalog.format('CREATE TEMP TABLE %I ON COMMIT DROP AS SELECT * FROM model_select._source_rows($1)',
+                                      kept_name) USING source;
             GET DIAGNOSTICS source_n = ROW_COUNT;
-            rows_query := 'SELECT context, rewards, costs, tags FROM pg_temp.ms_warm_rows ORDER BY row_number';
+            rows_query := pg_catalog.format('SELECT context, rewards, costs, tags FROM pg_temp.%I ORDER BY row_number',
+                                            kept_name);
             kept := true;
         ELSE
             SELECT pg_catalog.count(*) INTO source_n FROM model_select._source_rows(source);
@@ -251,7 +255,7 @@ BEGIN
             USING ERRCODE = '22000', HINT = 'Element i is the outcome of the arm of ordinal i (see model_select.arms); NULL skips an arm.';
     END IF;
     IF kept THEN
-        DROP TABLE pg_temp.ms_warm_rows;
+        EXECUTE pg_catalog.format('DROP TABLE pg_temp.%I', kept_name);
     END IF;
     PERFORM model_select._progress_end();
     RETURN inserted;
@@ -260,4 +264,4 @@ END $$;
 COMMENT ON FUNCTION model_select._source_rows(text) IS
 'The rows (context, rewards[, costs][, tags]) of the query source in fixed columns, checked as replay() checks its source (used by warm_start()); tags is NULL without a last column named tags.';
 COMMENT ON FUNCTION model_select.warm_start(text, text) IS
-'Warm start from a full-information outcome table: inserts into the reward log, for every row (context, rewards[, costs][, tags]) of the query source and every active arm whose element is not NULL (element i: the arm of ordinal i), that arm''s reward and cost on the row; returns the rewards inserted. A codebook without centroids is fitted first on the same rows (kept once in the temporary table ms_warm_rows when the caller may create one).';
+'Warm start from a full-information outcome table: inserts into the reward log, for every row (context, rewards[, costs][, tags]) of the query source and every active arm whose element is not NULL (element i: the arm of ordinal i), that arm''s reward and cost on the row; returns the rewards inserted. A codebook without centroids is fitted first on the same rows (kept once in a temporary table, ms_warm_rows or, if the session has one of that name, ms_warm_rows_ and 8 hex digits, when the caller may create one).';

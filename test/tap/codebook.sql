@@ -9,7 +9,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(42);
+SELECT plan(43);
 
 -- three clusters around the directions 0°, 120° and 240°
 CREATE TEMP TABLE pts AS
@@ -134,11 +134,16 @@ SELECT is(model_select.warm_start('few', 'SELECT context, rewards FROM warm LIMI
 -- a volatile source runs once: the codebook is fitted on the rows it learns.
 -- The twin (same seed) fits on the contexts of the log's rows of arm a, in order.
 CREATE TEMP SEQUENCE source_reads;
+-- the caller's own temporary table of the name warm_start keeps its rows under by default
+CREATE TEMP TABLE ms_warm_rows (mine int);
+INSERT INTO ms_warm_rows VALUES (42);
 SELECT model_select.create_selector('vol', 2, ARRAY['a', 'b'], 'lin_ucb', NULL, '{}', 7);
 SELECT model_select.create_selector('vol_twin', 2, ARRAY['a', 'b'], 'lin_ucb', NULL, '{}', 7);
 SELECT model_select.warm_start('vol', $q$SELECT context, rewards FROM warm WHERE nextval('source_reads') > 0
                                       ORDER BY random() LIMIT 30$q$);
 SELECT is((SELECT last_value FROM source_reads), 60::bigint, 'warm_start read its source once (60 rows), fit and all');
+SELECT is((SELECT array_agg(mine) FROM pg_temp.ms_warm_rows), ARRAY[42],
+          'the caller''s temporary table ms_warm_rows is left alone (warm_start kept its rows under another name)');
 SELECT model_select.fit_codebook('vol_twin', $q$SELECT r.context FROM model_select.rewards r
     JOIN model_select.arms a USING (arm_id) JOIN model_select.selectors s ON s.selector_id = a.selector_id
    WHERE s.name = 'vol' AND a.name = 'a' ORDER BY r.reward_id$q$);
