@@ -18,6 +18,7 @@
 #include "access/xlog.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
+#include "storage/procarray.h"
 #include "storage/shmem.h"
 #include "utils/builtins.h"
 #include "utils/float.h"
@@ -51,8 +52,8 @@ static char **learner_databases = NULL;
 /*
  * This transaction logged rewards: for each learner worker, how many of its
  * arms' (none: nothing to wake), and the (worker, selector) pairs to mark
- * dirty (past WAKE_MARKS of them, every selector of those workers); the
- * callback that wakes them is registered.
+ * (past WAKE_MARKS of them, every selector of those workers) with its full
+ * transaction id; the callback that wakes them is registered.
  */
 #define WAKE_MARKS 16
 static bool wake_at_commit = false;
@@ -63,6 +64,7 @@ static struct
 	int32		selector_id;
 }			wake_marks[WAKE_MARKS];
 static int	nwake_marks = 0;		/* WAKE_MARKS + 1: overflowed */
+static uint64 wake_xid = 0;
 static bool wake_callback_registered = false;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
@@ -208,6 +210,16 @@ learner_lag_percentiles(const LearnerSlot *slot, double *ms, double *rewards)
 	}
 }
 
+/* *mark becomes xid unless it holds a newer one. */
+static void
+mark_newest(pg_atomic_uint64 *mark, uint64 xid)
+{
+	uint64		seen = pg_atomic_read_u64(mark);
+
+	while (seen < xid && !pg_atomic_compare_exchange_u64(mark, &seen, xid))
+		;
+}
+
 /*
  * At the end of a transaction that logged rewards: a commit wakes the
  * learner, whose next version then holds them (callbacks run after the
@@ -224,19 +236,15 @@ learner_wake_xact(XactEvent event, void *arg)
 							event != XACT_EVENT_PREPARE))
 		return;
 	wake_at_commit = false;
-	/* prepared: its end comes in another session, and a full pass finds its rows (learner.c) */
+	/* prepared too: its mark stays until the prepared transaction ends */
+	for (int i = 0; i < nwake_marks && i < WAKE_MARKS; i++)
+		mark_newest(&slots[wake_marks[i].worker].marked[(uint32) wake_marks[i].selector_id % LEARNER_DIRTY_BITS],
+					wake_xid);
+	for (int w = 0; w < learner->workers && nwake_marks > WAKE_MARKS; w++)
+		for (int k = 0; wake_rewards[w] > 0 && k < LEARNER_DIRTY_BITS; k++)
+			mark_newest(&slots[w].marked[k], wake_xid);
 	if (event == XACT_EVENT_PREPARE)
 		return;
-	for (int i = 0; i < nwake_marks && i < WAKE_MARKS; i++)
-	{
-		uint32		bit = (uint32) wake_marks[i].selector_id % LEARNER_DIRTY_BITS;
-
-		(void) pg_atomic_fetch_or_u64(&slots[wake_marks[i].worker].dirty[bit / 64],
-									  UINT64CONST(1) << (bit % 64));
-	}
-	for (int w = 0; w < learner->workers && nwake_marks > WAKE_MARKS; w++)
-		for (int k = 0; wake_rewards[w] > 0 && k < LEARNER_DIRTY_WORDS; k++)
-			(void) pg_atomic_fetch_or_u64(&slots[w].dirty[k], ~UINT64CONST(0));
 	now = GetCurrentTimestamp();
 	for (int w = 0; w < learner->workers; w++)
 	{
@@ -284,6 +292,8 @@ learner_wake_at_commit(int32 selector_id, int32 arm_id)
 	{
 		memset(wake_rewards, 0, sizeof(wake_rewards));
 		nwake_marks = 0;
+		/* a reward row was written: the transaction has its id */
+		wake_xid = U64FromFullTransactionId(GetTopFullTransactionId());
 	}
 	wake_at_commit = true;
 	worker = LEARNER_WORKER_OF(arm_id, learner->workers);
@@ -299,13 +309,41 @@ learner_wake_at_commit(int32 selector_id, int32 arm_id)
 	nwake_marks = Min(nwake_marks + 1, WAKE_MARKS + 1);
 }
 
-/* The worker takes the selectors marked dirty for it since it last did, adding them to *into. */
-void
-learner_take_dirty(LearnerSlot *slot, LearnerDirty *into)
+/*
+ * The worker's marked bits, added to *into, with their marks in seen[] (0:
+ * none).  Then the oldest transaction id still running, as a full id: a
+ * mark older than it stood for rows every later snapshot finds final.
+ */
+uint64
+learner_marks_read(LearnerSlot *slot, LearnerDirty *into, uint64 *seen)
 {
-	for (int k = 0; k < LEARNER_DIRTY_WORDS; k++)
-		if (pg_atomic_read_u64(&slot->dirty[k]) != 0)
-			into->w[k] |= pg_atomic_exchange_u64(&slot->dirty[k], 0);
+	FullTransactionId next = ReadNextFullTransactionId();
+	TransactionId oldest;
+	uint32		epoch = EpochFromFullTransactionId(next);
+
+	for (int k = 0; k < LEARNER_DIRTY_BITS; k++)
+		if ((seen[k] = pg_atomic_read_u64(&slot->marked[k])) != 0)
+			into->w[k / 64] |= UINT64CONST(1) << (k % 64);
+	if (RecoveryInProgress())
+		return 0;				/* no rewards are logged on a standby: nothing to clear */
+	/* read after the marks: a mark's transaction had ended, so the oldest running is newer or it */
+	oldest = GetOldestActiveTransactionId();
+	if (oldest > XidFromFullTransactionId(next))
+		epoch--;
+	return U64FromFullTransactionId(FullTransactionIdFromEpochAndXid(epoch, oldest));
+}
+
+/* After a pass that visited them: the marks seen older than horizon go, unless a newer one came. */
+void
+learner_marks_clear(LearnerSlot *slot, const uint64 *seen, uint64 horizon)
+{
+	for (int k = 0; k < LEARNER_DIRTY_BITS; k++)
+	{
+		uint64		mark = seen[k];
+
+		if (mark != 0 && mark < horizon)
+			(void) pg_atomic_compare_exchange_u64(&slot->marked[k], &mark, 0);
+	}
 }
 
 /* In a learner process, from its slot: the arms it takes. */
@@ -387,8 +425,8 @@ learner_startup(void)
 			learner->slots[i].worker = i % learner_workers;
 			pg_atomic_init_u64(&learner->slots[i].pending_since, 0);
 			pg_atomic_init_u64(&learner->slots[i].pending_rewards, 0);
-			for (int k = 0; k < LEARNER_DIRTY_WORDS; k++)
-				pg_atomic_init_u64(&learner->slots[i].dirty[k], 0);
+			for (int k = 0; k < LEARNER_DIRTY_BITS; k++)
+				pg_atomic_init_u64(&learner->slots[i].marked[k], 0);
 		}
 	}
 	LWLockRelease(AddinShmemInitLock);

@@ -30,11 +30,13 @@ typedef struct LearnerLag
 
 /*
  * Selectors a worker has work for, as bits (selector_id modulo
- * LEARNER_DIRTY_BITS; selectors that share a bit are visited together): a
- * transaction that logged rewards on the worker's arms sets its selector's
- * bit as it ends, committed (new rows) or rolled back (rows behind it may
- * have become final).  A pass visits the selectors whose bits it took,
- * not every selector of the database (learner.c).
+ * LEARNER_DIRTY_BITS; selectors that share a bit are visited together).  A
+ * transaction that logged rewards on the worker's arms marks its selector's
+ * bit with its transaction id as it ends (committed: new rows; rolled back
+ * or prepared: rows behind it wait for it), keeping the newest id.  A pass
+ * visits the marked selectors, not every selector of the database
+ * (learner.c), and clears a mark once every transaction up to its id had
+ * ended when the pass began: the rows it stood for were final for the pass.
  */
 #define LEARNER_DIRTY_WORDS 64
 #define LEARNER_DIRTY_BITS (64 * LEARNER_DIRTY_WORDS)
@@ -90,7 +92,8 @@ typedef struct LearnerSlot
 	 */
 	pg_atomic_uint64 pending_since;
 	pg_atomic_uint64 pending_rewards;	/* rewards committed since the pass started */
-	pg_atomic_uint64 dirty[LEARNER_DIRTY_WORDS];	/* set by backends, taken by the worker */
+	/* per bit, the newest marking transaction's full id (0: none); set by backends, cleared by the worker */
+	pg_atomic_uint64 marked[LEARNER_DIRTY_BITS];
 	/* the last LEARNER_LAG_PASSES passes that had rewards to publish: their lag */
 	int			nlags;
 	int			next_lag;
@@ -122,7 +125,8 @@ extern TimestampTz learner_take_pending(LearnerSlot *slot, int64 *rewards);
 extern void learner_record_lag(LearnerSlot *slot, TimestampTz pending, int64 rewards);
 extern void learner_lag_percentiles(const LearnerSlot *slot, double *ms, double *rewards);
 extern void learner_wake_at_commit(int32 selector_id, int32 arm_id);
-extern void learner_take_dirty(LearnerSlot *slot, LearnerDirty *into);
+extern uint64 learner_marks_read(LearnerSlot *slot, LearnerDirty *into, uint64 *seen);
+extern void learner_marks_clear(LearnerSlot *slot, const uint64 *seen, uint64 horizon);
 extern void learner_worker_attach(LearnerSlot *slot);
 extern bool learner_owns_arm(int32 arm_id, bool across_arms);
 extern bool learner_owns_selectors(void);

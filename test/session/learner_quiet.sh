@@ -13,6 +13,11 @@
 #     final once they were, so a quiet selector kept no final version of its
 #     newest rewards (what test/session/learner_burst.sh saw now and then
 #     after its burst);
+#   - U, a transaction that logs nothing on the selector, holds back 5 rewards
+#     committed after it; once it commits (nothing logged since, so nothing
+#     wakes the learner), a version holds them within 2 passes: their marks
+#     stay until they are final (a selector whose rows only became final was
+#     otherwise visited once in 10 checkpointing passes);
 #   - every score then equals rebuild_state's.
 #
 # Uses the PostgreSQL binaries of PG_BINDIR, or of `pg_config --bindir`.
@@ -62,5 +67,25 @@ wait_for "20 more passes of the learner" "SELECT passes >= $passes + 20 FROM mod
 echo "# after T's rollback and 20 passes, arm b's newest version (rewards lag): $(q -c "$newest_b")"
 check "T rolled back, nothing logged since: arm b has a version holding its whole log" \
     test "$(q -c "$newest_b")" = "$(n_b) 0"
+
+# U, a transaction that logs nothing on the selector, holds back the rows committed after it;
+# passes every 500 ms now, so that the waits below read the count of passes closely
+q -c "CREATE TABLE elsewhere (x int)" -c "ALTER SYSTEM SET model_select.learner_naptime = '500ms'" \
+  -c "SELECT pg_reload_conf()" >/dev/null
+session U
+say U "BEGIN; INSERT INTO elsewhere VALUES (1);"
+add b 5
+passes=$(q -c "SELECT passes FROM model_select.learner WHERE database = '$DB'")
+wait_for "6 more passes of the learner" "SELECT passes >= $passes + 6 FROM model_select.learner WHERE database = '$DB'"
+check "while U is open the 5 rewards committed after it are not in a version of arm b" \
+    test "$(q -c "$newest_b" | cut -d' ' -f1)" = "$(( $(n_b) - 5 ))"
+passes=$(q -c "SELECT passes FROM model_select.learner WHERE database = '$DB'")
+say U "COMMIT;"
+close_sessions
+wait_for "a version of arm b holding its whole log" "SELECT ($newest_b) = '$(n_b) 0'" || true
+after=$(( $(q -c "SELECT passes FROM model_select.learner WHERE database = '$DB'") - passes ))
+echo "# U committed (no reward): a version of arm b's whole log $after passes later"
+check "U committed, nothing logged since: a version of arm b's whole log within 2 passes (the marks of its rows stay until they are final; else a visit once in 10 checkpointing passes)" \
+    test "$(q -c "$newest_b")" = "$(n_b) 0" -a "$after" -le 2
 rebuild_checks q_lin
 finish
