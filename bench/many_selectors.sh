@@ -68,6 +68,12 @@ INSERT INTO rewards_b(decision_id, reward) VALUES (:decision_id, random());
 COMMIT;
 SQL
     q -c "VACUUM ANALYZE"
+    # the learner's versions hold the preloaded rewards before the baseline runs beside it
+    for i in $(seq 1 600); do
+        [ "$(q -c "SELECT count(DISTINCT (selector, arm)) = (SELECT count(*) FROM model_select.arms)
+                     FROM model_select.learner_versions WHERE NOT stale AND lag_rewards = 0")" = t ] && break
+        sleep 0.1
+    done
     base=$(pgbench -n -c "$CLIENTS" -j "$CLIENTS" -T "$T" -f "$WORK/base.sql" "$DB" |
            sed -n 's/^tps = \([0-9.]*\) .*/\1/p')
     r0=$(q -c "SELECT count(*) FROM model_select.rewards")
