@@ -15,6 +15,7 @@
 #include "pg/progress.h"
 #include "learning/checkpoint.h"
 #include "learning/learner.h"
+#include "learning/learner_pass.h"
 #include "routing/cache_counters.h"
 #include "routing/model_cache.h"
 #include "routing/shared_cache.h"
