@@ -451,7 +451,7 @@ checkpoint_position_from_values(const Datum *values, LogPosition *pos, FoldTotal
 }
 
 /* The full id of a 32-bit xid no older than the next xid's epoch allows. */
-static FullTransactionId
+FullTransactionId
 full_xid(TransactionId xid)
 {
 	FullTransactionId next = ReadNextFullTransactionId();

@@ -116,6 +116,7 @@ extern int64 fold_log(StateFold *f, int32 arm_id, bool fresh_snapshot, FullTrans
 					  bool build);
 extern int64 fold_prefix(StateFold *f, int32 arm_id, int64 n, FullTransactionId own_tx,
 						 int64 own_seq);
+extern FullTransactionId full_xid(TransactionId xid);
 extern FullTransactionId final_horizon(void);
 extern FullTransactionId final_horizon_for(const SelectorConfig *cfg);
 extern FullTransactionId shared_horizon(void);

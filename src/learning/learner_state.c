@@ -24,6 +24,7 @@
 #include "utils/float.h"
 #include "utils/timestamp.h"
 
+#include "learning/fold.h"
 #include "learning/learner_state.h"
 
 #define LEARNER_TRANCHE "model_select learner"
@@ -238,8 +239,7 @@ learner_wake_xact(XactEvent event, void *arg)
 	wake_at_commit = false;
 	/* prepared too: its mark stays until the prepared transaction ends */
 	for (int i = 0; i < nwake_marks && i < WAKE_MARKS; i++)
-		mark_newest(&slots[wake_marks[i].worker].marked[(uint32) wake_marks[i].selector_id % LEARNER_DIRTY_BITS],
-					wake_xid);
+		mark_newest(&slots[wake_marks[i].worker].marked[learner_dirty_bit(wake_marks[i].selector_id)], wake_xid);
 	for (int w = 0; w < learner->workers && nwake_marks > WAKE_MARKS; w++)
 		for (int k = 0; wake_rewards[w] > 0 && k < LEARNER_DIRTY_BITS; k++)
 			mark_newest(&slots[w].marked[k], wake_xid);
@@ -317,20 +317,13 @@ learner_wake_at_commit(int32 selector_id, int32 arm_id)
 uint64
 learner_marks_read(LearnerSlot *slot, LearnerDirty *into, uint64 *seen)
 {
-	FullTransactionId next = ReadNextFullTransactionId();
-	TransactionId oldest;
-	uint32		epoch = EpochFromFullTransactionId(next);
-
 	for (int k = 0; k < LEARNER_DIRTY_BITS; k++)
 		if ((seen[k] = pg_atomic_read_u64(&slot->marked[k])) != 0)
 			into->w[k / 64] |= UINT64CONST(1) << (k % 64);
 	if (RecoveryInProgress())
 		return 0;				/* no rewards are logged on a standby: nothing to clear */
 	/* read after the marks: a mark's transaction had ended, so the oldest running is newer or it */
-	oldest = GetOldestActiveTransactionId();
-	if (oldest > XidFromFullTransactionId(next))
-		epoch--;
-	return U64FromFullTransactionId(FullTransactionIdFromEpochAndXid(epoch, oldest));
+	return U64FromFullTransactionId(full_xid(GetOldestActiveTransactionId()));
 }
 
 /* After a pass that visited them: the marks seen older than horizon go, unless a newer one came. */

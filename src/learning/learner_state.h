@@ -46,10 +46,17 @@ typedef struct LearnerDirty
 	uint64		w[LEARNER_DIRTY_WORDS];
 } LearnerDirty;
 
+/* The bit of a selector. */
+static inline uint32
+learner_dirty_bit(int32 selector_id)
+{
+	return (uint32) selector_id % LEARNER_DIRTY_BITS;
+}
+
 static inline bool
 learner_dirty_test(const LearnerDirty *d, int32 selector_id)
 {
-	uint32		bit = (uint32) selector_id % LEARNER_DIRTY_BITS;
+	uint32		bit = learner_dirty_bit(selector_id);
 
 	return (d->w[bit / 64] >> (bit % 64)) & 1;
 }
@@ -57,7 +64,7 @@ learner_dirty_test(const LearnerDirty *d, int32 selector_id)
 static inline void
 learner_dirty_set(LearnerDirty *d, int32 selector_id)
 {
-	uint32		bit = (uint32) selector_id % LEARNER_DIRTY_BITS;
+	uint32		bit = learner_dirty_bit(selector_id);
 
 	d->w[bit / 64] |= UINT64CONST(1) << (bit % 64);
 }

@@ -91,12 +91,17 @@ release_all_pins(int code, Datum arg)
 bool
 shared_cache_active(void)
 {
-	HASHCTL		ctl = {.keysize = sizeof(int32), .entrysize = sizeof(MyPin), .hcxt = TopMemoryContext};
+	HASHCTL		ctl;
 
 	if (my_pins != NULL)
 		return true;
 	if (shared_control == NULL || !IsUnderPostmaster)
 		return false;
+	/* set up here, not at every call: this is asked on every look-up */
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(int32);
+	ctl.entrysize = sizeof(MyPin);
+	ctl.hcxt = TopMemoryContext;
 	my_pins = hash_create("model_select shared pins", 64, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	before_shmem_exit(release_all_pins, (Datum) 0);
 	return true;
@@ -109,11 +114,18 @@ shared_cache_capacity(void)
 	return shared_control != NULL ? shared_control->nslots : 0;
 }
 
+/* The bucket of arm_id: its publication counter and its chain of slots. */
+static inline uint32
+arm_bucket(int32 arm_id)
+{
+	return (uint32) arm_id % ARM_BUCKETS;
+}
+
 /* The first slot of the chain of arm_id's bucket (-1: none). */
 static int
 bucket_first(int32 arm_id)
 {
-	return shared_control->bucket_head[(uint32) arm_id % ARM_BUCKETS];
+	return shared_control->bucket_head[arm_bucket(arm_id)];
 }
 
 static bool
@@ -142,7 +154,7 @@ static void
 slot_free(int i)
 {
 	SharedSlot *slot = &shared_control->slots[i];
-	int32	   *link = &shared_control->bucket_head[(uint32) slot->key.arm_id % ARM_BUCKETS];
+	int32	   *link = &shared_control->bucket_head[arm_bucket(slot->key.arm_id)];
 
 	while (*link != i)
 	{
@@ -333,7 +345,7 @@ static int
 slot_take(int32 arm_id)
 {
 	int			i;
-	int32	   *head = &shared_control->bucket_head[(uint32) arm_id % ARM_BUCKETS];
+	int32	   *head = &shared_control->bucket_head[arm_bucket(arm_id)];
 
 	while (shared_control->free_head < 0)
 		if (!evict_one())
@@ -458,7 +470,7 @@ shared_base_publish(const SharedBaseKey *key, const StateHeader *st, const Share
 		dp = InvalidDsaPointer;
 		mark_others_stale(i);
 		cache_count(CACHE_SHARED_PUBLISHES, 1);
-		(void) pg_atomic_fetch_add_u64(&shared_control->arm_generation[(uint32) key->arm_id % ARM_BUCKETS], 1);
+		(void) pg_atomic_fetch_add_u64(&shared_control->arm_generation[arm_bucket(key->arm_id)], 1);
 	}
 	if (i >= 0)
 		slot_pin(i, out);
@@ -478,7 +490,7 @@ shared_arm_generation(int32 arm_id)
 {
 	if (!shared_cache_active())
 		return 0;
-	return pg_atomic_read_u64(&shared_control->arm_generation[(uint32) arm_id % ARM_BUCKETS]);
+	return pg_atomic_read_u64(&shared_control->arm_generation[arm_bucket(arm_id)]);
 }
 
 /* The versions of this database's arms, at most max of them, in *out. */
