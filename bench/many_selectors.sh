@@ -11,6 +11,7 @@
 #   the learner's lag (p50/p99 ms), the versions it published, the shared
 #   cache's evictions and the rows folded per reward logged in the run
 #   (1 when only the learner folds; more when backends fold for themselves).
+#   MS_SELECTORS_PERF=DIR: each extension run under perf record -a -g, into DIR/S.data.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -z "${MS_SELECTORS_IN_CLUSTER:-}" ]; then
@@ -80,7 +81,9 @@ SQL
     f0=$(q -c "SELECT rows_folded FROM model_select.cache_stats()")
     e0=$(q -c "SELECT shared_evictions FROM model_select.cache_stats()")
     v0=$(q -c "SELECT sum(versions_published) FROM model_select.learner")
-    ext=$(pgbench -n -c "$CLIENTS" -j "$CLIENTS" -T "$T" -f "$WORK/ext.sql" "$DB" |
+    perf=()
+    [ -z "${MS_SELECTORS_PERF:-}" ] || perf=(perf record -q -a -g -o "$MS_SELECTORS_PERF/$S.data" --)
+    ext=$("${perf[@]}" pgbench -n -c "$CLIENTS" -j "$CLIENTS" -T "$T" -f "$WORK/ext.sql" "$DB" |
           sed -n 's/^tps = \([0-9.]*\) .*/\1/p')
     read -r lag versions evictions folded <<<"$(q -F ' ' -c "
         SELECT (SELECT round(max(lag_ms_p50)) || '/' || round(max(lag_ms_p99)) FROM model_select.learner),

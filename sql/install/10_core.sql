@@ -108,8 +108,9 @@ CREATE TRIGGER selector_rows_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCAT
     FOR EACH STATEMENT EXECUTE FUNCTION model_select_internal._selector_rows_changed();
 CREATE TRIGGER selector_rows_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON model_select.arms
     FOR EACH STATEMENT EXECUTE FUNCTION model_select_internal._selector_rows_changed();
-CREATE TRIGGER selector_rows_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON model_select.arm_state
-    FOR EACH STATEMENT EXECUTE FUNCTION model_select_internal._selector_rows_changed();
+-- a checkpoint's UPDATE does not signal: loads check the kept arm_state row versions
+CREATE TRIGGER selector_rows_changed AFTER INSERT OR UPDATE OF arm_id, selector_id OR DELETE OR TRUNCATE
+    ON model_select.arm_state FOR EACH STATEMENT EXECUTE FUNCTION model_select_internal._selector_rows_changed();
 -- also under session_replication_role = replica (a logical replica's apply)
 ALTER TABLE model_select.selectors ENABLE ALWAYS TRIGGER selector_rows_changed;
 ALTER TABLE model_select.arms ENABLE ALWAYS TRIGGER selector_rows_changed;

@@ -236,9 +236,11 @@ DECLARE
     t text;
 BEGIN
     FOREACH t IN ARRAY ARRAY['selectors', 'arms', 'arm_state', 'selector_grants'] LOOP
-        EXECUTE format('CREATE TRIGGER selector_rows_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE'
+        -- a checkpoint's UPDATE does not signal: loads check the kept arm_state row versions
+        EXECUTE format('CREATE TRIGGER selector_rows_changed AFTER INSERT OR %s OR DELETE OR TRUNCATE'
                        ' ON model_select.%I FOR EACH STATEMENT'
-                       ' EXECUTE FUNCTION model_select_internal._selector_rows_changed()', t);
+                       ' EXECUTE FUNCTION model_select_internal._selector_rows_changed()',
+                       CASE t WHEN 'arm_state' THEN 'UPDATE OF arm_id, selector_id' ELSE 'UPDATE' END, t);
         EXECUTE format('ALTER TABLE model_select.%I ENABLE ALWAYS TRIGGER selector_rows_changed', t);
     END LOOP;
 END $$;

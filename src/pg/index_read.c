@@ -3,12 +3,14 @@
  */
 #include "postgres.h"
 
+#include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_am_d.h"
 #include "catalog/pg_index.h"
 #include "nodes/pg_list.h"
+#include "storage/bufmgr.h"
 #include "utils/datum.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -45,6 +47,32 @@ void
 own_table_close(Relation table)
 {
 	table_close(table, NoLock);
+}
+
+/*
+ * Does snapshot see the row version at tid that transaction xmin inserted?
+ * A version is never changed in place, so the columns read from it earlier
+ * are still its columns.  A slot freed by pruning and reused holds another
+ * transaction's row: its xmin differs.  nblocks: the table's size in blocks
+ * (RelationGetNumberOfBlocks(), under a lock that keeps VACUUM from
+ * truncating it), which a tid past a truncation is beyond.
+ */
+bool
+own_row_version_visible(Relation table, BlockNumber nblocks, ItemPointer tid, TransactionId xmin,
+						Snapshot snapshot)
+{
+	HeapTupleData row;
+	Buffer		buffer;
+	bool		same;
+
+	if (ItemPointerGetBlockNumber(tid) >= nblocks)
+		return false;
+	row.t_self = *tid;
+	if (!heap_fetch(table, snapshot, &row, &buffer, false))
+		return false;
+	same = TransactionIdEquals(HeapTupleHeaderGetRawXmin(row.t_data), xmin);
+	ReleaseBuffer(buffer);
+	return same;
 }
 
 /*

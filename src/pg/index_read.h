@@ -45,6 +45,8 @@ extern void own_columns(Relation table, HeapTuple row, int ncols, const char *co
 						Datum *values, bool *nulls);
 extern void own_columns_copy(Relation table, HeapTuple row, int ncols, const char *const *names,
 							 Datum *values, bool *nulls);
+extern bool own_row_version_visible(Relation table, BlockNumber nblocks, ItemPointer tid, TransactionId xmin,
+									Snapshot snapshot);
 extern bool own_row_by_key(Relation table, const char *key_column, RegProcedure eq, Datum key,
 						   int ncols, const char *const *names, Datum *values, bool *nulls);
 extern bool own_row_by_key_as_of(const char *table_name, Snapshot snapshot, const char *key_column,

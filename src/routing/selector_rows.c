@@ -9,7 +9,11 @@
  * load under snapshot S' takes them when S' sees the same rows of those
  * tables.  Every statement that writes one of them (selectors, arms,
  * arm_state, selector_grants) fires the trigger _selector_rows_changed()
- * (model_select_selector_rows_changed below), which
+ * (model_select_selector_rows_changed below), except an UPDATE of
+ * arm_state that leaves its arm_id and selector_id: a checkpoint, which the
+ * learner writes many times a second when there are many selectors.  Kept
+ * arm_state rows are checked instead at each take, each row version looked
+ * up under S' (checkpoints_current()).  The trigger
  *   - queues a relcache invalidation of the relation
  *     model_select_internal.selector_rows_signal, sent to every backend when
  *     the transaction commits, applied at once to this backend's own caches
@@ -46,18 +50,23 @@
  * Whatever the rows, the caller's right is checked at every load, before
  * any arm is copied out.  The state of an arm_state row is not kept: the
  * arm cache reads it when it builds a model from it (checkpoint_state_read()).
- * At most ROWS_SLOTS selectors and ROWS_MAX_BYTES are kept, least recently
- * used dropped first; an invalidation drops them all.
+ * At most ROWS_MAX_ENTRIES selectors and ROWS_MAX_BYTES are kept (a
+ * router of one selector per tenant loads hundreds), least recently used
+ * dropped first; an invalidation drops them all.
  */
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/relation.h"
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/namespace.h"
 #include "commands/trigger.h"
+#include "common/hashfn.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "lib/ilist.h"
+#include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "storage/lock.h"
 #include "storage/proc.h"
@@ -71,7 +80,7 @@
 #include "pg/index_read.h"
 #include "routing/selector_rows.h"
 
-#define ROWS_SLOTS 16
+#define ROWS_MAX_ENTRIES 4096
 #define ROWS_MAX_BYTES (4 * 1024 * 1024)
 
 
@@ -80,21 +89,36 @@ typedef struct RowsEntry
 {
 	MemoryContext cxt;			/* holds the entry */
 	char	   *name;
+	uint32		hash;			/* of the name: its key in rows_table */
 	SelectorColumns rows;
-	uint64		generation;		/* rows_generation when kept */
 	TransactionId xmax;			/* the snapshot they were read under: its xmax */
 	int			xcnt;			/* and its running transactions, sorted */
 	TransactionId *xip;
 	LocalTransactionId lxid;	/* the transaction that kept them ... */
 	CommandId	curcid;			/* ... and its snapshot's command id */
-	uint64		last_used;
+	dlist_node	lru;			/* in rows_lru, most recently used first */
 	Size		bytes;
 } RowsEntry;
 
+/* rows_table's entries: a name's hash, and the rows kept of the one name kept under it */
+typedef struct RowsSlot
+{
+	uint32		hash;
+	RowsEntry  *entry;
+} RowsSlot;
+
+/*
+ * The kept selectors, in rows_cxt.  They are all of generation
+ * rows_table_generation, and current while that is rows_generation (which
+ * the relcache callback moves on; the next load frees them).
+ */
 static MemoryContext rows_cxt = NULL;
-static RowsEntry *rows_slots[ROWS_SLOTS];
+static HTAB *rows_table = NULL;
+static dlist_head rows_lru = DLIST_STATIC_INIT(rows_lru);
+static int	rows_count = 0;
+static Size rows_bytes = 0;
 static uint64 rows_generation = 1;
-static uint64 rows_uses = 0;
+static uint64 rows_table_generation = 0;
 static Oid	signal_oid = InvalidOid;	/* selector_rows_signal as last looked up */
 static Oid	table_oids[4];		/* the tables the rows were last read from */
 
@@ -107,12 +131,35 @@ static int64 rows_hits = 0,
 			rows_reads = 0,
 			rows_invalidations = 0;
 
+/* Every kept selector dropped: an empty table of generation rows_generation. */
 static void
-rows_free(int slot)
+rows_reset(void)
 {
-	if (rows_slots[slot] != NULL)
-		MemoryContextDelete(rows_slots[slot]->cxt);
-	rows_slots[slot] = NULL;
+	HASHCTL		ctl;
+
+	if (rows_cxt == NULL)
+		rows_cxt = AllocSetContextCreate(CacheMemoryContext, "model_select selector rows",
+										 ALLOCSET_SMALL_SIZES);
+	else
+		MemoryContextReset(rows_cxt);
+	ctl.keysize = sizeof(uint32);
+	ctl.entrysize = sizeof(RowsSlot);
+	ctl.hcxt = rows_cxt;
+	rows_table = hash_create("model_select selector rows", 64, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	dlist_init(&rows_lru);
+	rows_count = 0;
+	rows_bytes = 0;
+	rows_table_generation = rows_generation;
+}
+
+static void
+rows_free(RowsEntry *e)
+{
+	hash_search(rows_table, &e->hash, HASH_REMOVE, NULL);
+	dlist_delete(&e->lru);
+	rows_count--;
+	rows_bytes -= e->bytes;
+	MemoryContextDelete(e->cxt);
 }
 
 /*
@@ -187,9 +234,8 @@ rows_snapshot(void)
 	if (!OidIsValid(signal_oid) || !signal_quiet(signal_oid))
 		return NULL;
 	AcceptInvalidationMessages();
-	for (int i = 0; i < ROWS_SLOTS; i++)
-		if (rows_slots[i] != NULL && rows_slots[i]->generation != rows_generation)
-			rows_free(i);
+	if (rows_table_generation != rows_generation)
+		rows_reset();
 	return snap;
 }
 
@@ -233,23 +279,56 @@ snapshot_covers(Snapshot snap, TransactionId xmax, const TransactionId *xip, int
 	return true;
 }
 
+/*
+ * Are the arm_state rows e keeps the versions snap sees?  A checkpoint
+ * updates its arm's row without the signal (the learner's checkpoints would
+ * otherwise drop every kept selector of every backend, many times a second
+ * with many selectors), so each kept version is looked up under snap.  A
+ * new row, a deleted one or a changed arm_id or selector_id does signal.
+ */
+static bool
+checkpoints_current(const RowsEntry *e, Snapshot snap)
+{
+	Relation	arm_state = NULL;
+	BlockNumber nblocks = 0;
+	bool		current = true;
+
+	for (int i = 0; current && i < e->rows.narms; i++)
+	{
+		const ArmColumns *arm = &e->rows.arms[i];
+
+		if (!arm->checkpointed)
+			continue;
+		if (arm_state == NULL)
+		{
+			/* locked by rows_snapshot() */
+			arm_state = relation_open(table_oids[2], NoLock);
+			nblocks = RelationGetNumberOfBlocks(arm_state);
+		}
+		current = own_row_version_visible(arm_state, nblocks, (ItemPointer) &arm->checkpoint.tid,
+										  (TransactionId) DatumGetInt64(arm->checkpoint.values[CK_XMIN]),
+										  snap);
+	}
+	if (arm_state != NULL)
+		relation_close(arm_state, NoLock);
+	return current;
+}
+
 /* The kept rows of selector name that snap sees as they are, or NULL. */
 static RowsEntry *
 rows_find(const char *name, Snapshot snap)
 {
-	for (int i = 0; i < ROWS_SLOTS; i++)
-	{
-		RowsEntry  *e = rows_slots[i];
+	uint32		hash = string_hash(name, 0);
+	RowsSlot   *slot = hash_search(rows_table, &hash, HASH_FIND, NULL);
+	RowsEntry  *e = slot != NULL ? slot->entry : NULL;
 
-		if (e == NULL || strcmp(e->name, name) != 0)
-			continue;
-		if (!snapshot_covers(snap, e->xmax, e->xip, e->xcnt) ||
-			(e->lxid == MyProc->lxid && snap->curcid < e->curcid))
-			return NULL;
-		e->last_used = ++rows_uses;
-		return e;
-	}
-	return NULL;
+	if (e == NULL || strcmp(e->name, name) != 0 ||
+		!snapshot_covers(snap, e->xmax, e->xip, e->xcnt) ||
+		(e->lxid == MyProc->lxid && snap->curcid < e->curcid) ||
+		!checkpoints_current(e, snap))
+		return NULL;
+	dlist_move_head(&rows_lru, &e->lru);
+	return e;
 }
 
 /* The values passed by reference replaced by copies in the current memory context. */
@@ -302,8 +381,7 @@ rows_keep(const char *name, const SelectorColumns *s, Snapshot snap)
 	MemoryContext cxt;
 	MemoryContext old;
 	RowsEntry  *e;
-	Size		total = 0;
-	int			slot = -1;
+	RowsSlot   *slot;
 	Snapshot	latest = GetLatestSnapshot();
 	int			nlatest;
 	TransactionId *latest_xip = running_sorted(latest, &nlatest);
@@ -311,9 +389,9 @@ rows_keep(const char *name, const SelectorColumns *s, Snapshot snap)
 	/* snap must see every writer whose invalidation came: one a snapshot taken now sees */
 	if (!snapshot_covers(snap, latest->xmax, latest_xip, nlatest))
 		return;
-	if (rows_cxt == NULL)
-		rows_cxt = AllocSetContextCreate(CacheMemoryContext, "model_select selector rows",
-										 ALLOCSET_SMALL_SIZES);
+	/* an invalidation processed while the tables were opened: a table of its generation */
+	if (rows_table_generation != rows_generation)
+		rows_reset();
 	/* under the load's context until complete: an error frees it */
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "model_select selector rows entry",
 								ALLOCSET_SMALL_SIZES);
@@ -321,47 +399,31 @@ rows_keep(const char *name, const SelectorColumns *s, Snapshot snap)
 	e = palloc0(sizeof(RowsEntry));
 	e->cxt = cxt;
 	e->name = pstrdup(name);
+	e->hash = string_hash(name, 0);
 	rows_copy(&e->rows, s);
 	e->xip = running_sorted(snap, &e->xcnt);
 	MemoryContextSwitchTo(old);
-	e->generation = rows_generation;
 	e->xmax = snap->xmax;
 	e->lxid = MyProc->lxid;
 	e->curcid = snap->curcid;
-	e->last_used = ++rows_uses;
 	e->bytes = MemoryContextMemAllocated(cxt, true);
-	MemoryContextSetParent(cxt, rows_cxt);
-	/* the same name's older rows, else a free slot; then least recently used out until it fits */
-	for (int i = 0; i < ROWS_SLOTS; i++)
-		if (rows_slots[i] != NULL && strcmp(rows_slots[i]->name, name) == 0)
-			rows_free(i);
-	for (;;)
-	{
-		int			lru = -1;
-
-		total = e->bytes;
-		slot = -1;
-		for (int i = 0; i < ROWS_SLOTS; i++)
-		{
-			if (rows_slots[i] == NULL)
-			{
-				slot = slot < 0 ? i : slot;
-				continue;
-			}
-			total += rows_slots[i]->bytes;
-			if (lru < 0 || rows_slots[i]->last_used < rows_slots[lru]->last_used)
-				lru = i;
-		}
-		if ((slot >= 0 && total <= ROWS_MAX_BYTES) || lru < 0)
-			break;
-		rows_free(lru);
-	}
-	if (slot < 0 || total > ROWS_MAX_BYTES)
+	if (e->bytes > ROWS_MAX_BYTES)
 	{
 		MemoryContextDelete(cxt);
 		return;
 	}
-	rows_slots[slot] = e;
+	/* the older rows under the same hash out, then the least recently used until it fits */
+	slot = hash_search(rows_table, &e->hash, HASH_FIND, NULL);
+	if (slot != NULL)
+		rows_free(slot->entry);
+	while (rows_count >= ROWS_MAX_ENTRIES || rows_bytes + e->bytes > ROWS_MAX_BYTES)
+		rows_free(dlist_container(RowsEntry, lru, dlist_tail_node(&rows_lru)));
+	MemoryContextSetParent(cxt, rows_cxt);
+	slot = hash_search(rows_table, &e->hash, HASH_ENTER, NULL);
+	slot->entry = e;
+	dlist_push_head(&rows_lru, &e->lru);
+	rows_count++;
+	rows_bytes += e->bytes;
 }
 
 /*
@@ -447,19 +509,12 @@ model_select_selector_rows_stats(PG_FUNCTION_ARGS)
 	TupleDesc	desc;
 	Datum		values[5];
 	bool		nulls[5] = {false};
-	int			entries = 0;
-	int64		bytes = 0;
+	bool		current = rows_table != NULL && rows_table_generation == rows_generation;
 
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "_selector_rows_stats() must return a row");
-	for (int i = 0; i < ROWS_SLOTS; i++)
-		if (rows_slots[i] != NULL && rows_slots[i]->generation == rows_generation)
-		{
-			entries++;
-			bytes += (int64) rows_slots[i]->bytes;
-		}
-	values[0] = Int32GetDatum(entries);
-	values[1] = Int64GetDatum(bytes);
+	values[0] = Int32GetDatum(current ? rows_count : 0);
+	values[1] = Int64GetDatum(current ? (int64) rows_bytes : 0);
 	values[2] = Int64GetDatum(rows_hits);
 	values[3] = Int64GetDatum(rows_reads);
 	values[4] = Int64GetDatum(rows_invalidations);

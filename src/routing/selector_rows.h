@@ -7,6 +7,7 @@
 #ifndef MODEL_SELECT_SELECTOR_ROWS_H
 #define MODEL_SELECT_SELECTOR_ROWS_H
 
+#include "storage/itemptr.h"
 #include "utils/relcache.h"
 
 #include "learning/fold.h"
@@ -29,11 +30,12 @@ enum
 	CK_NCOLUMNS = CK_POSITION + CHECKPOINT_POSITION_NCOLUMNS
 };
 
-/* An arm_state row, by the columns above. */
+/* An arm_state row, by the columns above, and where its version is. */
 typedef struct CheckpointColumns
 {
 	Datum		values[CK_NCOLUMNS];
 	bool		nulls[CK_NCOLUMNS];
+	ItemPointerData tid;
 } CheckpointColumns;
 
 /* An arms row, by arms_columns (model/table_arms.h), with its arm_state row if it has one. */

@@ -54,6 +54,7 @@ selector_checkpoints(Relation arm_state, Datum selector_id, int *n)
 			ck = repalloc(ck, sizeof(CheckpointColumns) * (capacity *= 2));
 		own_columns(arm_state, row, CK_NCOLUMNS, checkpoint_columns, ck[*n].values, ck[*n].nulls);
 		ck[*n].values[CK_XMIN] = Int64GetDatum((int64) DatumGetTransactionId(ck[*n].values[CK_XMIN]));
+		ck[*n].tid = row->t_self;
 		(*n)++;
 	}
 	index_read_end(&r);

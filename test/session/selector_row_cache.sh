@@ -13,6 +13,10 @@
 #   changes     add_arm(), retire_arm(), alter_selector(), checkpoint(), a
 #               dropped and re-created selector of the same name, the
 #               extension dropped and created again
+#   checkpoints another session's checkpoint drops nothing kept; R's next
+#               load finds the kept arm_state row version gone and reads the
+#               rows again; with a log horizon, maintain() moves rewards into
+#               the checkpoint and R still counts them all
 #   rollback    a change rolled back (by another session, by R itself) is
 #               not seen; one in progress is not seen until it commits, and
 #               while its transaction is open R takes no kept rows (the
@@ -103,6 +107,27 @@ same_as_fresh "alter_selector() by another session: R scores with the new alpha"
 routes_keep "then R takes kept rows again"
 q -c "SELECT model_select.checkpoint('rc')" >/dev/null
 same_as_fresh "checkpoint() by another session"
+
+# -- checkpoints: they do not signal; a take looks up each kept arm_state row version --
+routes_keep "then R takes kept rows again"
+kept=$(rq "SELECT reads, invalidations FROM model_select_internal._selector_rows_stats();")
+IFS='|' read -r r0 i0 <<<"$kept"
+q -c "INSERT INTO model_select.rewards(selector, arm, context, reward)
+      SELECT 'rc', 'a', ms_rand(4), random() FROM generate_series(1, 5)" \
+  -c "SELECT model_select.checkpoint('rc')" >/dev/null
+route_as_role >/dev/null
+kept=$(rq "SELECT reads, invalidations FROM model_select_internal._selector_rows_stats();")
+IFS='|' read -r r1 i1 <<<"$kept"
+check "a checkpoint by another session drops nothing kept (invalidations $i0 -> $i1), and R's next route() reads the rows again ($r0 -> $r1)" \
+    eval '[ -n "$i0" ] && [ "$i0" = "$i1" ] && [ "$r1" -eq $((r0 + 1)) ]'
+routes_keep "then R takes kept rows again"
+q -c "SELECT model_select.alter_selector('rc', '{\"retain\": 5}')" >/dev/null
+routes_keep "with a horizon of 5 rewards, R takes kept rows again"
+q -c "INSERT INTO model_select.rewards(selector, arm, context, reward)
+      SELECT 'rc', (ARRAY['a','b'])[1 + g % 2], ms_rand(4), random() FROM generate_series(1, 30) g" \
+  -c "SELECT model_select.maintain('rc')" >/dev/null
+same_as_fresh "maintain() by another session moved all but 5 rewards of each arm into its checkpoint: R counts them all"
+q -c "SELECT model_select.alter_selector('rc', '{\"retain\": 0}')" >/dev/null
 
 # -- rollback, and changes in progress ---------------------------------------------
 q -c "BEGIN" -c "SELECT model_select.add_arm('rc', 'd')" -c "ROLLBACK" >/dev/null
