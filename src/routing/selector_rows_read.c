@@ -118,7 +118,7 @@ selector_rows_read(const char *name, SelectorColumns *s, Relation selectors, Rel
 		while ((row = index_read_next(&by_selector)) != NULL)
 		{
 			ArmColumns *arm;
-			CheckpointColumns probe;
+			CheckpointColumns probe = {0};
 			const CheckpointColumns *ck;
 
 			if (s->narms == capacity)
