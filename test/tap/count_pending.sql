@@ -16,14 +16,14 @@ SELECT * FROM model_select.synthetic_clusters(600, 8, 3, NULL, 21, 0.1);
 
 -- Live and replay agree: the window of 80 decisions and the 80 before it,
 -- read from the logs, and replay()'s own count of them.
-SELECT is(pg_temp.replay_picks('lin_ucb', '{"count_pending": true, "pending_horizon": 80}', 30),
-          pg_temp.live_picks('on', 'lin_ucb', '{"count_pending": true, "pending_horizon": 80}', 30),
+SELECT is(pg_temp.replay_late('lin_ucb', '{"count_pending": true, "pending_horizon": 80}', 30),
+          pg_temp.live_late('on', 'lin_ucb', '{"count_pending": true, "pending_horizon": 80}', 30),
           'count_pending, rewards 30 rounds late: replay makes the live selector''s 600 choices');
-SELECT isnt(pg_temp.replay_picks('lin_ucb', '{"count_pending": true, "pending_horizon": 80}', 30),
-            pg_temp.replay_picks('lin_ucb', '{}', 30),
+SELECT isnt(pg_temp.replay_late('lin_ucb', '{"count_pending": true, "pending_horizon": 80}', 30),
+            pg_temp.replay_late('lin_ucb', '{}', 30),
             'and they differ from those without it');
-SELECT is(pg_temp.replay_picks('lin_ucb', '{"count_pending": true, "pending_horizon": 80}', 0),
-          pg_temp.replay_picks('lin_ucb', '{}', 0),
+SELECT is(pg_temp.replay_late('lin_ucb', '{"count_pending": true, "pending_horizon": 80}', 0),
+          pg_temp.replay_late('lin_ucb', '{}', 0),
           'rewards that come before the next decision: nothing awaited, the same choices');
 
 -- The live selector "on" has its last 30 decisions unrewarded (and the 80

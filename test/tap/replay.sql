@@ -9,60 +9,47 @@ SELECT plan(20);
 CREATE TEMP TABLE stream AS
 SELECT * FROM model_select.synthetic_clusters(300, 8, 3, NULL, 21, 0.1);
 
--- Live: route + reward insert per round, recording the chosen arm (1-based).
--- settings NULL: eta 0.7 where it applies.
-CREATE FUNCTION pg_temp.live_picks(pol text, kern text, settings jsonb DEFAULT NULL) RETURNS int[]
+\ir include/picks.sql
+-- A live selector (route + reward insert per round) and replay() on the same
+-- stream and settings (NULL: eta 0.7 where it applies), their picks by round.
+CREATE FUNCTION pg_temp.settings_for(pol text, settings jsonb) RETURNS jsonb LANGUAGE sql AS $$
+    SELECT coalesce(settings, '{"eta": 0.7}'::jsonb - CASE WHEN pol IN ('greedy', 'random') THEN 'eta' ELSE '' END)
+$$;
+CREATE FUNCTION pg_temp.live(pol text, kern text, settings jsonb DEFAULT NULL) RETURNS int[]
 LANGUAGE plpgsql AS $$
 DECLARE
-    r record;
-    d record;
-    k int;
-    picks int[] := '{}';
     sel text := 'live_' || pol || coalesce(settings->>'confidence', '');
 BEGIN
     PERFORM model_select.create_selector(sel, 8, ARRAY['arm1','arm2','arm3'], pol, kern,
-                                         coalesce(settings, '{"eta": 0.7}'::jsonb - CASE WHEN pol IN ('greedy', 'random') THEN 'eta' ELSE '' END), 5);
-    FOR r IN SELECT * FROM stream ORDER BY round LOOP
-        SELECT * INTO d FROM model_select.route(sel, r.context);
-        k := substr(d.arm, 4)::int;
-        INSERT INTO model_select.rewards(decision_id, reward) VALUES (d.decision_id, r.reward[k]);
-        picks := picks || k;
-    END LOOP;
-    RETURN picks;
+                                         pg_temp.settings_for(pol, settings), 5);
+    RETURN pg_temp.live_picks(sel, ARRAY['arm1','arm2','arm3'], 'SELECT * FROM stream ORDER BY round');
 END $$;
-
--- Replay with checkpoint => 1: the arm whose pick count grew in each round.
-CREATE FUNCTION pg_temp.replay_picks(pol text, kern text, settings jsonb DEFAULT NULL) RETURNS int[]
+CREATE FUNCTION pg_temp.replayed(pol text, kern text, settings jsonb DEFAULT NULL) RETURNS int[]
 LANGUAGE sql AS $$
-    WITH ck AS (
-        SELECT round, picks, lag(picks, 1, '{0,0,0}') OVER (ORDER BY round) AS before
-          FROM model_select.replay('SELECT context, reward FROM stream ORDER BY round', pol, kern,
-                                   coalesce(settings, '{"eta": 0.7}'::jsonb - CASE WHEN pol IN ('greedy', 'random') THEN 'eta' ELSE '' END),
-                                   seed => 5, checkpoint => 1, shuffle => false))
-    SELECT array_agg((SELECT a FROM generate_subscripts(picks, 1) a WHERE picks[a] <> before[a])
-                     ORDER BY round)
-      FROM ck
+    SELECT pg_temp.replay_picks(format(
+        'SELECT * FROM model_select.replay(%L, %L, %L, %L, seed => 5, checkpoint => 1, shuffle => false)',
+        'SELECT context, reward FROM stream ORDER BY round', pol, kern, pg_temp.settings_for(pol, settings)))
 $$;
 
-SELECT is(pg_temp.replay_picks('pak_ucb', 'rbf'), pg_temp.live_picks('pak_ucb', 'rbf'),
+SELECT is(pg_temp.replayed('pak_ucb', 'rbf'), pg_temp.live('pak_ucb', 'rbf'),
           'pak_ucb (rbf): replay makes the same 300 choices as route + reward inserts');
-SELECT is(pg_temp.replay_picks('lin_ucb', NULL), pg_temp.live_picks('lin_ucb', NULL),
+SELECT is(pg_temp.replayed('lin_ucb', NULL), pg_temp.live('lin_ucb', NULL),
           'lin_ucb: replay makes the same choices as the live selector');
-SELECT is(pg_temp.replay_picks('greedy', NULL), pg_temp.live_picks('greedy', NULL),
+SELECT is(pg_temp.replayed('greedy', NULL), pg_temp.live('greedy', NULL),
           'greedy: replay makes the same choices as the live selector');
-SELECT is(pg_temp.replay_picks('random', NULL), pg_temp.live_picks('random', NULL),
+SELECT is(pg_temp.replayed('random', NULL), pg_temp.live('random', NULL),
           'random: replay makes the same choices as the live selector');
-SELECT isnt(pg_temp.replay_picks('pak_ucb', 'rbf'), pg_temp.replay_picks('random', NULL),
+SELECT isnt(pg_temp.replayed('pak_ucb', 'rbf'), pg_temp.replayed('random', NULL),
             'the comparison can tell policies apart');
 -- replay takes the confidence setting like a live selector
-SELECT is(pg_temp.replay_picks('pak_ucb', 'rbf', '{"confidence": "dmm", "rkhs_bound": 0.5, "alpha": 0.25}'),
-          pg_temp.live_picks('pak_ucb', 'rbf', '{"confidence": "dmm", "rkhs_bound": 0.5, "alpha": 0.25}'),
+SELECT is(pg_temp.replayed('pak_ucb', 'rbf', '{"confidence": "dmm", "rkhs_bound": 0.5, "alpha": 0.25}'),
+          pg_temp.live('pak_ucb', 'rbf', '{"confidence": "dmm", "rkhs_bound": 0.5, "alpha": 0.25}'),
           'pak_ucb with confidence dmm: replay makes the same choices as the live selector');
-SELECT is(pg_temp.replay_picks('lin_ucb', NULL, '{"confidence": "cmm", "rkhs_bound": 0.5, "alpha": 0.25}'),
-          pg_temp.live_picks('lin_ucb', NULL, '{"confidence": "cmm", "rkhs_bound": 0.5, "alpha": 0.25}'),
+SELECT is(pg_temp.replayed('lin_ucb', NULL, '{"confidence": "cmm", "rkhs_bound": 0.5, "alpha": 0.25}'),
+          pg_temp.live('lin_ucb', NULL, '{"confidence": "cmm", "rkhs_bound": 0.5, "alpha": 0.25}'),
           'lin_ucb with confidence cmm: replay makes the same choices as the live selector');
-SELECT isnt(pg_temp.replay_picks('pak_ucb', 'rbf', '{"confidence": "dmm", "rkhs_bound": 0.5, "alpha": 0.25}'),
-            pg_temp.replay_picks('pak_ucb', 'rbf'),
+SELECT isnt(pg_temp.replayed('pak_ucb', 'rbf', '{"confidence": "dmm", "rkhs_bound": 0.5, "alpha": 0.25}'),
+            pg_temp.replayed('pak_ucb', 'rbf'),
             'the confidence setting changes the choices (dmm vs fixed eta 0.7)');
 
 -- Learning on the two-cluster stream, judged by the arms' expected rewards

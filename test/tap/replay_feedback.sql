@@ -22,16 +22,16 @@ RETURNS bigint[] LANGUAGE sql AS $$
 $$;
 
 -- Late rewards: the same choices as a live selector rewarded late.
-SELECT is(pg_temp.replay_picks('lin_ucb', '{}', 25), pg_temp.live_picks('live_lin_25', 'lin_ucb', '{}', 25),
+SELECT is(pg_temp.replay_late('lin_ucb', '{}', 25), pg_temp.live_late('live_lin_25', 'lin_ucb', '{}', 25),
           'lin_ucb, rewards 25 rounds late: replay makes the live selector''s 400 choices');
-SELECT is(pg_temp.replay_picks('pak_ucb', '{"eta": 0.7}', 7), pg_temp.live_picks('live_pak_7', 'pak_ucb', '{"eta": 0.7}', 7),
+SELECT is(pg_temp.replay_late('pak_ucb', '{"eta": 0.7}', 7), pg_temp.live_late('live_pak_7', 'pak_ucb', '{"eta": 0.7}', 7),
           'pak_ucb, rewards 7 rounds late: the same');
-SELECT is(pg_temp.replay_picks('greedy', '{"window": 40, "clock": "selector"}', 10),
-          pg_temp.live_picks('live_greedy_10', 'greedy', '{"window": 40, "clock": "selector"}', 10),
+SELECT is(pg_temp.replay_late('greedy', '{"window": 40, "clock": "selector"}', 10),
+          pg_temp.live_late('live_greedy_10', 'greedy', '{"window": 40, "clock": "selector"}', 10),
           'greedy with a window on the selector clock, rewards 10 rounds late: the same (late rewards tick the clock)');
-SELECT is(pg_temp.replay_picks('lin_ucb', '{}', 0), pg_temp.live_picks('live_lin_0', 'lin_ucb', '{}', 0),
+SELECT is(pg_temp.replay_late('lin_ucb', '{}', 0), pg_temp.live_late('live_lin_0', 'lin_ucb', '{}', 0),
           'delay 0: rewarded before the next decision, as a route-then-reward loop');
-SELECT isnt(pg_temp.replay_picks('lin_ucb', '{}', 25), pg_temp.replay_picks('lin_ucb', '{}', 0),
+SELECT isnt(pg_temp.replay_late('lin_ucb', '{}', 25), pg_temp.replay_late('lin_ucb', '{}', 0),
             'and a delay changes the choices');
 
 -- What is learned when: with every round rewarded, the rewards of rounds
@@ -42,7 +42,7 @@ SELECT is(pg_temp.learned('lin_ucb', 150, 1, 1), ARRAY[0, 49, 149, 249]::bigint[
           'delay 150: a reward is learned 150 rounds after the next decision');
 SELECT is(pg_temp.learned('lin_ucb', 400, 1, 1), ARRAY[0, 0, 0, 0]::bigint[],
           'a delay past the rounds played: nothing is learned');
-SELECT is(pg_temp.replay_picks('lin_ucb', '{}', 400), pg_temp.replay_picks('lin_ucb', '{}', 100000),
+SELECT is(pg_temp.replay_late('lin_ucb', '{}', 400), pg_temp.replay_late('lin_ucb', '{}', 100000),
           'and the choices are those of arms without rewards, whatever the delay past the end');
 
 -- Sparse feedback: a seeded share of the rounds, the same for every policy.
@@ -56,9 +56,9 @@ SELECT is((SELECT count(*) FROM sparse WHERE lin <> greedy), 0::bigint,
 SELECT ok((SELECT sum(lin) BETWEEN 698 AND 898 FROM sparse),
           'feedback 0.2 rewards about a fifth of the rounds: ' || (SELECT sum(lin) FROM sparse) || ' of 3,990');
 SELECT is((SELECT count(DISTINCT lin) > 1 FROM sparse), true, 'and other rounds for another seed');
-SELECT is(pg_temp.replay_picks('lin_ucb', '{}', 30, 0.3, 9), pg_temp.replay_picks('lin_ucb', '{}', 30, 0.3, 9),
+SELECT is(pg_temp.replay_late('lin_ucb', '{}', 30, 0.3, 9), pg_temp.replay_late('lin_ucb', '{}', 30, 0.3, 9),
           'delay and feedback: the same choices for the same seed');
-SELECT isnt(pg_temp.replay_picks('lin_ucb', '{}', 30, 0.3, 9), pg_temp.replay_picks('lin_ucb', '{}', 30, 1, 9),
+SELECT isnt(pg_temp.replay_late('lin_ucb', '{}', 30, 0.3, 9), pg_temp.replay_late('lin_ucb', '{}', 30, 1, 9),
             'and sparse feedback changes them');
 
 -- Bad arguments.

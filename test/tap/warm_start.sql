@@ -44,33 +44,19 @@ SELECT is(model_select.warm_start('c', 'SELECT context, reward FROM warm WHERE r
           'a retired arm is skipped (5 rows x 2 active arms)');
 
 -- 2. replay(warm => ...) decides as the warmed live selector ----------------------
-CREATE FUNCTION pg_temp.live_picks(sel text DEFAULT 'w') RETURNS int[] LANGUAGE plpgsql AS $$
-DECLARE
-    r record;
-    d record;
-    k int;
-    picks int[] := '{}';
-BEGIN
-    FOR r IN SELECT * FROM online ORDER BY round LOOP
-        SELECT * INTO d FROM model_select.route(sel, r.context);
-        k := substr(d.arm, 4)::int;
-        INSERT INTO model_select.rewards(decision_id, reward) VALUES (d.decision_id, r.reward[k]);
-        picks := picks || k;
-    END LOOP;
-    RETURN picks;
-END $$;
-CREATE FUNCTION pg_temp.replay_picks(warm text, settings jsonb DEFAULT '{"eta": 0.7}') RETURNS int[] LANGUAGE sql AS $$
-    WITH ck AS (
-        SELECT round, picks, lag(picks, 1, '{0,0,0}') OVER (ORDER BY round) AS before
-          FROM model_select.replay('SELECT context, reward FROM online ORDER BY round', 'lin_ucb', NULL,
-                                   settings, seed => 5, checkpoint => 1, shuffle => false, warm => warm))
-    SELECT array_agg((SELECT a FROM generate_subscripts(picks, 1) a WHERE picks[a] <> before[a]) ORDER BY round)
-      FROM ck
+\ir include/picks.sql
+CREATE FUNCTION pg_temp.live_online(sel text DEFAULT 'w') RETURNS int[] LANGUAGE sql AS $$
+    SELECT pg_temp.live_picks(sel, ARRAY['arm1', 'arm2', 'arm3'], 'SELECT * FROM online ORDER BY round')
+$$;
+CREATE FUNCTION pg_temp.replay_warm(warm text, settings jsonb DEFAULT '{"eta": 0.7}') RETURNS int[] LANGUAGE sql AS $$
+    SELECT pg_temp.replay_picks(format(
+        'SELECT * FROM model_select.replay(%L, %L, NULL, %L, seed => 5, checkpoint => 1, shuffle => false, warm => %L)',
+        'SELECT context, reward FROM online ORDER BY round', 'lin_ucb', settings, warm))
 $$;
 CREATE TEMP TABLE picks AS
-SELECT pg_temp.replay_picks('SELECT context, reward FROM warm ORDER BY round') AS warmed,
-       pg_temp.replay_picks(NULL) AS cold;
-SELECT is((SELECT warmed FROM picks), pg_temp.live_picks(),
+SELECT pg_temp.replay_warm('SELECT context, reward FROM warm ORDER BY round') AS warmed,
+       pg_temp.replay_warm(NULL) AS cold;
+SELECT is((SELECT warmed FROM picks), pg_temp.live_online(),
           'replay with a warm source makes the same 200 choices as warm_start() then route + reward');
 SELECT isnt((SELECT warmed FROM picks), (SELECT cold FROM picks), 'and not those of a cold start');
 
@@ -78,9 +64,9 @@ SELECT isnt((SELECT warmed FROM picks), (SELECT cold FROM picks), 'and not those
 SELECT model_select.create_selector('wc', 8, ARRAY['arm1', 'arm2', 'arm3'], 'lin_ucb', NULL,
                                     '{"eta": 0.7, "window": 150, "clock": "selector"}', 5);
 SELECT model_select.warm_start('wc', 'SELECT context, reward FROM warm ORDER BY round');
-SELECT is(pg_temp.replay_picks('SELECT context, reward FROM warm ORDER BY round',
-                               '{"eta": 0.7, "window": 150, "clock": "selector"}'),
-          pg_temp.live_picks('wc'),
+SELECT is(pg_temp.replay_warm('SELECT context, reward FROM warm ORDER BY round',
+                              '{"eta": 0.7, "window": 150, "clock": "selector"}'),
+          pg_temp.live_online('wc'),
           'on the selector clock too (window 150 of 600 warm ticks), replay with a warm source decides as the live selector');
 
 -- 3. the warm-up pays: fewer suboptimal picks online than a cold start ---------------
