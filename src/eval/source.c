@@ -267,7 +267,8 @@ source_load(const char *source, const char *label, bool with_expected, ReplayDat
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("%s yields %d columns, expected (context, rewards[, costs%s][, tags])",
-						label, desc->natts, with_expected ? "[, expected]" : "")));
+						label, desc->natts, with_expected ? "[, expected]" : ""),
+				 ncolumns == max_columns + 1 ? errhint("A column of tags is found by its name, \"tags\".") : 0));
 	array_column(data, desc, 1, "context", with_expected);
 	array_column(data, desc, 2, "rewards", with_expected);
 	has_costs = ncolumns >= 3 ? array_column(data, desc, 3, "costs", with_expected) : 0;

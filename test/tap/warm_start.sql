@@ -7,7 +7,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(18);
+SELECT plan(19);
 
 -- 400 rows of a seeded three-cluster stream: the first 200 are the outcome
 -- table (every arm scored), the last 200 the online stream.
@@ -88,6 +88,20 @@ SELECT throws_ok($$SELECT model_select.warm_start('nosuch', 'SELECT context, rew
                  '42704', NULL, 'unknown selector: 42704');
 SELECT throws_ok($$SELECT model_select.warm_start('w', 'SELECT reward FROM warm')$$,
                  '42804', NULL, 'a source of one column: 42804');
+CREATE FUNCTION pg_temp.hint_of(sql text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    h text;
+BEGIN
+    EXECUTE sql;
+    RETURN NULL;
+EXCEPTION WHEN datatype_mismatch THEN
+    GET STACKED DIAGNOSTICS h = PG_EXCEPTION_HINT;
+    RETURN h;
+END $$;
+SELECT is(pg_temp.hint_of($$SELECT model_select.warm_start('w',
+              'SELECT context, reward, NULL::float8[], ARRAY[''math''] AS labels FROM warm')$$),
+          'A column of tags is found by its name, "tags".',
+          'a fourth column of tags under another name: 42804, and the hint names the column tags');
 SELECT throws_ok($$SELECT * FROM model_select.replay('SELECT context, reward FROM online', 'lin_ucb',
                      warm => 'SELECT context[1:4], reward FROM warm')$$,
                  '22000', 'warm source has 3 arms and contexts of dimension 4, the replay source 3 and 8',
