@@ -18,7 +18,8 @@ CREATE TABLE model_select.decisions (
     awaited     float8[],                   -- count_pending: per arm, the rewards it awaited
     CONSTRAINT decisions_one_context CHECK ((context IS NULL) <> (context_real IS NULL))
 );
-CREATE INDEX ON model_select.decisions (selector_id, created_at);
+-- a selector's decisions newest first, in full order (the pacer's window: pacer.c)
+CREATE INDEX ON model_select.decisions (selector_id, created_at, decision_id);
 
 -- Scoring.  select_model and scores read only (STABLE); route logs a decision.
 -- The context is any one-dimensional array of numbers: real[] (pgvector's

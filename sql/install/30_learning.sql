@@ -30,7 +30,8 @@ CREATE TABLE model_select.rewards (
 -- (src/model/catalog.c, late writers).
 ALTER TABLE model_select.rewards ALTER COLUMN reward_id DROP DEFAULT;
 CREATE INDEX ON model_select.rewards (arm_id, tx, seq);
-CREATE INDEX ON model_select.rewards (selector_id);
+-- (selector_id, decision_id): the pacer reads a selector's rewards of its newest decisions only
+CREATE INDEX ON model_select.rewards (selector_id, decision_id);
 -- Contexts (embeddings) are compressed with lz4 where the server has it:
 -- pglz's attempt on one cost each decision and reward ~20 us of CPU at
 -- d = 384 (bench-pgbench), mostly for nothing; lz4 gives up on float8

@@ -226,6 +226,13 @@ COMMENT ON COLUMN model_select.rewards.tags IS 'The tags of a reward without a d
 ALTER TABLE model_select.decisions ADD COLUMN awaited float8[];
 COMMENT ON COLUMN model_select.decisions.awaited IS 'With the setting count_pending: per arm, in arm order, the rewards it awaited from decisions not rewarded yet, which narrowed its width (decision_scores() re-derives the widths from them); NULL without it.';
 
+-- the pacer reads a selector's newest decisions and their rewards through
+-- these, in full order, and no more of the log (src/routing/pacer.c)
+DROP INDEX model_select.decisions_selector_id_created_at_idx;
+CREATE INDEX ON model_select.decisions (selector_id, created_at, decision_id);
+DROP INDEX model_select.rewards_selector_id_idx;
+CREATE INDEX ON model_select.rewards (selector_id, decision_id);
+
 -- @functions and views@
 
 -- the rows a selector's load reads, kept per backend (issue 41): every

@@ -322,13 +322,22 @@ index_read_after(IndexRead *r, const char *col1, RegProcedure cmp1, Datum value1
 						   InvalidOid, PointerGetDatum(r->row));
 }
 
+/* The rows from the last in index order to the first (before the first index_read_next()). */
+void
+index_read_backward(IndexRead *r)
+{
+	if (r->scan != NULL)
+		elog(ERROR, "index_read_backward: the read has begun");
+	r->backward = true;
+}
+
 /* The next row in index order, valid until the next call; NULL at the end. */
 HeapTuple
 index_read_next(IndexRead *r)
 {
 	if (r->scan == NULL)
 		r->scan = systable_beginscan_ordered(r->table, r->index, GetActiveSnapshot(), r->nkeys, r->keys);
-	return systable_getnext_ordered(r->scan, ForwardScanDirection);
+	return systable_getnext_ordered(r->scan, r->backward ? BackwardScanDirection : ForwardScanDirection);
 }
 
 void

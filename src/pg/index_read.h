@@ -35,6 +35,7 @@ typedef struct IndexRead
 	int			nkeys;
 	ScanKeyData keys[INDEX_READ_MAX_KEYS];
 	ScanKeyData row[2];			/* the members of a row comparison (index_read_after) */
+	bool		backward;		/* rows in descending index order (index_read_backward) */
 } IndexRead;
 
 extern Relation own_table_open(const char *name);
@@ -58,6 +59,7 @@ extern void index_read_key(IndexRead *r, const char *col, StrategyNumber strateg
 						   RegProcedure proc, Datum value);
 extern void index_read_after(IndexRead *r, const char *col1, RegProcedure cmp1, Datum value1,
 							 const char *col2, RegProcedure cmp2, Datum value2);
+extern void index_read_backward(IndexRead *r);
 extern HeapTuple index_read_next(IndexRead *r);
 extern void index_read_end(IndexRead *r);
 
