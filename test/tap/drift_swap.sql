@@ -54,35 +54,25 @@ SELECT cmp_ok((SELECT min(opr) FROM per_seed WHERE policy = 'pak_ucb'), '>=', 0.
 
 -- The live path on one seed: route() then a reward per round, as one
 -- application would; the picks must be replay()'s.
-CREATE FUNCTION pg_temp.live_picks(pol text, sd int) RETURNS int[]
+\ir include/picks.sql
+CREATE FUNCTION pg_temp.live_swap(pol text, sd int) RETURNS int[]
 LANGUAGE plpgsql AS $$
-DECLARE
-    r record;
-    d record;
-    k int;
-    picks int[] := '{}';
 BEGIN
     PERFORM model_select.create_selector('swap_' || pol, 16, ARRAY['a', 'b', 'c'], pol, NULL,
                                          '{"window": 300, "clock": "selector"}', sd);
-    FOR r IN SELECT * FROM drift WHERE seed = sd ORDER BY round LOOP
-        SELECT * INTO d FROM model_select.route('swap_' || pol, r.context);
-        k := array_position(ARRAY['a', 'b', 'c'], d.arm);
-        INSERT INTO model_select.rewards(decision_id, reward) VALUES (d.decision_id, r.reward[k]);
-        picks := picks || k;
-    END LOOP;
-    RETURN picks;
+    RETURN pg_temp.live_picks('swap_' || pol, ARRAY['a', 'b', 'c'],
+                              format('SELECT round, context, reward FROM drift WHERE seed = %s ORDER BY round', sd));
 END $$;
-CREATE FUNCTION pg_temp.replay_picks(pol text, sd int) RETURNS int[]
+CREATE FUNCTION pg_temp.replay_swap(pol text, sd int) RETURNS int[]
 LANGUAGE sql AS $$
-    SELECT array_agg((SELECT a FROM generate_subscripts(picks, 1) a WHERE picks[a] <> before[a]) ORDER BY round)
-      FROM (SELECT round, picks, lag(picks, 1, '{0,0,0}') OVER (ORDER BY round) AS before
-              FROM model_select.replay(format('SELECT context, reward FROM drift WHERE seed = %s ORDER BY round', sd),
-                                       pol, settings => '{"window": 300, "clock": "selector"}', seed => sd,
-                                       checkpoint => 1, shuffle => false)) ck
+    SELECT pg_temp.replay_picks(format(
+        'SELECT * FROM model_select.replay(%L, %L, settings => %L, seed => %s, checkpoint => 1, shuffle => false)',
+        format('SELECT context, reward FROM drift WHERE seed = %s ORDER BY round', sd), pol,
+        '{"window": 300, "clock": "selector"}', sd))
 $$;
-SELECT is(pg_temp.live_picks('pak_ucb', 2), pg_temp.replay_picks('pak_ucb', 2),
+SELECT is(pg_temp.live_swap('pak_ucb', 2), pg_temp.replay_swap('pak_ucb', 2),
           'pak_ucb live on the selector clock makes replay()''s 1,500 choices on this stream');
-SELECT is(pg_temp.live_picks('lin_ucb', 2), pg_temp.replay_picks('lin_ucb', 2),
+SELECT is(pg_temp.live_swap('lin_ucb', 2), pg_temp.replay_swap('lin_ucb', 2),
           'so does lin_ucb');
 
 SELECT * FROM finish();
