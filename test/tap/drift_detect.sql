@@ -12,7 +12,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(25);
+SELECT plan(29);
 
 \ir include/drift_stream.sql
 CREATE TEMP TABLE drift AS SELECT s AS seed, c AS centred, d.* FROM generate_series(1, 10) s, unnest(ARRAY[16, 2]) c,
@@ -121,6 +121,27 @@ SELECT cmp_ok(pg_temp.gap(p || '_on', p || '_off'), '>', 0.01::float8,
   FROM unnest(ARRAY['lin_ucb', 'pak_ucb']) p;
 SELECT cmp_ok(pg_temp.rebuild_gap(p || '_on'), '<', 1e-9::float8,
               format('%s with the detector: live (a checkpoint, then pending rows) = rebuild_state()', p))
+  FROM unnest(ARRAY['lin_ucb', 'pak_ucb']) p;
+
+-- The same on the time clock: the rows of rounds 781-1,080 one second apart,
+-- the last a second before now, in a window of an hour.
+CREATE FUNCTION pg_temp.tfeed(sel text) RETURNS void LANGUAGE sql AS $$
+    INSERT INTO model_select.rewards(selector, arm, context, reward, created_at)
+    SELECT sel, (ARRAY['a', 'b', 'c'])[k], context, reward[k], now() - (1081 - round) * interval '1 second'
+      FROM (SELECT round, context, reward,
+                   CASE WHEN round % 10 = 0 THEN 3 WHEN (expected[1] > 0.5) = (round <= 1000) THEN 1 ELSE 2 END AS k
+              FROM drift WHERE seed = 1 AND centred = 16 AND round > 780 AND round <= 1080) f
+     ORDER BY round
+$$;
+SELECT model_select.create_selector(p || d, 16, ARRAY['a', 'b', 'c'], p, NULL,
+                                    jsonb_build_object('window', 3600, 'clock', 'time', 'detect', d = '_ton'), 1)
+  FROM unnest(ARRAY['lin_ucb', 'pak_ucb']) p, unnest(ARRAY['_ton', '_toff']) d;
+SELECT pg_temp.tfeed(p || d) FROM unnest(ARRAY['lin_ucb', 'pak_ucb']) p, unnest(ARRAY['_ton', '_toff']) d;
+SELECT cmp_ok(pg_temp.gap(p || '_ton', p || '_toff'), '>', 0.01::float8,
+              format('%s on the time clock: past the swap the detector changes the scores', p))
+  FROM unnest(ARRAY['lin_ucb', 'pak_ucb']) p;
+SELECT cmp_ok(pg_temp.rebuild_gap(p || '_ton'), '<', 1e-9::float8,
+              format('%s with the detector on the time clock: live = rebuild_state()', p))
   FROM unnest(ARRAY['lin_ucb', 'pak_ucb']) p;
 
 -- The setting: lin_ucb and pak_ucb with a window or restart_every on a clock that counts (22023 otherwise).
