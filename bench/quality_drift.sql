@@ -13,9 +13,10 @@
 -- (alpha 1, intercept 1, eta 0.5: its defaults before 0.3.0).  And, as the
 -- ceiling of forgetting, each policy restarted exactly at the swap
 -- (restart_every 1,000 on the selector's clock instead of the window): what a
--- perfect change detector would do.
+-- perfect change detector would do.  And each policy with the change
+-- detector ("detect": true, docs/changing-worlds.md#a-change-detector).
 \set ON_ERROR_STOP 1
-\echo '   drift:' `date +%T` :seeds 'seeds x 6 policies x 2 streams x 1,500 rounds'
+\echo '   drift:' `date +%T` :seeds 'seeds x 8 policies x 2 streams x 1,500 rounds'
 
 \ir ../test/tap/include/drift_stream.sql
 CREATE TABLE drift AS SELECT s AS seed, c AS centred, d.* FROM unnest(:'seeds'::int[]) s, unnest(ARRAY[16, 2]) c,
@@ -30,6 +31,9 @@ INSERT INTO drift_policy VALUES
     (3, 'pak_ucb, noise_prior 5', 'pak_ucb', '{"noise_prior": 5}'),
     (4, 'pak_ucb, alpha 1, intercept 1, eta 0.5 (its defaults before 0.3.0)', 'pak_ucb',
         '{"alpha": 1, "intercept": 1, "eta": 0.5}');
+INSERT INTO drift_policy VALUES
+    (7, 'lin_ucb, detect (the change detector)', 'lin_ucb', '{"detect": true}'),
+    (8, 'pak_ucb, detect (the change detector)', 'pak_ucb', '{"detect": true}');
 UPDATE drift_policy SET settings = settings || '{"window": 300, "clock": "selector"}';
 INSERT INTO drift_policy VALUES
     (5, 'lin_ucb, no window: restarted at the swap (restart_every 1,000)', 'lin_ucb',

@@ -131,6 +131,7 @@ typedef struct SelectorConfig
 	double		discount;		/* weight γ^age of a reward (1: off) */
 	int32		restart_every;	/* reset an arm every H rewards (0: off) */
 	ClockKind	clock;			/* what window, discount and restart_every count */
+	bool		detect;			/* a change test on an arm's rows that count (model/clock_state.c) */
 	double		half_life;		/* time clock: seconds for a weight of 1/2 (0: off);
 								 * sets discount = 2^(−1/half_life) per second */
 	double		nu;				/* matern smoothness: 0.5, 1.5 or 2.5 */

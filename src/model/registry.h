@@ -121,6 +121,16 @@ typedef struct PolicyOps
 	 */
 	StateHeader *(*build_weighted) (const SelectorConfig *cfg, int n, const double *X,
 									const double *r, const double *w);
+	/*
+	 * Optional: the one-step-ahead residuals of n rows in order, row i's
+	 * (r_i − μ_{<i}(x_i)) / sqrt(1 + s²_{<i}(x_i)) under the model of rows
+	 * before it (up to a common scale), into e; built is
+	 * build_weighted(cfg, n, X, r, NULL).  Returns how many: those of the
+	 * last rows (a build may drop older ones).  The change detector of a
+	 * clocked state (model/clock_state.c) tests them.
+	 */
+	int			(*innovations) (const SelectorConfig *cfg, const StateHeader *built, int n,
+								const double *X, const double *r, double *e);
 	/* Decode for scoring, in the current memory context; may precompute. */
 	ArmModel   *(*decode) (const SelectorConfig *cfg, const StateHeader *st);
 	/*

@@ -73,6 +73,8 @@ const SettingDef setting_defs[] = {
 	{"restart_every", SETTING_INTEGER, offsetof(SelectorConfig, restart_every), 0, 0, false, 100000000, FOR_RESTART,
 	NULL, true},
 	{"clock", SETTING_CHOICE, offsetof(SelectorConfig, clock), CLOCK_ARM, 0, false, 0, FOR_CLOCK, clock_names},
+	/* shown only when on: settings stored before it existed read the same */
+	{"detect", SETTING_BOOLEAN, offsetof(SelectorConfig, detect), 0, 0, false, 1, FOR_DETECT, NULL, false, true},
 	{"cost_weight", SETTING_NUMBER, offsetof(SelectorConfig, cost_weight), 0.0, 0, false, COST_WEIGHT_MAX, FOR_ALL},
 	{"budget", SETTING_NUMBER, offsetof(SelectorConfig, budget), 0.0, 0, false, 1e12, FOR_ALL},
 	{"pace", SETTING_INTEGER, offsetof(SelectorConfig, pace), 100, 1, false, 1e6, FOR_BUDGET},
@@ -199,6 +201,9 @@ setting_applies(const SettingDef *def, const SelectorConfig *cfg)
 			return ops->forgets.restart;
 		case FOR_CLOCK:
 			return forgets_any(cfg);
+		case FOR_DETECT:
+			return ops->innovations != NULL && cfg->clock != CLOCK_ARM
+				&& (cfg->window > 0 || cfg->restart_every > 0);
 		case FOR_CONFIDENCE:
 			return choice;
 		case FOR_RIDGE:
@@ -461,6 +466,10 @@ settings_resolve_over(SelectorConfig *cfg, Jsonb *current, Jsonb *settings)
 					   ? "applies only with window, half_life or restart_every"
 					   : "applies only with window, discount or restart_every");
 	check_horizon(cfg, given);
+	if (given[setting_index("detect")] && !setting_applies(&setting_defs[setting_index("detect")], cfg))
+		settings_error(cfg, "detect", policy_ops(cfg->policy)->innovations == NULL
+					   ? "applies only to lin_ucb and pak_ucb"
+					   : "applies only with window or restart_every on the selector's or the time clock");
 	for (int i = 0; i < (int) N_SETTINGS; i++)
 	{
 		if (given[i] && !setting_applies(&setting_defs[i], cfg))

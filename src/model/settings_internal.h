@@ -38,6 +38,8 @@ typedef enum SettingScope
 	FOR_HALF_LIFE,				/* the time clock's discount */
 	FOR_RESTART,
 	FOR_CLOCK,					/* a selector that forgets (window, discount, restart_every) */
+	FOR_DETECT,					/* a window or restarts on the selector's or the time clock, a policy
+								 * with PolicyOps.innovations */
 	FOR_CONFIDENCE,				/* policies whose bounds the confidence setting chooses */
 	FOR_RIDGE,					/* contextual, unless confidence igp fixes the ridge */
 	FOR_FIXED_WIDTH,			/* confidence fixed, or a policy's own radius */
@@ -65,7 +67,7 @@ typedef struct SettingDef
 } SettingDef;
 
 /* Every setting, once (settings.c); N_SETTINGS entries. */
-#define N_SETTINGS 39
+#define N_SETTINGS 40
 extern const SettingDef setting_defs[];
 extern const char *const clock_names[];
 

@@ -122,6 +122,46 @@ lin_build_weighted(const SelectorConfig *cfg, int n, const double *X, const doub
 	return st;
 }
 
+/*
+ * PolicyOps.innovations: row t's residual under the ridge regression on
+ * rows before it, (r_t − zᵀA⁻¹b) / sqrt(1 + zᵀA⁻¹z) with A = αI + Σ zzᵀ
+ * and b = Σ r z over rows < t (its predictive deviation, in units of the
+ * noise): A's factor grown by a rank-1 update per row, the mean and
+ * width by two triangular solves, O(p²) per row as a fold's.
+ */
+int
+lin_innovations(const SelectorConfig *cfg, const StateHeader *built, int n, const double *X,
+				const double *r, double *e)
+{
+	int			p = lin_feature_count(cfg);
+	double	   *L = palloc0(sizeof(double) * PACKED_SIZE(p));
+	double	   *b = palloc0(sizeof(double) * p);
+	double	   *z = palloc(sizeof(double) * p);
+	double	   *u = palloc(sizeof(double) * p);
+	double	   *t = palloc(sizeof(double) * p);
+	double		root = sqrt(confidence_base_alpha(cfg));
+
+	for (int i = 0; i < p; i++)
+		L[PACKED_ROW(i) + i] = root;
+	for (int row = 0; row < n; row++)
+	{
+		lin_features(cfg, X + (Size) row * cfg->dim, z);
+		memcpy(u, z, sizeof(double) * p);
+		chol_forward(p, L, u);
+		memcpy(t, b, sizeof(double) * p);
+		chol_forward(p, L, t);
+		e[row] = (r[row] - dot(p, u, t)) / sqrt(1.0 + dot(p, u, u));
+		axpy(p, r[row], z, b);
+		chol_rank1_update(p, L, z);
+	}
+	pfree(L);
+	pfree(b);
+	pfree(z);
+	pfree(u);
+	pfree(t);
+	return n;
+}
+
 StateHeader *
 lin_build(const SelectorConfig *cfg, int n, const double *X, const double *r)
 {

@@ -98,6 +98,8 @@ lin_factor_at(const StateHeader *st, int p, int f)
 extern void lin_features(const SelectorConfig *cfg, const double *x, double *z);
 extern void lin_features_after(const SelectorConfig *cfg, const double *x, double *z);
 extern Size lin_body(const SelectorConfig *cfg, int n);
+extern int	lin_innovations(const SelectorConfig *cfg, const StateHeader *built, int n,
+							const double *X, const double *r, double *e);
 extern StateHeader *lin_build_weighted(const SelectorConfig *cfg, int n, const double *X,
 									   const double *r, const double *w);
 extern StateHeader *lin_build(const SelectorConfig *cfg, int n, const double *X, const double *r);

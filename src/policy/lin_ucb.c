@@ -299,7 +299,7 @@ const PolicyOps lin_ucb_ops = {
 	.defaults = lin_ucb_defaults,
 	POLICY_FUNCTIONS(lin), .append_rows = lin_append_rows, .score_block = lin_score_block,
 	.prepared_size = lin_prepared_size, .prepare = lin_prepare, .decode_prepared = lin_decode_prepared,
-	.build_weighted = lin_build_weighted, .share_priors = lin_share_priors,
+	.build_weighted = lin_build_weighted, .innovations = lin_innovations, .share_priors = lin_share_priors,
 	.score_shared = lin_score_shared,
 };
 

@@ -217,6 +217,24 @@ pak_build(const SelectorConfig *cfg, int n, const double *X, const double *r)
 	return pak_build_weighted(cfg, n, X, r, NULL);
 }
 
+/*
+ * PolicyOps.innovations: L⁻¹v for the factor L of K' + αI built in row
+ * order, whose entry i is (r_i − μ_{<i}(x_i)) / L_ii, L_ii² = α(1 + s²_{<i}(x_i)):
+ * each row's residual under the kernel regression on the rows before it,
+ * scaled by its predictive deviation (a forward solve, O(n²)).
+ */
+static int
+pak_innovations(const SelectorConfig *cfg, const StateHeader *built, int n, const double *X,
+				const double *r, double *e)
+{
+	int			c = pak_capacity(cfg, built->n);
+	double	   *t = chol_forward_copy(built->n, PAK_L(built, c, 0), PAK_V(built, c));
+
+	memcpy(e, t, sizeof(double) * built->n);
+	pfree(t);
+	return built->n;
+}
+
 /* The state without its oldest row: a rank-1 update of the trailing factor. */
 static StateHeader *
 pak_drop_oldest(const SelectorConfig *cfg, const StateHeader *old)
@@ -466,5 +484,5 @@ const PolicyOps pak_ucb_ops = {
 	.uses_context = true, .kernels = KERNELS_ALL, .bounds = BOUNDS_CHOICE,
 	.keeps_rows = true, .forgets = FORGETS_ALL, .settings = pak_ucb_settings, .defaults = pak_ucb_defaults,
 	POLICY_FUNCTIONS(pak), .score_block = pak_score_block, .row_spans = pak_row_spans,
-	.build_weighted = pak_build_weighted, .kept_rows = pak_kept_rows,
+	.build_weighted = pak_build_weighted, .innovations = pak_innovations, .kept_rows = pak_kept_rows,
 };
