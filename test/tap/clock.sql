@@ -88,21 +88,7 @@ SELECT is((SELECT mean FROM model_select.scores('age_arm', (SELECT context FROM 
           'on the arm''s clock (the default) the same arm never forgets');
 
 -- Contextual policies: live (pending, then after a checkpoint) = rebuild_state at 1e-9.
-CREATE FUNCTION pg_temp.snapshot(sel text) RETURNS TABLE(probe int, arm text, mean float8, width float8) LANGUAGE sql AS $$
-    SELECT p.probe, s.arm, s.mean, s.width FROM probes p CROSS JOIN LATERAL model_select.scores(sel, p.context) s
-$$;
-CREATE FUNCTION pg_temp.rebuild_gap(sel text) RETURNS float8 LANGUAGE plpgsql AS $$
-DECLARE gap float8;
-BEGIN
-    CREATE TEMP TABLE live ON COMMIT DROP AS SELECT * FROM pg_temp.snapshot(sel);
-    PERFORM model_select.rebuild_state(sel);
-    SELECT max(CASE WHEN l.mean = 'Infinity' OR r.mean = 'Infinity' THEN (l.mean <> r.mean)::int
-                    ELSE greatest(abs(l.mean - r.mean) / greatest(1, abs(r.mean)),
-                                  abs(l.width - r.width) / greatest(1, abs(r.width))) END)
-      INTO gap FROM live l JOIN pg_temp.snapshot(sel) r USING (probe, arm);
-    DROP TABLE live;
-    RETURN gap;
-END $$;
+\ir include/score_gap.sql
 CREATE FUNCTION pg_temp.clock_case(pol text, settings jsonb) RETURNS float8 LANGUAGE plpgsql AS $$
 DECLARE sel text := pol || md5(settings::text);
 BEGIN

@@ -93,23 +93,7 @@ CREATE FUNCTION pg_temp.feed(sel text, after int, upto int) RETURNS void LANGUAG
               FROM drift WHERE seed = 1 AND centred = 16 AND round > after AND round <= upto) f
      ORDER BY round
 $$;
-CREATE FUNCTION pg_temp.snapshot(sel text) RETURNS TABLE(probe int, arm text, mean float8, width float8) LANGUAGE sql AS $$
-    SELECT p.probe, s.arm, s.mean, s.width FROM probes p CROSS JOIN LATERAL model_select.scores(sel, p.context) s
-$$;
-CREATE FUNCTION pg_temp.gap(a text, b text) RETURNS float8 LANGUAGE sql AS $$
-    SELECT max(greatest(abs(l.mean - r.mean) / greatest(1, abs(r.mean)), abs(l.width - r.width) / greatest(1, abs(r.width))))
-      FROM pg_temp.snapshot(a) l JOIN pg_temp.snapshot(b) r USING (probe, arm)
-$$;
-CREATE FUNCTION pg_temp.rebuild_gap(sel text) RETURNS float8 LANGUAGE plpgsql AS $$
-DECLARE gap float8;
-BEGIN
-    CREATE TEMP TABLE live ON COMMIT DROP AS SELECT * FROM pg_temp.snapshot(sel);
-    PERFORM model_select.rebuild_state(sel);
-    SELECT max(greatest(abs(l.mean - r.mean) / greatest(1, abs(r.mean)), abs(l.width - r.width) / greatest(1, abs(r.width))))
-      INTO gap FROM live l JOIN pg_temp.snapshot(sel) r USING (probe, arm);
-    DROP TABLE live;
-    RETURN gap;
-END $$;
+\ir include/score_gap.sql
 SELECT model_select.create_selector(p || d, 16, ARRAY['a', 'b', 'c'], p, NULL,
                                     jsonb_build_object('window', 300, 'clock', 'selector', 'detect', d = '_on'), 1)
   FROM unnest(ARRAY['lin_ucb', 'pak_ucb']) p, unnest(ARRAY['_on', '_off']) d;
