@@ -343,16 +343,18 @@ pak_append(const SelectorConfig *cfg, const StateHeader *old, const double *x, d
 
 /*
  * Σw, the weights of the rows of the state st with factor L (of K' + α₀I, or
- * K' + α₀·diag(1/w) under a discount): n, or under a discount Σ α₀/(|Lᵢ|² −
- * k'(xᵢ,xᵢ)), as row i of L·Lᵀ has k'(xᵢ,xᵢ) + α₀/wᵢ on its diagonal (the
- * weights of a clocked state are not in it otherwise, model/clock_state.c).
+ * K' + α₀·diag(1/w) when weighted): n, or for a state that may be weighted
+ * (a discount, or the detector's weights on the rows before a change) Σ
+ * α₀/(|Lᵢ|² − k'(xᵢ,xᵢ)), as row i of L·Lᵀ has k'(xᵢ,xᵢ) + α₀/wᵢ on its
+ * diagonal (the weights of a clocked state are not in it otherwise,
+ * model/clock_state.c).
  */
 static double
 pak_weight_sum(const SelectorConfig *cfg, const StateHeader *st, const double *L, double alpha)
 {
 	double		sum = 0.0;
 
-	if (cfg->discount >= 1)
+	if (cfg->discount >= 1 && !cfg->detect)
 		return st->n;
 	for (int i = 0; i < st->n; i++)
 	{

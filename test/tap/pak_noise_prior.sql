@@ -6,12 +6,13 @@
 -- Checked against a twin selector without it (the means at the contexts the
 -- arm learnt), under a window and a discount on the arm's and on the
 -- selector's clock (where the rows' weights are not stored but read off the
--- factor's diagonal), against rebuild_state(), and with the linear kernel
--- against lin_ucb, whose learnt noise it is.
+-- factor's diagonal), against rebuild_state(), with the change detector
+-- (the rows before a change count by their weight), and with the linear
+-- kernel against lin_ucb, whose learnt noise it is.
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(12);
+SELECT plan(14);
 
 CREATE TEMP TABLE feed AS
 SELECT round, context, reward[1 + round % 2] AS reward, (ARRAY['a', 'b'])[1 + (round * 5) % 2] AS arm
@@ -99,6 +100,40 @@ SELECT cmp_ok((SELECT max(abs(l.ucb - p.ucb) + abs(l.radius - p.radius))
                  FROM probes pr CROSS JOIN LATERAL model_select.scores('lin', pr.context) l
                  JOIN LATERAL model_select.scores('pak_lin', pr.context) p ON p.arm = l.arm),
               '<', 1e-9::float8, 'linear kernel, window 20: pak_ucb''s ucb and radius = lin_ucb''s (1e-9)');
+
+-- the change detector weights the rows before a change 0.3 (docs/changing-worlds.md):
+-- σ̂ counts them by that weight, Σw = 0.3·j + (k − j) for the arm's k rows that
+-- count with the change after its j-th, not as k whole rows.  The split is the
+-- detector's, so the check is that one j in 1..k gives the measured σ̂ (each j
+-- gives another Σw).  Arms a and b swap at round 1,000 of the drift stream; a
+-- is fed where it paid (cluster 0), b on cluster 1, as a policy would have
+-- chosen them, so that their rewards drop after the swap.
+\ir include/drift_stream.sql
+SELECT model_select.create_selector(name, 16, ARRAY['a', 'b', 'c'], 'pak_ucb', NULL,
+         '{"window": 300, "clock": "selector", "detect": true}'::jsonb || settings)
+  FROM (VALUES ('det', '{"noise_prior": 5}'::jsonb), ('det_plain', '{}')) v(name, settings);
+CREATE TEMP TABLE dfeed AS
+SELECT round, context, (ARRAY['a', 'b', 'c'])[k] AS arm, reward[k] AS reward
+  FROM pg_temp.drift_stream(3), LATERAL (SELECT CASE WHEN round % 3 = 0 THEN 3 WHEN context[1] > 0 THEN 1 ELSE 2 END AS k) x
+ WHERE round <= 1100;
+INSERT INTO model_select.rewards(selector, arm, context, reward)
+SELECT s, arm, context, reward FROM dfeed, unnest(ARRAY['det', 'det_plain']) s ORDER BY s, round;
+-- the rows that count (the newest 300 of the selector), per arm in tick order, with the twin's mean at each
+CREATE TEMP TABLE drows AS
+SELECT d.arm, row_number() OVER (PARTITION BY d.arm ORDER BY d.round) AS i, d.reward, p.mean
+  FROM dfeed d CROSS JOIN LATERAL model_select.scores('det_plain', d.context) p
+ WHERE d.round > 800 AND p.arm = d.arm;
+CREATE TEMP TABLE dsigma AS
+SELECT r.arm, j, sqrt((5 + sum(w * r.reward ^ 2) - sum(w * r.reward * r.mean)) / (5 + sum(w))) AS sigma
+  FROM drows r, generate_series(0, 110) j, LATERAL (SELECT CASE WHEN r.i <= j THEN 0.3 ELSE 1 END AS w) x
+ WHERE j <= (SELECT count(*) FROM drows q WHERE q.arm = r.arm) GROUP BY r.arm, j;
+CREATE TEMP TABLE dmeasured AS
+SELECT n.arm, n.radius / 2 AS sigma FROM model_select.scores('det', (SELECT context FROM dfeed WHERE round = 1100)) n;
+SELECT ok((SELECT count(*) FROM dmeasured m WHERE abs(m.sigma - (SELECT sigma FROM dsigma s WHERE s.arm = m.arm AND j = 0)) > 1e-6) > 0,
+          'the detector fired: some arm''s σ̂ is not that of its rows weighted 1');
+SELECT is((SELECT count(*) FROM dmeasured m
+            WHERE EXISTS (SELECT FROM dsigma s WHERE s.arm = m.arm AND abs(s.sigma - m.sigma) < 1e-9)), 3::bigint,
+          'with the detector, every arm''s σ̂ is that of its rows weighted 0.3 before the change and 1 after (1e-9)');
 
 SELECT throws_ok($$SELECT model_select.create_selector('x', 3, ARRAY['a'], 'pak_ucb', NULL, '{"noise_prior": 5, "confidence": "dmm"}')$$,
                  '22023', NULL, 'pak_ucb: noise_prior with a confidence bound: 22023');
