@@ -84,16 +84,43 @@ chol_log_det_scaled(int n, const double *lp, double scale)
 	return sum;
 }
 
-/* A (p × p, lower part, by columns) = ridge·I + ZᵀZ for Z n × p by rows. */
+/*
+ * A (q × q, lower part, by columns) = ridge·I + ZᵀZ (q = p), or with `rows`
+ * ridge·I + ZZᵀ (q = n), for Z n × p by rows.
+ */
 static void
-gram_full(int n, int p, const double *Z, double ridge, double *A)
+gram_full(int n, int p, const double *Z, double ridge, bool rows, double *A)
 {
-	memset(A, 0, sizeof(double) * (Size) p * p);
-	for (int i = 0; i < p; i++)
-		A[(Size) i * p + i] = ridge;
-	/* Z by rows is Zᵀ by columns: A (lower, by columns) += Zᵀ Z */
-	if (n > 0)
-		cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, p, n, 1.0, Z, p, 1.0, A, p);
+	int			q = rows ? n : p;
+
+	memset(A, 0, sizeof(double) * (Size) q * q);
+	for (int i = 0; i < q; i++)
+		A[(Size) i * q + i] = ridge;
+	/* Z by rows is Zᵀ by columns: A (lower, by columns) += Zᵀ Z, or (Zᵀ)ᵀ Zᵀ */
+	if (n > 0 && p > 0)
+		cblas_dsyrk(CblasColMajor, CblasLower, rows ? CblasTrans : CblasNoTrans, q, rows ? p : n, 1.0, Z, p,
+					1.0, A, q);
+}
+
+/* gram_packed() of ZᵀZ, or with `rows` of ZZᵀ (q × q, q = n). */
+static void
+gram_pack(int n, int p, const double *Z, double ridge, bool factor, bool rows, double *lp)
+{
+	int			q = rows ? n : p;
+	double	   *A = palloc(sizeof(double) * Max((Size) q * q, 1));
+	bool		failed;
+
+	gram_full(n, p, Z, ridge, rows, A);
+	failed = factor && q > 0 && LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', q, A, q) != 0;
+	/* as chol_factor_packed: rounding gave a non-positive pivot */
+	if (failed)
+		gram_full(n, p, Z, ridge, rows, A);
+	for (int i = 0; i < q; i++)
+		for (int j = 0; j <= i; j++)
+			lp[PACKED_ROW(i) + j] = A[(Size) j * q + i];
+	pfree(A);
+	if (failed)
+		chol_factor_rows(q, lp, ridge);
 }
 
 /*
@@ -104,20 +131,17 @@ gram_full(int n, int p, const double *Z, double ridge, double *A)
 void
 gram_packed(int n, int p, const double *Z, double ridge, bool factor, double *lp)
 {
-	double	   *A = palloc(sizeof(double) * (Size) p * p);
-	bool		failed;
+	gram_pack(n, p, Z, ridge, factor, false, lp);
+}
 
-	gram_full(n, p, Z, ridge, A);
-	failed = factor && LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', p, A, p) != 0;
-	/* as chol_factor_packed: rounding gave a non-positive pivot */
-	if (failed)
-		gram_full(n, p, Z, ridge, A);
-	for (int i = 0; i < p; i++)
-		for (int j = 0; j <= i; j++)
-			lp[PACKED_ROW(i) + j] = A[(Size) j * p + i];
-	pfree(A);
-	if (failed)
-		chol_factor_rows(p, lp, ridge);
+/*
+ * The same for the n × n matrix ridge·I + ZZᵀ (PACKED_SIZE(n)): the linear
+ * kernel matrix of Z's rows.
+ */
+void
+row_gram_packed(int n, int p, const double *Z, double ridge, bool factor, double *lp)
+{
+	gram_pack(n, p, Z, ridge, factor, true, lp);
 }
 
 /*

@@ -18,6 +18,7 @@ extern void chol_factor_packed(int n, double *ap, double floor);
 extern void chol_factor_shifted(int n, const double *ap, double shift, double floor, double *out);
 extern double chol_log_det_scaled(int n, const double *lp, double scale);
 extern void gram_packed(int n, int p, const double *Z, double ridge, bool factor, double *lp);
+extern void row_gram_packed(int n, int p, const double *Z, double ridge, bool factor, double *lp);
 extern double chol_append_row(int n, double *lp, const double *b, double c, double floor);
 extern void chol_rank1_update(int n, double *lp, double *x);
 extern bool chol_rank1_downdate(int n, double *lp, double *x);
