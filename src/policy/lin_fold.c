@@ -193,15 +193,18 @@ lin_innovations_kernel(const SelectorConfig *cfg, int n, const double *X, const 
  * times slower per operation than BLAS-3, so the kernel form is taken while
  * n is at most LIN_INNOVATIONS_KERNEL_ROWS times p (measured: a replay of the
  * drift stream at p = 41, n up to ~3p, 3.5 s → 1.5 s; RouterDC at p = 153
- * with a window of 2,000, n up to ~7p, 44 s → 25 s).  The choice depends on
- * n and p alone, so every reader takes the same.
+ * with a window of 2,000, n up to ~7p, 44 s → 25 s), and at most
+ * LIN_INNOVATIONS_KERNEL_MAX rows, whose matrix takes 8 MB in full storage
+ * (a time clock's cap allows 10,000).  The choice depends on n and p alone,
+ * so every reader takes the same.
  */
 #define LIN_INNOVATIONS_KERNEL_ROWS 8
+#define LIN_INNOVATIONS_KERNEL_MAX 1024
 int
 lin_innovations(const SelectorConfig *cfg, const StateHeader *built, int n, const double *X,
 				const double *r, double *e)
 {
-	if (n <= LIN_INNOVATIONS_KERNEL_ROWS * lin_feature_count(cfg))
+	if (n <= LIN_INNOVATIONS_KERNEL_MAX && n <= LIN_INNOVATIONS_KERNEL_ROWS * lin_feature_count(cfg))
 		lin_innovations_kernel(cfg, n, X, r, e);
 	else
 		lin_innovations_fold(cfg, n, X, r, e);
