@@ -32,6 +32,8 @@ typedef struct ArmInfo
 								 * back transactions are not reused */
 	int64		prefix_n;		/* versioned: the rows of the log's prefix scored */
 	const ArmModel *model;		/* NULL while n = 0 */
+	uint64		model_serial;	/* the backend's name of model for the share
+								 * cache (routing/share_cache.c); 0: none */
 } ArmInfo;
 
 typedef struct Selector

@@ -16,6 +16,7 @@
 #include "model/context.h"
 #include "model/tags.h"
 #include "routing/decide.h"
+#include "routing/share_cache.h"
 #include "math/prng.h"
 #include "model/registry.h"
 #include "pg/float_text.h"
@@ -34,38 +35,6 @@ score_set_ucb(const PolicyOps *ops, ArmScore *s)
 	s->ucb = ops->uses_context ? s->mean + s->radius * s->width : s->mean;
 }
 
-/*
- * With "share": every arm's prior term from the models of all arms (see
- * lin_ucb.c), for the scores of one decision or block; else NULL.
- */
-static double **
-share_begin(const Selector *sel)
-{
-	const PolicyOps *ops = policy_ops(sel->cfg.policy);
-	const ArmModel **models;
-	double	  **priors;
-
-	if (sel->cfg.share <= 0 || ops->share_priors == NULL)
-		return NULL;
-	models = palloc(sizeof(ArmModel *) * Max(sel->narms, 1));
-	for (int i = 0; i < sel->narms; i++)
-		models[i] = sel->arms[i].model;
-	priors = ops->share_priors(&sel->cfg, sel->narms, models);
-	pfree(models);
-	return priors;
-}
-
-static void
-share_end(const Selector *sel, double **priors)
-{
-	if (priors == NULL)
-		return;
-	for (int i = 0; i < sel->narms; i++)
-		if (priors[i] != NULL)
-			pfree(priors[i]);
-	pfree(priors);
-}
-
 /* A learned arm i's score of prepared context x (not its ucb). */
 static void
 score_learned(const Selector *sel, int i, double **priors, const double *x, ArmScore *out)
@@ -82,7 +51,8 @@ static void
 score_prepared(const Selector *sel, const double *x, ArmScore *out)
 {
 	const PolicyOps *ops = policy_ops(sel->cfg.policy);
-	double	  **priors = share_begin(sel);
+	bool		kept;
+	double	  **priors = share_priors_begin(sel, &kept);
 
 	for (int i = 0; i < sel->narms; i++)
 	{
@@ -94,7 +64,7 @@ score_prepared(const Selector *sel, const double *x, ArmScore *out)
 		score_learned(sel, i, priors, x, &out[i]);
 		score_set_ucb(ops, &out[i]);
 	}
-	share_end(sel, priors);
+	share_priors_end(sel, priors, kept);
 }
 
 /*
@@ -335,13 +305,14 @@ decide_block(const Selector *sel, int m, const double *rawX, ArmScore *scores, i
 	void	   *shared = NULL;
 	double		lambda = pacer_lambda(sel);
 	double	  **priors;
+	bool		priors_kept;
 
 	for (int k = 0; k < kept; k++)
 		context_prepare(&sel->cfg, X + (Size) k * dim);
-	priors = share_begin(sel);
+	priors = share_priors_begin(sel, &priors_kept);
 	for (int i = 0; i < narms; i++)
 		score_arm_block(sel, i, kept, X, &shared, priors, column, kept_scores);
-	share_end(sel, priors);
+	share_priors_end(sel, priors, priors_kept);
 	for (int t = 0; t < m; t++)
 	{
 		const double *raw_x = rawX + (Size) t * dim;

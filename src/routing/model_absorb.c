@@ -23,14 +23,18 @@
  */
 static ArmModel *
 entry_decode(ModelCacheEntry *entry, const StateHeader *st, MemoryContext parent,
-			 MemoryContext *cxt, ClockKey *at)
+			 MemoryContext *cxt, ClockKey *at, uint64 *serial)
 {
 	const ClockOps *clock = clock_ops(entry->cfg.clock);
 	MemoryContext old;
 	ArmModel   *model;
+	/* this backend's count of decoded models: a model's name while it lives and after */
+	static uint64 decoded = 0;
 
+	*serial = 0;
 	if (st == NULL || st->n == 0)
 		return NULL;
+	*serial = ++decoded;
 	/* small blocks: a model's arrays get blocks of their size, no doubling's slack */
 	*cxt = AllocSetContextCreate(parent, "model_select decoded model", ALLOCSET_SMALL_SIZES);
 	old = MemoryContextSwitchTo(*cxt);
@@ -162,7 +166,8 @@ entry_overlay(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint64 la
 	entry->overlay_model = NULL;
 	if (decode)
 		entry->overlay_model = entry_decode(entry, entry->ofold.st, entry->overlay_cxt,
-											&entry->overlay_model_cxt, &entry->overlay_at);
+											&entry->overlay_model_cxt, &entry->overlay_at,
+											&entry->overlay_serial);
 	return n - kept;
 }
 
@@ -196,6 +201,7 @@ entry_extend_base(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint6
 			entry->base_cxt = entry->overlay_model_cxt;
 			entry->base_model = entry->overlay_model;
 			entry->base_at = entry->overlay_at;
+			entry->base_serial = entry->overlay_serial;
 		}
 		entry->overlay_model = NULL;
 		first += kept;
@@ -224,6 +230,7 @@ entry_use_overlay(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint6
 	int			folded = entry_overlay(entry, tt, first, last, true);
 
 	entry->model = entry->overlay_model;
+	entry->model_serial = entry->overlay_model ? entry->overlay_serial : 0;
 	entry->totals = entry->ofold.totals;
 	return folded;
 }
@@ -239,8 +246,10 @@ entry_use_base(ModelCacheEntry *entry)
 		cache_count(CACHE_HITS, 1);
 	else
 		entry->base_model = entry_decode(entry, entry->fold.st, entry->cxt, &entry->base_cxt,
-										 &entry->base_at);
+										 &entry->base_at,
+										 &entry->base_serial);
 	entry->model = entry->base_model;
+	entry->model_serial = entry->base_model ? entry->base_serial : 0;
 	entry->totals = entry->fold.totals;
 }
 
@@ -285,6 +294,7 @@ model_cache_absorb(ModelCacheEntry *entry, SPITupleTable *tt, uint64 first, uint
 			entry_share_when_quiet(entry);
 		entry_drop_overlay(entry);
 		entry->model = NULL;
+		entry->model_serial = 0;
 		entry->totals = entry->fold.totals;
 		return;
 	}

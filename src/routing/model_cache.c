@@ -248,6 +248,7 @@ entry_empty(int32 arm_id, const CheckpointRow *ck)
 	entry->overlay = NULL;
 	entry->noverlay = entry->maxoverlay = 0;
 	entry->model = NULL;
+	entry->base_serial = entry->overlay_serial = entry->model_serial = 0;
 	entry->now = 0;
 	entry->version = -1;
 	entry->ckpt_pos = ck->valid ? ck->pos : LOG_START;

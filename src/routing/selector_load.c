@@ -368,6 +368,7 @@ arms_load(Selector *sel, MemoryContext caller, const SelectorColumns *s, FullTra
 		arm->version = entry->version;
 		arm->xmin = entry->xmin;
 		arm->model = entry->model;
+		arm->model_serial = entry->model_serial;
 		arm->prefix_n = entry->fold.totals.n;
 		/* versioned, an overlay holds this transaction's rows only */
 		if (sel->versioned && entry->noverlay > 0)

@@ -7,7 +7,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(9);
+SELECT plan(11);
 
 CREATE TEMP TABLE feed AS
 SELECT round, context, reward[1 + round % 2] AS reward, (ARRAY['a', 'b', 'b', 'c'])[1 + (round * 7) % 4] AS arm
@@ -69,6 +69,26 @@ SELECT cmp_ok((SELECT max(abs(s.mean - b.mean) + abs(s.width - b.width))
                  FROM probes pr CROSS JOIN LATERAL model_select.scores('shared', pr.context) s
                  JOIN before b ON b.probe = pr.probe AND b.arm = s.arm),
               '<', 1e-9::float8, 'rebuild_state(): the same scores');
+
+-- the priors are kept per set of decoded models (routing/share_cache.c): one
+-- more reward of arm a moves w0, so arm b's mean moves though b's own model
+-- did not, and equals that of a twin fed the same rewards in one statement,
+-- whose priors were never kept before
+SELECT model_select.create_selector('twin', 3, ARRAY['a', 'b', 'c'], 'lin_ucb', NULL,
+         (SELECT settings FROM model_select.selectors WHERE name = 'shared'));
+INSERT INTO model_select.rewards(selector, arm, context, reward)
+SELECT 'twin', arm, context, reward FROM model_select.rewards
+ WHERE selector_id = (SELECT selector_id FROM model_select.selectors WHERE name = 'shared')
+ ORDER BY reward_id;
+INSERT INTO model_select.rewards(selector, arm, context, reward)
+SELECT s, 'a', context, 1 FROM probes, unnest(ARRAY['shared', 'twin']) s WHERE probe = 2 ORDER BY s;
+SELECT ok((SELECT bool_and(s.mean <> b.mean) FROM probes pr CROSS JOIN LATERAL model_select.scores('shared', pr.context) s
+             JOIN before b ON b.probe = pr.probe AND b.arm = s.arm WHERE s.arm = 'b'),
+          'a reward of arm a moves arm b''s mean (its prior): kept priors are not reused for new models');
+SELECT cmp_ok((SELECT max(abs(s.mean - t.mean) + abs(s.ucb - t.ucb)) FROM probes pr
+                 CROSS JOIN LATERAL model_select.scores('shared', pr.context) s
+                 JOIN LATERAL model_select.scores('twin', pr.context) t ON t.arm = s.arm WHERE s.arm <> 'c'),
+              '<', 1e-9::float8, 'and every score equals that of a twin scored afresh (1e-9)');
 
 SELECT throws_ok($$SELECT model_select.create_selector('x', 3, ARRAY['a'], 'lin_ucb', NULL, '{"share": 1.5}')$$, '22023',
                  NULL, 'share above 1');
