@@ -141,7 +141,9 @@ arm_fold_prefix(DecisionCall *call, int i, int64 n)
 	arm->spend_sum = f.totals.spend_sum;
 	arm->spend_n = f.totals.spend_n;
 	arm->prefix_n = n;
+	/* a model of its own: no serial, so that share's kept priors are not used */
 	arm->model = NULL;
+	arm->model_serial = 0;
 	/* (SPI left its own context current: the model goes in the caller's) */
 	MemoryContextSwitchTo(call->caller);
 	if (f.st != NULL && f.st->n > 0)

@@ -9,6 +9,8 @@
 #     routers, lin_ucb and rff_ucb;
 #   - route_batch(log => true) records them too, re-derived to 1e-9 (it
 #     scores blocks by BLAS-3);
+#   - with share, decision_scores() re-derives older decisions bit for bit in
+#     a session that has kept the priors of newer versions;
 #   - decisions with tags (route() rewarded in the same transaction, a logged
 #     route_batch() with a tags column) re-derive bit for bit with the tags
 #     they logged;
@@ -55,15 +57,16 @@ pid=$(learner_pid)
 
 # rederive FILTER [CMP]: the decisions of FILTER whose chosen arm's scores, re-derived by
 # decision_scores(), are not CMP to what they logged (default: the same bits)
-rederive() {
+rederive_sql() {
     local cmp=${2:-"r.ucb IS NOT DISTINCT FROM d.score AND r.mean IS NOT DISTINCT FROM d.mean"}
-    no_rows "SELECT d.decision_id || ' ' || s.name || '/' || a.name || ': ucb ' || d.score || ' vs ' || r.ucb
-                    || ', mean ' || d.mean || ' vs ' || r.mean
-               FROM model_select.decisions d JOIN model_select.selectors s USING (selector_id)
-               JOIN model_select.arms a USING (arm_id)
-               CROSS JOIN LATERAL model_select.decision_scores(d.decision_id) r
-              WHERE r.arm = a.name AND NOT ($cmp) AND $1"
+    echo "SELECT d.decision_id || ' ' || s.name || '/' || a.name || ': ucb ' || d.score || ' vs ' || r.ucb
+                 || ', mean ' || d.mean || ' vs ' || r.mean
+            FROM model_select.decisions d JOIN model_select.selectors s USING (selector_id)
+            JOIN model_select.arms a USING (arm_id)
+            CROSS JOIN LATERAL model_select.decision_scores(d.decision_id) r
+           WHERE r.arm = a.name AND NOT ($cmp) AND $1"
 }
+rederive() { no_rows "$(rederive_sql "$@")"; }
 
 wait_rows() { wait_for "$1" "$1"; }  # wait_rows SQL: until it returns t (lib/common.bash)
 WHOLE_LOG="SELECT bool_and(sc.n = (SELECT count(*) FROM model_select.rewards r JOIN model_select.arms a USING (arm_id)
@@ -104,6 +107,22 @@ check "route_batch(log => true): its decisions record their versions, which re-d
               UNION ALL SELECT 'no versions' WHERE (SELECT count(versions) FROM model_select.decisions
                                                       WHERE decision_id IN (SELECT decision_id FROM batched)) <> 40" \
     "ms_close(r.ucb, d.score) AND ms_close(r.mean, d.mean)"
+
+# 1b'. share: a backend keeps the priors of the models it scores (routing/share_cache.c);
+# decision_scores() scores older prefixes of the log, whose priors are others.  In one
+# session: scores() of the current versions first, then the decisions routed before
+# 30 more rewards, re-derived bit for bit.
+q -c "SELECT model_select.create_selector('v_shr', 8, ARRAY['a', 'b', 'c'], 'lin_ucb', NULL, '{\"share\": 0.3}', 23)" >/dev/null
+q -c "SELECT add_rewards('v_shr', 60)" >/dev/null
+SHR_LOG="SELECT bool_and(sc.n = (SELECT count(*) FROM model_select.rewards r JOIN model_select.arms a USING (arm_id)
+                                  WHERE r.selector = 'v_shr' AND a.name = sc.arm)) FROM model_select.scores('v_shr', ms_rand(8)) sc"
+check "share: the learner publishes the selector's 60 rewards" wait_rows "$SHR_LOG"
+q -c "CREATE TABLE shr_old AS SELECT (model_select.route('v_shr', ms_rand(8))).decision_id FROM generate_series(1, 10)" >/dev/null
+q -c "SELECT add_rewards('v_shr', 30)" >/dev/null
+check "... and 30 more" wait_rows "$SHR_LOG"
+check "... decision_scores() re-derives the decisions routed before them bit for bit, after scores() of the newer versions in the same session" \
+    no_rows "DO \$\$ BEGIN PERFORM * FROM model_select.scores('v_shr', ms_rand(8)); END \$\$;
+             $(rederive_sql "d.decision_id IN (SELECT decision_id FROM shr_old)")"
 
 # 1c. a budget: the pacer's λ counts the decisions not rewarded yet, which the log no
 # longer tells once they are; decision_scores() scores with the λ the decision logged.
