@@ -12,7 +12,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(29);
+SELECT plan(32);
 
 \ir include/drift_stream.sql
 CREATE TEMP TABLE drift AS SELECT s AS seed, c AS centred, d.* FROM generate_series(1, 10) s, unnest(ARRAY[16, 2]) c,
@@ -127,6 +127,34 @@ SELECT cmp_ok(pg_temp.gap(p || '_ton', p || '_toff'), '>', 0.01::float8,
 SELECT cmp_ok(pg_temp.rebuild_gap(p || '_ton'), '<', 1e-9::float8,
               format('%s with the detector on the time clock: live = rebuild_state()', p))
   FROM unnest(ARRAY['lin_ucb', 'pak_ucb']) p;
+
+-- lin_ucb's residuals come in two forms (policy/lin_fold.c): the factor of the
+-- rows' kernel matrix up to 8·p rows, a fold row by row beyond.  Two selectors
+-- that differ only by 16 tag buckets no context fills (zeros: the same model in
+-- exact arithmetic) take different forms on the same rows: p = 17 folds arms a
+-- and b (more than 136 rows each in a window of 340), p = 33 factorises (at
+-- most 264).
+CREATE FUNCTION pg_temp.feed20(sel text) RETURNS void LANGUAGE sql AS $$
+    INSERT INTO model_select.rewards(selector, arm, context, reward)
+    SELECT sel, (ARRAY['a', 'b', 'c'])[k], context, reward[k]
+      FROM (SELECT round, context, reward,
+                   CASE WHEN round % 20 = 0 THEN 3 WHEN (expected[1] > 0.5) = (round <= 1000) THEN 1 ELSE 2 END AS k
+              FROM drift WHERE seed = 1 AND centred = 16 AND round <= 1080) f
+     ORDER BY round
+$$;
+SELECT model_select.create_selector('forms_' || b || d, 16, ARRAY['a', 'b', 'c'], 'lin_ucb', NULL,
+                                    jsonb_build_object('window', 340, 'clock', 'selector', 'codebook', 0,
+                                                       'tag_buckets', b, 'detect', d = '_on'), 1)
+  FROM unnest(ARRAY[0, 16]) b, unnest(ARRAY['_on', '_off']) d;
+SELECT pg_temp.feed20('forms_' || b || d) FROM unnest(ARRAY[0, 16]) b, unnest(ARRAY['_on', '_off']) d;
+SELECT ok((SELECT min(n) > 136 AND max(n) <= 264
+             FROM (SELECT count(*) AS n FROM drift, LATERAL (SELECT (expected[1] > 0.5) = (round <= 1000) AS a) x
+                    WHERE seed = 1 AND centred = 16 AND round BETWEEN 741 AND 1080 AND round % 20 <> 0 GROUP BY a) y),
+          'arms a and b hold 137-264 rows in the window: the fold at p = 17, the kernel form at p = 33');
+SELECT cmp_ok(least(pg_temp.gap('forms_0_on', 'forms_0_off'), pg_temp.gap('forms_16_on', 'forms_16_off')), '>', 0.01::float8,
+              'the detector fired on those rows, in both');
+SELECT cmp_ok(pg_temp.gap('forms_0_on', 'forms_16_on'), '<', 1e-9::float8,
+              'lin_ucb''s residuals by the fold and by the kernel form give the same model (1e-9)');
 
 -- The setting: lin_ucb and pak_ucb with a window or restart_every on a clock that counts (22023 otherwise).
 SELECT throws_like($$SELECT model_select.create_selector('x1', 4, ARRAY['a', 'b'], 'lin_ucb', NULL, '{"window": 50, "detect": true}')$$,
