@@ -21,7 +21,10 @@ rest the evaluation prompts):
                      sqrt(10)], fitted on the 1,000 ("warm only") and as a
                      stream (the mean over 4 k-means++ seedings: numpy's
                      generator, not the extension's, so single seedings
-                     differ from the extension's fit).
+                     differ from the extension's fit).  "stream cold": the
+                     stream without the warm prompts; "family as tag": the
+                     stream on [x; sqrt(10) one-hot of the prompt's family;
+                     sqrt(10)], cold and warm 1,000 (what tags could reach).
   routellm.csv       ridge regression of GPT-4's minus Mixtral's score; GPT-4
                      for the 21.05% of evaluation prompts with the largest
                      predicted gain (what a budget of 0.25 buys at costs 0.05 /
@@ -43,15 +46,26 @@ SEEDS = [1, 2, 3, 4, 5]
 POOL = 2000
 
 
-def load(name):
-    ids, X, R = [], [], []
+def load(name, with_family=False):
+    ids, X, R, fam = [], [], [], []
     with open(f'{DATA}/{name}') as f:
         for r in csv.DictReader(f):
             ids.append(int(r['id']))
             X.append([float(v) for v in r['embedding'].strip('{}').split(',')])
             R.append([float(v) for v in r['rewards'].strip('{}').split(',')])
+            fam.append(r['category'])
     X = np.array(X)
-    return ids, np.hstack([X, np.full((len(X), 1), np.sqrt(10.0))]), np.array(R)
+    Z = np.hstack([X, np.full((len(X), 1), np.sqrt(10.0))])
+    if with_family:
+        return ids, Z, np.array(R), family_features(X, fam)
+    return ids, Z, np.array(R)
+
+
+def family_features(X, fam):
+    """[x; sqrt(10) one-hot of the prompt's family; sqrt(10)]: the family as a tag."""
+    names = sorted(set(fam))
+    onehot = np.eye(len(names))[[names.index(f) for f in fam]] * np.sqrt(10.0)
+    return np.hstack([X, onehot, np.full((len(X), 1), np.sqrt(10.0))])
 
 
 def split(ids, seed):
@@ -100,7 +114,7 @@ def stream_score(Z, R, warm, ev, step=500):
 
 
 def routerdc7():
-    ids, Z, R = load('routerdc7_dev.csv')
+    ids, Z, R, T = load('routerdc7_dev.csv', with_family=True)
     print('routerdc7_dev: mean score minus the best single model (alpha 20)')
     for seed in SEEDS:
         pool, ev = split(ids, seed)
@@ -118,6 +132,10 @@ def routerdc7():
             static.append(R[ev, pick].mean() - best)
             stream.append(stream_score(F, R, warm, ev) - best)
         cells.append(f'codebook: warm only {np.mean(static):+.4f}, stream {np.mean(stream):+.4f}')
+        none = np.array([], dtype=int)
+        cells.append(f'stream cold {stream_score(Z, R, none, ev) - best:+.4f}')
+        cells.append(f'family as tag: stream cold {stream_score(T, R, none, ev) - best:+.4f}, '
+                     f'warm 1000 {stream_score(T, R, warm, ev) - best:+.4f}')
         print(f'  seed {seed}: ' + ', '.join(cells))
 
 

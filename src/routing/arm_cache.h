@@ -45,7 +45,7 @@ typedef struct ModelCacheEntry
 	ClockKey	base_at;		/* clocked: what base_model was decoded at */
 	ClockKey	overlay_at;		/* clocked: what overlay_model was decoded at */
 	const ArmModel *model;		/* the model last handed out */
-	uint64		base_serial;	/* model_serial() of base_model, overlay_model */
+	uint64		base_serial;	/* entry_decode()'s serials of base_model, overlay_model */
 	uint64		overlay_serial;
 	uint64		model_serial;	/* and of model (0: none) */
 	FoldTotals	totals;			/* and the totals of its fold */
