@@ -175,6 +175,8 @@ typedef struct ReplayLearner
 	StateHeader **states;
 	MemoryContext *state_cxt;
 	MemoryContext *model_cxt;
+	ClockKey   *model_at;		/* clocked: the key each arm's model was built at */
+	int64	   *model_n;		/* and the arm's rewards then (its state's version) */
 	ArmScore   *scores;
 	int			ticks;			/* rewards learned: the selector clock */
 	int			delay;			/* rounds before a reward is visible */
@@ -256,18 +258,27 @@ replay_error(const char *message)
 
 /*
  * A clocked selector's models at the selector's clock `now` (the rounds
- * played): every arm ages, chosen or not (model/clock_state.c).
+ * played): every arm ages, chosen or not (model/clock_state.c).  An arm
+ * whose state and key are those its model was built at keeps it, as the
+ * arm cache does (a window's model changes only when a row stops counting):
+ * the same model, built once.
  */
 static void
 replay_age(ReplayLearner *learner, int narms, int now)
 {
 	Selector   *sel = learner->sel;
+	const ClockOps *clock = clock_ops(sel->cfg.clock);
 
 	for (int a = 0; a < narms; a++)
 	{
 		MemoryContext old;
+		ClockKey	key;
 
 		if (learner->states[a] == NULL)
+			continue;
+		clock->key(&sel->cfg, learner->states[a], now, &key);
+		if (sel->arms[a].model != NULL && learner->model_n[a] == sel->arms[a].n &&
+			clock_key_equal(&key, &learner->model_at[a]))
 			continue;
 		if (learner->model_cxt[a] == NULL)
 			learner->model_cxt[a] = AllocSetContextCreate(CurrentMemoryContext, "replay arm model",
@@ -275,8 +286,10 @@ replay_age(ReplayLearner *learner, int narms, int now)
 		else
 			MemoryContextReset(learner->model_cxt[a]);
 		old = MemoryContextSwitchTo(learner->model_cxt[a]);
-		sel->arms[a].model = clock_decode(&sel->cfg, learner->states[a], now);
+		sel->arms[a].model = clock->decode_at(&sel->cfg, learner->states[a], &key);
 		MemoryContextSwitchTo(old);
+		learner->model_at[a] = key;
+		learner->model_n[a] = sel->arms[a].n;
 	}
 }
 
@@ -410,6 +423,8 @@ learner_alloc(ReplayLearner *learner, int narms, int delay, int rounds)
 	learner->states = palloc0(sizeof(StateHeader *) * narms);
 	learner->state_cxt = palloc0(sizeof(MemoryContext) * narms);
 	learner->model_cxt = palloc0(sizeof(MemoryContext) * narms);
+	learner->model_at = palloc0(sizeof(ClockKey) * narms);
+	learner->model_n = palloc0(sizeof(int64) * narms);
 	learner->scores = palloc(sizeof(ArmScore) * narms);
 	learner->ticks = 0;
 	if ((double) size * sizeof(Pending) > MaxAllocSize)
