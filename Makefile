@@ -128,7 +128,7 @@ endif
 # `make -n test` from actually running the test suite.)
 MS_MAKE = $(MAKE)
 
-.PHONY: test lint demo example ms-setup bench-perf bench-batch bench-pgbench bench-instructions bench-scale bench-forgetting bench-quality bench-quality-learner bench-confidence bench-memory bench-refusal bench-idle-transaction bench-storage bench-selectors
+.PHONY: test lint demo example ms-setup bench-perf bench-batch bench-pgbench bench-instructions bench-scale bench-forgetting bench-quality bench-candidates bench-quality-learner bench-confidence bench-memory bench-refusal bench-idle-transaction bench-storage bench-selectors
 # Set-up: missing Debian packages, build, install.  Its output (apt's,
 # the compiler's) goes to $(SETUP_LOG), printed only when a step fails;
 # otherwise one summary line.  scripts/ms-setup.sh says what a non-root user
@@ -215,6 +215,11 @@ bench-scale: ms-setup
 
 bench-quality: ms-setup
 	bench/quality.sh
+
+# Candidate default settings against the defaults on fresh orders (bench/quality.sh's
+# candidates part): make bench-candidates MS_BENCH_CANDIDATES='[{"eta": 1.5}]'
+bench-candidates: ms-setup
+	MS_BENCH_PARTS=candidates bench/quality.sh
 
 # What bounded staleness costs in reward: RouterDC routed by replay(), in one
 # transaction, and with the learner serving a commit per round (bench/quality_learner.sh).

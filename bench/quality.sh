@@ -24,6 +24,10 @@
 #              cost weight 0.05 and budget 25% warm 1,000 (bench/quality_tags.sql;
 #              results/quality_tags.md)
 #   policies   the policy comparison below (results/quality.txt and its plots)
+#   candidates (not in the default list) candidate default settings against the
+#              defaults on fresh orders, seed by seed: the RouterDC and RouteLLM
+#              rows of the tags part (bench/quality_candidates.sql;
+#              results/quality_candidates.md); make bench-candidates
 #
 # Data of the policies part: the RouteLLM outcomes in routellm.csv (in
 # MS_BENCH_DATA; 15,361 prompts, arm 1 Mixtral-8x7B, arm 2 GPT-4) with the
@@ -40,6 +44,10 @@
 #   MS_BENCH_DC_SEEDS    the same for the routerdc7 part (issue 30's bars
 #                        are judged on 5 orders)                         "1 2 3 4 5"
 #   MS_BENCH_PAK_SEEDS   seeds for pak_ucb on routellm (the slow part)   "1"
+#   MS_BENCH_FRESH_SEEDS orders of the candidates part, none of the
+#                        others' (the defaults were tuned on those)      "101 ... 130"
+#   MS_BENCH_CANDIDATES  its candidates: a JSON array of settings
+#                        objects, each compared with the defaults ({})   '[{"eta": 1.5}]'
 #   MS_BENCH_PAK_BW      rbf bandwidth(s) of pak_ucb, every λ            "1"
 #   MS_BENCH_PAK_BW_EXTRA  more bandwidth(s) tried on routellm only at
 #                        the λ in MS_BENCH_PAK_EXTRA_LAMBDAS ("0 0.3"),
@@ -64,6 +72,8 @@ RESULTS=bench/results
 SEEDS=${MS_BENCH_SEEDS:-1 2 3}
 DC_SEEDS=${MS_BENCH_DC_SEEDS:-1 2 3 4 5}
 PAK_SEEDS=${MS_BENCH_PAK_SEEDS:-1}
+FRESH_SEEDS=${MS_BENCH_FRESH_SEEDS:-$(seq -s ' ' 101 130)}
+CANDIDATES=${MS_BENCH_CANDIDATES:-'[{"eta": 1.5}]'}
 PAK_BW=${MS_BENCH_PAK_BW:-1}
 PAK_BW_EXTRA=${MS_BENCH_PAK_BW_EXTRA:-0.5}
 PAK_EXTRA_LAMBDAS=${MS_BENCH_PAK_EXTRA_LAMBDAS:-0 0.3}
@@ -303,6 +313,13 @@ if has_part tags; then
     sql_part tags -v seeds="$V_DC_SEEDS"
     echo
     cat "$RESULTS/quality_tags.md"
+    echo
+fi
+if has_part candidates; then
+    echo "== candidates: $CANDIDATES against the defaults (seeds $FRESH_SEEDS; about 1 minute per candidate and 30 seeds at lin_ucb's speed; share takes 10 times longer)"
+    sql_part candidates -v seeds="$(to_pg_array "$FRESH_SEEDS")" -v candidates="$CANDIDATES"
+    echo
+    cat "$RESULTS/quality_candidates.md"
     echo
 fi
 has_part policies || exit 0

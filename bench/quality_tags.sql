@@ -13,13 +13,6 @@
 \ir quality_dc.sql
 \echo '   tags:' `date +%T` 'RouterDC loaded'
 
-CREATE FUNCTION dc_src(s int, tagged boolean, warm boolean, k int) RETURNS text LANGUAGE sql AS $$
-    SELECT CASE WHEN NOT warm OR k > 0 THEN
-        format('SELECT d.embedding, d.rewards%s FROM dc d JOIN dc_split x USING (id)'
-               ' WHERE x.seed = %s AND %s ORDER BY x.rk',
-               CASE WHEN tagged THEN ', NULL::real[], ARRAY[d.category] AS tags' ELSE '' END, s,
-               CASE WHEN warm THEN format('x.rk <= %s', k) ELSE 'x.rk > 2000' END) END $$;
-
 CREATE TABLE tag_run(data text, tagged boolean, k int, seed int, reward float8, cost float8);
 DO $$
 DECLARE
@@ -37,22 +30,7 @@ BEGIN
     END LOOP;
 END $$;
 
-CREATE TABLE dc_best AS
-WITH ev AS (SELECT x.seed, d.* FROM dc d JOIN dc_split x USING (id) WHERE x.rk > 2000)
-SELECT seed, max(m) AS best_single
-  FROM (SELECT seed, a, avg(rewards[a]) AS m FROM ev, generate_series(1, 7) a GROUP BY 1, 2) q GROUP BY seed;
-
--- RouteLLM with prices
-\set tbl rl
-\set csvfile routellm.csv
-\ir quality_split.sql
-UPDATE rl SET costs = ARRAY[0.05, 1.0]::real[];
-CREATE FUNCTION rl_src(s int, tagged boolean, warm boolean, k int) RETURNS text LANGUAGE sql AS $$
-    SELECT CASE WHEN NOT warm OR k > 0 THEN
-        format('SELECT d.embedding, d.rewards, d.costs%s FROM rl d JOIN rl_split x USING (id)'
-               ' WHERE x.seed = %s AND %s ORDER BY x.rk',
-               CASE WHEN tagged THEN ', ARRAY[d.category] AS tags' ELSE '' END, s,
-               CASE WHEN warm THEN format('x.rk <= %s', k) ELSE 'x.rk > 2000' END) END $$;
+\ir quality_rl.sql
 \echo '   tags:' `date +%T` 'RouteLLM loaded'
 DO $$
 DECLARE
@@ -77,11 +55,6 @@ BEGIN
             round(v.reward::numeric, 4), round(v.cost::numeric, 4);
     END LOOP;
 END $$;
-CREATE TABLE rl_best AS
-WITH ev AS (SELECT x.seed, d.* FROM rl d JOIN rl_split x USING (id) WHERE x.rk > 2000)
-SELECT seed, max(m) AS best_single, max(m) FILTER (WHERE a = 2) AS gpt4
-  FROM (SELECT seed, a, avg(rewards[a]) AS m FROM ev, generate_series(1, 2) a GROUP BY 1, 2) q GROUP BY seed;
-
 \pset format unaligned
 \pset tuples_only on
 \o :out
