@@ -7,17 +7,13 @@
 \set csvfile routerdc7_dev.csv
 \ir quality_split.sql
 
-CREATE FUNCTION dc_eval(s int) RETURNS text LANGUAGE sql AS $$
-    SELECT format('SELECT d.embedding, d.rewards FROM dc d JOIN dc_split x USING (id)'
-                  ' WHERE x.seed = %s AND x.rk > 2000 ORDER BY x.rk', s) $$;
-CREATE FUNCTION dc_warm(s int, k int) RETURNS text LANGUAGE sql AS $$
-    SELECT CASE WHEN k > 0 THEN format('SELECT d.embedding, d.rewards FROM dc d JOIN dc_split x USING (id)'
-                                       ' WHERE x.seed = %s AND x.rk <= %s ORDER BY x.rk', s, k) END $$;
 -- dc_src(seed, tagged, warm, k): the evaluation stream (warm false) or the
 -- first k pool prompts (warm true; NULL for k 0), with the category as the
 -- prompt's one tag when tagged.
 CREATE FUNCTION dc_src(s int, tagged boolean, warm boolean, k int) RETURNS text LANGUAGE sql AS $$
     SELECT split_src('dc', 'd.embedding, d.rewards', 'NULL::real[], ARRAY[d.category] AS tags', s, tagged, warm, k) $$;
+CREATE FUNCTION dc_eval(s int) RETURNS text LANGUAGE sql AS $$ SELECT dc_src(s, false, false, 0) $$;
+CREATE FUNCTION dc_warm(s int, k int) RETURNS text LANGUAGE sql AS $$ SELECT dc_src(s, false, true, k) $$;
 CREATE TABLE dc_best AS
 WITH ev AS (SELECT x.seed, d.* FROM dc d JOIN dc_split x USING (id) WHERE x.rk > 2000)
 SELECT seed, max(m) AS best_single

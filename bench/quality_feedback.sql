@@ -11,17 +11,12 @@
 \ir quality_dc.sql
 \echo '   feedback:' `date +%T` 'data loaded;' :seeds 'seeds x 36 replay() passes of 7,271 rounds follow (a few seconds each)'
 
-CREATE TABLE fb_ref AS
-WITH ev AS (SELECT x.seed, d.* FROM dc d JOIN dc_split x USING (id) WHERE x.rk > 2000)
-SELECT seed, max(m) AS best_single
-  FROM (SELECT seed, a, avg(rewards[a]) AS m FROM ev, generate_series(1, 7) a GROUP BY 1, 2) q GROUP BY 1;
-
 CREATE TABLE fb_run(seed int, k int, delay int, feedback float8, cp boolean, reward float8, learned bigint);
 DO $$
 DECLARE
     r record;
 BEGIN
-    FOR r IN SELECT f.seed, k, d, fb, cp FROM fb_ref f, unnest(ARRAY[0, 1000]) k, unnest(ARRAY[0, 100, 1000]) d,
+    FOR r IN SELECT f.seed, k, d, fb, cp FROM dc_best f, unnest(ARRAY[0, 1000]) k, unnest(ARRAY[0, 100, 1000]) d,
                     unnest(ARRAY[1, 0.2, 0.05]::float8[]) fb, unnest(ARRAY[false, true]) cp ORDER BY 1, 2, 3, 4 DESC, 5 LOOP
         INSERT INTO fb_run
         SELECT r.seed, r.k, r.d, r.fb, r.cp, x.cum_reward / x.round, x.learned
@@ -36,7 +31,7 @@ END $$;
 \pset format unaligned
 \pset tuples_only on
 \o :out
-SELECT format('The default router (lin_ucb, default settings) on RouterDC''s 7,271 evaluation prompts of each seed, as feedback arrives: a reward visible `delay` rounds after its decision, only a seeded share `feedback` of the rounds rewarded. Mean score per prompt minus the seed''s best single model on the same prompts (%s seeds: mean, and the worst seed in brackets), at the defaults and with `count_pending` (the rewards still awaited narrow the widths; docs/settings.md); rewards learned per pass in the last column.', (SELECT count(*) FROM fb_ref));
+SELECT format('The default router (lin_ucb, default settings) on RouterDC''s 7,271 evaluation prompts of each seed, as feedback arrives: a reward visible `delay` rounds after its decision, only a seeded share `feedback` of the rounds rewarded. Mean score per prompt minus the seed''s best single model on the same prompts (%s seeds: mean, and the worst seed in brackets), at the defaults and with `count_pending` (the rewards still awaited narrow the widths; docs/settings.md); rewards learned per pass in the last column.', (SELECT count(*) FROM dc_best));
 SELECT '';
 SELECT '| delay | feedback | cold | cold, count_pending | warm 1000 | warm 1000, count_pending | rewards learned (cold) |';
 SELECT '|---:|---:|---:|---:|---:|---:|---:|';
@@ -46,6 +41,6 @@ SELECT format('| %s | %s%% | %s (%s) | %s (%s) | %s (%s) | %s (%s) | %s |', dela
               to_char(avg(g) FILTER (WHERE k = 1000 AND NOT cp), 'FMS0.0000'), to_char(min(g) FILTER (WHERE k = 1000 AND NOT cp), 'FMS0.0000'),
               to_char(avg(g) FILTER (WHERE k = 1000 AND cp), 'FMS0.0000'), to_char(min(g) FILTER (WHERE k = 1000 AND cp), 'FMS0.0000'),
               round(avg(learned) FILTER (WHERE k = 0 AND NOT cp)))
-  FROM (SELECT r.*, r.reward - f.best_single AS g FROM fb_run r JOIN fb_ref f USING (seed)) q
+  FROM (SELECT r.*, r.reward - f.best_single AS g FROM fb_run r JOIN dc_best f USING (seed)) q
  GROUP BY delay, feedback ORDER BY delay, feedback DESC;
 \o

@@ -65,12 +65,11 @@ END $$;
 -- references on the evaluation prompts of each seed
 CREATE TABLE dc_ref AS
 WITH ev AS (SELECT x.seed, d.* FROM dc d JOIN dc_split x USING (id) WHERE x.rk > 2000),
-     per_arm AS (SELECT seed, a, avg(rewards[a]) AS m FROM ev, generate_series(1, 7) a GROUP BY 1, 2),
      per_family AS (SELECT seed, category, a, avg(rewards[a]) AS m, count(*) AS n
                       FROM ev, generate_series(1, 7) a GROUP BY 1, 2, 3),
      family_best AS (SELECT seed, category, max(m) AS m, max(n) AS n FROM per_family GROUP BY 1, 2)
 SELECT s.seed,
-       (SELECT max(m) FROM per_arm p WHERE p.seed = s.seed) AS best_single,
+       (SELECT best_single FROM dc_best b WHERE b.seed = s.seed) AS best_single,
        (SELECT sum(m * n) / sum(n) FROM family_best f WHERE f.seed = s.seed) AS family_best,
        (SELECT avg((SELECT max(r) FROM unnest(rewards) r)) FROM ev WHERE ev.seed = s.seed) AS oracle
   FROM (SELECT DISTINCT seed FROM dc_split) s;
