@@ -25,15 +25,21 @@ rest the evaluation prompts):
                      stream without the warm prompts; "family as tag": the
                      stream on [x; sqrt(10) one-hot of the prompt's family;
                      sqrt(10)], cold and warm 1,000 (what tags could reach).
+                     A cold stream has seen nothing in its first 500 prompts:
+                     it is given the best single model there, so a cold
+                     figure is an upper bound.
   routellm.csv       ridge regression of GPT-4's minus Mixtral's score; GPT-4
                      for the 21.05% of evaluation prompts with the largest
                      predicted gain (what a budget of 0.25 buys at costs 0.05 /
-                     1.0), Mixtral for the rest: quality / GPT-4's.
+                     1.0), Mixtral for the rest: quality / GPT-4's.  Then
+                     cost weight 0.05 (utility = score - 0.05 x cost): the
+                     stream cold and warm 1,000 and the in-sample fit, minus
+                     GPT-4's utility on the same prompts.
 
 An online router sees only the chosen model's score and pays for exploring,
 so it stays below these figures.  Needs numpy (Debian: python3-numpy); not
-part of `make bench-quality`.  Usage: bench/ceiling.py [DATA_DIR] (default
-../shared/bench).
+part of `make bench-quality`.  Usage: bench/ceiling.py [DATA_DIR [FIRST-LAST]]
+(default ../shared/bench, seeds 1-5; `make bench-candidates` uses 101-130).
 """
 import csv
 import hashlib
@@ -42,7 +48,8 @@ import sys
 import numpy as np
 
 DATA = sys.argv[1] if len(sys.argv) > 1 else '../shared/bench'
-SEEDS = [1, 2, 3, 4, 5]
+FIRST, LAST = map(int, (sys.argv[2] if len(sys.argv) > 2 else '1-5').split('-'))
+SEEDS = range(FIRST, LAST + 1)
 POOL = 2000
 
 
@@ -108,6 +115,9 @@ def stream_score(Z, R, warm, ev, step=500):
     for start in range(0, len(ev), step):
         seen = np.concatenate([warm, ev[:start]])
         block = ev[start:start + step]
+        if len(seen) == 0:
+            total += R[block, R[ev].mean(0).argmax()].sum()
+            continue
         pick = np.argmax(Z[block] @ ridge(Z[seen], R[seen], 20.0), 1)
         total += R[block, pick].sum()
     return total / len(ev)
@@ -153,6 +163,16 @@ def routellm():
             quality[top] = R[ev[top], 1]
             cells.append(f'{label} {quality.mean() / R[ev, 1].mean():.3f}')
         print(f'  seed {seed}: ' + ', '.join(cells))
+    print('routellm, cost weight 0.05 (costs 0.05 / 1.0): utility minus GPT-4\'s (alpha 20)')
+    U = R - 0.05 * np.array([0.05, 1.0])
+    none = np.array([], dtype=int)
+    for seed in SEEDS:
+        pool, ev = split(ids, seed)
+        gpt4 = U[ev, 1].mean()
+        pick = np.argmax(Z[ev] @ ridge(Z[ev], U[ev], 20.0), 1)
+        print(f'  seed {seed}: stream cold {stream_score(Z, U, none, ev) - gpt4:+.4f}, '
+              f'warm 1000 {stream_score(Z, U, pool[:1000], ev) - gpt4:+.4f}, '
+              f'in-sample {U[ev, pick].mean() - gpt4:+.4f} (Mixtral for {(pick == 0).mean():.1%})')
 
 
 if __name__ == '__main__':
