@@ -26,7 +26,7 @@
 #   policies   the policy comparison below (results/quality.txt and its plots)
 #   candidates (not in the default list) candidate default settings against the
 #              defaults on fresh orders, seed by seed: the RouterDC and RouteLLM
-#              rows of the tags part (bench/quality_candidates.sql;
+#              rows of the tags part, RouteLLM cold tagged too (bench/quality_candidates.sql;
 #              results/quality_candidates.md); make bench-candidates
 #
 # Data of the policies part: the RouteLLM outcomes in routellm.csv (in

@@ -5,12 +5,14 @@
 -- router (lin_ucb) with its settings over the defaults, on the rows the
 -- defaults are judged by (issue 42): RouterDC cold and warm 1,000, untagged
 -- and with the category as tag (gain over the seed's best single model),
--- RouteLLM cold with cost weight 0.05 (gain over GPT-4, and the mean cost)
--- and with a budget of 25% of GPT-4's cost warm 1,000 (share of GPT-4's
--- quality, and spend over the budget).  A candidate is compared with the
--- defaults seed by seed on the same prompts and orders: the mean difference,
--- its standard error and the seeds it wins, which the seeds' spread (larger
--- than most differences between settings) would hide.
+-- RouteLLM cold with cost weight 0.05, untagged and with the category as
+-- tag (gain over GPT-4, and the mean cost; the tagged row is where tags
+-- cost, docs/settings.md#tags), and with a budget of 25% of GPT-4's cost
+-- warm 1,000 (share of GPT-4's quality, and spend over the budget).  A
+-- candidate is compared with the defaults seed by seed on the same prompts
+-- and orders: the mean difference, its standard error and the seeds it wins,
+-- which the seeds' spread (larger than most differences between settings)
+-- would hide.
 \set ON_ERROR_STOP 1
 \ir quality_dc.sql
 \ir quality_rl.sql
@@ -20,7 +22,8 @@
 CREATE TABLE cand_part(ord int, part text, fmt text);
 INSERT INTO cand_part VALUES (1, 'RouterDC cold', 'FMS0.0000'), (2, 'RouterDC cold, tagged', 'FMS0.0000'),
     (3, 'RouterDC warm 1000', 'FMS0.0000'), (4, 'RouterDC warm 1000, tagged', 'FMS0.0000'),
-    (5, 'RouteLLM cold λ 0.05', 'FMS0.0000'), (6, 'RouteLLM budget 25%, warm 1000', 'FM0.0000');
+    (5, 'RouteLLM cold λ 0.05', 'FMS0.0000'), (6, 'RouteLLM cold λ 0.05, tagged', 'FMS0.0000'),
+    (7, 'RouteLLM budget 25%, warm 1000', 'FM0.0000');
 CREATE TABLE cand_run(candidate int, settings jsonb, part text, seed int, score float8, cost float8);
 CREATE FUNCTION cand_score(part text, s int, settings jsonb, OUT score float8, OUT cost float8)
 LANGUAGE plpgsql AS $$
@@ -35,7 +38,7 @@ BEGIN
          WHERE b.seed = s ORDER BY x.round DESC LIMIT 1;
     ELSIF part LIKE 'RouteLLM cold%' THEN
         SELECT x.cum_reward / x.round - b.gpt4, x.cum_cost / x.round INTO score, cost
-          FROM model_select.replay(rl_src(s, false, false, 0), 'lin_ucb', NULL, settings, s, 0.05) x, rl_best b
+          FROM model_select.replay(rl_src(s, tagged, false, 0), 'lin_ucb', NULL, settings, s, 0.05) x, rl_best b
          WHERE b.seed = s ORDER BY x.round DESC LIMIT 1;
     ELSE
         SELECT x.cum_reward / x.round / b.gpt4, x.cum_cost / x.round / 0.25 INTO score, cost

@@ -1,4 +1,4 @@
--- bench/quality_rl.sql, included by bench/quality_tags.sql and
+-- bench/quality_rl.sql, included by bench/quality_tags.sql,
 -- quality_candidates.sql (psql variables: data, seeds): RouteLLM's routellm.csv
 -- in table rl with its held-out split (quality_split.sql) and the prices of
 -- quality_routellm_warm.sql (Mixtral 0.05, GPT-4 1.0), rl_src() for a seed's

@@ -4,15 +4,8 @@
 -- seed the first 2,000 prompts by md5(id:seed) are the warm pool (both models
 -- scored), the other 13,361 the evaluation stream, shuffled by the seed.
 \set ON_ERROR_STOP 1
-\set tbl rl
-\set csvfile routellm.csv
-\ir quality_split.sql
+\ir quality_rl.sql
 \echo '   routellm warm:' `date +%T` 'data loaded; 3 seeds x 4 cost weights x 3 routers follow'
-
-CREATE FUNCTION rl_rows(s int, warm boolean, k int DEFAULT 2000) RETURNS text LANGUAGE sql AS $$
-    SELECT format('SELECT d.embedding, d.rewards, ARRAY[0.05, 1.0]::float8[] FROM rl d JOIN rl_split x USING (id)'
-                  ' WHERE x.seed = %s AND %s ORDER BY x.rk', s,
-                  CASE WHEN warm THEN format('x.rk <= %s', k) ELSE 'x.rk > 2000' END) $$;
 
 CREATE TABLE rlw_router(ord int, label text, settings jsonb, warm boolean);
 INSERT INTO rlw_router VALUES
@@ -29,8 +22,8 @@ BEGIN
                     (SELECT DISTINCT seed FROM rl_split) s ORDER BY s.seed, l, ro.ord LOOP
         INSERT INTO rlw_run
         SELECT r.ord, r.l, r.seed, x.cum_utility / x.round
-          FROM model_select.replay(rl_rows(r.seed, false), 'lin_ucb', NULL, r.settings, r.seed, r.l, NULL, 1, NULL,
-                                   true, CASE WHEN r.warm THEN rl_rows(r.seed, true) END) x
+          FROM model_select.replay(rl_src(r.seed, false, false, 0), 'lin_ucb', NULL, r.settings, r.seed, r.l, NULL, 1, NULL,
+                                   true, CASE WHEN r.warm THEN rl_src(r.seed, false, true, 2000) END) x
          ORDER BY x.round DESC LIMIT 1;
         RAISE NOTICE '% λ=% seed % -> %', r.label, r.l, r.seed,
             (SELECT round(utility::numeric, 4) FROM rlw_run WHERE ord = r.ord AND lambda = r.l AND seed = r.seed);
@@ -58,8 +51,8 @@ BEGIN
     FOR r IN SELECT ro.*, s.seed FROM rlb_router ro, (SELECT DISTINCT seed FROM rl_split) s ORDER BY s.seed, ro.ord LOOP
         INSERT INTO rlb_run
         SELECT r.ord, r.seed, x.cum_cost / x.round, x.cum_reward / x.round
-          FROM model_select.replay(rl_rows(r.seed, false), r.policy, NULL, '{"budget": 0.25}', r.seed, 0, NULL, 1,
-                                   NULL, true, CASE WHEN r.k > 0 THEN rl_rows(r.seed, true, r.k) END) x
+          FROM model_select.replay(rl_src(r.seed, false, false, 0), r.policy, NULL, '{"budget": 0.25}', r.seed, 0, NULL, 1,
+                                   NULL, true, CASE WHEN r.k > 0 THEN rl_src(r.seed, false, true, r.k) END) x
          ORDER BY x.round DESC LIMIT 1;
         RAISE NOTICE '% budget 0.25 seed % -> %', r.label, r.seed,
             (SELECT format('cost %s, reward %s', round(cost::numeric, 4), round(reward::numeric, 4))
@@ -79,14 +72,12 @@ BEGIN
                     unnest(ARRAY[0, 100, 1000]) d, unnest(ARRAY[1, 0.2, 0.05]::float8[]) fb ORDER BY 1, 2, 3, 4 DESC LOOP
         INSERT INTO rlf_run
         SELECT r.k, r.d, r.fb, r.seed, x.cum_cost / x.round, x.cum_reward / x.round
-          FROM model_select.replay(rl_rows(r.seed, false), 'lin_ucb', NULL, '{"budget": 0.25}', r.seed, 0, NULL, 1,
-                                   NULL, true, CASE WHEN r.k > 0 THEN rl_rows(r.seed, true, r.k) END, r.d, r.fb) x
+          FROM model_select.replay(rl_src(r.seed, false, false, 0), 'lin_ucb', NULL, '{"budget": 0.25}', r.seed, 0, NULL, 1,
+                                   NULL, true, CASE WHEN r.k > 0 THEN rl_src(r.seed, false, true, r.k) END, r.d, r.fb) x
          ORDER BY x.round DESC LIMIT 1;
     END LOOP;
     RAISE NOTICE 'budget under late and sparse feedback: % passes done', (SELECT count(*) FROM rlf_run);
 END $$;
-CREATE TABLE rlb_ref AS
-SELECT x.seed, avg(d.rewards[2]) AS gpt4 FROM rl d JOIN rl_split x USING (id) WHERE x.rk > 2000 GROUP BY 1;
 
 \pset format unaligned
 \pset tuples_only on
@@ -111,8 +102,8 @@ SELECT format('| %s | %s | %s | %s | %s |', ro.label,
               (SELECT string_agg(to_char(cost / 0.25, 'FM0.0000'), ', ' ORDER BY seed) FROM rlb_run r WHERE r.ord = ro.ord),
               (SELECT to_char(avg(cost / 0.25), 'FM0.0000') FROM rlb_run r WHERE r.ord = ro.ord),
               (SELECT string_agg(to_char(reward / f.gpt4, 'FM0.000'), ', ' ORDER BY seed)
-                 FROM rlb_run r JOIN rlb_ref f USING (seed) WHERE r.ord = ro.ord),
-              (SELECT to_char(avg(reward / f.gpt4), 'FM0.000') FROM rlb_run r JOIN rlb_ref f USING (seed) WHERE r.ord = ro.ord))
+                 FROM rlb_run r JOIN rl_best f USING (seed) WHERE r.ord = ro.ord),
+              (SELECT to_char(avg(reward / f.gpt4), 'FM0.000') FROM rlb_run r JOIN rl_best f USING (seed) WHERE r.ord = ro.ord))
   FROM rlb_router ro ORDER BY ro.ord;
 SELECT '';
 SELECT 'Budget 0.25 per prompt as feedback arrives: a reward visible `delay` rounds after its decision, a seeded share `feedback` of the rounds rewarded; lin_ucb defaults. Mean cost of the routed prompts / budget (the largest over the seeds in brackets) and quality / GPT-4''s (mean; seed spread max − min in brackets).';
@@ -127,6 +118,6 @@ SELECT format('| %s | %s%% | %s (%s) | %s (%s) | %s (%s) | %s (%s) |', delay, ro
               to_char(avg(q) FILTER (WHERE k > 0), 'FM0.000'),
               to_char(max(q) FILTER (WHERE k > 0) - min(q) FILTER (WHERE k > 0), 'FM0.000'))
   FROM (SELECT r.k, r.delay, r.feedback, r.cost / 0.25 AS c, r.reward / f.gpt4 AS q
-          FROM rlf_run r JOIN rlb_ref f USING (seed)) t
+          FROM rlf_run r JOIN rl_best f USING (seed)) t
  GROUP BY delay, feedback ORDER BY delay, feedback DESC;
 \o
