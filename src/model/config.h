@@ -91,6 +91,9 @@ typedef enum ClockKind
 /* Most buckets tags may hash into (tags.c). */
 #define MAX_TAG_BUCKETS 1024
 
+/* The loudest a tag may be, as a multiple of the intercept feature's scale. */
+#define MAX_TAG_SCALE 100
+
 /* Most regularisers a dmm/cmm grid may list. */
 #define MAX_GRID 16
 
@@ -105,6 +108,7 @@ typedef struct SelectorConfig
 	int32		dim;
 	int32		embed_dim;
 	int32		tag_buckets;
+	double		tag_scale;		/* the buckets' scale, times √intercept */
 	PolicyKind	policy;
 	KernelKind	kernel;
 	uint64		seed;

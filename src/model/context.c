@@ -232,8 +232,8 @@ check_magnitude(const SelectorConfig *cfg, const double *x)
  * Apply the selector's input transformation in place: L2 normalisation of
  * the embedding, or a check that an unnormalised context is small enough
  * to learn from; then the tags' buckets (tags.c) scaled as the intercept
- * feature.  The norm is taken of x / max|x_i| so that neither huge nor tiny
- * finite vectors overflow or underflow.
+ * feature, times tag_scale.  The norm is taken of x / max|x_i| so that
+ * neither huge nor tiny finite vectors overflow or underflow.
  */
 void
 context_prepare(const SelectorConfig *cfg, double *x)
@@ -245,7 +245,7 @@ context_prepare(const SelectorConfig *cfg, double *x)
 	if (!policy_ops(cfg->policy)->uses_context)
 		return;
 	for (int j = e; j < cfg->dim; j++)
-		x[j] *= sqrt(cfg->intercept);
+		x[j] *= sqrt(cfg->intercept) * cfg->tag_scale;
 	if (!cfg->normalize)
 	{
 		check_magnitude(cfg, x);

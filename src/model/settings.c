@@ -89,6 +89,9 @@ const SettingDef setting_defs[] = {
 	/* the space of tags (model/tags.c): lin_ucb's default 16, the others' none */
 	{"tag_buckets", SETTING_INTEGER, offsetof(SelectorConfig, tag_buckets), 0, 0, false, MAX_TAG_BUCKETS,
 	FOR_CONTEXTUAL},
+	/* how loud a tag is beside the arm's intercept: 1 = a full intercept of its own */
+	{"tag_scale", SETTING_NUMBER, offsetof(SelectorConfig, tag_scale), 1.0, 0, true, MAX_TAG_SCALE,
+	FOR_CONTEXTUAL, NULL, false, true},
 };
 
 StaticAssertDecl(lengthof(setting_defs) == N_SETTINGS, "N_SETTINGS counts setting_defs");
@@ -227,14 +230,14 @@ setting_applies(const SettingDef *def, const SelectorConfig *cfg)
 }
 
 /*
- * Does a setting show in the resolved settings: it applies, and is on if it
- * shows only then (the log's horizon: settings stored before it existed
- * read the same)?
+ * Does a setting show in the resolved settings: it applies, and is set if it
+ * shows only then (settings stored before it existed read the same)?
  */
 static bool
 setting_shown(const SettingDef *def, const SelectorConfig *cfg)
 {
-	return setting_applies(def, cfg) && (!def->shown_when_on || get_field(cfg, def) != 0);
+	return setting_applies(def, cfg)
+		&& (!def->shown_when_set || get_field(cfg, def) != setting_default(cfg, def));
 }
 
 /* The names of the keys cfg's resolved settings list, in the table's order (a List of char *). */

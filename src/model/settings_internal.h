@@ -63,11 +63,12 @@ typedef struct SettingDef
 	SettingScope applies;
 	const char *const *choices; /* SETTING_CHOICE: the names, NULL-terminated */
 	bool		duration;		/* on the time clock: seconds, or an interval's text */
-	bool		shown_when_on;	/* listed in the resolved settings only when not 0 */
+	bool		shown_when_set;	/* listed in the resolved settings only when not
+								 * its default */
 } SettingDef;
 
 /* Every setting, once (settings.c); N_SETTINGS entries. */
-#define N_SETTINGS 40
+#define N_SETTINGS 41
 extern const SettingDef setting_defs[];
 extern const char *const clock_names[];
 
