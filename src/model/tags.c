@@ -12,13 +12,14 @@
  * of its own: an offset per tag and arm, learnt from the rewards of that tag,
  * whatever the embedding's scale ("tag_scale" s multiplies the buckets: a
  * tag's offset then has s² times the intercept's prior variance; below 1 for
- * labels that rarely change the best arm, docs/settings.md#tags).  Three buckets a tag rather than one: two
- * tags rarely share all three, so that a few tags in few buckets keep
- * vectors of their own (8 tags in 16 buckets: independent for 9 seeds of 10,
- * against 7 of 10 with one bucket a tag; docs/policies.md#tags).  An unseen
- * tag has buckets no reward of its own taught: at most the share of other
- * tags' offsets its buckets hold.  No tags (NULL or an empty array) leave
- * every bucket 0: the scores of the embedding alone.
+ * labels that rarely change the best arm, docs/settings.md#tags).  Three
+ * buckets a tag rather than one: two tags rarely share all three, so that a
+ * few tags in few buckets keep vectors of their own (8 tags in 16 buckets:
+ * independent for 9 seeds of 10, against 7 of 10 with one bucket a tag;
+ * docs/policies.md#tags).  An unseen tag has buckets no reward of its own
+ * taught: at most the share of other tags' offsets its buckets hold.  No tags
+ * (NULL or an empty array) leave every bucket 0: the scores of the embedding
+ * alone.
  */
 #include "postgres.h"
 

@@ -21,7 +21,7 @@ CREATE TEMP TABLE probes AS
 SELECT p, ARRAY(SELECT random() - 0.5 FROM generate_series(1, 6) j WHERE p > 0)::float8[] AS context
   FROM generate_series(1, 10) p;
 
--- (name, policy, kernel, settings, tagged): each tagged selector and its untagged twin
+-- each tagged selector and its untagged twin
 CREATE TEMP TABLE pairs (tagged text, twin text);
 INSERT INTO pairs VALUES ('lin_s1', 'lin_i20'), ('lin_s03', 'lin_i109'), ('pak_s03', 'pak_i109');
 SELECT model_select.create_selector('lin_s1', 6, ARRAY['a', 'b']);
@@ -35,15 +35,18 @@ INSERT INTO model_select.rewards (selector, arm, context, reward, tags)
 SELECT s.name, e.arm, e.context, e.reward, CASE WHEN s.name IN (SELECT tagged FROM pairs) THEN ARRAY['k'] END
   FROM env e, model_select.selectors s ORDER BY e.i, s.name;
 
--- every probe's every arm: the largest difference between a tagged selector and its twin
-CREATE FUNCTION pair_gap(tagged text, twin text) RETURNS float8 LANGUAGE sql AS $$
-    SELECT max(greatest(abs(x.mean - y.mean), abs(x.width - y.width), abs(x.ucb - y.ucb)))
+-- every probe's every learnt arm, scored by a tagged selector (tag 'k') and
+-- by its twin (no tag) after the same rewards: the largest difference of
+-- mean, width and ucb; pair_gap() the largest of them, pair_rows() how many
+CREATE FUNCTION pair_diffs(tagged text, twin text) RETURNS SETOF float8 LANGUAGE sql AS $$
+    SELECT greatest(abs(x.mean - y.mean), abs(x.width - y.width), abs(x.ucb - y.ucb))
       FROM probes p, model_select.scores(tagged, p.context, ARRAY['k']) x
            JOIN model_select.scores(twin, p.context) y ON y.arm = x.arm AND y.n = x.n
      WHERE x.n > 0 $$;
+CREATE FUNCTION pair_gap(tagged text, twin text) RETURNS float8 LANGUAGE sql AS $$
+    SELECT max(d) FROM pair_diffs(tagged, twin) d $$;
 CREATE FUNCTION pair_rows(tagged text, twin text) RETURNS bigint LANGUAGE sql AS $$
-    SELECT count(*) FROM probes p, model_select.scores(tagged, p.context, ARRAY['k']) x
-           JOIN model_select.scores(twin, p.context) y ON y.arm = x.arm AND y.n = x.n WHERE x.n > 0 $$;
+    SELECT count(*) FROM pair_diffs(tagged, twin) d $$;
 
 SELECT is((SELECT string_agg(pair_rows(tagged, twin)::text, ' ' ORDER BY tagged) FROM pairs), '20 20 20',
           'every probe scores both arms, learnt from the same rewards, in each tagged selector and its twin');
