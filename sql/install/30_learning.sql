@@ -82,6 +82,34 @@ CREATE FUNCTION model_select_internal._decisions_rewarded() RETURNS trigger
 CREATE TRIGGER decisions_rewarded AFTER DELETE ON model_select.decisions
     FOR EACH ROW EXECUTE FUNCTION model_select_internal._decisions_rewarded();
 
+-- A reward by decision learns its decision's context and tags
+-- (src/learning/fold.c), and decision_scores() re-derives a decision from its
+-- record, so a decision is never rewritten: an UPDATE would silently
+-- desynchronise the learned state from rebuild_state(), a TRUNCATE would
+-- orphan the rewards that decisions_rewarded protects.  Only created_at may
+-- move (to age decisions for decision_ttl): it is read afresh by every use.
+CREATE FUNCTION model_select_internal._decisions_fixed() RETURNS trigger
+LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    moved model_select.decisions;
+BEGIN
+    IF TG_OP = 'UPDATE' THEN
+        moved := NEW;
+        moved.created_at := OLD.created_at;
+        IF moved IS NOT DISTINCT FROM OLD THEN
+            RETURN NEW;
+        END IF;
+    END IF;
+    RAISE EXCEPTION 'model_select.decisions is a log: % of a decision is not allowed', TG_OP
+        USING ERRCODE = '55000',
+              DETAIL = 'Its rewards learn its context and tags; only created_at may change.',
+              HINT = 'Route a new decision instead; DELETE removes a decision that no reward references.';
+END $$;
+CREATE TRIGGER decisions_fixed BEFORE UPDATE ON model_select.decisions
+    FOR EACH ROW EXECUTE FUNCTION model_select_internal._decisions_fixed();
+CREATE TRIGGER decisions_fixed_truncate BEFORE TRUNCATE ON model_select.decisions
+    FOR EACH STATEMENT EXECUTE FUNCTION model_select_internal._decisions_fixed();
+
 -- A reward by function call, for routers that forward function calls
 -- (PL/Proxy, an RPC layer): the same INSERT, with the caller's rights and
 -- the same triggers; returns the reward_id.
@@ -175,6 +203,10 @@ COMMENT ON TRIGGER rewards_resolve ON model_select.rewards IS 'Completes and val
 COMMENT ON TRIGGER rewards_apply ON model_select.rewards IS 'Checkpoints arms with many pending rewards.';
 COMMENT ON TRIGGER rewards_append_only ON model_select.rewards IS 'Keeps the reward log append-only.';
 COMMENT ON TRIGGER decisions_rewarded ON model_select.decisions IS 'Keeps the decision of every reward by decision (in place of a foreign key).';
+COMMENT ON FUNCTION model_select_internal._decisions_fixed() IS
+'Trigger function of decisions_fixed and decisions_fixed_truncate: refuses TRUNCATE of the decision log and an UPDATE of a decision other than of its created_at (55000).';
+COMMENT ON TRIGGER decisions_fixed ON model_select.decisions IS 'Keeps every decision as it was logged (but its created_at).';
+COMMENT ON TRIGGER decisions_fixed_truncate ON model_select.decisions IS 'Keeps the decision log from being truncated.';
 
 COMMENT ON TABLE model_select.arm_base IS
 'Per arm, the base of its log: the fold of the rewards that retention absorbed and deleted (a prefix of the log in canonical order), under the selector''s current settings, with their totals. rebuild_state() folds the retained log onto it. Dumped; written only by the extension as its owner.';

@@ -261,6 +261,13 @@ CREATE TRIGGER codebook_changed AFTER INSERT OR UPDATE ON model_select.codebooks
 CREATE TRIGGER decisions_rewarded AFTER DELETE ON model_select.decisions
     FOR EACH ROW EXECUTE FUNCTION model_select_internal._decisions_rewarded();
 COMMENT ON TRIGGER decisions_rewarded ON model_select.decisions IS 'Keeps the decision of every reward by decision (in place of a foreign key).';
+-- and keeps every decision as it was logged (its rewards read its context and tags)
+CREATE TRIGGER decisions_fixed BEFORE UPDATE ON model_select.decisions
+    FOR EACH ROW EXECUTE FUNCTION model_select_internal._decisions_fixed();
+CREATE TRIGGER decisions_fixed_truncate BEFORE TRUNCATE ON model_select.decisions
+    FOR EACH STATEMENT EXECUTE FUNCTION model_select_internal._decisions_fixed();
+COMMENT ON TRIGGER decisions_fixed ON model_select.decisions IS 'Keeps every decision as it was logged (but its created_at).';
+COMMENT ON TRIGGER decisions_fixed_truncate ON model_select.decisions IS 'Keeps the decision log from being truncated.';
 
 -- restore in any order: the triggers of the dumped tables (after the
 -- functions: theirs are new)

@@ -10,7 +10,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(334);
+SELECT plan(342);
 
 -- md5 of each table's rows (as text), ordered by primary key.
 CREATE FUNCTION pg_temp.fingerprint() RETURNS TABLE (tbl text, nrows bigint, md5 text)
@@ -350,6 +350,19 @@ SELECT * FROM pg_temp.bad($$UPDATE model_select.rewards SET reward = 'NaN'$$,
                           '55000', 'rewards: UPDATE of the log is rejected');
 SELECT * FROM pg_temp.bad($$TRUNCATE model_select.rewards$$,
                           '55000', 'rewards: TRUNCATE of the log is rejected');
+-- a reward by decision learns the decision's context and tags: a decision is
+-- never rewritten (else the state would no longer be rebuild_state()'s)
+SELECT * FROM pg_temp.bad(format($$UPDATE model_select.decisions SET tags = '{other}' WHERE decision_id = %s$$,
+                                 (SELECT decision_id FROM dec WHERE k = 'rewarded')),
+                          '55000', 'decisions: UPDATE of a rewarded decision''s tags is rejected');
+SELECT * FROM pg_temp.bad(format($$UPDATE model_select.decisions SET context_real = '{0.1, 0.5, 0.5}',
+                                     created_at = created_at - interval '1 day' WHERE decision_id = %s$$,
+                                 (SELECT decision_id FROM dec WHERE k = 'rewarded')),
+                          '55000', 'decisions: UPDATE of a context, with created_at, is rejected');
+SELECT * FROM pg_temp.bad($$UPDATE model_select.decisions SET arm_id = arm_id + 1$$,
+                          '55000', 'decisions: UPDATE of the arms is rejected');
+SELECT * FROM pg_temp.bad($$TRUNCATE model_select.decisions$$,
+                          '55000', 'decisions: TRUNCATE of the log is rejected');
 
 -- ----------------------------------------------- valid edge cases still work
 -- huge and tiny finite contexts normalise without overflow or underflow
