@@ -57,6 +57,7 @@ typedef struct ReplayPending
 	int			horizon;		/* 0: no budget, nothing counted */
 	int			size;			/* horizon, or 2·horizon with count_pending */
 	int		   *arm;
+	double	   *lambda;			/* the cost weight each decision was priced at */
 	bool	   *rewarded;
 	int			decided;		/* the rounds decided so far */
 } ReplayPending;
@@ -67,6 +68,7 @@ extern void pending_init(ReplayPending *pending, const struct SelectorConfig *cf
 extern void pending_decided(ReplayPending *pending, struct Selector *sel, int t, int a);
 extern void pending_rewarded(ReplayPending *pending, struct Selector *sel, int r, int decided);
 extern void pending_awaited(const ReplayPending *pending, struct Selector *sel);
+extern void pending_window_lambda(const ReplayPending *pending, struct Selector *sel);
 
 extern void eval_check_arg(bool ok, const char *function, const char *problem);
 extern void source_load(const char *source, const char *label, bool with_expected,

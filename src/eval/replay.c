@@ -380,6 +380,7 @@ replay_round(ReplayLearner *learner, const ReplayData *data, int row, double lam
 
 	replay_deliver(learner, data, t, tot);
 	pending_awaited(&learner->decided, sel);
+	pending_window_lambda(&learner->decided, sel);
 	for (int a = 0; a < data->narms; a++)
 		sel->arms[a].active = avail[a];
 	if (clock_ops(sel->cfg.clock)->ages)

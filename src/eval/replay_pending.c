@@ -3,8 +3,9 @@
  * as a live selector counts them (routing/pacer.c): each arm's count among
  * the last pending_horizon decisions of rewards not yet learned, whether
  * late (replay()'s delay) or never coming (its feedback), for the budget's
- * pacer; with count_pending also the rewarded among them and the decisions
- * before them, for the awaited rewards (routing/awaited.c).
+ * pacer, and the mean cost weight they were priced at; with count_pending
+ * also the rewarded among them and the decisions before them, for the
+ * awaited rewards (routing/awaited.c).
  */
 #include "postgres.h"
 
@@ -19,14 +20,20 @@ pending_init(ReplayPending *pending, const SelectorConfig *cfg)
 	pending->horizon = cfg->budget > 0 || cfg->count_pending ? cfg->pending_horizon : 0;
 	pending->size = cfg->count_pending ? 2 * pending->horizon : pending->horizon;
 	pending->arm = pending->size > 0 ? palloc(sizeof(int) * pending->size) : NULL;
+	pending->lambda = pending->size > 0 ? palloc(sizeof(double) * pending->size) : NULL;
 	pending->rewarded = pending->size > 0 ? palloc(sizeof(bool) * pending->size) : NULL;
 	pending->decided = 0;
 }
 
-/* Round t's decision of arm a enters the window; round t − horizon's leaves the pacer's count. */
+/*
+ * Round t's decision of arm a, priced at the λ it was decided with (read
+ * before the counts below move), enters the window; round t − horizon's
+ * leaves the pacer's count.
+ */
 void
 pending_decided(ReplayPending *pending, Selector *sel, int t, int a)
 {
+	double		lambda = pacer_lambda(sel);
 	int			slot;
 
 	if (pending->horizon == 0)
@@ -39,6 +46,7 @@ pending_decided(ReplayPending *pending, Selector *sel, int t, int a)
 	}
 	slot = t % pending->size;
 	pending->arm[slot] = a;
+	pending->lambda[slot] = lambda;
 	pending->rewarded[slot] = false;
 	pending->decided = t + 1;
 	sel->arms[a].pending_n++;
@@ -94,4 +102,22 @@ pending_awaited(const ReplayPending *pending, Selector *sel)
 		}
 	}
 	awaited_set(sel, sums[0], sums[1], sums[2]);
+}
+
+/*
+ * Before a decision: the pacer's λ̄, the mean cost weight of the last
+ * horizon decisions, summed newest first as a live selector sums them
+ * (pacer.c), so that a replay paces as the selector would.
+ */
+void
+pending_window_lambda(const ReplayPending *pending, Selector *sel)
+{
+	int64		d = Min((int64) pending->decided, (int64) pending->horizon);
+	double		sum = 0.0;
+
+	if (pending->horizon == 0)
+		return;
+	for (int64 k = 1; k <= d; k++)
+		sum += pacer_level(&sel->cfg, pending->lambda[(pending->decided - k) % pending->size]);
+	sel->window_lambda = d > 0 ? sum / (double) d : 0.0;
 }

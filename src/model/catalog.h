@@ -53,6 +53,8 @@ typedef struct Selector
 	/* decision_scores(): the cost weight its decision logged, in force */
 	bool		lambda_logged;
 	double		lambda;
+	/* with a budget: the mean cost weight of the pacer's window (pacer.c) */
+	double		window_lambda;
 } Selector;
 
 extern void selector_unknown(const char *name);

@@ -77,7 +77,7 @@ const SettingDef setting_defs[] = {
 	{"detect", SETTING_BOOLEAN, offsetof(SelectorConfig, detect), 0, 0, false, 1, FOR_DETECT, NULL, false, true},
 	{"cost_weight", SETTING_NUMBER, offsetof(SelectorConfig, cost_weight), 0.0, 0, false, COST_WEIGHT_MAX, FOR_ALL},
 	{"budget", SETTING_NUMBER, offsetof(SelectorConfig, budget), 0.0, 0, false, 1e12, FOR_ALL},
-	{"pace", SETTING_INTEGER, offsetof(SelectorConfig, pace), 100, 1, false, 1e6, FOR_BUDGET},
+	{"pace", SETTING_INTEGER, offsetof(SelectorConfig, pace), 1000, 1, false, 1e6, FOR_BUDGET},
 	{"pending_horizon", SETTING_INTEGER, offsetof(SelectorConfig, pending_horizon), 1000, 0, false, 1e6, FOR_PENDING},
 	{"count_pending", SETTING_BOOLEAN, offsetof(SelectorConfig, count_pending), 0, 0, false, 1, FOR_CONTEXTUAL,
 	NULL, false, true},

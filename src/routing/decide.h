@@ -15,6 +15,7 @@ extern void check_decisions_writable(const char *function);
 extern void decision_version_args(const Selector *sel, Datum *args, char *nulls, int at);
 extern void scores_rows(FunctionCallInfo fcinfo, const Selector *sel, const ArmScore *scores);
 extern double pacer_lambda(const Selector *sel);
+extern double pacer_level(const SelectorConfig *cfg, double cost_weight);
 extern void pacer_apply(const Selector *sel, double lambda, ArmScore *scores);
 extern void pacer_pending_load(Selector *sel);
 extern void awaited_set(Selector *sel, int64 rewarded_new, int64 decided_old, int64 rewarded_old);

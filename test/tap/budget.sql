@@ -43,8 +43,35 @@ SELECT cmp_ok((SELECT max(cum_reward) / 5000 FROM model_select.replay(
                   'lin_ucb', NULL, '{"budget": 2, "alpha": 1, "intercept": 1, "eta": 0.5}', 1, 0, NULL, 1, 5000)),
               '>', 0.85::float8, 'a loose budget costs no reward');
 
+-- The largest gap between a decision's logged λ and the pacer's function of the
+-- log before it, over selector sel's decisions after its first `after`:
+-- λ = max(0, λ̄ + (1 / 0.3)·(C + P − 0.3·(N + Np)) / (20·0.3)), capped at 1e12,
+-- where C, N are the costs and number of the rewards of earlier decisions, P,
+-- Np the mean costs of the arms of the earlier decisions among the last
+-- `horizon` without a reward, and λ̄ the mean λ those last `horizon` logged,
+-- each at most the scale 1 / 0.3.
+CREATE FUNCTION pacer_gap(sel text, horizon int, after int) RETURNS float8 LANGUAGE sql AS $$
+    WITH dec AS (SELECT d.* FROM model_select.decisions d JOIN model_select.selectors s USING (selector_id)
+                  WHERE s.name = sel),
+         mean AS (SELECT arm_id, avg(cost) AS mean FROM model_select.rewards WHERE cost IS NOT NULL GROUP BY 1)
+    SELECT max(abs(d.cost_weight - least(1e12, greatest(0, coalesce(w.lambda, 0) + (1.0 / 0.3) *
+               (coalesce(r.cost, 0) + coalesce(p.cost, 0) - 0.3 * (coalesce(r.n, 0) + coalesce(p.n, 0))) / (20 * 0.3)))))
+      FROM dec d
+     CROSS JOIN LATERAL (SELECT sum(rw.cost) AS cost, count(rw.cost) AS n FROM dec e
+                           JOIN model_select.rewards rw USING (decision_id) WHERE e.decision_id < d.decision_id) r
+     CROSS JOIN LATERAL (SELECT sum(m.mean) AS cost, count(m.mean) AS n
+                           FROM (SELECT * FROM dec e WHERE e.decision_id < d.decision_id
+                                  ORDER BY e.decision_id DESC LIMIT horizon) e
+                           LEFT JOIN mean m USING (arm_id)
+                          WHERE NOT EXISTS (SELECT FROM model_select.rewards rw WHERE rw.decision_id = e.decision_id)) p
+     CROSS JOIN LATERAL (SELECT avg(least(e.cost_weight, 1.0 / 0.3)) AS lambda
+                           FROM (SELECT * FROM dec e WHERE e.decision_id < d.decision_id
+                                  ORDER BY e.decision_id DESC LIMIT horizon) e) w
+     WHERE d.decision_id > coalesce((SELECT max(f.decision_id)
+                                       FROM (SELECT decision_id FROM dec ORDER BY decision_id LIMIT after) f), 0) $$;
+
 -- live: route() and rewards with costs; every decision logs the λ of the pacer,
--- recomputed here from the rewards logged before it
+-- recomputed here from the rewards and the λs logged before it
 SELECT lives_ok($$SELECT model_select.create_selector('b', 2, ARRAY['cheap', 'mid', 'dear'], 'lin_ucb', NULL,
                     '{"budget": 0.3, "pace": 20}')$$, 'selector with a budget');
 DO $$
@@ -61,12 +88,8 @@ BEGIN
 END $$;
 SELECT is((SELECT count(*) FROM model_select.decisions WHERE cost_weight IS NOT NULL), 300::bigint,
           'every decision logs a cost weight');
-SELECT cmp_ok((SELECT max(abs(d.cost_weight - greatest(0, (1.0 / 0.3) *
-                   (coalesce(p.cost, 0) - 0.3 * coalesce(p.n, 0)) / (20 * 0.3))))
-                 FROM model_select.decisions d
-                 CROSS JOIN LATERAL (SELECT sum(r.cost) AS cost, count(*) AS n FROM model_select.rewards r
-                                      WHERE r.decision_id < d.decision_id) p), '<', 1e-9::float8,
-              'the logged λ is the pacer''s function of the costs logged before the decision');
+SELECT cmp_ok(pacer_gap('b', 1000, 0), '<', 1e-9::float8,
+              'the logged λ is the pacer''s function of the costs and λs logged before the decision');
 SELECT cmp_ok((SELECT max(cost_weight) FROM model_select.decisions), '>', 0::float8,
               'the pacer raised λ above 0 at some point');
 SELECT cmp_ok((SELECT abs(sum(cost) / count(*) - 0.3) FROM model_select.rewards
@@ -83,25 +106,10 @@ SELECT cmp_ok((SELECT max(abs(a.ucb - b.ucb) + abs(a.mean - b.mean))
 -- logged and the earlier decisions still pending (all within the default
 -- pending_horizon of 1,000); then with pending_horizon 10 only the last 10
 -- decisions count, the older ones aged out
-CREATE FUNCTION pending_lambda(sel text, horizon int, after int) RETURNS float8 LANGUAGE sql AS $$
-    WITH dec AS (SELECT d.* FROM model_select.decisions d JOIN model_select.selectors s USING (selector_id)
-                  WHERE s.name = sel),
-         mean AS (SELECT arm_id, avg(cost) AS mean FROM model_select.rewards WHERE cost IS NOT NULL GROUP BY 1)
-    SELECT max(abs(d.cost_weight - least(1e12, greatest(0, (1.0 / 0.3) *
-               (coalesce(r.cost, 0) + coalesce(p.cost, 0) - 0.3 * (coalesce(r.n, 0) + coalesce(p.n, 0))) / (20 * 0.3)))))
-      FROM dec d
-     CROSS JOIN LATERAL (SELECT sum(rw.cost) AS cost, count(rw.cost) AS n FROM dec e
-                           JOIN model_select.rewards rw USING (decision_id) WHERE e.decision_id < d.decision_id) r
-     CROSS JOIN LATERAL (SELECT sum(m.mean) AS cost, count(m.mean) AS n
-                           FROM (SELECT * FROM dec e WHERE e.decision_id < d.decision_id
-                                  ORDER BY e.decision_id DESC LIMIT horizon) e
-                           LEFT JOIN mean m USING (arm_id)
-                          WHERE NOT EXISTS (SELECT FROM model_select.rewards rw WHERE rw.decision_id = e.decision_id)) p
-     WHERE d.decision_id > (SELECT decision_id FROM dec ORDER BY decision_id OFFSET after - 1 LIMIT 1) $$;
 DO $$ DECLARE s record; BEGIN
     FOR s IN SELECT * FROM stream WHERE i BETWEEN 301 AND 340 ORDER BY i LOOP PERFORM model_select.route('b', s.context); END LOOP;
 END $$;
-SELECT cmp_ok(pending_lambda('b', 1000, 300), '<', 1e-9::float8,
+SELECT cmp_ok(pacer_gap('b', 1000, 300), '<', 1e-9::float8,
               'the logged λ counts the decisions not rewarded yet at their arm''s mean cost');
 SELECT cmp_ok((SELECT max(d.cost_weight) - min(d.cost_weight) FROM model_select.decisions d
                  JOIN model_select.selectors s USING (selector_id) WHERE s.name = 'b'
@@ -111,7 +119,7 @@ SELECT model_select.alter_selector('b', '{"pending_horizon": 10}');
 DO $$ DECLARE s record; BEGIN
     FOR s IN SELECT * FROM stream WHERE i BETWEEN 341 AND 360 ORDER BY i LOOP PERFORM model_select.route('b', s.context); END LOOP;
 END $$;
-SELECT cmp_ok(pending_lambda('b', 10, 340), '<', 1e-9::float8,
+SELECT cmp_ok(pacer_gap('b', 10, 340), '<', 1e-9::float8,
               'pending_horizon 10: only the last 10 decisions without a reward count');
 
 -- warm starts teach costs but are no spend: 500 rows of the stream, every arm
@@ -138,12 +146,7 @@ CREATE TEMP TABLE bw_decisions AS
 SELECT d.* FROM model_select.decisions d JOIN model_select.selectors s USING (selector_id) WHERE s.name = 'bw';
 SELECT is((SELECT cost_weight FROM bw_decisions ORDER BY decision_id LIMIT 1), 0::float8,
           'after the warm start, nothing spent: the first decision''s λ is 0');
-SELECT cmp_ok((SELECT max(abs(d.cost_weight - greatest(0, (1.0 / 0.3) *
-                   (coalesce(p.cost, 0) - 0.3 * coalesce(p.n, 0)) / (20 * 0.3))))
-                 FROM bw_decisions d
-                 CROSS JOIN LATERAL (SELECT sum(r.cost) AS cost, count(*) AS n FROM bw_decisions e
-                                       JOIN model_select.rewards r USING (decision_id)
-                                      WHERE e.decision_id < d.decision_id) p), '<', 1e-9::float8,
+SELECT cmp_ok(pacer_gap('bw', 1000, 0), '<', 1e-9::float8,
               'the logged λ is the pacer''s function of the costs of earlier decisions only');
 SELECT cmp_ok((SELECT abs(sum(r.cost) / count(*) - 0.3) FROM bw_decisions d JOIN model_select.rewards r USING (decision_id)),
               '<', 0.03::float8, 'spend over the 300 decisions within 10% of the budget 0.3');
