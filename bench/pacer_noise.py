@@ -14,7 +14,7 @@ the whole 13,361 or the first 4,000.  Pacers (src/routing/pacer.c):
                     what a noiseless pacer reaches
   integral pace P   0.2.0's pacer, λ = max(0, scale (C − B N) / (P B))
   λ̄ + integral      0.3.0's, λ = max(0, λ̄ + scale (C − B N) / (P B)),
-                    λ̄ the mean λ of the last W decisions
+                    λ̄ the mean λ of the last W decisions, each at most scale
 
 Prints quality (mean reward over GPT-4's) and spend over the budget, mean of
 seeds 1–10.  Usage: bench/pacer_noise.py DATA_DIR (the folder of routellm.csv).
@@ -63,7 +63,7 @@ def run(rewards, pred, rows, pacer, pace, window=1000):
         elif pacer == 'integral':
             lam = max(0.0, scale * overspend / (pace * BUDGET))
         else:
-            mean = float(np.mean(lambdas[-window:])) if lambdas else 0.0
+            mean = float(np.mean(np.minimum(lambdas[-window:], scale))) if lambdas else 0.0
             lam = max(0.0, mean + scale * overspend / (pace * BUDGET))
         arm = 1 if pred[i] > lam * (PRICES[1] - PRICES[0]) else 0
         lambdas.append(lam)

@@ -5,8 +5,10 @@
 # never does.  A greedy selector with a budget of 0.5 and pace 1, whose arms
 # learned their means and costs from rewards without a decision (no spend):
 # 'free' 0.4 at cost 0, 'dear' 0.9 at cost 1.  At λ = 0 greedy picks 'dear';
-# one pending 'dear' makes the overspend 1 − 0.5 = 0.5 and λ = (1/0.5) · 0.5 /
-# (1 · 0.5) = 2 (then 'free' wins: 0.4 > 0.9 − 2); two make λ = 4.
+# one pending 'dear' makes the overspend 1 − 0.5 = 0.5 and λ = λ̄ + (1/0.5) · 0.5 /
+# (1 · 0.5) = 0 + 2 (then 'free' wins: 0.4 > 0.9 − 2); two make λ = 4.  Once
+# the dear decision's reward is spend and the free one is pending, the
+# overspend is 1 − 0.5 · 2 = 0 and λ is λ̄ = mean(0, 2) = 1: 'free' (0.4 > 0.9 − 1).
 #
 # Needs PGHOST/PGPORT/PGUSER of a running cluster with model_select installed.
 set -euo pipefail
@@ -44,9 +46,9 @@ check "after a's rollback, only the other session's committed decision is pendin
 q -c "INSERT INTO model_select.rewards(decision_id, reward, cost)
       SELECT decision_id, 0.9, 1 FROM model_select.decisions d JOIN model_select.arms a USING (arm_id)
        WHERE a.name = 'dear'" >/dev/null
-check "its reward arrives: the dear decision is spend instead of pending, the free one still pending (λ 0)" \
-    answer_is "$(q -c "$ROUTE")" "dear 0"
-check "the committed decisions logged λ 0, 2 and 0 (the rolled-back ones are gone)" \
-    is_true "SELECT array_agg(cost_weight ORDER BY decision_id) = '{0,2,0}' FROM model_select.decisions"
+check "its reward arrives: the dear decision is spend instead of pending, the free one still pending (overspend 0, λ = λ̄ 1)" \
+    answer_is "$(q -c "$ROUTE")" "free 1"
+check "the committed decisions logged λ 0, 2 and 1 (the rolled-back ones are gone)" \
+    is_true "SELECT array_agg(cost_weight ORDER BY decision_id) = '{0,2,1}' FROM model_select.decisions"
 close_sessions
 finish

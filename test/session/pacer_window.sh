@@ -53,16 +53,17 @@ check "a paced route() reads at most 10 blocks of rewards ($rblocks)" eval '[ -n
 check "and at most 10 blocks of decisions ($dblocks)" eval '[ -n "$dblocks" ] && [ "$dblocks" -le 10 ]'
 
 # what the pacer counted: the decision's logged cost weight, recomputed from
-# an independent count of the window in SQL (pacer.c's formula: λ = scale ·
-# max(0, C − B·N) / (pace · B), C and N the rewarded spend plus each waiting
-# decision of the window at its arm's mean cost)
+# an independent count of the window in SQL (pacer.c's formula: λ = max(0,
+# λ̄ + scale · (C − B·N) / (pace · B)), C and N the rewarded spend plus each
+# waiting decision of the window at its arm's mean cost, λ̄ the mean λ the
+# window's decisions logged, each at most the scale; the default pace 1,000)
 q >/dev/null <<'SQL' || bail "routing once more failed"
 CREATE TABLE last AS SELECT * FROM model_select.route('paced', ARRAY[0.2, 0.2, 0.2, 0.2]);
 SQL
 got=$(q -c "SELECT d.cost_weight FROM model_select.decisions d JOIN last USING (decision_id)")
 want=$(q <<'SQL'
 WITH s AS (SELECT selector_id FROM model_select.selectors WHERE name = 'paced'),
-w AS (SELECT d.decision_id, d.arm_id FROM model_select.decisions d, s
+w AS (SELECT d.decision_id, d.arm_id, d.cost_weight FROM model_select.decisions d, s
        WHERE d.selector_id = s.selector_id AND d.decision_id < (SELECT decision_id FROM last)
        ORDER BY d.created_at DESC, d.decision_id DESC LIMIT 50),
 waiting AS (SELECT arm_id, count(*) AS n FROM w
@@ -71,8 +72,8 @@ waiting AS (SELECT arm_id, count(*) AS n FROM w
 spent AS (SELECT r.arm_id, sum(r.cost) AS c, count(*) AS n, avg(r.cost) AS mean
             FROM model_select.rewards r, s WHERE r.selector_id = s.selector_id AND r.decision_id IS NOT NULL
            GROUP BY r.arm_id)
-SELECT greatest(0, sum(sp.c + coalesce(wt.n, 0) * sp.mean) - 0.5 * sum(sp.n + coalesce(wt.n, 0)))
-       * 1 / 0.5 / (100 * 0.5)
+SELECT greatest(0, (SELECT coalesce(avg(least(cost_weight, 1 / 0.5)), 0) FROM w)
+       + (sum(sp.c + coalesce(wt.n, 0) * sp.mean) - 0.5 * sum(sp.n + coalesce(wt.n, 0))) * 1 / 0.5 / (1000 * 0.5))
   FROM spent sp LEFT JOIN waiting wt USING (arm_id)
 SQL
 )
