@@ -33,11 +33,12 @@ pending_init(ReplayPending *pending, const SelectorConfig *cfg)
 void
 pending_decided(ReplayPending *pending, Selector *sel, int t, int a)
 {
-	double		lambda = pacer_lambda(sel);
+	double		lambda;
 	int			slot;
 
 	if (pending->horizon == 0)
 		return;
+	lambda = pacer_lambda(sel);
 	if (t >= pending->horizon)
 	{
 		slot = (t - pending->horizon) % pending->size;
@@ -105,9 +106,9 @@ pending_awaited(const ReplayPending *pending, Selector *sel)
 }
 
 /*
- * Before a decision: the pacer's λ̄, the mean cost weight of the last
- * horizon decisions, summed newest first as a live selector sums them
- * (pacer.c), so that a replay paces as the selector would.
+ * Before a decision with a budget: the pacer's λ̄, the mean cost weight of
+ * the last horizon decisions, summed newest first as a live selector sums
+ * them (pacer.c), so that a replay paces as the selector would.
  */
 void
 pending_window_lambda(const ReplayPending *pending, Selector *sel)
@@ -115,7 +116,7 @@ pending_window_lambda(const ReplayPending *pending, Selector *sel)
 	int64		d = Min((int64) pending->decided, (int64) pending->horizon);
 	double		sum = 0.0;
 
-	if (pending->horizon == 0)
+	if (pending->horizon == 0 || sel->cfg.budget <= 0)
 		return;
 	for (int64 k = 1; k <= d; k++)
 		sum += pacer_level(&sel->cfg, pending->lambda[(pending->decided - k) % pending->size]);
