@@ -3,12 +3,16 @@
 # with the administration racing it, checked against rebuild_state() from
 # inside the writers' own backends (their caches) while it runs.
 #
-# 16 selectors (dim 3, arms a, b, c): pak_ucb at cap 20 (compacting), with
-# dmm, restart_every, a window on the selector's clock, a discount on the
-# selector's clock; bkb at cap 24; lin_ucb with a window on the selector's
+# 16 selectors (dim 3, arms a, b, c): pak_ucb at cap 20 (compacting, with
+# tag buckets), with dmm, restart_every, a window on the selector's clock, a
+# discount on the selector's clock; bkb at cap 24 (with tag buckets); lin_ucb
+# (tag buckets by default) with a window on the selector's
 # clock, restart_every, a budget (the pacer), a half_life on the time clock,
-# dmm with restart_every; rff_ucb with a discount on the selector's clock and
-# with cmm; greedy with a window on the time clock and with a discount; random.
+# dmm with restart_every; rff_ucb with a discount on the selector's clock (with
+# tag buckets) and with cmm; greedy with a window on the time clock and with a
+# discount; random.  Three contexts in four carry tags (one or two of three),
+# on routes, direct rewards and the checks' probes; the policies without tag
+# buckets log them and must ignore them.
 #
 # pgbench, 8 clients for MS_TORTURE_T seconds (8), checkpoint_threshold 3;
 # each transaction one of: route() + its reward; rewards around a savepoint
@@ -23,7 +27,8 @@
 # only under cmm, whose minimising alpha is flat) and n must be the log's.
 # Meanwhile an administrator loop: checkpoint(), rebuild_state(),
 # alter_selector() (bandwidth, cap, confidence, window, clock, features,
-# discount, half_life, restart_every, budget, reward_max), add_arm/retire_arm,
+# discount, half_life, restart_every, budget, reward_max, tag_buckets,
+# tag_scale), add_arm/retire_arm,
 # DELETE of rewards with rebuild_state() in one transaction, drop_selector()
 # and create_selector(); and a REPEATABLE READ reader whose scores of every
 # selector must not change within its snapshot while all this happens.
@@ -47,15 +52,18 @@ CREATE FUNCTION t_ctx(x bigint, d int) RETURNS float8[] LANGUAGE sql IMMUTABLE A
 $$ SELECT array_agg(sin(x * 0.37 + j * 1.3 + (x % 97) * j) ORDER BY j) FROM generate_series(1, d) j $$;
 CREATE FUNCTION t_u(x bigint) RETURNS float8 LANGUAGE sql IMMUTABLE AS
 $$ SELECT abs(sin(x * 12.9898) * 43758.5453) - floor(abs(sin(x * 12.9898) * 43758.5453)) $$;
+-- no tags for one x in four, else one or two of m, c and q
+CREATE FUNCTION t_tags(x bigint) RETURNS text[] LANGUAGE sql IMMUTABLE AS
+$$ SELECT CASE x % 4 WHEN 1 THEN ARRAY['m'] WHEN 2 THEN ARRAY['m','c'] WHEN 3 THEN ARRAY['q'] END $$;
 CREATE TABLE t_sel(i int PRIMARY KEY, name text, policy text, settings jsonb);
 INSERT INTO t_sel VALUES
- (1, 'pak_cap', 'pak_ucb', '{"cap": 20}'),
+ (1, 'pak_cap', 'pak_ucb', '{"cap": 20, "tag_buckets": 4}'),
  (2, 'pak_dmm', 'pak_ucb', '{"cap": 20, "confidence": "dmm"}'),
  (3, 'pak_rst', 'pak_ucb', '{"cap": 20, "restart_every": 12}'),
  (4, 'pak_win', 'pak_ucb', '{"window": 8, "clock": "selector"}'),
- (5, 'bkb', 'bkb', '{"cap": 24}'),
+ (5, 'bkb', 'bkb', '{"cap": 24, "tag_buckets": 4}'),
  (6, 'lin_clk', 'lin_ucb', '{"window": 10, "clock": "selector"}'),
- (7, 'rff_dclk', 'rff_ucb', '{"features": 4, "discount": 0.9, "clock": "selector"}'),
+ (7, 'rff_dclk', 'rff_ucb', '{"features": 4, "discount": 0.9, "clock": "selector", "tag_buckets": 4}'),
  (8, 'grd_time', 'greedy', '{"clock": "time", "window": "3 seconds"}'),
  (9, 'lin_rst', 'lin_ucb', '{"restart_every": 7}'),
  (10, 'lin_bud', 'lin_ucb', '{"budget": 0.3}'),
@@ -69,11 +77,11 @@ SELECT model_select.create_selector(name, 3, ARRAY['a','b','c'], policy, NULL, s
 SELECT model_select.create_selector('scr', 3, ARRAY['a','b'], 'lin_ucb');
 CREATE FUNCTION t_name(si int) RETURNS text LANGUAGE sql STABLE AS $$ SELECT name FROM t_sel WHERE i = si $$;
 CREATE TABLE t_bad(sel text, what text);
--- scores at 3 probes and arm_stats.n, as jsonb
+-- scores at 4 probes (tagged as t_tags(probe)) and arm_stats.n, as jsonb
 CREATE FUNCTION t_cap(sel text) RETURNS jsonb LANGUAGE sql VOLATILE AS $$
   SELECT jsonb_agg(to_jsonb(c) ORDER BY probe, arm) FROM (
     SELECT k AS probe, c.arm, c.n, c.mean, c.width, c.ucb
-      FROM generate_series(1, 3) k, LATERAL model_select.scores(sel, t_ctx(1000 + k, 3)) c
+      FROM generate_series(1, 4) k, LATERAL model_select.scores(sel, t_ctx(1000 + k, 3), t_tags(k)) c
     UNION ALL
     SELECT 0, a.arm, a.n, NULL, NULL, NULL FROM model_select.arm_stats a WHERE a.selector = sel) c
 $$;
@@ -128,19 +136,19 @@ cat >"$MS_WORK/work.sql" <<'SQL'
 \if :op <= 35
 \set se 2 * ((:s + 1) / 2)
 BEGIN;
-SELECT decision_id AS d FROM model_select.route(t_name(:se), t_ctx(:x, 3)) \gset
+SELECT decision_id AS d FROM model_select.route(t_name(:se), t_ctx(:x, 3), t_tags(:x)) \gset
 INSERT INTO model_select.rewards(decision_id, reward, cost) VALUES (:d, t_u(:x), t_u(:x + 1));
 COMMIT;
 \elif :op <= 45
 BEGIN;
-INSERT INTO model_select.rewards(selector, arm, context, reward, cost) VALUES (t_name(:s), 'a', t_ctx(:x, 3), t_u(:x), 0.2);
+INSERT INTO model_select.rewards(selector, arm, context, tags, reward, cost) VALUES (t_name(:s), 'a', t_ctx(:x, 3), t_tags(:x), t_u(:x), 0.2);
 SAVEPOINT sp;
-INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES (t_name(:s), 'b', t_ctx(:x + 1, 3), t_u(:x + 1));
-SELECT decision_id AS d2 FROM model_select.route(t_name(:s), t_ctx(:x + 2, 3)) \gset
+INSERT INTO model_select.rewards(selector, arm, context, tags, reward) VALUES (t_name(:s), 'b', t_ctx(:x + 1, 3), t_tags(:x + 1), t_u(:x + 1));
+SELECT decision_id AS d2 FROM model_select.route(t_name(:s), t_ctx(:x + 2, 3), t_tags(:x + 2)) \gset
 INSERT INTO model_select.rewards(decision_id, reward) VALUES (:d2, t_u(:x + 2));
 SELECT count(*) FROM model_select.scores(t_name(:s), t_ctx(:x, 3));
 ROLLBACK TO sp;
-INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES (t_name(:s), 'c', t_ctx(:x + 3, 3), t_u(:x + 3));
+INSERT INTO model_select.rewards(selector, arm, context, tags, reward) VALUES (t_name(:s), 'c', t_ctx(:x + 3, 3), t_tags(:x + 3), t_u(:x + 3));
 SELECT count(*) FROM model_select.scores(t_name(:s), t_ctx(:x, 3));
 COMMIT;
 \elif :op <= 52
@@ -156,8 +164,8 @@ DO $$ BEGIN
 EXCEPTION WHEN object_not_in_prerequisite_state OR undefined_object THEN NULL;
 END $$;
 \elif :op <= 72
-INSERT INTO model_select.rewards(selector, arm, context, reward, cost)
-SELECT t_name(:s), (ARRAY['a','b','c'])[1 + (g + :x) % 3], t_ctx(:x + g, 3), t_u(:x + g), t_u(:x - g)
+INSERT INTO model_select.rewards(selector, arm, context, tags, reward, cost)
+SELECT t_name(:s), (ARRAY['a','b','c'])[1 + (g + :x) % 3], t_ctx(:x + g, 3), t_tags(:x + g), t_u(:x + g), t_u(:x - g)
   FROM generate_series(1, 1 + :x % 4) g;
 \elif :op <= 76
 DO $$ DECLARE r record; BEGIN
@@ -174,7 +182,7 @@ INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES (t_name(
 SELECT model_select.select_model(t_name(:s), t_ctx(:x, 3));
 COMMIT;
 \elif :op <= 95
-SELECT model_select.select_model(t_name(:s), t_ctx(:x, 3)), (SELECT count(*) FROM model_select.scores(t_name(:s), t_ctx(:x, 3)));
+SELECT model_select.select_model(t_name(:s), t_ctx(:x, 3), t_tags(:x)), (SELECT count(*) FROM model_select.scores(t_name(:s), t_ctx(:x, 3), t_tags(:x)));
 \else
 BEGIN;
 LOCK TABLE model_select.rewards IN SHARE MODE;
@@ -188,15 +196,15 @@ admin() {  # random administration until stopped; expected refusals only
     local s a op alts
     local sels=(pak_cap pak_dmm pak_rst pak_win bkb lin_clk rff_dclk grd_time lin_rst lin_bud grd_disc rff_cmm lin_hl pak_dclk rnd lin_dmm)
     declare -A alt=(
-        [pak_cap]='{"bandwidth": 1.3}|{"bandwidth": 1}|{"cap": 16}|{"cap": 20}'
+        [pak_cap]='{"bandwidth": 1.3}|{"bandwidth": 1}|{"cap": 16}|{"cap": 20}|{"tag_scale": 0.3}|{"tag_buckets": 8}'
         [pak_dmm]='{"confidence": "fixed"}|{"confidence": "dmm"}|{"bandwidth": 0.8}'
         [pak_rst]='{"restart_every": 5}|{"restart_every": 12}'
         [pak_win]='{"clock": "arm", "window": 8}|{"clock": "selector", "window": 8}|{"window": 5}'
         [bkb]='{"cap": 16}|{"cap": 24}|{"bandwidth": 1.5}'
-        [lin_clk]='{"window": 5}|{"clock": "arm", "window": 10}|{"clock": "selector", "window": 10}'
-        [rff_dclk]='{"features": 6}|{"features": 4}|{"discount": 0.8}'
+        [lin_clk]='{"window": 5}|{"clock": "arm", "window": 10}|{"clock": "selector", "window": 10}|{"tag_buckets": 0}|{"tag_buckets": 16}'
+        [rff_dclk]='{"features": 6}|{"features": 4}|{"discount": 0.8}|{"tag_scale": 2}'
         [grd_time]='{"window": "2 seconds"}|{"window": "3 seconds"}'
-        [lin_rst]='{"restart_every": 4}|{"restart_every": 7}'
+        [lin_rst]='{"restart_every": 4}|{"restart_every": 7}|{"tag_scale": 0.5}|{"tag_scale": 1}'
         [lin_bud]='{"budget": 0.5}|{"budget": 0.3}|{"reward_max": 1.5}|{"reward_max": 1}'
         [grd_disc]='{"discount": 0.5}|{"discount": 0.8}|{"reward_max": 1.5}|{"reward_max": 1}'
         [rff_cmm]='{"confidence": "dmm"}|{"confidence": "cmm"}|{"features": 3}'
@@ -230,7 +238,7 @@ admin() {  # random administration until stopped; expected refusals only
 }
 rr_reader() {  # every selector's scores twice in one REPEATABLE READ snapshot
     local scores="SELECT md5(string_agg(format('%s %s %s %s %s %s', s.name, c.arm, c.n, c.mean, c.width, c.ucb),
-                  ';' ORDER BY s.i, c.arm)) FROM t_sel s, LATERAL model_select.scores(s.name, t_ctx(77, 3)) c"
+                  ';' ORDER BY s.i, c.arm)) FROM t_sel s, LATERAL model_select.scores(s.name, t_ctx(77, 3), t_tags(77)) c"
     while [ ! -e "$stop" ]; do
         q >>"$MS_WORK/rr.out" 2>>"$MS_WORK/rr.err" <<SQL || true
 BEGIN ISOLATION LEVEL REPEATABLE READ;
@@ -282,6 +290,12 @@ q -c "TRUNCATE t_bad" -c "BEGIN" -c "LOCK TABLE model_select.rewards IN SHARE MO
   -c "SELECT t_check(i) FROM t_sel" -c "COMMIT" -o /dev/null
 check "afterwards, in a fresh backend: every selector's live state is rebuild_state's" \
     no_rows "SELECT sel || ': ' || left(what, 300) FROM t_bad"
+# the tags were learned, not only logged: a tag moves lin_rst's means
+check "lin_rst's means with tag m differ from its untagged means at the same context" \
+    no_rows "SELECT 'every mean equal: ' || string_agg(t.arm || ' ' || t.mean, ', ')
+               FROM model_select.scores('lin_rst', t_ctx(1001, 3), ARRAY['m']) t
+               JOIN model_select.scores('lin_rst', t_ctx(1001, 3)) u USING (arm)
+             HAVING NOT bool_or(NOT ms_close(t.mean, u.mean))"
 # statement by statement, less those t_check covers alone: cmm (compared on
 # ucb only) and the time clock (now() moves between the statements)
 for s in $(q -c "SELECT name FROM model_select.selectors WHERE name <> 'scr'
