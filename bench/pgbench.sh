@@ -105,7 +105,7 @@ SQL
     cat >"$WORK/$pol.sql" <<SQL
 \\set p random(1, 10000)
 BEGIN;
-SELECT r.decision_id FROM prompts p, model_select.route('$pol', p.emb) r WHERE p.id = :p \\gset
+SELECT r.decision_id FROM prompts p, model_select.route($(route_args "$pol")) r WHERE p.id = :p \\gset
 INSERT INTO model_select.rewards(decision_id, reward) VALUES (:decision_id, random());
 COMMIT;
 SQL

@@ -6,8 +6,9 @@
 # synthetic 384-d embeddings), the baseline's tables decisions_b and rewards_b, one selector
 # per policy name (d = 384, arms m1..m5, 2,000 rewards per arm from synthetic_clusters;
 # rff_ucb with 128 features (MS_RFF_FEATURES), pak_ucb with cap 10,000, pak_ucb_cap = pak_ucb with all
-# defaults), and the application role APP with route and reward on every selector, SELECT
-# on prompts and the baseline's rights on its tables.  Needs PGHOST etc. of a superuser.
+# defaults, POLICY_tags = POLICY whose decisions pass two tags), and the application role APP
+# with route and reward on every selector, SELECT on prompts and the baseline's rights on its
+# tables.  Needs PGHOST etc. of a superuser.
 decision_setup() {
     local DB=$1 APP=$2 POLICIES=$3 pol settings a
     setup_q() { psql -X -q -A -t -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
@@ -40,7 +41,7 @@ SQL
         esac
         # pak_ucb with cap 10,000 may grow past the default model_select.max_model_size
         setup_q -c "SET model_select.max_model_size = '1GB'" \
-                -c "SELECT model_select.create_selector('$pol', 384, ARRAY['m1','m2','m3','m4','m5'], '${pol%_cap}', NULL, '$settings', 1)" >/dev/null
+                -c "SELECT model_select.create_selector('$pol', 384, ARRAY['m1','m2','m3','m4','m5'], '$(policy_of "$pol")', NULL, '$settings', 1)" >/dev/null
         for a in 1 2 3 4 5; do
             setup_q -c "INSERT INTO model_select.rewards(selector, arm, context, reward)
                         SELECT '$pol', 'm$a', context, reward[$a] FROM preload ORDER BY round"
@@ -55,4 +56,19 @@ GRANT SELECT ON prompts TO $APP;
 GRANT SELECT, INSERT ON decisions_b, rewards_b TO $APP;
 GRANT USAGE ON SEQUENCE decisions_b_decision_id_seq, rewards_b_reward_id_seq TO $APP;
 SQL
+}
+
+# policy_of NAME: the policy of the selector NAME (pak_ucb_cap: pak_ucb, lin_ucb_tags: lin_ucb)
+policy_of() {
+    local pol=${1%_cap}
+    echo "${pol%_tags}"
+}
+
+# route_args NAME: route()'s arguments in a decision of selector NAME on prompt p, with two
+# tags (a product surface and one of 8 tasks) for a *_tags selector
+route_args() {
+    case $1 in
+        *_tags) echo "'$1', p.emb, ARRAY['surface/chat', 'task/' || p.id % 8]" ;;
+        *) echo "'$1', p.emb" ;;
+    esac
 }
