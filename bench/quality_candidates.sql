@@ -6,7 +6,9 @@
 -- defaults are judged by (issue 42): RouterDC cold and warm 1,000, untagged
 -- and with the category as tag (gain over the seed's best single model),
 -- RouteLLM cold with cost weight 0.05, untagged and with the category as
--- tag (gain over GPT-4, and the mean cost; the tagged row is where tags
+-- tag (gain in utility, reward - 0.05 x cost, over GPT-4's: the router
+-- trades reward for cost at that weight, so its reward alone would count
+-- every saving as a loss; and the mean cost; the tagged row is where tags
 -- cost, docs/settings.md#tags), and with a budget of 25% of GPT-4's cost
 -- warm 1,000 (share of GPT-4's quality, and spend over the budget).  A
 -- candidate is compared with the defaults seed by seed on the same prompts
@@ -37,7 +39,7 @@ BEGIN
                                    true, dc_src(s, tagged, true, k)) x, dc_best b
          WHERE b.seed = s ORDER BY x.round DESC LIMIT 1;
     ELSIF part LIKE 'RouteLLM cold%' THEN
-        SELECT x.cum_reward / x.round - b.gpt4, x.cum_cost / x.round INTO score, cost
+        SELECT x.cum_utility / x.round - b.gpt4_utility, x.cum_cost / x.round INTO score, cost
           FROM model_select.replay(rl_src(s, tagged, false, 0), 'lin_ucb', NULL, settings, s, 0.05) x, rl_best b
          WHERE b.seed = s ORDER BY x.round DESC LIMIT 1;
     ELSE
@@ -74,7 +76,8 @@ END $$;
 \o :out
 SELECT format('Candidate settings of the default router (lin_ucb) against its defaults on %s orders (seeds %s), '
               'each paired with the defaults on the same seed: RouterDC rows are the gain over the seed''s best '
-              'single model; RouteLLM cold the gain over GPT-4 (mean cost in brackets); the budget row the share '
+              'single model; RouteLLM cold the gain in utility (reward − 0.05 × cost) over GPT-4''s (mean cost in '
+              'brackets); the budget row the share '
               'of GPT-4''s quality (spend over the budget in brackets).',
               count(DISTINCT seed), min(seed) || '–' || max(seed))
   FROM cand_run;
