@@ -22,9 +22,10 @@
 # dropped and created again meanwhile; a REPEATABLE READ transaction that
 # scores, sleeps, scores, rewards and routes; scores.  1 transaction in 20 is
 # a check: with rewards locked (SHARE), after a checkpoint() (whose settings
-# lock keeps the settings), the live scores at 3 probes and arm_stats.n, then rebuild_state() in a
-# subtransaction that rolls back, the scores again: they must agree (1e-9; ucb
-# only under cmm, whose minimising alpha is flat) and n must be the log's.
+# lock keeps the settings), the live scores at 4 probes (3 tagged) and
+# arm_stats.n, then rebuild_state() in a subtransaction that rolls back, the
+# scores again: they must agree (1e-9; ucb only under cmm, whose minimising
+# alpha is flat) and n must be the log's.
 # Meanwhile an administrator loop: checkpoint(), rebuild_state(),
 # alter_selector() (bandwidth, cap, confidence, window, clock, features,
 # discount, half_life, restart_every, budget, reward_max, tag_buckets,
