@@ -13,6 +13,8 @@ one λ that meets the budget (bisection), so that only the cost it prices each
 prompt at differs:
 
   mean cost       each arm's mean (the pacer today)
+  region cost     the mean over the prompt's region, one of 8 k-means regions of
+                  the embeddings (as lin_ucb's codebook): a cost per arm and region
   category cost   the category's mean: what a cost model on the context learns
   own cost        the prompt's own cost (an oracle)
 
@@ -35,6 +37,22 @@ def categories(data_dir):
     return np.array([distinct.index(c) for c in names]), len(distinct)
 
 
+def regions(data_dir, k=8, iterations=25):
+    """Each prompt's region: Lloyd's k-means of the embeddings, seeded."""
+    with open(f'{data_dir}/routellm.csv') as f:
+        x = np.array([[float(v) for v in r['embedding'].strip('{}').split(',')] for r in csv.DictReader(f)])
+    centres = x[np.random.default_rng(1).choice(len(x), k, replace=False)]
+    for _ in range(iterations):
+        nearest = np.argmin(((x[:, None, :] - centres[None]) ** 2).sum(-1), axis=1)
+        centres = np.array([x[nearest == j].mean(0) if (nearest == j).any() else centres[j] for j in range(k)])
+    return nearest
+
+
+def group_mean(values, groups):
+    sums = np.bincount(groups, weights=values)
+    return (sums / np.bincount(groups))[groups]
+
+
 def quality(rewards, pred, rows, cost, priced):
     """Quality over GPT-4's at the λ whose picks spend the budget on `cost`."""
     def picks(lam):
@@ -52,9 +70,10 @@ def main():
     data_dir = sys.argv[1] if len(sys.argv) > 1 else '../shared/bench'
     ids, rewards, pred = load(data_dir)
     cat, ncat = categories(data_dir)
+    region = regions(data_dir)
     rng = np.random.default_rng(0)
     print('quality over GPT-4\'s at 25% of its cost, pricing each prompt at: '
-          'mean cost / category cost / own cost')
+          'mean cost / region cost / category cost / own cost')
     for sigma in (0.0, 0.5, 1.0):
         for sigma_w in (0.0, 0.5):
             results = []
@@ -65,10 +84,10 @@ def main():
                 own /= own.mean()
                 rows = evaluation_order(ids, seed)
                 results.append([quality(rewards, pred, rows, own, priced)
-                                for priced in (np.ones(len(cat)), by_category, own)])
+                                for priced in (np.ones(len(cat)), group_mean(own, region), by_category, own)])
             q = np.mean(results, axis=0)
             print(f'  σ {sigma} by category, σ_w {sigma_w} by prompt: '
-                  f'{q[0]:.4f} / {q[1]:.4f} / {q[2]:.4f}')
+                  f'{q[0]:.4f} / {q[1]:.4f} / {q[2]:.4f} / {q[3]:.4f}')
 
 
 if __name__ == '__main__':
