@@ -229,8 +229,8 @@ window_rewarded(int32 selector_id, WindowDecision *w, int n)
  * Each arm's decisions among the selector's last pending_horizon (by
  * created_at, then decision_id: the same set in every backend under the
  * same snapshot) that have no reward: what the pacer counts at the arm's
- * mean cost; and the mean cost weight they logged, the pacer's λ̄ (summed
- * newest first, as replay_pending.c does).  With count_pending the last
+ * mean cost; and, with a budget, the mean cost weight they logged, the
+ * pacer's λ̄ (summed newest first, as replay_pending.c does).  With count_pending the last
  * D ≤ 2·pending_horizon decisions,
  * split into the newest h = min(pending_horizon, ⌈D/2⌉) and those before:
  * what awaited_set() estimates the awaited rewards from.  A read of the logs
@@ -282,7 +282,7 @@ pacer_pending_load(Selector *sel)
 		sums[0] += k < h && w[k].rewarded;
 		sums[1] += k >= h;
 		sums[2] += k >= h && w[k].rewarded;
-		if (k < horizon && w[k].priced)
+		if (sel->cfg.budget > 0 && k < horizon && w[k].priced)
 		{
 			lambda_sum += pacer_level(&sel->cfg, w[k].cost_weight);
 			priced++;
