@@ -30,22 +30,18 @@ import numpy as np
 from pacer_noise import BUDGET, PRICES, evaluation_order, load
 
 
-def categories(data_dir):
+def categories_and_regions(data_dir, k=8, iterations=25):
+    """Each prompt's category and region (Lloyd's k-means of the embeddings, seeded)."""
     with open(f'{data_dir}/routellm.csv') as f:
-        names = [r['category'] for r in csv.DictReader(f)]
-    distinct = sorted(set(names))
-    return np.array([distinct.index(c) for c in names]), len(distinct)
-
-
-def regions(data_dir, k=8, iterations=25):
-    """Each prompt's region: Lloyd's k-means of the embeddings, seeded."""
-    with open(f'{data_dir}/routellm.csv') as f:
-        x = np.array([[float(v) for v in r['embedding'].strip('{}').split(',')] for r in csv.DictReader(f)])
+        rows = list(csv.DictReader(f))
+    names = sorted({r['category'] for r in rows})
+    category = np.array([names.index(r['category']) for r in rows])
+    x = np.array([[float(v) for v in r['embedding'].strip('{}').split(',')] for r in rows])
     centres = x[np.random.default_rng(1).choice(len(x), k, replace=False)]
     for _ in range(iterations):
         nearest = np.argmin(((x[:, None, :] - centres[None]) ** 2).sum(-1), axis=1)
         centres = np.array([x[nearest == j].mean(0) if (nearest == j).any() else centres[j] for j in range(k)])
-    return nearest
+    return category, len(names), nearest
 
 
 def group_mean(values, groups):
@@ -69,8 +65,7 @@ def quality(rewards, pred, rows, cost, priced):
 def main():
     data_dir = sys.argv[1] if len(sys.argv) > 1 else '../shared/bench'
     ids, rewards, pred = load(data_dir)
-    cat, ncat = categories(data_dir)
-    region = regions(data_dir)
+    cat, ncat, region = categories_and_regions(data_dir)
     rng = np.random.default_rng(0)
     print('quality over GPT-4\'s at 25% of its cost, pricing each prompt at: '
           'mean cost / region cost / category cost / own cost')
