@@ -23,6 +23,11 @@
 #              category as a tag, RouterDC cold and warm 1,000, RouteLLM cold with
 #              cost weight 0.05 and budget 25% warm 1,000 (bench/quality_tags.sql;
 #              results/quality_tags.md)
+#   cost-context  what the budget's cost model gains when costs vary by
+#              prompt: RouteLLM with a synthetic cost per category, 25% budget warm
+#              1,000, priced by the cost model and at each arm's mean cost, with and
+#              without the category as a tag, orders 101-105
+#              (bench/quality_cost_context.sql; results/quality_cost_context.md)
 #   policies   the policy comparison below (results/quality.txt and its plots)
 #   candidates (not in the default list) candidate default settings against the
 #              defaults on fresh orders, seed by seed: the RouterDC and RouteLLM
@@ -39,7 +44,7 @@
 # Knobs (environment):
 #   MS_BENCH_DATA        directory of routellm.csv and routerdc7_dev.csv,
 #                        relative to the repository root   ../shared/bench
-#   MS_BENCH_PARTS       parts to run     "routerdc7 drift feedback routellm-warm hull tags policies"
+#   MS_BENCH_PARTS       parts to run     "routerdc7 drift feedback routellm-warm hull tags cost-context policies"
 #   MS_BENCH_SEEDS       replay seeds (shuffle orders) to average over   "1 2 3"
 #   MS_BENCH_DC_SEEDS    the same for the routerdc7 part (issue 30's bars
 #                        are judged on 5 orders)                         "1 2 3 4 5"
@@ -65,7 +70,7 @@ SELF=$ROOT/bench/quality.sh
 DATA_DIR=${MS_BENCH_DATA:-../shared/bench}
 DATA_DIR=$(cd "$DATA_DIR" 2>/dev/null && pwd || echo "$DATA_DIR")
 CSV=$DATA_DIR/routellm.csv
-PARTS=${MS_BENCH_PARTS:-routerdc7 drift feedback routellm-warm hull tags policies}
+PARTS=${MS_BENCH_PARTS:-routerdc7 drift feedback routellm-warm hull tags cost-context policies}
 has_part() { case " $PARTS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 RESULTS=bench/results
 
@@ -313,6 +318,13 @@ if has_part tags; then
     sql_part tags -v seeds="$V_DC_SEEDS"
     echo
     cat "$RESULTS/quality_tags.md"
+    echo
+fi
+if has_part cost-context; then
+    echo "== cost-context: the budget's cost model, RouteLLM with a synthetic cost per category (orders 101-105; about 1 minute)"
+    sql_part cost_context -v seeds="{101,102,103,104,105}"
+    echo
+    cat "$RESULTS/quality_cost_context.md"
     echo
 fi
 if has_part candidates; then

@@ -200,13 +200,14 @@ typedef struct Pending
 } Pending;
 
 /*
- * Feed utility u of context raw_x to arm a, one tick of the selector clock
+ * Feed utility u of context raw_x, with its cost (cost_null: none), to arm a, one tick of the selector clock
  * (warm rows and rounds alike, as their rewards in a live log): new state (in
  * place, or in a fresh context that replaces the old state's), new decoded
  * model (clocked: decoded before each round instead, replay_age).
  */
 static void
-replay_learn(ReplayLearner *learner, int a, const double *raw_x, double u)
+replay_learn(ReplayLearner *learner, int a, const double *raw_x, double u, bool cost_null,
+			 double cost)
 {
 	Selector   *sel = learner->sel;
 	StateHeader **states = learner->states;
@@ -217,11 +218,12 @@ replay_learn(ReplayLearner *learner, int a, const double *raw_x, double u)
 												ALLOCSET_DEFAULT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(fresh);
 	const ClockOps *clock = clock_ops(sel->cfg.clock);
-	double	   *x = palloc(sizeof(double) * sel->cfg.dim);
+	double	   *x = palloc(sizeof(double) * sel->cfg.row_dim);
 	StateHeader *appended;
 
 	memcpy(x, raw_x, sizeof(double) * sel->cfg.dim);
 	context_prepare(&sel->cfg, x);
+	row_set_cost(&sel->cfg, x, cost_null, cost);
 	appended = clock->append(&sel->cfg, states[a], x, u, tick);
 	MemoryContextSwitchTo(old);
 	if (appended == states[a])
@@ -314,7 +316,7 @@ replay_feedback(ReplayLearner *learner, const ReplayData *data, const Pending *p
 {
 	ArmInfo    *arm = &learner->sel->arms[p->arm];
 
-	replay_learn(learner, p->arm, data->contexts + (Size) p->row * data->dim, p->utility);
+	replay_learn(learner, p->arm, data->contexts + (Size) p->row * data->dim, p->utility, false, p->cost);
 	/* the totals a live arm reads from its log (the budget's pacer) */
 	arm->cost_sum += p->cost;
 	arm->cost_n++;
@@ -485,7 +487,8 @@ replay_warm(ReplayLearner *learner, const char *source, const ReplayData *online
 
 			if (!warm.available[cell])
 				continue;
-			replay_learn(learner, a, x, warm.rewards[cell] - lambda * warm.costs[cell]);
+			replay_learn(learner, a, x, warm.rewards[cell] - lambda * warm.costs[cell],
+						 !warm.row_has_costs[i], warm.costs[cell]);
 			if (warm.row_has_costs[i])
 			{
 				sel->arms[a].cost_sum += warm.costs[cell];

@@ -135,7 +135,8 @@ row_context(SPITupleTable *tt, uint64 i, Relation *decisions, ArrayType **tags)
 }
 
 /*
- * The learned value of row i; x (dim doubles) gets its prepared context.
+ * The learned value of row i; x (row_dim doubles) gets its prepared context
+ * and its cost columns.
  * Stored contexts were validated on insert; context_from_array checks them
  * again, so a damaged row is an error, not a crash.
  */
@@ -176,6 +177,7 @@ row_value(StateFold *f, SPITupleTable *tt, uint64 i, double *x, Relation *decisi
 		}
 	}
 	f->pos = fold_row_position(tt, i);
+	row_set_cost(f->cfg, x, cost_null, cost_null ? 0 : DatumGetFloat8(cost));
 	return learned_value(f->cfg, reward, cost_null, cost_null ? 0 : DatumGetFloat8(cost));
 }
 
@@ -234,7 +236,7 @@ fold_rows(StateFold *f, SPITupleTable *tt, uint64 first, uint64 last)
 {
 	MemoryContext parent = MemoryContextGetParent(f->cxt);
 	int			chunk = (int) Max(Min(FOLD_CHUNK, last - first), 1);
-	double	   *X = MemoryContextAlloc(parent, sizeof(double) * f->cfg->dim * chunk);
+	double	   *X = MemoryContextAlloc(parent, sizeof(double) * f->cfg->row_dim * chunk);
 	double		r[FOLD_CHUNK];
 	double		tick[FOLD_CHUNK];
 	const ClockOps *clock = clock_ops(f->cfg->clock);
@@ -246,12 +248,12 @@ fold_rows(StateFold *f, SPITupleTable *tt, uint64 first, uint64 last)
 
 		for (int t = 0; t < m; t++)
 		{
-			r[t] = row_value(f, tt, i + t, X + (Size) t * f->cfg->dim, &decisions);
+			r[t] = row_value(f, tt, i + t, X + (Size) t * f->cfg->row_dim, &decisions);
 			tick[t] = clock->tick ? row_tick(clock, tt, i + t) : 0;
 		}
 		if (!fold_append_rows(f, m, X, r))
 			for (int t = 0; t < m; t++)
-				fold_append(f, clock, X + (Size) t * f->cfg->dim, r[t], tick[t]);
+				fold_append(f, clock, X + (Size) t * f->cfg->row_dim, r[t], tick[t]);
 	}
 	pfree(X);
 	if (decisions != NULL)
@@ -266,7 +268,7 @@ fold_rows(StateFold *f, SPITupleTable *tt, uint64 first, uint64 last)
 void
 fold_build(StateFold *f, SPITupleTable *tt, uint64 first, uint64 last)
 {
-	int			dim = f->cfg->dim;
+	int			dim = f->cfg->row_dim;
 	uint64		nrows = last - first;
 	double	   *X,
 			   *r;

@@ -94,6 +94,12 @@ typedef enum ClockKind
 /* The loudest a tag may be, as a multiple of the intercept feature's scale. */
 #define MAX_TAG_SCALE 100
 
+/*
+ * The columns after a row's context when its arm learns a cost model: 1 if
+ * the reward logged a cost (else 0), then that cost (else 0).
+ */
+#define COST_COLUMNS 2
+
 /* Most regularisers a dmm/cmm grid may list. */
 #define MAX_GRID 16
 
@@ -107,6 +113,14 @@ typedef struct SelectorConfig
 	 */
 	int32		dim;
 	int32		embed_dim;
+	/*
+	 * row_dim: the length of a row an arm learns from (a fold's, a replay's):
+	 * the context's dim values, then with learns_cost the reward's cost
+	 * columns (COST_COLUMNS, fold_row_set_cost()); learns_cost: the policy
+	 * learns a cost model beside the rewards (cost_model, settings.c)
+	 */
+	int32		row_dim;
+	bool		learns_cost;
 	int32		tag_buckets;
 	double		tag_scale;		/* the buckets' scale, times √intercept */
 	PolicyKind	policy;
@@ -129,6 +143,7 @@ typedef struct SelectorConfig
 	double		budget;			/* target mean cost per decision (0: off), pacer.c */
 	int32		pace;			/* the pacer's λ reaches its scale after pace decisions' overspend */
 	int32		pending_horizon;	/* the pacer counts the unrewarded among the last H decisions */
+	bool		cost_model;		/* with a budget: price each arm at its cost predicted from the context */
 	bool		count_pending;	/* awaited rewards narrow the widths (routing/awaited.c) */
 	/* window, restart_every: rewards, or seconds on the time clock */
 	int32		window;			/* forget all but an arm's last W rewards (0: off) */

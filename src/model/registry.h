@@ -84,6 +84,11 @@ typedef struct PolicyOps
 	bool		keeps_rows;		/* the state holds every context it learned (cap) */
 	bool		dictionary;		/* a resampled Nyström dictionary: a body of varying size */
 	bool		picks_at_random;	/* choose by the tie-break hash alone */
+	/*
+	 * With a budget, arms learn a cost model beside the rewards and score
+	 * fills ArmScore.cost (the cost_model setting, docs/settings.md#budgets)
+	 */
+	bool		learns_cost;
 	PolicyForgetting forgets;
 	/*
 	 * The setting keys that apply to this policy alone (NULL-terminated;

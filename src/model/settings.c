@@ -78,6 +78,9 @@ const SettingDef setting_defs[] = {
 	{"cost_weight", SETTING_NUMBER, offsetof(SelectorConfig, cost_weight), 0.0, 0, false, COST_WEIGHT_MAX, FOR_ALL},
 	{"budget", SETTING_NUMBER, offsetof(SelectorConfig, budget), 0.0, 0, false, 1e12, FOR_ALL},
 	{"pace", SETTING_INTEGER, offsetof(SelectorConfig, pace), 1000, 1, false, 1e6, FOR_BUDGET},
+	/* shown only when off: settings stored before it existed read the same */
+	{"cost_model", SETTING_BOOLEAN, offsetof(SelectorConfig, cost_model), 1, 0, false, 1, FOR_COST_MODEL,
+	NULL, false, true},
 	{"pending_horizon", SETTING_INTEGER, offsetof(SelectorConfig, pending_horizon), 1000, 0, false, 1e6, FOR_PENDING},
 	{"count_pending", SETTING_BOOLEAN, offsetof(SelectorConfig, count_pending), 0, 0, false, 1, FOR_CONTEXTUAL,
 	NULL, false, true},
@@ -125,6 +128,24 @@ kernel_name(KernelKind kernel)
 
 static double get_field(const SelectorConfig *cfg, const SettingDef *def);
 
+/* Does cfg forget (a window, a discount or restarts), so that its clock counts? */
+static bool
+forgets_any(const SelectorConfig *cfg)
+{
+	return cfg->window > 0 || cfg->discount < 1 || cfg->half_life > 0 || cfg->restart_every > 0;
+}
+
+/*
+ * Can cfg's arms learn a cost model (cost_model): with a budget, under a
+ * policy that learns one, with a state that forgets nothing (the model's
+ * sums are kept beside the reward model's, which then never forgets).
+ */
+static bool
+cost_model_applies(const SelectorConfig *cfg)
+{
+	return cfg->budget > 0 && policy_ops(cfg->policy)->learns_cost && !forgets_any(cfg);
+}
+
 /* The default of a setting under cfg's policy: the policy's own, else the table's. */
 static double
 setting_default(const SelectorConfig *cfg, const SettingDef *def)
@@ -147,13 +168,8 @@ config_set_dim(SelectorConfig *cfg, int32 embed_dim)
 		cfg->tag_buckets = 0;
 	cfg->embed_dim = embed_dim;
 	cfg->dim = embed_dim + cfg->tag_buckets;
-}
-
-/* Does cfg forget (a window, a discount or restarts), so that its clock counts? */
-static bool
-forgets_any(const SelectorConfig *cfg)
-{
-	return cfg->window > 0 || cfg->discount < 1 || cfg->half_life > 0 || cfg->restart_every > 0;
+	cfg->learns_cost = cost_model_applies(cfg) && cfg->cost_model;
+	cfg->row_dim = cfg->dim + (cfg->learns_cost ? COST_COLUMNS : 0);
 }
 
 /* Does the policy name key among its own settings (PolicyOps.settings)? */
@@ -225,6 +241,8 @@ setting_applies(const SettingDef *def, const SelectorConfig *cfg)
 			return cfg->budget > 0;
 		case FOR_PENDING:
 			return cfg->budget > 0 || cfg->count_pending;
+		case FOR_COST_MODEL:
+			return cost_model_applies(cfg);
 	}
 	return false;
 }

@@ -48,7 +48,8 @@ typedef enum SettingScope
 	FOR_IGP,					/* confidence igp */
 	FOR_FIXED_CHOICE,			/* a policy with a choice of bounds, confidence fixed */
 	FOR_BUDGET,					/* a selector with a budget */
-	FOR_PENDING					/* a budget, or count_pending */
+	FOR_PENDING,				/* a budget, or count_pending */
+	FOR_COST_MODEL				/* a budget, a policy that learns costs, no forgetting */
 } SettingScope;
 
 typedef struct SettingDef
@@ -68,7 +69,7 @@ typedef struct SettingDef
 } SettingDef;
 
 /* Every setting, once (settings.c); N_SETTINGS entries. */
-#define N_SETTINGS 41
+#define N_SETTINGS 42
 extern const SettingDef setting_defs[];
 extern const char *const clock_names[];
 

@@ -68,7 +68,7 @@ compacted_rows(int cap, int n)
 }
 
 /*
- * An arm's state from scratch for its n rewards in log order (X n × dim,
+ * An arm's state from scratch for its n rewards in log order (X n × row_dim,
  * prepared), built from the newest ones it keeps: those since the last
  * restart, of those the last `window`, or what the policy keeps (its
  * kept_rows applies its window itself: bkb and pak_ucb compact).
@@ -86,7 +86,7 @@ state_build(const SelectorConfig *cfg, int n, const double *X, const double *r)
 		keep = ops->kept_rows(cfg, keep);
 	else if (cfg->window > 0)
 		keep = Min(keep, cfg->window);
-	return ops->build(cfg, keep, X + (Size) (n - keep) * cfg->dim, r + (n - keep));
+	return ops->build(cfg, keep, X + (Size) (n - keep) * cfg->row_dim, r + (n - keep));
 }
 
 StateHeader *

@@ -86,6 +86,7 @@ typedef struct ArmScore
 	double		radius;
 	double		alpha;
 	double		ucb;
+	double		cost;			/* with cfg->learns_cost: the cost predicted for the context */
 } ArmScore;
 
 #endif

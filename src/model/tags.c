@@ -43,6 +43,8 @@ config_untagged(const SelectorConfig *cfg)
 
 	c.tag_buckets = 0;
 	c.dim = c.embed_dim;
+	c.learns_cost = false;
+	c.row_dim = c.dim;
 	return c;
 }
 

@@ -57,7 +57,42 @@ lin_body(const SelectorConfig *cfg, int n)
 		confidence_factors(cfg, &fs);
 		extra = 1 + (Size) (fs.count - 1) * PACKED_SIZE(lin_feature_count(cfg));
 	}
+	if (cfg->learns_cost)
+		extra += LIN_COST_SUMS(lin_feature_count(cfg));
 	return lin_head(cfg, lin_feature_count(cfg)) + (cfg->window > 0 ? (Size) n * (cfg->dim + 1) : 0) + extra;
+}
+
+double *
+lin_cost_sums(const SelectorConfig *cfg, const StateHeader *st, int p)
+{
+	Assert(cfg->learns_cost && cfg->window == 0);
+	return (double *) STATE_BODY(st) + lin_body(cfg, st->n) - LIN_COST_SUMS(p);
+}
+
+/*
+ * Add m rows (row_dim values each, with their cost columns) of features Z
+ * (m × p, scaled by √w) to the cost model's sums: those whose reward logged
+ * a cost, in row order.
+ */
+static void
+lin_add_costs(const SelectorConfig *cfg, StateHeader *st, int m, const double *Z,
+			  const double *sw, const double *X)
+{
+	int			p = lin_feature_count(cfg);
+	double	   *sums = lin_cost_sums(cfg, st, p);
+
+	for (int t = 0; t < m; t++)
+	{
+		const double *row = X + (Size) t * cfg->row_dim;
+		double		w = sw ? sw[t] : 1.0;
+
+		if (row[cfg->dim] == 0)
+			continue;
+		axpy(p, w * row[cfg->dim + 1], Z + (Size) t * p, sums);
+		axpy(p, w, Z + (Size) t * p, sums + p);
+		sums[2 * p] += w * w * row[cfg->dim + 1];
+		sums[2 * p + 1] += w * w;
+	}
 }
 
 /* The factors of the regularisers other than the base, from G = Σ zzᵀ (packed). */
@@ -81,21 +116,24 @@ lin_build_weighted(const SelectorConfig *cfg, int n, const double *X, const doub
 	StateHeader *st = state_alloc(cfg, n, lin_body(cfg, n));
 	double	   *Z = palloc(sizeof(double) * (Size) Max(n, 1) * p);
 	double	   *w = palloc(sizeof(double) * Max(n, 1));
+	double	   *sw = palloc(sizeof(double) * Max(n, 1));
 	bool		discounted = cfg->discount < 1;
 	double		weight_sum = 0.0;
 
 	for (int t = 0; t < n; t++)
 	{
 		/* a row of weight w enters as √w·z: Σ w zzᵀ and Σ w r z */
-		double		sw = w_given ? sqrt(w_given[t])
+		sw[t] = w_given ? sqrt(w_given[t])
 			: discounted ? pow(cfg->discount, 0.5 * (n - 1 - t)) : 1.0;
 
-		lin_features(cfg, X + (Size) t * cfg->dim, Z + (Size) t * p);
+		lin_features(cfg, X + (Size) t * cfg->row_dim, Z + (Size) t * p);
 		for (int i = 0; i < p; i++)
-			Z[(Size) t * p + i] *= sw;
-		w[t] = r[t] * sw;
-		weight_sum += sw * sw;
+			Z[(Size) t * p + i] *= sw[t];
+		w[t] = r[t] * sw[t];
+		weight_sum += sw[t] * sw[t];
 	}
+	if (cfg->learns_cost)
+		lin_add_costs(cfg, st, n, Z, sw, X);
 	gram_packed(n, p, Z, discounted ? 0.0 : confidence_base_alpha(cfg), !discounted, lin_factor(st));
 	if (n > 0)
 		gemv_cols(n, p, Z, w, 0.0, lin_rhs(st, p));
@@ -119,6 +157,7 @@ lin_build_weighted(const SelectorConfig *cfg, int n, const double *X, const doub
 	}
 	pfree(Z);
 	pfree(w);
+	pfree(sw);
 	return st;
 }
 
@@ -141,7 +180,7 @@ lin_innovations_fold(const SelectorConfig *cfg, int n, const double *X, const do
 		L[PACKED_ROW(i) + i] = root;
 	for (int row = 0; row < n; row++)
 	{
-		lin_features(cfg, X + (Size) row * cfg->dim, z);
+		lin_features(cfg, X + (Size) row * cfg->row_dim, z);
 		memcpy(u, z, sizeof(double) * p);
 		chol_forward(p, L, u);
 		memcpy(t, b, sizeof(double) * p);
@@ -174,7 +213,7 @@ lin_innovations_kernel(const SelectorConfig *cfg, int n, const double *X, const 
 	double	   *t;
 
 	for (int row = 0; row < n; row++)
-		lin_features(cfg, X + (Size) row * cfg->dim, Z + (Size) row * p);
+		lin_features(cfg, X + (Size) row * cfg->row_dim, Z + (Size) row * p);
 	row_gram_packed(n, p, Z, alpha, true, C);
 	t = chol_forward_copy(n, C, r);
 	for (int row = 0; row < n; row++)
@@ -236,13 +275,14 @@ lin_grow(const SelectorConfig *cfg, const StateHeader *old, const double *x, dou
 }
 
 /*
- * The m rewards r with features Z (m × p, destroyed) added to a state
- * without a discount, in place: b, yᵀy and Σw in row order, then every
- * factor's rank-1 updates (one after the other, or together with the same
- * bits).  n is the caller's.
+ * The m rewards r of rows X with features Z (m × p, destroyed) added to a
+ * state without a discount, in place: b, yᵀy, Σw and the cost model's sums
+ * in row order, then every factor's rank-1 updates (one after the other, or
+ * together with the same bits).  n is the caller's.
  */
 static void
-lin_add_rows(const SelectorConfig *cfg, StateHeader *st, int m, double *Z, const double *r)
+lin_add_rows(const SelectorConfig *cfg, StateHeader *st, int m, double *Z, const double *X,
+			 const double *r)
 {
 	int			p = lin_feature_count(cfg);
 	double	   *b = lin_rhs(st, p);
@@ -257,6 +297,8 @@ lin_add_rows(const SelectorConfig *cfg, StateHeader *st, int m, double *Z, const
 		if (lin_learns_noise(cfg))
 			*lin_weight_sum(st, p) += 1.0;
 	}
+	if (cfg->learns_cost)
+		lin_add_costs(cfg, st, m, Z, NULL, X);
 	confidence_factors(cfg, &fs);
 	/* the updates destroy their vectors: the other factors get a copy */
 	for (int f = 1; f < fs.count; f++)
@@ -348,7 +390,7 @@ lin_append(const SelectorConfig *cfg, const StateHeader *old, const double *x, d
 		}
 	}
 	else
-		lin_add_rows(cfg, st, 1, z, &r);
+		lin_add_rows(cfg, st, 1, z, x, &r);
 	pfree(z);
 	return st;
 }
@@ -370,8 +412,8 @@ lin_append_rows(const SelectorConfig *cfg, StateHeader *st, int m, const double 
 	Z = palloc(sizeof(double) * p * m);
 	st->n += m;
 	for (int t = 0; t < m; t++)
-		lin_features(cfg, X + (Size) t * cfg->dim, Z + (Size) t * p);
-	lin_add_rows(cfg, st, m, Z, r);
+		lin_features(cfg, X + (Size) t * cfg->row_dim, Z + (Size) t * p);
+	lin_add_rows(cfg, st, m, Z, X, r);
 	pfree(Z);
 	return true;
 }

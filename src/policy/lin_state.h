@@ -5,7 +5,8 @@
  *
  * body = [L, the packed factor of A (p × p) | b (p) | with yᵀy kept: yᵀy,
  * and Σw with the learnt noise scale, or the other regularisers' factors |
- * with a window: the held rows' contexts (n × dim) and rewards (n)]
+ * with a window: the held rows' contexts (n × dim) and rewards (n) | with
+ * a cost model: its sums (lin_cost_sums)]
  */
 #ifndef MODEL_SELECT_LIN_STATE_H
 #define MODEL_SELECT_LIN_STATE_H
@@ -95,6 +96,16 @@ lin_factor_at(const StateHeader *st, int p, int f)
 	return f == 0 ? lin_factor(st) : lin_yy(st, p) + 1 + (Size) (f - 1) * PACKED_SIZE(p);
 }
 
+/*
+ * A cost model (cfg->learns_cost, never with forgetting): over the rows whose
+ * reward logged a cost c, Σ c z (p), Σ z (p), Σ c and their count, at the
+ * body's end.  Its mean at z is c̄ + zᵀA⁻¹(Σ c z − c̄ Σ z), c̄ = Σ c / count:
+ * ridge regression of c − c̄ with A, the reward model's matrix, so that a
+ * row without a cost counts as one at c̄.
+ */
+#define LIN_COST_SUMS(p) (2 * (Size) (p) + 2)
+
+extern double *lin_cost_sums(const SelectorConfig *cfg, const StateHeader *st, int p);
 extern void lin_features(const SelectorConfig *cfg, const double *x, double *z);
 extern void lin_features_after(const SelectorConfig *cfg, const double *x, double *z);
 extern Size lin_body(const SelectorConfig *cfg, int n);

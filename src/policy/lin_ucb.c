@@ -47,6 +47,12 @@
  * The states stay per arm (a fold of each arm's log); w₀ is computed from
  * the decoded models of all arms at each decision (lin_share_priors).
  *
+ * With a budget and "cost_model" (no forgetting) each arm also learns its cost
+ * from the context: the ridge regression of c − c̄ on z with the same A, from
+ * sums kept beside b (lin_state.h), so that the pacer prices the arm at
+ * cost(x) = c̄ + zᵀA⁻¹(Σ c z − c̄ Σ z) (ArmScore.cost, routing/pacer.c).  A
+ * version carries its weights; a decision pays one dot product per arm.
+ *
  * The state's layout is policy/lin_state.h's, its folds policy/lin_fold.c's.
  */
 #include "postgres.h"
@@ -68,6 +74,7 @@ struct ArmModel
 	double	   *scratch;
 	double	   *gram;			/* with share: Σ zzᵀ (packed) and b = Σ r z */
 	double	   *rhs;
+	const double *cost_weights; /* with a cost model: A⁻¹(Σ c z − c̄ Σ z) (p), then c̄ */
 };
 
 /* αI + Σγ^age zzᵀ factorised (discounted states keep the sum, not a factor). */
@@ -103,9 +110,35 @@ lin_bounds(const SelectorConfig *cfg, const StateHeader *st, ArmModel *m)
 }
 
 /*
+ * The cost model's weights and level (lin_state.h) into out (p + 1): its
+ * ridge regression with the factor L of A; a level 0 and no weights while
+ * no reward logged a cost (the arm counts as free, as without a model).
+ */
+static void
+lin_cost_model(const SelectorConfig *cfg, const StateHeader *st, const double *L, double *out)
+{
+	int			p = lin_feature_count(cfg);
+	const double *sums = lin_cost_sums(cfg, st, p);
+	double		level = sums[2 * p + 1] > 0 ? sums[2 * p] / sums[2 * p + 1] : 0.0;
+
+	for (int i = 0; i < p; i++)
+		out[i] = sums[i] - level * sums[p + i];
+	if (sums[2 * p + 1] > 0)
+		chol_solve(p, L, out);
+	out[p] = level;
+}
+
+/* The cost a model predicts at features z (never below 0, as no logged cost is). */
+static double
+lin_cost_at(const ArmModel *m, const double *z)
+{
+	return Max(0.0, m->cost_weights[m->p] + dot(m->p, z, m->cost_weights));
+}
+
+/*
  * A version carries t_f = L_f⁻¹ b for every factor (the solves a decode
  * costs), where the factors are the state's own (no discount) and no
- * spectrum is decoded (cmm).
+ * spectrum is decoded (cmm), then the cost model's weights and level.
  */
 static Size
 lin_prepared_size(const SelectorConfig *cfg)
@@ -115,7 +148,8 @@ lin_prepared_size(const SelectorConfig *cfg)
 	if (cfg->discount < 1 || cfg->confidence == CONFIDENCE_CMM)
 		return 0;
 	confidence_factors(cfg, &fs);
-	return (Size) fs.count * lin_feature_count(cfg);
+	return (Size) (fs.count + (cfg->learns_cost ? 1 : 0)) * lin_feature_count(cfg) +
+		(cfg->learns_cost ? 1 : 0);
 }
 
 static void
@@ -130,6 +164,8 @@ lin_prepare(const SelectorConfig *cfg, const StateHeader *st, double *out)
 		memcpy(out + (Size) f * p, lin_rhs(st, p), sizeof(double) * p);
 		chol_forward(p, lin_factor_at(st, p, f), out + (Size) f * p);
 	}
+	if (cfg->learns_cost)
+		lin_cost_model(cfg, st, lin_factor(st), out + (Size) fs.count * p);
 }
 
 /* Decoded, with the t_f lin_prepare() computed (NULL: computed here). */
@@ -151,6 +187,15 @@ lin_decode_prepared(const SelectorConfig *cfg, const StateHeader *st, const doub
 			m->t[f] = prepared != NULL ? prepared + (Size) f * p
 				: chol_forward_copy(p, m->L[f], lin_rhs(st, p));
 		lin_bounds(cfg, st, m);
+	}
+	if (cfg->learns_cost && prepared != NULL)
+		m->cost_weights = prepared + (Size) m->factors.count * p;
+	else if (cfg->learns_cost)
+	{
+		double	   *weights = palloc(sizeof(double) * (p + 1));
+
+		lin_cost_model(cfg, st, m->L[0], weights);
+		m->cost_weights = weights;
 	}
 	m->z = palloc(sizeof(double) * p);
 	m->scratch = palloc(sizeof(double) * p);
@@ -190,6 +235,8 @@ lin_score(const SelectorConfig *cfg, const ArmModel *m, const double *x, ArmScor
 		spectrum_score(cfg, m->spectrum, m->z, 0.0, out);
 	else
 		confidence_pick(&m->bounds, lin_eval, m, out);
+	if (m->cost_weights != NULL)
+		out->cost = lin_cost_at(m, m->z);
 }
 
 /*
@@ -258,6 +305,9 @@ lin_score_block(const SelectorConfig *cfg, const ArmModel *m, int nrows, const d
 		for (int t = 0; t < nrows; t++)
 			lin_features_after(cfg, X + (Size) t * cfg->dim, Z + (Size) t * p);
 	}
+	if (m->cost_weights != NULL)
+		for (int t = 0; t < nrows; t++)
+			out[t].cost = lin_cost_at(m, Z + (Size) t * p);
 	if (m->spectrum != NULL)
 	{
 		for (int t = 0; t < nrows; t++)
@@ -295,7 +345,8 @@ static const PolicyDefault lin_ucb_defaults[] = {
 
 const PolicyOps lin_ucb_ops = {
 	.name = "lin_ucb", .kind = POLICY_LIN_UCB,
-	.uses_context = true, .bounds = BOUNDS_CHOICE, .forgets = FORGETS_ALL, .settings = lin_ucb_settings,
+	.uses_context = true, .bounds = BOUNDS_CHOICE, .forgets = FORGETS_ALL, .learns_cost = true,
+	.settings = lin_ucb_settings,
 	.defaults = lin_ucb_defaults,
 	POLICY_FUNCTIONS(lin), .append_rows = lin_append_rows, .score_block = lin_score_block,
 	.prepared_size = lin_prepared_size, .prepare = lin_prepare, .decode_prepared = lin_decode_prepared,
@@ -310,7 +361,7 @@ static const char *const rff_ucb_settings[] = {"features", "share", "noise_prior
 const PolicyOps rff_ucb_ops = {
 	.name = "rff_ucb", .kind = POLICY_RFF_UCB,
 	.uses_context = true, .kernels = KERNELS_SHIFT_INVARIANT, .random_features = true,
-	.bounds = BOUNDS_CHOICE, .forgets = FORGETS_ALL, .settings = rff_ucb_settings,
+	.bounds = BOUNDS_CHOICE, .forgets = FORGETS_ALL, .learns_cost = true, .settings = rff_ucb_settings,
 	POLICY_FUNCTIONS(lin), .append_rows = lin_append_rows, .score_block = lin_score_block,
 	.prepared_size = lin_prepared_size, .prepare = lin_prepare, .decode_prepared = lin_decode_prepared,
 	.build_weighted = lin_build_weighted, .share_priors = lin_share_priors,

@@ -27,6 +27,7 @@ score_unlearned(ArmScore *s)
 {
 	s->mean = s->width = s->ucb = get_float8_infinity();
 	s->radius = s->alpha = get_float8_nan();
+	s->cost = 0.0;
 }
 
 static void

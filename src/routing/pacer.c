@@ -105,8 +105,9 @@ pacer_lambda(const Selector *sel)
 }
 
 /*
- * With a budget: every learned arm's ucb less λ times its mean cost (an arm
- * without a logged cost counts as free; an untried arm keeps +Infinity).
+ * With a budget: every learned arm's ucb less λ times its cost, the cost its
+ * cost model predicts for the context (cost_model), else its mean cost (an
+ * arm without a logged cost counts as free; an untried arm keeps +Infinity).
  */
 void
 pacer_apply(const Selector *sel, double lambda, ArmScore *scores)
@@ -117,7 +118,11 @@ pacer_apply(const Selector *sel, double lambda, ArmScore *scores)
 	{
 		const ArmInfo *arm = &sel->arms[i];
 
-		if (arm->model != NULL && arm->cost_n > 0)
+		if (arm->model == NULL)
+			continue;
+		if (sel->cfg.learns_cost)
+			scores[i].ucb -= lambda * scores[i].cost;
+		else if (arm->cost_n > 0)
 			scores[i].ucb -= lambda * (arm->cost_sum / (double) arm->cost_n);
 	}
 }
