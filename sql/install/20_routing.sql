@@ -16,6 +16,7 @@ CREATE TABLE model_select.decisions (
     own_seq     bigint,                     -- up to this seq (decision_scores())
     tags        text[],                     -- the caller's tags (NULL: none)
     awaited     float8[],                   -- count_pending: per arm, the rewards it awaited
+    expected_cost float8,                   -- the cost model's: the chosen arm's cost here
     CONSTRAINT decisions_one_context CHECK ((context IS NULL) <> (context_real IS NULL))
 );
 -- a selector's decisions newest first, in full order (the pacer's window: pacer.c)
@@ -89,6 +90,7 @@ COMMENT ON COLUMN model_select.decisions.own_seq IS 'With own_tx: the seq of the
 COMMENT ON COLUMN model_select.decisions.cost_weight IS 'The cost weight in force at decision time: with a budget the pacer''s, a function of the costs in the reward log; else the cost_weight setting.';
 
 COMMENT ON COLUMN model_select.decisions.tags IS 'The tags the caller passed (as given, checked), NULL for none: with the context, what the decision scored and what its reward teaches.';
+COMMENT ON COLUMN model_select.decisions.expected_cost IS 'With a budget and the setting cost_model: the cost the chosen arm''s cost model predicted for the context, at which the pacer counts the decision while its reward has not come; NULL otherwise (such a decision counts at its arm''s mean cost).';
 COMMENT ON COLUMN model_select.decisions.awaited IS 'With the setting count_pending: per arm, in arm order, the rewards it awaited from decisions not rewarded yet, which narrowed its width (decision_scores() re-derives the widths from them); NULL without it.';
 COMMENT ON FUNCTION model_select.select_model(text, anycompatiblearray, text[]) IS
 'The arm to use for this context and tags: the active arm with the highest ucb, ties broken by a hash of seed, context, tags and ordinal. Reads only (STABLE, PARALLEL SAFE).';

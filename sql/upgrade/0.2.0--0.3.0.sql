@@ -226,6 +226,10 @@ COMMENT ON COLUMN model_select.rewards.tags IS 'The tags of a reward without a d
 ALTER TABLE model_select.decisions ADD COLUMN awaited float8[];
 COMMENT ON COLUMN model_select.decisions.awaited IS 'With the setting count_pending: per arm, in arm order, the rewards it awaited from decisions not rewarded yet, which narrowed its width (decision_scores() re-derives the widths from them); NULL without it.';
 
+-- the budget's cost model (issue 42): what the chosen arm was expected to cost
+ALTER TABLE model_select.decisions ADD COLUMN expected_cost float8;
+COMMENT ON COLUMN model_select.decisions.expected_cost IS 'With a budget and the setting cost_model: the cost the chosen arm''s cost model predicted for the context, at which the pacer counts the decision while its reward has not come; NULL otherwise (such a decision counts at its arm''s mean cost).';
+
 -- the pacer reads a selector's newest decisions and their rewards through
 -- these, in full order, and no more of the log (src/routing/pacer.c)
 DROP INDEX model_select.decisions_selector_id_created_at_idx;

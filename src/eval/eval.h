@@ -58,14 +58,18 @@ typedef struct ReplayPending
 	int			size;			/* horizon, or 2·horizon with count_pending */
 	int		   *arm;
 	double	   *lambda;			/* the cost weight each decision was priced at */
+	bool	   *expects;		/* it has an expected cost (pacer_expected_cost()) */
+	double	   *expected_cost;
 	bool	   *rewarded;
 	int			decided;		/* the rounds decided so far */
 } ReplayPending;
 
 struct Selector;
 struct SelectorConfig;
+struct ArmScore;
 extern void pending_init(ReplayPending *pending, const struct SelectorConfig *cfg);
-extern void pending_decided(ReplayPending *pending, struct Selector *sel, int t, int a);
+extern void pending_decided(ReplayPending *pending, struct Selector *sel, int t, int a,
+							const struct ArmScore *scores);
 extern void pending_rewarded(ReplayPending *pending, struct Selector *sel, int r, int decided);
 extern void pending_awaited(const ReplayPending *pending, struct Selector *sel);
 extern void pending_window_lambda(const ReplayPending *pending, struct Selector *sel);

@@ -409,7 +409,7 @@ replay_round(ReplayLearner *learner, const ReplayData *data, int row, double lam
 	tot->window_optimal += judged >= best;
 	tot->window_rounds++;
 	tot->picks[chosen]++;
-	pending_decided(&learner->decided, sel, t, chosen);
+	pending_decided(&learner->decided, sel, t, chosen, learner->scores);
 	replay_defer(learner, t, rounds, row, chosen, u, c[chosen]);
 }
 

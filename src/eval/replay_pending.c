@@ -3,7 +3,8 @@
  * as a live selector counts them (routing/pacer.c): each arm's count among
  * the last pending_horizon decisions of rewards not yet learned, whether
  * late (replay()'s delay) or never coming (its feedback), for the budget's
- * pacer, and the mean cost weight they were priced at; with count_pending
+ * pacer, the costs they were expected to cost, and the mean cost weight
+ * they were priced at; with count_pending
  * also the rewarded among them and the decisions before them, for the
  * awaited rewards (routing/awaited.c).
  */
@@ -21,17 +22,19 @@ pending_init(ReplayPending *pending, const SelectorConfig *cfg)
 	pending->size = cfg->count_pending ? 2 * pending->horizon : pending->horizon;
 	pending->arm = pending->size > 0 ? palloc(sizeof(int) * pending->size) : NULL;
 	pending->lambda = pending->size > 0 ? palloc(sizeof(double) * pending->size) : NULL;
+	pending->expects = pending->size > 0 ? palloc(sizeof(bool) * pending->size) : NULL;
+	pending->expected_cost = pending->size > 0 ? palloc(sizeof(double) * pending->size) : NULL;
 	pending->rewarded = pending->size > 0 ? palloc(sizeof(bool) * pending->size) : NULL;
 	pending->decided = 0;
 }
 
 /*
- * Round t's decision of arm a, priced at the λ it was decided with (read
- * before the counts below move), enters the window; round t − horizon's
- * leaves the pacer's count.
+ * Round t's decision of arm a (of the scores), priced at the λ it was decided
+ * with (read before the counts below move) and logging the cost expected of
+ * it, enters the window; round t − horizon's leaves the pacer's count.
  */
 void
-pending_decided(ReplayPending *pending, Selector *sel, int t, int a)
+pending_decided(ReplayPending *pending, Selector *sel, int t, int a, const ArmScore *scores)
 {
 	double		lambda;
 	int			slot;
@@ -48,6 +51,7 @@ pending_decided(ReplayPending *pending, Selector *sel, int t, int a)
 	slot = t % pending->size;
 	pending->arm[slot] = a;
 	pending->lambda[slot] = lambda;
+	pending->expects[slot] = pacer_expected_cost(sel, scores, a, &pending->expected_cost[slot]);
 	pending->rewarded[slot] = false;
 	pending->decided = t + 1;
 	sel->arms[a].pending_n++;
@@ -107,8 +111,9 @@ pending_awaited(const ReplayPending *pending, Selector *sel)
 
 /*
  * Before a decision with a budget: the pacer's λ̄, the mean cost weight of
- * the last horizon decisions, summed newest first as a live selector sums
- * them (pacer.c), so that a replay paces as the selector would.
+ * the last horizon decisions, and each arm's expected costs of those without
+ * a reward, summed newest first as a live selector sums them (pacer.c), so
+ * that a replay paces as the selector would.
  */
 void
 pending_window_lambda(const ReplayPending *pending, Selector *sel)
@@ -118,7 +123,22 @@ pending_window_lambda(const ReplayPending *pending, Selector *sel)
 
 	if (pending->horizon == 0 || sel->cfg.budget <= 0)
 		return;
+	for (int i = 0; i < sel->narms; i++)
+	{
+		sel->arms[i].pending_priced = 0;
+		sel->arms[i].pending_cost = 0.0;
+	}
 	for (int64 k = 1; k <= d; k++)
-		sum += pacer_level(&sel->cfg, pending->lambda[(pending->decided - k) % pending->size]);
+	{
+		int			slot = (int) ((pending->decided - k) % pending->size);
+		ArmInfo    *arm = &sel->arms[pending->arm[slot]];
+
+		sum += pacer_level(&sel->cfg, pending->lambda[slot]);
+		if (!pending->rewarded[slot] && pending->expects[slot])
+		{
+			arm->pending_priced++;
+			arm->pending_cost += pending->expected_cost[slot];
+		}
+	}
 	sel->window_lambda = d > 0 ? sum / (double) d : 0.0;
 }

@@ -25,6 +25,9 @@ typedef struct ArmInfo
 	int64		spend_n;		/* the pacer's spend (pacer.c) */
 	int64		pending_n;		/* its decisions among the selector's last
 								 * pending_horizon without a reward yet */
+	int64		pending_priced;	/* of those, the ones that logged an expected
+								 * cost (the cost model's), */
+	double		pending_cost;	/* and the sum of those costs (pacer.c) */
 	double		awaited;		/* rewards expected still to come from its
 								 * pending decisions (routing/awaited.c) */
 	int64		version;

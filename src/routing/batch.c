@@ -197,17 +197,19 @@ block_log(void *arg)
 	const Selector *sel = b->sel;
 	int			dim = sel->cfg.dim;
 	int			e = sel->cfg.embed_dim;
-	Oid			types[17] = {INT4OID, INT4ARRAYOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID,
+	Oid			types[18] = {INT4OID, INT4ARRAYOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID,
 		INT4ARRAYOID, INT4ARRAYOID, FLOAT8ARRAYOID, FLOAT8OID, BOOLARRAYOID, FLOAT4ARRAYOID,
-	INT8ARRAYOID, XID8OID, INT8OID, TEXTARRAYOID, INT4ARRAYOID, INT4ARRAYOID, FLOAT8ARRAYOID};
-	Datum		args[17];
-	char		nulls[18] = "                 ";
+	INT8ARRAYOID, XID8OID, INT8OID, TEXTARRAYOID, INT4ARRAYOID, INT4ARRAYOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID};
+	Datum		args[18];
+	char		nulls[19] = "                  ";
 	Datum	   *arms = palloc(sizeof(Datum) * b->m);
 	double	   *ucb = palloc(sizeof(double) * b->m);
 	double	   *mean = palloc(sizeof(double) * b->m);
 	Datum	   *lo = palloc(sizeof(Datum) * b->m);
 	Datum	   *hi = palloc(sizeof(Datum) * b->m);
 	Datum	   *real = palloc(sizeof(Datum) * b->m);
+	double	   *expected = palloc(sizeof(double) * b->m);
+	bool	   *expected_null = palloc(sizeof(bool) * b->m);
 
 	for (int t = 0; t < b->m; t++)
 	{
@@ -220,6 +222,8 @@ block_log(void *arg)
 		lo[t] = Int32GetDatum(t * dim + 1);
 		hi[t] = Int32GetDatum(t * dim + e);
 		real[t] = BoolGetDatum(context_is_real(b->rawX + (Size) t * dim, e));
+		expected_null[t] = !pacer_expected_cost(sel, b->scores + (Size) t * sel->narms, b->chosen[t],
+												&expected[t]);
 	}
 	block_tags_args(b, args + 13);
 	args[0] = Int32GetDatum(sel->cfg.selector_id);
@@ -237,21 +241,22 @@ block_log(void *arg)
 	/* what the block scored with (route()'s columns) */
 	decision_version_args(sel, args, nulls, 10);
 	awaited_arg(sel, args, nulls, 16);
+	args[17] = PointerGetDatum(float8_array(expected, expected_null, b->m));
 	selector_write_lock(sel->cfg.selector_id, sel->name);
 	spi_level = spi_connect();
 	/* rows are inserted, and their ids drawn, in ordinality order */
 	spi_execute(spi_plan(&plan,
 						 "INSERT INTO model_select.decisions(selector_id, arm_id, context, context_real, score,"
-						 " mean, cost_weight, versions, own_tx, own_seq, tags, awaited)"
+						 " mean, cost_weight, versions, own_tx, own_seq, tags, awaited, expected_cost)"
 						 " SELECT $1, u.arm, CASE WHEN NOT u.r THEN $7[u.lo:u.hi] END,"
 						 " CASE WHEN u.r THEN $10[u.lo:u.hi] END, u.score, u.mean, $8, $11, $12, $13,"
-						 " CASE WHEN u.thi >= u.tlo THEN $14[u.tlo:u.thi] END, $17"
+						 " CASE WHEN u.thi >= u.tlo THEN $14[u.tlo:u.thi] END, $17, u.expected"
 						 " FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3), pg_catalog.unnest($4),"
 						 "   pg_catalog.unnest($5), pg_catalog.unnest($6), pg_catalog.unnest($9),"
-						 "   pg_catalog.unnest($15), pg_catalog.unnest($16)) WITH ORDINALITY"
-						 "   AS u(arm, score, mean, lo, hi, r, tlo, thi, i)"
+						 "   pg_catalog.unnest($15), pg_catalog.unnest($16), pg_catalog.unnest($18)) WITH ORDINALITY"
+						 "   AS u(arm, score, mean, lo, hi, r, tlo, thi, expected, i)"
 						 " ORDER BY u.i RETURNING decision_id",
-						 17, types), args, nulls, false, 0, SPI_OK_INSERT_RETURNING,
+						 18, types), args, nulls, false, 0, SPI_OK_INSERT_RETURNING,
 				"log the decisions of a batch");
 	for (int t = 0; t < b->m; t++)
 		b->decision_ids[t] = spi_int64(SPI_tuptable->vals[t], SPI_tuptable->tupdesc, SPI_SOLE_COLUMN);

@@ -23,10 +23,11 @@
  *
  * C is the cost of every reward of one of the selector's decisions that
  * reports one, N the number of those rewards, B the budget.  Decisions
- * routed but not rewarded yet count too, at their arm's mean cost: each of
- * the selector's last pending_horizon decisions without a reward adds the
- * mean cost of its arm to C and 1 to N (an arm without a logged cost adds
- * nothing: its cost is unknown).  Without them a reward that arrives late
+ * routed but not rewarded yet count too: each of the selector's last
+ * pending_horizon decisions without a reward adds to C the cost it logged as
+ * expected (decisions.expected_cost, the cost model's) or else the mean cost
+ * of its arm, and 1 to N (an arm without a logged cost adds nothing: its
+ * cost is unknown).  Without them a reward that arrives late
  * is spend the pacer cannot see, and every decision of the delay routes as
  * if the budget were untouched (1.16–1.24× the budget with rewards 1,000
  * decisions late).  A decision whose reward never comes leaves the count
@@ -38,7 +39,8 @@
  * and reaches `scale` — the weight at which an arm costing B loses the whole
  * reward range — after `pace` decisions' worth of overspend; it falls back
  * to 0 as spend drops below the budget.  Each decision subtracts λ times an
- * arm's mean cost from its ucb, so the arms themselves learn rewards only.
+ * arm's cost from its ucb (its cost model's at the context, else its mean
+ * cost), so the arms themselves learn rewards only.
  *
  * Why the sum and not the usual step-by-step projected update: λ must be a
  * function of the reward log, like every arm's state, so that rebuild_state,
@@ -83,12 +85,17 @@ pacer_lambda(const Selector *sel)
 	{
 		const ArmInfo *arm = &sel->arms[i];
 
+		int64		unpriced = arm->pending_n - arm->pending_priced;
+
 		cost += arm->spend_sum;
 		decisions += (double) arm->spend_n;
-		if (arm->pending_n > 0 && arm->cost_n > 0)
+		/* the pending at the cost they were expected to cost, or at the arm's mean */
+		cost += arm->pending_cost;
+		decisions += (double) arm->pending_priced;
+		if (unpriced > 0 && arm->cost_n > 0)
 		{
-			cost += (double) arm->pending_n * (arm->cost_sum / (double) arm->cost_n);
-			decisions += (double) arm->pending_n;
+			cost += (double) unpriced * (arm->cost_sum / (double) arm->cost_n);
+			decisions += (double) unpriced;
 		}
 	}
 	overspend = cost - cfg->budget * decisions;
@@ -127,13 +134,32 @@ pacer_apply(const Selector *sel, double lambda, ArmScore *scores)
 	}
 }
 
-/* A decision of the window, newest first: its id, its arm, its λ, whether it has a reward. */
+/*
+ * The cost a decision of arm chosen logs as expected (decisions.expected_cost):
+ * with the cost model, the cost it predicted for the context; false (NULL)
+ * without, and for an arm without rewards, which counts at its mean cost.
+ */
+bool
+pacer_expected_cost(const Selector *sel, const ArmScore *scores, int chosen, double *cost)
+{
+	if (!sel->cfg.learns_cost || sel->arms[chosen].model == NULL)
+		return false;
+	*cost = scores[chosen].cost;
+	return true;
+}
+
+/*
+ * A decision of the window, newest first: its id, its arm, its λ, its
+ * expected cost, whether it has a reward.
+ */
 typedef struct WindowDecision
 {
 	int64		decision_id;
 	int32		arm_id;
 	bool		priced;			/* it logged a cost weight (not before 0.2.0) */
 	double		cost_weight;
+	bool		expects;		/* it logged an expected cost (the cost model's) */
+	double		expected_cost;
 	bool		rewarded;
 } WindowDecision;
 
@@ -156,7 +182,7 @@ static WindowDecision *
 window_decisions(int32 selector_id, int limit, int *n)
 {
 	static const char *const key[] = {"selector_id", "created_at", "decision_id"};
-	static const char *const columns[] = {"decision_id", "arm_id", "cost_weight"};
+	static const char *const columns[] = {"decision_id", "arm_id", "cost_weight", "expected_cost"};
 	Relation	decisions = own_table_open("decisions");
 	WindowDecision *w = palloc(sizeof(WindowDecision) * Max(limit, 1));
 	IndexRead	r;
@@ -176,6 +202,8 @@ window_decisions(int32 selector_id, int limit, int *n)
 		w[*n].arm_id = DatumGetInt32(values[1]);
 		w[*n].priced = !nulls[2];
 		w[*n].cost_weight = nulls[2] ? 0.0 : DatumGetFloat8(values[2]);
+		w[*n].expects = !nulls[3];
+		w[*n].expected_cost = nulls[3] ? 0.0 : DatumGetFloat8(values[3]);
 		w[*n].rewarded = false;
 		(*n)++;
 	}
@@ -233,8 +261,8 @@ window_rewarded(int32 selector_id, WindowDecision *w, int n)
 /*
  * Each arm's decisions among the selector's last pending_horizon (by
  * created_at, then decision_id: the same set in every backend under the
- * same snapshot) that have no reward: what the pacer counts at the arm's
- * mean cost; and, with a budget, the mean cost weight they logged, the
+ * same snapshot) that have no reward, and the sum of the expected costs those
+ * that logged one logged (newest first): what the pacer counts; and, with a budget, the mean cost weight they logged, the
  * pacer's λ̄ (summed newest first, as replay_pending.c does).  With count_pending the last
  * D ≤ 2·pending_horizon decisions,
  * split into the newest h = min(pending_horizon, ⌈D/2⌉) and those before:
@@ -267,18 +295,29 @@ pacer_pending_load(Selector *sel)
 	{
 		bool		seen = false;
 		int64		pending = 0;
+		int64		priced = 0;
+		double		expected = 0.0;
 		int64		awaited = 0;
 
 		for (int k = 0; k < n; k++)
 			if (w[k].arm_id == sel->arms[i].arm_id)
 			{
+				bool		counted = k < horizon && !w[k].rewarded;
+
 				seen = true;
-				pending += k < horizon && !w[k].rewarded;
+				pending += counted;
+				if (counted && w[k].expects)
+				{
+					priced++;
+					expected += w[k].expected_cost;
+				}
 				awaited += k < h && !w[k].rewarded;
 			}
 		if (seen)
 		{
 			sel->arms[i].pending_n = pending;
+			sel->arms[i].pending_priced = priced;
+			sel->arms[i].pending_cost = expected;
 			sel->arms[i].awaited = (double) awaited;
 		}
 	}

@@ -208,15 +208,16 @@ Datum
 model_select_route(PG_FUNCTION_ARGS)
 {
 	static SPIPlanPtr plan = NULL;
-	Oid			types[12] = {INT4OID, INT4OID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8OID, FLOAT8OID,
-	FLOAT4ARRAYOID, INT8ARRAYOID, XID8OID, INT8OID, TEXTARRAYOID, FLOAT8ARRAYOID};
+	Oid			types[13] = {INT4OID, INT4OID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8OID, FLOAT8OID,
+	FLOAT4ARRAYOID, INT8ARRAYOID, XID8OID, INT8OID, TEXTARRAYOID, FLOAT8ARRAYOID, FLOAT8OID};
 	Selector   *sel;
 	ArmScore   *scores;
 	double	   *raw;
 	int			chosen;
 	int			e;
-	Datum		args[12] = {0};
-	char		arg_nulls[13] = "            ";
+	Datum		args[13] = {0};
+	char		arg_nulls[14] = "             ";
+	double		expected_cost;
 	TupleDesc	tupdesc;
 	Datum		values[3];
 	bool		nulls[3] = {false, false, false};
@@ -253,6 +254,10 @@ model_select_route(PG_FUNCTION_ARGS)
 	args[5] = Float8GetDatum(pacer_lambda(sel));
 	decision_version_args(sel, args, arg_nulls, 7);
 	awaited_arg(sel, args, arg_nulls, 11);
+	if (pacer_expected_cost(sel, scores, chosen, &expected_cost))
+		args[12] = Float8GetDatum(expected_cost);
+	else
+		arg_nulls[12] = 'n';
 	/* before the insert: its triggers may load selectors anew */
 	values[1] = CStringGetTextDatum(sel->arms[chosen].name);
 	values[2] = Float8GetDatum(scores[chosen].ucb);
@@ -260,9 +265,9 @@ model_select_route(PG_FUNCTION_ARGS)
 	/* as the extension owner: clients need no right on decisions */
 	values[0] = Int64GetDatum(insert_returning_id_as_owner(&plan,
 														   "INSERT INTO model_select.decisions(selector_id, arm_id, context, score, mean,"
-														   " cost_weight, context_real, versions, own_tx, own_seq, tags, awaited)"
-														   " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING decision_id",
-														   12, types, args, arg_nulls, "log the decision"));
+														   " cost_weight, context_real, versions, own_tx, own_seq, tags, awaited, expected_cost)"
+														   " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING decision_id",
+														   13, types, args, arg_nulls, "log the decision"));
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
 }
 

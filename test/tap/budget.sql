@@ -47,8 +47,9 @@ SELECT cmp_ok((SELECT max(cum_reward) / 5000 FROM model_select.replay(
 -- log before it, over selector sel's decisions after its first `after`:
 -- λ = max(0, λ̄ + (1 / 0.3)·(C + P − 0.3·(N + Np)) / (20·0.3)), capped at 1e12,
 -- where C, N are the costs and number of the rewards of earlier decisions, P,
--- Np the mean costs of the arms of the earlier decisions among the last
--- `horizon` without a reward, and λ̄ the mean λ those last `horizon` logged,
+-- Np the expected costs they logged (the cost model's), else the mean costs
+-- of their arms, of the earlier decisions among the last `horizon` without a
+-- reward, and λ̄ the mean λ those last `horizon` logged,
 -- each at most the scale 1 / 0.3.
 CREATE FUNCTION pacer_gap(sel text, horizon int, after int) RETURNS float8 LANGUAGE sql AS $$
     WITH dec AS (SELECT d.* FROM model_select.decisions d JOIN model_select.selectors s USING (selector_id)
@@ -59,7 +60,8 @@ CREATE FUNCTION pacer_gap(sel text, horizon int, after int) RETURNS float8 LANGU
       FROM dec d
      CROSS JOIN LATERAL (SELECT sum(rw.cost) AS cost, count(rw.cost) AS n FROM dec e
                            JOIN model_select.rewards rw USING (decision_id) WHERE e.decision_id < d.decision_id) r
-     CROSS JOIN LATERAL (SELECT sum(m.mean) AS cost, count(m.mean) AS n
+     CROSS JOIN LATERAL (SELECT sum(coalesce(e.expected_cost, m.mean)) AS cost,
+                                count(coalesce(e.expected_cost, m.mean)) AS n
                            FROM (SELECT * FROM dec e WHERE e.decision_id < d.decision_id
                                   ORDER BY e.decision_id DESC LIMIT horizon) e
                            LEFT JOIN mean m USING (arm_id)

@@ -7,7 +7,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(16);
+SELECT plan(19);
 
 -- settings: listed only when off; only with a budget, a policy that learns
 -- costs and no forgetting
@@ -62,6 +62,9 @@ SELECT cmp_ok((SELECT abs(price - 4.3) FROM p1 WHERE arm = 'a'), '<', 1e-5::floa
               'arm a is priced at its cost line at the context: 1 + 2·0.3 + 3·0.9 = 4.3');
 SELECT cmp_ok((SELECT abs(price - 0.5) FROM p1 WHERE arm = 'b'), '<', 1e-9::float8,
               'arm b at its constant cost 0.5');
+SELECT cmp_ok((SELECT abs(d.expected_cost - p.price) FROM model_select.decisions d JOIN model_select.arms a USING (arm_id)
+                 JOIN p1 p ON p.arm = a.name ORDER BY d.decision_id DESC LIMIT 1), '<', 1e-9::float8,
+              'the decision logs its arm''s price as its expected cost, what the pacer counts while it awaits a reward');
 
 -- rewards without a cost count as rows at the arm's mean cost: a's price at
 -- the context moves from its line towards the mean of its logged costs
@@ -84,6 +87,17 @@ CREATE TEMP TABLE p3 AS SELECT * FROM prices('cm', ARRAY[0.3, 0.9]::float8[]);
 SELECT cmp_ok((SELECT abs(p.price - m.mean) FROM p3 p JOIN (SELECT name AS arm, avg(cost) AS mean
                  FROM model_select.rewards JOIN model_select.arms USING (arm_id) GROUP BY name) m USING (arm)
                 WHERE arm = 'a'), '<', 1e-9::float8, 'cost_model false: arm a at its mean cost');
+SELECT is((SELECT expected_cost FROM model_select.decisions ORDER BY decision_id DESC LIMIT 1), NULL,
+          'and its decisions log no expected cost');
+
+-- route_batch(log => true) logs each row's expected cost too: its arm's price there
+SELECT model_select.alter_selector('cm', '{"cost_model": true}');
+CREATE TEMP TABLE bq AS SELECT i AS key, ARRAY[i / 7.0, 1 - i / 7.0]::float8[] AS context FROM generate_series(1, 5) i;
+CREATE TEMP TABLE bp AS SELECT bq.key, p.* FROM bq CROSS JOIN LATERAL prices('cm', bq.context) p;
+CREATE TEMP TABLE bd AS SELECT * FROM model_select.route_batch('cm', 'SELECT key, context FROM bq', true);
+SELECT cmp_ok((SELECT max(abs(d.expected_cost - bp.price)) FROM bd JOIN model_select.decisions d USING (decision_id)
+                 JOIN bp ON bp.key = bd.key AND bp.arm = bd.arm), '<', 1e-9::float8,
+              'route_batch() logs each decision''s expected cost: its arm''s price at the row''s context');
 
 -- Learning (replay, seeded): two clusters; arm 1 costs 0.1 and earns 0.5,
 -- arm 2 earns 0.9 and costs 0.2 on one cluster but 1.8 on the other (mean
