@@ -21,7 +21,7 @@
  * of the rows it keeps, and a row that stops counting never counts again.
  *
  * The state (layout variant FORGET_CLOCK) therefore keeps rows, not a
- * factor: body = [Q, C, ticks[n], r[n], X[n][dim]], the rows that may still
+ * factor: body = [Q, C, ticks[n], r[n], X[n][row_dim]], the rows that may still
  * count, with Q a position in the selector's log (tx and seq, their bits in
  * two float8 slots) up to which every row of the arm is in the state, and C
  * the number of the selector's rows up to Q (learning/clock.c reads and
@@ -141,7 +141,7 @@ clocked_forgetting(const SelectorConfig *cfg)
 static Size
 clocked_body_size(const SelectorConfig *cfg, int n)
 {
-	return CLOCK_HEAD + (Size) n * (cfg->dim + 2);
+	return CLOCK_HEAD + (Size) n * (cfg->row_dim + 2);
 }
 
 /*
@@ -315,12 +315,12 @@ clocked_append(const SelectorConfig *cfg, const StateHeader *old, const double *
 	{
 		memcpy(CLOCK_TICKS(st), CLOCK_TICKS(old) + first, sizeof(double) * keep);
 		memcpy(CLOCK_REWARDS(st), CLOCK_REWARDS(old) + first, sizeof(double) * keep);
-		memcpy(CLOCK_X(st), CLOCK_X(old) + (Size) first * cfg->dim,
-			   sizeof(double) * keep * cfg->dim);
+		memcpy(CLOCK_X(st), CLOCK_X(old) + (Size) first * cfg->row_dim,
+			   sizeof(double) * keep * cfg->row_dim);
 	}
 	CLOCK_TICKS(st)[keep] = tick;
 	CLOCK_REWARDS(st)[keep] = r;
-	memcpy(CLOCK_X(st) + (Size) keep * cfg->dim, x, sizeof(double) * cfg->dim);
+	memcpy(CLOCK_X(st) + (Size) keep * cfg->row_dim, x, sizeof(double) * cfg->row_dim);
 	return st;
 }
 
@@ -436,11 +436,11 @@ clocked_decode_at(const SelectorConfig *cfg, const StateHeader *st, const ClockK
 		for (int i = 0; i < k; i++)
 			w[i] = pow(cfg->discount, key->at - CLOCK_TICKS(st)[first + i]);
 	}
-	built = ops->build_weighted(plain, k, CLOCK_X(st) + (Size) first * cfg->dim,
+	built = ops->build_weighted(plain, k, CLOCK_X(st) + (Size) first * cfg->row_dim,
 								CLOCK_REWARDS(st) + first, w);
 	/* a window or restarts, never a discount: the rows that count weigh 1 */
 	if (cfg->detect && ops->innovations != NULL)
-		built = clock_detect_build(cfg, plain, built, k, CLOCK_X(st) + (Size) first * cfg->dim,
+		built = clock_detect_build(cfg, plain, built, k, CLOCK_X(st) + (Size) first * cfg->row_dim,
 								   CLOCK_REWARDS(st) + first);
 	return ops->decode(plain, built);
 }

@@ -135,15 +135,11 @@ forgets_any(const SelectorConfig *cfg)
 	return cfg->window > 0 || cfg->discount < 1 || cfg->half_life > 0 || cfg->restart_every > 0;
 }
 
-/*
- * Can cfg's arms learn a cost model (cost_model): with a budget, under a
- * policy that learns one, with a state that forgets nothing (the model's
- * sums are kept beside the reward model's, which then never forgets).
- */
+/* Can cfg's arms learn a cost model (cost_model): with a budget, under a policy that learns one. */
 static bool
 cost_model_applies(const SelectorConfig *cfg)
 {
-	return cfg->budget > 0 && policy_ops(cfg->policy)->learns_cost && !forgets_any(cfg);
+	return cfg->budget > 0 && policy_ops(cfg->policy)->learns_cost;
 }
 
 /* The default of a setting under cfg's policy: the policy's own, else the table's. */

@@ -49,7 +49,7 @@ typedef enum SettingScope
 	FOR_FIXED_CHOICE,			/* a policy with a choice of bounds, confidence fixed */
 	FOR_BUDGET,					/* a selector with a budget */
 	FOR_PENDING,				/* a budget, or count_pending */
-	FOR_COST_MODEL				/* a budget, a policy that learns costs, no forgetting */
+	FOR_COST_MODEL				/* a budget, a policy that learns costs */
 } SettingScope;
 
 typedef struct SettingDef

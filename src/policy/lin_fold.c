@@ -59,24 +59,24 @@ lin_body(const SelectorConfig *cfg, int n)
 	}
 	if (cfg->learns_cost)
 		extra += LIN_COST_SUMS(lin_feature_count(cfg));
-	return lin_head(cfg, lin_feature_count(cfg)) + (cfg->window > 0 ? (Size) n * (cfg->dim + 1) : 0) + extra;
+	return lin_head(cfg, lin_feature_count(cfg)) + (cfg->window > 0 ? (Size) n * (cfg->row_dim + 1) : 0) + extra;
 }
 
 double *
 lin_cost_sums(const SelectorConfig *cfg, const StateHeader *st, int p)
 {
-	Assert(cfg->learns_cost && cfg->window == 0);
+	Assert(cfg->learns_cost);
 	return (double *) STATE_BODY(st) + lin_body(cfg, st->n) - LIN_COST_SUMS(p);
 }
 
 /*
- * Add m rows (row_dim values each, with their cost columns) of features Z
- * (m × p, scaled by √w) to the cost model's sums: those whose reward logged
- * a cost, in row order.
+ * Add (sign 1) or take away (−1) m rows (row_dim values each, with their
+ * cost columns) of features Z (m × p, scaled by √w) to or from the cost
+ * model's sums: those whose reward logged a cost, in row order.
  */
 static void
 lin_add_costs(const SelectorConfig *cfg, StateHeader *st, int m, const double *Z,
-			  const double *sw, const double *X)
+			  const double *sw, const double *X, double sign)
 {
 	int			p = lin_feature_count(cfg);
 	double	   *sums = lin_cost_sums(cfg, st, p);
@@ -88,10 +88,10 @@ lin_add_costs(const SelectorConfig *cfg, StateHeader *st, int m, const double *Z
 
 		if (row[cfg->dim] == 0)
 			continue;
-		axpy(p, w * row[cfg->dim + 1], Z + (Size) t * p, sums);
-		axpy(p, w, Z + (Size) t * p, sums + p);
-		sums[2 * p] += w * w * row[cfg->dim + 1];
-		sums[2 * p + 1] += w * w;
+		axpy(p, sign * w * row[cfg->dim + 1], Z + (Size) t * p, sums);
+		axpy(p, sign * w, Z + (Size) t * p, sums + p);
+		sums[2 * p] += sign * w * w * row[cfg->dim + 1];
+		sums[2 * p + 1] += sign * w * w;
 	}
 }
 
@@ -133,7 +133,7 @@ lin_build_weighted(const SelectorConfig *cfg, int n, const double *X, const doub
 		weight_sum += sw[t] * sw[t];
 	}
 	if (cfg->learns_cost)
-		lin_add_costs(cfg, st, n, Z, sw, X);
+		lin_add_costs(cfg, st, n, Z, sw, X, 1.0);
 	gram_packed(n, p, Z, discounted ? 0.0 : confidence_base_alpha(cfg), !discounted, lin_factor(st));
 	if (n > 0)
 		gemv_cols(n, p, Z, w, 0.0, lin_rhs(st, p));
@@ -152,7 +152,7 @@ lin_build_weighted(const SelectorConfig *cfg, int n, const double *X, const doub
 	}
 	if (cfg->window > 0)
 	{
-		memcpy(lin_rows(cfg, st, p), X, sizeof(double) * (Size) n * cfg->dim);
+		memcpy(lin_rows(cfg, st, p), X, sizeof(double) * (Size) n * cfg->row_dim);
 		memcpy(lin_row_rewards(cfg, st, p), r, sizeof(double) * n);
 	}
 	pfree(Z);
@@ -267,10 +267,13 @@ lin_grow(const SelectorConfig *cfg, const StateHeader *old, const double *x, dou
 	if (old == NULL)
 		old = lin_build(cfg, 0, NULL, NULL);
 	memcpy(STATE_BODY(st), STATE_BODY(old), sizeof(double) * lin_head(cfg, p));
-	memcpy(lin_rows(cfg, st, p), lin_rows(cfg, old, p), sizeof(double) * (Size) n * cfg->dim);
-	memcpy(lin_rows(cfg, st, p) + (Size) n * cfg->dim, x, sizeof(double) * cfg->dim);
+	memcpy(lin_rows(cfg, st, p), lin_rows(cfg, old, p), sizeof(double) * (Size) n * cfg->row_dim);
+	memcpy(lin_rows(cfg, st, p) + (Size) n * cfg->row_dim, x, sizeof(double) * cfg->row_dim);
 	memcpy(lin_row_rewards(cfg, st, p), lin_row_rewards(cfg, old, p), sizeof(double) * n);
 	lin_row_rewards(cfg, st, p)[n] = r;
+	/* the cost model's sums follow the rows, at the body's end */
+	if (cfg->learns_cost)
+		memcpy(lin_cost_sums(cfg, st, p), lin_cost_sums(cfg, old, p), sizeof(double) * LIN_COST_SUMS(p));
 	return st;
 }
 
@@ -298,7 +301,7 @@ lin_add_rows(const SelectorConfig *cfg, StateHeader *st, int m, double *Z, const
 			*lin_weight_sum(st, p) += 1.0;
 	}
 	if (cfg->learns_cost)
-		lin_add_costs(cfg, st, m, Z, NULL, X);
+		lin_add_costs(cfg, st, m, Z, NULL, X, 1.0);
 	confidence_factors(cfg, &fs);
 	/* the updates destroy their vectors: the other factors get a copy */
 	for (int f = 1; f < fs.count; f++)
@@ -335,9 +338,11 @@ lin_forget_oldest(const SelectorConfig *cfg, StateHeader *st, const double *x, d
 		*lin_yy(st, p) -= rewards[0] * rewards[0];
 		*lin_weight_sum(st, p) -= 1.0;
 	}
-	memmove(rows, rows + cfg->dim, sizeof(double) * (Size) (n - 1) * cfg->dim);
+	if (cfg->learns_cost)
+		lin_add_costs(cfg, st, 1, z, NULL, rows, -1.0);
+	memmove(rows, rows + cfg->row_dim, sizeof(double) * (Size) (n - 1) * cfg->row_dim);
 	memmove(rewards, rewards + 1, sizeof(double) * (n - 1));
-	memcpy(rows + (Size) (n - 1) * cfg->dim, x, sizeof(double) * cfg->dim);
+	memcpy(rows + (Size) (n - 1) * cfg->row_dim, x, sizeof(double) * cfg->row_dim);
 	rewards[n - 1] = r;
 	if (!chol_rank1_downdate(p, lin_factor(st), z))
 	{
@@ -387,6 +392,14 @@ lin_append(const SelectorConfig *cfg, const StateHeader *old, const double *x, d
 		{
 			*lin_yy(st, p) = cfg->discount * *lin_yy(st, p) + r * r;
 			*lin_weight_sum(st, p) = cfg->discount * *lin_weight_sum(st, p) + 1.0;
+		}
+		if (cfg->learns_cost)
+		{
+			double	   *sums = lin_cost_sums(cfg, st, p);
+
+			for (Size i = 0; i < LIN_COST_SUMS(p); i++)
+				sums[i] *= cfg->discount;
+			lin_add_costs(cfg, st, 1, z, NULL, x, 1.0);
 		}
 	}
 	else

@@ -5,8 +5,8 @@
  *
  * body = [L, the packed factor of A (p × p) | b (p) | with yᵀy kept: yᵀy,
  * and Σw with the learnt noise scale, or the other regularisers' factors |
- * with a window: the held rows' contexts (n × dim) and rewards (n) | with
- * a cost model: its sums (lin_cost_sums)]
+ * with a window: the held rows (n × row_dim: contexts, with a cost model
+ * their costs) and rewards (n) | with a cost model: its sums (lin_cost_sums)]
  */
 #ifndef MODEL_SELECT_LIN_STATE_H
 #define MODEL_SELECT_LIN_STATE_H
@@ -77,7 +77,7 @@ lin_head(const SelectorConfig *cfg, int p)
 	return LIN_BODY(p) + (lin_learns_noise(cfg) ? 2 : 0);
 }
 
-/* With a window: the held rows' contexts (n × dim) and rewards (n), after the head. */
+/* With a window: the held rows (n × row_dim) and rewards (n), after the head. */
 static inline double *
 lin_rows(const SelectorConfig *cfg, const StateHeader *st, int p)
 {
@@ -87,7 +87,7 @@ lin_rows(const SelectorConfig *cfg, const StateHeader *st, int p)
 static inline double *
 lin_row_rewards(const SelectorConfig *cfg, const StateHeader *st, int p)
 {
-	return lin_rows(cfg, st, p) + (Size) st->n * st->dim;
+	return lin_rows(cfg, st, p) + (Size) st->n * cfg->row_dim;
 }
 
 static inline double *
@@ -97,9 +97,9 @@ lin_factor_at(const StateHeader *st, int p, int f)
 }
 
 /*
- * A cost model (cfg->learns_cost, never with forgetting): over the rows whose
- * reward logged a cost c, Σ c z (p), Σ z (p), Σ c and their count, at the
- * body's end.  Its mean at z is c̄ + zᵀA⁻¹(Σ c z − c̄ Σ z), c̄ = Σ c / count:
+ * A cost model (cfg->learns_cost): over the rows whose reward logged a cost
+ * c, Σ c z (p), Σ z (p), Σ c and their count (weighted, and forgetting, as
+ * A and b are), at the body's end.  Its mean at z is c̄ + zᵀA⁻¹(Σ c z − c̄ Σ z), c̄ = Σ c / count:
  * ridge regression of c − c̄ with A, the reward model's matrix, so that a
  * row without a cost counts as one at c̄.
  */

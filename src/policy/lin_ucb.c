@@ -47,7 +47,7 @@
  * The states stay per arm (a fold of each arm's log); w₀ is computed from
  * the decoded models of all arms at each decision (lin_share_priors).
  *
- * With a budget and "cost_model" (no forgetting) each arm also learns its cost
+ * With a budget and "cost_model" each arm also learns its cost
  * from the context: the ridge regression of c − c̄ on z with the same A, from
  * sums kept beside b (lin_state.h), so that the pacer prices the arm at
  * cost(x) = c̄ + zᵀA⁻¹(Σ c z − c̄ Σ z) (ArmScore.cost, routing/pacer.c).  A

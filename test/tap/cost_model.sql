@@ -7,18 +7,15 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(19);
+SELECT plan(21);
 
--- settings: listed only when off; only with a budget, a policy that learns
--- costs and no forgetting
+-- settings: listed only when off; only with a budget and a policy that learns costs
 SELECT is((SELECT model_select.resolve_settings('lin_ucb', NULL, '{"budget": 1}') ? 'cost_model'), false,
           'cost_model is on by default and not listed');
 SELECT is((SELECT model_select.resolve_settings('rff_ucb', 'rbf', '{"budget": 1, "cost_model": false}')->'cost_model'),
           'false'::jsonb, 'and listed when off');
 SELECT throws_ok($$SELECT model_select.resolve_settings('lin_ucb', NULL, '{"cost_model": true}')$$,
                  '22023', NULL, 'cost_model needs a budget');
-SELECT throws_ok($$SELECT model_select.resolve_settings('lin_ucb', NULL, '{"budget": 1, "window": 100, "cost_model": true}')$$,
-                 '22023', NULL, 'and a state that forgets nothing');
 SELECT throws_ok($$SELECT model_select.resolve_settings('pak_ucb', 'rbf', '{"budget": 1, "cost_model": true}')$$,
                  '22023', NULL, 'and a policy that learns it (not pak_ucb)');
 
@@ -140,6 +137,48 @@ SELECT cmp_ok((SELECT x.cum_reward / x.round FROM model_select.replay(
                   'SELECT context, rewards, ARRAY[costs[1], 2 - costs[2]] FROM stream ORDER BY i',
                   'rff_ucb', 'rbf', '{"budget": 0.3, "cost_model": false}', 1, 0, NULL, 1, 4000) x),
               '>', 0.1::float8, 'rff_ucb learns it too (0.732 against 0.564)');
+
+-- Forgetting: the cost model's sums forget with the rows.  Arm a's costs
+-- follow 1 + 2·x1 + 3·x2 for 10 rewards, then its price changes to 4 − x1 for
+-- 10 more (and the 3 rewarded decisions); a window of 8 of the arm's rewards,
+-- or of the selector's last 23 on its clock, holds only rows at the new price,
+-- so the price at (0.3, 0.9) is 4 − 0.3 = 3.7; a discount of 0.5 prices near
+-- it.  rebuild_state() reproduces each.
+CREATE FUNCTION new_cost(arm text, x float8[]) RETURNS float8 LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE arm WHEN 'a' THEN 4 - x[1] ELSE 0.5 END $$;
+CREATE FUNCTION forgetting(sel text, settings jsonb) RETURNS TABLE (price float8, rebuilt_gap float8)
+LANGUAGE plpgsql AS $$
+DECLARE
+    d record;
+BEGIN
+    PERFORM model_select.create_selector(sel, 2, ARRAY['a', 'b'], 'lin_ucb', NULL,
+        '{"budget": 0.2, "pace": 1, "alpha": 1e-6, "intercept": 1, "normalize": false, "codebook": 0}'::jsonb || settings);
+    INSERT INTO model_select.rewards(selector, arm, context, reward, cost)
+    SELECT sel, arm, x, 0.5, true_cost(arm, x) FROM pts, unnest(ARRAY['a', 'b']) arm;
+    INSERT INTO model_select.rewards(selector, arm, context, reward, cost)
+    SELECT sel, arm, ARRAY[x[2], x[1]], 0.5, new_cost(arm, ARRAY[x[2], x[1]]) FROM pts, unnest(ARRAY['a', 'b']) arm;
+    FOR i IN 1..3 LOOP
+        SELECT * INTO d FROM model_select.route(sel, ARRAY[0.2 * i, 0.1]::float8[]);
+        INSERT INTO model_select.rewards(decision_id, reward, cost)
+        VALUES (d.decision_id, 0.5, new_cost(d.arm, ARRAY[0.2 * i, 0.1]::float8[]));
+    END LOOP;
+    CREATE TEMP TABLE f_before ON COMMIT DROP AS SELECT * FROM model_select.scores(sel, ARRAY[0.7, 0.2]::float8[]);
+    PERFORM model_select.rebuild_state(sel);
+    RETURN QUERY SELECT (SELECT p.price FROM prices(sel, ARRAY[0.3, 0.9]::float8[]) p WHERE p.arm = 'a'),
+                        (SELECT max(abs(a.ucb - b.ucb)) FROM model_select.scores(sel, ARRAY[0.7, 0.2]::float8[]) a
+                           JOIN f_before b USING (arm));
+    DROP TABLE f_before;
+END $$;
+CREATE TEMP TABLE forgot AS
+SELECT v.sel, f.* FROM (VALUES ('c_window', '{"window": 8}'::jsonb), ('c_sel', '{"window": 23, "clock": "selector"}'),
+                               ('c_disc', '{"discount": 0.5}')) v(sel, settings)
+ CROSS JOIN LATERAL forgetting(v.sel, v.settings) f;
+SELECT cmp_ok((SELECT max(abs(price - 3.7)) FROM forgot WHERE sel <> 'c_disc'), '<', 1e-5::float8,
+              'a window of the arm''s rewards or of the selector''s prices at the new cost line only');
+SELECT cmp_ok((SELECT abs(price - 3.7) FROM forgot WHERE sel = 'c_disc'), '<', 0.1::float8,
+              'a discount of 0.5 prices near it');
+SELECT cmp_ok((SELECT max(rebuilt_gap) FROM forgot), '<', 1e-9::float8,
+              'rebuild_state reproduces the priced scores of each forgetting state');
 
 SELECT * FROM finish();
 ROLLBACK;
