@@ -36,7 +36,8 @@
 #   while the naptime is wall-clock time: the longer session meets more idle passes.
 #
 # Policies: MS_INSTR_POLICIES ("rff_ucb lin_ucb"; lin_ucb_tags: lin_ucb, each decision with two
-# tags, decision_setup.bash).  MS_INSTR_KEEP: a folder to keep
+# tags; lin_ucb_budget, lin_ucb_budgetmean: with a budget, priced by the cost model or at the
+# mean cost; decision_setup.bash).  MS_INSTR_KEEP: a folder to keep
 # callgrind's output files in (for callgrind_annotate).  Needs valgrind (installed as root
 # if missing).  About 5 minutes.
 set -euo pipefail
@@ -82,7 +83,7 @@ echo "set-up (prompts, ${POLICIES// /, } with 2,000 rewards per arm): $(( $(date
 decision_sql() {
     case $1 in
         baseline) echo "INSERT INTO decisions_b(prompt_id, context, arm) SELECT id, emb, 'm1' FROM prompts WHERE id = (i * 37) % 10000 + 1 RETURNING decision_id INTO d; INSERT INTO rewards_b(decision_id, reward) VALUES (d, 0.5);" ;;
-        *) echo "SELECT r.decision_id INTO d FROM prompts p, model_select.route($(route_args "$1")) r WHERE p.id = (i * 37) % 10000 + 1; INSERT INTO model_select.rewards(decision_id, reward) VALUES (d, 0.5);" ;;
+        *) echo "SELECT r.decision_id INTO d FROM prompts p, model_select.route($(route_args "$1")) r WHERE p.id = (i * 37) % 10000 + 1; INSERT INTO model_select.rewards$(reward_values "$1" d 0.5);" ;;
     esac
 }
 # A DO block of N decisions (the kind's body), as the application role, each committed.

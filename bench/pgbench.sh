@@ -106,7 +106,7 @@ SQL
 \\set p random(1, 10000)
 BEGIN;
 SELECT r.decision_id FROM prompts p, model_select.route($(route_args "$pol")) r WHERE p.id = :p \\gset
-INSERT INTO model_select.rewards(decision_id, reward) VALUES (:decision_id, random());
+INSERT INTO model_select.rewards$(reward_values "$pol" :decision_id 'random()');
 COMMIT;
 SQL
 done

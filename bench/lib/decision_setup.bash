@@ -6,7 +6,9 @@
 # synthetic 384-d embeddings), the baseline's tables decisions_b and rewards_b, one selector
 # per policy name (d = 384, arms m1..m5, 2,000 rewards per arm from synthetic_clusters;
 # rff_ucb with 128 features (MS_RFF_FEATURES), pak_ucb with cap 10,000, pak_ucb_cap = pak_ucb with all
-# defaults, POLICY_tags = POLICY whose decisions pass two tags), and the application role APP
+# defaults, POLICY_tags = POLICY whose decisions pass two tags, POLICY_budget = POLICY with a
+# budget and its cost model, POLICY_budgetmean = the same priced at each arm's mean cost, both
+# with rewards that cost 1 + m·|x₁| on arm m), and the application role APP
 # with route and reward on every selector, SELECT on prompts and the baseline's rights on its
 # tables.  Needs PGHOST etc. of a superuser.
 decision_setup() {
@@ -37,14 +39,18 @@ SQL
         case $pol in
             rff_ucb) settings="{\"features\": ${MS_RFF_FEATURES:-128}}" ;;
             pak_ucb) settings='{"cap": 10000}' ;;
+            *_budget) settings='{"budget": 1}' ;;
+            *_budgetmean) settings='{"budget": 1, "cost_model": false}' ;;
             *) settings='{}' ;;
         esac
         # pak_ucb with cap 10,000 may grow past the default model_select.max_model_size
         setup_q -c "SET model_select.max_model_size = '1GB'" \
                 -c "SELECT model_select.create_selector('$pol', 384, ARRAY['m1','m2','m3','m4','m5'], '$(policy_of "$pol")', NULL, '$settings', 1)" >/dev/null
         for a in 1 2 3 4 5; do
-            setup_q -c "INSERT INTO model_select.rewards(selector, arm, context, reward)
-                        SELECT '$pol', 'm$a', context, reward[$a] FROM preload ORDER BY round"
+            setup_q -c "INSERT INTO model_select.rewards(selector, arm, context, reward, cost)
+                        SELECT '$pol', 'm$a', context, reward[$a],
+                               CASE WHEN '$pol' LIKE '%\\_budget%' THEN 1 + $a * abs(context[1]) END
+                          FROM preload ORDER BY round"
         done
     done
     setup_q >/dev/null <<SQL
@@ -61,7 +67,18 @@ SQL
 # policy_of NAME: the policy of the selector NAME (pak_ucb_cap: pak_ucb, lin_ucb_tags: lin_ucb)
 policy_of() {
     local pol=${1%_cap}
-    echo "${pol%_tags}"
+    pol=${pol%_tags}
+    pol=${pol%_budgetmean}
+    echo "${pol%_budget}"
+}
+
+# reward_values NAME DECISION REWARD: the columns and values of a decision's reward INSERT,
+# with a cost for a *_budget* selector
+reward_values() {
+    case $1 in
+        *_budget*) echo "(decision_id, reward, cost) VALUES ($2, $3, 1.5)" ;;
+        *) echo "(decision_id, reward) VALUES ($2, $3)" ;;
+    esac
 }
 
 # route_args NAME: route()'s arguments in a decision of selector NAME on prompt p, with two

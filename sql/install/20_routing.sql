@@ -40,14 +40,14 @@ CREATE FUNCTION model_select.route(selector text, context anycompatiblearray, ta
 
 CREATE FUNCTION model_select.scores(selector text, context anycompatiblearray, tags text[] DEFAULT NULL)
     RETURNS TABLE (arm text, active boolean, n bigint, mean float8, width float8, ucb float8,
-                   radius float8, alpha float8)
+                   radius float8, alpha float8, cost float8)
     AS 'MODULE_PATHNAME', 'model_select_scores' LANGUAGE C STABLE PARALLEL SAFE ROWS 8;
 
 -- A past decision's scores, re-derived from the versions and own rewards it
 -- recorded (the learner's rule: docs/caches.md).
 CREATE FUNCTION model_select.decision_scores(decision_id bigint)
     RETURNS TABLE (arm text, active boolean, n bigint, mean float8, width float8, ucb float8,
-                   radius float8, alpha float8)
+                   radius float8, alpha float8, cost float8)
     AS 'MODULE_PATHNAME', 'model_select_decision_scores' LANGUAGE C STABLE STRICT PARALLEL SAFE ROWS 8;
 
 -- Route every row of a query (key integer, context: an array of numbers) in one
@@ -101,6 +101,6 @@ COMMENT ON FUNCTION model_select.route_batch(text, text, boolean) IS
 COMMENT ON FUNCTION model_select.decision_scores(bigint) IS
 'A logged decision''s scores (the columns of scores()), re-derived bit for bit from the versions and own rewards it recorded, while retention keeps them: needs the route right on its selector; an error for a decision that recorded no version.';
 COMMENT ON FUNCTION model_select.scores(text, anycompatiblearray, text[]) IS
-'Every arm of the selector (retired ones too) in ordinal order: rewards n, mean, width, ucb = mean + radius * width, and the radius and ridge alpha of the bound for this context. Reads only.';
+'Every arm of the selector (retired ones too) in ordinal order: rewards n, mean, width, ucb = mean + radius * width (with a budget less the pacer''s cost weight times cost), the radius and ridge alpha of the bound for this context, and with a budget the cost the arm is priced at (its cost model''s for this context, else its mean cost; NULL for an arm without a logged cost or without rewards). Reads only.';
 COMMENT ON FUNCTION model_select.cache_stats(boolean) IS
 'The caches of arm folds and decoded models: entries and bytes held, hits (a cached model reused), misses (an arm folded anew from its checkpoint), states decoded, evictions (least recently used selectors dropped to stay within model_select.cache_size), and bytes of random feature matrices; then the server''s shared cache (model_select in shared_preload_libraries, else NULL): bases held, their bytes, pins on them, bases taken from it and published to it, and evictions. scope: server (with shared_preload_libraries: every backend''s counts since the server started, sizes summed over the live backends, the same from any backend, as behind a pooler) or backend (the backend that answered: without preloading, or with this_backend => true); rows_folded: log rows folded onto cached models, by backends and the learner (where a learner serves the database, about one per reward while it keeps up; more shows backends folding the same rows).';

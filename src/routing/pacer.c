@@ -112,26 +112,38 @@ pacer_lambda(const Selector *sel)
 }
 
 /*
- * With a budget: every learned arm's ucb less λ times its cost, the cost its
- * cost model predicts for the context (cost_model), else its mean cost (an
- * arm without a logged cost counts as free; an untried arm keeps +Infinity).
+ * With a budget, the cost the pacer prices learned arm i at (false: none):
+ * the cost its cost model predicts for the context of its score
+ * (cost_model), else its mean cost; none for an arm without a logged cost
+ * (it counts as free) or without rewards.
  */
+bool
+pacer_price(const Selector *sel, const ArmScore *score, int i, double *cost)
+{
+	const ArmInfo *arm = &sel->arms[i];
+
+	if (sel->cfg.budget <= 0 || arm->model == NULL)
+		return false;
+	if (sel->cfg.learns_cost)
+		*cost = score->cost;
+	else if (arm->cost_n > 0)
+		*cost = arm->cost_sum / (double) arm->cost_n;
+	else
+		return false;
+	return true;
+}
+
+/* With a budget: every priced arm's ucb less λ times its price (an untried arm keeps +Infinity). */
 void
 pacer_apply(const Selector *sel, double lambda, ArmScore *scores)
 {
+	double		cost;
+
 	if (sel->cfg.budget <= 0 || lambda == 0)
 		return;
 	for (int i = 0; i < sel->narms; i++)
-	{
-		const ArmInfo *arm = &sel->arms[i];
-
-		if (arm->model == NULL)
-			continue;
-		if (sel->cfg.learns_cost)
-			scores[i].ucb -= lambda * scores[i].cost;
-		else if (arm->cost_n > 0)
-			scores[i].ucb -= lambda * (arm->cost_sum / (double) arm->cost_n);
-	}
+		if (pacer_price(sel, &scores[i], i, &cost))
+			scores[i].ucb -= lambda * cost;
 }
 
 /*
@@ -142,10 +154,7 @@ pacer_apply(const Selector *sel, double lambda, ArmScore *scores)
 bool
 pacer_expected_cost(const Selector *sel, const ArmScore *scores, int chosen, double *cost)
 {
-	if (!sel->cfg.learns_cost || sel->arms[chosen].model == NULL)
-		return false;
-	*cost = scores[chosen].cost;
-	return true;
+	return sel->cfg.learns_cost && pacer_price(sel, &scores[chosen], chosen, cost);
 }
 
 /*

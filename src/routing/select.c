@@ -273,7 +273,8 @@ model_select_route(PG_FUNCTION_ARGS)
 
 /*
  * scores()'s rows for sel's arms (and decision_scores()'s): name, active, n,
- * mean, width, ucb, and the radius and ridge of the bound.
+ * mean, width, ucb, the radius and ridge of the bound, and with a budget the
+ * cost the arm was priced at.
  */
 void
 scores_rows(FunctionCallInfo fcinfo, const Selector *sel, const ArmScore *scores)
@@ -283,8 +284,9 @@ scores_rows(FunctionCallInfo fcinfo, const Selector *sel, const ArmScore *scores
 	InitMaterializedSRF(fcinfo, 0);
 	for (int i = 0; i < sel->narms; i++)
 	{
-		Datum		values[8];
-		bool		nulls[8] = {false};
+		Datum		values[9];
+		bool		nulls[9] = {false};
+		double		cost = 0.0;
 
 		values[0] = CStringGetTextDatum(sel->arms[i].name);
 		values[1] = BoolGetDatum(sel->arms[i].active);
@@ -296,6 +298,8 @@ scores_rows(FunctionCallInfo fcinfo, const Selector *sel, const ArmScore *scores
 		values[6] = Float8GetDatum(scores[i].radius);
 		values[7] = Float8GetDatum(scores[i].alpha);
 		nulls[6] = nulls[7] = isnan(scores[i].alpha);
+		nulls[8] = !pacer_price(sel, &scores[i], i, &cost);
+		values[8] = Float8GetDatum(cost);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 }

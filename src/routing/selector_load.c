@@ -401,7 +401,9 @@ selector_load_as_owner(void *arg)
 		call->mode = LOAD_OWN;
 	sel->versioned = LOAD_VERSIONED(call->mode);
 	arms_load(sel, call->caller, &s, shared_horizon(), call->mode);
-	pacer_pending_load(sel);
+	/* the learner's publish decides nothing: no price, no awaited rewards */
+	if (!LOAD_PUBLISHES(call->mode))
+		pacer_pending_load(sel);
 	spi_finish(spi_level);
 }
 

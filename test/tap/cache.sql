@@ -42,7 +42,7 @@ BEGIN
 END $$;
 CREATE TABLE pg_temp.bounded AS
 SELECT * FROM pg_temp.score_all() AS t(name text, j int, arm text, active boolean, n bigint, mean float8,
-                                         width float8, ucb float8, radius float8, alpha float8);
+                                         width float8, ucb float8, radius float8, alpha float8, cost float8);
 SELECT is((SELECT count(*) FROM pg_temp.seen WHERE bytes + feature_bytes > 1024 * 1024), 0::bigint,
           'after scoring each selector, the model and feature bytes held are at most 1 MB');
 SELECT cmp_ok((SELECT evictions FROM model_select.cache_stats()), '>', 0::bigint,

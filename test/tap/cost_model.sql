@@ -3,11 +3,11 @@
 -- the pacer prices each arm at the cost predicted for the context
 -- (src/policy/lin_fold.c, src/routing/pacer.c).  A price is read from scores():
 -- ucb = mean + radius·width − λ·cost, with λ the cost weight route() logs
--- next in the same transaction.
+-- next in the same transaction; scores() also shows it as its cost column.
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(21);
+SELECT plan(23);
 
 -- settings: listed only when off; only with a budget and a policy that learns costs
 SELECT is((SELECT model_select.resolve_settings('lin_ucb', NULL, '{"budget": 1}') ? 'cost_model'), false,
@@ -41,14 +41,14 @@ DO $$ DECLARE d record; BEGIN
 END $$;
 
 -- The price of each arm at x = (0.3, 0.9) (λ: what the next route() logs).
-CREATE FUNCTION prices(sel text, x float8[]) RETURNS TABLE (arm text, price float8, ucb float8)
+CREATE FUNCTION prices(sel text, x float8[]) RETURNS TABLE (arm text, price float8, ucb float8, shown float8)
 LANGUAGE plpgsql AS $$
 DECLARE
     d record;
 BEGIN
     CREATE TEMP TABLE s ON COMMIT DROP AS SELECT * FROM model_select.scores(sel, x);
     SELECT * INTO d FROM model_select.route(sel, x);
-    RETURN QUERY SELECT s.arm, (s.mean + s.radius * s.width - s.ucb) / dc.cost_weight, s.ucb
+    RETURN QUERY SELECT s.arm, (s.mean + s.radius * s.width - s.ucb) / dc.cost_weight, s.ucb, s.cost
                    FROM s, model_select.decisions dc WHERE dc.decision_id = d.decision_id;
     DROP TABLE s;
 END $$;
@@ -86,6 +86,12 @@ SELECT cmp_ok((SELECT abs(p.price - m.mean) FROM p3 p JOIN (SELECT name AS arm, 
                 WHERE arm = 'a'), '<', 1e-9::float8, 'cost_model false: arm a at its mean cost');
 SELECT is((SELECT expected_cost FROM model_select.decisions ORDER BY decision_id DESC LIMIT 1), NULL,
           'and its decisions log no expected cost');
+SELECT cmp_ok((SELECT max(abs(shown - price)) FROM (SELECT * FROM p1 UNION ALL SELECT * FROM p3) q), '<', 1e-9::float8,
+              'scores() shows the price in its cost column, by the model and at the mean cost');
+SELECT model_select.create_selector('no_budget', 2, ARRAY['a', 'b'], 'lin_ucb');
+INSERT INTO model_select.rewards(selector, arm, context, reward, cost) VALUES ('no_budget', 'a', ARRAY[1, 0], 0.5, 3);
+SELECT is((SELECT array_agg(cost) FROM model_select.scores('no_budget', ARRAY[1, 0]::float8[])), ARRAY[NULL, NULL]::float8[],
+          'without a budget no arm is priced: cost NULL');
 
 -- route_batch(log => true) logs each row's expected cost too: its arm's price there
 SELECT model_select.alter_selector('cm', '{"cost_model": true}');
