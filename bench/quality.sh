@@ -24,9 +24,9 @@
 #              cost weight 0.05 and budget 25% warm 1,000 (bench/quality_tags.sql;
 #              results/quality_tags.md)
 #   cost-context  what the budget's cost model gains when costs vary by
-#              prompt: RouteLLM with a synthetic cost per category, 25% budget warm
-#              1,000, priced by the cost model and at each arm's mean cost, with and
-#              without the category as a tag, orders 101-105
+#              prompt: RouteLLM (25% budget) and RouterDC (10%, 5%) with a synthetic
+#              cost per category, warm 1,000, priced by the cost model and at each
+#              arm's mean cost, with and without the category as a tag, orders 101-105
 #              (bench/quality_cost_context.sql; results/quality_cost_context.md)
 #   policies   the policy comparison below (results/quality.txt and its plots)
 #   candidates (not in the default list) candidate default settings against the
@@ -321,7 +321,7 @@ if has_part tags; then
     echo
 fi
 if has_part cost-context; then
-    echo "== cost-context: the budget's cost model, RouteLLM with a synthetic cost per category (orders 101-105; about 1 minute)"
+    echo "== cost-context: the budget's cost model, RouteLLM and RouterDC with a synthetic cost per category (orders 101-105; under a minute)"
     sql_part cost_context -v seeds="{101,102,103,104,105}"
     echo
     cat "$RESULTS/quality_cost_context.md"
