@@ -126,16 +126,18 @@ check "... decision_scores() re-derives the decisions routed before them bit for
 
 # 1c. a budget: the pacer's λ counts the decisions not rewarded yet, which the log no
 # longer tells once they are; decision_scores() scores with the λ the decision logged.
-# The arms learn their mean costs from 60 rewards without a decision (no spend), then
+# The arms learn their costs from 60 rewards without a decision (no spend), then
 # 12 decisions in their own transactions, none rewarded: λ rises with them.  Each arm's
-# reward is its cost, so the first decision takes the dearest arm and overspends (with
-# random rewards a run that kept to the cheapest arm, under the budget, saw λ 0 throughout)
+# reward is its price, so the first decision takes the dearest arm and overspends (with
+# random rewards a run that kept to the cheapest arm, under the budget, saw λ 0 throughout);
+# a call costs the price times 1 + |x₁|, so that the cost model's weights (published with
+# each version) move the scores
 q >/dev/null <<'SQL'
 SELECT model_select.create_selector('v_bud', 8, ARRAY['a', 'b', 'c'], 'lin_ucb', NULL, '{"budget": 0.3, "pace": 5}', 23);
 INSERT INTO model_select.rewards(selector, arm, context, reward, cost)
-SELECT 'v_bud', (ARRAY['a', 'b', 'c'])[1 + i % 3], ms_rand(8), (ARRAY[0.1, 0.5, 1.0])[1 + i % 3],
-       (ARRAY[0.1, 0.5, 1.0])[1 + i % 3]
-  FROM generate_series(1, 60) i;
+SELECT 'v_bud', (ARRAY['a', 'b', 'c'])[1 + i % 3], r.x, (ARRAY[0.1, 0.5, 1.0])[1 + i % 3],
+       (ARRAY[0.1, 0.5, 1.0])[1 + i % 3] * (1 + abs(r.x[1]))
+  FROM generate_series(1, 60) i CROSS JOIN LATERAL (SELECT ms_rand(8 + 0 * i) AS x) r;
 SQL
 BUDGET_LOG="SELECT bool_and(sc.n = 20) FROM model_select.scores('v_bud', ms_rand(8)) sc"
 check "the learner publishes the budget selector's 60 rewards" wait_rows "$BUDGET_LOG"
@@ -144,6 +146,10 @@ BUDGET_DECISIONS="d.selector_id = (SELECT selector_id FROM model_select.selector
 check "12 budget decisions without a reward: the λ they logged rises with them" \
     is_true "SELECT count(*) = 12 AND count(DISTINCT cost_weight) > 1 FROM model_select.decisions d WHERE $BUDGET_DECISIONS"
 check "... and decision_scores() re-derives their scores bit for bit" rederive "$BUDGET_DECISIONS"
+check "... and the expected cost each logged, its arm's price there" \
+    rederive "$BUDGET_DECISIONS" "r.cost IS NOT DISTINCT FROM d.expected_cost AND r.cost IS NOT NULL"
+check "... which varies with the context (the cost model's, not the arm's mean cost)" \
+    is_true "SELECT count(DISTINCT expected_cost) > count(DISTINCT arm_id) FROM model_select.decisions d WHERE $BUDGET_DECISIONS"
 
 # 1d. tags: decisions with tags, rewarded in the same transaction, and a logged
 # route_batch() with a tags column, re-derived with the tags they logged
