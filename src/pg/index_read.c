@@ -120,31 +120,49 @@ own_column(Relation table, const char *name)
 }
 
 /*
- * The named columns of a row of table into values and nulls (pointing into
- * the row): the row is deformed once, not walked per column.
+ * The columns attnums (own_column()'s) of a row of table into values and
+ * nulls (pointing into the row): one column read where it is, several by
+ * deforming the row once rather than walking it per column.  For a loop over
+ * many rows, with the numbers looked up once.
  */
 void
-own_columns(Relation table, HeapTuple row, int ncols, const char *const *names, Datum *values, bool *nulls)
+own_columns_at(Relation table, HeapTuple row, int ncols, const AttrNumber *attnums, Datum *values,
+			   bool *nulls)
 {
 	TupleDesc	desc = RelationGetDescr(table);
 	Datum		all[OWN_TABLE_MAX_COLUMNS];
 	bool		all_nulls[OWN_TABLE_MAX_COLUMNS];
 
+	if (ncols == 1)
+	{
+		values[0] = heap_getattr(row, attnums[0], desc, &nulls[0]);
+		return;
+	}
 	if (desc->natts > OWN_TABLE_MAX_COLUMNS)
 		elog(ERROR, "table %s has more than %d columns", RelationGetRelationName(table), OWN_TABLE_MAX_COLUMNS);
 	heap_deform_tuple(row, desc, all, all_nulls);
 	for (int i = 0; i < ncols; i++)
 	{
-		AttrNumber	attnum = own_column(table, names[i]);
-
-		if (attnum > 0)
+		if (attnums[i] > 0)
 		{
-			values[i] = all[attnum - 1];
-			nulls[i] = all_nulls[attnum - 1];
+			values[i] = all[attnums[i] - 1];
+			nulls[i] = all_nulls[attnums[i] - 1];
 		}
 		else
-			values[i] = heap_getattr(row, attnum, desc, &nulls[i]);
+			values[i] = heap_getattr(row, attnums[i], desc, &nulls[i]);
 	}
+}
+
+/* The named columns of a row of table into values and nulls (pointing into the row). */
+void
+own_columns(Relation table, HeapTuple row, int ncols, const char *const *names, Datum *values, bool *nulls)
+{
+	AttrNumber	attnums[OWN_TABLE_MAX_COLUMNS];
+
+	Assert(ncols <= OWN_TABLE_MAX_COLUMNS);
+	for (int i = 0; i < ncols; i++)
+		attnums[i] = own_column(table, names[i]);
+	own_columns_at(table, row, ncols, attnums, values, nulls);
 }
 
 /* own_columns(), the values copied out of the row (into the current memory context). */

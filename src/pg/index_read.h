@@ -42,6 +42,8 @@ extern Relation own_table_open(const char *name);
 extern Relation own_table_open_if_exists(const char *name);
 extern void own_table_close(Relation table);
 extern AttrNumber own_column(Relation table, const char *name);
+extern void own_columns_at(Relation table, HeapTuple row, int ncols, const AttrNumber *attnums,
+						   Datum *values, bool *nulls);
 extern void own_columns(Relation table, HeapTuple row, int ncols, const char *const *names,
 						Datum *values, bool *nulls);
 extern void own_columns_copy(Relation table, HeapTuple row, int ncols, const char *const *names,

@@ -194,9 +194,12 @@ window_decisions(int32 selector_id, int limit, int *n)
 	static const char *const columns[] = {"decision_id", "arm_id", "cost_weight", "expected_cost"};
 	Relation	decisions = own_table_open("decisions");
 	WindowDecision *w = palloc(sizeof(WindowDecision) * Max(limit, 1));
+	AttrNumber	attnums[lengthof(columns)];
 	IndexRead	r;
 	HeapTuple	row;
 
+	for (int i = 0; i < lengthof(columns); i++)
+		attnums[i] = own_column(decisions, columns[i]);
 	*n = 0;
 	index_read_begin(&r, decisions, lengthof(key), key);
 	index_read_key(&r, "selector_id", BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(selector_id));
@@ -206,7 +209,7 @@ window_decisions(int32 selector_id, int limit, int *n)
 		Datum		values[lengthof(columns)];
 		bool		nulls[lengthof(columns)];
 
-		own_columns(decisions, row, lengthof(columns), columns, values, nulls);
+		own_columns_at(decisions, row, lengthof(columns), attnums, values, nulls);
 		w[*n].decision_id = DatumGetInt64(values[0]);
 		w[*n].arm_id = DatumGetInt32(values[1]);
 		w[*n].priced = !nulls[2];
@@ -231,9 +234,9 @@ static void
 window_rewarded(int32 selector_id, WindowDecision *w, int n)
 {
 	static const char *const key[] = {"selector_id", "decision_id"};
-	static const char *const columns[] = {"decision_id"};
 	WindowDecision *by_id;
 	Relation	rewards;
+	AttrNumber	decision_column;
 	IndexRead	r;
 	HeapTuple	row;
 
@@ -243,6 +246,7 @@ window_rewarded(int32 selector_id, WindowDecision *w, int n)
 	memcpy(by_id, w, sizeof(WindowDecision) * n);
 	qsort(by_id, n, sizeof(WindowDecision), window_id_cmp);
 	rewards = own_table_open("rewards");
+	decision_column = own_column(rewards, "decision_id");
 	index_read_begin(&r, rewards, lengthof(key), key);
 	index_read_key(&r, "selector_id", BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(selector_id));
 	index_read_key(&r, "decision_id", BTGreaterEqualStrategyNumber, F_INT8GE, Int64GetDatum(by_id[0].decision_id));
@@ -253,7 +257,7 @@ window_rewarded(int32 selector_id, WindowDecision *w, int n)
 		Datum		value;
 		bool		isnull;
 
-		own_columns(rewards, row, lengthof(columns), columns, &value, &isnull);
+		own_columns_at(rewards, row, 1, &decision_column, &value, &isnull);
 		probe.decision_id = isnull ? 0 : DatumGetInt64(value);
 		hit = isnull ? NULL : bsearch(&probe, by_id, n, sizeof(WindowDecision), window_id_cmp);
 		if (hit != NULL)
