@@ -200,10 +200,11 @@ typedef struct Pending
 } Pending;
 
 /*
- * Feed utility u of context raw_x, with its cost (cost_null: none), to arm a, one tick of the selector clock
- * (warm rows and rounds alike, as their rewards in a live log): new state (in
- * place, or in a fresh context that replaces the old state's), new decoded
- * model (clocked: decoded before each round instead, replay_age).
+ * Feed utility u of context raw_x, with its cost (cost_null: none), to arm
+ * a, one tick of the selector clock (warm rows and rounds alike, as their
+ * rewards in a live log): new state (in place, or in a fresh context that
+ * replaces the old state's), new decoded model (clocked: decoded before each
+ * round instead, replay_age).
  */
 static void
 replay_learn(ReplayLearner *learner, int a, const double *raw_x, double u, bool cost_null,

@@ -148,6 +148,7 @@ row_value(StateFold *f, SPITupleTable *tt, uint64 i, double *x, Relation *decisi
 				cost_null;
 	double		reward = DatumGetFloat8(SPI_getbinval(row, tt->tupdesc, FOLD_COL_REWARD, &isnull));
 	Datum		cost = SPI_getbinval(row, tt->tupdesc, FOLD_COL_COST, &cost_null);
+	double		cost_value = cost_null ? 0 : DatumGetFloat8(cost);
 	ArrayType  *tags;
 	ArrayType  *context = DatumGetArrayTypeP(row_context(tt, i, decisions, &tags));
 	double	   *raw = context_read(f->cfg, context, tags);
@@ -177,8 +178,8 @@ row_value(StateFold *f, SPITupleTable *tt, uint64 i, double *x, Relation *decisi
 		}
 	}
 	f->pos = fold_row_position(tt, i);
-	row_set_cost(f->cfg, x, cost_null, cost_null ? 0 : DatumGetFloat8(cost));
-	return learned_value(f->cfg, reward, cost_null, cost_null ? 0 : DatumGetFloat8(cost));
+	row_set_cost(f->cfg, x, cost_null, cost_value);
+	return learned_value(f->cfg, reward, cost_null, cost_value);
 }
 
 /* Row i's tick, the query's FOLD_COL_TICK. */

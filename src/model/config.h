@@ -116,7 +116,7 @@ typedef struct SelectorConfig
 	/*
 	 * row_dim: the length of a row an arm learns from (a fold's, a replay's):
 	 * the context's dim values, then with learns_cost the reward's cost
-	 * columns (COST_COLUMNS, fold_row_set_cost()); learns_cost: the policy
+	 * columns (COST_COLUMNS, row_set_cost()); learns_cost: the policy
 	 * learns a cost model beside the rewards (cost_model, settings.c)
 	 */
 	int32		row_dim;

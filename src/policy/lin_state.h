@@ -99,9 +99,10 @@ lin_factor_at(const StateHeader *st, int p, int f)
 /*
  * A cost model (cfg->learns_cost): over the rows whose reward logged a cost
  * c, Σ c z (p), Σ z (p), Σ c and their count (weighted, and forgetting, as
- * A and b are), at the body's end.  Its mean at z is c̄ + zᵀA⁻¹(Σ c z − c̄ Σ z), c̄ = Σ c / count:
- * ridge regression of c − c̄ with A, the reward model's matrix, so that a
- * row without a cost counts as one at c̄.
+ * A and b are), at the body's end.  Its mean at z is
+ * c̄ + zᵀA⁻¹(Σ c z − c̄ Σ z) with c̄ = Σ c / count: ridge regression of c − c̄
+ * with A, the reward model's matrix, so that a row without a cost counts as
+ * one at c̄.
  */
 #define LIN_COST_SUMS(p) (2 * (Size) (p) + 2)
 

@@ -84,7 +84,6 @@ pacer_lambda(const Selector *sel)
 	for (int i = 0; i < sel->narms; i++)
 	{
 		const ArmInfo *arm = &sel->arms[i];
-
 		int64		unpriced = arm->pending_n - arm->pending_priced;
 
 		cost += arm->spend_sum;
