@@ -128,7 +128,7 @@ endif
 # `make -n test` from actually running the test suite.)
 MS_MAKE = $(MAKE)
 
-.PHONY: test lint demo example ms-setup bench-perf bench-batch bench-pgbench bench-instructions bench-scale bench-forgetting bench-quality bench-candidates bench-quality-learner bench-confidence bench-memory bench-refusal bench-idle-transaction bench-storage bench-selectors
+.PHONY: test lint demo example ms-setup bench-perf bench-batch bench-pgbench bench-instructions bench-scale bench-forgetting bench-quality bench-candidates bench-quality-learner bench-pacer-reuse bench-confidence bench-memory bench-refusal bench-idle-transaction bench-storage bench-selectors
 # Set-up: missing Debian packages, build, install.  Its output (apt's,
 # the compiler's) goes to $(SETUP_LOG), printed only when a step fails;
 # otherwise one summary line.  scripts/ms-setup.sh says what a non-root user
@@ -225,6 +225,11 @@ bench-candidates: ms-setup
 # transaction, and with the learner serving a commit per round (bench/quality_learner.sh).
 bench-quality-learner: ms-setup
 	PG_BINDIR=$$($(PG_CONFIG) --bindir) bench/quality_learner.sh
+
+# What the budget pacer's kept window costs in spend and quality: RouteLLM with a 25% budget
+# routed live from 1 and 4 clients, pacer_window_reuse 1 against 16 (bench/pacer_reuse.sh).
+bench-pacer-reuse: ms-setup
+	PG_BINDIR=$$($(PG_CONFIG) --bindir) bench/pacer_reuse.sh
 
 bench-forgetting: ms-setup
 	bench/forgetting.sh

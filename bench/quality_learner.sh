@@ -29,13 +29,7 @@ SETTINGS=${MS_BENCH_LEARNER_SETTINGS:-'{}'}
 export OPENBLAS_NUM_THREADS=1
 . test/session/lib/own_cluster.bash
 trap cluster_stop_all EXIT
-PORT=$(free_port "${MS_BENCH_LEARNER_PORT:-55650}")
-export PGHOST=$CL PGPORT=$PORT PGUSER=postgres PGDATABASE=bench_ql
-cluster_initdb ql
-as_server sh -c "printf '%s\n' \"shared_preload_libraries = 'model_select'\" \
-    \"model_select.learner_databases = 'bench_ql'\" >> '$CL/ql/postgresql.conf'"
-cluster_start ql "$PORT"
-createdb bench_ql
+learner_cluster ql bench_ql "$(free_port "${MS_BENCH_LEARNER_PORT:-55650}")"
 t0=$(date +%s)
 psql -X -q -v ON_ERROR_STOP=1 -v data="$DATA_DIR" -v seeds="{${SEEDS// /,}}" >/dev/null <<'SQL'
 CREATE EXTENSION model_select;

@@ -18,6 +18,7 @@
 #include "learning/learner_pass.h"
 #include "routing/cache_counters.h"
 #include "routing/model_cache.h"
+#include "routing/pacer_window.h"
 #include "routing/shared_cache.h"
 
 PG_MODULE_MAGIC;
@@ -59,6 +60,7 @@ _PG_init(void)
 							&max_model_size_kb, 256 * 1024, 64, INT_MAX / 2,
 							PGC_SUSET, GUC_UNIT_KB, NULL, NULL, NULL);
 	progress_init();
+	pacer_window_init();
 	if (process_shared_preload_libraries_in_progress)
 	{
 		shared_cache_preload();

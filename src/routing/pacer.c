@@ -52,13 +52,9 @@
  */
 #include "postgres.h"
 
-#include "access/stratnum.h"
-#include "catalog/pg_type.h"
-#include "utils/fmgroids.h"
-
 #include "model/reward_value.h"
-#include "pg/index_read.h"
 #include "routing/decide.h"
+#include "routing/pacer_window.h"
 
 /* A logged cost weight as the pacer's level λ̄ counts it: at most scale. */
 double
@@ -157,120 +153,6 @@ pacer_expected_cost(const Selector *sel, const ArmScore *scores, int chosen, dou
 }
 
 /*
- * A decision of the window, newest first: its id, its arm, its λ, its
- * expected cost, whether it has a reward.
- */
-typedef struct WindowDecision
-{
-	int64		decision_id;
-	int32		arm_id;
-	bool		priced;			/* it logged a cost weight (not before 0.2.0) */
-	double		cost_weight;
-	bool		expects;		/* it logged an expected cost (the cost model's) */
-	double		expected_cost;
-	bool		rewarded;
-} WindowDecision;
-
-static int
-window_id_cmp(const void *a, const void *b)
-{
-	int64		x = ((const WindowDecision *) a)->decision_id;
-	int64		y = ((const WindowDecision *) b)->decision_id;
-
-	return (x > y) - (x < y);
-}
-
-/*
- * The selector's newest limit decisions, by created_at then decision_id,
- * newest first (*n of them): a backward read of its index on (selector_id,
- * created_at, decision_id), which stops after limit rows whatever the log's
- * length.
- */
-static WindowDecision *
-window_decisions(int32 selector_id, int limit, int *n)
-{
-	static const char *const key[] = {"selector_id", "created_at", "decision_id"};
-	static const char *const columns[] = {"decision_id", "arm_id", "cost_weight", "expected_cost"};
-	Relation	decisions = own_table_open("decisions");
-	WindowDecision *w = palloc(sizeof(WindowDecision) * Max(limit, 1));
-	AttrNumber	attnums[lengthof(columns)];
-	IndexRead	r;
-	HeapTuple	row;
-
-	for (int i = 0; i < lengthof(columns); i++)
-		attnums[i] = own_column(decisions, columns[i]);
-	*n = 0;
-	index_read_begin(&r, decisions, lengthof(key), key);
-	index_read_key(&r, "selector_id", BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(selector_id));
-	index_read_backward(&r);
-	while (*n < limit && (row = index_read_next(&r)) != NULL)
-	{
-		Datum		values[lengthof(columns)];
-		bool		nulls[lengthof(columns)];
-
-		own_columns_at(decisions, row, lengthof(columns), attnums, values, nulls);
-		w[*n].decision_id = DatumGetInt64(values[0]);
-		w[*n].arm_id = DatumGetInt32(values[1]);
-		w[*n].priced = !nulls[2];
-		w[*n].cost_weight = nulls[2] ? 0.0 : DatumGetFloat8(values[2]);
-		w[*n].expects = !nulls[3];
-		w[*n].expected_cost = nulls[3] ? 0.0 : DatumGetFloat8(values[3]);
-		w[*n].rewarded = false;
-		(*n)++;
-	}
-	index_read_end(&r);
-	own_table_close(decisions);
-	return w;
-}
-
-/*
- * Mark the decisions of w (n, newest first) that have a reward: one read of
- * the selector's rewards from the window's smallest decision_id on, through
- * the index on (selector_id, decision_id), so again bounded by the window,
- * not the log.
- */
-static void
-window_rewarded(int32 selector_id, WindowDecision *w, int n)
-{
-	static const char *const key[] = {"selector_id", "decision_id"};
-	WindowDecision *by_id;
-	Relation	rewards;
-	AttrNumber	decision_column;
-	IndexRead	r;
-	HeapTuple	row;
-
-	if (n == 0)
-		return;
-	by_id = palloc(sizeof(WindowDecision) * n);
-	memcpy(by_id, w, sizeof(WindowDecision) * n);
-	qsort(by_id, n, sizeof(WindowDecision), window_id_cmp);
-	rewards = own_table_open("rewards");
-	decision_column = own_column(rewards, "decision_id");
-	index_read_begin(&r, rewards, lengthof(key), key);
-	index_read_key(&r, "selector_id", BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(selector_id));
-	index_read_key(&r, "decision_id", BTGreaterEqualStrategyNumber, F_INT8GE, Int64GetDatum(by_id[0].decision_id));
-	while ((row = index_read_next(&r)) != NULL)
-	{
-		WindowDecision probe = {0};
-		WindowDecision *hit;
-		Datum		value;
-		bool		isnull;
-
-		own_columns_at(rewards, row, 1, &decision_column, &value, &isnull);
-		probe.decision_id = isnull ? 0 : DatumGetInt64(value);
-		hit = isnull ? NULL : bsearch(&probe, by_id, n, sizeof(WindowDecision), window_id_cmp);
-		if (hit != NULL)
-			hit->rewarded = true;
-	}
-	index_read_end(&r);
-	own_table_close(rewards);
-	for (int k = 0; k < n; k++)
-		w[k].rewarded = ((WindowDecision *) bsearch(&w[k], by_id, n, sizeof(WindowDecision),
-													 window_id_cmp))->rewarded;
-	pfree(by_id);
-}
-
-/*
  * Each arm's decisions among the selector's last pending_horizon (by
  * created_at, then decision_id: the same set in every backend under the
  * same snapshot) that have no reward, and the sum of the expected costs those
@@ -278,12 +160,13 @@ window_rewarded(int32 selector_id, WindowDecision *w, int n)
  * pacer's λ̄ (summed newest first, as replay_pending.c does).  With count_pending the last
  * D ≤ 2·pending_horizon decisions,
  * split into the newest h = min(pending_horizon, ⌈D/2⌉) and those before:
- * what awaited_set() estimates the awaited rewards from.  A read of the logs
- * under the caller's snapshot, so it is a function of what is logged --
- * committed decisions and rewards, and the transaction's own -- with nothing
- * kept that a crash, a rollback or rebuild_state() could leave out of step.
- * It reads the window's rows only: a query planner had read every reward of
- * the log (a hashed subplan) at each routing call, 14 ms with 50,000.
+ * what awaited_set() estimates the awaited rewards from.  The window comes
+ * from pacer_window(): read under the caller's snapshot, so a function of
+ * what is logged -- committed decisions and rewards, and the transaction's
+ * own -- with nothing kept that a crash, a rollback or rebuild_state() could
+ * leave out of step; or, where decisions score the learner's versions, with
+ * the same bounded staleness, from the window the backend keeps
+ * (pacer_window.c).
  * Run as the extension owner (selector_load.c); only with a budget or
  * count_pending.
  */
@@ -294,14 +177,19 @@ pacer_pending_load(Selector *sel)
 	int64		sums[3] = {0, 0, 0};
 	double		lambda_sum = 0.0;
 	int64		priced = 0;
-	WindowDecision *w;
+	const WindowDecision *w;
+	int32	   *arm_ids;
 	int			n;
 	int			h;
 
 	if ((sel->cfg.budget <= 0 && !sel->cfg.count_pending) || horizon <= 0)
 		return;
-	w = window_decisions(sel->cfg.selector_id, sel->cfg.count_pending ? 2 * horizon : horizon, &n);
-	window_rewarded(sel->cfg.selector_id, w, n);
+	arm_ids = palloc(sizeof(int32) * Max(sel->narms, 1));
+	for (int i = 0; i < sel->narms; i++)
+		arm_ids[i] = sel->arms[i].arm_id;
+	w = pacer_window(sel->cfg.selector_id, sel->cfg.count_pending ? 2 * horizon : horizon, sel->versioned,
+					 sel->narms, arm_ids, &n);
+	pfree(arm_ids);
 	h = Min(horizon, (n + 1) / 2);
 	for (int i = 0; i < sel->narms; i++)
 	{
@@ -345,6 +233,5 @@ pacer_pending_load(Selector *sel)
 		}
 	}
 	sel->window_lambda = priced > 0 ? lambda_sum / (double) priced : 0.0;
-	pfree(w);
 	awaited_set(sel, sums[0], sums[1], sums[2]);
 }

@@ -16,6 +16,10 @@
 #   cluster_stop_all          stop every cluster in $CL at once and remove $CL
 #   own_server PORT           initdb and start $CL/data on PORT (start_server starts it
 #                             again), PGHOST, PGPORT, PGUSER and PGDATABASE pointing at it
+#   learner_cluster NAME DB PORT
+#                             initdb and start $CL/NAME on PORT with model_select preloaded
+#                             and its learner serving database DB (created), libpq's
+#                             environment pointing at DB (the benchmarks' learner clusters)
 
 BINDIR=${PG_BINDIR:-$(pg_config --bindir)}
 CL=$(mktemp -d "${TMPDIR:-/tmp}/ms_own_pg.XXXXXX")
@@ -89,4 +93,13 @@ own_server() {
     start_server() { cluster_start data "$PORT"; }
     start_server || bail "server failed to start: $(tail -n 5 "$CL/data.log")"
     export PGHOST=$CL PGPORT=$PORT PGUSER=postgres PGDATABASE=postgres
+}
+
+learner_cluster() {
+    cluster_initdb "$1"
+    as_server sh -c "printf '%s\n' \"shared_preload_libraries = 'model_select'\" \
+        \"model_select.learner_databases = '$2'\" >> '$CL/$1/postgresql.conf'"
+    cluster_start "$1" "$3"
+    export PGHOST=$CL PGPORT=$3 PGUSER=postgres PGDATABASE=$2
+    createdb "$2"
 }

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# The budget pacer's kept window (src/routing/pacer_window.c), on a cluster of
+# its own with model_select preloaded and the learner serving (where decisions
+# score versions and the pacer may reuse a window): a session with
+# model_select.pacer_window_reuse = 8 routes a greedy selector with a budget
+# ('free' 0.4 at cost 0, 'dear' 0.9 at cost 1, budget 0.5, pace 10), and each
+# λ it logs is compared with the pacer's function of the whole log, computed
+# in SQL by another backend just before (exact_lambda()):
+#   - its full read, and the reads between that take only the newer decisions
+#     and each arm's newer rewards: its own and another session's new
+#     decisions, and rewards logged since, count at once (exact);
+#   - a decision committed with an older created_at than the newest the
+#     window holds waits for its next full read (the λ differs from the exact
+#     one: the window is reused), which comes after 8 decisions (exact);
+#   - a rolled-back transaction, or savepoint, whose second route() counted
+#     the first's decision, leaves the window (exact after it);
+#   - with pacer_window_reuse 1 every decision reads in full (such a late
+#     decision counts at once).
+# learner_max_lag is 10 minutes, so that the count, not the clock, ends a reuse.
+#
+# Uses the PostgreSQL binaries of PG_BINDIR, or of `pg_config --bindir`.
+set -euo pipefail
+DB=ms_session_pacer_reuse
+. "$(dirname "$0")/lib/own_cluster.bash"
+MS_EXTRA_CLEANUP='cluster_stop_all'
+. "$(dirname "$0")/lib/common.bash"
+export OPENBLAS_NUM_THREADS=1
+preloaded_server reuse "$(free_port $(( ${PGPORT:-55500} + 150 )))" \
+    "model_select.learner_databases = '$DB'" "model_select.learner_naptime = '50ms'" \
+    "model_select.learner_max_lag = '10min'"
+
+ms_setup || bail "set-up failed"
+q >/dev/null <<'SQL' || bail "creating the selector failed"
+SELECT model_select.create_selector('pr', 2, ARRAY['free', 'dear'], 'greedy', NULL, '{"budget": 0.5, "pace": 10}');
+INSERT INTO model_select.rewards(selector, arm, context, reward, cost)
+VALUES ('pr', 'free', ARRAY[1, 0]::float8[], 0.4, 0), ('pr', 'dear', ARRAY[1, 0]::float8[], 0.9, 1);
+-- the pacer's λ for pr's next decision from the whole log (pacer.c):
+-- max(0, λ̄ + (1/0.5)·(C + P − 0.5·(N + Np)) / (10·0.5)), C and N the costs and
+-- number of the rewards of pr's decisions, P and Np the mean costs of the arms of
+-- the newest 1,000 decisions without a reward and their number, λ̄ the mean λ
+-- those 1,000 logged (each at most 1/0.5)
+CREATE FUNCTION exact_lambda() RETURNS float8 LANGUAGE sql AS $$
+    WITH dec AS (SELECT d.* FROM model_select.decisions d JOIN model_select.selectors s USING (selector_id)
+                  WHERE s.name = 'pr'),
+         mean AS (SELECT r.arm_id, avg(r.cost) AS mean FROM model_select.rewards r
+                   WHERE r.arm_id IN (SELECT arm_id FROM model_select.arms a JOIN model_select.selectors s
+                                        USING (selector_id) WHERE s.name = 'pr') AND r.cost IS NOT NULL GROUP BY 1),
+         win AS (SELECT * FROM dec ORDER BY created_at DESC, decision_id DESC LIMIT 1000),
+         spend AS (SELECT coalesce(sum(r.cost), 0) AS c, count(r.cost) AS n
+                     FROM dec JOIN model_select.rewards r USING (decision_id)),
+         pend AS (SELECT coalesce(sum(m.mean), 0) AS c, count(m.mean) AS n FROM win w JOIN mean m USING (arm_id)
+                   WHERE NOT EXISTS (SELECT FROM model_select.rewards r WHERE r.decision_id = w.decision_id)),
+         lam AS (SELECT coalesce(avg(least(cost_weight, 2)), 0) AS l FROM win)
+    SELECT greatest(0, lam.l + 2 * (spend.c + pend.c - 0.5 * (spend.n + pend.n)) / (10 * 0.5))
+      FROM spend, pend, lam $$;
+SQL
+wait_learner() {
+    for _ in $(seq 1 600); do
+        [ -n "$(q -c "SELECT pid FROM model_select.learner WHERE running AND last_pass IS NOT NULL" 2>/dev/null)" ] &&
+            return 0
+        sleep 0.1
+    done
+    return 1
+}
+check "the learner serves $DB" wait_learner
+learner_holds_log pr
+
+ROUTE="DO \$\$ BEGIN PERFORM model_select.route('pr', ARRAY[1, 0]::float8[]); END \$\$;
+SELECT cost_weight FROM model_select.decisions ORDER BY decision_id DESC LIMIT 1;"
+last_answer() { grep -B1 -x "${SAID[$1]}" "$MS_WORK/$1.out" | head -n 1; }
+# a_routes SAME: session a routes once; the λ it logged is (SAME = same) or is not
+# (SAME = other) the exact one, taken just before by another backend
+a_routes() {
+    local want got
+    want=$(q -c "SELECT exact_lambda()")
+    say a "$ROUTE" || return 1
+    got=$(last_answer a)
+    if [ "$(q -c "SELECT abs(${got:-NaN}::float8 - $want) < 1e-9")" = t ]; then
+        [ "$1" = same ] && return 0
+    else
+        [ "$1" = other ] && return 0
+    fi
+    echo "#   session a logged λ '$got', the log's exact λ is $want (wanted: $1)"
+    return 1
+}
+# reward pr's dear decisions that have none (cost 1), and wait for the learner to fold them
+reward_dear() {
+    q -c "INSERT INTO model_select.rewards(decision_id, reward, cost)
+          SELECT d.decision_id, 0.9, 1 FROM model_select.decisions d JOIN model_select.arms a USING (arm_id)
+           WHERE a.name = 'dear' AND NOT EXISTS (SELECT FROM model_select.rewards r WHERE r.decision_id = d.decision_id)" \
+        >/dev/null
+    learner_holds_log pr
+}
+
+session a
+session c
+say a "SET model_select.pacer_window_reuse = 8;"
+check "a's first decision reads the window in full: the exact λ" a_routes same
+check "... its second counts its own new decision at once (a read of the newer decisions only)" a_routes same
+check "... and its third" a_routes same
+q -c "$ROUTE" >/dev/null
+q -c "$ROUTE" >/dev/null
+check "another session's two new decisions count at once for a's fourth" a_routes same
+reward_dear
+check "rewards logged since (each arm's log after the last reward read) count at once for its fifth" a_routes same
+say c "BEGIN;"
+check "... and its sixth" a_routes same
+check "... and its seventh" a_routes same
+say c "$ROUTE"
+say c "COMMIT;"
+check "a decision that commits with an older created_at than the newest a's window holds waits for its next full read: its eighth is not the exact λ" \
+    a_routes other
+check "... which its ninth makes (8 decisions per full read): the exact λ" a_routes same
+
+say a "BEGIN;"
+say a "$ROUTE"
+say a "$ROUTE"
+say a "ROLLBACK;"
+check "a transaction whose second route() counted its first decision rolls back: the window is dropped (exact)" \
+    a_routes same
+say a "BEGIN;"
+say a "SAVEPOINT s;"
+say a "$ROUTE"
+say a "$ROUTE"
+say a "ROLLBACK TO SAVEPOINT s;"
+check "... and the same in a savepoint rolled back (exact)" a_routes same
+say a "COMMIT;"
+
+say a "SET model_select.pacer_window_reuse = 1;"
+say c "BEGIN;"
+say a "$ROUTE"
+say a "$ROUTE"
+say c "$ROUTE"
+say c "COMMIT;"
+check "with pacer_window_reuse 1 every decision reads in full: such a decision counts at once" a_routes same
+check "no decision logged a NaN or negative λ" \
+    is_true "SELECT bool_and(cost_weight >= 0 AND cost_weight <> 'NaN') AND count(*) = 18 FROM model_select.decisions"
+close_sessions
+finish
