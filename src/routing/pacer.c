@@ -233,5 +233,6 @@ pacer_pending_load(Selector *sel)
 		}
 	}
 	sel->window_lambda = priced > 0 ? lambda_sum / (double) priced : 0.0;
+	pacer_window_release(w);
 	awaited_set(sel, sums[0], sums[1], sums[2]);
 }

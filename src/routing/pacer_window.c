@@ -26,7 +26,9 @@
  * prepared one drops every kept window, which may hold its decisions.
  *
  * The kept windows are a cache: PACER_WINDOWS selectors, least recently used
- * replaced, rows in their own memory context.
+ * replaced, rows in their own memory context; a window longer than
+ * PACER_WINDOW_MAX_ROWS (pending_horizon 16,384, or 8,192 with
+ * count_pending) is not kept.
  */
 #include "postgres.h"
 
@@ -44,6 +46,8 @@
 #include "routing/pacer_window.h"
 
 #define PACER_WINDOWS 8
+/* the longest window kept (768 kB); longer ones are read in full every time */
+#define PACER_WINDOW_MAX_ROWS 16384
 
 int			pacer_window_reuse = 16;
 
@@ -266,12 +270,9 @@ window_reusable(const PacerWindow *w, int32 selector_id, int limit, int narms, c
 		!TimestampDifferenceExceeds(w->read_at, GetCurrentTimestamp(), Max(learner_max_lag_ms, 0));
 }
 
-/*
- * Read the window anew into w; to reuse it, also the positions of its arms'
- * newest rewards (else it is not reused: narms -1).
- */
+/* Read the window anew into w, and the positions of its arms' newest rewards. */
 static void
-window_read_full(PacerWindow *w, int32 selector_id, int limit, int narms, const int32 *arm_ids, bool reuse)
+window_read_full(PacerWindow *w, int32 selector_id, int limit, int narms, const int32 *arm_ids)
 {
 	if (w->arm_ids == NULL || w->narms < narms)
 	{
@@ -293,10 +294,7 @@ window_read_full(PacerWindow *w, int32 selector_id, int limit, int narms, const 
 	}
 	w->n = window_read(selector_id, limit, NULL, w->rows);
 	window_rewarded(selector_id, w->rows, w->n);
-	if (reuse)
-		window_rewards_after(w, true);
-	else
-		w->narms = -1;
+	window_rewards_after(w, true);
 	w->limit = limit;
 	w->served = 0;
 	w->read_at = GetCurrentTimestamp();
@@ -325,33 +323,51 @@ window_read_newer(PacerWindow *w, int32 selector_id)
  * The selector's newest limit decisions (by created_at, then decision_id),
  * newest first, each marked whether it has a reward; *n of them.  reuse
  * (decisions score the learner's versions): from the window this backend
- * keeps, as above; else read in full under the caller's snapshot.  The rows
- * are valid until the next call.  Run as the extension owner.
+ * keeps, as above, if it has at most PACER_WINDOW_MAX_ROWS rows; else read in
+ * full under the caller's snapshot into memory of the caller's context.
+ * Valid until the next call; pass the rows to pacer_window_release() when
+ * done.  Run as the extension owner.
  */
 const WindowDecision *
 pacer_window(int32 selector_id, int limit, bool reuse, int narms, const int32 *arm_ids, int *n)
 {
-	PacerWindow *w = window_slot(selector_id);
+	PacerWindow *w;
+	bool		reusable;
 
+	if (!reuse || limit > PACER_WINDOW_MAX_ROWS)
+	{
+		WindowDecision *rows = palloc(sizeof(WindowDecision) * Max(limit, 1));
+
+		*n = window_read(selector_id, limit, NULL, rows);
+		window_rewarded(selector_id, rows, *n);
+		return rows;
+	}
 	if (window_context == NULL)
 		window_context = AllocSetContextCreate(TopMemoryContext, "model_select pacer windows",
 											   ALLOCSET_SMALL_SIZES);
+	w = window_slot(selector_id);
+	reusable = window_reusable(w, selector_id, limit, narms, arm_ids);
 	/* a read that fails leaves no half-read window */
-	if (reuse && window_reusable(w, selector_id, limit, narms, arm_ids))
-	{
-		w->selector_id = 0;
+	w->selector_id = 0;
+	if (reusable)
 		window_read_newer(w, selector_id);
-	}
 	else
-	{
-		w->selector_id = 0;
-		window_read_full(w, selector_id, limit, narms, arm_ids, reuse);
-	}
+		window_read_full(w, selector_id, limit, narms, arm_ids);
 	w->selector_id = selector_id;
 	w->served++;
 	w->used = ++window_clock;
 	*n = w->n;
 	return w->rows;
+}
+
+/* Done with rows pacer_window() returned: freed unless a kept window's. */
+void
+pacer_window_release(const WindowDecision *rows)
+{
+	for (int i = 0; i < PACER_WINDOWS; i++)
+		if (windows[i].rows == rows)
+			return;
+	pfree((void *) rows);
 }
 
 /* Every kept window may hold decisions that will never commit. */

@@ -29,6 +29,7 @@ extern int	pacer_window_reuse;
 
 extern const WindowDecision *pacer_window(int32 selector_id, int limit, bool reuse, int narms,
 										  const int32 *arm_ids, int *n);
+extern void pacer_window_release(const WindowDecision *rows);
 extern void pacer_window_init(void);
 
 #endif

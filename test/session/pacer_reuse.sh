@@ -15,7 +15,9 @@
 #   - a rolled-back transaction, or savepoint, whose second route() counted
 #     the first's decision, leaves the window (exact after it);
 #   - with pacer_window_reuse 1 every decision reads in full (such a late
-#     decision counts at once).
+#     decision counts at once), and so does a window longer than 16,384
+#     decisions (pending_horizon 20,000; exact_lambda()'s 1,000 hold every
+#     decision here).
 # learner_max_lag is 10 minutes, so that the count, not the clock, ends a reuse.
 #
 # Uses the PostgreSQL binaries of PG_BINDIR, or of `pg_config --bindir`.
@@ -133,7 +135,17 @@ say a "$ROUTE"
 say c "$ROUTE"
 say c "COMMIT;"
 check "with pacer_window_reuse 1 every decision reads in full: such a decision counts at once" a_routes same
+say a "SET model_select.pacer_window_reuse = 8;"
+q -c "SELECT model_select.alter_selector('pr', '{\"pending_horizon\": 20000}')" >/dev/null
+learner_holds_log pr
+say c "BEGIN;"
+say a "$ROUTE"
+say a "$ROUTE"
+say c "$ROUTE"
+say c "COMMIT;"
+check "a window longer than 16,384 decisions (pending_horizon 20,000) is not kept: such a decision counts at once" \
+    a_routes same
 check "no decision logged a NaN or negative λ" \
-    is_true "SELECT bool_and(cost_weight >= 0 AND cost_weight <> 'NaN') AND count(*) = 18 FROM model_select.decisions"
+    is_true "SELECT bool_and(cost_weight >= 0 AND cost_weight <> 'NaN') AND count(*) = 22 FROM model_select.decisions"
 close_sessions
 finish
