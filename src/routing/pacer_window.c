@@ -21,7 +21,8 @@
  * transaction's and others' committed ones, and new rewards count at once.
  * What waits for the next full read is what commits out of order: a decision
  * with an older created_at than the newest held, a reward of an arm after a
- * later one of that arm was read.  Without the learner every read is full:
+ * later one of that arm was read; and with more than PACER_WINDOW_MAX_ARMS
+ * arms, every reward of a decision held.  Without the learner every read is full:
  * the exact count under the snapshot.  An aborted (sub)transaction or a
  * prepared one drops every kept window, which may hold its decisions.
  *
@@ -48,6 +49,12 @@
 #define PACER_WINDOWS 8
 /* the longest window kept (768 kB); longer ones are read in full every time */
 #define PACER_WINDOW_MAX_ROWS 16384
+/*
+ * the most arms whose rewards are read arm by arm between full reads (an
+ * index probe each, about 14 k instructions); with more, rewards of the
+ * decisions held wait for the next full read
+ */
+#define PACER_WINDOW_MAX_ARMS 16
 
 int			pacer_window_reuse = 16;
 
@@ -294,7 +301,8 @@ window_read_full(PacerWindow *w, int32 selector_id, int limit, int narms, const 
 	}
 	w->n = window_read(selector_id, limit, NULL, w->rows);
 	window_rewarded(selector_id, w->rows, w->n);
-	window_rewards_after(w, true);
+	if (narms <= PACER_WINDOW_MAX_ARMS)
+		window_rewards_after(w, true);
 	w->limit = limit;
 	w->served = 0;
 	w->read_at = GetCurrentTimestamp();
@@ -316,7 +324,8 @@ window_read_newer(PacerWindow *w, int32 selector_id)
 	memcpy(w->rows, newer, sizeof(WindowDecision) * m);
 	w->n = m + kept;
 	pfree(newer);
-	window_rewards_after(w, false);
+	if (w->narms <= PACER_WINDOW_MAX_ARMS)
+		window_rewards_after(w, false);
 }
 
 /*

@@ -17,7 +17,9 @@
 #   - with pacer_window_reuse 1 every decision reads in full (such a late
 #     decision counts at once), and so does a window longer than 16,384
 #     decisions (pending_horizon 20,000; exact_lambda()'s 1,000 hold every
-#     decision here).
+#     decision here);
+#   - with 17 arms (more than are read arm by arm) the rewards of decisions a
+#     window holds wait for its next full read, 8 decisions later (exact).
 # learner_max_lag is 10 minutes, so that the count, not the clock, ends a reuse.
 #
 # Uses the PostgreSQL binaries of PG_BINDIR, or of `pg_config --bindir`.
@@ -36,17 +38,17 @@ q >/dev/null <<'SQL' || bail "creating the selector failed"
 SELECT model_select.create_selector('pr', 2, ARRAY['free', 'dear'], 'greedy', NULL, '{"budget": 0.5, "pace": 10}');
 INSERT INTO model_select.rewards(selector, arm, context, reward, cost)
 VALUES ('pr', 'free', ARRAY[1, 0]::float8[], 0.4, 0), ('pr', 'dear', ARRAY[1, 0]::float8[], 0.9, 1);
--- the pacer's λ for pr's next decision from the whole log (pacer.c):
+-- the pacer's λ for the next decision of selector sel (pr, pr17) from the whole log (pacer.c):
 -- max(0, λ̄ + (1/0.5)·(C + P − 0.5·(N + Np)) / (10·0.5)), C and N the costs and
--- number of the rewards of pr's decisions, P and Np the mean costs of the arms of
+-- number of the rewards of sel's decisions, P and Np the mean costs of the arms of
 -- the newest 1,000 decisions without a reward and their number, λ̄ the mean λ
 -- those 1,000 logged (each at most 1/0.5)
-CREATE FUNCTION exact_lambda() RETURNS float8 LANGUAGE sql AS $$
+CREATE FUNCTION exact_lambda(sel text) RETURNS float8 LANGUAGE sql AS $$
     WITH dec AS (SELECT d.* FROM model_select.decisions d JOIN model_select.selectors s USING (selector_id)
-                  WHERE s.name = 'pr'),
+                  WHERE s.name = sel),
          mean AS (SELECT r.arm_id, avg(r.cost) AS mean FROM model_select.rewards r
                    WHERE r.arm_id IN (SELECT arm_id FROM model_select.arms a JOIN model_select.selectors s
-                                        USING (selector_id) WHERE s.name = 'pr') AND r.cost IS NOT NULL GROUP BY 1),
+                                        USING (selector_id) WHERE s.name = sel) AND r.cost IS NOT NULL GROUP BY 1),
          win AS (SELECT * FROM dec ORDER BY created_at DESC, decision_id DESC LIMIT 1000),
          spend AS (SELECT coalesce(sum(r.cost), 0) AS c, count(r.cost) AS n
                      FROM dec JOIN model_select.rewards r USING (decision_id)),
@@ -67,14 +69,18 @@ wait_learner() {
 check "the learner serves $DB" wait_learner
 learner_holds_log pr
 
-ROUTE="DO \$\$ BEGIN PERFORM model_select.route('pr', ARRAY[1, 0]::float8[]); END \$\$;
+SEL=pr    # the selector routed by $ROUTE, a_routes and reward_dear
+route_sql() {
+    echo "DO \$\$ BEGIN PERFORM model_select.route('$SEL', ARRAY[1, 0]::float8[]); END \$\$;
 SELECT cost_weight FROM model_select.decisions ORDER BY decision_id DESC LIMIT 1;"
+}
+ROUTE=$(route_sql)
 last_answer() { grep -B1 -x "${SAID[$1]}" "$MS_WORK/$1.out" | head -n 1; }
 # a_routes SAME: session a routes once; the λ it logged is (SAME = same) or is not
 # (SAME = other) the exact one, taken just before by another backend
 a_routes() {
     local want got
-    want=$(q -c "SELECT exact_lambda()")
+    want=$(q -c "SELECT exact_lambda('$SEL')")
     say a "$ROUTE" || return 1
     got=$(last_answer a)
     if [ "$(q -c "SELECT abs(${got:-NaN}::float8 - $want) < 1e-9")" = t ]; then
@@ -85,13 +91,13 @@ a_routes() {
     echo "#   session a logged λ '$got', the log's exact λ is $want (wanted: $1)"
     return 1
 }
-# reward pr's dear decisions that have none (cost 1), and wait for the learner to fold them
+# reward the dear decisions that have none (cost 1), and wait for the learner to fold $SEL's
 reward_dear() {
     q -c "INSERT INTO model_select.rewards(decision_id, reward, cost)
           SELECT d.decision_id, 0.9, 1 FROM model_select.decisions d JOIN model_select.arms a USING (arm_id)
            WHERE a.name = 'dear' AND NOT EXISTS (SELECT FROM model_select.rewards r WHERE r.decision_id = d.decision_id)" \
         >/dev/null
-    learner_holds_log pr
+    learner_holds_log "$SEL"
 }
 
 session a
@@ -145,7 +151,32 @@ say c "$ROUTE"
 say c "COMMIT;"
 check "a window longer than 16,384 decisions (pending_horizon 20,000) is not kept: such a decision counts at once" \
     a_routes same
+
+# 17 arms (more than PACER_WINDOW_MAX_ARMS, 16): between full reads a's window reads no rewards,
+# so those of decisions it holds wait for its next full read; 15 arms 'x…' never win
+SEL=pr17
+ROUTE=$(route_sql)
+q >/dev/null <<'SQL'
+SELECT model_select.create_selector('pr17', 2, ARRAY['free', 'dear'] || array_agg('x' || i ORDER BY i), 'greedy', NULL,
+                                    '{"budget": 0.5, "pace": 10}')
+  FROM generate_series(1, 15) i;
+INSERT INTO model_select.rewards(selector, arm, context, reward, cost)
+SELECT 'pr17', arm, ARRAY[1, 0]::float8[], r, c
+  FROM (VALUES ('free', 0.4, 0), ('dear', 0.9, 1)) v(arm, r, c)
+UNION ALL SELECT 'pr17', 'x' || i, ARRAY[1, 0]::float8[], 0.1, 0.5 FROM generate_series(1, 15) i;
+SQL
+learner_holds_log pr17
+check "17 arms: a's first decision reads the window in full (exact)" a_routes same
+check "... its second counts its first at once" a_routes same
+reward_dear
+check "... the reward of a decision its window holds waits for its next full read (not exact)" a_routes other
+say a "$ROUTE"
+say a "$ROUTE"
+say a "$ROUTE"
+say a "$ROUTE"
+say a "$ROUTE"
+check "... which its ninth makes (exact)" a_routes same
 check "no decision logged a NaN or negative λ" \
-    is_true "SELECT bool_and(cost_weight >= 0 AND cost_weight <> 'NaN') AND count(*) = 22 FROM model_select.decisions"
+    is_true "SELECT bool_and(cost_weight >= 0 AND cost_weight <> 'NaN') AND count(*) = 22 + 9 FROM model_select.decisions"
 close_sessions
 finish
