@@ -164,14 +164,14 @@ pacer_expected_cost(const Selector *sel, const ArmScore *scores, int chosen, dou
  * from pacer_window(): read under the caller's snapshot, so a function of
  * what is logged -- committed decisions and rewards, and the transaction's
  * own -- with nothing kept that a crash, a rollback or rebuild_state() could
- * leave out of step; or, where decisions score the learner's versions, with
- * the same bounded staleness, from the window the backend keeps
- * (pacer_window.c).
+ * leave out of step; or, with reuse (the learner serves the database, so
+ * decisions have bounded staleness; also for a clock that ages, whose arms
+ * are folded exactly), from the window the backend keeps (pacer_window.c).
  * Run as the extension owner (selector_load.c); only with a budget or
  * count_pending.
  */
 void
-pacer_pending_load(Selector *sel)
+pacer_pending_load(Selector *sel, bool reuse)
 {
 	int32		horizon = sel->cfg.pending_horizon;
 	int64		sums[3] = {0, 0, 0};
@@ -187,7 +187,7 @@ pacer_pending_load(Selector *sel)
 	arm_ids = palloc(sizeof(int32) * Max(sel->narms, 1));
 	for (int i = 0; i < sel->narms; i++)
 		arm_ids[i] = sel->arms[i].arm_id;
-	w = pacer_window(sel->cfg.selector_id, sel->cfg.count_pending ? 2 * horizon : horizon, sel->versioned,
+	w = pacer_window(sel->cfg.selector_id, sel->cfg.count_pending ? 2 * horizon : horizon, reuse,
 					 sel->narms, arm_ids, &n);
 	pfree(arm_ids);
 	h = Min(horizon, (n + 1) / 2);

@@ -11,10 +11,11 @@
  * With 1,000 decisions it is about 2,000 index and heap fetches, 4.4 M
  * instructions: five times a whole lin_ucb decision at d = 384 (0.84 M).
  *
- * So where decisions score the learner's versions, which are already a
+ * So where the learner serves, and decisions score its versions, already a
  * bounded-staleness view of the log (arm_cache.h), a backend keeps each
- * selector's window and reuses it for pacer_window_reuse decisions
- * (default 16) or model_select.learner_max_lag, whichever ends first.  Between
+ * selector's window (also for a clock that ages, whose arms are folded
+ * exactly) and reuses it for pacer_window_reuse decisions (default 16) or
+ * model_select.learner_max_lag, whichever ends first.  Between
  * full reads a read takes only the decisions logged after the newest it
  * holds and each arm's rewards logged after the last it read (in the log's
  * (tx, seq) order): usually a few rows, so new decisions, this
@@ -331,7 +332,7 @@ window_read_newer(PacerWindow *w, int32 selector_id)
 /*
  * The selector's newest limit decisions (by created_at, then decision_id),
  * newest first, each marked whether it has a reward; *n of them.  reuse
- * (decisions score the learner's versions): from the window this backend
+ * (the learner serves the database): from the window this backend
  * keeps, as above, if it has at most PACER_WINDOW_MAX_ROWS rows; else read in
  * full under the caller's snapshot into memory of the caller's context.
  * Valid until the next call; pass the rows to pacer_window_release() when

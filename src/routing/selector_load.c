@@ -386,6 +386,7 @@ selector_load_as_owner(void *arg)
 	LoadCall   *call = arg;
 	Selector   *sel;
 	SelectorColumns s;
+	bool		learner_serves;
 
 	spi_level = spi_connect();
 	sel = call->sel = MemoryContextAllocZero(call->caller, sizeof(Selector));
@@ -395,6 +396,8 @@ selector_load_as_owner(void *arg)
 	config_from_values(&sel->cfg, s.values, s.nulls);
 	sel->narms = s.narms;
 	sel->arms = MemoryContextAllocZero(call->caller, sizeof(ArmInfo) * Max(sel->narms, 1));
+	/* where the learner serves, the pacer's window may be kept (pacer_window.c) */
+	learner_serves = LOAD_VERSIONED(call->mode);
 	/* a clock that ages, or ticks across the arms, scores the exact fold */
 	if (LOAD_VERSIONED(call->mode) &&
 		(clock_ops(sel->cfg.clock)->ages || clock_ops(sel->cfg.clock)->ticks_across_arms))
@@ -403,7 +406,7 @@ selector_load_as_owner(void *arg)
 	arms_load(sel, call->caller, &s, shared_horizon(), call->mode);
 	/* the learner's publish decides nothing: no price, no awaited rewards */
 	if (!LOAD_PUBLISHES(call->mode))
-		pacer_pending_load(sel);
+		pacer_pending_load(sel, learner_serves);
 	spi_finish(spi_level);
 }
 

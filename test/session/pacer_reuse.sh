@@ -19,7 +19,9 @@
 #     decisions (pending_horizon 20,000; exact_lambda()'s 1,000 hold every
 #     decision here);
 #   - with 17 arms (more than are read arm by arm) the rewards of decisions a
-#     window holds wait for its next full read, 8 decisions later (exact).
+#     window holds wait for its next full read, 8 decisions later (exact);
+#   - a window on the selector's clock (arms folded exactly) keeps its window
+#     too: a late decision waits for the next full read.
 # learner_max_lag is 10 minutes, so that the count, not the clock, ends a reuse.
 #
 # Uses the PostgreSQL binaries of PG_BINDIR, or of `pg_config --bindir`.
@@ -170,13 +172,29 @@ check "17 arms: a's first decision reads the window in full (exact)" a_routes sa
 check "... its second counts its first at once" a_routes same
 reward_dear
 check "... the reward of a decision its window holds waits for its next full read (not exact)" a_routes other
-say a "$ROUTE"
-say a "$ROUTE"
-say a "$ROUTE"
-say a "$ROUTE"
-say a "$ROUTE"
+for _ in 1 2 3 4 5; do say a "$ROUTE"; done
+check "... which its ninth makes (exact)" a_routes same
+
+# a window on the selector's clock: the arms are folded exactly (a clock that ticks across
+# the arms), but the learner serves the database, so the pacer's window is kept as well
+SEL=prw
+ROUTE=$(route_sql)
+q >/dev/null <<'SQL'
+SELECT model_select.create_selector('prw', 2, ARRAY['free', 'dear'], 'greedy', NULL,
+                                    '{"budget": 0.5, "pace": 10, "window": 50, "clock": "selector"}');
+INSERT INTO model_select.rewards(selector, arm, context, reward, cost)
+VALUES ('prw', 'free', ARRAY[1, 0]::float8[], 0.4, 0), ('prw', 'dear', ARRAY[1, 0]::float8[], 0.9, 1);
+SQL
+say c "BEGIN;"
+check "a selector-clock window: a's first decision reads the window in full (exact)" a_routes same
+check "... its second counts its first at once" a_routes same
+say c "$ROUTE"
+say c "COMMIT;"
+check "... a decision committed with an older created_at waits for a's next full read (not exact): the window is kept" \
+    a_routes other
+for _ in 1 2 3 4 5; do say a "$ROUTE"; done
 check "... which its ninth makes (exact)" a_routes same
 check "no decision logged a NaN or negative λ" \
-    is_true "SELECT bool_and(cost_weight >= 0 AND cost_weight <> 'NaN') AND count(*) = 22 + 9 FROM model_select.decisions"
+    is_true "SELECT bool_and(cost_weight >= 0 AND cost_weight <> 'NaN') AND count(*) = 22 + 9 + 10 FROM model_select.decisions"
 close_sessions
 finish
