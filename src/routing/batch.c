@@ -10,7 +10,9 @@
  * factor read once for four contexts, with a single score's bits).
  * The choices are decide()'s, row by row, with the same tie-breaking.  With
  * log, each block's decisions are written by one INSERT (as the extension
- * owner, like route()), and their decision_ids returned.
+ * owner, like route()), and their decision_ids returned; with a budget (or
+ * count_pending) the next block then counts them as pending (pacer_reload()):
+ * each block is priced as a route() after the blocks before it.
  */
 #include "postgres.h"
 
@@ -40,7 +42,7 @@ PG_FUNCTION_INFO_V1(model_select_route_batch);
 /* One block of rows: keys, contexts as given, and the decisions. */
 typedef struct Block
 {
-	const Selector *sel;
+	Selector   *sel;
 	int64		before;			/* source rows of the blocks before this one */
 	int			m;
 	int64		keys[BATCH_ROWS];
@@ -233,7 +235,7 @@ block_log(void *arg)
 	args[4] = PointerGetDatum(construct_array(lo, b->m, INT4OID, 4, true, TYPALIGN_INT));
 	args[5] = PointerGetDatum(construct_array(hi, b->m, INT4OID, 4, true, TYPALIGN_INT));
 	args[6] = PointerGetDatum(float8_array(b->rawX, NULL, b->m * dim));
-	/* one state, one λ for the whole block */
+	/* one state, one λ for the whole block (pacer_reload() between blocks) */
 	args[7] = Float8GetDatum(pacer_lambda(sel));
 	/* each context once, compactly: real[] when it has no more precision */
 	args[8] = PointerGetDatum(construct_array(real, b->m, BOOLOID, 1, true, TYPALIGN_CHAR));
@@ -261,6 +263,8 @@ block_log(void *arg)
 	for (int t = 0; t < b->m; t++)
 		b->decision_ids[t] = spi_int64(SPI_tuptable->vals[t], SPI_tuptable->tupdesc, SPI_SOLE_COLUMN);
 	spi_finish(spi_level);
+	/* the next block counts these as pending (a budget's price, count_pending) */
+	pacer_reload(b->sel);
 }
 
 static void

@@ -52,6 +52,9 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
+#include "utils/snapmgr.h"
+
 #include "model/reward_value.h"
 #include "routing/decide.h"
 #include "routing/pacer_window.h"
@@ -193,7 +196,6 @@ pacer_pending_load(Selector *sel, bool reuse)
 	h = Min(horizon, (n + 1) / 2);
 	for (int i = 0; i < sel->narms; i++)
 	{
-		bool		seen = false;
 		int64		pending = 0;
 		int64		priced = 0;
 		double		expected = 0.0;
@@ -204,7 +206,6 @@ pacer_pending_load(Selector *sel, bool reuse)
 			{
 				bool		counted = k < horizon && !w[k].rewarded;
 
-				seen = true;
 				pending += counted;
 				if (counted && w[k].expects)
 				{
@@ -213,13 +214,10 @@ pacer_pending_load(Selector *sel, bool reuse)
 				}
 				awaited += k < h && !w[k].rewarded;
 			}
-		if (seen)
-		{
-			sel->arms[i].pending_n = pending;
-			sel->arms[i].pending_priced = priced;
-			sel->arms[i].pending_cost = expected;
-			sel->arms[i].awaited = (double) awaited;
-		}
+		sel->arms[i].pending_n = pending;
+		sel->arms[i].pending_priced = priced;
+		sel->arms[i].pending_cost = expected;
+		sel->arms[i].awaited = (double) awaited;
 	}
 	for (int k = 0; k < n; k++)
 	{
@@ -235,4 +233,24 @@ pacer_pending_load(Selector *sel, bool reuse)
 	sel->window_lambda = priced > 0 ? lambda_sum / (double) priced : 0.0;
 	pacer_window_release(w);
 	awaited_set(sel, sums[0], sums[1], sums[2]);
+}
+
+/*
+ * After route_batch() logged a block of decisions: the pending count, λ̄ and
+ * the awaited rewards read anew, in full, under the statement's snapshot with
+ * the transaction's own new rows, so that the next block is priced as a
+ * route() call after those decisions would be (else a batch routed at λ 0
+ * spends as if the budget were untouched to its last row).  Run as the
+ * extension owner.
+ */
+void
+pacer_reload(Selector *sel)
+{
+	if ((sel->cfg.budget <= 0 && !sel->cfg.count_pending) || sel->cfg.pending_horizon <= 0)
+		return;
+	CommandCounterIncrement();
+	PushCopiedSnapshot(GetActiveSnapshot());
+	UpdateActiveSnapshotCommandId();
+	pacer_pending_load(sel, false);
+	PopActiveSnapshot();
 }

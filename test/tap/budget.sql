@@ -4,7 +4,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(32);
+SELECT plan(37);
 
 -- A seeded stream of 5,000 prompts in two clusters.  Arm 1 is cheap (cost
 -- 0.1) and good on cluster 0 only (0.9 vs 0.2), arm 2 costs 0.5 and earns 0.6
@@ -234,6 +234,35 @@ SELECT is((SELECT ucb FROM model_select.scores('b_tiny', ARRAY[1, 0]::float8[]) 
           'a free arm''s ucb is its mean (no ∞ · 0)');
 SELECT is((SELECT ucb FROM model_select.scores('b_tiny', ARRAY[1, 0]::float8[]) WHERE arm = 'dear'), 0.9 - 1e12::float8,
           'a dear arm''s ucb is its mean less 1e12 times its mean cost');
+
+-- route_batch(log => true) paces within the call: after each block of 256 rows it
+-- reads the pending decisions anew, so each block is priced as a route() after the
+-- blocks before it.  Greedy, 'free' 0.4 at cost 0, 'dear' 0.9 at cost 1, budget 0.5,
+-- pace 100, 1,024 rows: block 1 at λ 0 (dear); block 2 has 256 dear pending, an
+-- overspend of 128, λ = 2·128/(100·0.5) = 5.12 (free); block 3: overspend 0, λ = λ̄ =
+-- mean(min(λ, 2)) = (0 + 2)/2 = 1 (free); block 4: λ̄ (0 + 2 + 1)/3 = 1, overspend −128,
+-- λ = 0 (dear).  One λ for the call (before) sent all 1,024 to the dear arm.
+SELECT model_select.create_selector('b_batch', 2, ARRAY['free', 'dear'], 'greedy', NULL,
+                                    '{"budget": 0.5, "pace": 100, "pending_horizon": 2000}');
+INSERT INTO model_select.rewards(selector, arm, context, reward, cost)
+VALUES ('b_batch', 'free', ARRAY[1, 0]::float8[], 0.4, 0), ('b_batch', 'dear', ARRAY[1, 0]::float8[], 0.9, 1);
+CREATE TEMP TABLE batch_out AS
+SELECT * FROM model_select.route_batch('b_batch', 'SELECT i, ARRAY[1, 0]::float8[] FROM generate_series(1, 1024) i', true);
+-- (a statement of its own: the one that routes does not see the rows route_batch() logs)
+CREATE TEMP TABLE batched AS
+SELECT b.decision_id, d.cost_weight, b.arm, (row_number() OVER (ORDER BY b.decision_id) - 1) / 256 AS block
+  FROM batch_out b JOIN model_select.decisions d USING (decision_id);
+SELECT is((SELECT array_agg(l ORDER BY block) FROM (SELECT block, min(cost_weight) AS l FROM batched GROUP BY 1
+                                                     HAVING min(cost_weight) = max(cost_weight)) q),
+          ARRAY[0, 5.12, 1, 0]::float8[], 'route_batch() logs one λ per block of 256: 0, 5.12, 1, 0');
+SELECT is((SELECT array_agg(a ORDER BY block) FROM (SELECT block, min(arm) AS a FROM batched GROUP BY 1
+                                                     HAVING min(arm) = max(arm)) q),
+          ARRAY['dear', 'free', 'free', 'dear'], '... and its blocks go to dear, free, free, dear');
+SELECT is((SELECT avg((arm = 'dear')::int)::float8 FROM batched), 0.5::float8,
+          '... so that the batch spends its budget (mean cost 0.5)');
+SELECT is((SELECT (model_select.route('b_batch', ARRAY[1, 0]::float8[])).decision_id IS NOT NULL), true, 'a route() after it');
+SELECT is((SELECT cost_weight FROM model_select.decisions WHERE decision_id = (SELECT max(decision_id) FROM model_select.decisions)),
+          0.75::float8, '... is priced after the whole batch: λ̄ = (0 + 2 + 1 + 0)/4, overspend 0');
 
 SELECT * FROM finish();
 ROLLBACK;
