@@ -17,13 +17,14 @@
  * exactly) and reuses it for pacer_window_reuse decisions (default 16) or
  * model_select.learner_max_lag, whichever ends first.  Between
  * full reads a read takes only the decisions logged after the newest it
- * holds and each arm's rewards logged after the last it read (in the log's
- * (tx, seq) order): usually a few rows, so new decisions, this
- * transaction's and others' committed ones, and new rewards count at once.
- * What waits for the next full read is what commits out of order: a decision
- * with an older created_at than the newest held, a reward of an arm after a
- * later one of that arm was read; and with more than PACER_WINDOW_MAX_ARMS
- * arms, every reward of a decision held.  Without the learner every read is full:
+ * holds, and each arm's rewards of the transactions that were still running
+ * at the last read or began after it (tx from that read's snapshot xmin on):
+ * usually a few rows, so new decisions, this transaction's and others'
+ * committed ones, and every new reward of a decision held count at once.
+ * What waits for the next full read is a decision committed with an older
+ * created_at than the newest held (its transaction began before that one);
+ * and with more than PACER_WINDOW_MAX_ARMS arms, every reward of a decision
+ * held.  Without the learner every read is full:
  * the exact count under the snapshot.  An aborted (sub)transaction or a
  * prepared one drops every kept window, which may hold its decisions.
  *
@@ -35,10 +36,12 @@
 #include "postgres.h"
 
 #include "access/stratnum.h"
+#include "access/transam.h"
 #include "access/xact.h"
 #include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
+#include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 #include "utils/xid8.h"
 
@@ -66,9 +69,9 @@ typedef struct PacerWindow
 	int			limit;			/* the rows the window holds at most */
 	int			n;
 	WindowDecision *rows;		/* newest first, room for limit */
-	int			narms;			/* the arms whose rewards it has read, */
+	int			narms;			/* the arms whose rewards it reads, */
 	int32	   *arm_ids;
-	LogPosition *seen;			/* each up to this position of its log */
+	FullTransactionId since;	/* from this transaction on (an xmin) */
 	int			served;			/* reads answered since the full read */
 	TimestampTz read_at;		/* of the full read */
 	uint64		used;			/* when it last answered (window_clock) */
@@ -179,70 +182,57 @@ window_rewarded(int32 selector_id, WindowDecision *w, int n)
 	pfree(by_id);
 }
 
-/* The position of the newest reward of the arm the caller's snapshot sees (none: before every one). */
-static LogPosition
-newest_reward(Relation rewards, int32 arm_id)
+/*
+ * The xmin of the caller's snapshot as a full transaction id: every reward
+ * of an older transaction is visible to it, or never will be.
+ */
+static FullTransactionId
+snapshot_full_xmin(void)
 {
-	static const char *const key[] = {"arm_id", "tx", "seq"};
-	static const char *const columns[] = {"tx", "seq"};
-	LogPosition at = {FullTransactionIdFromU64(0), -1};
-	IndexRead	r;
-	HeapTuple	row;
+	TransactionId xmin = GetActiveSnapshot()->xmin;
+	FullTransactionId next = ReadNextFullTransactionId();
+	uint32		epoch = EpochFromFullTransactionId(next);
 
-	index_read_begin(&r, rewards, lengthof(key), key);
-	index_read_key(&r, "arm_id", BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(arm_id));
-	index_read_backward(&r);
-	if ((row = index_read_next(&r)) != NULL)
-	{
-		Datum		values[lengthof(columns)];
-		bool		nulls[lengthof(columns)];
-
-		own_columns(rewards, row, lengthof(columns), columns, values, nulls);
-		at.tx = DatumGetFullTransactionId(values[0]);
-		at.seq = DatumGetInt64(values[1]);
-	}
-	index_read_end(&r);
-	return at;
+	/* xmin is at most next, and within 2^31 of it */
+	if (xmin > XidFromFullTransactionId(next))
+		epoch--;
+	return FullTransactionIdFromEpochAndXid(epoch, xmin);
 }
 
 /*
- * Mark the decisions of w that have a reward among the rewards logged after
- * the positions it has seen, arm by arm (the index on (arm_id, tx, seq)),
- * and move those positions on: a reward that commits after a later one of
- * its arm was read waits for the next full read.  When fill, only set the
- * positions (a full read, which marked the rewards itself).
+ * Mark the decisions of w that have a reward among the rewards of
+ * transactions from w->since on, arm by arm (the index on (arm_id, tx,
+ * seq)); then move w->since to the caller's snapshot's xmin.  Every reward of
+ * an older transaction was visible at the read that set w->since, and marked
+ * then if its decision was held: so the rewards of held decisions are
+ * counted at once, whatever order they commit in.  False, and w->since kept,
+ * if there are more of those rewards than the window's length (an old
+ * transaction holds the xmin back): then a full read is cheaper.
  */
-static void
-window_rewards_after(PacerWindow *w, bool fill)
+static bool
+window_rewards_after(PacerWindow *w)
 {
-	static const char *const columns[] = {"tx", "seq", "decision_id"};
 	Relation	rewards = own_table_open("rewards");
-	AttrNumber	attnums[lengthof(columns)];
+	AttrNumber	attnum = own_column(rewards, "decision_id");
+	LogPosition after = {w->since, -1};
+	int			read = 0;
 
-	for (int i = 0; i < lengthof(columns); i++)
-		attnums[i] = own_column(rewards, columns[i]);
-	for (int a = 0; a < w->narms; a++)
+	for (int a = 0; a < w->narms && read <= w->limit; a++)
 	{
 		IndexRead	r;
 		HeapTuple	row;
 
-		if (fill)
+		arm_log_rows_begin(&r, rewards, w->arm_ids[a], after);
+		while (read <= w->limit && (row = index_read_next(&r)) != NULL)
 		{
-			w->seen[a] = newest_reward(rewards, w->arm_ids[a]);
-			continue;
-		}
-		arm_log_rows_begin(&r, rewards, w->arm_ids[a], w->seen[a]);
-		while ((row = index_read_next(&r)) != NULL)
-		{
-			Datum		values[lengthof(columns)];
-			bool		nulls[lengthof(columns)];
+			Datum		value;
+			bool		isnull;
 
-			own_columns_at(rewards, row, lengthof(columns), attnums, values, nulls);
-			w->seen[a].tx = DatumGetFullTransactionId(values[0]);
-			w->seen[a].seq = DatumGetInt64(values[1]);
+			read++;
+			own_columns_at(rewards, row, 1, &attnum, &value, &isnull);
 			/* most rewards are of the newest decisions, at the front */
-			for (int k = 0; !nulls[2] && k < w->n; k++)
-				if (w->rows[k].decision_id == DatumGetInt64(values[2]))
+			for (int k = 0; !isnull && k < w->n; k++)
+				if (w->rows[k].decision_id == DatumGetInt64(value))
 				{
 					w->rows[k].rewarded = true;
 					break;
@@ -251,6 +241,10 @@ window_rewards_after(PacerWindow *w, bool fill)
 		index_read_end(&r);
 	}
 	own_table_close(rewards);
+	if (read > w->limit)
+		return false;
+	w->since = snapshot_full_xmin();
+	return true;
 }
 
 /* The slot that holds, or is to hold, selector_id's window: its own, else a free or the least recently used one. */
@@ -278,19 +272,15 @@ window_reusable(const PacerWindow *w, int32 selector_id, int limit, int narms, c
 		!TimestampDifferenceExceeds(w->read_at, GetCurrentTimestamp(), Max(learner_max_lag_ms, 0));
 }
 
-/* Read the window anew into w, and the positions of its arms' newest rewards. */
+/* Read the window anew into w. */
 static void
 window_read_full(PacerWindow *w, int32 selector_id, int limit, int narms, const int32 *arm_ids)
 {
 	if (w->arm_ids == NULL || w->narms < narms)
 	{
 		if (w->arm_ids != NULL)
-		{
 			pfree(w->arm_ids);
-			pfree(w->seen);
-		}
 		w->arm_ids = MemoryContextAlloc(window_context, sizeof(int32) * Max(narms, 1));
-		w->seen = MemoryContextAlloc(window_context, sizeof(LogPosition) * Max(narms, 1));
 	}
 	w->narms = narms;
 	memcpy(w->arm_ids, arm_ids, sizeof(int32) * narms);
@@ -302,8 +292,7 @@ window_read_full(PacerWindow *w, int32 selector_id, int limit, int narms, const 
 	}
 	w->n = window_read(selector_id, limit, NULL, w->rows);
 	window_rewarded(selector_id, w->rows, w->n);
-	if (narms <= PACER_WINDOW_MAX_ARMS)
-		window_rewards_after(w, true);
+	w->since = snapshot_full_xmin();
 	w->limit = limit;
 	w->served = 0;
 	w->read_at = GetCurrentTimestamp();
@@ -312,9 +301,10 @@ window_read_full(PacerWindow *w, int32 selector_id, int limit, int narms, const 
 /*
  * Put the decisions logged after w's newest (all, if it has none) in front
  * of its rows, keeping the newest limit; then mark those of its rows whose
- * rewards were logged since.
+ * rewards were logged since.  False: too many rewards to read (read w in
+ * full instead).
  */
-static void
+static bool
 window_read_newer(PacerWindow *w, int32 selector_id)
 {
 	WindowDecision *newer = palloc(sizeof(WindowDecision) * w->limit);
@@ -325,8 +315,7 @@ window_read_newer(PacerWindow *w, int32 selector_id)
 	memcpy(w->rows, newer, sizeof(WindowDecision) * m);
 	w->n = m + kept;
 	pfree(newer);
-	if (w->narms <= PACER_WINDOW_MAX_ARMS)
-		window_rewards_after(w, false);
+	return w->narms > PACER_WINDOW_MAX_ARMS || window_rewards_after(w);
 }
 
 /*
@@ -359,9 +348,7 @@ pacer_window(int32 selector_id, int limit, bool reuse, int narms, const int32 *a
 	reusable = window_reusable(w, selector_id, limit, narms, arm_ids);
 	/* a read that fails leaves no half-read window */
 	w->selector_id = 0;
-	if (reusable)
-		window_read_newer(w, selector_id);
-	else
+	if (!reusable || !window_read_newer(w, selector_id))
 		window_read_full(w, selector_id, limit, narms, arm_ids);
 	w->selector_id = selector_id;
 	w->served++;

@@ -18,6 +18,11 @@
 #     decision counts at once), and so does a window longer than 16,384
 #     decisions (pending_horizon 20,000; exact_lambda()'s 1,000 hold every
 #     decision here);
+#   - a reward whose transaction began before another's that committed and
+#     was read first counts at once too (rewards are read from the snapshot
+#     xmin of the last read on);
+#   - an open transaction holding the xmin back with more rewards since than
+#     the window holds makes the read a full one (exact);
 #   - with 17 arms (more than are read arm by arm) the rewards of decisions a
 #     window holds wait for its next full read, 8 decisions later (exact);
 #   - a window on the selector's clock (arms folded exactly) keeps its window
@@ -154,6 +159,54 @@ say c "COMMIT;"
 check "a window longer than 16,384 decisions (pending_horizon 20,000) is not kept: such a decision counts at once" \
     a_routes same
 
+# rewards committed out of the order of their transactions: c's reward of a's first decision
+# begins first, another session's of its second commits first, a routes in between, then c
+# commits: a's next decision counts both (rewards are read from the last read's snapshot xmin)
+SEL=pro
+ROUTE=$(route_sql)
+q >/dev/null <<'SQL'
+SELECT model_select.create_selector('pro', 2, ARRAY['free', 'dear'], 'greedy', NULL, '{"budget": 0.5, "pace": 10}');
+INSERT INTO model_select.rewards(selector, arm, context, reward, cost)
+VALUES ('pro', 'free', ARRAY[1, 0]::float8[], 0.4, 0), ('pro', 'dear', ARRAY[1, 0]::float8[], 0.9, 1);
+SQL
+learner_holds_log pro
+say a "SET model_select.pacer_window_reuse = 8;"
+check "out-of-order rewards: a's first decision (exact)" a_routes same
+check "... its second (exact)" a_routes same
+PRO_DECISION="(SELECT d.decision_id FROM model_select.decisions d JOIN model_select.selectors s USING (selector_id)
+                WHERE s.name = 'pro' ORDER BY d.decision_id LIMIT 1 OFFSET"
+say c "BEGIN;"
+say c "INSERT INTO model_select.rewards(decision_id, reward, cost) VALUES ($PRO_DECISION 0), 0.9, 1);"
+q -c "INSERT INTO model_select.rewards(decision_id, reward, cost) VALUES ($PRO_DECISION 1), 0.9, 1)" >/dev/null
+say a "$ROUTE"
+say c "COMMIT;"
+learner_holds_log pro
+check "... a reward committed after a later one was read counts at once for its fourth (exact)" a_routes same
+
+# an open transaction with an xid holds every snapshot's xmin back: more rewards from it on
+# than the window holds (pending_horizon 5) make a's next read a full one, which counts them all
+SEL=prx
+ROUTE=$(route_sql)
+q >/dev/null <<'SQL'
+SELECT model_select.create_selector('prx', 2, ARRAY['free', 'dear'], 'greedy', NULL,
+                                    '{"budget": 0.5, "pace": 10, "pending_horizon": 5}');
+INSERT INTO model_select.rewards(selector, arm, context, reward, cost)
+VALUES ('prx', 'free', ARRAY[1, 0]::float8[], 0.4, 0), ('prx', 'dear', ARRAY[1, 0]::float8[], 0.9, 1);
+SQL
+learner_holds_log prx
+check "xmin held back: a's first decision (exact)" a_routes same
+say c "BEGIN;"
+say c "SELECT pg_current_xact_id() IS NOT NULL;"
+check "... its second, with another transaction open since (exact)" a_routes same
+q >/dev/null <<'SQL'
+INSERT INTO model_select.rewards(selector, arm, context, reward, cost)
+SELECT 'prx', 'dear', ARRAY[1, 0]::float8[], 0.9, 1 FROM generate_series(1, 6);
+SQL
+say c "COMMIT;"
+# (the learner folds them once that transaction has ended)
+reward_dear
+check "... 8 rewards since the xmin of a's last read (more than the window's 5): read in full (exact)" a_routes same
+
 # 17 arms (more than PACER_WINDOW_MAX_ARMS, 16): between full reads a's window reads no rewards,
 # so those of decisions it holds wait for its next full read; 15 arms 'x…' never win
 SEL=pr17
@@ -195,6 +248,6 @@ check "... a decision committed with an older created_at waits for a's next full
 for _ in 1 2 3 4 5; do say a "$ROUTE"; done
 check "... which its ninth makes (exact)" a_routes same
 check "no decision logged a NaN or negative λ" \
-    is_true "SELECT bool_and(cost_weight >= 0 AND cost_weight <> 'NaN') AND count(*) = 22 + 9 + 10 FROM model_select.decisions"
+    is_true "SELECT bool_and(cost_weight >= 0 AND cost_weight <> 'NaN') AND count(*) = 22 + 4 + 3 + 9 + 10 FROM model_select.decisions"
 close_sessions
 finish
