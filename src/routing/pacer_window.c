@@ -14,7 +14,7 @@
  * So where the learner serves, and decisions score its versions, already a
  * bounded-staleness view of the log (arm_cache.h), a backend keeps each
  * selector's window (also for a clock that ages, whose arms are folded
- * exactly) and reuses it for pacer_window_reuse decisions (default 16) or
+ * exactly; and on a standby, whose view trails the primary) and reuses it for pacer_window_reuse decisions (default 16) or
  * model_select.learner_max_lag, whichever ends first.  Between
  * full reads a read takes only the decisions logged after the newest it
  * holds, and each arm's rewards of the transactions that were still running
@@ -321,7 +321,7 @@ window_read_newer(PacerWindow *w, int32 selector_id)
 /*
  * The selector's newest limit decisions (by created_at, then decision_id),
  * newest first, each marked whether it has a reward; *n of them.  reuse
- * (the learner serves the database): from the window this backend
+ * (the learner serves the database, or a standby): from the window this backend
  * keeps, as above, if it has at most PACER_WINDOW_MAX_ROWS rows; else read in
  * full under the caller's snapshot into memory of the caller's context.
  * Valid until the next call; pass the rows to pacer_window_release() when

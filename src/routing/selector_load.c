@@ -386,7 +386,7 @@ selector_load_as_owner(void *arg)
 	LoadCall   *call = arg;
 	Selector   *sel;
 	SelectorColumns s;
-	bool		learner_serves;
+	bool		keep_window;
 
 	spi_level = spi_connect();
 	sel = call->sel = MemoryContextAllocZero(call->caller, sizeof(Selector));
@@ -396,8 +396,11 @@ selector_load_as_owner(void *arg)
 	config_from_values(&sel->cfg, s.values, s.nulls);
 	sel->narms = s.narms;
 	sel->arms = MemoryContextAllocZero(call->caller, sizeof(ArmInfo) * Max(sel->narms, 1));
-	/* where the learner serves, the pacer's window may be kept (pacer_window.c) */
-	learner_serves = LOAD_VERSIONED(call->mode);
+	/*
+	 * where the learner serves, and on a standby (whose view trails the
+	 * primary anyway), the pacer's window may be kept (pacer_window.c)
+	 */
+	keep_window = LOAD_VERSIONED(call->mode) || RecoveryInProgress();
 	/* a clock that ages, or ticks across the arms, scores the exact fold */
 	if (LOAD_VERSIONED(call->mode) &&
 		(clock_ops(sel->cfg.clock)->ages || clock_ops(sel->cfg.clock)->ticks_across_arms))
@@ -406,7 +409,7 @@ selector_load_as_owner(void *arg)
 	arms_load(sel, call->caller, &s, shared_horizon(), call->mode);
 	/* the learner's publish decides nothing: no price, no awaited rewards */
 	if (!LOAD_PUBLISHES(call->mode))
-		pacer_pending_load(sel, learner_serves);
+		pacer_pending_load(sel, keep_window);
 	spi_finish(spi_level);
 }
 

@@ -16,18 +16,12 @@ DB=ms_session_budget_pending
 . "$(dirname "$0")/lib/common.bash"
 
 ms_setup || bail "set-up failed"
-q >/dev/null <<'SQL' || bail "creating the selector failed"
-SELECT model_select.create_selector('bp', 2, ARRAY['free', 'dear'], 'greedy', NULL, '{"budget": 0.5, "pace": 1}');
-INSERT INTO model_select.rewards(selector, arm, context, reward, cost)
-VALUES ('bp', 'free', ARRAY[1, 0]::float8[], 0.4, 0), ('bp', 'dear', ARRAY[1, 0]::float8[], 0.9, 1);
-SQL
+budget_selector bp '{"budget": 0.5, "pace": 1}' || bail "creating the selector failed"
 # route, then the arm and λ of the newest decision the session sees (a statement of its own:
 # the statement that routes does not see the row route() logs)
 ROUTE="DO \$\$ BEGIN PERFORM model_select.route('bp', ARRAY[1, 0]::float8[]); END \$\$;
 SELECT a.name || ' ' || d.cost_weight FROM model_select.decisions d JOIN model_select.arms a USING (arm_id)
  ORDER BY d.decision_id DESC LIMIT 1;"
-# the output of session NAME's last statement (its lines before the marker)
-last_answer() { grep -B1 -x "${SAID[$1]}" "$MS_WORK/$1.out" | head -n 1; }
 answer_is() {  # answer_is GOT WANT
     [ "$1" = "$2" ] || { echo "#   got '$1', want '$2'"; return 1; }
 }

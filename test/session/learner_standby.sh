@@ -49,19 +49,9 @@ pid=$(learner_pid)
 as_server "$BINDIR/pg_basebackup" -h "$CL" -p "$PRIMARY" -U postgres -D "$CL/standby" -R -X stream --checkpoint=fast \
     >"$CL/basebackup.log" 2>&1 || bail "pg_basebackup failed: $(tail -n 5 "$CL/basebackup.log")"
 cluster_start standby "$STANDBY" || bail "standby failed to start: $(tail -n 5 "$CL/standby.log")"
-sq() { PGPORT=$STANDBY q "$@"; }
 check "the standby is in recovery, preloaded, with the primary's learner settings" \
     test "$(sq -c "SELECT pg_is_in_recovery() || ' ' || current_setting('shared_preload_libraries')
                           || ' ' || current_setting('model_select.learner_databases')")" = "true model_select $DB"
-replayed() {  # until the standby has replayed the primary's WAL up to now
-    local target
-    target=$(q -c 'SELECT pg_current_wal_lsn()')
-    for _ in $(seq 1 1200); do
-        [ "$(sq -c "SELECT pg_last_wal_replay_lsn() >= '$target'::pg_lsn")" = t ] && return 0
-        sleep 0.1
-    done
-    echo "#   the standby replayed up to $(sq -c 'SELECT pg_last_wal_replay_lsn()'), not $target"; return 1
-}
 
 # 1. decisions made on the primary under load, re-derived on the standby
 for i in 1 2; do

@@ -41,30 +41,8 @@ preloaded_server reuse "$(free_port $(( ${PGPORT:-55500} + 150 )))" \
     "model_select.learner_max_lag = '10min'"
 
 ms_setup || bail "set-up failed"
-q >/dev/null <<'SQL' || bail "creating the selector failed"
-SELECT model_select.create_selector('pr', 2, ARRAY['free', 'dear'], 'greedy', NULL, '{"budget": 0.5, "pace": 10}');
-INSERT INTO model_select.rewards(selector, arm, context, reward, cost)
-VALUES ('pr', 'free', ARRAY[1, 0]::float8[], 0.4, 0), ('pr', 'dear', ARRAY[1, 0]::float8[], 0.9, 1);
--- the pacer's λ for the next decision of selector sel (pr, pr17) from the whole log (pacer.c):
--- max(0, λ̄ + (1/0.5)·(C + P − 0.5·(N + Np)) / (10·0.5)), C and N the costs and
--- number of the rewards of sel's decisions, P and Np the mean costs of the arms of
--- the newest 1,000 decisions without a reward and their number, λ̄ the mean λ
--- those 1,000 logged (each at most 1/0.5)
-CREATE FUNCTION exact_lambda(sel text) RETURNS float8 LANGUAGE sql AS $$
-    WITH dec AS (SELECT d.* FROM model_select.decisions d JOIN model_select.selectors s USING (selector_id)
-                  WHERE s.name = sel),
-         mean AS (SELECT r.arm_id, avg(r.cost) AS mean FROM model_select.rewards r
-                   WHERE r.arm_id IN (SELECT arm_id FROM model_select.arms a JOIN model_select.selectors s
-                                        USING (selector_id) WHERE s.name = sel) AND r.cost IS NOT NULL GROUP BY 1),
-         win AS (SELECT * FROM dec ORDER BY created_at DESC, decision_id DESC LIMIT 1000),
-         spend AS (SELECT coalesce(sum(r.cost), 0) AS c, count(r.cost) AS n
-                     FROM dec JOIN model_select.rewards r USING (decision_id)),
-         pend AS (SELECT coalesce(sum(m.mean), 0) AS c, count(m.mean) AS n FROM win w JOIN mean m USING (arm_id)
-                   WHERE NOT EXISTS (SELECT FROM model_select.rewards r WHERE r.decision_id = w.decision_id)),
-         lam AS (SELECT coalesce(avg(least(cost_weight, 2)), 0) AS l FROM win)
-    SELECT greatest(0, lam.l + 2 * (spend.c + pend.c - 0.5 * (spend.n + pend.n)) / (10 * 0.5))
-      FROM spend, pend, lam $$;
-SQL
+budget_selector pr '{"budget": 0.5, "pace": 10}' || bail "creating the selector failed"
+q -f "$(dirname "$0")/lib/exact_lambda.sql" >/dev/null || bail "creating exact_lambda() failed"
 wait_learner() {
     for _ in $(seq 1 600); do
         [ -n "$(q -c "SELECT pid FROM model_select.learner WHERE running AND last_pass IS NOT NULL" 2>/dev/null)" ] &&
@@ -82,21 +60,12 @@ route_sql() {
 SELECT cost_weight FROM model_select.decisions ORDER BY decision_id DESC LIMIT 1;"
 }
 ROUTE=$(route_sql)
-last_answer() { grep -B1 -x "${SAID[$1]}" "$MS_WORK/$1.out" | head -n 1; }
 # a_routes SAME: session a routes once; the λ it logged is (SAME = same) or is not
 # (SAME = other) the exact one, taken just before by another backend
 a_routes() {
-    local want got
+    local want
     want=$(q -c "SELECT exact_lambda('$SEL')")
-    say a "$ROUTE" || return 1
-    got=$(last_answer a)
-    if [ "$(q -c "SELECT abs(${got:-NaN}::float8 - $want) < 1e-9")" = t ]; then
-        [ "$1" = same ] && return 0
-    else
-        [ "$1" = other ] && return 0
-    fi
-    echo "#   session a logged λ '$got', the log's exact λ is $want (wanted: $1)"
-    return 1
+    say a "$ROUTE" && lambda_is "$1" "$(last_answer a)" "$want"
 }
 # reward the dear decisions that have none (cost 1), and wait for the learner to fold $SEL's
 reward_dear() {
@@ -164,11 +133,7 @@ check "a window longer than 16,384 decisions (pending_horizon 20,000) is not kep
 # commits: a's next decision counts both (rewards are read from the last read's snapshot xmin)
 SEL=pro
 ROUTE=$(route_sql)
-q >/dev/null <<'SQL'
-SELECT model_select.create_selector('pro', 2, ARRAY['free', 'dear'], 'greedy', NULL, '{"budget": 0.5, "pace": 10}');
-INSERT INTO model_select.rewards(selector, arm, context, reward, cost)
-VALUES ('pro', 'free', ARRAY[1, 0]::float8[], 0.4, 0), ('pro', 'dear', ARRAY[1, 0]::float8[], 0.9, 1);
-SQL
+budget_selector pro '{"budget": 0.5, "pace": 10}'
 learner_holds_log pro
 say a "SET model_select.pacer_window_reuse = 8;"
 check "out-of-order rewards: a's first decision (exact)" a_routes same
@@ -187,12 +152,7 @@ check "... a reward committed after a later one was read counts at once for its 
 # than the window holds (pending_horizon 5) make a's next read a full one, which counts them all
 SEL=prx
 ROUTE=$(route_sql)
-q >/dev/null <<'SQL'
-SELECT model_select.create_selector('prx', 2, ARRAY['free', 'dear'], 'greedy', NULL,
-                                    '{"budget": 0.5, "pace": 10, "pending_horizon": 5}');
-INSERT INTO model_select.rewards(selector, arm, context, reward, cost)
-VALUES ('prx', 'free', ARRAY[1, 0]::float8[], 0.4, 0), ('prx', 'dear', ARRAY[1, 0]::float8[], 0.9, 1);
-SQL
+budget_selector prx '{"budget": 0.5, "pace": 10, "pending_horizon": 5}'
 learner_holds_log prx
 check "xmin held back: a's first decision (exact)" a_routes same
 say c "BEGIN;"
@@ -232,12 +192,7 @@ check "... which its ninth makes (exact)" a_routes same
 # the arms), but the learner serves the database, so the pacer's window is kept as well
 SEL=prw
 ROUTE=$(route_sql)
-q >/dev/null <<'SQL'
-SELECT model_select.create_selector('prw', 2, ARRAY['free', 'dear'], 'greedy', NULL,
-                                    '{"budget": 0.5, "pace": 10, "window": 50, "clock": "selector"}');
-INSERT INTO model_select.rewards(selector, arm, context, reward, cost)
-VALUES ('prw', 'free', ARRAY[1, 0]::float8[], 0.4, 0), ('prw', 'dear', ARRAY[1, 0]::float8[], 0.9, 1);
-SQL
+budget_selector prw '{"budget": 0.5, "pace": 10, "window": 50, "clock": "selector"}'
 say c "BEGIN;"
 check "a selector-clock window: a's first decision reads the window in full (exact)" a_routes same
 check "... its second counts its first at once" a_routes same

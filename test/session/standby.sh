@@ -39,7 +39,6 @@ as_server "$BINDIR/pg_basebackup" -h "$CL" -p "$PRIMARY" -U postgres -D "$CL/sta
 # the standby keeps the shared cache (the primary a backend's own)
 echo "shared_preload_libraries = 'model_select'" >> "$CL/standby/postgresql.auto.conf"
 cluster_start standby "$STANDBY" || bail "standby failed to start: $(tail -n 5 "$CL/standby.log")"
-sq() { PGPORT=$STANDBY q "$@"; }
 check "the standby is in recovery, with the shared cache" \
     test "$(sq -c 'SELECT pg_is_in_recovery()') $(sq -c 'SHOW shared_preload_libraries')" = "t model_select"
 
@@ -49,13 +48,7 @@ q -c "INSERT INTO model_select.rewards(selector, arm, context, reward)
         FROM generate_series(151, 200) i, unnest(ARRAY['sb_pak', 'sb_rff', 'sb_lin']) s ORDER BY i, s" >/dev/null
 q -c "INSERT INTO model_select.rewards(selector, arm, context, reward)
       VALUES ('sb_pak', 'c', ARRAY[0.1, 0.2, 0.3]::float8[], 0.9)" >/dev/null
-target=$(q -c 'SELECT pg_current_wal_lsn()')
-for _ in $(seq 1 300); do
-    [ "$(sq -c "SELECT pg_last_wal_replay_lsn() >= '$target'::pg_lsn")" = t ] && break
-    sleep 0.1
-done
-check "the standby has replayed the primary's rewards" \
-    test "$(sq -c "SELECT pg_last_wal_replay_lsn() >= '$target'::pg_lsn")" = t
+check "the standby has replayed the primary's rewards" replayed
 check "some rewards are pending on the standby (not only checkpoints)" \
     test "$(sq -c 'SELECT sum(pending) > 0 FROM model_select.arm_stats')" = t
 
@@ -84,6 +77,40 @@ check "route_batch() without log works on the standby" \
 out=$(sq -v VERBOSITY=verbose -c "INSERT INTO model_select.rewards(selector, arm, context, reward)
                                  VALUES ('sb_lin', 'a', ARRAY[1, 2, 3]::float8[], 0.5)" 2>&1 || true)
 check "a reward insert on the standby: 25006 (read-only transaction)" grep -q "ERROR:  25006" <<<"$out"
+
+# a budget on the standby: scores() there reads the pacer's window, which a backend keeps on a
+# standby too (its view trails the primary anyway); greedy, so λ = mean − ucb of the dear arm
+# (cost 1).  The window is reused: a decision committed on the primary with an older
+# created_at than the newest the standby session holds waits for its next full read
+budget_selector sb_bud '{"budget": 0.5, "pace": 10}'
+q -f "$(dirname "$0")/lib/exact_lambda.sql" >/dev/null
+BUD_ROUTE="SELECT model_select.route('sb_bud', ARRAY[1, 0]::float8[])"
+# s_lambda SAME: session s on the standby reads λ; it is (same) or is not (other) the exact one
+s_lambda() {
+    local want
+    replayed || return 1
+    want=$(sq -c "SELECT exact_lambda('sb_bud')")
+    say s "SELECT mean - ucb FROM model_select.scores('sb_bud', ARRAY[1, 0]::float8[]) WHERE arm = 'dear';" &&
+        lambda_is "$1" "$(last_answer s)" "$want"
+}
+PGPORT=$STANDBY session s
+session p
+say s "SET model_select.pacer_window_reuse = 8;"
+check "a budget on the standby: its first scores() reads the window in full (exact λ)" s_lambda same
+say p "BEGIN;"
+q -c "$BUD_ROUTE" -c "$BUD_ROUTE" >/dev/null
+check "... the primary's two new decisions count at once for its second" s_lambda same
+say p "$BUD_ROUTE;"
+say p "COMMIT;"
+check "... a decision committed with an older created_at waits for its next full read (not exact)" s_lambda other
+# (each read after a new decision: a load is reused while the snapshot sees the same rows)
+for _ in 1 2 3 4 5; do
+    q -c "$BUD_ROUTE" >/dev/null
+    replayed && say s "SELECT 1 FROM model_select.scores('sb_bud', ARRAY[1, 0]::float8[]) LIMIT 1;"
+done
+q -c "$BUD_ROUTE" >/dev/null
+check "... which its ninth read makes (exact)" s_lambda same
+close_sessions
 
 
 # select_model() on the standby while it replays rebuilds and checkpoints

@@ -148,6 +148,26 @@ said() {  # said NAME: until session NAME has run what it was last told
     ms_activity
     return 1
 }
+# budget_selector NAME SETTINGS: a greedy selector with arms 'free' (0.4 at cost 0) and 'dear'
+# (0.9 at cost 1), learned from a reward each without a decision (no spend): the budget tests'
+budget_selector() {
+    q >/dev/null <<SQL
+SELECT model_select.create_selector('$1', 2, ARRAY['free', 'dear'], 'greedy', NULL, '$2');
+INSERT INTO model_select.rewards(selector, arm, context, reward, cost)
+VALUES ('$1', 'free', ARRAY[1, 0]::float8[], 0.4, 0), ('$1', 'dear', ARRAY[1, 0]::float8[], 0.9, 1);
+SQL
+}
+# lambda_is SAME GOT WANT: the λ GOT is (SAME = same) or is not (SAME = other) WANT, to 1e-9
+lambda_is() {
+    local equal
+    equal=$(q -c "SELECT abs(${2:-NaN}::float8 - $3) < 1e-9")
+    if [ "$1" = same ] && [ "$equal" = t ]; then return 0; fi
+    if [ "$1" = other ] && [ "$equal" != t ]; then return 0; fi
+    echo "#   λ '$2', the log's exact λ $3 (wanted: $1)"
+    return 1
+}
+# last_answer NAME: the output of session NAME's last statement (its line before the marker)
+last_answer() { grep -B1 -x "${SAID[$1]}" "$MS_WORK/$1.out" | head -n 1; }
 # What this database's backends are doing (printed by a wait that gives up).
 ms_activity() {
     q -c "SELECT pid || ' ' || state || ' ' || coalesce(wait_event_type || ':' || wait_event, '-') || ' ' || left(query, 70)

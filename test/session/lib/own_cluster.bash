@@ -16,6 +16,9 @@
 #   cluster_stop_all          stop every cluster in $CL at once and remove $CL
 #   own_server PORT           initdb and start $CL/data on PORT (start_server starts it
 #                             again), PGHOST, PGPORT, PGUSER and PGDATABASE pointing at it
+#   sq ARGS...                q (lib/common.bash) on the standby at port $STANDBY
+#   replayed                  until that standby has replayed the primary's WAL written so
+#                             far (120 s); else prints where it stands, and fails
 #   learner_cluster NAME DB PORT
 #                             initdb and start $CL/NAME on PORT with model_select preloaded
 #                             and its learner serving database DB (created), libpq's
@@ -102,4 +105,17 @@ learner_cluster() {
     cluster_start "$1" "$3"
     export PGHOST=$CL PGPORT=$3 PGUSER=postgres PGDATABASE=$2
     createdb "$2"
+}
+
+sq() { PGPORT=$STANDBY q "$@"; }
+
+replayed() {
+    local target
+    target=$(q -c 'SELECT pg_current_wal_lsn()')
+    for _ in $(seq 1 1200); do
+        [ "$(sq -c "SELECT pg_last_wal_replay_lsn() >= '$target'::pg_lsn")" = t ] && return 0
+        sleep 0.1
+    done
+    echo "#   the standby replayed up to $(sq -c 'SELECT pg_last_wal_replay_lsn()'), not $target"
+    return 1
 }
