@@ -155,6 +155,13 @@ pacer_expected_cost(const Selector *sel, const ArmScore *scores, int chosen, dou
 	return sel->cfg.learns_cost && pacer_price(sel, &scores[chosen], chosen, cost);
 }
 
+/* Does the selector count its pending decisions (a budget, count_pending)? */
+static bool
+pacer_counts_pending(const SelectorConfig *cfg)
+{
+	return (cfg->budget > 0 || cfg->count_pending) && cfg->pending_horizon > 0;
+}
+
 /*
  * Each arm's decisions among the selector's last pending_horizon (by
  * created_at, then decision_id: the same set in every backend under the
@@ -167,9 +174,10 @@ pacer_expected_cost(const Selector *sel, const ArmScore *scores, int chosen, dou
  * from pacer_window(): read under the caller's snapshot, so a function of
  * what is logged -- committed decisions and rewards, and the transaction's
  * own -- with nothing kept that a crash, a rollback or rebuild_state() could
- * leave out of step; or, with reuse (the learner serves the database, so
- * decisions have bounded staleness; also for a clock that ages, whose arms
- * are folded exactly), from the window the backend keeps (pacer_window.c).
+ * leave out of step; or, with reuse (selector_load.c: where the learner
+ * serves the database, so that decisions have bounded staleness, also for a
+ * clock that ages, whose arms are folded exactly; and on a standby), from the
+ * window the backend keeps (pacer_window.c).
  * Run as the extension owner (selector_load.c); only with a budget or
  * count_pending.
  */
@@ -185,7 +193,7 @@ pacer_pending_load(Selector *sel, bool reuse)
 	int			n;
 	int			h;
 
-	if ((sel->cfg.budget <= 0 && !sel->cfg.count_pending) || horizon <= 0)
+	if (!pacer_counts_pending(&sel->cfg))
 		return;
 	arm_ids = palloc(sizeof(int32) * Max(sel->narms, 1));
 	for (int i = 0; i < sel->narms; i++)
@@ -246,7 +254,7 @@ pacer_pending_load(Selector *sel, bool reuse)
 void
 pacer_reload(Selector *sel)
 {
-	if ((sel->cfg.budget <= 0 && !sel->cfg.count_pending) || sel->cfg.pending_horizon <= 0)
+	if (!pacer_counts_pending(&sel->cfg))
 		return;
 	CommandCounterIncrement();
 	PushCopiedSnapshot(GetActiveSnapshot());

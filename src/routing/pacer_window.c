@@ -36,7 +36,6 @@
 #include "postgres.h"
 
 #include "access/stratnum.h"
-#include "access/transam.h"
 #include "access/xact.h"
 #include "utils/fmgroids.h"
 #include "utils/guc.h"
@@ -45,6 +44,7 @@
 #include "utils/timestamp.h"
 #include "utils/xid8.h"
 
+#include "learning/fold.h"
 #include "learning/learner_state.h"
 #include "pg/index_read.h"
 #include "routing/arm_cache.h"
@@ -182,21 +182,14 @@ window_rewarded(int32 selector_id, WindowDecision *w, int n)
 	pfree(by_id);
 }
 
-/*
- * The xmin of the caller's snapshot as a full transaction id: every reward
- * of an older transaction is visible to it, or never will be.
- */
-static FullTransactionId
-snapshot_full_xmin(void)
+/* The newest limit decisions into rows, each marked whether it has a reward: a full read.  Returns how many. */
+static int
+window_read_marked(int32 selector_id, int limit, WindowDecision *rows)
 {
-	TransactionId xmin = GetActiveSnapshot()->xmin;
-	FullTransactionId next = ReadNextFullTransactionId();
-	uint32		epoch = EpochFromFullTransactionId(next);
+	int			n = window_read(selector_id, limit, NULL, rows);
 
-	/* xmin is at most next, and within 2^31 of it */
-	if (xmin > XidFromFullTransactionId(next))
-		epoch--;
-	return FullTransactionIdFromEpochAndXid(epoch, xmin);
+	window_rewarded(selector_id, rows, n);
+	return n;
 }
 
 /*
@@ -243,7 +236,7 @@ window_rewards_after(PacerWindow *w)
 	own_table_close(rewards);
 	if (read > w->limit)
 		return false;
-	w->since = snapshot_full_xmin();
+	w->since = full_xid(GetActiveSnapshot()->xmin);
 	return true;
 }
 
@@ -290,9 +283,9 @@ window_read_full(PacerWindow *w, int32 selector_id, int limit, int narms, const 
 			pfree(w->rows);
 		w->rows = MemoryContextAlloc(window_context, sizeof(WindowDecision) * Max(limit, 1));
 	}
-	w->n = window_read(selector_id, limit, NULL, w->rows);
-	window_rewarded(selector_id, w->rows, w->n);
-	w->since = snapshot_full_xmin();
+	w->n = window_read_marked(selector_id, limit, w->rows);
+	/* every reward of an older transaction is visible to the snapshot, or never will be */
+	w->since = full_xid(GetActiveSnapshot()->xmin);
 	w->limit = limit;
 	w->served = 0;
 	w->read_at = GetCurrentTimestamp();
@@ -337,8 +330,7 @@ pacer_window(int32 selector_id, int limit, bool reuse, int narms, const int32 *a
 	{
 		WindowDecision *rows = palloc(sizeof(WindowDecision) * Max(limit, 1));
 
-		*n = window_read(selector_id, limit, NULL, rows);
-		window_rewarded(selector_id, rows, *n);
+		*n = window_read_marked(selector_id, limit, rows);
 		return rows;
 	}
 	if (window_context == NULL)
@@ -396,10 +388,11 @@ pacer_window_init(void)
 	DefineCustomIntVariable("model_select.pacer_window_reuse",
 							"Decisions of a backend that may count a budget's pending decisions "
 							"from its last full read of them.",
-							"Where the learner serves, the pacer reads a selector's newest "
-							"pending_horizon decisions and their rewards in full once per this "
-							"many decisions (or model_select.learner_max_lag), and between "
-							"only the decisions logged since.  1: a full read every decision.",
+							"Where the learner serves, and on standbys, the pacer reads a "
+							"selector's newest pending_horizon decisions and their rewards in "
+							"full once per this many decisions (or model_select.learner_max_lag), "
+							"and between only the decisions and rewards logged since.  1: a full "
+							"read every decision.",
 							&pacer_window_reuse, 16, 1, 1000000,
 							PGC_USERSET, 0, NULL, NULL, NULL);
 	RegisterXactCallback(pacer_window_xact, NULL);
