@@ -115,10 +115,11 @@ def write(out, res, seeds, clients, reuses):
             lines.append(f"| {c} | {r} | {ms([x[0] for x in rr])} | {ms([x[1] for x in rr])} | "
                          f"{statistics.mean(x[2] for x in rr):.0f} |")
     base = reuses[0]
-    lines += ["", f"Paired by seed, quality with each `pacer_window_reuse` minus with {base}: " + "; ".join(
-        f"{c} client{'s' if c > 1 else ''}, {r}: " + ms([res[s, c, r][1] - res[s, c, base][1] for s in seeds])
-        + " (" + ", ".join(f"{res[s, c, r][1] - res[s, c, base][1]:+.4f}" for s in seeds) + ")"
-        for c in clients for r in reuses if r != base) + "."]
+    if len(reuses) > 1:
+        lines += ["", f"Paired by seed, quality with each `pacer_window_reuse` minus with {base}: " + "; ".join(
+            f"{c} client{'s' if c > 1 else ''}, {r}: " + ms([res[s, c, r][1] - res[s, c, base][1] for s in seeds])
+            + " (" + ", ".join(f"{res[s, c, r][1] - res[s, c, base][1]:+.4f}" for s in seeds) + ")"
+            for c in clients for r in reuses if r != base) + "."]
     with open(out, "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -16,19 +16,9 @@
 # MS_BENCH_REUSE ("1 16"), MS_BENCH_REUSE_PORT (first port tried, 55680).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-DATA_DIR=$(cd "${MS_BENCH_DATA:-../shared/bench}" 2>/dev/null && pwd) ||
-    { echo "bench/pacer_reuse.sh: no directory ${MS_BENCH_DATA:-../shared/bench} (set MS_BENCH_DATA)" >&2; exit 1; }
-[ -r "$DATA_DIR/routellm.csv" ] || { echo "bench/pacer_reuse.sh: $DATA_DIR/routellm.csv is missing" >&2; exit 1; }
 SEEDS=${MS_BENCH_REUSE_SEEDS:-1 2}
-export OPENBLAS_NUM_THREADS=1
-. test/session/lib/own_cluster.bash
-trap cluster_stop_all EXIT
-learner_cluster pr bench_pr "$(free_port "${MS_BENCH_REUSE_PORT:-55680}")"
-t0=$(date +%s)
-psql -X -q -v ON_ERROR_STOP=1 -v data="$DATA_DIR" -v seeds="{${SEEDS// /,}}" >/dev/null <<'SQL'
-CREATE EXTENSION model_select;
-\ir bench/quality_rl.sql
-SQL
+. bench/lib/learner_bench.bash
+learner_bench routellm.csv pr "${MS_BENCH_REUSE_PORT:-55680}" quality_rl.sql
 echo "== the pacer's kept window, live: RouteLLM, budget 25%, seeds $SEEDS (data loaded in $(( $(date +%s) - t0 )) s)"
 /usr/bin/python3 bench/pacer_reuse.py bench/results/pacer_reuse.md "$SEEDS" "${MS_BENCH_REUSE_CLIENTS:-1 4}" \
     "${MS_BENCH_REUSE:-1 16}"

@@ -21,20 +21,10 @@
 # router), MS_BENCH_LEARNER_PORT (first port tried, 55650).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-DATA_DIR=$(cd "${MS_BENCH_DATA:-../shared/bench}" 2>/dev/null && pwd) ||
-    { echo "bench/quality_learner.sh: no directory ${MS_BENCH_DATA:-../shared/bench} (set MS_BENCH_DATA)" >&2; exit 1; }
-[ -r "$DATA_DIR/routerdc7_dev.csv" ] || { echo "bench/quality_learner.sh: $DATA_DIR/routerdc7_dev.csv is missing" >&2; exit 1; }
 SEEDS=${MS_BENCH_LEARNER_SEEDS:-1 2 3}
 SETTINGS=${MS_BENCH_LEARNER_SETTINGS:-'{}'}
-export OPENBLAS_NUM_THREADS=1
-. test/session/lib/own_cluster.bash
-trap cluster_stop_all EXIT
-learner_cluster ql bench_ql "$(free_port "${MS_BENCH_LEARNER_PORT:-55650}")"
-t0=$(date +%s)
-psql -X -q -v ON_ERROR_STOP=1 -v data="$DATA_DIR" -v seeds="{${SEEDS// /,}}" >/dev/null <<'SQL'
-CREATE EXTENSION model_select;
-\ir bench/quality_dc.sql
-SQL
+. bench/lib/learner_bench.bash
+learner_bench routerdc7_dev.csv ql "${MS_BENCH_LEARNER_PORT:-55650}" quality_dc.sql
 echo "== quality with the learner serving: RouterDC, seeds $SEEDS (data loaded in $(( $(date +%s) - t0 )) s)"
 /usr/bin/python3 bench/quality_learner.py bench/results/quality_learner.md "$SEEDS" "${MS_BENCH_LEARNER_KS:-0 1000}" \
     "${MS_BENCH_LEARNER_POLICY:-lin_ucb}" "$SETTINGS"

@@ -19,10 +19,6 @@
 #   sq ARGS...                q (lib/common.bash) on the standby at port $STANDBY
 #   replayed                  until that standby has replayed the primary's WAL written so
 #                             far (120 s); else prints where it stands, and fails
-#   learner_cluster NAME DB PORT
-#                             initdb and start $CL/NAME on PORT with model_select preloaded
-#                             and its learner serving database DB (created), libpq's
-#                             environment pointing at DB (the benchmarks' learner clusters)
 
 BINDIR=${PG_BINDIR:-$(pg_config --bindir)}
 CL=$(mktemp -d "${TMPDIR:-/tmp}/ms_own_pg.XXXXXX")
@@ -96,15 +92,6 @@ own_server() {
     start_server() { cluster_start data "$PORT"; }
     start_server || bail "server failed to start: $(tail -n 5 "$CL/data.log")"
     export PGHOST=$CL PGPORT=$PORT PGUSER=postgres PGDATABASE=postgres
-}
-
-learner_cluster() {
-    cluster_initdb "$1"
-    as_server sh -c "printf '%s\n' \"shared_preload_libraries = 'model_select'\" \
-        \"model_select.learner_databases = '$2'\" >> '$CL/$1/postgresql.conf'"
-    cluster_start "$1" "$3"
-    export PGHOST=$CL PGPORT=$3 PGUSER=postgres PGDATABASE=$2
-    createdb "$2"
 }
 
 sq() { PGPORT=$STANDBY q "$@"; }
