@@ -43,15 +43,8 @@ preloaded_server reuse "$(free_port $(( ${PGPORT:-55500} + 150 )))" \
 ms_setup || bail "set-up failed"
 budget_selector pr '{"budget": 0.5, "pace": 10}' || bail "creating the selector failed"
 q -f "$(dirname "$0")/lib/exact_lambda.sql" >/dev/null || bail "creating exact_lambda() failed"
-wait_learner() {
-    for _ in $(seq 1 600); do
-        [ -n "$(q -c "SELECT pid FROM model_select.learner WHERE running AND last_pass IS NOT NULL" 2>/dev/null)" ] &&
-            return 0
-        sleep 0.1
-    done
-    return 1
-}
-check "the learner serves $DB" wait_learner
+check "the learner serves $DB" wait_for "the learner's first pass" \
+    "SELECT running AND last_pass IS NOT NULL FROM model_select.learner WHERE database = '$DB'"
 learner_holds_log pr
 
 SEL=pr    # the selector routed by $ROUTE, a_routes and reward_dear
