@@ -19,6 +19,8 @@ extern double pacer_level(const SelectorConfig *cfg, double cost_weight);
 extern void pacer_apply(const Selector *sel, double lambda, ArmScore *scores);
 extern void pacer_pending_load(Selector *sel, bool reuse);
 extern void pacer_reload(Selector *sel);
+extern void pacer_logged(const Selector *sel, int chosen, int64 decision_id, double cost_weight,
+						 const double *expected_cost);
 extern bool pacer_price(const Selector *sel, const ArmScore *score, int i, double *cost);
 extern bool pacer_expected_cost(const Selector *sel, const ArmScore *scores, int chosen, double *cost);
 extern void awaited_set(Selector *sel, int64 rewarded_new, int64 decided_old, int64 rewarded_old);

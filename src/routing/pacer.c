@@ -204,31 +204,28 @@ pacer_pending_load(Selector *sel, bool reuse)
 	h = Min(horizon, (n + 1) / 2);
 	for (int i = 0; i < sel->narms; i++)
 	{
-		int64		pending = 0;
-		int64		priced = 0;
-		double		expected = 0.0;
-		int64		awaited = 0;
-
-		for (int k = 0; k < n; k++)
-			if (w[k].arm_id == sel->arms[i].arm_id)
-			{
-				bool		counted = k < horizon && !w[k].rewarded;
-
-				pending += counted;
-				if (counted && w[k].expects)
-				{
-					priced++;
-					expected += w[k].expected_cost;
-				}
-				awaited += k < h && !w[k].rewarded;
-			}
-		sel->arms[i].pending_n = pending;
-		sel->arms[i].pending_priced = priced;
-		sel->arms[i].pending_cost = expected;
-		sel->arms[i].awaited = (double) awaited;
+		sel->arms[i].pending_n = 0;
+		sel->arms[i].pending_priced = 0;
+		sel->arms[i].pending_cost = 0.0;
+		sel->arms[i].awaited = 0.0;
 	}
+	/* one pass, newest first: each arm's sums in the same order as a pass per arm */
 	for (int k = 0; k < n; k++)
 	{
+		bool		counted = k < horizon && !w[k].rewarded;
+
+		if (w[k].arm >= 0)
+		{
+			ArmInfo    *arm = &sel->arms[w[k].arm];
+
+			arm->pending_n += counted;
+			if (counted && w[k].expects)
+			{
+				arm->pending_priced++;
+				arm->pending_cost += w[k].expected_cost;
+			}
+			arm->awaited += k < h && !w[k].rewarded;
+		}
 		sums[0] += k < h && w[k].rewarded;
 		sums[1] += k >= h;
 		sums[2] += k >= h && w[k].rewarded;
@@ -248,8 +245,9 @@ pacer_pending_load(Selector *sel, bool reuse)
  * the awaited rewards read anew, in full, under the statement's snapshot with
  * the transaction's own new rows, so that the next block is priced as a
  * route() call after those decisions would be (else a batch routed at λ 0
- * spends as if the budget were untouched to its last row).  Run as the
- * extension owner.
+ * spends as if the budget were untouched to its last row).  A window this
+ * backend keeps for the selector is dropped: it misses the batch's
+ * decisions.  Run as the extension owner.
  */
 void
 pacer_reload(Selector *sel)
@@ -261,4 +259,28 @@ pacer_reload(Selector *sel)
 	UpdateActiveSnapshotCommandId();
 	pacer_pending_load(sel, false);
 	PopActiveSnapshot();
+	pacer_window_forget(sel->cfg.selector_id);
+}
+
+/*
+ * route() logged decision_id, arm chosen, at λ cost_weight, with
+ * *expected_cost if not NULL: into the pacer's window this backend keeps for
+ * the selector (created_at is the transaction's start, now()).
+ */
+void
+pacer_logged(const Selector *sel, int chosen, int64 decision_id, double cost_weight,
+			 const double *expected_cost)
+{
+	WindowDecision decision = {
+		.created_at = GetCurrentTransactionStartTimestamp(),
+		.decision_id = decision_id,
+		.arm_id = sel->arms[chosen].arm_id,
+		.priced = true,
+		.cost_weight = cost_weight,
+		.expects = expected_cost != NULL,
+		.expected_cost = expected_cost != NULL ? *expected_cost : 0.0,
+	};
+
+	if (pacer_counts_pending(&sel->cfg))
+		pacer_window_logged(sel->cfg.selector_id, &decision);
 }

@@ -14,19 +14,25 @@
  * So where the learner serves, and decisions score its versions, already a
  * bounded-staleness view of the log (arm_cache.h), a backend keeps each
  * selector's window (also for a clock that ages, whose arms are folded
- * exactly; and on a standby, whose view trails the primary) and reuses it for pacer_window_reuse decisions (default 16) or
- * model_select.learner_max_lag, whichever ends first.  Between
- * full reads a read takes only the decisions logged after the newest it
- * holds, and each arm's rewards of the transactions that were still running
- * at the last read or began after it (tx from that read's snapshot xmin on):
- * usually a few rows, so new decisions, this transaction's and others'
- * committed ones, and every new reward of a decision held count at once.
- * What waits for the next full read is a decision committed with an older
- * created_at than the newest held (its transaction began before that one);
- * and with more than PACER_WINDOW_MAX_ARMS arms, every reward of a decision
- * held.  Without the learner every read is full:
- * the exact count under the snapshot.  An aborted (sub)transaction or a
- * prepared one drops every kept window, which may hold its decisions.
+ * exactly; and on a standby, whose view trails the primary).  Each read
+ * takes only the decisions logged after the newest it holds, and each arm's
+ * rewards of the transactions that were still running at the last read or
+ * began after it (tx from that read's snapshot xmin on): usually a few rows,
+ * so other sessions' new decisions and every new reward of a decision held
+ * count at once.  route() puts each decision it logs into the window
+ * (pacer_window_logged()), so the transaction's own count at once too, even
+ * when it began before the newest decision held; route_batch() drops the
+ * window.  What the reads miss is another transaction's decision committed
+ * with an older created_at than the newest held (it began before that
+ * one's): so once per pacer_window_reuse decisions (default 16) or
+ * model_select.learner_max_lag, whichever ends first, the decisions are read
+ * anew, but not their rewards, which the decisions held keep
+ * (window_read_late()).  With more than
+ * PACER_WINDOW_MAX_ARMS arms rewards are not read arm by arm: then every
+ * reward of a decision held waits for that read, which is a full one.
+ * Without the learner every read is full: the exact count under the
+ * snapshot.  An aborted (sub)transaction or a prepared one drops every kept
+ * window, which may hold its decisions.
  *
  * The kept windows are a cache: PACER_WINDOWS selectors, least recently used
  * replaced, rows in their own memory context; a window longer than
@@ -59,6 +65,11 @@
  * decisions held wait for the next full read
  */
 #define PACER_WINDOW_MAX_ARMS 16
+/*
+ * the most decisions not held whose rewards a refresh looks up one by one
+ * (an index probe each); with more it reads the window's rewards in full
+ */
+#define PACER_WINDOW_MAX_PROBES 64
 
 int			pacer_window_reuse = 16;
 
@@ -81,6 +92,15 @@ static PacerWindow windows[PACER_WINDOWS];
 static MemoryContext window_context = NULL;
 static uint64 window_clock = 0;
 
+/* The log's order of two decisions: created_at, then decision_id. */
+static int
+window_key_cmp(const WindowDecision *a, const WindowDecision *b)
+{
+	if (a->created_at != b->created_at)
+		return (a->created_at > b->created_at) - (a->created_at < b->created_at);
+	return (a->decision_id > b->decision_id) - (a->decision_id < b->decision_id);
+}
+
 static int
 window_id_cmp(const void *a, const void *b)
 {
@@ -90,13 +110,25 @@ window_id_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* Where arm_id is among the narms arm_ids, -1 if not there. */
+static int32
+window_arm(int32 arm_id, int narms, const int32 *arm_ids)
+{
+	for (int i = 0; i < narms; i++)
+		if (arm_ids[i] == arm_id)
+			return i;
+	return -1;
+}
+
 /*
  * The selector's newest decisions, newest first, at most limit of them, into
  * out: all of them, or (after not NULL) those after *after in the index's
- * order.  Returns how many; none marked rewarded.
+ * order; each with its place among the narms arm_ids.  Returns how many;
+ * none marked rewarded.
  */
 static int
-window_read(int32 selector_id, int limit, const WindowDecision *after, WindowDecision *out)
+window_read(int32 selector_id, int limit, const WindowDecision *after, int narms, const int32 *arm_ids,
+			WindowDecision *out)
 {
 	static const char *const key[] = {"selector_id", "created_at", "decision_id"};
 	static const char *const columns[] = {"decision_id", "arm_id", "cost_weight", "expected_cost", "created_at"};
@@ -122,6 +154,7 @@ window_read(int32 selector_id, int limit, const WindowDecision *after, WindowDec
 		own_columns_at(decisions, row, lengthof(columns), attnums, values, nulls);
 		out[n].decision_id = DatumGetInt64(values[0]);
 		out[n].arm_id = DatumGetInt32(values[1]);
+		out[n].arm = window_arm(out[n].arm_id, narms, arm_ids);
 		out[n].priced = !nulls[2];
 		out[n].cost_weight = nulls[2] ? 0.0 : DatumGetFloat8(values[2]);
 		out[n].expects = !nulls[3];
@@ -184,9 +217,9 @@ window_rewarded(int32 selector_id, WindowDecision *w, int n)
 
 /* The newest limit decisions into rows, each marked whether it has a reward: a full read.  Returns how many. */
 static int
-window_read_marked(int32 selector_id, int limit, WindowDecision *rows)
+window_read_marked(int32 selector_id, int limit, int narms, const int32 *arm_ids, WindowDecision *rows)
 {
-	int			n = window_read(selector_id, limit, NULL, rows);
+	int			n = window_read(selector_id, limit, NULL, narms, arm_ids, rows);
 
 	window_rewarded(selector_id, rows, n);
 	return n;
@@ -256,13 +289,23 @@ window_slot(int32 selector_id)
 	return slot;
 }
 
-/* May a read be answered from the window w holds, with the decisions logged since? */
+/* Does w hold selector_id's window of limit rows, of these arms? */
 static bool
-window_reusable(const PacerWindow *w, int32 selector_id, int limit, int narms, const int32 *arm_ids)
+window_holds(const PacerWindow *w, int32 selector_id, int limit, int narms, const int32 *arm_ids)
 {
-	return w->selector_id == selector_id && w->limit == limit && w->served < pacer_window_reuse &&
-		w->narms == narms && memcmp(w->arm_ids, arm_ids, sizeof(int32) * narms) == 0 &&
-		!TimestampDifferenceExceeds(w->read_at, GetCurrentTimestamp(), Max(learner_max_lag_ms, 0));
+	return w->selector_id == selector_id && w->limit == limit && w->narms == narms &&
+		memcmp(w->arm_ids, arm_ids, sizeof(int32) * narms) == 0;
+}
+
+/*
+ * Is w due to be read anew (after pacer_window_reuse reads, or
+ * model_select.learner_max_lag), for the decisions committed late?
+ */
+static bool
+window_due(const PacerWindow *w)
+{
+	return w->served >= pacer_window_reuse ||
+		TimestampDifferenceExceeds(w->read_at, GetCurrentTimestamp(), Max(learner_max_lag_ms, 0));
 }
 
 /* Read the window anew into w. */
@@ -283,7 +326,7 @@ window_read_full(PacerWindow *w, int32 selector_id, int limit, int narms, const 
 			pfree(w->rows);
 		w->rows = MemoryContextAlloc(window_context, sizeof(WindowDecision) * Max(limit, 1));
 	}
-	w->n = window_read_marked(selector_id, limit, w->rows);
+	w->n = window_read_marked(selector_id, limit, narms, arm_ids, w->rows);
 	/* every reward of an older transaction is visible to the snapshot, or never will be */
 	w->since = full_xid(GetActiveSnapshot()->xmin);
 	w->limit = limit;
@@ -301,7 +344,8 @@ static bool
 window_read_newer(PacerWindow *w, int32 selector_id)
 {
 	WindowDecision *newer = palloc(sizeof(WindowDecision) * w->limit);
-	int			m = window_read(selector_id, w->limit, w->n > 0 ? &w->rows[0] : NULL, newer);
+	int			m = window_read(selector_id, w->limit, w->n > 0 ? &w->rows[0] : NULL, w->narms, w->arm_ids,
+									newer);
 	int			kept = Min(w->n, w->limit - m);
 
 	memmove(w->rows + m, w->rows, sizeof(WindowDecision) * kept);
@@ -309,6 +353,61 @@ window_read_newer(PacerWindow *w, int32 selector_id)
 	w->n = m + kept;
 	pfree(newer);
 	return w->narms > PACER_WINDOW_MAX_ARMS || window_rewards_after(w);
+}
+
+/*
+ * Read w's decisions anew, after window_read_newer(), for those committed
+ * with an older created_at than one it held, which reads of newer decisions
+ * miss.  A decision w holds keeps its mark: each of its rewards since was
+ * marked by window_rewards_after().  Those it did not hold, usually a few,
+ * are looked up one by one (the unique index on decision_id); more than
+ * PACER_WINDOW_MAX_PROBES, and every reward is read as in a full read.  False
+ * with more than PACER_WINDOW_MAX_ARMS arms, whose marks were not kept: read
+ * w in full instead.
+ */
+static bool
+window_read_late(PacerWindow *w, int32 selector_id)
+{
+	WindowDecision *rows;
+	int		   *unheld;
+	int			m;
+	int			held = 0;
+	int			nunheld = 0;
+
+	if (w->narms > PACER_WINDOW_MAX_ARMS)
+		return false;
+	rows = palloc(sizeof(WindowDecision) * Max(w->limit, 1));
+	unheld = palloc(sizeof(int) * Max(w->limit, 1));
+	m = window_read(selector_id, w->limit, NULL, w->narms, w->arm_ids, rows);
+	/* both newest first; a decision held but not read again was deleted */
+	for (int k = 0; k < m; k++)
+	{
+		while (held < w->n && window_key_cmp(&w->rows[held], &rows[k]) > 0)
+			held++;
+		if (held < w->n && w->rows[held].decision_id == rows[k].decision_id)
+			rows[k].rewarded = w->rows[held].rewarded;
+		else
+			unheld[nunheld++] = k;
+	}
+	if (nunheld > PACER_WINDOW_MAX_PROBES)
+		window_rewarded(selector_id, rows, m);
+	else if (nunheld > 0)
+	{
+		Relation	rewards = own_table_open("rewards");
+
+		for (int i = 0; i < nunheld; i++)
+			rows[unheld[i]].rewarded = own_row_by_key(rewards, "decision_id", F_INT8EQ,
+													  Int64GetDatum(rows[unheld[i]].decision_id),
+													  0, NULL, NULL, NULL);
+		own_table_close(rewards);
+	}
+	memcpy(w->rows, rows, sizeof(WindowDecision) * m);
+	w->n = m;
+	w->served = 0;
+	w->read_at = GetCurrentTimestamp();
+	pfree(unheld);
+	pfree(rows);
+	return true;
 }
 
 /*
@@ -324,23 +423,24 @@ const WindowDecision *
 pacer_window(int32 selector_id, int limit, bool reuse, int narms, const int32 *arm_ids, int *n)
 {
 	PacerWindow *w;
-	bool		reusable;
+	bool		holds;
 
 	if (!reuse || limit > PACER_WINDOW_MAX_ROWS)
 	{
 		WindowDecision *rows = palloc(sizeof(WindowDecision) * Max(limit, 1));
 
-		*n = window_read_marked(selector_id, limit, rows);
+		*n = window_read_marked(selector_id, limit, narms, arm_ids, rows);
 		return rows;
 	}
 	if (window_context == NULL)
 		window_context = AllocSetContextCreate(TopMemoryContext, "model_select pacer windows",
 											   ALLOCSET_SMALL_SIZES);
 	w = window_slot(selector_id);
-	reusable = window_reusable(w, selector_id, limit, narms, arm_ids);
+	holds = window_holds(w, selector_id, limit, narms, arm_ids);
 	/* a read that fails leaves no half-read window */
 	w->selector_id = 0;
-	if (!reusable || !window_read_newer(w, selector_id))
+	if (!holds || !window_read_newer(w, selector_id) ||
+		(window_due(w) && !window_read_late(w, selector_id)))
 		window_read_full(w, selector_id, limit, narms, arm_ids);
 	w->selector_id = selector_id;
 	w->served++;
@@ -357,6 +457,45 @@ pacer_window_release(const WindowDecision *rows)
 		if (windows[i].rows == rows)
 			return;
 	pfree((void *) rows);
+}
+
+/*
+ * route() logged decision (not rewarded) for selector_id: into the window
+ * this backend keeps for it, if any, in the log's order, so that its next
+ * decisions count it at once.  The reads of newer decisions would miss it
+ * when its transaction began before the newest decision the window holds.
+ */
+void
+pacer_window_logged(int32 selector_id, const WindowDecision *decision)
+{
+	PacerWindow *w = NULL;
+	int			at = 0;
+
+	for (int i = 0; i < PACER_WINDOWS; i++)
+		if (windows[i].selector_id == selector_id)
+			w = &windows[i];
+	if (w == NULL)
+		return;
+	while (at < w->n && window_key_cmp(&w->rows[at], decision) > 0)
+		at++;
+	if (at == w->limit)
+		return;
+	memmove(w->rows + at + 1, w->rows + at, sizeof(WindowDecision) * (Min(w->n, w->limit - 1) - at));
+	w->rows[at] = *decision;
+	w->rows[at].arm = window_arm(decision->arm_id, w->narms, w->arm_ids);
+	w->n = Min(w->n + 1, w->limit);
+}
+
+/*
+ * route_batch() logged decisions for selector_id: the window kept for it is
+ * read in full next time (a batch is a bulk write; one read does not matter).
+ */
+void
+pacer_window_forget(int32 selector_id)
+{
+	for (int i = 0; i < PACER_WINDOWS; i++)
+		if (windows[i].selector_id == selector_id)
+			windows[i].selector_id = 0;
 }
 
 /* Every kept window may hold decisions that will never commit. */
@@ -387,12 +526,12 @@ pacer_window_init(void)
 {
 	DefineCustomIntVariable("model_select.pacer_window_reuse",
 							"Decisions of a backend that may count a budget's pending decisions "
-							"from its last full read of them.",
-							"Where the learner serves, and on standbys, the pacer reads a "
-							"selector's newest pending_horizon decisions and their rewards in "
-							"full once per this many decisions (or model_select.learner_max_lag), "
-							"and between only the decisions and rewards logged since.  1: a full "
-							"read every decision.",
+							"before it reads them anew.",
+							"Where the learner serves, and on standbys, the pacer keeps a "
+							"selector's newest pending_horizon decisions and their rewards, and "
+							"reads only the decisions and rewards logged since; once per this many "
+							"decisions (or model_select.learner_max_lag) it reads the decisions anew, "
+							"for those other transactions committed late.  1: every decision.",
 							&pacer_window_reuse, 16, 1, 1000000,
 							PGC_USERSET, 0, NULL, NULL, NULL);
 	RegisterXactCallback(pacer_window_xact, NULL);

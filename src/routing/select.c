@@ -217,7 +217,7 @@ model_select_route(PG_FUNCTION_ARGS)
 	int			e;
 	Datum		args[13] = {0};
 	char		arg_nulls[14] = "             ";
-	double		expected_cost;
+	double		expected_cost = 0.0;
 	TupleDesc	tupdesc;
 	Datum		values[3];
 	bool		nulls[3] = {false, false, false};
@@ -268,6 +268,8 @@ model_select_route(PG_FUNCTION_ARGS)
 														   " cost_weight, context_real, versions, own_tx, own_seq, tags, awaited, expected_cost)"
 														   " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING decision_id",
 														   13, types, args, arg_nulls, "log the decision"));
+	pacer_logged(sel, chosen, DatumGetInt64(values[0]), DatumGetFloat8(args[5]),
+				 arg_nulls[12] == 'n' ? NULL : &expected_cost);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
 }
 

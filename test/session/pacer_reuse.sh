@@ -10,8 +10,13 @@
 #     and each arm's newer rewards: its own and another session's new
 #     decisions, and rewards logged since, count at once (exact);
 #   - a decision committed with an older created_at than the newest the
-#     window holds waits for its next full read (the λ differs from the exact
-#     one: the window is reused), which comes after 8 decisions (exact);
+#     window holds waits for its next read anew (the λ differs from the exact
+#     one: the window is reused), which comes after 8 decisions and looks up
+#     its reward (exact); 70 such decisions, more than are looked up one by
+#     one, with rewards for 35 of them: the read anew marks them all (exact);
+#   - a session's own decisions count at once, also in a transaction that
+#     began before a decision its window holds (route() puts them in it;
+#     route_batch() drops the window);
 #   - a rolled-back transaction, or savepoint, whose second route() counted
 #     the first's decision, leaves the window (exact after it);
 #   - with pacer_window_reuse 1 every decision reads in full (such a late
@@ -84,10 +89,58 @@ say c "BEGIN;"
 check "... and its sixth" a_routes same
 check "... and its seventh" a_routes same
 say c "$ROUTE"
+say c "SELECT decision_id FROM model_select.decisions ORDER BY decision_id DESC LIMIT 1;"
+LATE=$(last_answer c)
 say c "COMMIT;"
-check "a decision that commits with an older created_at than the newest a's window holds waits for its next full read: its eighth is not the exact λ" \
+check "a decision that commits with an older created_at than the newest a's window holds waits for its next read anew: its eighth is not the exact λ" \
     a_routes other
-check "... which its ninth makes (8 decisions per full read): the exact λ" a_routes same
+q -c "INSERT INTO model_select.rewards(decision_id, reward, cost) VALUES (${LATE:-0}, 0.5, 0.25)" >/dev/null
+learner_holds_log pr
+check "... which its ninth makes (8 decisions per read anew), the late decision's reward looked up: the exact λ" \
+    a_routes same
+say c "BEGIN;"
+check "... its tenth (exact)" a_routes same
+say c "DO \$\$ BEGIN FOR i IN 1..70 LOOP PERFORM model_select.route('pr', ARRAY[1, 0]::float8[]); END LOOP; END \$\$;"
+say c "SELECT min(decision_id) FROM (SELECT decision_id FROM model_select.decisions ORDER BY decision_id DESC LIMIT 70) c;"
+FIRST_LATE=$(last_answer c)
+say c "COMMIT;"
+check "70 decisions committed late: a's eleventh is not the exact λ" a_routes other
+for _ in 1 2 3 4 5; do say a "$ROUTE"; done
+q >/dev/null <<SQL
+INSERT INTO model_select.rewards(decision_id, reward, cost)
+SELECT decision_id, 0.5, 0.25 FROM model_select.decisions WHERE decision_id >= ${FIRST_LATE:-0} ORDER BY decision_id LIMIT 35;
+SQL
+learner_holds_log pr
+check "... its seventeenth reads them anew, more than are looked up one by one, with the rewards of 35: the exact λ" \
+    a_routes same
+
+# c_routes SAME: as a_routes, for session c, the exact λ taken in c's own transaction
+c_routes() {
+    local want
+    say c "SELECT exact_lambda('$SEL');" && want=$(last_answer c)
+    say c "$ROUTE" && lambda_is "$1" "$(last_answer c)" "$want"
+}
+SEL=prc
+ROUTE=$(route_sql)
+budget_selector prc '{"budget": 0.5, "pace": 10}'
+learner_holds_log prc
+say c "SET model_select.pacer_window_reuse = 100;"
+check "c's first decision (exact)" c_routes same
+say c "BEGIN;"
+check "... a's, after c's transaction began (exact)" a_routes same
+check "... c's first in that transaction counts a's at once (exact)" c_routes same
+check "... its second counts its first at once, though its transaction began before a's decision its window holds (exact)" \
+    c_routes same
+check "... and its third" c_routes same
+say c "COMMIT;"
+say c "BEGIN;"
+q -c "$ROUTE" >/dev/null
+check "... c's first in its next transaction, after another session's decision (exact)" c_routes same
+say c "SELECT count(*) FROM model_select.route_batch('prc', 'SELECT i, ARRAY[1, 0]::float8[] FROM generate_series(1, 3) i', true);"
+check "... after c's route_batch() logged 3 decisions, its next decision counts them (exact)" c_routes same
+say c "COMMIT;"
+SEL=pr
+ROUTE=$(route_sql)
 
 say a "BEGIN;"
 say a "$ROUTE"
@@ -196,6 +249,6 @@ check "... a decision committed with an older created_at waits for a's next full
 for _ in 1 2 3 4 5; do say a "$ROUTE"; done
 check "... which its ninth makes (exact)" a_routes same
 check "no decision logged a NaN or negative λ" \
-    is_true "SELECT bool_and(cost_weight >= 0 AND cost_weight <> 'NaN') AND count(*) = 22 + 4 + 3 + 9 + 10 FROM model_select.decisions"
+    is_true "SELECT bool_and(cost_weight >= 0 AND cost_weight <> 'NaN') AND count(*) = 22 + 78 + 11 + 4 + 3 + 9 + 10 FROM model_select.decisions"
 close_sessions
 finish
