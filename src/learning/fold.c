@@ -469,12 +469,17 @@ full_xid(TransactionId xid)
  * The oldest transaction the active snapshot cannot see: the smallest id it
  * lists as running (its xmin counts our own xid, so it is not used), or
  * xmax.  Every transaction below it had ended when the snapshot was taken.
+ * A standby's snapshot lists every running transaction among its
+ * subtransactions (xip is empty), and a standby has no xid of its own: its
+ * xmin is that transaction.
  */
 static TransactionId
 snapshot_horizon(Snapshot snap)
 {
 	TransactionId horizon = snap->xmax;
 
+	if (snap->takenDuringRecovery)
+		return snap->xmin;
 	for (uint32 i = 0; i < snap->xcnt; i++)
 		if (TransactionIdPrecedes(snap->xip[i], horizon))
 			horizon = snap->xip[i];

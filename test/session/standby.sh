@@ -7,7 +7,8 @@
 # and reward inserts fail with 25006 and a hint to send them to the primary.
 # The standby runs the shared cache (the primary does not).  select_model()
 # there runs without error while the primary rebuilds and checkpoints; once
-# promoted, the standby routes and learns, and its scores equal its rebuild.
+# promoted, the standby routes and learns, and its scores equal its rebuild.  Rewards
+# committed out of order on the primary: a standby session counts both.
 #
 # Uses the PostgreSQL binaries of PG_BINDIR, or of `pg_config --bindir`.
 set -euo pipefail
@@ -110,6 +111,27 @@ for _ in 1 2 3 4 5; do
 done
 q -c "$BUD_ROUTE" >/dev/null
 check "... which its ninth read makes (exact)" s_lambda same
+
+# rewards committed out of their transactions' order on the primary: a standby session that
+# folded the later one counts the earlier too once it commits (a standby's snapshots list the
+# running transactions as subtransactions: the fold's horizon must take them)
+LIN_SCORES="SELECT string_agg(arm || ' ' || n || ' ' || ucb, ', ' ORDER BY arm)
+              FROM model_select.scores('sb_lin', ARRAY[0.3, 0.2, 0.1]::float8[])"
+lin_scores_equal() {  # session s's last answer is the primary's $LIN_SCORES
+    local want
+    want=$(q -c "$LIN_SCORES")
+    [ "$(last_answer s)" = "$want" ] || { echo "#   standby: $(last_answer s)"; echo "#   primary: $want"; return 1; }
+}
+say p "BEGIN;"
+say p "INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('sb_lin', 'a', ARRAY[0.2, 0.1, 0.4]::float8[], 0.7);"
+q -c "INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('sb_lin', 'a', ARRAY[0.3, 0.5, 0.1]::float8[], 0.2)" >/dev/null
+replayed || true
+say s "$LIN_SCORES;"
+check "out of order: the standby session scores the reward committed first as the primary does" lin_scores_equal
+say p "COMMIT;"
+replayed || true
+say s "$LIN_SCORES;"
+check "... and, once the older transaction commits, its reward too" lin_scores_equal
 close_sessions
 
 
