@@ -246,8 +246,8 @@ pacer_pending_load(Selector *sel, bool reuse)
  * the transaction's own new rows, so that the next block is priced as a
  * route() call after those decisions would be (else a batch routed at λ 0
  * spends as if the budget were untouched to its last row).  A window this
- * backend keeps for the selector is dropped: it misses the batch's
- * decisions.  Run as the extension owner.
+ * backend keeps for the selector is dropped by that read (it would miss the
+ * batch's decisions).  Run as the extension owner.
  */
 void
 pacer_reload(Selector *sel)
@@ -259,7 +259,6 @@ pacer_reload(Selector *sel)
 	UpdateActiveSnapshotCommandId();
 	pacer_pending_load(sel, false);
 	PopActiveSnapshot();
-	pacer_window_forget(sel->cfg.selector_id);
 }
 
 /*

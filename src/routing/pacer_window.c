@@ -411,6 +411,19 @@ window_read_late(PacerWindow *w, int32 selector_id)
 }
 
 /*
+ * The window kept for selector_id, if any, is read in full next time: after a
+ * read without reuse, during which it would miss what is logged (the learner
+ * no longer serves the database; route_batch()'s reads between blocks).
+ */
+static void
+pacer_window_forget(int32 selector_id)
+{
+	for (int i = 0; i < PACER_WINDOWS; i++)
+		if (windows[i].selector_id == selector_id)
+			windows[i].selector_id = 0;
+}
+
+/*
  * The selector's newest limit decisions (by created_at, then decision_id),
  * newest first, each marked whether it has a reward; *n of them.  reuse
  * (the learner serves the database, or a standby): from the window this backend
@@ -428,6 +441,9 @@ pacer_window(int32 selector_id, int limit, bool reuse, int narms, const int32 *a
 	if (!reuse || limit > PACER_WINDOW_MAX_ROWS)
 	{
 		WindowDecision *rows = palloc(sizeof(WindowDecision) * Max(limit, 1));
+
+		/* a window kept before would miss what is logged meanwhile */
+		pacer_window_forget(selector_id);
 
 		*n = window_read_marked(selector_id, limit, narms, arm_ids, rows);
 		return rows;
@@ -484,18 +500,6 @@ pacer_window_logged(int32 selector_id, const WindowDecision *decision)
 	w->rows[at] = *decision;
 	w->rows[at].arm = window_arm(decision->arm_id, w->narms, w->arm_ids);
 	w->n = Min(w->n + 1, w->limit);
-}
-
-/*
- * route_batch() logged decisions for selector_id: the window kept for it is
- * read in full next time (a batch is a bulk write; one read does not matter).
- */
-void
-pacer_window_forget(int32 selector_id)
-{
-	for (int i = 0; i < PACER_WINDOWS; i++)
-		if (windows[i].selector_id == selector_id)
-			windows[i].selector_id = 0;
 }
 
 /* Every kept window may hold decisions that will never commit. */

@@ -33,7 +33,6 @@ extern const WindowDecision *pacer_window(int32 selector_id, int limit, bool reu
 										  const int32 *arm_ids, int *n);
 extern void pacer_window_release(const WindowDecision *rows);
 extern void pacer_window_logged(int32 selector_id, const WindowDecision *decision);
-extern void pacer_window_forget(int32 selector_id);
 extern void pacer_window_init(void);
 
 #endif
