@@ -578,6 +578,16 @@ final_horizon_for(const SelectorConfig *cfg)
 }
 
 /*
+ * The oldest transaction other than ours that the active snapshot cannot
+ * see: each row of an older one but ours was visible to it, or never will be.
+ */
+FullTransactionId
+others_horizon(void)
+{
+	return full_xid(snapshot_horizon(GetActiveSnapshot()));
+}
+
+/*
  * The horizon below which a backend may keep folded rows across
  * transactions: rows read under the active snapshot, so its own horizon
  * (a transaction that ended since is still running to it: its rows are not
@@ -587,7 +597,7 @@ final_horizon_for(const SelectorConfig *cfg)
 FullTransactionId
 shared_horizon(void)
 {
-	FullTransactionId h = full_xid(snapshot_horizon(GetActiveSnapshot()));
+	FullTransactionId h = others_horizon();
 	FullTransactionId mine = GetTopFullTransactionIdIfAny();
 
 	if (FullTransactionIdIsValid(mine) && FullTransactionIdPrecedes(mine, h))

@@ -119,6 +119,7 @@ extern int64 fold_prefix(StateFold *f, int32 arm_id, int64 n, FullTransactionId 
 extern FullTransactionId full_xid(TransactionId xid);
 extern FullTransactionId final_horizon(void);
 extern FullTransactionId final_horizon_for(const SelectorConfig *cfg);
+extern FullTransactionId others_horizon(void);
 extern FullTransactionId shared_horizon(void);
 extern void fold_totals_args(const FoldTotals *totals, Datum *out);
 extern void checkpoint_position_from_row(HeapTuple row, TupleDesc desc, int first_col,

@@ -16,15 +16,16 @@
  * selector's window (also for a clock that ages, whose arms are folded
  * exactly; and on a standby, whose view trails the primary).  Each read
  * takes only the decisions logged after the newest it holds, and each arm's
- * rewards of the transactions that were still running at the last read or
- * began after it (tx from that read's snapshot xmin on): usually a few rows,
- * so other sessions' new decisions and every new reward of a decision held
- * count at once.  route() puts each decision it logs into the window
+ * rewards of the other transactions that were still running at the last
+ * read or began after it (tx from the oldest that read could not see on)
+ * and of ours after the last of them read: usually a few rows, so other
+ * sessions' new decisions and every new reward of a decision held count at
+ * once, also in a long transaction of our own.  route() puts each decision it logs into the window
  * (pacer_window_logged()), so the transaction's own count at once too, even
  * when it began before the newest decision held; route_batch() drops the
- * window.  What the reads miss is another transaction's decision committed
- * with an older created_at than the newest held (it began before that
- * one's): so once per pacer_window_reuse decisions (default 16) or
+ * window (its reads between blocks keep none).  What the reads miss is
+ * another transaction's decision committed with an older created_at than
+ * the newest held (it began before that one's): so once per pacer_window_reuse decisions (default 16) or
  * model_select.learner_max_lag, whichever ends first, the decisions are read
  * anew, but not their rewards, which the decisions held keep
  * (window_read_late()).  With more than
@@ -82,7 +83,9 @@ typedef struct PacerWindow
 	WindowDecision *rows;		/* newest first, room for limit */
 	int			narms;			/* the arms whose rewards it reads, */
 	int32	   *arm_ids;
-	FullTransactionId since;	/* from this transaction on (an xmin) */
+	FullTransactionId since;	/* others' rewards from this transaction on */
+	FullTransactionId own;		/* our transaction at the last read (or invalid), */
+	int64		own_seq;		/* and the last seq of its rewards read then */
 	int			served;			/* reads answered since the full read */
 	TimestampTz read_at;		/* of the full read */
 	uint64		used;			/* when it last answered (window_clock) */
@@ -169,28 +172,46 @@ window_read(int32 selector_id, int limit, const WindowDecision *after, int narms
 }
 
 /*
+ * Our own reward at (tx, seq) was read: the last of ours read, *own_seq, is
+ * at least seq (a backend gives its rows rising seqs, and the rows of ours a
+ * snapshot sees are those up to some seq).
+ */
+static void
+window_own_read(FullTransactionId mine, Datum tx, Datum seq, int64 *own_seq)
+{
+	if (FullTransactionIdIsValid(mine) && FullTransactionIdEquals(DatumGetFullTransactionId(tx), mine))
+		*own_seq = Max(*own_seq, DatumGetInt64(seq));
+}
+
+/*
  * Mark the decisions of w (n, newest first) that have a reward: one read of
  * the selector's rewards from the window's smallest decision_id on, through
  * the index on (selector_id, decision_id), so again bounded by the window,
- * not the log.
+ * not the log.  own_seq not NULL: the last seq of our transaction's rewards
+ * read there (-1 if none).
  */
 static void
-window_rewarded(int32 selector_id, WindowDecision *w, int n)
+window_rewarded(int32 selector_id, WindowDecision *w, int n, int64 *own_seq)
 {
 	static const char *const key[] = {"selector_id", "decision_id"};
+	static const char *const columns[] = {"decision_id", "tx", "seq"};
+	FullTransactionId mine = GetTopFullTransactionIdIfAny();
 	WindowDecision *by_id;
 	Relation	rewards;
-	AttrNumber	decision_column;
+	AttrNumber	attnums[lengthof(columns)];
 	IndexRead	r;
 	HeapTuple	row;
 
+	if (own_seq != NULL)
+		*own_seq = -1;
 	if (n == 0)
 		return;
 	by_id = palloc(sizeof(WindowDecision) * n);
 	memcpy(by_id, w, sizeof(WindowDecision) * n);
 	qsort(by_id, n, sizeof(WindowDecision), window_id_cmp);
 	rewards = own_table_open("rewards");
-	decision_column = own_column(rewards, "decision_id");
+	for (int i = 0; i < lengthof(columns); i++)
+		attnums[i] = own_column(rewards, columns[i]);
 	index_read_begin(&r, rewards, lengthof(key), key);
 	index_read_key(&r, "selector_id", BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(selector_id));
 	index_read_key(&r, "decision_id", BTGreaterEqualStrategyNumber, F_INT8GE, Int64GetDatum(by_id[0].decision_id));
@@ -198,14 +219,16 @@ window_rewarded(int32 selector_id, WindowDecision *w, int n)
 	{
 		WindowDecision probe = {0};
 		WindowDecision *hit;
-		Datum		value;
-		bool		isnull;
+		Datum		values[lengthof(columns)];
+		bool		nulls[lengthof(columns)];
 
-		own_columns_at(rewards, row, 1, &decision_column, &value, &isnull);
-		probe.decision_id = isnull ? 0 : DatumGetInt64(value);
-		hit = isnull ? NULL : bsearch(&probe, by_id, n, sizeof(WindowDecision), window_id_cmp);
+		own_columns_at(rewards, row, own_seq != NULL ? 3 : 1, attnums, values, nulls);
+		probe.decision_id = nulls[0] ? 0 : DatumGetInt64(values[0]);
+		hit = nulls[0] ? NULL : bsearch(&probe, by_id, n, sizeof(WindowDecision), window_id_cmp);
 		if (hit != NULL)
 			hit->rewarded = true;
+		if (own_seq != NULL)
+			window_own_read(mine, values[1], values[2], own_seq);
 	}
 	index_read_end(&r);
 	own_table_close(rewards);
@@ -221,55 +244,100 @@ window_read_marked(int32 selector_id, int limit, int narms, const int32 *arm_ids
 {
 	int			n = window_read(selector_id, limit, NULL, narms, arm_ids, rows);
 
-	window_rewarded(selector_id, rows, n);
+	window_rewarded(selector_id, rows, n, NULL);
 	return n;
 }
 
 /*
- * Mark the decisions of w that have a reward among the rewards of
- * transactions from w->since on, arm by arm (the index on (arm_id, tx,
- * seq)); then move w->since to the caller's snapshot's xmin.  Every reward of
- * an older transaction was visible at the read that set w->since, and marked
- * then if its decision was held: so the rewards of held decisions are
- * counted at once, whatever order they commit in.  False, and w->since kept,
- * if there are more of those rewards than the window's length (an old
- * transaction holds the xmin back): then a full read is cheaper.
+ * Mark the decisions of w that have a reward among arm_id's rewards after
+ * position from, of transactions before until (invalid: of all); *read
+ * counts them, *own_seq is the last seq of ours among them.  Stops once
+ * *read passes w->limit.
+ */
+static void
+window_arm_rewards(PacerWindow *w, Relation rewards, const AttrNumber *attnums, int32 arm_id,
+				   LogPosition from, FullTransactionId until, int *read, int64 *own_seq)
+{
+	FullTransactionId mine = GetTopFullTransactionIdIfAny();
+	IndexRead	r;
+	HeapTuple	row;
+
+	arm_log_rows_begin(&r, rewards, arm_id, from);
+	while (*read <= w->limit && (row = index_read_next(&r)) != NULL)
+	{
+		Datum		values[3];
+		bool		nulls[3];
+
+		own_columns_at(rewards, row, 3, attnums, values, nulls);
+		if (FullTransactionIdIsValid(until) &&
+			!FullTransactionIdPrecedes(DatumGetFullTransactionId(values[1]), until))
+			break;
+		(*read)++;
+		window_own_read(mine, values[1], values[2], own_seq);
+		/* most rewards are of the newest decisions, at the front */
+		for (int k = 0; !nulls[0] && k < w->n; k++)
+			if (w->rows[k].decision_id == DatumGetInt64(values[0]))
+			{
+				w->rows[k].rewarded = true;
+				break;
+			}
+	}
+	index_read_end(&r);
+}
+
+/*
+ * Mark the decisions of w that have a reward among those logged since its
+ * last read, arm by arm (the index on (arm_id, tx, seq)): other
+ * transactions' from w->since on, and ours (w->own) after w->own_seq.  Every
+ * reward of an older transaction but ours was visible at the read that set
+ * w->since, and so was each of ours up to w->own_seq: each was marked then
+ * if its decision was held.  So the rewards of held decisions are counted at
+ * once, whatever order they commit in, also in a long transaction of our
+ * own.  Then w->since moves to the oldest transaction other than ours that
+ * the caller's snapshot cannot see, w->own to ours.  False, and w kept, if
+ * there are more of those rewards than the window's length (an old
+ * transaction holds the horizon back): then a full read is cheaper.
  */
 static bool
 window_rewards_after(PacerWindow *w)
 {
+	static const char *const columns[] = {"decision_id", "tx", "seq"};
+	FullTransactionId mine = GetTopFullTransactionIdIfAny();
+	FullTransactionId none = InvalidFullTransactionId;
+	bool		own = FullTransactionIdIsValid(w->own);
+	LogPosition others = {w->since, -1};
+	LogPosition ours = {w->own, w->own_seq};
+	FullTransactionId after_ours = FullTransactionIdFromU64(U64FromFullTransactionId(w->own) + 1);
+	int64		own_seq = FullTransactionIdEquals(w->own, mine) ? w->own_seq : -1;
 	Relation	rewards = own_table_open("rewards");
-	AttrNumber	attnum = own_column(rewards, "decision_id");
-	LogPosition after = {w->since, -1};
+	AttrNumber	attnums[lengthof(columns)];
 	int			read = 0;
 
+	for (int i = 0; i < lengthof(columns); i++)
+		attnums[i] = own_column(rewards, columns[i]);
 	for (int a = 0; a < w->narms && read <= w->limit; a++)
 	{
-		IndexRead	r;
-		HeapTuple	row;
+		int32		arm = w->arm_ids[a];
 
-		arm_log_rows_begin(&r, rewards, w->arm_ids[a], after);
-		while (read <= w->limit && (row = index_read_next(&r)) != NULL)
+		if (!own)
+			window_arm_rewards(w, rewards, attnums, arm, others, none, &read, &own_seq);
+		else if (FullTransactionIdPrecedes(w->own, w->since))
 		{
-			Datum		value;
-			bool		isnull;
-
-			read++;
-			own_columns_at(rewards, row, 1, &attnum, &value, &isnull);
-			/* most rewards are of the newest decisions, at the front */
-			for (int k = 0; !isnull && k < w->n; k++)
-				if (w->rows[k].decision_id == DatumGetInt64(value))
-				{
-					w->rows[k].rewarded = true;
-					break;
-				}
+			window_arm_rewards(w, rewards, attnums, arm, ours, after_ours, &read, &own_seq);
+			window_arm_rewards(w, rewards, attnums, arm, others, none, &read, &own_seq);
 		}
-		index_read_end(&r);
+		else
+		{
+			window_arm_rewards(w, rewards, attnums, arm, others, w->own, &read, &own_seq);
+			window_arm_rewards(w, rewards, attnums, arm, ours, none, &read, &own_seq);
+		}
 	}
 	own_table_close(rewards);
 	if (read > w->limit)
 		return false;
-	w->since = full_xid(GetActiveSnapshot()->xmin);
+	w->since = others_horizon();
+	w->own = mine;
+	w->own_seq = own_seq;
 	return true;
 }
 
@@ -326,9 +394,11 @@ window_read_full(PacerWindow *w, int32 selector_id, int limit, int narms, const 
 			pfree(w->rows);
 		w->rows = MemoryContextAlloc(window_context, sizeof(WindowDecision) * Max(limit, 1));
 	}
-	w->n = window_read_marked(selector_id, limit, narms, arm_ids, w->rows);
-	/* every reward of an older transaction is visible to the snapshot, or never will be */
-	w->since = full_xid(GetActiveSnapshot()->xmin);
+	w->n = window_read(selector_id, limit, NULL, narms, arm_ids, w->rows);
+	window_rewarded(selector_id, w->rows, w->n, &w->own_seq);
+	/* every reward of an older transaction but ours is visible to the snapshot, or never will be */
+	w->since = others_horizon();
+	w->own = GetTopFullTransactionIdIfAny();
 	w->limit = limit;
 	w->served = 0;
 	w->read_at = GetCurrentTimestamp();
@@ -390,7 +460,7 @@ window_read_late(PacerWindow *w, int32 selector_id)
 			unheld[nunheld++] = k;
 	}
 	if (nunheld > PACER_WINDOW_MAX_PROBES)
-		window_rewarded(selector_id, rows, m);
+		window_rewarded(selector_id, rows, m, NULL);
 	else if (nunheld > 0)
 	{
 		Relation	rewards = own_table_open("rewards");

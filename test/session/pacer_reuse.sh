@@ -28,6 +28,10 @@
 #     xmin of the last read on);
 #   - an open transaction holding the xmin back with more rewards since than
 #     the window holds makes the read a full one (exact);
+#   - a long transaction of the session's own, routing and rewarding, does not:
+#     after more of its own rewards than the window holds its reads stay
+#     incremental (a decision committed late waits), and each decision before
+#     is exact;
 #   - with 17 arms (more than are read arm by arm) the rewards of decisions a
 #     window holds wait for its next full read, 8 decisions later (exact);
 #   - a window on the selector's clock (arms folded exactly) keeps its window
@@ -213,6 +217,40 @@ say c "COMMIT;"
 reward_dear
 check "... 8 rewards since the xmin of a's last read (more than the window's 5): read in full (exact)" a_routes same
 
+# a long transaction of a's own, routing and rewarding each decision: its xid is the oldest
+# running, which no longer holds the read back (others' rewards are read from the oldest other
+# transaction the last read could not see, its own after the last of them read), so its reads
+# stay incremental past the window's length of its own rewards: a decision of another
+# transaction committed late then waits for a's next read anew, as it would not after a full read
+SEL=prt
+ROUTE=$(route_sql)
+budget_selector prt '{"budget": 0.5, "pace": 10, "pending_horizon": 5}'
+check "a long transaction: the learner's versions of prt hold its log" wait_for "versions of prt" "$(versions_hold_log prt)"
+# a_routes_own SAME: as a_routes, the exact λ taken in a's own transaction; then a rewards that decision
+a_routes_own() {
+    local want
+    say a "SELECT exact_lambda('$SEL', 5);" && want=$(last_answer a)
+    say a "$ROUTE" && lambda_is "$1" "$(last_answer a)" "$want" &&
+        say a "INSERT INTO model_select.rewards(decision_id, reward, cost)
+               SELECT decision_id, 0.5, 1 FROM model_select.decisions ORDER BY decision_id DESC LIMIT 1;"
+}
+say a "SET model_select.pacer_window_reuse = 100;"
+say a "BEGIN;"
+say a "SELECT pg_current_xact_id() IS NOT NULL;"
+for i in 1 2 3 4 5 6 7 8; do
+    check "a long transaction: a's decision $i, its own rewards counted (exact)" a_routes_own same
+done
+# c's decision is logged with a created_at between a's and another session's two newer ones
+say c "BEGIN;"
+q -c "$ROUTE" -c "$ROUTE" >/dev/null
+check "... its 9th counts another session's two new decisions (exact)" a_routes_own same
+say c "$ROUTE"
+say c "COMMIT;"
+check "... after 9 rewards of its own (more than the window's 5), a decision committed late waits (not exact)" \
+    a_routes_own other
+say a "COMMIT;"
+say a "SET model_select.pacer_window_reuse = 8;"
+
 # 17 arms (more than PACER_WINDOW_MAX_ARMS, 16): between full reads a's window reads no rewards,
 # so those of decisions it holds wait for its next full read; 15 arms 'x…' never win
 SEL=pr17
@@ -249,6 +287,6 @@ check "... a decision committed with an older created_at waits for a's next full
 for _ in 1 2 3 4 5; do say a "$ROUTE"; done
 check "... which its ninth makes (exact)" a_routes same
 check "no decision logged a NaN or negative λ" \
-    is_true "SELECT bool_and(cost_weight >= 0 AND cost_weight <> 'NaN') AND count(*) = 22 + 78 + 11 + 4 + 3 + 9 + 10 FROM model_select.decisions"
+    is_true "SELECT bool_and(cost_weight >= 0 AND cost_weight <> 'NaN') AND count(*) = 22 + 78 + 11 + 4 + 13 + 3 + 9 + 10 FROM model_select.decisions"
 close_sessions
 finish
