@@ -28,7 +28,8 @@
  * the newest held (it began before that one's): so once per pacer_window_reuse decisions (default 16) or
  * model_select.learner_max_lag, whichever ends first, the decisions are read
  * anew, but not their rewards, which the decisions held keep
- * (window_read_late()).  With more than
+ * (window_read_late()); every PACER_WINDOW_ANEW_PER_FULL-th such read is a
+ * full one, for a reward deleted from the log.  With more than
  * PACER_WINDOW_MAX_ARMS arms rewards are not read arm by arm: then every
  * reward of a decision held waits for that read, which is a full one.
  * Without the learner every read is full: the exact count under the
@@ -71,6 +72,12 @@
  * (an index probe each); with more it reads the window's rewards in full
  */
 #define PACER_WINDOW_MAX_PROBES 64
+/*
+ * reads anew per full read: the marks a window keeps are read again now and
+ * then, so that a reward deleted from the log (DELETE, then rebuild_state())
+ * stops counting as one
+ */
+#define PACER_WINDOW_ANEW_PER_FULL 16
 
 int			pacer_window_reuse = 16;
 
@@ -86,7 +93,8 @@ typedef struct PacerWindow
 	FullTransactionId since;	/* others' rewards from this transaction on */
 	FullTransactionId own;		/* our transaction at the last read (or invalid), */
 	int64		own_seq;		/* and the last seq of its rewards read then */
-	int			served;			/* reads answered since the full read */
+	int			served;			/* reads answered since it was read anew */
+	int			anew;			/* reads anew since the full read */
 	TimestampTz read_at;		/* of the full read */
 	uint64		used;			/* when it last answered (window_clock) */
 } PacerWindow;
@@ -401,6 +409,7 @@ window_read_full(PacerWindow *w, int32 selector_id, int limit, int narms, const 
 	w->own = GetTopFullTransactionIdIfAny();
 	w->limit = limit;
 	w->served = 0;
+	w->anew = 0;
 	w->read_at = GetCurrentTimestamp();
 }
 
@@ -474,6 +483,7 @@ window_read_late(PacerWindow *w, int32 selector_id)
 	memcpy(w->rows, rows, sizeof(WindowDecision) * m);
 	w->n = m;
 	w->served = 0;
+	w->anew++;
 	w->read_at = GetCurrentTimestamp();
 	pfree(unheld);
 	pfree(rows);
@@ -507,6 +517,7 @@ pacer_window(int32 selector_id, int limit, bool reuse, int narms, const int32 *a
 {
 	PacerWindow *w;
 	bool		holds;
+	bool		full;
 
 	if (!reuse || limit > PACER_WINDOW_MAX_ROWS)
 	{
@@ -525,8 +536,10 @@ pacer_window(int32 selector_id, int limit, bool reuse, int narms, const int32 *a
 	holds = window_holds(w, selector_id, limit, narms, arm_ids);
 	/* a read that fails leaves no half-read window */
 	w->selector_id = 0;
-	if (!holds || !window_read_newer(w, selector_id) ||
-		(window_due(w) && !window_read_late(w, selector_id)))
+	full = !holds || !window_read_newer(w, selector_id);
+	if (!full && window_due(w))
+		full = w->anew + 1 >= PACER_WINDOW_ANEW_PER_FULL || !window_read_late(w, selector_id);
+	if (full)
 		window_read_full(w, selector_id, limit, narms, arm_ids);
 	w->selector_id = selector_id;
 	w->served++;

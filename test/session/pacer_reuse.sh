@@ -32,6 +32,8 @@
 #     after more of its own rewards than the window holds its reads stay
 #     incremental (a decision committed late waits), and each decision before
 #     is exact;
+#   - a reward deleted from the log (then rebuild_state()) stays marked in a
+#     window until its next full read, every 16th read anew;
 #   - with 17 arms (more than are read arm by arm) the rewards of decisions a
 #     window holds wait for its next full read, 8 decisions later (exact);
 #   - a window on the selector's clock (arms folded exactly) keeps its window
@@ -251,6 +253,26 @@ check "... after 9 rewards of its own (more than the window's 5), a decision com
 say a "COMMIT;"
 say a "SET model_select.pacer_window_reuse = 8;"
 
+# a reward deleted from the log (then rebuild_state()): the mark a window keeps still says
+# rewarded until its next full read, every 16th read anew (reuse 1: each decision reads anew)
+SEL=prd
+ROUTE=$(route_sql)
+budget_selector prd '{"budget": 0.5, "pace": 10}'
+check "a deleted reward: the learner's versions of prd hold its log" wait_for "versions of prd" "$(versions_hold_log prd)"
+say a "SET model_select.pacer_window_reuse = 1;"
+check "a deleted reward: a's first decision (exact)" a_routes same
+PRD_FIRST=$(q -c "SELECT max(decision_id) FROM model_select.decisions")
+q -c "INSERT INTO model_select.rewards(decision_id, reward, cost) VALUES ($PRD_FIRST, 0.5, 1)" >/dev/null
+check "... its second, after a reward of its first (exact)" a_routes same
+q -c "DELETE FROM model_select.rewards WHERE decision_id = $PRD_FIRST" -c "SELECT model_select.rebuild_state('prd')" >/dev/null
+check "... that reward deleted and the state rebuilt: the learner's versions hold the log again" \
+    wait_for "versions of prd" "$(versions_hold_log prd)"
+check "... its third still counts the first decision as rewarded (not exact): the window keeps the mark" \
+    a_routes other
+for _ in $(seq 4 16); do say a "$ROUTE"; done
+check "... its 17th reads the window in full (after 15 reads anew): exact" a_routes same
+say a "SET model_select.pacer_window_reuse = 8;"
+
 # 17 arms (more than PACER_WINDOW_MAX_ARMS, 16): between full reads a's window reads no rewards,
 # so those of decisions it holds wait for its next full read; 15 arms 'x…' never win
 SEL=pr17
@@ -287,6 +309,6 @@ check "... a decision committed with an older created_at waits for a's next full
 for _ in 1 2 3 4 5; do say a "$ROUTE"; done
 check "... which its ninth makes (exact)" a_routes same
 check "no decision logged a NaN or negative λ" \
-    is_true "SELECT bool_and(cost_weight >= 0 AND cost_weight <> 'NaN') AND count(*) = 22 + 78 + 11 + 4 + 13 + 3 + 9 + 10 FROM model_select.decisions"
+    is_true "SELECT bool_and(cost_weight >= 0 AND cost_weight <> 'NaN') AND count(*) = 22 + 78 + 11 + 4 + 13 + 17 + 3 + 9 + 10 FROM model_select.decisions"
 close_sessions
 finish
