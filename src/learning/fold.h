@@ -8,7 +8,8 @@
  * BEFORE trigger: tx is the inserting transaction's full id, seq orders a
  * transaction's rows by insertion (reward_trigger.c).  Once every
  * transaction below some H has ended, no row can appear below (H, 0): that
- * prefix of the log is final and may be checkpointed (final_horizon()).
+ * prefix of the log is final and may be checkpointed (final_horizon(), in
+ * fold_horizon.c).
  * A restore keeps the order: pg_dump writes the log in it, and the rows
  * restored by one transaction get their seq in the order they arrive.
  */
