@@ -6,27 +6,9 @@
 #ifndef MODEL_SELECT_PACER_WINDOW_H
 #define MODEL_SELECT_PACER_WINDOW_H
 
-#include "datatype/timestamp.h"
+#include "routing/pacer_window_read.h"
 
-/*
- * A decision of the window, newest first: its key in the log's order, its
- * arm (and where it is among the arms pacer_window() was given, -1 if not
- * there), its λ, its expected cost, whether it has a reward.
- */
-typedef struct WindowDecision
-{
-	TimestampTz created_at;
-	int64		decision_id;
-	int32		arm_id;
-	int32		arm;
-	bool		priced;			/* it logged a cost weight (not before 0.2.0) */
-	double		cost_weight;
-	bool		expects;		/* it logged an expected cost (the cost model's) */
-	double		expected_cost;
-	bool		rewarded;
-} WindowDecision;
-
-/* model_select.pacer_window_reuse: a backend's decisions per full read of a window */
+/* model_select.pacer_window_reuse: a backend's decisions per read anew of a window */
 extern int	pacer_window_reuse;
 
 extern const WindowDecision *pacer_window(int32 selector_id, int limit, bool reuse, int narms,
