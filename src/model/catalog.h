@@ -5,6 +5,7 @@
 #ifndef MODEL_SELECT_CATALOG_H
 #define MODEL_SELECT_CATALOG_H
 
+#include "access/transam.h"
 #include "datatype/timestamp.h"
 #include "utils/hsearch.h"
 
@@ -28,12 +29,18 @@ typedef struct ArmInfo
 	int64		pending_priced;	/* of those, the ones that logged an expected
 								 * cost (the cost model's), */
 	double		pending_cost;	/* and the sum of those costs (pacer.c) */
+	double		unfolded_spend; /* the costs of the rewards of its decisions in
+								 * the pacer's window that its model does not
+								 * hold yet (versioned), */
+	int64		unfolded_spend_n;	/* and their number */
 	double		awaited;		/* rewards expected still to come from its
 								 * pending decisions (routing/awaited.c) */
 	int64		version;
 	int64		xmin;			/* of the arm_state row: versions of rolled
 								 * back transactions are not reused */
 	int64		prefix_n;		/* versioned: the rows of the log's prefix scored */
+	FullTransactionId prefix_tx;	/* and the position that prefix ends at */
+	int64		prefix_seq;
 	const ArmModel *model;		/* NULL while n = 0 */
 	uint64		model_serial;	/* the backend's name of model for the share
 								 * cache (routing/share_cache.c); 0: none */

@@ -55,6 +55,7 @@
 #include "access/xact.h"
 #include "utils/snapmgr.h"
 
+#include "learning/fold.h"
 #include "model/reward_value.h"
 #include "routing/decide.h"
 #include "routing/pacer_window.h"
@@ -90,6 +91,8 @@ pacer_lambda(const Selector *sel)
 		/* the pending at the cost they were expected to cost, or at the arm's mean */
 		cost += arm->pending_cost;
 		decisions += (double) arm->pending_priced;
+		cost += arm->unfolded_spend;
+		decisions += (double) arm->unfolded_spend_n;
 		if (unpriced > 0 && arm->cost_n > 0)
 		{
 			cost += (double) unpriced * (arm->cost_sum / (double) arm->cost_n);
@@ -163,6 +166,25 @@ pacer_counts_pending(const SelectorConfig *cfg)
 }
 
 /*
+ * Versioned (the arms score the learner's versions), does arm's model hold
+ * reward, a reward of one of its decisions in the window?  Yes if the prefix
+ * of the arm's log it scores reaches that far, or the reward is our
+ * transaction's (folded on top).  A reward it does not hold yet is counted
+ * as spend from the window: so each decision read counts once, as a reward
+ * or as pending, whatever the learner has folded (else a reward read but not
+ * folded yet left the count altogether, and λ hung on the learner's lag).
+ */
+static bool
+pacer_holds(const ArmInfo *arm, const WindowReward *reward, FullTransactionId mine)
+{
+	LogPosition at = {reward->tx, reward->seq};
+	LogPosition prefix = {arm->prefix_tx, arm->prefix_seq};
+
+	return log_position_cmp(at, prefix) <= 0 ||
+		(FullTransactionIdIsValid(mine) && FullTransactionIdEquals(reward->tx, mine));
+}
+
+/*
  * Each arm's decisions among the selector's last pending_horizon (by
  * created_at, then decision_id: the same set in every backend under the
  * same snapshot) that have no reward, and the sum of the expected costs those
@@ -177,7 +199,13 @@ pacer_counts_pending(const SelectorConfig *cfg)
  * leave out of step; or, with reuse (selector_load.c: where the learner
  * serves the database, so that decisions have bounded staleness, also for a
  * clock that ages, whose arms are folded exactly; and on a standby), from the
- * window the backend keeps (pacer_window.c).
+ * window the backend keeps (pacer_window.c).  Versioned, C and N are the
+ * versions' (and the transaction's own rewards'), so a reward the window
+ * read that a version does not hold yet counts from the window, at its cost
+ * (pacer_holds()), and the window is read under the newest snapshot, which
+ * sees every reward a version holds.  What that misses: the reward of a
+ * decision older than the window that the learner has not folded yet (an
+ * older transaction holds it back), until it does.
  * Run as the extension owner (selector_load.c); only with a budget or
  * count_pending.
  */
@@ -188,6 +216,7 @@ pacer_pending_load(Selector *sel, bool reuse)
 	int64		sums[3] = {0, 0, 0};
 	double		lambda_sum = 0.0;
 	int64		priced = 0;
+	FullTransactionId mine = GetTopFullTransactionIdIfAny();
 	const WindowDecision *w;
 	int32	   *arm_ids;
 	int			n;
@@ -198,8 +227,17 @@ pacer_pending_load(Selector *sel, bool reuse)
 	arm_ids = palloc(sizeof(int32) * Max(sel->narms, 1));
 	for (int i = 0; i < sel->narms; i++)
 		arm_ids[i] = sel->arms[i].arm_id;
+	/*
+	 * versioned, under the newest snapshot: a version may hold rewards that
+	 * the statement's snapshot is too old to see (REPEATABLE READ, a cursor),
+	 * whose decisions the window would count once more, as pending
+	 */
+	if (sel->versioned)
+		PushActiveSnapshot(GetLatestSnapshot());
 	w = pacer_window(sel->cfg.selector_id, sel->cfg.count_pending ? 2 * horizon : horizon, reuse,
 					 sel->narms, arm_ids, &n);
+	if (sel->versioned)
+		PopActiveSnapshot();
 	pfree(arm_ids);
 	h = Min(horizon, (n + 1) / 2);
 	for (int i = 0; i < sel->narms; i++)
@@ -207,12 +245,15 @@ pacer_pending_load(Selector *sel, bool reuse)
 		sel->arms[i].pending_n = 0;
 		sel->arms[i].pending_priced = 0;
 		sel->arms[i].pending_cost = 0.0;
+		sel->arms[i].unfolded_spend = 0.0;
+		sel->arms[i].unfolded_spend_n = 0;
 		sel->arms[i].awaited = 0.0;
 	}
 	/* one pass, newest first: each arm's sums in the same order as a pass per arm */
 	for (int k = 0; k < n; k++)
 	{
-		bool		counted = k < horizon && !w[k].rewarded;
+		const WindowReward *reward = &w[k].reward;
+		bool		counted = k < horizon && !reward->logged;
 
 		if (w[k].arm >= 0)
 		{
@@ -224,11 +265,16 @@ pacer_pending_load(Selector *sel, bool reuse)
 				arm->pending_priced++;
 				arm->pending_cost += w[k].expected_cost;
 			}
-			arm->awaited += k < h && !w[k].rewarded;
+			arm->awaited += k < h && !reward->logged;
+			if (sel->versioned && reward->logged && reward->costs && !pacer_holds(arm, reward, mine))
+			{
+				arm->unfolded_spend += reward->cost;
+				arm->unfolded_spend_n++;
+			}
 		}
-		sums[0] += k < h && w[k].rewarded;
+		sums[0] += k < h && reward->logged;
 		sums[1] += k >= h;
-		sums[2] += k >= h && w[k].rewarded;
+		sums[2] += k >= h && reward->logged;
 		if (sel->cfg.budget > 0 && k < horizon && w[k].priced)
 		{
 			lambda_sum += pacer_level(&sel->cfg, w[k].cost_weight);

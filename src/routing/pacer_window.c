@@ -126,10 +126,10 @@ window_arm_rewards(PacerWindow *w, Relation rewards, const AttrNumber *attnums, 
 	arm_log_rows_begin(&r, rewards, arm_id, from);
 	while (*read <= w->limit && (row = index_read_next(&r)) != NULL)
 	{
-		Datum		values[3];
-		bool		nulls[3];
+		Datum		values[WINDOW_REWARD_COLUMNS];
+		bool		nulls[WINDOW_REWARD_COLUMNS];
 
-		own_columns_at(rewards, row, 3, attnums, values, nulls);
+		own_columns_at(rewards, row, WINDOW_REWARD_COLUMNS, attnums, values, nulls);
 		if (FullTransactionIdIsValid(until) &&
 			!FullTransactionIdPrecedes(DatumGetFullTransactionId(values[1]), until))
 			break;
@@ -139,7 +139,7 @@ window_arm_rewards(PacerWindow *w, Relation rewards, const AttrNumber *attnums, 
 		for (int k = 0; !nulls[0] && k < w->n; k++)
 			if (w->rows[k].decision_id == DatumGetInt64(values[0]))
 			{
-				w->rows[k].rewarded = true;
+				window_reward_set(&w->rows[k].reward, values, nulls);
 				break;
 			}
 	}
@@ -162,7 +162,6 @@ window_arm_rewards(PacerWindow *w, Relation rewards, const AttrNumber *attnums, 
 static bool
 window_rewards_after(PacerWindow *w)
 {
-	static const char *const columns[] = {"decision_id", "tx", "seq"};
 	FullTransactionId mine = GetTopFullTransactionIdIfAny();
 	FullTransactionId none = InvalidFullTransactionId;
 	bool		own = FullTransactionIdIsValid(w->own);
@@ -171,11 +170,11 @@ window_rewards_after(PacerWindow *w)
 	FullTransactionId after_ours = FullTransactionIdFromU64(U64FromFullTransactionId(w->own) + 1);
 	int64		own_seq = FullTransactionIdEquals(w->own, mine) ? w->own_seq : -1;
 	Relation	rewards = own_table_open("rewards");
-	AttrNumber	attnums[lengthof(columns)];
+	AttrNumber	attnums[WINDOW_REWARD_COLUMNS];
 	int			read = 0;
 
-	for (int i = 0; i < lengthof(columns); i++)
-		attnums[i] = own_column(rewards, columns[i]);
+	for (int i = 0; i < WINDOW_REWARD_COLUMNS; i++)
+		attnums[i] = own_column(rewards, window_reward_columns[i]);
 	for (int a = 0; a < w->narms && read <= w->limit; a++)
 	{
 		int32		arm = w->arm_ids[a];
@@ -317,7 +316,7 @@ window_read_late(PacerWindow *w, int32 selector_id)
 		while (held < w->n && window_key_cmp(&w->rows[held], &rows[k]) > 0)
 			held++;
 		if (held < w->n && w->rows[held].decision_id == rows[k].decision_id)
-			rows[k].rewarded = w->rows[held].rewarded;
+			rows[k].reward = w->rows[held].reward;
 		else
 			unheld[nunheld++] = k;
 	}

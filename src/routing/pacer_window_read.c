@@ -17,6 +17,8 @@
 #include "pg/index_read.h"
 #include "routing/pacer_window_read.h"
 
+const char *const window_reward_columns[WINDOW_REWARD_COLUMNS] = {"decision_id", "tx", "seq", "cost"};
+
 static int
 window_id_cmp(const void *a, const void *b)
 {
@@ -76,12 +78,23 @@ window_read(int32 selector_id, int limit, const WindowDecision *after, int narms
 		out[n].expects = !nulls[3];
 		out[n].expected_cost = nulls[3] ? 0.0 : DatumGetFloat8(values[3]);
 		out[n].created_at = DatumGetTimestampTz(values[4]);
-		out[n].rewarded = false;
+		out[n].reward = (WindowReward) {.logged = false};
 		n++;
 	}
 	index_read_end(&r);
 	own_table_close(decisions);
 	return n;
+}
+
+/* A reward read: values and nulls of window_reward_columns. */
+void
+window_reward_set(WindowReward *reward, const Datum *values, const bool *nulls)
+{
+	reward->logged = true;
+	reward->costs = !nulls[3];
+	reward->cost = nulls[3] ? 0.0 : DatumGetFloat8(values[3]);
+	reward->tx = DatumGetFullTransactionId(values[1]);
+	reward->seq = DatumGetInt64(values[2]);
 }
 
 /*
@@ -107,11 +120,10 @@ void
 window_rewarded(int32 selector_id, WindowDecision *w, int n, int64 *own_seq)
 {
 	static const char *const key[] = {"selector_id", "decision_id"};
-	static const char *const columns[] = {"decision_id", "tx", "seq"};
 	FullTransactionId mine = GetTopFullTransactionIdIfAny();
 	WindowDecision *by_id;
 	Relation	rewards;
-	AttrNumber	attnums[lengthof(columns)];
+	AttrNumber	attnums[WINDOW_REWARD_COLUMNS];
 	IndexRead	r;
 	HeapTuple	row;
 
@@ -123,8 +135,8 @@ window_rewarded(int32 selector_id, WindowDecision *w, int n, int64 *own_seq)
 	memcpy(by_id, w, sizeof(WindowDecision) * n);
 	qsort(by_id, n, sizeof(WindowDecision), window_id_cmp);
 	rewards = own_table_open("rewards");
-	for (int i = 0; i < lengthof(columns); i++)
-		attnums[i] = own_column(rewards, columns[i]);
+	for (int i = 0; i < WINDOW_REWARD_COLUMNS; i++)
+		attnums[i] = own_column(rewards, window_reward_columns[i]);
 	index_read_begin(&r, rewards, lengthof(key), key);
 	index_read_key(&r, "selector_id", BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(selector_id));
 	index_read_key(&r, "decision_id", BTGreaterEqualStrategyNumber, F_INT8GE, Int64GetDatum(by_id[0].decision_id));
@@ -132,22 +144,22 @@ window_rewarded(int32 selector_id, WindowDecision *w, int n, int64 *own_seq)
 	{
 		WindowDecision probe = {0};
 		WindowDecision *hit;
-		Datum		values[lengthof(columns)];
-		bool		nulls[lengthof(columns)];
+		Datum		values[WINDOW_REWARD_COLUMNS];
+		bool		nulls[WINDOW_REWARD_COLUMNS];
 
-		own_columns_at(rewards, row, own_seq != NULL ? 3 : 1, attnums, values, nulls);
+		own_columns_at(rewards, row, WINDOW_REWARD_COLUMNS, attnums, values, nulls);
 		probe.decision_id = nulls[0] ? 0 : DatumGetInt64(values[0]);
 		hit = nulls[0] ? NULL : bsearch(&probe, by_id, n, sizeof(WindowDecision), window_id_cmp);
 		if (hit != NULL)
-			hit->rewarded = true;
+			window_reward_set(&hit->reward, values, nulls);
 		if (own_seq != NULL)
 			window_own_read(mine, values[1], values[2], own_seq);
 	}
 	index_read_end(&r);
 	own_table_close(rewards);
 	for (int k = 0; k < n; k++)
-		w[k].rewarded = ((WindowDecision *) bsearch(&w[k], by_id, n, sizeof(WindowDecision),
-													 window_id_cmp))->rewarded;
+		w[k].reward = ((WindowDecision *) bsearch(&w[k], by_id, n, sizeof(WindowDecision),
+												   window_id_cmp))->reward;
 	pfree(by_id);
 }
 
@@ -174,7 +186,13 @@ window_rewards_looked_up(WindowDecision *rows, const int *idx, int n)
 		return;
 	rewards = own_table_open("rewards");
 	for (int i = 0; i < n; i++)
-		rows[idx[i]].rewarded = own_row_by_key(rewards, "decision_id", F_INT8EQ,
-											   Int64GetDatum(rows[idx[i]].decision_id), 0, NULL, NULL, NULL);
+	{
+		Datum		values[WINDOW_REWARD_COLUMNS];
+		bool		nulls[WINDOW_REWARD_COLUMNS];
+
+		if (own_row_by_key(rewards, "decision_id", F_INT8EQ, Int64GetDatum(rows[idx[i]].decision_id),
+						   WINDOW_REWARD_COLUMNS, window_reward_columns, values, nulls))
+			window_reward_set(&rows[idx[i]].reward, values, nulls);
+	}
 	own_table_close(rewards);
 }

@@ -370,6 +370,8 @@ arms_load(Selector *sel, MemoryContext caller, const SelectorColumns *s, FullTra
 		arm->model = entry->model;
 		arm->model_serial = entry->model_serial;
 		arm->prefix_n = entry->fold.totals.n;
+		arm->prefix_tx = entry->fold.pos.tx;
+		arm->prefix_seq = entry->fold.pos.seq;
 		/* versioned, an overlay holds this transaction's rows only */
 		if (sel->versioned && entry->noverlay > 0)
 			sel->own_seq = Max(sel->own_seq, entry->overlay[entry->noverlay - 1].seq);

@@ -38,6 +38,10 @@
 #     window holds wait for its next full read, 8 decisions later (exact);
 #   - a window on the selector's clock (arms folded exactly) keeps its window
 #     too: a late decision waits for the next full read.
+#   - rewards the learner has not folded (an older transaction holds them
+#     back) count from the window at their costs, and a reward folded after a
+#     REPEATABLE READ snapshot counts once (the pacer reads the newest
+#     snapshot): each decision counts once, as spend or as pending (exact).
 # learner_max_lag is 10 minutes, so that the count, not the clock, ends a reuse.
 #
 # Uses the PostgreSQL binaries of PG_BINDIR, or of `pg_config --bindir`.
@@ -254,7 +258,8 @@ say a "COMMIT;"
 say a "SET model_select.pacer_window_reuse = 8;"
 
 # a reward deleted from the log (then rebuild_state()): the mark a window keeps still says
-# rewarded until its next full read, every 16th read anew (reuse 1: each decision reads anew)
+# rewarded, at the reward's cost (0.5, where its arm's mean is 1), until its next full read,
+# every 16th read anew (reuse 1: each decision reads anew)
 SEL=prd
 ROUTE=$(route_sql)
 budget_selector prd '{"budget": 0.5, "pace": 10}'
@@ -262,7 +267,7 @@ check "a deleted reward: the learner's versions of prd hold its log" wait_for "v
 say a "SET model_select.pacer_window_reuse = 1;"
 check "a deleted reward: a's first decision (exact)" a_routes same
 PRD_FIRST=$(q -c "SELECT max(decision_id) FROM model_select.decisions")
-q -c "INSERT INTO model_select.rewards(decision_id, reward, cost) VALUES ($PRD_FIRST, 0.5, 1)" >/dev/null
+q -c "INSERT INTO model_select.rewards(decision_id, reward, cost) VALUES ($PRD_FIRST, 0.5, 0.5)" >/dev/null
 check "... its second, after a reward of its first (exact)" a_routes same
 q -c "DELETE FROM model_select.rewards WHERE decision_id = $PRD_FIRST" -c "SELECT model_select.rebuild_state('prd')" >/dev/null
 check "... that reward deleted and the state rebuilt: the learner's versions hold the log again" \
@@ -308,7 +313,40 @@ check "... a decision committed with an older created_at waits for a's next full
     a_routes other
 for _ in 1 2 3 4 5; do say a "$ROUTE"; done
 check "... which its ninth makes (exact)" a_routes same
+# rewards the versions do not hold yet, or hold though the snapshot cannot see them: each
+# decision still counts once, as spend or as pending.  c's open transaction rewards prv (no
+# decision), so no later reward of prv is final and the learner folds none: the rewards of a's
+# two decisions count from the window, at their costs.  Then, in a REPEATABLE READ transaction
+# whose snapshot is older than a reward the learner folded, a's decision counts it (the pacer
+# reads under the newest snapshot, as the versions are)
+SEL=prv
+ROUTE=$(route_sql)
+budget_selector prv '{"budget": 0.5, "pace": 10}'
+check "rewards not folded: the learner's versions of prv hold its log" wait_for "versions of prv" "$(versions_hold_log prv)"
+check "rewards not folded: a's first decision (exact)" a_routes same
+check "... its second (exact)" a_routes same
+say c "BEGIN;"
+say c "INSERT INTO model_select.rewards(selector, arm, context, reward, cost) VALUES ('prv', 'free', ARRAY[1, 0]::float8[], 0.4, 0);"
+PRV_REWARD="INSERT INTO model_select.rewards(decision_id, reward, cost)
+            SELECT d.decision_id, 0.5, CASE a.name WHEN 'dear' THEN 1 ELSE 0 END
+              FROM model_select.decisions d JOIN model_select.arms a USING (arm_id) JOIN model_select.selectors s
+                ON s.selector_id = d.selector_id
+             WHERE s.name = 'prv' AND NOT EXISTS (SELECT FROM model_select.rewards r WHERE r.decision_id = d.decision_id)"
+q -c "$PRV_REWARD" >/dev/null
+check "... their rewards logged after c's open one: the learner has not folded them" \
+    is_true "SELECT bool_or(lag_rewards > 0) FROM model_select.learner_versions WHERE selector = 'prv' AND NOT stale"
+check "... a's third counts them at their costs, once (exact)" a_routes same
+say c "COMMIT;"
+check "... c's transaction ended: the versions of prv hold its log" wait_for "versions of prv" "$(versions_hold_log prv)"
+check "... a's fourth (exact)" a_routes same
+say a "BEGIN ISOLATION LEVEL REPEATABLE READ;"
+say a "SELECT count(*) >= 0 FROM model_select.decisions;"
+q -c "$PRV_REWARD" >/dev/null
+check "... a reward after a REPEATABLE READ snapshot of a's: the versions of prv hold it" \
+    wait_for "versions of prv" "$(versions_hold_log prv)"
+check "... a's decision in that transaction counts it once (exact under the newest snapshot)" a_routes same
+say a "COMMIT;"
 check "no decision logged a NaN or negative λ" \
-    is_true "SELECT bool_and(cost_weight >= 0 AND cost_weight <> 'NaN') AND count(*) = 22 + 78 + 11 + 4 + 13 + 17 + 3 + 9 + 10 FROM model_select.decisions"
+    is_true "SELECT bool_and(cost_weight >= 0 AND cost_weight <> 'NaN') AND count(*) = 22 + 78 + 11 + 4 + 13 + 17 + 3 + 9 + 10 + 5 FROM model_select.decisions"
 close_sessions
 finish
