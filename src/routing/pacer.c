@@ -235,7 +235,7 @@ pacer_pending_load(Selector *sel, bool reuse)
 	if (sel->versioned)
 		PushActiveSnapshot(GetLatestSnapshot());
 	w = pacer_window(sel->cfg.selector_id, sel->cfg.count_pending ? 2 * horizon : horizon, reuse,
-					 sel->narms, arm_ids, &n);
+					 sel->versioned, sel->narms, arm_ids, &n);
 	if (sel->versioned)
 		PopActiveSnapshot();
 	pfree(arm_ids);

@@ -255,7 +255,7 @@ window_read_full(PacerWindow *w, int32 selector_id, int limit, int narms, const 
 		w->rows = MemoryContextAlloc(window_context, sizeof(WindowDecision) * Max(limit, 1));
 	}
 	w->n = window_read(selector_id, limit, NULL, narms, arm_ids, w->rows);
-	window_rewarded(selector_id, w->rows, w->n, &w->own_seq);
+	window_rewarded(selector_id, w->rows, w->n, true, &w->own_seq);
 	/* every reward of an older transaction but ours is visible to the snapshot, or never will be */
 	w->since = others_horizon();
 	w->own = GetTopFullTransactionIdIfAny();
@@ -321,7 +321,7 @@ window_read_late(PacerWindow *w, int32 selector_id)
 			unheld[nunheld++] = k;
 	}
 	if (nunheld > PACER_WINDOW_MAX_PROBES)
-		window_rewarded(selector_id, rows, m, NULL);
+		window_rewarded(selector_id, rows, m, true, NULL);
 	else
 		window_rewards_looked_up(rows, unheld, nunheld);
 	memcpy(w->rows, rows, sizeof(WindowDecision) * m);
@@ -352,12 +352,13 @@ pacer_window_forget(int32 selector_id)
  * newest first, each marked whether it has a reward; *n of them.  reuse
  * (the learner serves the database, or a standby): from the window this backend
  * keeps, as above, if it has at most PACER_WINDOW_MAX_ROWS rows; else read in
- * full under the caller's snapshot into memory of the caller's context.
+ * full under the caller's snapshot into memory of the caller's context,
+ * each reward's cost and place only if whole (a kept window has them).
  * Valid until the next call; pass the rows to pacer_window_release() when
  * done.  Run as the extension owner.
  */
 const WindowDecision *
-pacer_window(int32 selector_id, int limit, bool reuse, int narms, const int32 *arm_ids, int *n)
+pacer_window(int32 selector_id, int limit, bool reuse, bool whole, int narms, const int32 *arm_ids, int *n)
 {
 	PacerWindow *w;
 	bool		holds;
@@ -370,7 +371,7 @@ pacer_window(int32 selector_id, int limit, bool reuse, int narms, const int32 *a
 		/* a window kept before would miss what is logged meanwhile */
 		pacer_window_forget(selector_id);
 
-		*n = window_read_marked(selector_id, limit, narms, arm_ids, rows);
+		*n = window_read_marked(selector_id, limit, narms, arm_ids, whole, rows);
 		return rows;
 	}
 	if (window_context == NULL)

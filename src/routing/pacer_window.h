@@ -11,7 +11,7 @@
 /* model_select.pacer_window_reuse: a backend's decisions per read anew of a window */
 extern int	pacer_window_reuse;
 
-extern const WindowDecision *pacer_window(int32 selector_id, int limit, bool reuse, int narms,
+extern const WindowDecision *pacer_window(int32 selector_id, int limit, bool reuse, bool whole, int narms,
 										  const int32 *arm_ids, int *n);
 extern void pacer_window_release(const WindowDecision *rows);
 extern void pacer_window_logged(int32 selector_id, const WindowDecision *decision);

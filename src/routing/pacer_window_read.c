@@ -19,11 +19,18 @@
 
 const char *const window_reward_columns[WINDOW_REWARD_COLUMNS] = {"decision_id", "tx", "seq", "cost"};
 
+/* A window row's decision_id and place, sorted by decision_id to look rewards up. */
+typedef struct WindowId
+{
+	int64		decision_id;
+	int			k;
+} WindowId;
+
 static int
 window_id_cmp(const void *a, const void *b)
 {
-	int64		x = ((const WindowDecision *) a)->decision_id;
-	int64		y = ((const WindowDecision *) b)->decision_id;
+	int64		x = ((const WindowId *) a)->decision_id;
+	int64		y = ((const WindowId *) b)->decision_id;
 
 	return (x > y) - (x < y);
 }
@@ -113,27 +120,31 @@ window_own_read(FullTransactionId mine, Datum tx, Datum seq, int64 *own_seq)
  * Mark the decisions of w (n, newest first) that have a reward: one read of
  * the selector's rewards from the window's smallest decision_id on, through
  * the index on (selector_id, decision_id), so again bounded by the window,
- * not the log.  own_seq not NULL: the last seq of our transaction's rewards
- * read there (-1 if none).
+ * not the log.  Each reward's cost and place in the log only if `whole` (the
+ * exact count needs neither, and each is a column read per reward).  own_seq
+ * not NULL (only whole): the last seq of our transaction's rewards read
+ * there (-1 if none).
  */
 void
-window_rewarded(int32 selector_id, WindowDecision *w, int n, int64 *own_seq)
+window_rewarded(int32 selector_id, WindowDecision *w, int n, bool whole, int64 *own_seq)
 {
 	static const char *const key[] = {"selector_id", "decision_id"};
 	FullTransactionId mine = GetTopFullTransactionIdIfAny();
-	WindowDecision *by_id;
+	WindowId   *by_id;
 	Relation	rewards;
 	AttrNumber	attnums[WINDOW_REWARD_COLUMNS];
 	IndexRead	r;
 	HeapTuple	row;
 
+	Assert(whole || own_seq == NULL);
 	if (own_seq != NULL)
 		*own_seq = -1;
 	if (n == 0)
 		return;
-	by_id = palloc(sizeof(WindowDecision) * n);
-	memcpy(by_id, w, sizeof(WindowDecision) * n);
-	qsort(by_id, n, sizeof(WindowDecision), window_id_cmp);
+	by_id = palloc(sizeof(WindowId) * n);
+	for (int k = 0; k < n; k++)
+		by_id[k] = (WindowId) {w[k].decision_id, k};
+	qsort(by_id, n, sizeof(WindowId), window_id_cmp);
 	rewards = own_table_open("rewards");
 	for (int i = 0; i < WINDOW_REWARD_COLUMNS; i++)
 		attnums[i] = own_column(rewards, window_reward_columns[i]);
@@ -142,34 +153,37 @@ window_rewarded(int32 selector_id, WindowDecision *w, int n, int64 *own_seq)
 	index_read_key(&r, "decision_id", BTGreaterEqualStrategyNumber, F_INT8GE, Int64GetDatum(by_id[0].decision_id));
 	while ((row = index_read_next(&r)) != NULL)
 	{
-		WindowDecision probe = {0};
-		WindowDecision *hit;
+		WindowId	probe = {0};
+		WindowId   *hit;
 		Datum		values[WINDOW_REWARD_COLUMNS];
 		bool		nulls[WINDOW_REWARD_COLUMNS];
 
-		own_columns_at(rewards, row, WINDOW_REWARD_COLUMNS, attnums, values, nulls);
+		own_columns_at(rewards, row, whole ? WINDOW_REWARD_COLUMNS : 1, attnums, values, nulls);
 		probe.decision_id = nulls[0] ? 0 : DatumGetInt64(values[0]);
-		hit = nulls[0] ? NULL : bsearch(&probe, by_id, n, sizeof(WindowDecision), window_id_cmp);
-		if (hit != NULL)
-			window_reward_set(&hit->reward, values, nulls);
+		hit = nulls[0] ? NULL : bsearch(&probe, by_id, n, sizeof(WindowId), window_id_cmp);
+		if (hit != NULL && whole)
+			window_reward_set(&w[hit->k].reward, values, nulls);
+		else if (hit != NULL)
+			w[hit->k].reward.logged = true;
 		if (own_seq != NULL)
 			window_own_read(mine, values[1], values[2], own_seq);
 	}
 	index_read_end(&r);
 	own_table_close(rewards);
-	for (int k = 0; k < n; k++)
-		w[k].reward = ((WindowDecision *) bsearch(&w[k], by_id, n, sizeof(WindowDecision),
-												   window_id_cmp))->reward;
 	pfree(by_id);
 }
 
-/* The newest limit decisions into rows, each marked whether it has a reward: a full read.  Returns how many. */
+/*
+ * The newest limit decisions into rows, each marked whether it has a reward
+ * (whole: with the reward's cost and place): a full read.  Returns how many.
+ */
 int
-window_read_marked(int32 selector_id, int limit, int narms, const int32 *arm_ids, WindowDecision *rows)
+window_read_marked(int32 selector_id, int limit, int narms, const int32 *arm_ids, bool whole,
+				   WindowDecision *rows)
 {
 	int			n = window_read(selector_id, limit, NULL, narms, arm_ids, rows);
 
-	window_rewarded(selector_id, rows, n, NULL);
+	window_rewarded(selector_id, rows, n, whole, NULL);
 	return n;
 }
 

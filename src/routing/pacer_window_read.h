@@ -49,8 +49,8 @@ extern int	window_read(int32 selector_id, int limit, const WindowDecision *after
 						const int32 *arm_ids, WindowDecision *out);
 extern void window_reward_set(WindowReward *reward, const Datum *values, const bool *nulls);
 extern void window_own_read(FullTransactionId mine, Datum tx, Datum seq, int64 *own_seq);
-extern void window_rewarded(int32 selector_id, WindowDecision *w, int n, int64 *own_seq);
-extern int	window_read_marked(int32 selector_id, int limit, int narms, const int32 *arm_ids,
+extern void window_rewarded(int32 selector_id, WindowDecision *w, int n, bool whole, int64 *own_seq);
+extern int	window_read_marked(int32 selector_id, int limit, int narms, const int32 *arm_ids, bool whole,
 							   WindowDecision *rows);
 extern void window_rewards_looked_up(WindowDecision *rows, const int *idx, int n);
 

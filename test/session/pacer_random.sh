@@ -1,23 +1,29 @@
 #!/usr/bin/env bash
 # The budget pacer's kept window (src/routing/pacer_window.c) under a seeded
 # random interleaving of three sessions, on a cluster of its own with
-# model_select preloaded and the learner serving: each session, at
-# model_select.pacer_window_reuse 1 (a read anew of the decisions at every
-# decision, reward marks kept), routes, rewards its own decisions (committed
-# or in its open transaction), begins and ends transactions (READ COMMITTED
-# and REPEATABLE READ, committed or rolled back), makes, releases and rolls
-# back savepoints, and routes in a PL/pgSQL block whose exception handler
-# rolls the route back; one session sometimes routes with
-# route_batch(log => true).  Rewards go to decisions among the newest 30 (the
-# window holds 40): a reward of an older decision counts once the learner
-# folds it.  Every λ a route() logs in READ COMMITTED must equal
-# exact_lambda() (the pacer's function of the whole log) taken in the same
-# session just before: the count under the decision's snapshot, whatever the
-# learner has folded.  (Under REPEATABLE READ the pacer reads the newest
-# snapshot, which exact_lambda() cannot: those routes are taken, not
-# compared; pacer_reuse.sh checks one.)  Ops are drawn from bash's
-# RANDOM seeded by MS_PACER_RANDOM_SEED (default 1), MS_PACER_RANDOM_STEPS
-# steps (default 240); a failure prints the seed and each session's last ops.
+# model_select preloaded and the learner serving.  Two selectors with arms
+# 'free' (cost 0) and 'dear' (cost 1), budget 0.5, pace 10: prr (greedy,
+# pending_horizon 80) and pra (lin_ucb, count_pending, pending_horizon 40:
+# a window of 80 decisions, the awaited rewards' older half).  Each session,
+# at model_select.pacer_window_reuse 1 (the decisions read anew at every
+# decision, reward marks kept), routes either, rewards its own decisions
+# (committed or in its open transaction), begins and ends transactions (READ
+# COMMITTED and REPEATABLE READ, committed or rolled back), makes, releases
+# and rolls back savepoints, and routes in a PL/pgSQL block whose exception
+# handler rolls the route back; one session sometimes routes with
+# route_batch(log => true).  Rewards go to decisions among their selector's
+# newest 20 (a reward of a decision older than the window counts once the
+# learner folds it).  Every route() in READ COMMITTED must log the λ of
+# exact_lambda() and (pra) the awaited rewards of exact_awaited(), the
+# pacer's functions of the whole log computed in SQL in the same session just
+# before: the count under the decision's snapshot, whatever the learner has
+# folded.  (Under REPEATABLE READ the pacer reads the newest snapshot, which
+# those functions cannot: such routes are taken, not compared;
+# pacer_reuse.sh checks one.)  At the end, every decision that recorded the
+# versions it scored re-derives bit for bit (decision_scores()).  Ops are
+# drawn from bash's RANDOM seeded by MS_PACER_RANDOM_SEED (default 1),
+# MS_PACER_RANDOM_STEPS steps (default 240); a failure prints the seed and
+# the last statements of the sessions.
 #
 # Uses the PostgreSQL binaries of PG_BINDIR, or of `pg_config --bindir`.
 set -euo pipefail
@@ -33,13 +39,19 @@ preloaded_server random "$(free_port $(( ${PGPORT:-55500} + 160 )))" \
     "model_select.learner_max_lag = '10min'"
 
 ms_setup || bail "set-up failed"
-budget_selector prr '{"budget": 0.5, "pace": 10, "pending_horizon": 80}' || bail "creating the selector failed"
-q -f "$(dirname "$0")/lib/exact_lambda.sql" >/dev/null || bail "creating exact_lambda() failed"
+budget_selector prr '{"budget": 0.5, "pace": 10, "pending_horizon": 80}' || bail "creating prr failed"
+q >/dev/null <<'SQL' || bail "creating pra failed"
+SELECT model_select.create_selector('pra', 2, ARRAY['free', 'dear'], 'lin_ucb', NULL,
+       '{"budget": 0.5, "pace": 10, "pending_horizon": 40, "count_pending": true, "cost_model": false}');
+INSERT INTO model_select.rewards(selector, arm, context, reward, cost)
+VALUES ('pra', 'free', ARRAY[1, 0]::float8[], 0.4, 0), ('pra', 'dear', ARRAY[1, 0]::float8[], 0.9, 1);
+SQL
+q -f "$(dirname "$0")/lib/exact_lambda.sql" -f "$(dirname "$0")/lib/exact_awaited.sql" >/dev/null ||
+    bail "creating exact_lambda() and exact_awaited() failed"
 check "the learner serves $DB" wait_for "the learner's first pass" \
     "SELECT running AND last_pass IS NOT NULL FROM model_select.learner WHERE database = '$DB'"
 
-ROUTE="DO \$\$ BEGIN PERFORM model_select.route('prr', ARRAY[1, 0]::float8[]); END \$\$;
-SELECT decision_id || ' ' || cost_weight FROM model_select.decisions ORDER BY decision_id DESC LIMIT 1;"
+declare -A HORIZON=([prr]=80 [pra]=40)
 SESSIONS=(a b c)
 declare -A IN_TX SAVEPOINTS OWN
 TRACE=""
@@ -50,23 +62,34 @@ for s in "${SESSIONS[@]}"; do
 done
 
 MISMATCHES=0 ROUTES=0
-run() {  # run SESSION SQL: say it, and keep it in the session's trace
+run() {  # run SESSION SQL: say it, and keep it in the trace
     TRACE="$(printf '%s\n%s: %s' "$TRACE" "$1" "$2" | tail -n ${MS_PACER_RANDOM_TRACE:-24})"
     say "$1" "$2"
 }
-routes() {  # routes SESSION: route once, compare the λ logged with the exact one taken just before
-    local s=$1 want got
-    run "$s" "SELECT exact_lambda('prr', 80);" && want=$(last_answer "$s")
-    run "$s" "$ROUTE" && got=$(last_answer "$s")
+# routes SESSION: route one of the two selectors once; compare the λ and the awaited rewards
+# logged with the exact ones taken just before ("decision_id λ awaited")
+routes() {
+    local s=$1 sel=pra want got same
+    [ $((RANDOM % 2)) = 1 ] || sel=prr
+    run "$s" "SELECT exact_lambda('$sel', ${HORIZON[$sel]}) || ' ' || coalesce(exact_awaited('$sel', ${HORIZON[$sel]})::text, '-');" &&
+        want=$(last_answer "$s")
+    run "$s" "DO \$\$ BEGIN PERFORM model_select.route('$sel', ARRAY[1, 0]::float8[]); END \$\$;
+SELECT decision_id || ' ' || cost_weight || ' ' || coalesce(awaited::text, '-') FROM model_select.decisions ORDER BY decision_id DESC LIMIT 1;" &&
+        got=$(last_answer "$s")
     OWN[$s]="${OWN[$s]} ${got%% *}"
     [ "${IN_TX[$s]}" != rr ] || return 0
     ROUTES=$((ROUTES + 1))
-    if [ "$(q -c "SELECT abs(${got#* }::float8 - ${want:-NaN}) < 1e-9")" != t ]; then
+    read -r _ got_l got_a <<<"$got"
+    read -r want_l want_a <<<"$want"
+    [ "$sel" = pra ] || got_a=- want_a=-
+    same=$(q -c "SELECT abs(${got_l:-NaN}::float8 - ${want_l:-NaN}) < 1e-9 AND ('$got_a' = '-' AND '$want_a' = '-'
+                    OR '$got_a' <> '-' AND '$want_a' <> '-' AND (SELECT bool_and(abs(x - y) < 1e-9)
+                         FROM unnest(nullif('$got_a', '-')::float8[], nullif('$want_a', '-')::float8[]) u(x, y)))")
+    if [ "$same" != t ]; then
         MISMATCHES=$((MISMATCHES + 1))
         if [ "$MISMATCHES" -le 3 ]; then
-            echo "# seed $SEED, step $STEP, session $s: λ '${got#* }', the log's exact λ '$want'; the last statements:"
+            echo "# seed $SEED, step $STEP, session $s, $sel: λ and awaited '$got_l $got_a', the log's exact '$want'; the last statements:"
             printf '%s\n' "$TRACE" | sed 's/^/#   /'
-            [ -z "${MS_PACER_RANDOM_DEBUG:-}" ] || cp "$CL/random.log" /tmp/pacer_dbg_$STEP.log; [ -z "${MS_PACER_RANDOM_DEBUG:-}" ] || q -c "SELECT * FROM model_select.learner_versions WHERE selector = 'prr'" -c "SELECT r.xmin, r.tx, r.seq, r.decision_id, r.cost, a.name FROM model_select.rewards r JOIN model_select.arms a USING (arm_id) ORDER BY tx, seq" -c "SELECT d.decision_id, d.xmin, d.created_at, a.name, d.cost_weight FROM model_select.decisions d JOIN model_select.arms a USING (arm_id) ORDER BY created_at DESC, decision_id DESC" | sed 's/^/#     /'
         fi
     fi
 }
@@ -79,8 +102,8 @@ rewards_own() {  # rewards_own SESSION: a reward for one of the session's decisi
               SELECT d.decision_id, 0.1 * (d.decision_id % 10), CASE a.name WHEN 'dear' THEN 1 ELSE 0 END
                 FROM model_select.decisions d JOIN model_select.arms a USING (arm_id)
                WHERE d.decision_id = $id
-                 AND d.decision_id IN (SELECT decision_id FROM model_select.decisions
-                                        ORDER BY created_at DESC, decision_id DESC LIMIT 20)
+                 AND d.decision_id IN (SELECT n.decision_id FROM model_select.decisions n WHERE n.selector_id = d.selector_id
+                                        ORDER BY n.created_at DESC, n.decision_id DESC LIMIT 20)
                  AND NOT EXISTS (SELECT FROM model_select.rewards r WHERE r.decision_id = d.decision_id);"
 }
 step() {  # step SESSION: one op drawn for it
@@ -108,7 +131,7 @@ step() {  # step SESSION: one op drawn for it
     elif [ $r -lt 76 ] && [ "${SAVEPOINTS[$s]}" -gt 0 ]; then
         run "$s" "RELEASE SAVEPOINT sp;"; SAVEPOINTS[$s]=$((SAVEPOINTS[$s] - 1))
     elif [ $r -lt 80 ]; then
-        run "$s" "DO \$\$ BEGIN PERFORM model_select.route('prr', ARRAY[1, 0]::float8[]); RAISE EXCEPTION 'undo';
+        run "$s" "DO \$\$ BEGIN PERFORM model_select.route('pra', ARRAY[1, 0]::float8[]); RAISE EXCEPTION 'undo';
                   EXCEPTION WHEN raise_exception THEN NULL; END \$\$;"
     elif [ $r -lt 83 ] && [ "$s" = c ]; then
         run "$s" "SELECT count(*) FROM model_select.route_batch('prr',
@@ -125,9 +148,21 @@ for STEP in $(seq 1 "$STEPS"); do
     step "${SESSIONS[$((RANDOM % 3))]}" || bail "seed $SEED, step $STEP: a session failed"
 done
 for s in "${SESSIONS[@]}"; do [ "${IN_TX[$s]}" = 0 ] || say "$s" "COMMIT;"; done
-check "seed $SEED, $STEPS steps: every route() in READ COMMITTED logged the exact λ of its snapshot ($ROUTES routes, $MISMATCHES not)" \
+check "seed $SEED, $STEPS steps: every route() in READ COMMITTED logged the exact λ and awaited rewards of its snapshot ($ROUTES routes, $MISMATCHES not)" \
     test "$MISMATCHES" = 0
 check "... routes were compared (more than a fifth of the steps)" test "$ROUTES" -gt $((STEPS / 5))
+check "... of which some of pra's awaited rewards (not only zeros compared)" \
+    is_true "SELECT count(*) > 0 FROM model_select.decisions d JOIN model_select.selectors s USING (selector_id)
+              WHERE s.name = 'pra' AND EXISTS (SELECT FROM unnest(d.awaited) e WHERE e > 0)"
+# what each decision recorded (versions, own_tx, own_seq) re-derives its scores bit for bit
+check "every decision that recorded versions re-derives its chosen arm's ucb and mean bit for bit (decision_scores())" \
+    no_rows "SELECT d.decision_id || ': ucb ' || d.score || ' vs ' || r.ucb || ', mean ' || d.mean || ' vs ' || r.mean
+               FROM model_select.decisions d JOIN model_select.arms a USING (arm_id)
+               CROSS JOIN LATERAL model_select.decision_scores(d.decision_id) r
+              WHERE d.versions IS NOT NULL AND r.arm = a.name
+                AND NOT (r.ucb IS NOT DISTINCT FROM d.score AND r.mean IS NOT DISTINCT FROM d.mean)"
+check "... and most did (more than half of the decisions, some with rewards of their own transaction)" \
+    is_true "SELECT count(versions) * 2 > count(*) AND count(own_tx) > 0 FROM model_select.decisions"
 close_sessions
 if grep -l -E "^(psql:.*)?ERROR" "$MS_WORK"/{a,b,c}.out >/dev/null 2>&1; then
     check "no session saw an error" false
