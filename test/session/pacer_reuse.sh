@@ -42,6 +42,9 @@
 #     back) count from the window at their costs, and a reward folded after a
 #     REPEATABLE READ snapshot counts once (the pacer reads the newest
 #     snapshot): each decision counts once, as spend or as pending (exact).
+#   - what still waits for the learner: the reward of a decision older than
+#     the window, while an older transaction holds it back (not exact), until
+#     folded (exact).
 # learner_max_lag is 10 minutes, so that the count, not the clock, ends a reuse.
 #
 # Uses the PostgreSQL binaries of PG_BINDIR, or of `pg_config --bindir`.
@@ -69,10 +72,11 @@ SELECT cost_weight FROM model_select.decisions ORDER BY decision_id DESC LIMIT 1
 }
 ROUTE=$(route_sql)
 # a_routes SAME: session a routes once; the λ it logged is (SAME = same) or is not
-# (SAME = other) the exact one, taken just before by another backend
+# (SAME = other) the exact one, taken just before by another backend (for $SEL's
+# pending_horizon, HORIZON, default 1,000)
 a_routes() {
     local want
-    want=$(q -c "SELECT exact_lambda('$SEL')")
+    want=$(q -c "SELECT exact_lambda('$SEL', ${HORIZON:-1000})")
     say a "$ROUTE" && lambda_is "$1" "$(last_answer a)" "$want"
 }
 # reward the dear decisions that have none (cost 1), and wait for the learner to fold $SEL's
@@ -346,7 +350,30 @@ check "... a reward after a REPEATABLE READ snapshot of a's: the versions of prv
     wait_for "versions of prv" "$(versions_hold_log prv)"
 check "... a's decision in that transaction counts it once (exact under the newest snapshot)" a_routes same
 say a "COMMIT;"
+# what still waits for the learner: the reward of a decision older than the window (prh: a
+# window of 3), while an older transaction holds it back from being folded
+SEL=prh HORIZON=3
+ROUTE=$(route_sql)
+budget_selector prh '{"budget": 0.5, "pace": 10, "pending_horizon": 3}'
+check "a reward older than the window: the learner's versions of prh hold its log" \
+    wait_for "versions of prh" "$(versions_hold_log prh)"
+for i in 1 2 3 4; do check "... a's decision $i (exact)" a_routes same; done
+say c "BEGIN;"
+say c "INSERT INTO model_select.rewards(selector, arm, context, reward, cost) VALUES ('prh', 'free', ARRAY[1, 0]::float8[], 0.4, 0);"
+q >/dev/null <<'SQL'
+INSERT INTO model_select.rewards(decision_id, reward, cost)
+SELECT d.decision_id, 0.5, CASE a.name WHEN 'dear' THEN 1 ELSE 0 END
+  FROM model_select.decisions d JOIN model_select.arms a USING (arm_id) JOIN model_select.selectors s
+    ON s.selector_id = d.selector_id
+ WHERE s.name = 'prh' ORDER BY d.decision_id LIMIT 1;
+SQL
+check "... the reward of a's first decision (4 decisions back), held back by c's open transaction, waits (not exact)" \
+    a_routes other
+say c "COMMIT;"
+check "... c's transaction ended: the versions of prh hold its log" wait_for "versions of prh" "$(versions_hold_log prh)"
+check "... then it counts (exact)" a_routes same
+HORIZON=1000
 check "no decision logged a NaN or negative λ" \
-    is_true "SELECT bool_and(cost_weight >= 0 AND cost_weight <> 'NaN') AND count(*) = 22 + 78 + 11 + 4 + 13 + 17 + 3 + 9 + 10 + 5 FROM model_select.decisions"
+    is_true "SELECT bool_and(cost_weight >= 0 AND cost_weight <> 'NaN') AND count(*) = 22 + 78 + 11 + 4 + 13 + 17 + 3 + 9 + 10 + 5 + 6 FROM model_select.decisions"
 close_sessions
 finish
