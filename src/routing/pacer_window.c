@@ -56,7 +56,7 @@
 #include "routing/pacer_window.h"
 
 #define PACER_WINDOWS 8
-/* the longest window kept (768 kB); longer ones are read in full every time */
+/* the longest window kept (1.4 MB: 88 bytes a row); longer ones are read in full every time */
 #define PACER_WINDOW_MAX_ROWS 16384
 /*
  * the most arms whose rewards are read arm by arm between full reads (an
