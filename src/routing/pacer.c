@@ -217,6 +217,7 @@ pacer_pending_load(Selector *sel, bool reuse)
 	double		lambda_sum = 0.0;
 	int64		priced = 0;
 	FullTransactionId mine = GetTopFullTransactionIdIfAny();
+	bool		newest;
 	const WindowDecision *w;
 	int32	   *arm_ids;
 	int			n;
@@ -230,13 +231,16 @@ pacer_pending_load(Selector *sel, bool reuse)
 	/*
 	 * versioned, under the newest snapshot: a version may hold rewards that
 	 * the statement's snapshot is too old to see (REPEATABLE READ, a cursor),
-	 * whose decisions the window would count once more, as pending
+	 * whose decisions the window would count once more, as pending.  Not in
+	 * a parallel worker (select_model() is PARALLEL SAFE), which cannot take
+	 * one: there the statement's.
 	 */
-	if (sel->versioned)
+	newest = sel->versioned && !IsInParallelMode();
+	if (newest)
 		PushActiveSnapshot(GetLatestSnapshot());
 	w = pacer_window(sel->cfg.selector_id, sel->cfg.count_pending ? 2 * horizon : horizon, reuse,
 					 sel->versioned, sel->narms, arm_ids, &n);
-	if (sel->versioned)
+	if (newest)
 		PopActiveSnapshot();
 	pfree(arm_ids);
 	h = Min(horizon, (n + 1) / 2);

@@ -45,6 +45,8 @@
 #   - what still waits for the learner: the reward of a decision older than
 #     the window, while an older transaction holds it back (not exact), until
 #     folded (exact).
+#   - select_model() of a budget selector in a parallel worker, which cannot
+#     take the newest snapshot, succeeds.
 # learner_max_lag is 10 minutes, so that the count, not the clock, ends a reuse.
 #
 # Uses the PostgreSQL binaries of PG_BINDIR, or of `pg_config --bindir`.
@@ -373,6 +375,11 @@ say c "COMMIT;"
 check "... c's transaction ended: the versions of prh hold its log" wait_for "versions of prh" "$(versions_hold_log prh)"
 check "... then it counts (exact)" a_routes same
 HORIZON=1000
+# select_model() is PARALLEL SAFE: in a parallel worker (force_parallel_mode) the pacer
+# reads under the statement's snapshot (a worker cannot take a newer one)
+check "select_model() of a budget selector in a parallel worker succeeds" \
+    q -c "SET force_parallel_mode = on" -c "SET parallel_setup_cost = 0" \
+      -c "SELECT model_select.select_model('prv', ARRAY[1, 0]::float8[]) IS NOT NULL"
 check "no decision logged a NaN or negative λ" \
     is_true "SELECT bool_and(cost_weight >= 0 AND cost_weight <> 'NaN') AND count(*) = 22 + 78 + 11 + 4 + 13 + 17 + 3 + 9 + 10 + 5 + 6 FROM model_select.decisions"
 close_sessions
