@@ -101,19 +101,13 @@ for s in "${SESSIONS[@]}"; do [ "${IN_TX[$s]}" = 0 ] || say "$s" "COMMIT;"; done
 STOPPED=""
 q -c "ALTER SYSTEM SET model_select.learner_max_lag = '1s'" -c "SELECT pg_reload_conf()" >/dev/null
 check "seed $SEED ($STOPS stops of the learner, $SWITCHES switches of learner_max_lag): every decision that recorded versions re-derives its chosen arm's ucb and mean bit for bit" \
-    no_rows "SELECT d.decision_id || ' ' || s.name || ': ucb ' || d.score || ' vs ' || r.ucb || ', mean ' || d.mean || ' vs ' || r.mean
-               FROM model_select.decisions d JOIN model_select.selectors s USING (selector_id)
-               JOIN model_select.arms a USING (arm_id)
-               CROSS JOIN LATERAL model_select.decision_scores(d.decision_id) r
-              WHERE d.versions IS NOT NULL AND r.arm = a.name
-                AND NOT (r.ucb IS NOT DISTINCT FROM d.score AND r.mean IS NOT DISTINCT FROM d.mean)"
+    rederive "d.versions IS NOT NULL"
 check "... most decisions recorded versions, some with rewards of their own transaction" \
     is_true "SELECT count(versions) * 2 > count(*) AND count(own_tx) > 0 FROM model_select.decisions"
 for sel in "${SELS[@]}"; do rebuild_checks "$sel"; done
 close_sessions
-ERRORS=$(grep -h -E "ERROR" "$MS_WORK"/{a,b,c}.out |
-             grep -v -E "older than rewards of selector .* that are already checkpointed|current transaction is aborted" || true)
-check "no session saw another error than the documented 40001 ($(cat "$MS_WORK"/{a,b,c}.out | grep -c "already checkpointed" || true) of those)" \
+ERRORS=$(other_errors a b c)
+check "no session saw another error than the documented 40001 ($(late_writer_refusals a b c) of those)" \
     test -z "$ERRORS"
 [ -z "$ERRORS" ] || printf '%s\n' "$ERRORS" | head -n 5 | sed 's/^/#   /'
 finish

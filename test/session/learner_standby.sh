@@ -46,9 +46,7 @@ check "the learner serves the primary" wait_for "the learner" \
     "SELECT count(*) = 1 FROM model_select.learner WHERE running AND last_pass IS NOT NULL AND database = current_database()"
 pid=$(learner_pid)
 
-as_server "$BINDIR/pg_basebackup" -h "$CL" -p "$PRIMARY" -U postgres -D "$CL/standby" -R -X stream --checkpoint=fast \
-    >"$CL/basebackup.log" 2>&1 || bail "pg_basebackup failed: $(tail -n 5 "$CL/basebackup.log")"
-cluster_start standby "$STANDBY" || bail "standby failed to start: $(tail -n 5 "$CL/standby.log")"
+standby_start
 check "the standby is in recovery, preloaded, with the primary's learner settings" \
     test "$(sq -c "SELECT pg_is_in_recovery() || ' ' || current_setting('shared_preload_libraries')
                           || ' ' || current_setting('model_select.learner_databases')")" = "true model_select $DB"

@@ -17,12 +17,8 @@ DB=ms_session_standby
 MS_EXTRA_CLEANUP='cluster_stop_all'
 . "$(dirname "$0")/lib/common.bash"
 
-PRIMARY=$(free_port $(( ${PGPORT:-55500} + 60 )))
-STANDBY=$(free_port $((PRIMARY + 1)) "$PRIMARY")
 export OPENBLAS_NUM_THREADS=1
-cluster_initdb primary || bail "initdb failed: $(tail -n 5 "$CL/initdb.log")"
-cluster_start primary "$PRIMARY" || bail "primary failed to start: $(tail -n 5 "$CL/primary.log")"
-export PGHOST=$CL PGPORT=$PRIMARY PGUSER=postgres PGDATABASE=postgres
+primary_start $(( ${PGPORT:-55500} + 60 ))
 
 ms_setup || bail "set-up failed"
 q >/dev/null <<'SQL' || bail "creating the selectors failed"
@@ -35,11 +31,8 @@ SELECT s, (ARRAY['a','b','c'])[1 + i % 3], ARRAY[sin(i), cos(i), sin(0.3 * i)]::
 SELECT model_select.checkpoint(s) FROM unnest(ARRAY['sb_pak', 'sb_rff', 'sb_lin']) s;
 SQL
 
-as_server "$BINDIR/pg_basebackup" -h "$CL" -p "$PRIMARY" -U postgres -D "$CL/standby" -R -X stream --checkpoint=fast \
-    >"$CL/basebackup.log" 2>&1 || bail "pg_basebackup failed: $(tail -n 5 "$CL/basebackup.log")"
 # the standby keeps the shared cache (the primary a backend's own)
-echo "shared_preload_libraries = 'model_select'" >> "$CL/standby/postgresql.auto.conf"
-cluster_start standby "$STANDBY" || bail "standby failed to start: $(tail -n 5 "$CL/standby.log")"
+standby_start "shared_preload_libraries = 'model_select'"
 check "the standby is in recovery, with the shared cache" \
     test "$(sq -c 'SELECT pg_is_in_recovery()') $(sq -c 'SHOW shared_preload_libraries')" = "t model_select"
 

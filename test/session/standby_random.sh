@@ -27,12 +27,8 @@ MS_EXTRA_CLEANUP='cluster_stop_all'
 SEED=${MS_STANDBY_RANDOM_SEED:-1}
 STEPS=${MS_STANDBY_RANDOM_STEPS:-200}
 
-PRIMARY=$(free_port $(( ${PGPORT:-55500} + 170 )))
-STANDBY=$(free_port $((PRIMARY + 1)) "$PRIMARY")
 export OPENBLAS_NUM_THREADS=1
-cluster_initdb primary || bail "initdb failed: $(tail -n 5 "$CL/initdb.log")"
-cluster_start primary "$PRIMARY" || bail "primary failed to start: $(tail -n 5 "$CL/primary.log")"
-export PGHOST=$CL PGPORT=$PRIMARY PGUSER=postgres PGDATABASE=postgres
+primary_start $(( ${PGPORT:-55500} + 170 ))
 
 ms_setup || bail "set-up failed"
 SELECTORS="'sr_lin', 'sr_rff', 'sr_pak', 'sr_bud'"
@@ -47,10 +43,7 @@ SELECT s, (ARRAY['a','b','c'])[1 + i % 3], ARRAY[sin(i), cos(i), sin(0.3 * i)]::
        (i % 3) * 0.5
   FROM generate_series(1, 30) i, unnest(ARRAY['sr_lin', 'sr_rff', 'sr_pak', 'sr_bud']) s ORDER BY i, s;
 SQL
-as_server "$BINDIR/pg_basebackup" -h "$CL" -p "$PRIMARY" -U postgres -D "$CL/standby" -R -X stream --checkpoint=fast \
-    >"$CL/basebackup.log" 2>&1 || bail "pg_basebackup failed: $(tail -n 5 "$CL/basebackup.log")"
-echo "shared_preload_libraries = 'model_select'" >> "$CL/standby/postgresql.auto.conf"
-cluster_start standby "$STANDBY" || bail "standby failed to start: $(tail -n 5 "$CL/standby.log")"
+standby_start "shared_preload_libraries = 'model_select'"
 check "the standby is in recovery, with the shared cache" \
     test "$(sq -c 'SELECT pg_is_in_recovery()') $(sq -c 'SHOW shared_preload_libraries')" = "t model_select"
 
@@ -71,11 +64,6 @@ say w "SET model_select.pacer_window_reuse = 1;"
 SESSIONS=(a b c)
 declare -A IN_TX SAVEPOINTS
 for s in "${SESSIONS[@]}"; do session "$s"; IN_TX[$s]=0 SAVEPOINTS[$s]=0; done
-TRACE=""
-run() {  # run SESSION SQL: say it, and keep it in the trace
-    TRACE="$(printf '%s\n%s: %s' "$TRACE" "$1" "$2" | tail -n 16)"
-    say "$1" "$2"
-}
 COMPARED=0 DIFFERENT=0
 compare() {  # after a commit: the warm standby session, a cold standby backend and the primary agree
     local warm cold primary
@@ -101,30 +89,30 @@ rewards() {  # rewards SESSION: one to three rewards by arm and context
                 ARRAY[$((RANDOM % 19 - 9)) * 0.1, $((RANDOM % 19 - 9)) * 0.1, 0.5]::float8[],
                 $((RANDOM % 11)) * 0.1, $((RANDOM % 3)) * 0.5)")
     done
-    run "$s" "INSERT INTO model_select.rewards(selector, arm, context, reward, cost) VALUES $(IFS=,; echo "${rows[*]}");"
+    say_traced "$s" "INSERT INTO model_select.rewards(selector, arm, context, reward, cost) VALUES $(IFS=,; echo "${rows[*]}");"
 }
 routes() {  # routes SESSION: the budget selector routes, and half its decisions get a reward
-    run "$1" "SELECT decision_id AS did, arm AS darm
+    say_traced "$1" "SELECT decision_id AS did, arm AS darm
                 FROM model_select.route('sr_bud', ARRAY[$((RANDOM % 19 - 9)) * 0.1, 0.3, 0.5]::float8[]) \\gset"
-    run "$1" "INSERT INTO model_select.rewards(decision_id, reward, cost)
+    say_traced "$1" "INSERT INTO model_select.rewards(decision_id, reward, cost)
               SELECT :did, 0.1 * (:did % 10), CASE :'darm' WHEN 'a' THEN 0 WHEN 'b' THEN 0.5 ELSE 1 END
                WHERE $((RANDOM % 2)) = 1;"
 }
 ends() {  # ends SESSION SQL: its transaction ends
-    run "$1" "$2"
+    say_traced "$1" "$2"
     IN_TX[$1]=0 SAVEPOINTS[$1]=0
 }
 step() {  # step SESSION: one op drawn for it; true when something committed
     local s=$1 r=$((RANDOM % 100))
     if [ "${IN_TX[$s]}" = 0 ]; then
         if [ $r -lt 35 ]; then
-            run "$s" "BEGIN;"; IN_TX[$s]=1; return 1
+            say_traced "$s" "BEGIN;"; IN_TX[$s]=1; return 1
         elif [ $r -lt 65 ]; then
             rewards "$s"
         elif [ $r -lt 92 ]; then
             routes "$s"
         else
-            run "$s" "SELECT model_select.checkpoint('${SELS[$((RANDOM % 4))]}');"
+            say_traced "$s" "SELECT model_select.checkpoint('${SELS[$((RANDOM % 4))]}');"
         fi
         return 0
     fi
@@ -133,9 +121,9 @@ step() {  # step SESSION: one op drawn for it; true when something committed
     elif [ $r -lt 50 ]; then
         routes "$s"; return 1
     elif [ $r -lt 60 ]; then
-        run "$s" "SAVEPOINT sp;"; SAVEPOINTS[$s]=$((SAVEPOINTS[$s] + 1)); return 1
+        say_traced "$s" "SAVEPOINT sp;"; SAVEPOINTS[$s]=$((SAVEPOINTS[$s] + 1)); return 1
     elif [ $r -lt 68 ] && [ "${SAVEPOINTS[$s]}" -gt 0 ]; then
-        run "$s" "ROLLBACK TO SAVEPOINT sp;"; return 1
+        say_traced "$s" "ROLLBACK TO SAVEPOINT sp;"; return 1
     elif [ $r -lt 92 ]; then
         ends "$s" "COMMIT;"; return 0
     fi
@@ -158,9 +146,8 @@ close_sessions
 # the one error a session may see: 40001 for a transaction that took its xid before rewards of
 # another transaction were checkpointed, then rewards that selector (retry: docs/operations.md),
 # and its statements after it until it ends
-ERRORS=$(grep -h -E "ERROR" "$MS_WORK"/{a,b,c,w}.out |
-             grep -v -E "older than rewards of selector .* that are already checkpointed|current transaction is aborted" || true)
-check "no session saw another error ($(cat "$MS_WORK"/{a,b,c}.out | grep -c "already checkpointed" || true) of those)" \
+ERRORS=$(other_errors a b c w)
+check "no session saw another error ($(late_writer_refusals a b c) of those)" \
     test -z "$ERRORS"
 [ -z "$ERRORS" ] || printf '%s\n' "$ERRORS" | head -n 5 | sed 's/^/#   /'
 finish

@@ -55,18 +55,6 @@ wait_learner() {  # until a learner (with another pid than $1) serves
 check "the learner serves $DB" wait_learner
 pid=$(learner_pid)
 
-# rederive FILTER [CMP]: the decisions of FILTER whose chosen arm's scores, re-derived by
-# decision_scores(), are not CMP to what they logged (default: the same bits)
-rederive_sql() {
-    local cmp=${2:-"r.ucb IS NOT DISTINCT FROM d.score AND r.mean IS NOT DISTINCT FROM d.mean"}
-    echo "SELECT d.decision_id || ' ' || s.name || '/' || a.name || ': ucb ' || d.score || ' vs ' || r.ucb
-                 || ', mean ' || d.mean || ' vs ' || r.mean
-            FROM model_select.decisions d JOIN model_select.selectors s USING (selector_id)
-            JOIN model_select.arms a USING (arm_id)
-            CROSS JOIN LATERAL model_select.decision_scores(d.decision_id) r
-           WHERE r.arm = a.name AND NOT ($cmp) AND $1"
-}
-rederive() { no_rows "$(rederive_sql "$@")"; }
 
 wait_rows() { wait_for "$1" "$1"; }  # wait_rows SQL: until it returns t (lib/common.bash)
 WHOLE_LOG="SELECT bool_and(sc.n = (SELECT count(*) FROM model_select.rewards r JOIN model_select.arms a USING (arm_id)

@@ -27,6 +27,19 @@
 #                        print its output (60 s per line)
 #   same_as_fresh DESC   check that SELECT digest() (the test's function) gives
 #                        the same in R as in a fresh session
+#   rederive FILTER [CMP], rederive_sql FILTER [CMP]
+#                        no decision of FILTER (a condition on decisions d) has a
+#                        chosen arm whose scores, re-derived by decision_scores(),
+#                        are not CMP to what it logged (default: the same bits);
+#                        rederive_sql is the query listing those that are not
+#   say_traced NAME SQL  say, and keep SQL in TRACE (the last MS_TRACE_LINES,
+#                        default 24, of every session, for a failure to print)
+#   other_errors NAME... the ERROR lines of those sessions' output, but for the
+#                        documented 40001 of a transaction older than a
+#                        checkpoint of a selector it then rewards, and the
+#                        statements of its aborted transaction after it
+#   late_writer_refusals NAME...
+#                        how many of those 40001s the sessions saw
 #   wait_for DESC SQL    poll until SQL returns "t" (deadline MS_WAIT_SECONDS,
 #                        default 120 s); on giving up, print what was seen
 #   backend_waits TYPE LIKE [N]
@@ -166,6 +179,31 @@ lambda_is() {
     echo "#   λ '$2', the log's exact λ $3 (wanted: $1)"
     return 1
 }
+TRACE=""
+say_traced() {
+    TRACE="$(printf '%s\n%s: %s' "$TRACE" "$1" "$2" | tail -n "${MS_TRACE_LINES:-24}")"
+    say "$1" "$2"
+}
+LATE_WRITER="older than rewards of selector .* that are already checkpointed"
+other_errors() {
+    local s
+    for s in "$@"; do cat "$MS_WORK/$s.out"; done |
+        grep -E "ERROR" | grep -v -E "$LATE_WRITER|current transaction is aborted" || true
+}
+late_writer_refusals() {
+    local s
+    for s in "$@"; do cat "$MS_WORK/$s.out"; done | grep -c -E "$LATE_WRITER" || true
+}
+rederive_sql() {
+    local cmp=${2:-"r.ucb IS NOT DISTINCT FROM d.score AND r.mean IS NOT DISTINCT FROM d.mean"}
+    echo "SELECT d.decision_id || ' ' || s.name || '/' || a.name || ': ucb ' || d.score || ' vs ' || r.ucb
+                 || ', mean ' || d.mean || ' vs ' || r.mean
+            FROM model_select.decisions d JOIN model_select.selectors s USING (selector_id)
+            JOIN model_select.arms a USING (arm_id)
+            CROSS JOIN LATERAL model_select.decision_scores(d.decision_id) r
+           WHERE r.arm = a.name AND NOT ($cmp) AND $1"
+}
+rederive() { no_rows "$(rederive_sql "$@")"; }
 # last_answer NAME: the output of session NAME's last statement (its line before the marker)
 last_answer() { grep -B1 -x "${SAID[$1]}" "$MS_WORK/$1.out" | head -n 1; }
 # What this database's backends are doing (printed by a wait that gives up).

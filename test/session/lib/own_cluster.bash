@@ -16,6 +16,13 @@
 #   cluster_stop_all          stop every cluster in $CL at once and remove $CL
 #   own_server PORT           initdb and start $CL/data on PORT (start_server starts it
 #                             again), PGHOST, PGPORT, PGUSER and PGDATABASE pointing at it
+#   primary_start PORT        PRIMARY, the first free port from PORT, and STANDBY, the next;
+#                             initdb and start $CL/primary on PRIMARY, PGHOST, PGPORT,
+#                             PGUSER and PGDATABASE pointing at it
+#   standby_start [CONF_LINE...]
+#                             a streaming standby of the primary at port $PRIMARY
+#                             (pg_basebackup -R into $CL/standby, the lines added to its
+#                             postgresql.auto.conf) started on port $STANDBY
 #   sq ARGS...                q (lib/common.bash) on the standby at port $STANDBY
 #   replayed                  until that standby has replayed the primary's WAL written so
 #                             far (120 s); else prints where it stands, and fails
@@ -92,6 +99,21 @@ own_server() {
     start_server() { cluster_start data "$PORT"; }
     start_server || bail "server failed to start: $(tail -n 5 "$CL/data.log")"
     export PGHOST=$CL PGPORT=$PORT PGUSER=postgres PGDATABASE=postgres
+}
+
+primary_start() {
+    PRIMARY=$(free_port "$1")
+    STANDBY=$(free_port $((PRIMARY + 1)) "$PRIMARY")
+    cluster_initdb primary || bail "initdb failed: $(tail -n 5 "$CL/initdb.log")"
+    cluster_start primary "$PRIMARY" || bail "primary failed to start: $(tail -n 5 "$CL/primary.log")"
+    export PGHOST=$CL PGPORT=$PRIMARY PGUSER=postgres PGDATABASE=postgres
+}
+
+standby_start() {
+    as_server "$BINDIR/pg_basebackup" -h "$CL" -p "$PRIMARY" -U postgres -D "$CL/standby" -R -X stream \
+        --checkpoint=fast >"$CL/basebackup.log" 2>&1 || bail "pg_basebackup failed: $(tail -n 5 "$CL/basebackup.log")"
+    [ $# = 0 ] || printf '%s\n' "$@" >> "$CL/standby/postgresql.auto.conf"
+    cluster_start standby "$STANDBY" || bail "standby failed to start: $(tail -n 5 "$CL/standby.log")"
 }
 
 sq() { PGPORT=$STANDBY q "$@"; }
