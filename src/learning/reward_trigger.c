@@ -275,7 +275,7 @@ resolve_row(TriggerData *td)
 	spi_level = spi_connect();
 	resolve_target(tuple, desc, &c, &t, &context, context_null);
 	config_load_for_reward(t.selector_id, t.selector, &cfg);
-	selector_check_log_writer(t.selector_id);
+	selector_check_log_writer(t.selector_id, t.selector);
 
 	/*
 	 * The context must be valid for the selector (also once prepared, as it

@@ -5,12 +5,17 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
+#include "access/multixact.h"
+#include "access/stratnum.h"
 #include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "storage/lmgr.h"
 #include "storage/lock.h"
 #include "storage/proc.h"
+#include "storage/procarray.h"
 #include "utils/fmgroids.h"
 #include "utils/snapmgr.h"
 #include "utils/xid8.h"
@@ -18,7 +23,6 @@
 #include "model/selector_lock.h"
 #include "pg/index_read.h"
 #include "pg/owner.h"
-#include "pg/spi_util.h"
 
 /*
  * Late writers.  Checkpoints do not wait for transactions that do not hold a
@@ -84,35 +88,98 @@ lock_memo_note(int32 selector_id)
 	lock_memo.check_due[lock_memo.n++] = TransactionIdIsValid(GetTopTransactionIdIfAny());
 }
 
+/* The selector a late-writer check is for. */
+typedef struct LateWriter
+{
+	int32		selector_id;
+	const char *name;
+} LateWriter;
+
+/*
+ * A transaction other than ours that still holds the arm_state row version
+ * locked or is updating it (a checkpoint in flight: checkpoint_lock() holds
+ * the row FOR UPDATE from before it chose its horizon), or
+ * InvalidTransactionId.
+ */
+static TransactionId
+row_holder_running(HeapTupleHeader row)
+{
+	TransactionId xmax = HeapTupleHeaderGetRawXmax(row);
+	MultiXactMember *members;
+	int			n;
+
+	if (row->t_infomask & HEAP_XMAX_INVALID)
+		return InvalidTransactionId;
+	if (!(row->t_infomask & HEAP_XMAX_IS_MULTI))
+		return TransactionIdIsValid(xmax) && !TransactionIdIsCurrentTransactionId(xmax) &&
+			TransactionIdIsInProgress(xmax) ? xmax : InvalidTransactionId;
+	n = GetMultiXactIdMembers(xmax, &members, false, HEAP_XMAX_IS_LOCKED_ONLY(row->t_infomask));
+	for (int i = 0; i < n; i++)
+		if (!TransactionIdIsCurrentTransactionId(members[i].xid) && TransactionIdIsInProgress(members[i].xid))
+			return members[i].xid;
+	return InvalidTransactionId;
+}
+
+/*
+ * Does any arm of the selector have a checkpoint past this transaction, as
+ * the newest committed rows say?  Sets *holder to a transaction that still
+ * holds one of the rows (then the answer waits for it), else invalid.
+ */
+static bool
+checkpoint_passed(int32 selector_id, TransactionId *holder)
+{
+	static const char *const key[] = {"selector_id"};
+	static const char *const column[] = {"ckpt_tx"};
+	FullTransactionId mine = GetTopFullTransactionId();
+	Relation	table = own_table_open("arm_state");
+	IndexRead	r;
+	HeapTuple	row;
+	bool		passed = false;
+
+	*holder = InvalidTransactionId;
+	PushActiveSnapshot(GetLatestSnapshot());
+	index_read_begin(&r, table, 1, key);
+	index_read_key(&r, "selector_id", BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(selector_id));
+	while (!TransactionIdIsValid(*holder) && (row = index_read_next(&r)) != NULL)
+	{
+		Datum		ckpt_tx;
+		bool		null;
+
+		*holder = row_holder_running(row->t_data);
+		own_columns(table, row, 1, column, &ckpt_tx, &null);
+		passed |= !null && FullTransactionIdPrecedes(mine, DatumGetFullTransactionId(ckpt_tx));
+	}
+	index_read_end(&r);
+	PopActiveSnapshot();
+	own_table_close(table);
+	return passed;
+}
+
 /*
  * The check: refused (40001, to be retried) when any arm's checkpoint lies
- * past this transaction.  FOR SHARE waits for a checkpoint in flight, which
- * holds its row FOR UPDATE from before it chose its horizon.
+ * past this transaction.  It reads the newest committed checkpoints, not
+ * its snapshot's (a REPEATABLE READ snapshot may predate the checkpoint that
+ * passed it), after waiting for each checkpoint in flight: a checkpoint
+ * that chose its horizon before we took the settings lock may pass us, one
+ * that chose it after sees us as a holder and stops below our id.  Nothing
+ * stays locked: checkpoints of the selector go on below us.
  */
 static void
 late_writer_check(void *arg)
 {
-	static SPIPlanPtr plan = NULL;
-	int32		selector_id = *(int32 *) arg;
-	Oid			types[2] = {INT4OID, XID8OID};
-	Datum		args[2] = {Int32GetDatum(selector_id),
-	FullTransactionIdGetDatum(GetTopFullTransactionId())};
-	int			spi_level = spi_connect();
+	const LateWriter *w = arg;
+	TransactionId holder;
+	bool		passed;
 
-	spi_execute(spi_plan(&plan,
-						 "SELECT s.name FROM model_select.selectors s WHERE s.selector_id = $1"
-						 " AND EXISTS (SELECT 1 FROM (SELECT st.ckpt_tx FROM model_select.arm_state st"
-						 "   WHERE st.selector_id = $1 ORDER BY st.arm_id FOR SHARE) c WHERE c.ckpt_tx > $2)",
-						 2, types), args, NULL, false, 0, SPI_OK_SELECT,
-				"check the checkpoints of selector %d against this transaction", selector_id);
-	if (SPI_processed > 0)
+	while (passed = checkpoint_passed(w->selector_id, &holder), TransactionIdIsValid(holder))
+		XactLockTableWait(holder, NULL, NULL, XLTW_None);
+	if (passed)
 		ereport(ERROR,
 				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 				 errmsg("this transaction is older than rewards of selector \"%s\" that are already checkpointed",
-						spi_text(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, SPI_SOLE_COLUMN)),
+						w->name),
 				 errdetail("It took its transaction id before it first routed or rewarded with the selector; rewards of later transactions have been folded since, and its own would sort before them."),
 				 errhint("Retry the transaction, and route or reward before other writes, or in a transaction of its own.")));
-	spi_finish(spi_level);
 }
 
 /*
@@ -120,13 +187,14 @@ late_writer_check(void *arg)
  * under the selector's settings lock: the late-writer check, if due.
  */
 void
-selector_check_log_writer(int32 selector_id)
+selector_check_log_writer(int32 selector_id, const char *name)
 {
 	int			k = lock_memo_find(selector_id);
+	LateWriter	w = {.selector_id = selector_id, .name = name};
 
 	if (k >= 0 && !lock_memo.check_due[k])
 		return;
-	run_as_extension_owner(late_writer_check, &selector_id);
+	run_as_extension_owner(late_writer_check, &w);
 	if (k >= 0)
 		lock_memo.check_due[k] = false;
 }

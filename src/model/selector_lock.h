@@ -23,6 +23,6 @@ extern void selector_settings_tag(struct LOCKTAG *tag, int32 selector_id);
 extern void selector_settings_lock(int32 selector_id, LOCKMODE mode);
 extern bool selector_settings_lock_if_free(int32 selector_id, LOCKMODE mode);
 extern void selector_write_lock(int32 selector_id, const char *name);
-extern void selector_check_log_writer(int32 selector_id);
+extern void selector_check_log_writer(int32 selector_id, const char *name);
 
 #endif

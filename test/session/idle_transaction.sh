@@ -13,7 +13,12 @@
 #      new transaction it succeeds;
 #   3. a transaction that routed with A first (it holds A's lock) does hold
 #      A's checkpoints back, then rewards its decision and commits: its reward
-#      is learned, in canonical order (scores equal rebuild_state's).
+#      is learned, in canonical order (scores equal rebuild_state's);
+#   4. a REPEATABLE READ transaction with an id, whose snapshot predates a
+#      checkpoint that passed it, rewards A: 40001 too (the check reads the
+#      newest checkpoints), and nothing is lost;
+#   5. a READ COMMITTED one rewards A while a checkpoint that passed it is in
+#      flight: the reward waits for it, then is refused.
 #
 # Needs PGHOST/PGPORT/PGUSER of a running cluster with model_select installed.
 set -euo pipefail
@@ -72,4 +77,38 @@ check "... which then rewards its decision and commits" \
 q -c "SELECT model_select.checkpoint('tenant_a')" >/dev/null
 check "... and everything is checkpointed once it ended" test "$(pending tenant_a)" = 0
 rebuild_checks tenant_a " (after the routing transaction)"
+
+# 4. under REPEATABLE READ the check reads the newest checkpoints, not its snapshot's
+late_refused() {  # late_refused SESSION DESC: its reward for A was refused, and nothing of it is logged
+    check "$2: 40001 naming the selector" \
+        eval "grep -q 'ERROR:  40001: this transaction is older than rewards of selector \"tenant_a\"' '$MS_WORK/$1.out' ||
+              { sed 's/^/#   /' '$MS_WORK/$1.out'; false; }"
+    check "... and every reward of A logged is learned: arm_stats.n equals the log and base" \
+        no_rows "SELECT * FROM ms_count_diff('tenant_a')"
+    rebuild_checks tenant_a " (after $1's late reward)"
+}
+session rr
+say rr '\set VERBOSITY verbose'
+say rr "BEGIN ISOLATION LEVEL REPEATABLE READ; INSERT INTO b_orders VALUES (2); SELECT count(*) FROM model_select.arm_state;"
+q -c "SELECT add_rewards('tenant_a', 10)" -c "SELECT model_select.checkpoint('tenant_a')" >/dev/null
+say rr "INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('tenant_a', 'a', ms_probe(8, 4), 0.25);"
+say rr "COMMIT;"
+close_sessions
+late_refused rr "a REPEATABLE READ transaction whose snapshot predates the checkpoint that passed it rewards A (0.3.0 before the fix logged it behind the checkpoint, never learned)"
+
+# 5. a checkpoint in flight that passed the transaction: the reward waits for it, then is refused
+session ck
+session rc
+say rc '\set VERBOSITY verbose'
+say rc "BEGIN; INSERT INTO b_orders VALUES (3);"
+q -c "SELECT add_rewards('tenant_a', 10)" >/dev/null
+say ck "BEGIN; SELECT model_select.checkpoint('tenant_a');"
+say_async rc "INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('tenant_a', 'b', ms_probe(8, 5), 0.75);"
+check "a reward of A by a transaction that a checkpoint in flight has passed waits for that checkpoint" \
+    backend_waits Lock "INSERT INTO model_select.rewards%"
+say ck "COMMIT;"
+said rc
+say rc "COMMIT;"
+close_sessions
+late_refused rc "... which commits: the reward is refused (before the fix it did not wait and was logged behind it)"
 finish
