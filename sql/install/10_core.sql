@@ -247,17 +247,17 @@ END $$;
 
 -- After what the arms learn from a row changed (alter_selector()'s settings,
 -- fit_codebook()'s centroids), under the settings lock: forget the rewards
--- absorbed into the arms' bases (retain) when they were learned under the
--- old (forget_bases), refit the cascade state, which depends on the features
--- and the reward range too, and re-derive every arm's checkpoint.  Returns
--- the rewards re-applied.
-CREATE FUNCTION model_select_internal._relearn(sid int, name text, forget_bases boolean) RETURNS bigint
+-- absorbed into the arms' bases (retain), which were learned under the old,
+-- refit the cascade state, which depends on the features and the reward
+-- range too, and re-derive every arm's checkpoint.  Returns the rewards
+-- re-applied.
+CREATE FUNCTION model_select_internal._relearn(sid int, name text) RETURNS bigint
 LANGUAGE plpgsql PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     absorbed numeric;
 BEGIN
     SELECT sum(b.n) INTO absorbed FROM model_select.arm_base b WHERE b.selector_id = sid;
-    IF absorbed IS NOT NULL AND forget_bases THEN
+    IF absorbed IS NOT NULL THEN
         RAISE NOTICE 'selector "%" re-learns from its retained log only: the % rewards its arms absorbed are forgotten', name, absorbed
             USING DETAIL = 'They were absorbed into the arms'' bases under the old settings, and are no longer in the reward log.',
                   HINT = 'Change settings before retain absorbs, or keep the log longer (retain).';
@@ -285,14 +285,18 @@ BEGIN
     -- The given settings apply over the current ones, which drop what no
     -- longer applies; a new clock wants its forgetting given again
     -- (_resolve_settings_over).
-    UPDATE model_select.selectors sel
-       SET settings = model_select_internal._resolve_settings_over(s.policy, s.kernel, _alter_selector.settings, s.dim, s.settings),
-           settings_version = sel.settings_version + 1
-     WHERE sel.selector_id = s.selector_id
-    RETURNING sel.settings INTO new_settings;
-    -- A change of anything but the log's horizon re-learns from the retained log only.
-    RETURN model_select_internal._relearn(s.selector_id, name,
-        (new_settings - 'retain' - 'decision_ttl') IS DISTINCT FROM (s.settings - 'retain' - 'decision_ttl'));
+    new_settings := model_select_internal._resolve_settings_over(s.policy, s.kernel, _alter_selector.settings, s.dim, s.settings);
+    -- The log's horizon (retain, decision_ttl) is not in what the arms learn:
+    -- changing only it keeps every checkpoint, base and published version,
+    -- so decisions still re-derive bit for bit (decision_scores()).
+    IF (new_settings - 'retain' - 'decision_ttl') = (s.settings - 'retain' - 'decision_ttl') THEN
+        UPDATE model_select.selectors sel SET settings = new_settings WHERE sel.selector_id = s.selector_id;
+        RETURN 0;
+    END IF;
+    UPDATE model_select.selectors sel SET settings = new_settings, settings_version = sel.settings_version + 1
+     WHERE sel.selector_id = s.selector_id;
+    -- Anything else re-learns from the retained log only.
+    RETURN model_select_internal._relearn(s.selector_id, name);
 END $$;
 
 CREATE FUNCTION model_select_internal._drop_selector(name text) RETURNS void
@@ -421,7 +425,7 @@ COMMENT ON FUNCTION model_select.add_arm(text, text) IS
 COMMENT ON FUNCTION model_select.create_selector(text, int, text[], text, text, jsonb, bigint) IS
 'Creates a selector with its arms and returns its selector_id. policy: one of policies() (default lin_ucb); kernel: one of the policy''s kernels there (NULL: its default_kernel; none for a policy without kernels); settings are validated and stored complete; seed drives tie-breaking and randomness.';
 COMMENT ON FUNCTION model_select.alter_selector(text, jsonb) IS
-'Merges settings into the selector''s, validates them and re-derives every arm''s state from the reward log under the new settings; returns the number of rewards re-applied. Policy, kernel and dimension cannot change.';
+'Merges settings into the selector''s, validates them and re-derives every arm''s state from the reward log under the new settings; returns the number of rewards re-applied (0 when only retain or decision_ttl changed, which keeps every state). Policy, kernel and dimension cannot change.';
 COMMENT ON FUNCTION model_select.drop_selector(text) IS
 'Deletes a selector with its arms, states, decisions, rewards and cascade data.';
 COMMENT ON FUNCTION model_select.retire_arm(text, text) IS

@@ -45,7 +45,7 @@ BEGIN
     ON CONFLICT (selector_id) DO UPDATE
        SET centroids = excluded.centroids, normalized = excluded.normalized, rows = excluded.rows,
            fitted_at = now();
-    RETURN model_select_internal._relearn(s.selector_id, name, true);
+    RETURN model_select_internal._relearn(s.selector_id, name);
 END $$;
 
 CREATE FUNCTION model_select.fit_codebook(selector text, source text, refit boolean DEFAULT true) RETURNS bigint
@@ -72,5 +72,5 @@ COMMENT ON FUNCTION model_select_internal._codebook_changed() IS
 'Internal: a written codebook voids the selector''s checkpoints (bumps settings_version).';
 COMMENT ON FUNCTION model_select_internal._lock_for_change(text) IS
 'Internal: the selector''s row, locked against concurrent changes after the reward inserts in flight (alter_selector(), fit_codebook()).';
-COMMENT ON FUNCTION model_select_internal._relearn(int, text, boolean) IS
-'Internal: after a change of what the arms learn, forgets absorbed bases (when asked), refits the cascade state and rebuilds every arm''s checkpoint.';
+COMMENT ON FUNCTION model_select_internal._relearn(int, text) IS
+'Internal: after a change of what the arms learn, forgets absorbed bases, refits the cascade state and rebuilds every arm''s checkpoint.';

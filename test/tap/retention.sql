@@ -37,7 +37,7 @@ SELECT p.name || '_' || c.label, p.name, c.settings::jsonb, c.kept
                ('selector_retain', '{"clock": "selector", "window": 30, "retain": 10}', 10),
                ('selector_retain_interval', '{"clock": "selector", "window": 30, "retain": "1 hour"}', 61)) c(label, settings, kept)
  WHERE p.forgetting @> ARRAY['window', 'discount', 'restart_every'];
-SELECT plan(16 + 5 * (SELECT count(*)::int FROM cases) + (SELECT count(*)::int FROM cases WHERE name LIKE '%_retain'));
+SELECT plan(19 + 5 * (SELECT count(*)::int FROM cases) + (SELECT count(*)::int FROM cases WHERE name LIKE '%_retain'));
 SELECT is((SELECT array_agg(policy ORDER BY policy) FROM cases WHERE name LIKE '%time_half_life'),
           ARRAY['greedy', 'lin_ucb', 'pak_ucb', 'rff_ucb'], 'the policies that forget: pak_ucb, lin_ucb, rff_ucb and greedy');
 
@@ -140,17 +140,31 @@ SELECT model_select.rebuild_state('r_lin_ucb_selector_window');
 SELECT is(pg_temp.moved('lin_ucb_selector_window', 1e-9), 0::bigint, '... and rebuild_state() gives the same (1e-9)');
 
 -- settings changes
-SELECT lives_ok($$SELECT model_select.alter_selector('r_lin_ucb_retain', '{"retain": 30}')$$,
-                'changing retain alone keeps the bases');
+DELETE FROM before WHERE policy = 'lin_ucb_retain';
+INSERT INTO before SELECT 'lin_ucb_retain', s.* FROM pg_temp.scores('lin_ucb_retain') s;
+CREATE TEMP TABLE horizon_before AS
+SELECT s.settings_version, st.arm_id, st.version FROM model_select.selectors s JOIN model_select.arm_state st USING (selector_id)
+ WHERE s.name = 'r_lin_ucb_retain';
+SELECT is(model_select.alter_selector('r_lin_ucb_retain', '{"retain": 30, "decision_ttl": "1 day"}'), 0::bigint,
+          'changing retain and decision_ttl alone re-applies no reward');
 SELECT is((SELECT count(*) FROM model_select.arm_base b JOIN model_select.selectors s USING (selector_id)
-            WHERE s.name = 'r_lin_ucb_retain'), 3::bigint, '... (three)');
-SELECT is(pg_temp.moved('lin_ucb_retain', 1e-9), 0::bigint, '... and the scores');
+            WHERE s.name = 'r_lin_ucb_retain'), 3::bigint, '... keeps the bases (three)');
+SELECT is((SELECT count(*) FROM horizon_before h JOIN model_select.arm_state st USING (arm_id)
+             JOIN model_select.selectors s USING (selector_id)
+            WHERE st.version = h.version AND st.settings_version = h.settings_version
+              AND s.settings_version = h.settings_version AND s.settings @> '{"retain": 30, "decision_ttl": 86400}'),
+          3::bigint, '... stores the new horizon and keeps settings_version and every checkpoint');
+SELECT is(pg_temp.moved('lin_ucb_retain', 0), 0::bigint, '... and the scores, to the bit');
+SELECT model_select.alter_selector('r_lin_ucb_retain', '{"retain": 10}');
+SELECT model_select.maintain('r_lin_ucb_retain');
+SELECT is(pg_temp.logged('lin_ucb_retain'), 30::bigint, '... and the next pass applies the new horizon: a retain of 10 keeps 30');
+SELECT is(pg_temp.moved('lin_ucb_retain', 0), 0::bigint, '... moving no score (to the bit)');
 SELECT model_select.alter_selector('r_lin_ucb_retain', '{"alpha": 2}');
 SELECT is((SELECT count(*) FROM model_select.arm_base b JOIN model_select.selectors s USING (selector_id)
             WHERE s.name = 'r_lin_ucb_retain'), 0::bigint,
           'another change re-learns from the retained log only (a NOTICE says so): the bases go');
-SELECT is((SELECT sum(n)::bigint FROM model_select.arm_stats WHERE selector = 'r_lin_ucb_retain'), 60::bigint,
-          '... and the arms hold the 60 retained rewards');
+SELECT is((SELECT sum(n)::bigint FROM model_select.arm_stats WHERE selector = 'r_lin_ucb_retain'), 30::bigint,
+          '... and the arms hold the 30 retained rewards');
 
 -- decision_ttl
 SELECT model_select.create_selector('r_ttl', 3, ARRAY['a0', 'a1'], 'lin_ucb', NULL, '{"decision_ttl": "1 day"}');
