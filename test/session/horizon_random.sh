@@ -1,0 +1,252 @@
+#!/usr/bin/env bash
+# The log's horizon under late feedback, seeded and random: model_select
+# preloaded, the learner serving, three sessions route, reward their own
+# decisions late (any of their decisions still without a reward, in or
+# outside the transaction that routed it), reward by arm and context, commit,
+# roll back and roll back to savepoints (READ COMMITTED and REPEATABLE READ),
+# and now and then run maintain() or checkpoint() on a selector, while
+# retain, decision_ttl and forgetting absorb and delete rows under them.
+# Selectors (3 arms, dimension 3):
+#   h_ret  lin_ucb, retain 3, decision_ttl 1 s;
+#   h_win  lin_ucb, window 12 on the selector's clock (the log bounded by it);
+#   h_dis  pak_ucb, discount 0.2 (the log bounded by 0.2^9 < 1e-6);
+#   h_bud  lin_ucb, budget with count_pending, retain 4, decision_ttl 1 s,
+#          routed with tags, rewards with costs.
+# The first three have twins (t_ret, t_win, t_dis: the same settings without
+# retain or decision_ttl, never maintained): every reward of one is copied
+# to its twin by arm and the decision's context in the same statement, and
+# a ledger row is written in that statement too, so the ledger holds exactly
+# the rewards that committed.  At the end (learner_max_lag 0, every selector
+# maintained):
+#  - per arm, arm_stats.n and n x mean_reward equal the ledger's count and
+#    sum (1e-9): no reward lost or counted twice by the absorptions;
+#  - each twin scores what its selector scores (1e-9): what was absorbed
+#    and deleted is still learnt, as if it had stayed in the log;
+#  - no reward in the log points to a deleted decision;
+#  - every decision that recorded versions re-derives bit for bit
+#    (decision_scores()), and every selector's scores equal rebuild_state()'s.
+# The errors a session may see: 42704 for a late reward of a decision that
+# decision_ttl deleted (also racing the deletion), and the documented 40001
+# for a transaction older than a checkpoint.  Ops are drawn from bash's
+# RANDOM seeded by MS_HORIZON_RANDOM_SEED (default 1),
+# MS_HORIZON_RANDOM_STEPS steps (default 300); a failure prints the seed and
+# the last statements (MS_TRACE_LINES, default 24).
+#
+# Uses the PostgreSQL binaries of PG_BINDIR, or of `pg_config --bindir`.
+set -euo pipefail
+DB=ms_session_horizon_random
+. "$(dirname "$0")/lib/own_cluster.bash"
+MS_EXTRA_CLEANUP='cluster_stop_all'
+. "$(dirname "$0")/lib/common.bash"
+export OPENBLAS_NUM_THREADS=1
+SEED=${MS_HORIZON_RANDOM_SEED:-1}
+STEPS=${MS_HORIZON_RANDOM_STEPS:-300}
+preloaded_server hrandom "$(free_port $(( ${PGPORT:-55500} + 190 )))" \
+    "model_select.learner_databases = '$DB'" "model_select.learner_naptime = '50ms'" \
+    "model_select.learner_max_lag = '1s'"
+
+ms_setup || bail "set-up failed"
+q >/dev/null <<'SQL' || bail "creating the selectors failed"
+SET client_min_messages = warning;  -- the arm's clock's NOTICE
+SELECT model_select.create_selector(name, 3, ARRAY['a', 'b', 'c'], policy, NULL, settings::jsonb)
+  FROM (VALUES ('h_ret', 'lin_ucb', '{"retain": 3, "decision_ttl": 1}'),
+               ('t_ret', 'lin_ucb', '{}'),
+               ('h_win', 'lin_ucb', '{"clock": "selector", "window": 12}'),
+               ('t_win', 'lin_ucb', '{"clock": "selector", "window": 12}'),
+               ('h_dis', 'pak_ucb', '{"discount": 0.2}'),
+               ('t_dis', 'pak_ucb', '{"discount": 0.2}'),
+               ('h_bud', 'lin_ucb', '{"budget": 0.5, "pace": 10, "pending_horizon": 30, "count_pending": true,
+                                      "retain": 4, "decision_ttl": 1}')) s(name, policy, settings);
+RESET client_min_messages;
+-- each session's decisions (in the transaction that routed them), the
+-- rewards that committed, and the twin of a selector
+CREATE TABLE ms_mine (session text, decision_id bigint);
+CREATE TABLE ms_ledger (selector text, arm text, reward float8);
+CREATE FUNCTION ms_twin(sel text) RETURNS text LANGUAGE sql IMMUTABLE AS
+$$ SELECT CASE WHEN sel IN ('h_ret', 'h_win', 'h_dis') THEN 't' || substr(sel, 2) END $$;
+-- score rows where a selector and its twin differ (ms_take's 'live' captures)
+CREATE FUNCTION ms_twin_diff(sel text) RETURNS SETOF text LANGUAGE sql AS $$
+    SELECT format('probe %s arm %s: %s vs %s', coalesce(a.probe, b.probe), coalesce(a.arm, b.arm),
+                  row(a.n, a.mean, a.width, a.ucb), row(b.n, b.mean, b.width, b.ucb))
+      FROM (SELECT * FROM ms_snap WHERE label = 'live' AND selector = sel) a
+      FULL JOIN (SELECT * FROM ms_snap WHERE label = 'live' AND selector = ms_twin(sel)) b USING (probe, arm)
+     WHERE a.arm IS NULL OR b.arm IS NULL OR a.n IS DISTINCT FROM b.n
+        OR NOT ms_close(a.mean, b.mean) OR NOT ms_close(a.width, b.width) OR NOT ms_close(a.ucb, b.ucb)
+$$;
+-- decision_scores() of every decision that recorded versions: rows where
+-- it differs from the decision's logged ucb and mean, or where it refused one
+-- (55000, counted in ms_refused) although every arm keeps the rewards it scored
+CREATE TABLE ms_refused (decision_id bigint);
+CREATE FUNCTION ms_rederive_kept() RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE
+    d record;
+    bad text;
+BEGIN
+    TRUNCATE ms_refused;
+    FOR d IN SELECT * FROM model_select.decisions WHERE versions IS NOT NULL ORDER BY decision_id LOOP
+        BEGIN
+            SELECT format('decision %s (%s, versions %s): ucb %s vs %s, mean %s vs %s', d.decision_id, a.selector_id,
+                          d.versions, d.score, r.ucb, d.mean, r.mean)
+              INTO bad
+              FROM model_select.decision_scores(d.decision_id) r
+              JOIN model_select.arms a ON a.name = r.arm AND a.arm_id = d.arm_id
+             WHERE NOT (r.ucb IS NOT DISTINCT FROM d.score AND r.mean IS NOT DISTINCT FROM d.mean);
+            IF bad IS NOT NULL THEN
+                RETURN NEXT bad;
+            END IF;
+        EXCEPTION WHEN object_not_in_prerequisite_state THEN
+            INSERT INTO ms_refused VALUES (d.decision_id);
+            IF NOT EXISTS (SELECT FROM model_select.arms a JOIN model_select.arm_base b USING (arm_id)
+                            WHERE a.selector_id = d.selector_id AND d.versions[a.ordinal] < b.n) THEN
+                RETURN NEXT format('decision %s refused though its arms keep what it scored', d.decision_id);
+            END IF;
+        END;
+    END LOOP;
+END $$;
+SQL
+check "the learner serves $DB" wait_for "the learner's first pass" \
+    "SELECT running AND last_pass IS NOT NULL FROM model_select.learner WHERE database = '$DB'"
+
+SELS=(h_ret h_win h_dis h_bud)
+SESSIONS=(a b c)
+declare -A IN_TX SAVEPOINTS
+for s in "${SESSIONS[@]}"; do session "$s"; IN_TX[$s]=0 SAVEPOINTS[$s]=0; done
+TRACE="" ALTERS=0
+DUPLICATE="duplicate key value violates unique constraint"
+# (RANDOM is drawn in this shell only, never in a subshell, so that a seed replays)
+context() { CTX="ARRAY[$((RANDOM % 19 - 9)) * 0.1, $((RANDOM % 19 - 9)) * 0.1, 0.5]::float8[]"; }
+# A reward (the SELECT list of the rewards' columns COLS from FROM) logged in
+# one statement with its twin's copy, in the same order (a discount weighs
+# by it), and its ledger row.
+reward_sql() {  # reward_sql COLS SELECT FROM
+    echo "WITH r AS (INSERT INTO model_select.rewards($1) SELECT $2 FROM $3
+                     RETURNING selector, arm, decision_id, context, reward, cost, seq),
+               t AS (INSERT INTO model_select.rewards(selector, arm, context, reward, cost)
+                     SELECT ms_twin(r.selector), r.arm, coalesce(r.context, d.context, d.context_real::float8[]),
+                            r.reward, r.cost
+                       FROM r LEFT JOIN model_select.decisions d USING (decision_id)
+                      WHERE ms_twin(r.selector) IS NOT NULL ORDER BY r.seq)
+          INSERT INTO ms_ledger SELECT selector, arm, reward FROM r;"
+}
+value() { VAL="$((RANDOM % 11)) * 0.1"; COST="$((RANDOM % 3)) * 0.5"; }
+routes() {  # routes SESSION: route a selector (h_bud with a tag or none), keep the decision as the session's
+    local sel=${SELS[$((RANDOM % 4))]} tags=NULL
+    context
+    [ "$sel" != h_bud ] || tags=$(echo "NULL ARRAY['x'] ARRAY['y'] ARRAY['x','y']" | cut -d' ' -f$((RANDOM % 4 + 1)))
+    say_traced "$1" "INSERT INTO ms_mine SELECT '$1', decision_id FROM model_select.route('$sel', $CTX, tags => $tags);"
+}
+late_reward() {  # late_reward SESSION: reward one of the session's decisions that has none (maybe deleted since)
+    local k=$((RANDOM % 4))
+    value
+    say_traced "$1" "$(reward_sql "decision_id, reward, cost" "m.decision_id, $VAL, $COST" \
+        "(SELECT decision_id FROM ms_mine m WHERE session = '$1' AND NOT EXISTS
+            (SELECT FROM model_select.rewards r WHERE r.decision_id = m.decision_id)
+           ORDER BY decision_id DESC OFFSET $((k * k)) LIMIT 1) m")"
+}
+dup_reward() {  # dup_reward SESSION: a second reward of one of the session's rewarded decisions (23505 or 42704)
+    value
+    say_traced "$1" "$(reward_sql "decision_id, reward, cost" "m.decision_id, $VAL, $COST" \
+        "(SELECT decision_id FROM ms_mine m WHERE session = '$1' AND EXISTS
+            (SELECT FROM model_select.rewards r WHERE r.decision_id = m.decision_id)
+           ORDER BY decision_id DESC OFFSET $((RANDOM % 3)) LIMIT 1) m")"
+}
+arm_rewards() {  # arm_rewards SESSION: 1-8 rewards by arm and context in one statement
+    local sel=${SELS[$((RANDOM % 4))]} n=$((RANDOM % 8 + 1)) u=$((RANDOM % 97)) v=$((RANDOM % 89))
+    say_traced "$1" "$(reward_sql "selector, arm, context, reward, cost" \
+        "'$sel', (ARRAY['a', 'b', 'c'])[1 + (g * $u) % 3],
+         ARRAY[round(sin(g * $u)::numeric, 1), round(cos(g * $v)::numeric, 1), 0.5]::float8[],
+         ((g * $v) % 11) * 0.1, (g % 3) * 0.5" "generate_series(1, $n) g")"
+}
+housekeeping() {  # housekeeping SESSION (outside a transaction): maintain() or checkpoint() one selector
+    local sel=${SELS[$((RANDOM % 4))]}
+    if [ $((RANDOM % 3)) = 0 ]; then say_traced "$1" "SELECT model_select.checkpoint('$sel');"
+    else say_traced "$1" "SELECT model_select.maintain('$sel');"
+    fi
+}
+idle() { [ "${IN_TX[a]}${IN_TX[b]}${IN_TX[c]}" = 000 ]; }
+alter_horizon() {  # with no transaction open (it waits for them): h_ret's retain or h_bud's decision_ttl changes
+    if [ $((RANDOM % 2)) = 0 ]; then
+        q -c "SELECT model_select.alter_selector('h_ret', '{\"retain\": $((RANDOM % 4 + 2))}')" >/dev/null
+    else
+        q -c "SELECT model_select.alter_selector('h_bud', '{\"decision_ttl\": $((RANDOM % 2 + 1))}')" >/dev/null
+    fi
+    TRACE="$(printf '%s\n%s' "$TRACE" "(alter_selector)")"
+    ALTERS=$((ALTERS + 1))
+}
+step() {  # step SESSION: one op drawn for it
+    local s=$1 r=$((RANDOM % 100))
+    if [ $r -lt 3 ] && idle; then alter_horizon; return; fi
+    if [ "${IN_TX[$s]}" = 0 ]; then
+        if [ $r -lt 30 ]; then
+            say_traced "$s" "BEGIN ISOLATION LEVEL $([ $((RANDOM % 3)) = 0 ] && echo 'REPEATABLE READ' || echo 'READ COMMITTED');"
+            IN_TX[$s]=1
+        elif [ $r -lt 55 ]; then routes "$s"
+        elif [ $r -lt 72 ]; then late_reward "$s"
+        elif [ $r -lt 75 ]; then dup_reward "$s"
+        elif [ $r -lt 85 ]; then arm_rewards "$s"
+        else housekeeping "$s"
+        fi
+        return
+    fi
+    if [ $r -lt 30 ]; then routes "$s"
+    elif [ $r -lt 47 ]; then late_reward "$s"
+    elif [ $r -lt 50 ]; then dup_reward "$s"
+    elif [ $r -lt 58 ]; then arm_rewards "$s"
+    elif [ $r -lt 64 ]; then say_traced "$s" "SAVEPOINT sp;"; SAVEPOINTS[$s]=$((SAVEPOINTS[$s] + 1))
+    elif [ $r -lt 70 ] && [ "${SAVEPOINTS[$s]}" -gt 0 ]; then say_traced "$s" "ROLLBACK TO SAVEPOINT sp;"
+    elif [ $r -lt 93 ]; then say_traced "$s" "COMMIT;"; IN_TX[$s]=0 SAVEPOINTS[$s]=0
+    else say_traced "$s" "ROLLBACK;"; IN_TX[$s]=0 SAVEPOINTS[$s]=0
+    fi
+}
+
+RANDOM=$SEED
+for STEP in $(seq 1 "$STEPS"); do
+    if ! step "${SESSIONS[$((RANDOM % 3))]}"; then
+        echo "# seed $SEED, step $STEP: a session did not answer; the last statements:"
+        printf '%s\n' "$TRACE" | sed 's/^/#   /'
+        bail "seed $SEED, step $STEP"
+    fi
+done
+for s in "${SESSIONS[@]}"; do [ "${IN_TX[$s]}" = 0 ] || say "$s" "COMMIT;"; done
+q -c "ALTER SYSTEM SET model_select.learner_max_lag = 0" -c "SELECT pg_reload_conf()" >/dev/null
+for sel in "${SELS[@]}"; do q -c "SELECT model_select.maintain('$sel')" >/dev/null; done
+
+STATS="$(q -c "SELECT (SELECT count(*) FROM ms_ledger) || ' rewards, '
+                      || (SELECT string_agg(s.name || ' ' || b.n, ', ' ORDER BY s.name)
+                            FROM (SELECT selector_id, sum(n) AS n FROM model_select.arm_base GROUP BY 1) b
+                            JOIN model_select.selectors s USING (selector_id)) || ' absorbed, '
+                      || (SELECT count(*) FROM ms_mine) || ' decisions routed, '
+                      || (SELECT count(*) FROM ms_mine m WHERE NOT EXISTS
+                            (SELECT FROM model_select.decisions d WHERE d.decision_id = m.decision_id)) || ' deleted'")"
+seen() { cat "$MS_WORK"/[abc].out | grep -c -E "$1" || true; }
+echo "# seed $SEED: $STATS, $(seen 'ERROR: +decision [0-9]+ does not exist') late rewards refused, $ALTERS alter_selector() calls"
+check "seed $SEED: the horizon absorbed rewards of three selectors or more and deleted decisions" \
+    is_true "SELECT (SELECT count(DISTINCT selector_id) FROM model_select.arm_base WHERE n > 0) >= 3
+                AND EXISTS (SELECT FROM ms_mine m WHERE NOT EXISTS
+                              (SELECT FROM model_select.decisions d WHERE d.decision_id = m.decision_id))"
+check "seed $SEED: per arm, arm_stats.n and n × mean_reward equal the ledger's count and sum (1e-9)" \
+    no_rows "SELECT st.selector || '/' || st.arm || ': ' || st.n || ' ' || coalesce(st.n * st.mean_reward, 0)
+                    || ' vs ' || coalesce(l.n, 0) || ' ' || coalesce(l.s, 0)
+               FROM model_select.arm_stats st
+               LEFT JOIN (SELECT selector, arm, count(*) AS n, sum(reward) AS s FROM ms_ledger GROUP BY 1, 2) l
+                      USING (selector, arm)
+              WHERE st.selector LIKE 'h\\_%'
+                AND (st.n <> coalesce(l.n, 0) OR NOT ms_close(coalesce(st.n * st.mean_reward, 0), coalesce(l.s, 0)))"
+check "seed $SEED: no reward in the log points to a deleted decision" \
+    no_rows "SELECT reward_id FROM model_select.rewards r WHERE decision_id IS NOT NULL
+                AND NOT EXISTS (SELECT FROM model_select.decisions d WHERE d.decision_id = r.decision_id)"
+for sel in h_ret h_win h_dis; do
+    q -c "SELECT ms_take('live', '$sel')" -c "SELECT ms_take('live', ms_twin('$sel'))" >/dev/null
+    check "seed $SEED: $sel scores what its twin, never maintained, scores (1e-9)" \
+        no_rows "SELECT * FROM ms_twin_diff('$sel')"
+done
+REFUSED=$(q -c "SELECT count(*) FROM ms_rederive_kept()" -c "SELECT count(*) FROM ms_refused" | tail -n 1)
+check "seed $SEED: every decision that recorded versions re-derives its chosen arm's ucb and mean bit for bit, but for $REFUSED whose scored rewards were absorbed (55000)" \
+    no_rows "SELECT * FROM ms_rederive_kept()"
+for sel in "${SELS[@]}"; do rebuild_checks "$sel"; done
+close_sessions
+ERRORS=$(other_errors a b c | grep -v -E "ERROR: +decision [0-9]+ does not exist|$DUPLICATE" || true)
+check "no session saw another error than 42704 for a deleted decision, 23505 for a second reward ($(seen "$DUPLICATE")) and the documented 40001 ($(late_writer_refusals a b c))" \
+    test -z "$ERRORS"
+[ -z "$ERRORS" ] || printf '%s\n' "$ERRORS" | head -n 5 | sed 's/^/#   /'
+finish
