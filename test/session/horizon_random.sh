@@ -6,6 +6,9 @@
 # roll back and roll back to savepoints (READ COMMITTED and REPEATABLE READ),
 # and now and then run maintain() or checkpoint() on a selector, while
 # retain, decision_ttl and forgetting absorb and delete rows under them.
+# A transaction may first take its id with an unrelated write (then a
+# checkpoint may pass it before it rewards: the late writer), and may end in
+# PREPARE TRANSACTION, committed or rolled back later by any session.
 # Selectors (3 arms, dimension 3):
 #   h_ret  lin_ucb, retain 3, decision_ttl 1 s;
 #   h_win  lin_ucb, window 12 on the selector's clock (the log bounded by it);
@@ -43,7 +46,7 @@ SEED=${MS_HORIZON_RANDOM_SEED:-1}
 STEPS=${MS_HORIZON_RANDOM_STEPS:-300}
 preloaded_server hrandom "$(free_port $(( ${PGPORT:-55500} + 190 )))" \
     "model_select.learner_databases = '$DB'" "model_select.learner_naptime = '50ms'" \
-    "model_select.learner_max_lag = '1s'"
+    "model_select.learner_max_lag = '1s'" "max_prepared_transactions = 8"
 
 ms_setup || bail "set-up failed"
 q >/dev/null <<'SQL' || bail "creating the selectors failed"
@@ -61,6 +64,7 @@ RESET client_min_messages;
 -- each session's decisions (in the transaction that routed them), the
 -- rewards that committed, and the twin of a selector
 CREATE TABLE ms_mine (session text, decision_id bigint);
+CREATE TABLE ms_scratch (session text);
 CREATE TABLE ms_ledger (selector text, arm text, reward float8);
 CREATE FUNCTION ms_twin(sel text) RETURNS text LANGUAGE sql IMMUTABLE AS
 $$ SELECT CASE WHEN sel IN ('h_ret', 'h_win', 'h_dis') THEN 't' || substr(sel, 2) END $$;
@@ -111,7 +115,7 @@ SELS=(h_ret h_win h_dis h_bud)
 SESSIONS=(a b c)
 declare -A IN_TX SAVEPOINTS
 for s in "${SESSIONS[@]}"; do session "$s"; IN_TX[$s]=0 SAVEPOINTS[$s]=0; done
-TRACE="" ALTERS=0
+TRACE="" ALTERS=0 PREPARED=() RESOLVED=0
 DUPLICATE="duplicate key value violates unique constraint"
 # (RANDOM is drawn in this shell only, never in a subshell, so that a seed replays)
 context() { CTX="ARRAY[$((RANDOM % 19 - 9)) * 0.1, $((RANDOM % 19 - 9)) * 0.1, 0.5]::float8[]"; }
@@ -138,10 +142,11 @@ routes() {  # routes SESSION: route a selector (h_bud with a tag or none), keep 
 late_reward() {  # late_reward SESSION: reward one of the session's decisions that has none (maybe deleted since)
     local k=$((RANDOM % 4))
     value
+    # (one that a prepared transaction of the session rewarded is locked: skipped)
     say_traced "$1" "$(reward_sql "decision_id, reward, cost" "m.decision_id, $VAL, $COST" \
         "(SELECT decision_id FROM ms_mine m WHERE session = '$1' AND NOT EXISTS
             (SELECT FROM model_select.rewards r WHERE r.decision_id = m.decision_id)
-           ORDER BY decision_id DESC OFFSET $((k * k)) LIMIT 1) m")"
+           ORDER BY decision_id DESC OFFSET $((k * k)) LIMIT 1 FOR UPDATE SKIP LOCKED) m")"
 }
 dup_reward() {  # dup_reward SESSION: a second reward of one of the session's rewarded decisions (23505 or 42704)
     value
@@ -163,7 +168,21 @@ housekeeping() {  # housekeeping SESSION (outside a transaction): maintain() or 
     else say_traced "$1" "SELECT model_select.maintain('$sel');"
     fi
 }
-idle() { [ "${IN_TX[a]}${IN_TX[b]}${IN_TX[c]}" = 000 ]; }
+idle() { [ "${IN_TX[a]}${IN_TX[b]}${IN_TX[c]}" = 000 ] && [ ${#PREPARED[@]} = 0 ]; }
+prepare() {  # prepare SESSION: PREPARE TRANSACTION, kept to be resolved later by any session
+    local gid=hr_$STEP
+    say_traced "$1" "PREPARE TRANSACTION '$gid';"
+    IN_TX[$1]=0 SAVEPOINTS[$1]=0
+    # (a transaction an error aborted is rolled back instead)
+    [ "$(q -c "SELECT count(*) FROM pg_prepared_xacts WHERE gid = '$gid'")" = 0 ] || PREPARED+=("$gid")
+}
+resolve() {  # resolve SESSION: commit (3 in 4) or roll back a prepared transaction
+    local k=$((RANDOM % ${#PREPARED[@]})) how
+    how=$([ $((RANDOM % 4)) = 0 ] && echo ROLLBACK || echo COMMIT)
+    say_traced "$1" "$how PREPARED '${PREPARED[$k]}';"
+    RESOLVED=$((RESOLVED + 1))
+    PREPARED=("${PREPARED[@]:0:$k}" "${PREPARED[@]:$((k + 1))}")
+}
 alter_horizon() {  # with no transaction open (it waits for them): h_ret's retain or h_bud's decision_ttl changes
     if [ $((RANDOM % 2)) = 0 ]; then
         q -c "SELECT model_select.alter_selector('h_ret', '{\"retain\": $((RANDOM % 4 + 2))}')" >/dev/null
@@ -180,21 +199,24 @@ step() {  # step SESSION: one op drawn for it
         if [ $r -lt 30 ]; then
             say_traced "$s" "BEGIN ISOLATION LEVEL $([ $((RANDOM % 3)) = 0 ] && echo 'REPEATABLE READ' || echo 'READ COMMITTED');"
             IN_TX[$s]=1
-        elif [ $r -lt 55 ]; then routes "$s"
-        elif [ $r -lt 72 ]; then late_reward "$s"
-        elif [ $r -lt 75 ]; then dup_reward "$s"
-        elif [ $r -lt 85 ]; then arm_rewards "$s"
+        elif [ $r -lt 52 ]; then routes "$s"
+        elif [ $r -lt 68 ]; then late_reward "$s"
+        elif [ $r -lt 71 ]; then dup_reward "$s"
+        elif [ $r -lt 81 ]; then arm_rewards "$s"
+        elif [ $r -lt 89 ] && [ ${#PREPARED[@]} -gt 0 ]; then resolve "$s"
         else housekeeping "$s"
         fi
         return
     fi
     if [ $r -lt 30 ]; then routes "$s"
-    elif [ $r -lt 47 ]; then late_reward "$s"
-    elif [ $r -lt 50 ]; then dup_reward "$s"
-    elif [ $r -lt 58 ]; then arm_rewards "$s"
-    elif [ $r -lt 64 ]; then say_traced "$s" "SAVEPOINT sp;"; SAVEPOINTS[$s]=$((SAVEPOINTS[$s] + 1))
+    elif [ $r -lt 45 ]; then late_reward "$s"
+    elif [ $r -lt 48 ]; then dup_reward "$s"
+    elif [ $r -lt 56 ]; then arm_rewards "$s"
+    elif [ $r -lt 60 ]; then say_traced "$s" "INSERT INTO ms_scratch VALUES ('$s');"  # an id before the selectors
+    elif [ $r -lt 65 ]; then say_traced "$s" "SAVEPOINT sp;"; SAVEPOINTS[$s]=$((SAVEPOINTS[$s] + 1))
     elif [ $r -lt 70 ] && [ "${SAVEPOINTS[$s]}" -gt 0 ]; then say_traced "$s" "ROLLBACK TO SAVEPOINT sp;"
-    elif [ $r -lt 93 ]; then say_traced "$s" "COMMIT;"; IN_TX[$s]=0 SAVEPOINTS[$s]=0
+    elif [ $r -lt 86 ]; then say_traced "$s" "COMMIT;"; IN_TX[$s]=0 SAVEPOINTS[$s]=0
+    elif [ $r -lt 93 ] && [ ${#PREPARED[@]} -lt 4 ]; then prepare "$s"
     else say_traced "$s" "ROLLBACK;"; IN_TX[$s]=0 SAVEPOINTS[$s]=0
     fi
 }
@@ -208,6 +230,7 @@ for STEP in $(seq 1 "$STEPS"); do
     fi
 done
 for s in "${SESSIONS[@]}"; do [ "${IN_TX[$s]}" = 0 ] || say "$s" "COMMIT;"; done
+for gid in "${PREPARED[@]}"; do q -c "COMMIT PREPARED '$gid'" >/dev/null; done
 q -c "ALTER SYSTEM SET model_select.learner_max_lag = 0" -c "SELECT pg_reload_conf()" >/dev/null
 for sel in "${SELS[@]}"; do q -c "SELECT model_select.maintain('$sel')" >/dev/null; done
 
@@ -219,7 +242,7 @@ STATS="$(q -c "SELECT (SELECT count(*) FROM ms_ledger) || ' rewards, '
                       || (SELECT count(*) FROM ms_mine m WHERE NOT EXISTS
                             (SELECT FROM model_select.decisions d WHERE d.decision_id = m.decision_id)) || ' deleted'")"
 seen() { cat "$MS_WORK"/[abc].out | grep -c -E "$1" || true; }
-echo "# seed $SEED: $STATS, $(seen 'ERROR: +decision [0-9]+ does not exist') late rewards refused, $ALTERS alter_selector() calls"
+echo "# seed $SEED: $STATS, $(seen 'ERROR: +decision [0-9]+ does not exist') late rewards refused, $ALTERS alter_selector() calls, $RESOLVED prepared transactions resolved by a session"
 check "seed $SEED: the horizon absorbed rewards of three selectors or more and deleted decisions" \
     is_true "SELECT (SELECT count(DISTINCT selector_id) FROM model_select.arm_base WHERE n > 0) >= 3
                 AND EXISTS (SELECT FROM ms_mine m WHERE NOT EXISTS
@@ -245,7 +268,9 @@ check "seed $SEED: every decision that recorded versions re-derives its chosen a
     no_rows "SELECT * FROM ms_rederive_kept()"
 for sel in "${SELS[@]}"; do rebuild_checks "$sel"; done
 close_sessions
-ERRORS=$(other_errors a b c | grep -v -E "ERROR: +decision [0-9]+ does not exist|$DUPLICATE" || true)
+# (a SAVEPOINT after an error had aborted the transaction was not made, so a
+# ROLLBACK TO it finds none)
+ERRORS=$(other_errors a b c | grep -v -E "ERROR: +decision [0-9]+ does not exist|$DUPLICATE|savepoint \"sp\" does not exist" || true)
 check "no session saw another error than 42704 for a deleted decision, 23505 for a second reward ($(seen "$DUPLICATE")) and the documented 40001 ($(late_writer_refusals a b c))" \
     test -z "$ERRORS"
 [ -z "$ERRORS" ] || printf '%s\n' "$ERRORS" | head -n 5 | sed 's/^/#   /'
