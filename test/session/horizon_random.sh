@@ -232,6 +232,12 @@ done
 for s in "${SESSIONS[@]}"; do [ "${IN_TX[$s]}" = 0 ] || say "$s" "COMMIT;"; done
 for gid in "${PREPARED[@]}"; do q -c "COMMIT PREPARED '$gid'" >/dev/null; done
 q -c "ALTER SYSTEM SET model_select.learner_max_lag = 0" -c "SELECT pg_reload_conf()" >/dev/null
+# (the final passes delete decisions past decision_ttl, however fast the steps ran)
+wait_for "h_ret's oldest decision without a reward to be older than its decision_ttl" \
+    "SELECT coalesce(min(d.created_at) < now() - interval '1.5 s', true)
+       FROM model_select.decisions d JOIN model_select.selectors s USING (selector_id)
+      WHERE s.name = 'h_ret' AND NOT EXISTS (SELECT FROM model_select.rewards r WHERE r.decision_id = d.decision_id)" ||
+    bail "seed $SEED: waiting for decisions to expire"
 for sel in "${SELS[@]}"; do q -c "SELECT model_select.maintain('$sel')" >/dev/null; done
 
 STATS="$(q -c "SELECT (SELECT count(*) FROM ms_ledger) || ' rewards, '
