@@ -9,7 +9,6 @@
 #include "access/multixact.h"
 #include "access/stratnum.h"
 #include "access/xact.h"
-#include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"

@@ -36,6 +36,10 @@ CREATE FUNCTION add_rewards(sel text, n int) RETURNS void LANGUAGE sql AS $$
 $$;
 SQL
 pending() { q -c "SELECT sum(pending) FROM model_select.arm_stats WHERE selector = '$1'"; }
+refused_late() {  # refused_late SESSION: its output has the late writer's 40001 for A
+    grep -q 'ERROR:  40001: this transaction is older than rewards of selector "tenant_a"' "$MS_WORK/$1.out" ||
+        { sed 's/^/#   /' "$MS_WORK/$1.out"; false; }
+}
 
 # 1. an idle transaction of tenant B, with an id
 session idle_b
@@ -55,9 +59,7 @@ say idle_b "INSERT INTO model_select.rewards(selector, arm, context, reward) VAL
 say idle_b "ROLLBACK;"
 say idle_b "BEGIN; INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('tenant_a', 'a', ms_probe(8, 2), 0.5); COMMIT;"
 close_sessions
-check "the idle transaction's late reward for A: 40001 naming the selector" \
-    eval "grep -q 'ERROR:  40001: this transaction is older than rewards of selector \"tenant_a\"' '$MS_WORK/idle_b.out' ||
-          { sed 's/^/#   /' '$MS_WORK/idle_b.out'; false; }"
+check "the idle transaction's late reward for A: 40001 naming the selector" refused_late idle_b
 check "... and retried in a new transaction it is logged" \
     is_true "SELECT count(*) = 301 FROM model_select.rewards r JOIN model_select.selectors s USING (selector_id)
               WHERE s.name = 'tenant_a'"
@@ -80,9 +82,7 @@ rebuild_checks tenant_a " (after the routing transaction)"
 
 # 4. under REPEATABLE READ the check reads the newest checkpoints, not its snapshot's
 late_refused() {  # late_refused SESSION DESC: its reward for A was refused, and nothing of it is logged
-    check "$2: 40001 naming the selector" \
-        eval "grep -q 'ERROR:  40001: this transaction is older than rewards of selector \"tenant_a\"' '$MS_WORK/$1.out' ||
-              { sed 's/^/#   /' '$MS_WORK/$1.out'; false; }"
+    check "$2: 40001 naming the selector" refused_late "$1"
     check "... and every reward of A logged is learned: arm_stats.n equals the log and base" \
         no_rows "SELECT * FROM ms_count_diff('tenant_a')"
     rebuild_checks tenant_a " (after $1's late reward)"
