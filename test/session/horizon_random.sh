@@ -10,7 +10,10 @@
 # checkpoint may pass it before it rewards: the late writer), and may end in
 # PREPARE TRANSACTION, committed or rolled back later by any session.
 # Decisions are logged by route() and by route_batch(log => true) (1-5
-# rows, tags too).  Selectors (3 arms, dimension 3):
+# rows, tags too).  Arms b, c and a new d of a selector and its twin are
+# retired and added (back) in one statement (under a lock_timeout: one
+# session's change waiting for another's gets 55P03); rewards by arm go to
+# the active ones.  Selectors (3 arms, dimension 3):
 #   h_ret  lin_ucb, retain 3, decision_ttl 1 s;
 #   h_win  lin_ucb, window 12 on the selector's clock (the log bounded by it);
 #   h_dis  pak_ucb, discount 0.2 (the log bounded by 0.2^9 < 1e-6);
@@ -33,8 +36,10 @@
 #    rebuild_state()'s.
 # The errors a session may see: 42704 for a late reward of a decision that
 # decision_ttl deleted (also racing the deletion; 40001 under REPEATABLE READ
-# when the snapshot still shows it), 23505 for a second reward, and the
-# documented 40001 for a transaction older than a checkpoint.  Ops are drawn from bash's
+# when the snapshot still shows it), 23505 for a second reward, 55000 for a
+# reward of a retired arm, 55P03, 42710 or 40001 for an arm change racing
+# another, and the documented 40001 for a transaction older than a
+# checkpoint.  Ops are drawn from bash's
 # RANDOM seeded by MS_HORIZON_RANDOM_SEED (default 1),
 # MS_HORIZON_RANDOM_STEPS steps (default 300); a failure prints the seed and
 # the last statements (MS_TRACE_LINES, default 24).
@@ -69,6 +74,10 @@ RESET client_min_messages;
 -- rewards that committed, and the twin of a selector
 CREATE TABLE ms_mine (session text, decision_id bigint, batch boolean DEFAULT false);
 CREATE TABLE ms_scratch (session text);
+-- the active arms of a selector
+CREATE FUNCTION ms_active(sel text, OUT arms text[]) LANGUAGE sql AS
+$$ SELECT array_agg(a.name ORDER BY a.ordinal) FROM model_select.arms a JOIN model_select.selectors s USING (selector_id)
+    WHERE s.name = sel AND a.active $$;
 CREATE TABLE ms_ledger (selector text, arm text, reward float8);
 CREATE FUNCTION ms_twin(sel text) RETURNS text LANGUAGE sql IMMUTABLE AS
 $$ SELECT CASE WHEN sel IN ('h_ret', 'h_win', 'h_dis') THEN 't' || substr(sel, 2) END $$;
@@ -171,9 +180,24 @@ dup_reward() {  # dup_reward SESSION: a second reward of one of the session's re
 arm_rewards() {  # arm_rewards SESSION: 1-8 rewards by arm and context in one statement
     local sel=${SELS[$((RANDOM % 4))]} n=$((RANDOM % 8 + 1)) u=$((RANDOM % 97)) v=$((RANDOM % 89))
     say_traced "$1" "$(reward_sql "selector, arm, context, reward, cost" \
-        "'$sel', (ARRAY['a', 'b', 'c'])[1 + (g * $u) % 3],
+        "'$sel', act.arms[1 + (g * $u) % cardinality(act.arms)],
          ARRAY[round(sin(g * $u)::numeric, 1), round(cos(g * $v)::numeric, 1), 0.5]::float8[],
-         ((g * $v) % 11) * 0.1, (g % 3) * 0.5" "generate_series(1, $n) g")"
+         ((g * $v) % 11) * 0.1, (g % 3) * 0.5" "generate_series(1, $n) g, ms_active('$sel') act")"
+}
+arm_change() {  # arm_change SESSION: b, c or d of a selector and its twin retired, or added (back)
+    local sel=${SELS[$((RANDOM % 4))]} arm=$(echo "b c d" | cut -d' ' -f$((RANDOM % 3 + 1))) change
+    if [ $((RANDOM % 2)) = 0 ]; then
+        change="model_select.retire_arm(s.name, '$arm') FROM model_select.selectors s
+                  JOIN model_select.arms a USING (selector_id) WHERE a.name = '$arm' AND a.active"
+    else
+        change="model_select.add_arm(s.name, '$arm') FROM model_select.selectors s
+                 WHERE NOT EXISTS (SELECT FROM model_select.arms a
+                                    WHERE a.selector_id = s.selector_id AND a.name = '$arm' AND a.active)"
+    fi
+    # (another session's change of the selector in flight: 55P03 rather than a driver waiting for it)
+    say_traced "$1" "SET lock_timeout = '300ms';
+        SELECT $change AND s.name IN ('$sel', ms_twin('$sel')) ORDER BY s.name;
+        RESET lock_timeout;"
 }
 housekeeping() {  # housekeeping SESSION (outside a transaction): maintain() or checkpoint() one selector
     local sel=${SELS[$((RANDOM % 4))]}
@@ -216,7 +240,8 @@ step() {  # step SESSION: one op drawn for it
         elif [ $r -lt 52 ]; then batch_routes "$s"
         elif [ $r -lt 68 ]; then late_reward "$s"
         elif [ $r -lt 71 ]; then dup_reward "$s"
-        elif [ $r -lt 81 ]; then arm_rewards "$s"
+        elif [ $r -lt 79 ]; then arm_rewards "$s"
+        elif [ $r -lt 83 ]; then arm_change "$s"
         elif [ $r -lt 89 ] && [ ${#PREPARED[@]} -gt 0 ]; then resolve "$s"
         else housekeeping "$s"
         fi
@@ -226,7 +251,8 @@ step() {  # step SESSION: one op drawn for it
     elif [ $r -lt 30 ]; then batch_routes "$s"
     elif [ $r -lt 45 ]; then late_reward "$s"
     elif [ $r -lt 48 ]; then dup_reward "$s"
-    elif [ $r -lt 56 ]; then arm_rewards "$s"
+    elif [ $r -lt 54 ]; then arm_rewards "$s"
+    elif [ $r -lt 56 ]; then arm_change "$s"
     elif [ $r -lt 60 ]; then say_traced "$s" "INSERT INTO ms_scratch VALUES ('$s');"  # an id before the selectors
     elif [ $r -lt 65 ]; then say_traced "$s" "SAVEPOINT sp;"; SAVEPOINTS[$s]=$((SAVEPOINTS[$s] + 1))
     elif [ $r -lt 70 ] && [ "${SAVEPOINTS[$s]}" -gt 0 ]; then say_traced "$s" "ROLLBACK TO SAVEPOINT sp;"
@@ -261,6 +287,11 @@ STATS="$(q -c "SELECT (SELECT count(*) FROM ms_ledger) || ' rewards, '
                             JOIN model_select.selectors s USING (selector_id)) || ' absorbed, '
                       || (SELECT count(*) || ' decisions routed (' || count(*) FILTER (WHERE batch)
                                  || ' by route_batch), ' FROM ms_mine)
+                      || (SELECT 'arms at the end ' || string_agg(n || ' ' || a, ', ' ORDER BY n) || ', '
+                            FROM (SELECT s.name AS n, string_agg(a.name || CASE WHEN a.active THEN '' ELSE '-' END, ''
+                                                                 ORDER BY a.ordinal) AS a
+                                    FROM model_select.arms a JOIN model_select.selectors s USING (selector_id)
+                                   WHERE s.name LIKE 'h\_%' GROUP BY 1) q)
                       || (SELECT count(*) FROM ms_mine m WHERE NOT EXISTS
                             (SELECT FROM model_select.decisions d WHERE d.decision_id = m.decision_id)) || ' deleted'")"
 seen() { cat "$MS_WORK"/[abc].out | grep -c -E "$1" || true; }
@@ -293,9 +324,11 @@ close_sessions
 # (a SAVEPOINT after an error had aborted the transaction was not made, so a
 # ROLLBACK TO it finds none)
 DELETED_RR="could not serialize access due to concurrent delete of decision"
+RETIRED="arm \"[a-d]\" of selector \"h_[a-z]+\" is retired"
+ARM_RACE="canceling statement due to lock timeout|already has an active arm|could not serialize access due to concurrent update"
 ERRORS=$(other_errors a b c |
-    grep -v -E "ERROR: +decision [0-9]+ does not exist|$DELETED_RR|$DUPLICATE|savepoint \"sp\" does not exist" || true)
-check "no session saw another error than 42704 for a deleted decision (40001 under REPEATABLE READ: $(seen "$DELETED_RR")), 23505 for a second reward ($(seen "$DUPLICATE")) and the late writer's 40001 ($(late_writer_refusals a b c))" \
+    grep -v -E "ERROR: +decision [0-9]+ does not exist|$DELETED_RR|$DUPLICATE|$RETIRED|$ARM_RACE|savepoint \"sp\" does not exist" || true)
+check "no session saw another error than 42704 for a deleted decision (40001 under REPEATABLE READ: $(seen "$DELETED_RR")), 23505 for a second reward ($(seen "$DUPLICATE")), 55000 for a retired arm ($(seen "$RETIRED")), an arm change racing another ($(seen "$ARM_RACE")) and the late writer's 40001 ($(late_writer_refusals a b c))" \
     test -z "$ERRORS"
 [ -z "$ERRORS" ] || printf '%s\n' "$ERRORS" | head -n 5 | sed 's/^/#   /'
 finish
