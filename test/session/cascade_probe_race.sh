@@ -12,10 +12,7 @@
 # cascade_refit took the settings lock), the administrator neither; every
 # arm's n is its count in the log, and its scores equal those of a
 # from-scratch cascade_refit: the width to 1e-9, the estimate (where rho was
-# fit at n) to 1e-6, as rho comes from a Newton minimisation that stops at a
-# decrement of 1e-20 (n + 1): warm-started live and cold at the refit, the
-# two stopping points differ by about 1e-9 (seen: 2.4e-9 on an estimate of
-# 0.63).
+# fit at n) to 1e-6 (lib/cascade_scores.sql).
 #
 # Probing: two runs (pool of 24 items, T 300, H 80), one reported by item,
 # one by position, each driven by 8 clients in separate transactions
@@ -33,6 +30,7 @@ DB=ms_session_cascade_probe
 
 T=${MS_RACE_T:-4}
 ms_setup || bail "set-up failed"
+q -f "$(dirname "$0")/lib/cascade_scores.sql" >/dev/null || bail "creating the cascade helpers failed"
 q >/dev/null <<'SQL' || bail "set-up of the cascades failed"
 SELECT model_select.create_selector('cl', 3, ARRAY['a','b','c'], 'lin_ucb');
 SELECT model_select.create_selector('cg', 3, ARRAY['a','b'], 'greedy');
@@ -72,14 +70,6 @@ EXCEPTION WHEN OTHERS THEN
   GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, ms = MESSAGE_TEXT;
   INSERT INTO elog VALUES (op, st, ms);
 END $$;
--- per arm at 3 probes: n, fit_n, estimate, width
-CREATE FUNCTION t_scores() RETURNS TABLE (selector text, arm text, k int, n bigint, fit_n bigint,
-                                          estimate float8, width float8) LANGUAGE sql AS $$
-  SELECT s.selector, s.arm, k, s.n, s.fit_n, c.estimate, c.width
-    FROM model_select.cascade_arm_stats s, generate_series(1, 3) k,
-         LATERAL model_select.cascade_scores(s.selector, ms_probe(3, k)) c
-   WHERE c.arm = s.arm
-$$;
 SQL
 
 cat >"$MS_WORK/cascade.sql" <<'SQL'
@@ -118,15 +108,8 @@ check "cascades: every arm's n is its count in the log" \
                 AND a.selector_id = (SELECT selector_id FROM model_select.selectors WHERE name = s.selector)
                LEFT JOIN model_select.cascade_observations o ON o.arm_id = a.arm_id
               GROUP BY s.selector, s.arm, s.n HAVING s.n <> count(o.obs_id)"
-q -c "CREATE TABLE live AS SELECT * FROM t_scores()" \
-  -c "SELECT model_select.cascade_refit(name, true) FROM model_select.selectors" \
-  -c "CREATE TABLE refit AS SELECT * FROM t_scores()" >/dev/null
 check "cascades: the scores equal a from-scratch cascade_refit's (widths 1e-9, estimates 1e-6)" \
-    no_rows "SELECT format('%s/%s probe %s: n %s/%s, width %s/%s, estimate %s/%s', l.selector, l.arm, l.k,
-                          l.n, r.n, l.width, r.width, l.estimate, r.estimate)
-               FROM live l FULL JOIN refit r USING (selector, arm, k)
-              WHERE l.n IS DISTINCT FROM r.n OR NOT ms_close(l.width, r.width)
-                 OR (l.fit_n = l.n AND NOT abs(l.estimate - r.estimate) <= 1e-6 * greatest(1, abs(r.estimate)))"
+    no_rows "SELECT * FROM ms_cascade_refit_diff()"
 
 q >/dev/null <<'SQL' || bail "set-up of the probe runs failed"
 CREATE TABLE pool AS SELECT ARRAY[sin(g), cos(g), sin(3 * g)]::float8[] AS prompt, (ARRAY['m1','m2','m3'])[1 + g % 3] AS model

@@ -5,9 +5,10 @@
 # arm twice: 23505), cascade_refit() (from scratch or warm), arms retired and
 # added back, reads (cascade_next()), an unrelated write first; BEGIN (READ
 # COMMITTED or REPEATABLE READ), COMMIT, ROLLBACK, savepoints and ROLLBACK TO
-# them, PREPARE TRANSACTION resolved later by any session; and, with no
-# transaction open, alter_selector() of the rff_ucb selector's features and
-# bandwidth (it refits the cascade states).  Inserts of the same arm wait for
+# them, PREPARE TRANSACTION resolved later by any session; immediate
+# shutdowns (pg_ctl -m immediate) whatever is open or prepared, then a
+# restart; and, with no transaction open, alter_selector() of the rff_ucb
+# selector's features and bandwidth (it refits the cascade states).  Inserts of the same arm wait for
 # each other (each writes the arm's state): sessions run with a lock_timeout
 # so that one waiting for another, or for a prepared transaction, gets 55P03
 # and the driver goes on.
@@ -20,8 +21,7 @@
 #    values equal the ledger's count and sum;
 #  - every arm's state equals a from-scratch cascade_refit()'s: n, and at 3
 #    probes the width to 1e-9 and (where rho was fit at n) the estimate to
-#    1e-6 (a Newton minimisation warm-started live and cold at the refit:
-#    cascade_probe_race.sh);
+#    1e-6 (lib/cascade_scores.sql);
 #  - the only errors are 55P03 (lock timeout), 40001 under REPEATABLE READ
 #    (another insert of the arm committed after the snapshot), 55000 (a
 #    retired arm), 23505 (an arm twice in a cascade), 42710 (an arm added
@@ -37,6 +37,7 @@ DB=ms_session_cascade_random
 . "$(dirname "$0")/lib/own_cluster.bash"
 MS_EXTRA_CLEANUP='cluster_stop_all'
 . "$(dirname "$0")/lib/common.bash"
+. "$(dirname "$0")/lib/random_sessions.bash"
 export OPENBLAS_NUM_THREADS=1
 SEED=${MS_CASCADE_RANDOM_SEED:-1}
 STEPS=${MS_CASCADE_RANDOM_STEPS:-300}
@@ -51,26 +52,12 @@ SELECT model_select.create_selector('cr', 3, ARRAY['a', 'b'], 'rff_ucb', NULL, '
 CREATE TABLE ms_casc (session text, cascade_id bigint, arms text[]);
 CREATE TABLE ms_ledger (selector text, arm text, value float8);
 CREATE TABLE ms_scratch (session text);
--- per arm at 3 probes: n, fit_n, estimate, width
-CREATE FUNCTION ms_cascade_scores() RETURNS TABLE (selector text, arm text, k int, n bigint, fit_n bigint,
-                                                   estimate float8, width float8) LANGUAGE sql AS $$
-  SELECT s.selector, s.arm, k, s.n, s.fit_n, c.estimate, c.width
-    FROM model_select.cascade_arm_stats s, generate_series(1, 3) k,
-         LATERAL model_select.cascade_scores(s.selector, ms_probe(3, k)) c
-   WHERE c.arm = s.arm
-$$;
 SQL
+q -f "$(dirname "$0")/lib/cascade_scores.sql" >/dev/null || bail "creating the cascade helpers failed"
 
 SELS=(cl cg cr)
-SESSIONS=(a b c)
-declare -A IN_TX SAVEPOINTS
-for s in "${SESSIONS[@]}"; do
-    session "$s"
-    IN_TX[$s]=0 SAVEPOINTS[$s]=0
-    say "$s" "SET lock_timeout = '200ms';" || bail "session $s"
-done
-PREPARED=() RESOLVED=0 ALTERS=0
-# (RANDOM is drawn in this shell only, never in a subshell, so that a seed replays)
+RANDOM_CLUSTER=crandom RANDOM_SESSION_INIT="SET lock_timeout = '200ms';"
+random_sessions_open || bail "opening the sessions failed"
 context() { CTX="ARRAY[$((RANDOM % 19 - 9)) * 0.1, $((RANDOM % 19 - 9)) * 0.1, 0.1 + $((RANDOM % 10)) * 0.1]::float8[]"; }
 # Observations (the SELECT list of the columns COLS from FROM) and their ledger rows, in one statement.
 observe_sql() {  # observe_sql COLS SELECT FROM
@@ -116,37 +103,17 @@ read_next() {  # read_next SESSION: the next arm after one queried
     context
     say_traced "$1" "SELECT model_select.cascade_next('${SELS[$((RANDOM % 3))]}', $CTX, 0.5, ARRAY['a']);"
 }
-idle() { [ "${IN_TX[a]}${IN_TX[b]}${IN_TX[c]}" = 000 ] && [ ${#PREPARED[@]} = 0 ]; }
-prepare() {  # prepare SESSION: PREPARE TRANSACTION, kept to be resolved later by any session
-    local gid=cr_$STEP
-    say_traced "$1" "PREPARE TRANSACTION '$gid';"
-    IN_TX[$1]=0 SAVEPOINTS[$1]=0
-    # (a transaction an error aborted is rolled back instead)
-    [ "$(q -c "SELECT count(*) FROM pg_prepared_xacts WHERE gid = '$gid'")" = 0 ] || PREPARED+=("$gid")
-}
-resolve() {  # resolve SESSION: commit (3 in 4) or roll back a prepared transaction
-    local k=$((RANDOM % ${#PREPARED[@]})) how
-    how=$([ $((RANDOM % 4)) = 0 ] && echo ROLLBACK || echo COMMIT)
-    say_traced "$1" "$how PREPARED '${PREPARED[$k]}';"
-    RESOLVED=$((RESOLVED + 1))
-    PREPARED=("${PREPARED[@]:0:$k}" "${PREPARED[@]:$((k + 1))}")
-}
 alter_features() {  # with no transaction open (it waits for them): cr's features or bandwidth change
-    if [ $((RANDOM % 2)) = 0 ]; then
-        q -c "SELECT model_select.alter_selector('cr', '{\"features\": $((RANDOM % 3 + 3))}')" >/dev/null
-    else
-        q -c "SELECT model_select.alter_selector('cr', '{\"bandwidth\": 0.$((RANDOM % 5 + 5))}')" >/dev/null
+    if [ $((RANDOM % 2)) = 0 ]; then alter "SELECT model_select.alter_selector('cr', '{\"features\": $((RANDOM % 3 + 3))}')"
+    else alter "SELECT model_select.alter_selector('cr', '{\"bandwidth\": 0.$((RANDOM % 5 + 5))}')"
     fi
-    TRACE="$(printf '%s\n%s' "$TRACE" "(alter_selector)")"
-    ALTERS=$((ALTERS + 1))
 }
 step() {  # step SESSION: one op drawn for it
     local s=$1 r=$((RANDOM % 100))
     if [ $r -lt 3 ] && idle; then alter_features; return; fi
+    if [ $r = 99 ] && [ $((RANDOM % 2)) = 0 ]; then crash; return; fi
     if [ "${IN_TX[$s]}" = 0 ]; then
-        if [ $r -lt 30 ]; then
-            say_traced "$s" "BEGIN ISOLATION LEVEL $([ $((RANDOM % 2)) = 0 ] && echo 'REPEATABLE READ' || echo 'READ COMMITTED');"
-            IN_TX[$s]=1
+        if [ $r -lt 30 ]; then begin "$s" 2
         elif [ $r -lt 45 ]; then observe "$s"
         elif [ $r -lt 55 ]; then route_cascade "$s"
         elif [ $r -lt 70 ]; then observe_cascade "$s"
@@ -164,26 +131,15 @@ step() {  # step SESSION: one op drawn for it
     elif [ $r -lt 44 ]; then retire_or_add "$s"
     elif [ $r -lt 47 ]; then read_next "$s"
     elif [ $r -lt 52 ]; then say_traced "$s" "INSERT INTO ms_scratch VALUES ('$s');"
-    elif [ $r -lt 58 ]; then say_traced "$s" "SAVEPOINT sp;"; SAVEPOINTS[$s]=$((SAVEPOINTS[$s] + 1))
+    elif [ $r -lt 58 ]; then savepoint "$s"
     elif [ $r -lt 63 ] && [ "${SAVEPOINTS[$s]}" -gt 0 ]; then say_traced "$s" "ROLLBACK TO SAVEPOINT sp;"
-    elif [ $r -lt 82 ]; then say_traced "$s" "COMMIT;"; IN_TX[$s]=0 SAVEPOINTS[$s]=0
+    elif [ $r -lt 82 ]; then end_tx "$s" COMMIT
     elif [ $r -lt 90 ] && [ ${#PREPARED[@]} -lt 4 ]; then prepare "$s"
-    else say_traced "$s" "ROLLBACK;"; IN_TX[$s]=0 SAVEPOINTS[$s]=0
+    else end_tx "$s" ROLLBACK
     fi
 }
 
-RANDOM=$SEED
-for STEP in $(seq 1 "$STEPS"); do
-    if ! step "${SESSIONS[$((RANDOM % 3))]}"; then
-        echo "# seed $SEED, step $STEP: a session did not answer; the last statements:"
-        printf '%s\n' "$TRACE" | sed 's/^/#   /'
-        bail "seed $SEED, step $STEP"
-    fi
-done
-for s in "${SESSIONS[@]}"; do [ "${IN_TX[$s]}" = 0 ] || say "$s" "COMMIT;"; done
-for gid in "${PREPARED[@]}"; do q -c "COMMIT PREPARED '$gid'" >/dev/null; done
-
-seen() { cat "$MS_WORK"/[abc].out | grep -c -E "$1" || true; }
+run_steps
 TIMEOUT="canceling statement due to lock timeout"
 RR_UPDATE="could not serialize access due to concurrent update"
 RETIRED="arm \"[a-z]\" of selector \"[a-z]+\" is retired"
@@ -192,7 +148,7 @@ ADDED="already has an active arm"
 STATS="$(q -c "SELECT (SELECT count(*) FROM ms_ledger) || ' observations ('
                       || (SELECT count(*) FROM model_select.cascade_observations WHERE cascade_id IS NOT NULL)
                       || ' of ' || (SELECT count(*) FROM model_select.cascade_decisions) || ' cascades)'")"
-echo "# seed $SEED: $STATS, $ALTERS alter_selector() calls, $RESOLVED prepared transactions resolved by a session;" \
+echo "# seed $SEED: $STATS, $ALTERS alter_selector() calls, $RESOLVED prepared transactions resolved by a session, $(crashes);" \
      "refused: $(seen "$TIMEOUT") lock timeouts, $(seen "$RR_UPDATE") serialization failures," \
      "$(seen "$RETIRED") retired arms, $(seen "$DUPLICATE") arms twice, $(seen "$ADDED") arms added twice"
 check "seed $SEED: every selector has observations, some of them of logged cascades" \
@@ -210,19 +166,10 @@ check "seed $SEED: per arm, cascade_arm_stats.n, the log's count and its sum of 
               GROUP BY st.selector, st.arm, st.n
              HAVING st.n <> count(o.obs_id) OR count(o.obs_id) <> coalesce(min(l.n), 0)
                  OR NOT ms_close(coalesce(sum(o.value), 0), coalesce(min(l.s), 0))"
-q -c "CREATE TABLE live AS SELECT * FROM ms_cascade_scores()" \
-  -c "SELECT model_select.cascade_refit(name, true) FROM model_select.selectors" \
-  -c "CREATE TABLE refit AS SELECT * FROM ms_cascade_scores()" >/dev/null
 check "seed $SEED: every arm's state equals a from-scratch cascade_refit()'s (widths 1e-9, estimates 1e-6)" \
-    no_rows "SELECT format('%s/%s probe %s: n %s/%s, width %s/%s, estimate %s/%s', l.selector, l.arm, l.k,
-                          l.n, r.n, l.width, r.width, l.estimate, r.estimate)
-               FROM live l FULL JOIN refit r USING (selector, arm, k)
-              WHERE l.n IS DISTINCT FROM r.n OR NOT ms_close(l.width, r.width)
-                 OR (l.fit_n = l.n AND l.estimate <> r.estimate  -- (Infinity while n = 0)
-                     AND NOT abs(l.estimate - r.estimate) <= 1e-6 * greatest(1, abs(r.estimate)))"
+    no_rows "SELECT * FROM ms_cascade_refit_diff()"
 close_sessions
-ERRORS=$(other_errors a b c |
-    grep -v -E "$TIMEOUT|$RR_UPDATE|$RETIRED|$DUPLICATE|$ADDED|savepoint \"sp\" does not exist" || true)
+ERRORS=$(other_errors "${OUTS[@]}" | grep -v -E "$TIMEOUT|$RR_UPDATE|$RETIRED|$DUPLICATE|$ADDED|$NO_SAVEPOINT" || true)
 check "no session saw another error than 55P03, 40001 under REPEATABLE READ, 55000 for a retired arm, 23505 for an arm twice in a cascade and 42710 for an arm added back by two sessions" \
     test -z "$ERRORS"
 [ -z "$ERRORS" ] || printf '%s\n' "$ERRORS" | head -n 5 | sed 's/^/#   /'

@@ -8,7 +8,10 @@
 # retain, decision_ttl and forgetting absorb and delete rows under them.
 # A transaction may first take its id with an unrelated write (then a
 # checkpoint may pass it before it rewards: the late writer), and may end in
-# PREPARE TRANSACTION, committed or rolled back later by any session.
+# PREPARE TRANSACTION, committed or rolled back later by any session.  Now
+# and then the server is shut down at once (pg_ctl -m immediate), whatever
+# is open or prepared, and restarted; the sessions reconnect and the
+# prepared transactions are resolved after it.
 # Decisions are logged by route() and by route_batch(log => true) (1-5
 # rows, tags too).  Arms b, c and a new d of a selector and its twin are
 # retired and added (back) in one statement (under a lock_timeout: one
@@ -50,6 +53,7 @@ DB=ms_session_horizon_random
 . "$(dirname "$0")/lib/own_cluster.bash"
 MS_EXTRA_CLEANUP='cluster_stop_all'
 . "$(dirname "$0")/lib/common.bash"
+. "$(dirname "$0")/lib/random_sessions.bash"
 export OPENBLAS_NUM_THREADS=1
 SEED=${MS_HORIZON_RANDOM_SEED:-1}
 STEPS=${MS_HORIZON_RANDOM_STEPS:-300}
@@ -126,12 +130,9 @@ check "the learner serves $DB" wait_for "the learner's first pass" \
     "SELECT running AND last_pass IS NOT NULL FROM model_select.learner WHERE database = '$DB'"
 
 SELS=(h_ret h_win h_dis h_bud)
-SESSIONS=(a b c)
-declare -A IN_TX SAVEPOINTS
-for s in "${SESSIONS[@]}"; do session "$s"; IN_TX[$s]=0 SAVEPOINTS[$s]=0; done
-TRACE="" ALTERS=0 PREPARED=() RESOLVED=0
+RANDOM_CLUSTER=hrandom
+random_sessions_open
 DUPLICATE="duplicate key value violates unique constraint"
-# (RANDOM is drawn in this shell only, never in a subshell, so that a seed replays)
 context() { CTX="ARRAY[$((RANDOM % 19 - 9)) * 0.1, $((RANDOM % 19 - 9)) * 0.1, 0.5]::float8[]"; }
 # A reward (the SELECT list of the rewards' columns COLS from FROM) logged in
 # one statement with its twin's copy, in the same order (a discount weighs
@@ -205,37 +206,17 @@ housekeeping() {  # housekeeping SESSION (outside a transaction): maintain() or 
     else say_traced "$1" "SELECT model_select.maintain('$sel');"
     fi
 }
-idle() { [ "${IN_TX[a]}${IN_TX[b]}${IN_TX[c]}" = 000 ] && [ ${#PREPARED[@]} = 0 ]; }
-prepare() {  # prepare SESSION: PREPARE TRANSACTION, kept to be resolved later by any session
-    local gid=hr_$STEP
-    say_traced "$1" "PREPARE TRANSACTION '$gid';"
-    IN_TX[$1]=0 SAVEPOINTS[$1]=0
-    # (a transaction an error aborted is rolled back instead)
-    [ "$(q -c "SELECT count(*) FROM pg_prepared_xacts WHERE gid = '$gid'")" = 0 ] || PREPARED+=("$gid")
-}
-resolve() {  # resolve SESSION: commit (3 in 4) or roll back a prepared transaction
-    local k=$((RANDOM % ${#PREPARED[@]})) how
-    how=$([ $((RANDOM % 4)) = 0 ] && echo ROLLBACK || echo COMMIT)
-    say_traced "$1" "$how PREPARED '${PREPARED[$k]}';"
-    RESOLVED=$((RESOLVED + 1))
-    PREPARED=("${PREPARED[@]:0:$k}" "${PREPARED[@]:$((k + 1))}")
-}
 alter_horizon() {  # with no transaction open (it waits for them): h_ret's retain or h_bud's decision_ttl changes
-    if [ $((RANDOM % 2)) = 0 ]; then
-        q -c "SELECT model_select.alter_selector('h_ret', '{\"retain\": $((RANDOM % 4 + 2))}')" >/dev/null
-    else
-        q -c "SELECT model_select.alter_selector('h_bud', '{\"decision_ttl\": $((RANDOM % 2 + 1))}')" >/dev/null
+    if [ $((RANDOM % 2)) = 0 ]; then alter "SELECT model_select.alter_selector('h_ret', '{\"retain\": $((RANDOM % 4 + 2))}')"
+    else alter "SELECT model_select.alter_selector('h_bud', '{\"decision_ttl\": $((RANDOM % 2 + 1))}')"
     fi
-    TRACE="$(printf '%s\n%s' "$TRACE" "(alter_selector)")"
-    ALTERS=$((ALTERS + 1))
 }
 step() {  # step SESSION: one op drawn for it
     local s=$1 r=$((RANDOM % 100))
     if [ $r -lt 3 ] && idle; then alter_horizon; return; fi
+    if [ $r = 99 ] && [ $((RANDOM % 2)) = 0 ]; then crash; return; fi
     if [ "${IN_TX[$s]}" = 0 ]; then
-        if [ $r -lt 30 ]; then
-            say_traced "$s" "BEGIN ISOLATION LEVEL $([ $((RANDOM % 3)) = 0 ] && echo 'REPEATABLE READ' || echo 'READ COMMITTED');"
-            IN_TX[$s]=1
+        if [ $r -lt 30 ]; then begin "$s" 3
         elif [ $r -lt 47 ]; then routes "$s"
         elif [ $r -lt 52 ]; then batch_routes "$s"
         elif [ $r -lt 68 ]; then late_reward "$s"
@@ -254,24 +235,15 @@ step() {  # step SESSION: one op drawn for it
     elif [ $r -lt 54 ]; then arm_rewards "$s"
     elif [ $r -lt 56 ]; then arm_change "$s"
     elif [ $r -lt 60 ]; then say_traced "$s" "INSERT INTO ms_scratch VALUES ('$s');"  # an id before the selectors
-    elif [ $r -lt 65 ]; then say_traced "$s" "SAVEPOINT sp;"; SAVEPOINTS[$s]=$((SAVEPOINTS[$s] + 1))
+    elif [ $r -lt 65 ]; then savepoint "$s"
     elif [ $r -lt 70 ] && [ "${SAVEPOINTS[$s]}" -gt 0 ]; then say_traced "$s" "ROLLBACK TO SAVEPOINT sp;"
-    elif [ $r -lt 86 ]; then say_traced "$s" "COMMIT;"; IN_TX[$s]=0 SAVEPOINTS[$s]=0
+    elif [ $r -lt 86 ]; then end_tx "$s" COMMIT
     elif [ $r -lt 93 ] && [ ${#PREPARED[@]} -lt 4 ]; then prepare "$s"
-    else say_traced "$s" "ROLLBACK;"; IN_TX[$s]=0 SAVEPOINTS[$s]=0
+    else end_tx "$s" ROLLBACK
     fi
 }
 
-RANDOM=$SEED
-for STEP in $(seq 1 "$STEPS"); do
-    if ! step "${SESSIONS[$((RANDOM % 3))]}"; then
-        echo "# seed $SEED, step $STEP: a session did not answer; the last statements:"
-        printf '%s\n' "$TRACE" | sed 's/^/#   /'
-        bail "seed $SEED, step $STEP"
-    fi
-done
-for s in "${SESSIONS[@]}"; do [ "${IN_TX[$s]}" = 0 ] || say "$s" "COMMIT;"; done
-for gid in "${PREPARED[@]}"; do q -c "COMMIT PREPARED '$gid'" >/dev/null; done
+run_steps
 q -c "ALTER SYSTEM SET model_select.learner_max_lag = 0" -c "SELECT pg_reload_conf()" >/dev/null
 # (the final passes delete decisions past decision_ttl, however fast the steps ran)
 wait_for "h_ret's oldest decision without a reward to be older than its decision_ttl" \
@@ -294,10 +266,9 @@ STATS="$(q -c "SELECT (SELECT count(*) FROM ms_ledger) || ' rewards, '
                                    WHERE s.name LIKE 'h\_%' GROUP BY 1) q)
                       || (SELECT count(*) FROM ms_mine m WHERE NOT EXISTS
                             (SELECT FROM model_select.decisions d WHERE d.decision_id = m.decision_id)) || ' deleted'")"
-seen() { cat "$MS_WORK"/[abc].out | grep -c -E "$1" || true; }
-echo "# seed $SEED: $STATS, $(seen 'ERROR: +decision [0-9]+ does not exist') late rewards refused, $ALTERS alter_selector() calls, $RESOLVED prepared transactions resolved by a session"
-check "seed $SEED: the horizon absorbed rewards of three selectors or more and deleted decisions" \
-    is_true "SELECT (SELECT count(DISTINCT selector_id) FROM model_select.arm_base WHERE n > 0) >= 3
+echo "# seed $SEED: $STATS, $(seen 'ERROR: +decision [0-9]+ does not exist') late rewards refused, $ALTERS alter_selector() calls, $RESOLVED prepared transactions resolved by a session, $(crashes)"
+check "seed $SEED: the horizon absorbed rewards of two selectors or more and deleted decisions" \
+    is_true "SELECT (SELECT count(DISTINCT selector_id) FROM model_select.arm_base WHERE n > 0) >= 2
                 AND EXISTS (SELECT FROM ms_mine m WHERE NOT EXISTS
                               (SELECT FROM model_select.decisions d WHERE d.decision_id = m.decision_id))"
 check "seed $SEED: per arm, arm_stats.n and n × mean_reward equal the ledger's count and sum (1e-9)" \
@@ -321,14 +292,12 @@ check "seed $SEED: every decision that recorded versions re-derives its chosen a
     no_rows "SELECT * FROM ms_rederive_kept()"
 for sel in "${SELS[@]}"; do rebuild_checks "$sel"; done
 close_sessions
-# (a SAVEPOINT after an error had aborted the transaction was not made, so a
-# ROLLBACK TO it finds none)
 DELETED_RR="could not serialize access due to concurrent delete of decision"
 RETIRED="arm \"[a-d]\" of selector \"h_[a-z]+\" is retired"
 ARM_RACE="canceling statement due to lock timeout|already has an active arm|could not serialize access due to concurrent update"
-ERRORS=$(other_errors a b c |
-    grep -v -E "ERROR: +decision [0-9]+ does not exist|$DELETED_RR|$DUPLICATE|$RETIRED|$ARM_RACE|savepoint \"sp\" does not exist" || true)
-check "no session saw another error than 42704 for a deleted decision (40001 under REPEATABLE READ: $(seen "$DELETED_RR")), 23505 for a second reward ($(seen "$DUPLICATE")), 55000 for a retired arm ($(seen "$RETIRED")), an arm change racing another ($(seen "$ARM_RACE")) and the late writer's 40001 ($(late_writer_refusals a b c))" \
+ERRORS=$(other_errors "${OUTS[@]}" |
+    grep -v -E "ERROR: +decision [0-9]+ does not exist|$DELETED_RR|$DUPLICATE|$RETIRED|$ARM_RACE|$NO_SAVEPOINT" || true)
+check "no session saw another error than 42704 for a deleted decision (40001 under REPEATABLE READ: $(seen "$DELETED_RR")), 23505 for a second reward ($(seen "$DUPLICATE")), 55000 for a retired arm ($(seen "$RETIRED")), an arm change racing another ($(seen "$ARM_RACE")) and the late writer's 40001 ($(late_writer_refusals "${OUTS[@]}"))" \
     test -z "$ERRORS"
 [ -z "$ERRORS" ] || printf '%s\n' "$ERRORS" | head -n 5 | sed 's/^/#   /'
 finish
