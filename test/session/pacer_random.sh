@@ -11,7 +11,11 @@
 # COMMITTED and REPEATABLE READ, committed or rolled back), makes, releases
 # and rolls back savepoints, and routes in a PL/pgSQL block whose exception
 # handler rolls the route back; one session sometimes routes with
-# route_batch(log => true).  Rewards go to decisions among their selector's
+# route_batch(log => true); a transaction may end in PREPARE TRANSACTION,
+# committed or rolled back later by any session (its decisions then commit
+# with an older created_at than others'), and now and then the server is
+# shut down at once (pg_ctl -m immediate) and restarted, the sessions
+# reconnecting.  Rewards go to decisions among their selector's
 # newest 20 (a reward of a decision older than the window counts once the
 # learner folds it).  Every route() in READ COMMITTED must log the λ of
 # exact_lambda() and (pra) the awaited rewards of exact_awaited(), the
@@ -31,12 +35,13 @@ DB=ms_session_pacer_random
 . "$(dirname "$0")/lib/own_cluster.bash"
 MS_EXTRA_CLEANUP='cluster_stop_all'
 . "$(dirname "$0")/lib/common.bash"
+. "$(dirname "$0")/lib/random_sessions.bash"
 export OPENBLAS_NUM_THREADS=1
 SEED=${MS_PACER_RANDOM_SEED:-1}
 STEPS=${MS_PACER_RANDOM_STEPS:-240}
 preloaded_server random "$(free_port $(( ${PGPORT:-55500} + 160 )))" \
     "model_select.learner_databases = '$DB'" "model_select.learner_naptime = '50ms'" \
-    "model_select.learner_max_lag = '10min'"
+    "model_select.learner_max_lag = '10min'" "max_prepared_transactions = 8"
 
 ms_setup || bail "set-up failed"
 budget_selector prr '{"budget": 0.5, "pace": 10, "pending_horizon": 80}' || bail "creating prr failed"
@@ -52,13 +57,10 @@ check "the learner serves $DB" wait_for "the learner's first pass" \
     "SELECT running AND last_pass IS NOT NULL FROM model_select.learner WHERE database = '$DB'"
 
 declare -A HORIZON=([prr]=80 [pra]=40)
-SESSIONS=(a b c)
-declare -A IN_TX SAVEPOINTS OWN
-for s in "${SESSIONS[@]}"; do
-    session "$s"
-    say "$s" "SET model_select.pacer_window_reuse = 1;"
-    IN_TX[$s]=0 SAVEPOINTS[$s]=0 OWN[$s]=""
-done
+declare -A OWN RR
+for s in "${SESSIONS[@]}"; do OWN[$s]=""; done
+RANDOM_CLUSTER=random RANDOM_SESSION_INIT="SET model_select.pacer_window_reuse = 1;"
+random_sessions_open || bail "opening the sessions failed"
 
 MISMATCHES=0 ROUTES=0
 # routes SESSION: route one of the two selectors once; compare the λ and the awaited rewards
@@ -72,7 +74,7 @@ routes() {
 SELECT decision_id || ' ' || cost_weight || ' ' || coalesce(awaited::text, '-') FROM model_select.decisions ORDER BY decision_id DESC LIMIT 1;" &&
         got=$(last_answer "$s")
     OWN[$s]="${OWN[$s]} ${got%% *}"
-    [ "${IN_TX[$s]}" != rr ] || return 0
+    [ "${IN_TX[$s]}${RR[$s]:-0}" != 11 ] || return 0
     ROUTES=$((ROUTES + 1))
     read -r _ got_l got_a <<<"$got"
     read -r want_l want_a <<<"$want"
@@ -88,6 +90,7 @@ SELECT decision_id || ' ' || cost_weight || ' ' || coalesce(awaited::text, '-') 
         fi
     fi
 }
+# (one a prepared transaction of the session rewarded is locked by it: skipped)
 rewards_own() {  # rewards_own SESSION: a reward for one of the session's decisions that has none
     local s=$1 ids id
     read -r -a ids <<<"${OWN[$s]}"
@@ -95,19 +98,23 @@ rewards_own() {  # rewards_own SESSION: a reward for one of the session's decisi
     id=${ids[$((RANDOM % ${#ids[@]}))]}
     say_traced "$s" "INSERT INTO model_select.rewards(decision_id, reward, cost)
               SELECT d.decision_id, 0.1 * (d.decision_id % 10), CASE a.name WHEN 'dear' THEN 1 ELSE 0 END
-                FROM model_select.decisions d JOIN model_select.arms a USING (arm_id)
-               WHERE d.decision_id = $id
+                FROM (SELECT * FROM model_select.decisions WHERE decision_id = $id FOR UPDATE SKIP LOCKED) d
+                JOIN model_select.arms a USING (arm_id)
+               WHERE true
                  AND d.decision_id IN (SELECT n.decision_id FROM model_select.decisions n WHERE n.selector_id = d.selector_id
                                         ORDER BY n.created_at DESC, n.decision_id DESC LIMIT 20)
                  AND NOT EXISTS (SELECT FROM model_select.rewards r WHERE r.decision_id = d.decision_id);"
 }
 step() {  # step SESSION: one op drawn for it
     local s=$1 r=$((RANDOM % 100))
+    if [ $r = 99 ] && [ $((RANDOM % 2)) = 0 ]; then crash; return; fi
     if [ "${IN_TX[$s]}" = 0 ]; then
         if [ $r -lt 20 ]; then
-            say_traced "$s" "BEGIN;"; IN_TX[$s]=1
+            say_traced "$s" "BEGIN;"; IN_TX[$s]=1 RR[$s]=0
         elif [ $r -lt 26 ]; then
-            say_traced "$s" "BEGIN ISOLATION LEVEL REPEATABLE READ;"; IN_TX[$s]=rr
+            say_traced "$s" "BEGIN ISOLATION LEVEL REPEATABLE READ;"; IN_TX[$s]=1 RR[$s]=1
+        elif [ $r -lt 30 ] && [ ${#PREPARED[@]} -gt 0 ]; then
+            resolve "$s"
         elif [ $r -lt 70 ]; then
             routes "$s"
         else
@@ -120,7 +127,7 @@ step() {  # step SESSION: one op drawn for it
     elif [ $r -lt 58 ]; then
         rewards_own "$s"
     elif [ $r -lt 66 ]; then
-        say_traced "$s" "SAVEPOINT sp;"; SAVEPOINTS[$s]=$((SAVEPOINTS[$s] + 1))
+        savepoint "$s"
     elif [ $r -lt 72 ] && [ "${SAVEPOINTS[$s]}" -gt 0 ]; then
         say_traced "$s" "ROLLBACK TO SAVEPOINT sp;"
     elif [ $r -lt 76 ] && [ "${SAVEPOINTS[$s]}" -gt 0 ]; then
@@ -131,19 +138,17 @@ step() {  # step SESSION: one op drawn for it
     elif [ $r -lt 83 ] && [ "$s" = c ]; then
         say_traced "$s" "SELECT count(*) FROM model_select.route_batch('prr',
                     'SELECT i, ARRAY[1, 0]::float8[] FROM generate_series(1, 2) i', true);"
-    elif [ $r -lt 94 ]; then
-        say_traced "$s" "COMMIT;"; IN_TX[$s]=0 SAVEPOINTS[$s]=0
+    elif [ $r -lt 90 ]; then
+        end_tx "$s" COMMIT
+    elif [ $r -lt 95 ] && [ ${#PREPARED[@]} -lt 4 ]; then
+        prepare "$s"
     else
-        say_traced "$s" "ROLLBACK;"; IN_TX[$s]=0 SAVEPOINTS[$s]=0
+        end_tx "$s" ROLLBACK
     fi
 }
 
-RANDOM=$SEED
-for STEP in $(seq 1 "$STEPS"); do
-    step "${SESSIONS[$((RANDOM % 3))]}" || bail "seed $SEED, step $STEP: a session failed"
-done
-for s in "${SESSIONS[@]}"; do [ "${IN_TX[$s]}" = 0 ] || say "$s" "COMMIT;"; done
-check "seed $SEED, $STEPS steps: every route() in READ COMMITTED logged the exact λ and awaited rewards of its snapshot ($ROUTES routes, $MISMATCHES not)" \
+run_steps
+check "seed $SEED, $STEPS steps: every route() in READ COMMITTED logged the exact λ and awaited rewards of its snapshot ($ROUTES routes, $MISMATCHES not; $RESOLVED prepared transactions resolved, $(crashes))" \
     test "$MISMATCHES" = 0
 check "... routes were compared (more than a fifth of the steps)" test "$ROUTES" -gt $((STEPS / 5))
 check "... of which some of pra's awaited rewards (not only zeros compared)" \
@@ -155,10 +160,6 @@ check "every decision that recorded versions re-derives its chosen arm's ucb and
 check "... and most did (more than half of the decisions, some with rewards of their own transaction)" \
     is_true "SELECT count(versions) * 2 > count(*) AND count(own_tx) > 0 FROM model_select.decisions"
 close_sessions
-if grep -l -E "^(psql:.*)?ERROR" "$MS_WORK"/{a,b,c}.out >/dev/null 2>&1; then
-    check "no session saw an error" false
-    grep -h -E "ERROR" "$MS_WORK"/{a,b,c}.out | head -n 5 | sed 's/^/#   /'
-else
-    check "no session saw an error" true
-fi
+check "no session saw an error" eval '[ "$(seen "ERROR")" = 0 ] ||
+    { for o in "${OUTS[@]}"; do grep -h ERROR "$MS_WORK/$o.out"; done | head -n 5 | sed "s/^/#   /"; false; }'
 finish

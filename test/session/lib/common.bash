@@ -208,7 +208,8 @@ rederive() { no_rows "$(rederive_sql "$@")"; }
 last_answer() { grep -B1 -x "${SAID[$1]}" "$MS_WORK/$1.out" | head -n 1; }
 # What this database's backends are doing (printed by a wait that gives up).
 ms_activity() {
-    q -c "SELECT pid || ' ' || state || ' ' || coalesce(wait_event_type || ':' || wait_event, '-') || ' ' || left(query, 70)
+    q -c "SELECT pid || ' ' || state || ' ' || coalesce(wait_event_type || ':' || wait_event, '-')
+                 || coalesce(' (blocked by ' || nullif(pg_blocking_pids(pid)::text, '{}') || ')', '') || ' ' || left(query, 70)
             FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()" |
         sed 's/^/#   backend /'
 }
