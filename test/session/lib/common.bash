@@ -133,14 +133,25 @@ has_column() {
 # Sessions kept open: session NAME starts one psql on $DB fed through a fifo
 # (its output in $MS_WORK/NAME.out), say NAME SQL sends it a statement,
 # close_sessions ends them all and waits for them.
-declare -A FD
+declare -A FD SESSION_PID
 session() {
     rm -f "$MS_WORK/$1.in"
     mkfifo "$MS_WORK/$1.in"
-    psql -X -q -A -t -v VERBOSITY=terse -d "$DB" <"$MS_WORK/$1.in" >"$MS_WORK/$1.out" 2>&1 &
+    # (without the other sessions' ends of their fifos, which would keep them open after session_close)
+    (
+        for fd in "${FD[@]}"; do eval "exec $fd>&-"; done
+        exec psql -X -q -A -t -v VERBOSITY=terse -d "$DB" <"$MS_WORK/$1.in" >"$MS_WORK/$1.out" 2>&1
+    ) &
     MS_BG_PIDS+=($!)
+    SESSION_PID[$1]=$!
     exec {fd}>"$MS_WORK/$1.in"
     FD[$1]=$fd
+}
+# session_close NAME: end that session alone, once its psql has exited
+session_close() {
+    exec {FD[$1]}>&-
+    unset "FD[$1]"
+    wait "${SESSION_PID[$1]}" || true
 }
 declare -A SAID       # the marker each session prints after its last statement
 SAY_SEQ=0

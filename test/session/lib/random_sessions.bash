@@ -22,8 +22,10 @@ random_sessions_open() {
 }
 # no transaction open or prepared
 idle() { [ "${IN_TX[a]}${IN_TX[b]}${IN_TX[c]}" = 000 ] && [ ${#PREPARED[@]} = 0 ]; }
-begin() {  # begin SESSION ODDS: BEGIN, REPEATABLE READ 1 in ODDS times, else READ COMMITTED
-    say_traced "$1" "BEGIN ISOLATION LEVEL $([ $((RANDOM % $2)) = 0 ] && echo 'REPEATABLE READ' || echo 'READ COMMITTED');"
+begin() {  # begin SESSION [ODDS]: BEGIN, REPEATABLE READ 1 in ODDS times (never without ODDS), else READ COMMITTED
+    local level="READ COMMITTED"
+    [ -z "${2:-}" ] || [ $((RANDOM % $2)) != 0 ] || level="REPEATABLE READ"
+    say_traced "$1" "BEGIN ISOLATION LEVEL $level;"
     IN_TX[$1]=1
 }
 savepoint() { say_traced "$1" "SAVEPOINT sp;"; SAVEPOINTS[$1]=$((SAVEPOINTS[$1] + 1)); }
@@ -47,12 +49,13 @@ resolve() {  # resolve SESSION: commit (3 in 4) or roll back a prepared transact
 crash() {  # an immediate shutdown, transactions open or prepared, then a restart: the sessions reconnect
     local s
     as_server "$BINDIR/pg_ctl" -D "$CL/$RANDOM_CLUSTER" -m immediate -w -t 60 stop -s || return 1
-    close_sessions
+    for s in "${SESSIONS[@]}"; do session_close "$s"; done
     CRASHES=$((CRASHES + 1))
     OPEN_AT_CRASH=$((OPEN_AT_CRASH + ${#PREPARED[@]} + IN_TX[a] + IN_TX[b] + IN_TX[c]))
     # (each session's output so far kept for the final checks)
     for s in "${SESSIONS[@]}"; do mv "$MS_WORK/$s.out" "$MS_WORK/$s$CRASHES.out"; OUTS+=("$s$CRASHES"); done
-    cluster_start "$RANDOM_CLUSTER" "$PGPORT" || return 1
+    # (the server must not inherit another session's end of its fifo: that session would never see EOF)
+    ( for fd in "${FD[@]}"; do eval "exec $fd>&-"; done; cluster_start "$RANDOM_CLUSTER" "$PGPORT" ) || return 1
     random_sessions_open || return 1
     TRACE="$(printf '%s\n%s' "$TRACE" "(immediate shutdown and restart)")"
 }
