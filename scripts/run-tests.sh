@@ -19,7 +19,9 @@
 # Finding flaky tests before CI does (docs/hacking.md#how-a-test-waits):
 #   MS_REPEAT=N        run the session tests N times over (default 1); a
 #                      failure is reported with its run number, and its
-#                      output kept in log/session/<name>.run<K>.log
+#                      output kept in log/session/<name>.run<K>.log; run K
+#                      sets MS_RUN=K, the default seed of the seeded random
+#                      tests (*_random.sh), so that the runs try seeds 1..N
 #   MS_SUITES=LIST     the suites to run, of "regress tap session" (default all)
 #   MS_SESSION_TESTS=LIST  the session tests to run, by name (default all),
 #                      e.g. MS_SESSION_TESTS="learner_burst monitoring"
@@ -85,7 +87,7 @@ for run in $(seq 1 "$REPEAT"); do
         label=$f
         [ "$REPEAT" -gt 1 ] && label="$f (run $run of $REPEAT)"
         start=$SECONDS
-        if bash "$f" >"$out" 2>&1; then
+        if MS_RUN=$run bash "$f" >"$out" 2>&1; then
             passed=$((passed + 1))
             echo "$label: PASS ($((SECONDS - start)) s)"
             [ "$REPEAT" -gt 1 ] && rm -f "$out"

@@ -28,7 +28,7 @@
 #    back by another session meanwhile), and a ROLLBACK TO a savepoint that
 #    an aborted transaction never made.
 # Ops are drawn from bash's RANDOM seeded by MS_CASCADE_RANDOM_SEED (default
-# 1), MS_CASCADE_RANDOM_STEPS steps (default 300); a failure prints the seed
+# MS_RUN, or 1), MS_CASCADE_RANDOM_STEPS steps (default 300); a failure prints the seed
 # and the last statements (MS_TRACE_LINES, default 24).
 #
 # Uses the PostgreSQL binaries of PG_BINDIR, or of `pg_config --bindir`.
@@ -39,7 +39,7 @@ MS_EXTRA_CLEANUP='cluster_stop_all'
 . "$(dirname "$0")/lib/common.bash"
 . "$(dirname "$0")/lib/random_sessions.bash"
 export OPENBLAS_NUM_THREADS=1
-SEED=${MS_CASCADE_RANDOM_SEED:-1}
+SEED=${MS_CASCADE_RANDOM_SEED:-${MS_RUN:-1}}
 STEPS=${MS_CASCADE_RANDOM_STEPS:-300}
 preloaded_server crandom "$(free_port $(( ${PGPORT:-55500} + 200 )))" "max_prepared_transactions = 8"
 

@@ -43,7 +43,7 @@
 # reward of a retired arm, 55P03, 42710 or 40001 for an arm change racing
 # another, and the documented 40001 for a transaction older than a
 # checkpoint.  Ops are drawn from bash's
-# RANDOM seeded by MS_HORIZON_RANDOM_SEED (default 1),
+# RANDOM seeded by MS_HORIZON_RANDOM_SEED (default MS_RUN, or 1),
 # MS_HORIZON_RANDOM_STEPS steps (default 300); a failure prints the seed and
 # the last statements (MS_TRACE_LINES, default 24).
 #
@@ -55,7 +55,7 @@ MS_EXTRA_CLEANUP='cluster_stop_all'
 . "$(dirname "$0")/lib/common.bash"
 . "$(dirname "$0")/lib/random_sessions.bash"
 export OPENBLAS_NUM_THREADS=1
-SEED=${MS_HORIZON_RANDOM_SEED:-1}
+SEED=${MS_HORIZON_RANDOM_SEED:-${MS_RUN:-1}}
 STEPS=${MS_HORIZON_RANDOM_STEPS:-300}
 preloaded_server hrandom "$(free_port $(( ${PGPORT:-55500} + 190 )))" \
     "model_select.learner_databases = '$DB'" "model_select.learner_naptime = '50ms'" \
@@ -126,8 +126,12 @@ BEGIN
     END LOOP;
 END $$;
 SQL
-check "the learner serves $DB" wait_for "the learner's first pass" \
-    "SELECT running AND last_pass IS NOT NULL FROM model_select.learner WHERE database = '$DB'"
+learner_serves() {
+    wait_for "the learner's first pass" \
+        "SELECT running AND last_pass IS NOT NULL FROM model_select.learner WHERE database = '$DB'"
+}
+check "the learner serves $DB" learner_serves
+after_restart() { learner_serves; }
 
 SELS=(h_ret h_win h_dis h_bud)
 RANDOM_CLUSTER=hrandom

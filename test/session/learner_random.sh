@@ -15,7 +15,7 @@
 # (rebuild_checks).  The one error a session may see is the documented 40001
 # for a transaction older than a checkpoint of a selector it then rewards.
 # Ops are drawn from bash's RANDOM seeded by MS_LEARNER_RANDOM_SEED (default
-# 1), MS_LEARNER_RANDOM_STEPS steps (default 200).
+# MS_RUN, or 1), MS_LEARNER_RANDOM_STEPS steps (default 200).
 #
 # Uses the PostgreSQL binaries of PG_BINDIR, or of `pg_config --bindir`.
 set -euo pipefail
@@ -25,7 +25,7 @@ MS_EXTRA_CLEANUP='cluster_stop_all; [ -z "${STOPPED:-}" ] || kill -CONT "$STOPPE
 . "$(dirname "$0")/lib/common.bash"
 . "$(dirname "$0")/lib/random_sessions.bash"
 export OPENBLAS_NUM_THREADS=1
-SEED=${MS_LEARNER_RANDOM_SEED:-1}
+SEED=${MS_LEARNER_RANDOM_SEED:-${MS_RUN:-1}}
 STEPS=${MS_LEARNER_RANDOM_STEPS:-200}
 preloaded_server lrandom "$(free_port $(( ${PGPORT:-55500} + 180 )))" \
     "model_select.learner_databases = '$DB'" "model_select.learner_naptime = '50ms'" \
@@ -39,8 +39,12 @@ SELECT model_select.create_selector('lr_cnt', 3, ARRAY['a', 'b', 'c'], 'lin_ucb'
                                     '{"count_pending": true, "pending_horizon": 20}');
 SQL
 learner_pid() { q -c "SELECT pid FROM model_select.learner WHERE running AND last_pass IS NOT NULL"; }
-check "the learner serves $DB" wait_for "the learner's first pass" \
-    "SELECT running AND last_pass IS NOT NULL FROM model_select.learner WHERE database = '$DB'"
+learner_serves() {
+    wait_for "the learner's first pass" \
+        "SELECT running AND last_pass IS NOT NULL FROM model_select.learner WHERE database = '$DB'"
+}
+check "the learner serves $DB" learner_serves
+after_restart() { learner_serves; }
 
 SELS=(lr_lin lr_rff lr_cnt)
 RANDOM_CLUSTER=lrandom

@@ -25,7 +25,7 @@
 # those functions cannot: such routes are taken, not compared;
 # pacer_reuse.sh checks one.)  At the end, every decision that recorded the
 # versions it scored re-derives bit for bit (decision_scores()).  Ops are
-# drawn from bash's RANDOM seeded by MS_PACER_RANDOM_SEED (default 1),
+# drawn from bash's RANDOM seeded by MS_PACER_RANDOM_SEED (default MS_RUN, or 1),
 # MS_PACER_RANDOM_STEPS steps (default 240); a failure prints the seed and
 # the last statements of the sessions (MS_TRACE_LINES, default 24).
 #
@@ -37,7 +37,7 @@ MS_EXTRA_CLEANUP='cluster_stop_all'
 . "$(dirname "$0")/lib/common.bash"
 . "$(dirname "$0")/lib/random_sessions.bash"
 export OPENBLAS_NUM_THREADS=1
-SEED=${MS_PACER_RANDOM_SEED:-1}
+SEED=${MS_PACER_RANDOM_SEED:-${MS_RUN:-1}}
 STEPS=${MS_PACER_RANDOM_STEPS:-240}
 preloaded_server random "$(free_port $(( ${PGPORT:-55500} + 160 )))" \
     "model_select.learner_databases = '$DB'" "model_select.learner_naptime = '50ms'" \
@@ -53,8 +53,12 @@ VALUES ('pra', 'free', ARRAY[1, 0]::float8[], 0.4, 0), ('pra', 'dear', ARRAY[1, 
 SQL
 q -f "$(dirname "$0")/lib/exact_lambda.sql" -f "$(dirname "$0")/lib/exact_awaited.sql" >/dev/null ||
     bail "creating exact_lambda() and exact_awaited() failed"
-check "the learner serves $DB" wait_for "the learner's first pass" \
-    "SELECT running AND last_pass IS NOT NULL FROM model_select.learner WHERE database = '$DB'"
+learner_serves() {
+    wait_for "the learner's first pass" \
+        "SELECT running AND last_pass IS NOT NULL FROM model_select.learner WHERE database = '$DB'"
+}
+check "the learner serves $DB" learner_serves
+after_restart() { learner_serves; }
 
 declare -A HORIZON=([prr]=80 [pra]=40)
 declare -A OWN RR
@@ -148,6 +152,14 @@ step() {  # step SESSION: one op drawn for it
 }
 
 run_steps
+# (and one decision that surely scores a reward of its own transaction, whatever the seed's crashes and
+# prepared transactions left of those)
+OWN_BEFORE=$(q -c "SELECT count(own_tx) FROM model_select.decisions")
+say a "BEGIN;
+SELECT decision_id AS did FROM model_select.route('pra', ARRAY[1, 0]::float8[]) \\gset
+INSERT INTO model_select.rewards(decision_id, reward, cost) VALUES (:did, 0.5, 0);
+SELECT count(*) FROM model_select.route('pra', ARRAY[1, 0]::float8[]);
+COMMIT;" || bail "the last transaction failed"
 check "seed $SEED, $STEPS steps: every route() in READ COMMITTED logged the exact λ and awaited rewards of its snapshot ($ROUTES routes, $MISMATCHES not; $RESOLVED prepared transactions resolved, $(crashes))" \
     test "$MISMATCHES" = 0
 check "... routes were compared (more than a fifth of the steps)" test "$ROUTES" -gt $((STEPS / 5))
@@ -157,7 +169,8 @@ check "... of which some of pra's awaited rewards (not only zeros compared)" \
 # what each decision recorded (versions, own_tx, own_seq) re-derives its scores bit for bit
 check "every decision that recorded versions re-derives its chosen arm's ucb and mean bit for bit (decision_scores())" \
     rederive "d.versions IS NOT NULL"
-check "... and most did (more than half of the decisions, some with rewards of their own transaction)" \
+VERSIONED=$(q -c "SELECT count(versions) || ' of ' || count(*) || ', ' || count(own_tx) FROM model_select.decisions")
+check "... and most did (more than half of the decisions, some with rewards of their own transaction: $VERSIONED; $OWN_BEFORE of the seed's steps)" \
     is_true "SELECT count(versions) * 2 > count(*) AND count(own_tx) > 0 FROM model_select.decisions"
 close_sessions
 check "no session saw an error" eval '[ "$(seen "ERROR")" = 0 ] ||

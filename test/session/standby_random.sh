@@ -16,7 +16,7 @@
 # 18fb5cc (warm sessions lost rewards committed out of order).  The one error
 # a session may see is the documented 40001 for a transaction older than a
 # checkpoint of a selector it then rewards.  Ops
-# are drawn from bash's RANDOM seeded by MS_STANDBY_RANDOM_SEED (default 1),
+# are drawn from bash's RANDOM seeded by MS_STANDBY_RANDOM_SEED (default MS_RUN, or 1),
 # MS_STANDBY_RANDOM_STEPS steps (default 200); a failure prints the seed, the
 # step and the last statements.
 #
@@ -27,7 +27,7 @@ DB=ms_session_standby_random
 MS_EXTRA_CLEANUP='cluster_stop_all'
 . "$(dirname "$0")/lib/common.bash"
 . "$(dirname "$0")/lib/random_sessions.bash"
-SEED=${MS_STANDBY_RANDOM_SEED:-1}
+SEED=${MS_STANDBY_RANDOM_SEED:-${MS_RUN:-1}}
 STEPS=${MS_STANDBY_RANDOM_STEPS:-200}
 
 export OPENBLAS_NUM_THREADS=1

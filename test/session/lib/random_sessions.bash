@@ -7,7 +7,8 @@
 # which the sessions reconnect (OUTS: every session output to check at the
 # end).  The test sets SEED, STEPS, RANDOM_CLUSTER (its cluster's name),
 # RANDOM_SESSION_INIT (SQL each session runs first, or empty) and defines
-# step SESSION; run_steps runs them.
+# step SESSION (and may define after_restart, run once the sessions are back
+# after a crash); run_steps runs them.
 SESSIONS=(a b c)
 declare -A IN_TX SAVEPOINTS
 PREPARED=() RESOLVED=0 OUTS=() CRASHES=0 OPEN_AT_CRASH=0
@@ -57,6 +58,8 @@ crash() {  # an immediate shutdown, transactions open or prepared, then a restar
     # (the server must not inherit another session's end of its fifo: that session would never see EOF)
     ( for fd in "${FD[@]}"; do eval "exec $fd>&-"; done; cluster_start "$RANDOM_CLUSTER" "$PGPORT" ) || return 1
     random_sessions_open || return 1
+    # (a test may wait for what it needs of the new server: the learner's first pass)
+    ! declare -F after_restart >/dev/null || after_restart || return 1
     TRACE="$(printf '%s\n%s' "$TRACE" "(immediate shutdown and restart)")"
 }
 ALTERS=0
