@@ -104,10 +104,13 @@ step() {  # step SESSION: one op drawn for it
 run_steps
 [ -z "$STOPPED" ] || kill -CONT "$STOPPED"
 STOPPED=""
+OWN_BEFORE=$(q -c "SELECT count(own_tx) FROM model_select.decisions")
+own_scored a lr_lin 'ARRAY[1, 0.5, 0.5]::float8[]' || bail "the last transaction failed"
 q -c "ALTER SYSTEM SET model_select.learner_max_lag = '1s'" -c "SELECT pg_reload_conf()" >/dev/null
 check "seed $SEED ($STOPS stops of the learner, $SWITCHES switches of learner_max_lag, $RESOLVED prepared transactions resolved, $(crashes)): every decision that recorded versions re-derives its chosen arm's ucb and mean bit for bit" \
     rederive "d.versions IS NOT NULL"
-check "... most decisions recorded versions, some with rewards of their own transaction" \
+VERSIONED=$(q -c "SELECT count(versions) || ' of ' || count(*) || ', ' || count(own_tx) FROM model_select.decisions")
+check "... most decisions recorded versions, some with rewards of their own transaction ($VERSIONED; $OWN_BEFORE of the seed's steps)" \
     is_true "SELECT count(versions) * 2 > count(*) AND count(own_tx) > 0 FROM model_select.decisions"
 for sel in "${SELS[@]}"; do rebuild_checks "$sel"; done
 close_sessions

@@ -152,14 +152,8 @@ step() {  # step SESSION: one op drawn for it
 }
 
 run_steps
-# (and one decision that surely scores a reward of its own transaction, whatever the seed's crashes and
-# prepared transactions left of those)
 OWN_BEFORE=$(q -c "SELECT count(own_tx) FROM model_select.decisions")
-say a "BEGIN;
-SELECT decision_id AS did FROM model_select.route('pra', ARRAY[1, 0]::float8[]) \\gset
-INSERT INTO model_select.rewards(decision_id, reward, cost) VALUES (:did, 0.5, 0);
-SELECT count(*) FROM model_select.route('pra', ARRAY[1, 0]::float8[]);
-COMMIT;" || bail "the last transaction failed"
+own_scored a pra 'ARRAY[1, 0]::float8[]' || bail "the last transaction failed"
 check "seed $SEED, $STEPS steps: every route() in READ COMMITTED logged the exact λ and awaited rewards of its snapshot ($ROUTES routes, $MISMATCHES not; $RESOLVED prepared transactions resolved, $(crashes))" \
     test "$MISMATCHES" = 0
 check "... routes were compared (more than a fifth of the steps)" test "$ROUTES" -gt $((STEPS / 5))

@@ -84,5 +84,15 @@ run_steps() {
     for gid in "${PREPARED[@]}"; do q -c "COMMIT PREPARED '$gid'" >/dev/null; done
     OUTS+=("${SESSIONS[@]}")
 }
+# own_scored SESSION SELECTOR CONTEXT: a transaction that routes, rewards the decision and routes again,
+# so that a decision surely scores a reward of its own transaction (own_tx), whatever the
+# seed's crashes and prepared transactions left of those
+own_scored() {
+    say "$1" "BEGIN;
+SELECT decision_id AS did FROM model_select.route('$2', $3) \\gset
+INSERT INTO model_select.rewards(decision_id, reward, cost) VALUES (:did, 0.5, 0);
+SELECT count(*) FROM model_select.route('$2', $3);
+COMMIT;"
+}
 # seen PATTERN: the lines of every session's output that match
 seen() { local o; for o in "${OUTS[@]}"; do cat "$MS_WORK/$o.out"; done | grep -c -E "$1" || true; }
