@@ -136,8 +136,8 @@ after_restart() { learner_serves; }
 
 SELS=(h_ret h_win h_dis h_bud)
 # (a statement waiting for another session's open transaction, which the driver will not end
-# while it waits, gets 55P03 instead: an arm change, or a reward whose late-writer check waits
-# for a transaction that holds an arm's checkpoint row; seen once in 50 runs)
+# while it waits, gets 55P03 instead: an arm change, or, seen once in 50 runs, a late writer's
+# reward waiting on a session idle in a transaction that had changed an arm)
 RANDOM_CLUSTER=hrandom RANDOM_SESSION_INIT="SET lock_timeout = '5s';"
 random_sessions_open
 DUPLICATE="duplicate key value violates unique constraint"
