@@ -132,14 +132,17 @@ has_column() {
 
 # Sessions kept open: session NAME starts one psql on $DB fed through a fifo
 # (its output in $MS_WORK/NAME.out), say NAME SQL sends it a statement,
-# close_sessions ends them all and waits for them.
+# session_close NAME ends one, close_sessions ends them all and waits for them.
 declare -A FD SESSION_PID
+# In a subshell about to start a process that outlives the statement (a
+# session's psql, a server): close the sessions' ends of their fifos, which it
+# would otherwise hold open, so that a session closed alone never saw EOF.
+close_session_fds() { local fd; for fd in "${FD[@]}"; do eval "exec $fd>&-"; done; }
 session() {
     rm -f "$MS_WORK/$1.in"
     mkfifo "$MS_WORK/$1.in"
-    # (without the other sessions' ends of their fifos, which would keep them open after session_close)
     (
-        for fd in "${FD[@]}"; do eval "exec $fd>&-"; done
+        close_session_fds
         exec psql -X -q -A -t -v VERBOSITY=terse -d "$DB" <"$MS_WORK/$1.in" >"$MS_WORK/$1.out" 2>&1
     ) &
     MS_BG_PIDS+=($!)

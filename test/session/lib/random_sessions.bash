@@ -1,4 +1,5 @@
-# Seeded random sessions (horizon_random.sh, cascade_random.sh), sourced
+# Seeded random sessions (horizon_random.sh, cascade_random.sh,
+# pacer_random.sh, learner_random.sh, standby_random.sh), sourced
 # after common.bash and own_cluster.bash: three sessions stepped one
 # statement at a time, with ops drawn from bash's RANDOM (drawn in this shell
 # only, never in a subshell, so that a seed replays); the transactions open
@@ -55,8 +56,7 @@ crash() {  # an immediate shutdown, transactions open or prepared, then a restar
     OPEN_AT_CRASH=$((OPEN_AT_CRASH + ${#PREPARED[@]} + IN_TX[a] + IN_TX[b] + IN_TX[c]))
     # (each session's output so far kept for the final checks)
     for s in "${SESSIONS[@]}"; do mv "$MS_WORK/$s.out" "$MS_WORK/$s$CRASHES.out"; OUTS+=("$s$CRASHES"); done
-    # (the server must not inherit another session's end of its fifo: that session would never see EOF)
-    ( for fd in "${FD[@]}"; do eval "exec $fd>&-"; done; cluster_start "$RANDOM_CLUSTER" "$PGPORT" ) || return 1
+    ( close_session_fds; cluster_start "$RANDOM_CLUSTER" "$PGPORT" ) || return 1
     random_sessions_open || return 1
     # (a test may wait for what it needs of the new server: the learner's first pass)
     ! declare -F after_restart >/dev/null || after_restart || return 1
