@@ -285,7 +285,7 @@ checkpoint_selector_arms(const SelectorConfig *cfg, bool from_scratch, StateTran
 /*
  * checkpoint_selector_arms, skipping arms another transaction holds with
  * skip_locked.  A clocked selector's due arm checkpoints every arm this
- * way (checkpoint_if_due): then every arm's horizon moves on together, and
+ * way (checkpoint_note_rewards): then every arm's horizon moves on together, and
  * readers count the selector's rows only from the oldest (clock.c).
  */
 int64

@@ -50,7 +50,7 @@ extern bool checkpoint_reuses_folds(const SelectorConfig *cfg);
 extern const struct StateFold *checkpoint_cached_base(const SelectorConfig *cfg, int32 arm_id,
 													  int64 version, int64 xmin,
 													  const StateTransform *transform);
-extern void checkpoint_if_due(const SelectorConfig *cfg, int32 arm_id, int64 nrows);
+extern void checkpoint_note_rewards(int32 selector_id, int32 arm_id, int64 nrows);
 extern int64 checkpoint_due_arms(const SelectorConfig *cfg, int *arms);
 extern int64 checkpoint_named_selector(const char *name, bool from_scratch,
 									   StateTransform *transform);

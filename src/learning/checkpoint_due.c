@@ -1,6 +1,6 @@
 /*
- * checkpoint_due.c — when an arm is due for a checkpoint: after a reward
- * insert (checkpoint_if_due(), counted in the log) and at the learner's and
+ * checkpoint_due.c — when an arm is due for a checkpoint: at the commit of a
+ * reward insert (checkpoint_note_rewards(), counted in the log) and at the learner's and
  * maintain()'s passes (checkpoint_due_arms(): in a learner by the rows its
  * own fold holds past the checkpoint, elsewhere counted).
  */
@@ -11,6 +11,7 @@
 #include "executor/spi.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
+#include "utils/snapmgr.h"
 #include "utils/xid8.h"
 
 #include "learning/checkpoint.h"
@@ -19,6 +20,7 @@
 #include "learning/learner_state.h"
 #include "model/catalog.h"
 #include "model/registry.h"
+#include "pg/owner.h"
 #include "pg/spi_util.h"
 
 /*
@@ -203,18 +205,88 @@ arm_is_due(const SelectorConfig *cfg, int32 arm_id, int64 *need)
 }
 
 /*
- * After a reward INSERT of nrows rows for an arm: checkpoint it if it is
- * due -- unless the learner process serves this database (learner.c), which
- * then does it outside the application's transaction.  Only under READ
- * COMMITTED, where a row lock taken with SKIP LOCKED sees the newest
- * checkpoint; a transaction-snapshot isolation level could only fail with
- * 40001 here, so it leaves the work to the next READ COMMITTED writer, the
- * learner or checkpoint().
+ * Checkpoints asked for by reward inserts run just before their transaction
+ * commits.  A checkpoint rewrites the arm's arm_state row, which then stays
+ * locked until the transaction that wrote it ends.  Run in the insert's own
+ * statement, inside an application's transaction block, it held that row
+ * for as long as the application kept its transaction open: every late
+ * writer of the selector (selector_lock.c) waited for it, and every other
+ * checkpoint of the arm skipped it.  At commit the row is held for the
+ * commit alone, and the checkpoint still folds the transaction's own rows.
+ * due_at_commit: the arms whose due check is pending, in
+ * TopTransactionContext.
+ */
+typedef struct DueAtCommit
+{
+	int32		selector_id;
+	int32		arm_id;
+} DueAtCommit;
+
+static List *due_at_commit = NIL;
+
+/* Just before commit, as the owner: checkpoint the noted arms that are due. */
+static void
+checkpoint_noted_arms(void *arg)
+{
+	List	   *arms = arg;
+	int			spi_level = spi_connect();
+	SelectorConfig cfg;
+	int32		loaded = -1;
+	bool		have = false;
+	ListCell   *lc;
+
+	PushActiveSnapshot(GetTransactionSnapshot());
+	foreach(lc, arms)
+	{
+		const DueAtCommit *a = lfirst(lc);
+
+		/* the settings lock is ours since the insert, unless a savepoint's rollback released it */
+		if (loaded != a->selector_id)
+			have = config_try_load_for_reward(a->selector_id, NULL, &cfg);
+		loaded = a->selector_id;
+		if (!have || !arm_is_due(&cfg, a->arm_id, &due_memo(a->arm_id)->need))
+			continue;
+		if (clock_ops(cfg.clock)->ticks_across_arms)
+			checkpoint_arms(&cfg, true, false, NULL);
+		else
+			checkpoint_arm(&cfg, a->arm_id, true, false, NULL);
+	}
+	PopActiveSnapshot();
+	spi_finish(spi_level);
+}
+
+/*
+ * Every transaction's end forgets the noted arms (their memory goes with
+ * it); a commit first checkpoints those that are due.  A prepared
+ * transaction does not: it would hold the rows until COMMIT PREPARED.
+ */
+static void
+due_at_commit_callback(XactEvent event, void *arg)
+{
+	List	   *arms = due_at_commit;
+
+	due_at_commit = NIL;
+	if (arms != NIL && event == XACT_EVENT_PRE_COMMIT && !learner_serving())
+		run_as_extension_owner(checkpoint_noted_arms, arms);
+}
+
+/*
+ * After a reward INSERT of nrows rows for an arm: note it, for a checkpoint
+ * at commit if it is due then -- unless the learner process serves this
+ * database (learner.c), which then does it outside the application's
+ * transaction.  Only under READ COMMITTED, where a row lock taken with SKIP
+ * LOCKED sees the newest checkpoint; a transaction-snapshot isolation level
+ * could only fail with 40001 there, so it leaves the work to the next READ
+ * COMMITTED writer, the learner or checkpoint().
  */
 void
-checkpoint_if_due(const SelectorConfig *cfg, int32 arm_id, int64 nrows)
+checkpoint_note_rewards(int32 selector_id, int32 arm_id, int64 nrows)
 {
+	static bool registered = false;
 	DueMemo    *m;
+	DueAtCommit *a;
+	ListCell   *lc;
+	MemoryContext old;
 
 	if (checkpoint_threshold <= 0 || IsolationUsesXactSnapshot() || learner_serving())
 		return;
@@ -223,12 +295,20 @@ checkpoint_if_due(const SelectorConfig *cfg, int32 arm_id, int64 nrows)
 	if (m->since < Max(m->need / 16, 1))
 		return;
 	m->since = 0;
-	if (!arm_is_due(cfg, arm_id, &m->need))
-		return;
-	if (clock_ops(cfg->clock)->ticks_across_arms)
-		checkpoint_arms(cfg, true, false, NULL);
-	else
-		checkpoint_arm(cfg, arm_id, true, false, NULL);
+	foreach(lc, due_at_commit)
+		if (((DueAtCommit *) lfirst(lc))->arm_id == arm_id)
+			return;
+	if (!registered)
+	{
+		RegisterXactCallback(due_at_commit_callback, NULL);
+		registered = true;
+	}
+	old = MemoryContextSwitchTo(TopTransactionContext);
+	a = palloc(sizeof(DueAtCommit));
+	a->selector_id = selector_id;
+	a->arm_id = arm_id;
+	due_at_commit = lappend(due_at_commit, a);
+	MemoryContextSwitchTo(old);
 }
 
 /*

@@ -13,7 +13,7 @@
  * records the pass's lag, and once a naptime checkpoints every arm that is
  * due, by the rule reward inserts use (checkpoint_due_arms()).  While it
  * serves a database, reward inserts there do not checkpoint
- * (checkpoint_if_due()), so that work leaves the application's transaction.
+ * (checkpoint_note_rewards()), so that work leaves the application's transaction.
  * It serves while its last pass ended within LEARNER_STALE_PASSES naptimes
  * (and at least LEARNER_STALE_MIN): a learner that crashed, was killed or
  * hangs hands the work back to the inserts.  It folds rows exactly as any

@@ -259,19 +259,29 @@ config_from_values(SelectorConfig *cfg, const Datum *values, const bool *nulls)
 /*
  * Load a selector's configuration with one of the queries below.  `name`
  * names it in the error when the row is gone (a drop_selector() committed
- * since the caller found it); NULL for "the selector".
+ * since the caller found it); NULL for "the selector".  missing_ok: false
+ * instead, reading nothing.
  */
-static void
+static bool
 config_load_with(SPIPlanPtr *plan, const char *sql, bool read_only, int32 selector_id,
-				 const char *name, SelectorConfig *cfg)
+				 const char *name, bool missing_ok, SelectorConfig *cfg)
 {
 	Oid			argtypes[1] = {INT4OID};
 	Datum		args[1] = {Int32GetDatum(selector_id)};
 	HeapTuple	row;
 
-	row = spi_fetch_one(spi_plan(plan, sql, 1, argtypes), args, read_only,
-						name ? psprintf("selector \"%s\"", name) : "the selector", NULL);
+	if (missing_ok)
+	{
+		if (spi_execute(spi_plan(plan, sql, 1, argtypes), args, NULL, read_only, 1, SPI_OK_SELECT,
+						"look up selector %d", selector_id) == 0)
+			return false;
+		row = SPI_tuptable->vals[0];
+	}
+	else
+		row = spi_fetch_one(spi_plan(plan, sql, 1, argtypes), args, read_only,
+							name ? psprintf("selector \"%s\"", name) : "the selector", NULL);
 	config_from_row(cfg, row, SPI_tuptable->tupdesc, CONFIG_FIRST_COLUMN);
+	return true;
 }
 
 /* Load a selector's configuration by id; the caller is connected to SPI. */
@@ -281,18 +291,11 @@ config_load(int32 selector_id, SelectorConfig *cfg)
 	static SPIPlanPtr plan = NULL;
 
 	config_load_with(&plan, "SELECT " CONFIG_COLUMNS " FROM model_select.selectors"
-					 " WHERE selector_id = $1", true, selector_id, NULL, cfg);
+					 " WHERE selector_id = $1", true, selector_id, NULL, false, cfg);
 }
 
-static void config_read_locked(int32 selector_id, const char *name, SelectorConfig *cfg);
-
-/* The configuration config_load_for_reward() read last, and when. */
-static struct
-{
-	LocalTransactionId lxid;
-	SubTransactionId subxid;
-	SelectorConfig cfg;
-}			reward_config;
+static bool config_read_locked(int32 selector_id, const char *name, bool missing_ok,
+							   SelectorConfig *cfg);
 
 /*
  * Load a selector's configuration by id for a reward insert: no settings
@@ -311,22 +314,21 @@ config_load_for_reward(int32 selector_id, const char *name, SelectorConfig *cfg)
 	 * the drop needs while waiting for the drop (selector_write_lock()).
 	 */
 	selector_settings_lock(selector_id, ShareLock);
-	config_read_locked(selector_id, name, cfg);
+	(void) config_read_locked(selector_id, name, false, cfg);
 }
 
 /*
- * config_load_for_reward() for the learner and maintain(), which must not
- * wait for an application's transaction: false, reading nothing, when the
- * settings lock is not free at once (an alter_selector() or drop_selector()
- * holds or awaits it).
+ * config_load_for_reward() for the learner, maintain() and the checkpoints
+ * of a committing transaction (checkpoint_due.c), which must not wait for
+ * another transaction: false, reading nothing, when the settings lock is
+ * not free at once (an alter_selector() or drop_selector() holds or awaits
+ * it) or the selector is gone (dropped by the committing transaction).
  */
 bool
 config_try_load_for_reward(int32 selector_id, const char *name, SelectorConfig *cfg)
 {
-	if (!selector_settings_lock_if_free(selector_id, ShareLock))
-		return false;
-	config_read_locked(selector_id, name, cfg);
-	return true;
+	return selector_settings_lock_if_free(selector_id, ShareLock) &&
+		config_read_locked(selector_id, name, true, cfg);
 }
 
 /* The columns of CONFIG_COLUMNS by name, in ConfigColumn order. */
@@ -340,8 +342,8 @@ static const char *const config_column_names[CONFIG_NCOLUMNS] = {
  * through the selectors' index rather than a planned query, whose executor
  * start-up cost every reward insert some 20 thousand instructions.
  */
-static void
-config_read_fresh(int32 selector_id, const char *name, SelectorConfig *cfg)
+static bool
+config_read_fresh(int32 selector_id, const char *name, bool missing_ok, SelectorConfig *cfg)
 {
 	Datum		values[CONFIG_NCOLUMNS];
 	bool		nulls[CONFIG_NCOLUMNS];
@@ -349,44 +351,27 @@ config_read_fresh(int32 selector_id, const char *name, SelectorConfig *cfg)
 	if (!own_row_by_key_as_of("selectors", GetTransactionSnapshot(), "selector_id", F_INT4EQ,
 							  Int32GetDatum(selector_id), CONFIG_NCOLUMNS, config_column_names,
 							  values, nulls))
+	{
+		if (missing_ok)
+			return false;
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("%s does not exist", name ? psprintf("selector \"%s\"", name) : "the selector")));
+	}
 	config_from_values(cfg, values, nulls);
+	return true;
 }
 
 /* The configuration read under the settings lock (config_load_for_reward). */
-static void
-config_read_locked(int32 selector_id, const char *name, SelectorConfig *cfg)
+static bool
+config_read_locked(int32 selector_id, const char *name, bool missing_ok, SelectorConfig *cfg)
 {
 	static SPIPlanPtr share_plan = NULL;
 
 	if (IsolationUsesXactSnapshot())
-		config_load_with(&share_plan, "SELECT " CONFIG_COLUMNS " FROM model_select.selectors"
-						 " WHERE selector_id = $1 FOR SHARE", false, selector_id, name, cfg);
-	else
-		config_read_fresh(selector_id, name, cfg);
-	reward_config.lxid = MyProc->lxid;
-	reward_config.subxid = GetCurrentSubTransactionId();
-	reward_config.cfg = *cfg;
-}
-
-/*
- * A selector's configuration for the AFTER trigger of a reward insert: the
- * one config_load_for_reward() read for the statement's rows, if it was this
- * selector's in the same (sub)transaction -- the lock it took holds until
- * that ends, so the settings are still those -- else read now.  The caller
- * is connected to SPI.
- */
-void
-config_load_in_reward_transaction(int32 selector_id, SelectorConfig *cfg)
-{
-	if (reward_config.lxid == MyProc->lxid &&
-		reward_config.subxid == GetCurrentSubTransactionId() &&
-		reward_config.cfg.selector_id == selector_id)
-		*cfg = reward_config.cfg;
-	else
-		config_load(selector_id, cfg);
+		return config_load_with(&share_plan, "SELECT " CONFIG_COLUMNS " FROM model_select.selectors"
+								" WHERE selector_id = $1 FOR SHARE", false, selector_id, name, missing_ok, cfg);
+	return config_read_fresh(selector_id, name, missing_ok, cfg);
 }
 
 /* Load a selector's configuration by name; the caller is connected to SPI. */

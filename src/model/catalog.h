@@ -77,7 +77,6 @@ extern void config_from_values(SelectorConfig *cfg, const Datum *values, const b
 extern void config_load(int32 selector_id, SelectorConfig *cfg);
 extern void config_load_for_reward(int32 selector_id, const char *name, SelectorConfig *cfg);
 extern bool config_try_load_for_reward(int32 selector_id, const char *name, SelectorConfig *cfg);
-extern void config_load_in_reward_transaction(int32 selector_id, SelectorConfig *cfg);
 extern void config_load_by_name(const char *name, SelectorConfig *cfg);
 
 /*

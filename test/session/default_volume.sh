@@ -11,7 +11,11 @@
 #      new level from route()'s own decisions.
 #   3. 200 rewards onto arm b with automatic checkpoints off, then one reward
 #      from a new session (a connection per reward): arm b checkpoints.
-#   4. The state equals rebuild_state's (1e-9), arm_stats.n the log.
+#   4. Checkpoints visit the arms a transaction's rows went to, as it commits:
+#      with a threshold of 10, a statement of 15 rows for arm a and 5 for arm
+#      b checkpoints a (nothing pending after) and not b (5 pending); a
+#      transaction of two statements of 3 rows for b makes b due.
+#   5. The state equals rebuild_state's (1e-9), arm_stats.n the log.
 #
 # Needs PGHOST/PGPORT/PGUSER of a running cluster with model_select installed.
 set -euo pipefail
@@ -96,6 +100,27 @@ q -c "INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('
 check "one reward inserted by a new session checkpoints arm b: nothing pending" \
     is_true "SELECT pending = 0 FROM model_select.arm_stats WHERE selector = 'vol' AND arm = 'b'"
 
-# -- 4. rebuild --------------------------------------------------------------------
+# -- 4. the arms a transaction's rows went to, checkpointed as it commits ------------
+q -c "SELECT model_select.create_selector('ck_due', 2, ARRAY['a', 'b'], 'greedy')" \
+  -c "SET model_select.checkpoint_threshold = 10" \
+  -c "INSERT INTO model_select.rewards(selector, arm, context, reward)
+      SELECT 'ck_due', CASE WHEN g <= 15 THEN 'a' ELSE 'b' END, ARRAY[g, 1]::float8[], g / 20.0
+        FROM generate_series(1, 20) g" >/dev/null
+check "a statement of 15 rows for a and 5 for b checkpoints a only (threshold 10)" \
+    is_true "SELECT string_agg(arm || ' ' || n || ' ' || pending, ', ' ORDER BY arm) = 'a 15 0, b 5 5'
+               FROM model_select.arm_stats WHERE selector = 'ck_due'"
+q -c "SET model_select.checkpoint_threshold = 10" -c "BEGIN" \
+  -c "INSERT INTO model_select.rewards(selector, arm, context, reward)
+      SELECT 'ck_due', 'b', ARRAY[g, 1]::float8[], 0.5 FROM generate_series(1, 3) g" \
+  -c "INSERT INTO model_select.rewards(selector, arm, context, reward)
+      SELECT 'ck_due', 'b', ARRAY[g, 2]::float8[], 0.5 FROM generate_series(1, 3) g" -c "COMMIT" >/dev/null
+check "a transaction of 2 statements of 3 rows for b: 11 pending, due, checkpointed as it commits" \
+    is_true "SELECT pending = 0 FROM model_select.arm_stats WHERE selector = 'ck_due' AND arm = 'b'"
+check "... each checkpoint holds every reward of its arm" \
+    is_true "SELECT count(*) = 2 FROM model_select.arm_state st JOIN model_select.selectors s USING (selector_id)
+              WHERE s.name = 'ck_due' AND st.n = (SELECT count(*) FROM model_select.rewards r WHERE r.arm_id = st.arm_id)"
+
+# -- 5. rebuild --------------------------------------------------------------------
 rebuild_checks vol
+rebuild_checks ck_due
 finish

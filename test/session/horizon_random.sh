@@ -136,8 +136,9 @@ after_restart() { learner_serves; }
 
 SELS=(h_ret h_win h_dis h_bud)
 # (a statement waiting for another session's open transaction, which the driver will not end
-# while it waits, gets 55P03 instead: an arm change, or, seen once in 50 runs, a late writer's
-# reward waiting on a session idle in a transaction that had changed an arm)
+# while it waits, gets 55P03 instead: an arm change; once in 50 runs, before reward inserts
+# left their checkpoints to their commit, a late writer's reward waited on a session idle in
+# a transaction whose rewards had checkpointed an arm while the learner lagged)
 RANDOM_CLUSTER=hrandom RANDOM_SESSION_INIT="SET lock_timeout = '5s';"
 random_sessions_open
 DUPLICATE="duplicate key value violates unique constraint"

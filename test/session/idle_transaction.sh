@@ -18,7 +18,15 @@
 #      checkpoint that passed it, rewards A: 40001 too (the check reads the
 #      newest checkpoints), and nothing is lost;
 #   5. a READ COMMITTED one rewards A while a checkpoint that passed it is in
-#      flight: the reward waits for it, then is refused.
+#      flight: the reward waits for it, then is refused;
+#   6. rewards that make an arm due inside an application's open transaction
+#      block checkpoint when it commits, not in their INSERT: meanwhile no
+#      arm_state row is held for it, so a late writer of the selector does
+#      not wait for the application (before, it waited as long as the
+#      application kept its transaction open), and the commit checkpoints
+#      every final row, the application's own included;
+#   7. such a commit still commits after a savepoint's rollback released the
+#      selector's lock, and after the transaction dropped the selector.
 #
 # Needs PGHOST/PGPORT/PGUSER of a running cluster with model_select installed.
 set -euo pipefail
@@ -111,4 +119,37 @@ said rc
 say rc "COMMIT;"
 close_sessions
 late_refused rc "... which commits: the reward is refused (before the fix it did not wait and was logged behind it)"
+# 6. an application's open transaction makes arms due: the checkpoint waits for its commit
+q -c "SELECT model_select.create_selector('tenant_c', 8, ARRAY['a', 'b'], 'lin_ucb')" >/dev/null
+session late
+session app
+say late '\set VERBOSITY verbose'
+say late "BEGIN; INSERT INTO b_orders VALUES (6); SET LOCAL lock_timeout = '30s';"
+say app "BEGIN; SELECT add_rewards('tenant_c', 300);"
+held=$(q -c "SELECT count(*) FROM model_select.arm_state st JOIN model_select.selectors s USING (selector_id)
+              WHERE s.name = 'tenant_c' AND st.xmax <> '0'")
+say late "INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('tenant_c', 'a', ms_probe(8, 6), 0.5); COMMIT;"
+check "300 rewards in an open transaction block hold no arm_state row of their selector ($held held)" test "$held" = 0
+check "... and a late writer of the selector rewards it without waiting for that transaction (lock_timeout)" \
+    eval "! grep -q 'ERROR' '$MS_WORK/late.out' || { sed 's/^/#   /' '$MS_WORK/late.out'; false; }"
+say app "COMMIT;"
+close_sessions
+check "... the application's COMMIT succeeds" \
+    eval "! grep -q 'ERROR' '$MS_WORK/app.out' || { sed 's/^/#   /' '$MS_WORK/app.out'; false; }"
+got=$(pending tenant_c)
+check "... and checkpoints every reward, its own 300 and the late writer's (pending $got)" test "$got" = 0
+rebuild_checks tenant_c " (checkpointed at commit)"
+
+# 7. the commit's checkpoint after a savepoint's rollback, and after a drop
+q -c "SELECT model_select.create_selector('tenant_d', 8, ARRAY['a', 'b'], 'lin_ucb')" >/dev/null
+check "a transaction that rewards, rolls back to a savepoint from before its first reward and rewards again commits" \
+    q -c "BEGIN" -c "SAVEPOINT s" -c "SELECT add_rewards('tenant_c', 300)" -c "ROLLBACK TO SAVEPOINT s" \
+      -c "SELECT add_rewards('tenant_c', 20)" -c "COMMIT" -o /dev/null
+rebuild_checks tenant_c " (after the savepoint's rollback)"
+check "a transaction that rewards a selector until it is due, then drops it, commits" \
+    q -c "BEGIN" -c "SELECT add_rewards('tenant_d', 300)" -c "SELECT model_select.drop_selector('tenant_d')" \
+      -c "COMMIT" -o /dev/null
+check "... and the selector and its rewards are gone" \
+    is_true "SELECT NOT EXISTS (SELECT FROM model_select.selectors WHERE name = 'tenant_d')
+                AND NOT EXISTS (SELECT FROM model_select.rewards WHERE selector = 'tenant_d')"
 finish

@@ -64,7 +64,8 @@ SQL
 
 inline_checkpoints() {  # checkpoints written by one transaction that logs 90 rewards on each selector in $1
     q -c "BEGIN" -c "SELECT add_rewards(s, 90) FROM unnest(ARRAY[$1]) s" \
-      -c "SELECT count(*) FROM model_select.arm_state WHERE xmin = pg_current_xact_id()::xid" -c "COMMIT" | tail -n 1
+      -c "SELECT set_config('ms.xid', pg_current_xact_id()::text, false)" -c "COMMIT" \
+      -c "SELECT count(*) FROM model_select.arm_state WHERE xmin = current_setting('ms.xid')::xid8::xid" | tail -n 1
 }
 
 # 1. a reward INSERT leaves the checkpoint to the learner

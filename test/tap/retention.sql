@@ -91,6 +91,8 @@ SET LOCAL client_min_messages = warning;  -- the arm's clock's NOTICE
 SELECT model_select.create_selector('r_' || name, 3, ARRAY['a0', 'a1', 'a2'], policy, NULL, settings) FROM cases;
 RESET client_min_messages;
 SELECT pg_temp.feed('r_' || name) FROM cases;
+-- (reward inserts checkpoint only as their transaction commits, which this file's never does)
+SELECT model_select.checkpoint('r_' || name) FROM cases;
 INSERT INTO before SELECT c.name, s.* FROM cases c, pg_temp.scores(c.name) s;
 SELECT ok(model_select.maintain('r_' || name) >= 0, name || ': maintain() runs') FROM cases;
 SELECT is(pg_temp.logged(name), kept, name || ': the log keeps ' || kept || ' rewards') FROM cases;
