@@ -42,7 +42,7 @@ _PG_init(void)
 	learner_publish_hook = selector_publish;
 
 	DefineCustomIntVariable("model_select.checkpoint_threshold",
-							"Pending rewards of an arm that make a reward INSERT checkpoint it.",
+							"Pending rewards of an arm that make the commit of a reward INSERT checkpoint it.",
 							"Readers fold an arm's pending rewards in memory; a checkpoint stores "
 							"the fold.  0 turns automatic checkpoints off.",
 							&checkpoint_threshold, 128, 0, 1000000,

@@ -190,8 +190,8 @@ checkpoint_reuses_folds(const SelectorConfig *cfg)
  * The base this backend's arm cache folded from checkpoint (version, xmin),
  * if it holds one: the fold of the log up to a later position, made by the
  * same fold from the same state, so a checkpoint can start from it instead
- * of folding those rows again (a reward INSERT that makes an arm due folds
- * hundreds of rows otherwise).
+ * of folding those rows again (the commit of reward inserts that make an arm
+ * due folds hundreds of rows otherwise).
  */
 const StateFold *
 checkpoint_cached_base(const SelectorConfig *cfg, int32 arm_id, int64 version, int64 xmin,
