@@ -158,8 +158,17 @@ BEGIN
     IF arm IS NULL OR arm = '' THEN
         RAISE EXCEPTION 'arm name must not be NULL or empty' USING ERRCODE = '22004';
     END IF;
-    SELECT s.selector_id INTO sid FROM model_select.selectors s WHERE s.name = selector FOR NO KEY UPDATE;
-    IF NOT FOUND THEN
+    -- One arm addition of a selector at a time (_arms_lock: the next ordinal),
+    -- then the selector's row FOR SHARE: a settings change (alter_selector(),
+    -- fit_codebook()) waits for it, and it for them, but reward inserts, which
+    -- share-lock the row under REPEATABLE READ, do not (FOR NO KEY UPDATE
+    -- held them until this transaction ended).
+    SELECT s.selector_id INTO sid FROM model_select.selectors s WHERE s.name = selector;
+    IF sid IS NOT NULL THEN
+        PERFORM model_select_internal._arms_lock(sid);
+        SELECT s.selector_id INTO sid FROM model_select.selectors s WHERE s.selector_id = sid FOR SHARE;
+    END IF;
+    IF sid IS NULL THEN
         RAISE EXCEPTION 'selector "%" does not exist', selector USING ERRCODE = '42704';
     END IF;
     SELECT * INTO existing FROM model_select.arms a WHERE a.selector_id = sid AND a.name = arm;
@@ -220,6 +229,8 @@ END $$;
 -- inserts hold it shared until they commit; not for clients.
 CREATE FUNCTION model_select_internal._settings_lock(selector_id int) RETURNS void
     AS 'MODULE_PATHNAME', 'model_select_settings_lock' LANGUAGE C STRICT PARALLEL UNSAFE;
+CREATE FUNCTION model_select_internal._arms_lock(selector_id int) RETURNS void
+    AS 'MODULE_PATHNAME', 'model_select_arms_lock' LANGUAGE C STRICT PARALLEL UNSAFE;
 CREATE FUNCTION model_select_internal._drop_lock(selector_id int) RETURNS void
     AS 'MODULE_PATHNAME', 'model_select_drop_lock' LANGUAGE C STRICT PARALLEL UNSAFE;
 
@@ -418,6 +429,8 @@ COMMENT ON FUNCTION model_select_internal._resolve_settings_over(text, text, jso
 'Internal: resolve_settings() of settings given over a selector''s current ones, which keep what still applies (a grid is dropped once confidence is fixed, pace once the budget is off); the given keys must apply. What alter_selector() stores.';
 COMMENT ON FUNCTION model_select_internal._settings_lock(int) IS
 'Internal: takes the selector''s settings lock exclusively for alter_selector(); reward inserts hold it shared until they commit.';
+COMMENT ON FUNCTION model_select_internal._arms_lock(int) IS
+'Internal: takes the selector''s arms lock exclusively for add_arm(), one arm addition of a selector at a time; nothing that routes or rewards takes it.';
 COMMENT ON FUNCTION model_select_internal._drop_lock(int) IS
 'Internal: takes the selector''s settings lock for drop_selector(), which waits for every route() and reward insert in flight before it deletes an arm.';
 COMMENT ON FUNCTION model_select.add_arm(text, text) IS

@@ -280,6 +280,25 @@ model_select_drop_lock(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
+PG_FUNCTION_INFO_V1(model_select_arms_lock);
+
+/*
+ * SQL: _arms_lock(selector_id) — add_arm()'s: one arm addition of a
+ * selector at a time, until its transaction ends (the next ordinal).  A tag
+ * of its own, which nothing that routes or rewards takes: the settings lock
+ * would make checkpoints of the selector wait for the addition's
+ * transaction (final_horizon_for() counts every holder).
+ */
+Datum
+model_select_arms_lock(PG_FUNCTION_ARGS)
+{
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) PG_GETARG_INT32(0), MS_LOCK_ARMS, MS_LOCK_CLASS);
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+	PG_RETURN_VOID();
+}
+
 PG_FUNCTION_INFO_V1(model_select_settings_lock);
 
 /* SQL: _settings_lock(selector_id) — alter_selector()'s side of the lock above. */

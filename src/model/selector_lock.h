@@ -17,6 +17,7 @@
 #define MS_LOCK_SETTINGS 0		/* a selector's settings (selector_lock.c) */
 #define MS_LOCK_LOAD 1			/* an arm's load into the shared cache (shared_cache.c) */
 #define MS_LOCK_RESTORE 2		/* settling restored rows, field2 0 (restore_order.c) */
+#define MS_LOCK_ARMS 3			/* a selector's arm additions (selector_lock.c) */
 
 struct LOCKTAG;
 extern void selector_settings_tag(struct LOCKTAG *tag, int32 selector_id);

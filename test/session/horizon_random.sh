@@ -136,9 +136,9 @@ after_restart() { learner_serves; }
 
 SELS=(h_ret h_win h_dis h_bud)
 # (a statement waiting for another session's open transaction, which the driver will not end
-# while it waits, gets 55P03 instead: an arm change; once in 50 runs, before reward inserts
-# left their checkpoints to their commit, a late writer's reward waited on a session idle in
-# a transaction whose rewards had checkpointed an arm while the learner lagged)
+# while it waits, gets 55P03 instead: an arm change waiting for another; once in 50 runs,
+# before add_arm() share-locked the selector's row and reward inserts checkpointed at their
+# commit, a REPEATABLE READ reward waited on a session idle after an arm change)
 RANDOM_CLUSTER=hrandom RANDOM_SESSION_INIT="SET lock_timeout = '5s';"
 random_sessions_open
 DUPLICATE="duplicate key value violates unique constraint"
