@@ -275,7 +275,7 @@ STATS="$(q -c "SELECT (SELECT count(*) FROM ms_ledger) || ' rewards, '
                                    WHERE s.name LIKE 'h\_%' GROUP BY 1) q)
                       || (SELECT count(*) FROM ms_mine m WHERE NOT EXISTS
                             (SELECT FROM model_select.decisions d WHERE d.decision_id = m.decision_id)) || ' deleted'")"
-echo "# seed $SEED: $STATS, $(seen 'ERROR: +decision [0-9]+ does not exist') late rewards refused, $ALTERS alter_selector() calls, $RESOLVED prepared transactions resolved by a session, $(crashes)"
+echo "# seed $SEED: $STATS, $(seen 'ERROR: +decision [0-9]+ does not exist') late rewards refused, $(seen 'canceling statement due to lock timeout') statements past their lock_timeout, $ALTERS alter_selector() calls, $RESOLVED prepared transactions resolved by a session, $(crashes)"
 check "seed $SEED: the horizon absorbed rewards of two selectors or more and deleted decisions" \
     is_true "SELECT (SELECT count(DISTINCT selector_id) FROM model_select.arm_base WHERE n > 0) >= 2
                 AND EXISTS (SELECT FROM ms_mine m WHERE NOT EXISTS
