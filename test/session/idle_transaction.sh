@@ -83,7 +83,7 @@ check "rewards after a transaction that routed with A stay pending while it runs
 say router "INSERT INTO model_select.rewards(decision_id, reward) VALUES (:d, 0.9); COMMIT;"
 close_sessions
 check "... which then rewards its decision and commits" \
-    eval "! grep -q 'ERROR' '$MS_WORK/router.out' || { sed 's/^/#   /' '$MS_WORK/router.out'; false; }"
+    no_error router
 q -c "SELECT model_select.checkpoint('tenant_a')" >/dev/null
 check "... and everything is checkpointed once it ended" test "$(pending tenant_a)" = 0
 rebuild_checks tenant_a " (after the routing transaction)"
@@ -131,11 +131,11 @@ held=$(q -c "SELECT count(*) FROM model_select.arm_state st JOIN model_select.se
 say late "INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('tenant_c', 'a', ms_probe(8, 6), 0.5); COMMIT;"
 check "300 rewards in an open transaction block hold no arm_state row of their selector ($held held)" test "$held" = 0
 check "... and a late writer of the selector rewards it without waiting for that transaction (lock_timeout)" \
-    eval "! grep -q 'ERROR' '$MS_WORK/late.out' || { sed 's/^/#   /' '$MS_WORK/late.out'; false; }"
+    no_error late
 say app "COMMIT;"
 close_sessions
 check "... the application's COMMIT succeeds" \
-    eval "! grep -q 'ERROR' '$MS_WORK/app.out' || { sed 's/^/#   /' '$MS_WORK/app.out'; false; }"
+    no_error app
 got=$(pending tenant_c)
 check "... and checkpoints every reward, its own 300 and the late writer's (pending $got)" test "$got" = 0
 rebuild_checks tenant_c " (checkpointed at commit)"

@@ -195,8 +195,7 @@ drop_waits
 say writer "INSERT INTO model_select.rewards(selector, arm, context, reward) VALUES ('drop_ba', 'a', '{0,1}', 0.5); COMMIT;"
 close_sessions
 check "drop_selector() while a transaction rewards arm b, then a: no deadlock, both succeed" \
-    eval "! grep -q 'ERROR' '$MS_WORK/writer.out' '$MS_WORK/dropper.out' ||
-          { sed 's/^/#   /' '$MS_WORK/writer.out' '$MS_WORK/dropper.out'; false; }"
+    no_error writer dropper
 check "... and the selector is gone" \
     is_true "SELECT NOT EXISTS (SELECT FROM model_select.selectors WHERE name = 'drop_ba')"
 session writer
@@ -210,6 +209,5 @@ say writer "SELECT decision_id AS d2 FROM model_select.route('drop_route', '{0,1
 say writer "INSERT INTO model_select.rewards(decision_id, reward) VALUES (:d2, 0.5), (:d1, 0.4); COMMIT;"
 close_sessions
 check "drop_selector() while a transaction routes twice and rewards both decisions: no deadlock, both succeed" \
-    eval "! grep -q 'ERROR' '$MS_WORK/writer.out' '$MS_WORK/dropper.out' ||
-          { sed 's/^/#   /' '$MS_WORK/writer.out' '$MS_WORK/dropper.out'; false; }"
+    no_error writer dropper
 finish

@@ -198,6 +198,13 @@ say_traced() {
     TRACE="$(printf '%s\n%s: %s' "$TRACE" "$1" "$2" | tail -n "${MS_TRACE_LINES:-24}")"
     say "$1" "$2"
 }
+# no_error SESSION...: none of the sessions' output has an ERROR (else it is printed)
+no_error() {
+    local s
+    for s in "$@"; do
+        ! grep -q 'ERROR' "$MS_WORK/$s.out" || { sed 's/^/#   /' "$MS_WORK/$s.out"; return 1; }
+    done
+}
 LATE_WRITER="older than rewards of selector .* that are already checkpointed"
 other_errors() {
     local s
