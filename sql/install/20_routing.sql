@@ -51,7 +51,7 @@ CREATE FUNCTION model_select.decision_scores(decision_id bigint)
     AS 'MODULE_PATHNAME', 'model_select_decision_scores' LANGUAGE C STABLE STRICT PARALLEL SAFE ROWS 8;
 
 -- Route every row of a query (key integer, context: an array of numbers) in one
--- call, scoring blocks of rows by BLAS-3; with log, the decisions are logged.
+-- call, scoring blocks of rows at once; with log, the decisions are logged.
 CREATE FUNCTION model_select.route_batch(selector text, source text, log boolean DEFAULT false)
     RETURNS TABLE (key bigint, arm text, score float8, mean float8, width float8, decision_id bigint)
     AS 'MODULE_PATHNAME', 'model_select_route_batch' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
@@ -97,7 +97,7 @@ COMMENT ON FUNCTION model_select.select_model(text, anycompatiblearray, text[]) 
 COMMENT ON FUNCTION model_select.route(text, anycompatiblearray, text[]) IS
 'The choice of select_model(), logged in decisions with its tags: returns the decision_id (to reward), the arm and its ucb.';
 COMMENT ON FUNCTION model_select.route_batch(text, text, boolean) IS
-'Routes every row of the query source, which yields (key integer, context real[], float8[], numeric[] or integer[][, tags text[]]): per row the key, the arm select_model() would choose, its ucb (score), mean and width, and with log => true the decision_id of the decision logged for it. Blocks of rows are scored by BLAS-3. source runs with the caller''s rights, read only.';
+'Routes every row of the query source, which yields (key integer, context real[], float8[], numeric[] or integer[][, tags text[]]): per row the key, the arm select_model() would choose, its ucb (score), mean and width, and with log => true the decision_id of the decision logged for it. Blocks of rows are scored at once, with the bits of select_model() for lin_ucb, rff_ucb and pak_ucb. source runs with the caller''s rights, read only.';
 COMMENT ON FUNCTION model_select.decision_scores(bigint) IS
 'A logged decision''s scores (the columns of scores()), re-derived bit for bit from the versions and own rewards it recorded, while retention keeps them: needs the route right on its selector; an error for a decision that recorded no version.';
 COMMENT ON FUNCTION model_select.scores(text, anycompatiblearray, text[]) IS

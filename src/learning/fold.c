@@ -289,15 +289,20 @@ fold_build(StateFold *f, SPITupleTable *tt, uint64 first, uint64 last)
  * an empty fold with build (rebuild_state's definition; a clocked state is
  * its rows, so it is always appended, clock_ops.h).  A state that
  * grows with its rows (pak_ucb, bkb) is also built when there is more than
- * one row: appending copies it.  Fixed-size states append in O(p²) whatever
- * n, and appending agrees to the last bit with readers and replay(), which
- * fold one reward at a time, whenever checkpoints happen.
+ * one row: appending copies it.  Fixed-size states append in O(p²)
+ * whatever n.  Appending agrees to the last bit with readers and replay(),
+ * which fold one reward at a time, whenever checkpoints happen; so does
+ * pak_ucb's build, unless the rows would slide a window (PolicyOps.slides),
+ * and then they are appended (bkb's resampled dictionary does not).
  */
 void
 fold_some(StateFold *f, SPITupleTable *tt, uint64 first, uint64 last, bool build)
 {
-	if (f->st == NULL && f->totals.n == 0 && !clock_ops(f->cfg->clock)->ages &&
-		(build || (last - first > 1 && policy_ops(f->cfg->policy)->keeps_rows)))
+	const PolicyOps *ops = policy_ops(f->cfg->policy);
+	bool		builds = last - first > 1 && ops->keeps_rows &&
+		!(ops->slides != NULL && ops->slides(f->cfg, (int) Min(last - first, INT_MAX)));
+
+	if (f->st == NULL && f->totals.n == 0 && !clock_ops(f->cfg->clock)->ages && (build || builds))
 		fold_build(f, tt, first, last);
 	else
 		fold_rows(f, tt, first, last);

@@ -2,9 +2,10 @@
  * linalg.c — Cholesky factorisation, row append and the backward solve on
  * packed factors (see linalg.h; the forward solve is in forward.c, rank-1
  * updates in rotate.c).  Factorisations and blocks go through LAPACKE and
- * BLAS-3; what scoring and folding do one vector at a time is written over
- * vecops.c, in a fixed order, so that it gives the same bits wherever its
- * operands sit (vecops.c says why).  No explicit inverses anywhere.
+ * BLAS-3, but for the factor of a state that is also appended row by row
+ * (chol_factor_rows); what scoring and folding do one vector at a time is
+ * written over vecops.c, in a fixed order, so that it gives the same bits
+ * wherever its operands sit (vecops.c says why).  No explicit inverses.
  */
 #include "postgres.h"
 
@@ -20,9 +21,12 @@
 /*
  * Factorise a packed symmetric matrix in place row by row, as
  * chol_append_row() does for one reward: each Schur complement is clamped
- * to floor.  The fallback of the LAPACK factorisations below.
+ * to floor.  So the factor has, on every CPU, the bits of appending its rows
+ * one at a time: how a state that is also appended (pak_ucb) is built, and
+ * the fallback of the LAPACK factorisations below.  The same O(n³/3) flops
+ * as LAPACK's packed dpptrf, itself level 2.
  */
-static void
+void
 chol_factor_rows(int n, double *lp, double floor)
 {
 	double	   *b = palloc(sizeof(double) * Max(n, 1));

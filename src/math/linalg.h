@@ -14,6 +14,7 @@
 #define PACKED_SIZE(n) ((Size) (n) * ((n) + 1) / 2)
 #define PACKED_ROW(i) ((Size) (i) * ((i) + 1) / 2)
 
+extern void chol_factor_rows(int n, double *lp, double floor);
 extern void chol_factor_packed(int n, double *ap, double floor);
 extern void chol_factor_shifted(int n, const double *ap, double shift, double floor, double *out);
 extern double chol_log_det_scaled(int n, const double *lp, double scale);

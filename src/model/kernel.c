@@ -10,10 +10,7 @@
 
 #include <math.h>
 
-#include <cblas.h>
-
 #include "model/kernel.h"
-#include "math/linalg.h"
 #include "math/vecops.h"
 
 void
@@ -121,7 +118,10 @@ kernel_vector(const SelectorConfig *cfg, int n, const double *X,
 
 /*
  * kernel_vector() for the m rows of Y at once: row t of out (m × n) is
- * k'(X, y_t).  The inner products of the whole block come from one GEMM.
+ * k'(X, y_t), with kernel_vector()'s bits.  The inner products of the block
+ * come from gemv_rows_block() (vecops.c), not a BLAS GEMM, whose kernels sum
+ * in an order chosen by CPU and block size: a score in a batch equals the
+ * same context's score alone.
  */
 void
 kernel_block(const SelectorConfig *cfg, int n, const double *X, const double *sqnorms,
@@ -135,8 +135,7 @@ kernel_block(const SelectorConfig *cfg, int n, const double *X, const double *sq
 			kernel_vector(cfg, n, X, sqnorms, Y + (Size) t * cfg->dim, out + (Size) t * n);
 		return;
 	}
-	cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, cfg->dim, 1.0,
-				Y, cfg->dim, X, cfg->dim, 0.0, out, n);
+	gemv_rows_block(n, cfg->dim, X, m, Y, out, n);
 	for (int t = 0; t < m; t++)
 	{
 		const double *yt = Y + (Size) t * cfg->dim;

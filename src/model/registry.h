@@ -168,6 +168,14 @@ typedef struct PolicyOps
 	 */
 	int			(*kept_rows) (const SelectorConfig *cfg, int n);
 	/*
+	 * Optional, for a policy whose build has the bits of its rows appended
+	 * one at a time onto an empty state, except where appending slides a
+	 * window, dropping the oldest row by an update (pak_ucb): whether
+	 * appending n rows would.  A fold of several rows onto an empty state
+	 * appends them then, and builds them otherwise (fold_some()).
+	 */
+	bool		(*slides) (const SelectorConfig *cfg, int n);
+	/*
 	 * float8 values in the body of a state whose header holds n (the
 	 * largest, with a full dictionary, for a dictionary policy, whose check
 	 * then reads the dictionary): state_check() compares it with the stored

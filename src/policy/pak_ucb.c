@@ -9,7 +9,9 @@
  * to it in O(n² + n·dim), in place (the body has room for a few more rows),
  * and is never refactorised; earlier rows never change, so the state is
  * stored by rows (row_spans, model/state_store.c).  build() factorises the
- * whole matrix with LAPACK instead, so comparing the two checks the append.
+ * whole matrix with the same row steps, so that a state has the same bits
+ * however its rows were batched into folds; the golden tests
+ * (test/golden/) check both against an independent computation.
  * Past `cap` the arm compacts (pak_kept_rows): the reward that would make
  * cap + 1 rows refactorises the newest ⌈cap/2⌉, and rows are appended
  * again, so a checkpoint rewrites the factor once per ⌊cap/2⌋ + 1 rewards
@@ -171,7 +173,43 @@ pak_kept_rows(const SelectorConfig *cfg, int n)
 	return compacted_rows(cfg->cap, n);
 }
 
-/* With weights w (NULL: γ^age by position under a discount): ridge α/w. */
+/*
+ * PolicyOps.slides: do n appends onto an empty arm drop rows off a window
+ * (pak_drop_oldest)?  Not under a discount, whose appends rebuild, nor past
+ * the cap, where an arm compacts by a rebuild.
+ */
+static bool
+pak_slides(const SelectorConfig *cfg, int n)
+{
+	int			slide = cfg->window > 0 ? cfg->window : discount_horizon(cfg);
+
+	return cfg->discount >= 1 && slide <= cfg->cap && n > slide;
+}
+
+/*
+ * The ridge on row i's diagonal (of n) in factor f: α_f, as pak_append adds
+ * it; with weights w, or a discount's by position, α₀/w_i, and in a factor
+ * f > 0 that shifted by α_f − α₀.
+ */
+static double
+pak_row_ridge(const SelectorConfig *cfg, const FactorSet *fs, int f, int i, int n,
+			  const double *w)
+{
+	double		base;
+
+	if (w == NULL && cfg->discount >= 1)
+		return fs->alpha[f];
+	base = w ? fs->alpha[0] / w[i] : pak_ridge(cfg, i, n);
+	return f == 0 ? base : base + (fs->alpha[f] - fs->alpha[0]);
+}
+
+/*
+ * With weights w (NULL: γ^age by position under a discount): ridge α/w.
+ * Each factor is factorised row by row (chol_factor_rows), each diagonal
+ * the kernel's plus the ridge as pak_append adds them: without weights or
+ * a discount, the bits of the rows appended one at a time, so that a fold
+ * gives the same state however its rows were batched (fold_some()).
+ */
 static StateHeader *
 pak_build_weighted(const SelectorConfig *cfg, int n, const double *X, const double *r,
 				   const double *w)
@@ -197,17 +235,18 @@ pak_build_weighted(const SelectorConfig *cfg, int n, const double *X, const doub
 	memcpy(PAK_X(st), X, sizeof(double) * n * cfg->dim);
 	memcpy(PAK_V(st, c), r, sizeof(double) * n);
 	for (int i = 0; i < n; i++)
+		kernel_vector(cfg, i + 1, X, NULL, X + (Size) i * cfg->dim, PAK_L(st, c, 0) + PACKED_ROW(i));
+	/* the kernel matrix is copied into the other factors before the first is factorised */
+	for (int f = fs.count - 1; f >= 0; f--)
 	{
-		double	   *row = PAK_L(st, c, 0) + PACKED_ROW(i);
+		double	   *L = PAK_L(st, c, f);
 
-		kernel_vector(cfg, i + 1, X, NULL, X + (Size) i * cfg->dim, row);
-		row[i] += w ? confidence_base_alpha(cfg) / w[i] : pak_ridge(cfg, i, n);
+		if (f > 0)
+			memcpy(L, PAK_L(st, c, 0), sizeof(double) * PACKED_SIZE(n));
+		for (int i = 0; i < n; i++)
+			L[PACKED_ROW(i) + i] += pak_row_ridge(cfg, &fs, f, i, n, w);
+		chol_factor_rows(n, L, fs.alpha[f]);
 	}
-	/* the other factors differ by their ridge only */
-	for (int f = 1; f < fs.count; f++)
-		chol_factor_shifted(n, PAK_L(st, c, 0), fs.alpha[f] - fs.alpha[0], fs.alpha[f],
-							PAK_L(st, c, f));
-	chol_factor_packed(n, PAK_L(st, c, 0), fs.alpha[0]);
 	return st;
 }
 
@@ -487,4 +526,5 @@ const PolicyOps pak_ucb_ops = {
 	.keeps_rows = true, .forgets = FORGETS_ALL, .settings = pak_ucb_settings, .defaults = pak_ucb_defaults,
 	POLICY_FUNCTIONS(pak), .score_block = pak_score_block, .row_spans = pak_row_spans,
 	.build_weighted = pak_build_weighted, .innovations = pak_innovations, .kept_rows = pak_kept_rows,
+	.slides = pak_slides,
 };

@@ -35,8 +35,8 @@
 #    and deleted is still learnt, as if it had stayed in the log;
 #  - no reward in the log points to a deleted decision;
 #  - every decision that recorded versions re-derives bit for bit
-#    (decision_scores(); a pak_ucb block of route_batch() to 1e-9: its
-#    kernel block is a GEMM), and every selector's scores equal
+#    (decision_scores(), route_batch()'s blocks too), and every selector's
+#    scores equal
 #    rebuild_state()'s.
 # The errors a session may see: 42704 for a late reward of a decision that
 # decision_ttl deleted (also racing the deletion; 40001 under REPEATABLE READ
@@ -110,10 +110,7 @@ BEGIN
               FROM model_select.decision_scores(d.decision_id) r
               JOIN model_select.arms a ON a.name = r.arm AND a.arm_id = d.arm_id
               JOIN model_select.selectors s ON s.selector_id = d.selector_id
-             WHERE NOT (r.ucb IS NOT DISTINCT FROM d.score AND r.mean IS NOT DISTINCT FROM d.mean)
-               AND NOT (s.policy = 'pak_ucb' AND EXISTS (SELECT FROM ms_mine m WHERE m.decision_id = d.decision_id
-                                                                                 AND m.batch)
-                        AND ms_close(r.ucb, d.score) AND ms_close(r.mean, d.mean));
+             WHERE NOT (r.ucb IS NOT DISTINCT FROM d.score AND r.mean IS NOT DISTINCT FROM d.mean);
             IF bad IS NOT NULL THEN
                 RETURN NEXT bad;
             END IF;

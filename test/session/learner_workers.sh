@@ -7,8 +7,8 @@
 #     both publish versions and checkpoint arms (each its share), and every
 #     version of every arm comes to hold the whole log;
 #   - every decision made meanwhile is re-derived by decision_scores() from
-#     the prefixes it recorded, whichever worker published them: bit for bit
-#     for lin_ucb, to 1e-9 for pak_ucb;
+#     the prefixes it recorded, whichever worker published them, bit for
+#     bit;
 #   - with worker 1 stopped (SIGSTOP), a reward committed to one of its arms
 #     is scored once it has waited model_select.learner_max_lag: backends
 #     fold for themselves while any worker falls behind, though worker 0
@@ -81,8 +81,8 @@ rederive() {
 }
 check "decision_scores() re-derives every decision of 'lw' (lin_ucb) bit for bit" \
     rederive lw "r.ucb IS NOT DISTINCT FROM d.score AND r.mean IS NOT DISTINCT FROM d.mean"
-# (pak_ucb: 1e-9, its kernel blocks are GEMMs, docs/sql-reference.md#decision_scores)
-check "... and every decision of 'pw' (pak_ucb) to 1e-9" rederive pw "ms_close(r.ucb, d.score) AND ms_close(r.mean, d.mean)"
+check "... and every decision of 'pw' (pak_ucb) bit for bit" \
+    rederive pw "r.ucb IS NOT DISTINCT FROM d.score AND r.mean IS NOT DISTINCT FROM d.mean"
 for s in lw pw; do rebuild_checks "$s" " (two workers)"; done
 
 # worker 1 stopped: one of its arms gets rewards

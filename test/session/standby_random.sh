@@ -11,8 +11,8 @@
 # has replayed it, the scores of every selector at 4 contexts must be the same
 # bits in three places: a standby session that has kept its caches since the
 # start (warm: its folds, overlays, shared versions and the pacer's window at
-# pacer_window_reuse 1), a new standby backend (cold), and the primary
-# (pak_ucb's to 10 decimals).  It fails on the standby horizon bug fixed in
+# pacer_window_reuse 1), a new standby backend (cold), and the primary.
+# It fails on the standby horizon bug fixed in
 # 18fb5cc (warm sessions lost rewards committed out of order).  The one error
 # a session may see is the documented 40001 for a transaction older than a
 # checkpoint of a selector it then rewards.  Ops
@@ -54,15 +54,9 @@ standby_start "shared_preload_libraries = 'model_select'" "wal_retrieve_retry_in
 check "the standby is in recovery, with the shared cache" \
     test "$(sq -c 'SELECT pg_is_in_recovery()') $(sq -c 'SHOW shared_preload_libraries')" = "t model_select"
 
-# every selector's scores at 4 contexts, a digest of their text each: the shortest exact
-# floats, but pak_ucb's to 10 decimals (a state folded from a checkpoint in blocks, as a cold
-# backend does, is a GEMM: it agrees to 1e-9, docs/sql-reference.md#decision_scores)
-q >/dev/null <<'SQL' || bail "creating r() failed"
-CREATE FUNCTION r(s text, x float8) RETURNS text LANGUAGE sql IMMUTABLE AS
-$$ SELECT CASE WHEN s = 'sr_pak' AND x <> 'Infinity' THEN round(x::numeric, 10)::text ELSE x::text END $$;
-SQL
+# every selector's scores at 4 contexts, a digest of their text each (the shortest exact floats)
 DIGEST="SELECT string_agg(s || ' ' || d, ', ' ORDER BY s) FROM (
-          SELECT s, left(md5(string_agg(concat_ws(' ', i, x.arm, x.n, r(s, x.mean), r(s, x.width), r(s, x.ucb)), ';'
+          SELECT s, left(md5(string_agg(concat_ws(' ', i, x.arm, x.n, x.mean, x.width, x.ucb), ';'
                                         ORDER BY i, x.arm)), 8) d
             FROM unnest(ARRAY[$SELECTORS]) s, generate_series(1, 4) i,
                  LATERAL model_select.scores(s, ARRAY[sin(2 * i), cos(3 * i), 0.1 * i]::float8[]) x GROUP BY s) g"

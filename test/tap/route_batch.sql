@@ -1,14 +1,14 @@
 -- route_batch(): the same choices as select_model() row by row, and the
 -- scores of scores() (to 1e-9), for every policy and the bounds that score
 -- differently (fixed, ay, dmm, cmm) with and without forgetting; for
--- lin_ucb and rff_ucb bit for bit (a block is scored with the row path's
--- arithmetic, not a BLAS kernel chosen by CPU); prompts repeated in order
+-- lin_ucb, rff_ucb and pak_ucb bit for bit (a block is scored with the row
+-- path's arithmetic, not a BLAS kernel chosen by CPU); prompts repeated in order
 -- scored as each alone; blocks larger and smaller than one batch of 256
 -- rows; the decision log of log => true; bad sources.
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(39);
+SELECT plan(44);
 
 CREATE TABLE pg_temp.kinds (name text, policy text, kernel text, settings jsonb);
 INSERT INTO pg_temp.kinds VALUES
@@ -71,7 +71,8 @@ SELECT is(c.nrows || ' rows, ' || c.other_arm || ' other choices, ' || c.other_s
   FROM pg_temp.kinds k, LATERAL pg_temp.compare(k.name) c ORDER BY k.name;
 
 SELECT is(pg_temp.differ_bits(name), 0::bigint, 'route_batch(' || name || ') = scores() bit for bit')
-  FROM unnest(ARRAY['b_lin', 'b_lin_ay', 'b_rff', 'b_rff_disc']) name;
+  FROM unnest(ARRAY['b_lin', 'b_lin_ay', 'b_rff', 'b_rff_disc',
+                    'b_pak', 'b_pak_dmm', 'b_pak_cmm', 'b_pak_win', 'b_pak_ay']) name;
 -- each prompt three times in a row: scored once, as it is alone
 SELECT is(pg_temp.differ_bits(name, 'SELECT id, e FROM pg_temp.prompts, generate_series(1, 3) ORDER BY id'),
           0::bigint, 'route_batch(' || name || ') of prompts repeated in order = scores() bit for bit')
