@@ -1,30 +1,33 @@
 /*
  * linalg.c — Cholesky factorisation, row append and the backward solve on
  * packed factors (see linalg.h; the forward solve is in forward.c, rank-1
- * updates in rotate.c).  Factorisations and blocks go through LAPACKE and
- * BLAS-3, but for the factor of a state that is also appended row by row
- * (chol_factor_rows); what scoring and folding do one vector at a time is
- * written over vecops.c, in a fixed order, so that it gives the same bits
- * wherever its operands sit (vecops.c says why).  No explicit inverses.
+ * updates in rotate.c), and Gram matrices.  All of it is written over
+ * vecops.c, in orders fixed here, not through BLAS or LAPACK, whose kernels
+ * are chosen by CPU (and some by the operands' addresses): a factor built by
+ * one backend, replica or CPU has the bits it has on any other.  No explicit
+ * inverses.
  */
 #include "postgres.h"
 
 #include <float.h>
 #include <math.h>
 
-#include <cblas.h>
-#include <lapacke.h>
-
 #include "math/linalg.h"
 #include "math/vecops.h"
 
 /*
- * Factorise a packed symmetric matrix in place row by row, as
- * chol_append_row() does for one reward: each Schur complement is clamped
- * to floor.  So the factor has, on every CPU, the bits of appending its rows
- * one at a time: how a state that is also appended (pak_ucb) is built, and
- * the fallback of the LAPACK factorisations below.  The same O(n³/3) flops
- * as LAPACK's packed dpptrf, itself level 2.
+ * Replace a packed symmetric matrix (lower, by rows) by its Cholesky factor,
+ * row by row as chol_append_row() appends one reward, each Schur complement
+ * clamped to floor.  Callers factorise K + ridge terms of at least floor > 0,
+ * positive definite in exact arithmetic; rounding (repeated contexts, a tiny
+ * alpha under a large intercept) gives a clamped pivot, never an error.
+ * Not LAPACK's dpptrf: its kernels, chosen by CPU, sum in an order that also
+ * depends on the buffer's address mod 16 (seen on a Xeon: 11,156 of 20,100
+ * entries differ at n = 200 between offsets of one double), and factors made
+ * per backend (a discounted lin_ucb's, the share setting's, a probe's) must
+ * have the same bits everywhere.  The same O(n³/3) flops as dpptrf, itself
+ * level 2, and as fast; and a state that is also appended (pak_ucb) is
+ * built with its appends' bits.
  */
 void
 chol_factor_rows(int n, double *lp, double floor)
@@ -40,33 +43,8 @@ chol_factor_rows(int n, double *lp, double floor)
 }
 
 /*
- * Replace a packed symmetric matrix (lower, by rows) by its Cholesky factor.
- * Callers factorise K + ridge terms of at least floor > 0, positive definite
- * in exact arithmetic; when rounding still gives LAPACK a non-positive pivot
- * (e.g. repeated contexts, a tiny alpha and a large intercept), the matrix is
- * factorised with the live path's clamping instead (chol_factor_rows): the
- * factor a reward at a time would have built, never an error.
- */
-void
-chol_factor_packed(int n, double *ap, double floor)
-{
-	double	   *orig;
-
-	if (n == 0)
-		return;
-	orig = palloc(sizeof(double) * PACKED_SIZE(n));
-	memcpy(orig, ap, sizeof(double) * PACKED_SIZE(n));
-	if (LAPACKE_dpptrf(LAPACK_COL_MAJOR, 'U', n, ap) != 0)
-	{
-		memcpy(ap, orig, sizeof(double) * PACKED_SIZE(n));
-		chol_factor_rows(n, ap, floor);
-	}
-	pfree(orig);
-}
-
-/*
  * out = the Cholesky factor of ap + shift·I, for a packed symmetric ap
- * (ap itself is left as it is); floor as for chol_factor_packed.
+ * (ap itself is left as it is); floor as for chol_factor_rows.
  */
 void
 chol_factor_shifted(int n, const double *ap, double shift, double floor, double *out)
@@ -74,7 +52,28 @@ chol_factor_shifted(int n, const double *ap, double shift, double floor, double 
 	memcpy(out, ap, sizeof(double) * PACKED_SIZE(n));
 	for (int i = 0; i < n; i++)
 		out[PACKED_ROW(i) + i] += shift;
-	chol_factor_packed(n, out, floor);
+	chol_factor_rows(n, out, floor);
+}
+
+/*
+ * ‖L⁻¹‖²_F = tr((L Lᵀ)⁻¹) for a packed factor L: L⁻¹'s columns by forward
+ * solves, each column's squares summed, the columns in order.
+ */
+double
+chol_inverse_sqnorm(int n, const double *lp)
+{
+	double	   *e = palloc(sizeof(double) * Max(n, 1));
+	double		sum = 0.0;
+
+	for (int j = 0; j < n; j++)
+	{
+		memset(e, 0, sizeof(double) * n);
+		e[j] = 1.0;
+		chol_forward(n, lp, e);
+		sum += dot(n, e, e);
+	}
+	pfree(e);
+	return sum;
 }
 
 /* ln det(L Lᵀ / scale) for a packed factor L: 2·Σ ln(L_ii / √scale). */
@@ -89,48 +88,33 @@ chol_log_det_scaled(int n, const double *lp, double scale)
 }
 
 /*
- * A (q × q, lower part, by columns) = ridge·I + ZᵀZ (q = p), or with `rows`
- * ridge·I + ZZᵀ (q = n), for Z n × p by rows.
+ * gram_packed() of ZᵀZ (q = p: each entry a chain over the rows,
+ * gram_rows_add()), or with `rows` of ZZᵀ (q = n: each entry a dot product
+ * of two rows, gemv_rows()), then ridge on the diagonal and, with factor,
+ * factorised by chol_factor_rows(): in orders fixed here, so that a model
+ * built per backend (a clocked state's, model/clock_state.c) has the same
+ * bits on every CPU.
  */
-static void
-gram_full(int n, int p, const double *Z, double ridge, bool rows, double *A)
-{
-	int			q = rows ? n : p;
-
-	memset(A, 0, sizeof(double) * (Size) q * q);
-	for (int i = 0; i < q; i++)
-		A[(Size) i * q + i] = ridge;
-	/* Z by rows is Zᵀ by columns: A (lower, by columns) += Zᵀ Z, or (Zᵀ)ᵀ Zᵀ */
-	if (n > 0 && p > 0)
-		cblas_dsyrk(CblasColMajor, CblasLower, rows ? CblasTrans : CblasNoTrans, q, rows ? p : n, 1.0, Z, p,
-					1.0, A, q);
-}
-
-/* gram_packed() of ZᵀZ, or with `rows` of ZZᵀ (q × q, q = n). */
 static void
 gram_pack(int n, int p, const double *Z, double ridge, bool factor, bool rows, double *lp)
 {
 	int			q = rows ? n : p;
-	double	   *A = palloc(sizeof(double) * Max((Size) q * q, 1));
-	bool		failed;
 
-	gram_full(n, p, Z, ridge, rows, A);
-	failed = factor && q > 0 && LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', q, A, q) != 0;
-	/* as chol_factor_packed: rounding gave a non-positive pivot */
-	if (failed)
-		gram_full(n, p, Z, ridge, rows, A);
+	memset(lp, 0, sizeof(double) * PACKED_SIZE(q));
+	if (rows)
+		for (int i = 0; i < n; i++)
+			gemv_rows(i + 1, p, Z, Z + (Size) i * p, lp + PACKED_ROW(i));
+	else
+		gram_rows_add(n, p, Z, lp);
 	for (int i = 0; i < q; i++)
-		for (int j = 0; j <= i; j++)
-			lp[PACKED_ROW(i) + j] = A[(Size) j * q + i];
-	pfree(A);
-	if (failed)
+		lp[PACKED_ROW(i) + i] += ridge;
+	if (factor)
 		chol_factor_rows(q, lp, ridge);
 }
 
 /*
  * lp (packed by rows, PACKED_SIZE(p)) = ridge·I + ZᵀZ for the n × p matrix
- * Z (by rows), or with `factor` its lower Cholesky factor: one BLAS-3
- * product and a blocked LAPACK factorisation in full storage, then packed.
+ * Z (by rows), or with `factor` its lower Cholesky factor.
  */
 void
 gram_packed(int n, int p, const double *Z, double ridge, bool factor, double *lp)

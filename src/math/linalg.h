@@ -3,9 +3,7 @@
  *
  * A symmetric positive definite n×n matrix A = L Lᵀ is kept as its lower
  * factor L, packed by rows: L[i][j] (j <= i) at index i(i+1)/2 + j.  Growing
- * n by one appends one row, so a factor grows in place.  Row-major packed
- * lower storage is column-major packed upper storage of Lᵀ, which is what
- * LAPACK's dpptrf computes with uplo 'U'.
+ * n by one appends one row, so a factor grows in place.
  */
 #ifndef MODEL_SELECT_LINALG_H
 #define MODEL_SELECT_LINALG_H
@@ -15,8 +13,8 @@
 #define PACKED_ROW(i) ((Size) (i) * ((i) + 1) / 2)
 
 extern void chol_factor_rows(int n, double *lp, double floor);
-extern void chol_factor_packed(int n, double *ap, double floor);
 extern void chol_factor_shifted(int n, const double *ap, double shift, double floor, double *out);
+extern double chol_inverse_sqnorm(int n, const double *lp);
 extern double chol_log_det_scaled(int n, const double *lp, double scale);
 extern void gram_packed(int n, int p, const double *Z, double ridge, bool factor, double *lp);
 extern void row_gram_packed(int n, int p, const double *Z, double ridge, bool factor, double *lp);

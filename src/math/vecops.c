@@ -23,9 +23,9 @@
  *
  * Blocks of contexts (route_batch()) go through dot4(): four of these dot
  * products sharing one operand, so a block costs a fraction of the memory
- * traffic of its rows and still has a single score's bits.  BLAS-3 and
- * LAPACK stay for factorisations and folds (linalg.c), whose results are
- * stored and rebuilt on one machine.
+ * traffic of its rows and still has a single score's bits.  Factorisations
+ * and Gram matrices are written over these too (linalg.c); only confidence
+ * cmm's eigendecomposition is LAPACK's (spectral.c).
  */
 #include "postgres.h"
 
@@ -344,6 +344,55 @@ gemv_rows_block(int m, int n, const double *A, int k, const double *X, double *Y
 	}
 	for (; t < k; t++)
 		gemv_rows(m, n, A, X + (Size) t * n, Y + (Size) t * ldy);
+}
+
+/*
+ * G += Σ_t z_t z_tᵀ over the rows t = 0 .. n−1 of Z (n × p, by rows), for G
+ * p × p packed lower by rows: each entry is one chain of fused multiply-adds
+ * over t in order, rows four at a time (the same chains, G read once per
+ * four rows), so the bits depend on neither the CPU nor the lanes.  Not a
+ * BLAS syrk: its kernels, chosen by CPU, sum in other orders (a Gram
+ * matrix and its factor differed between OpenBLAS's SkylakeX and Haswell
+ * kernels on the same Xeon).
+ */
+#define GRAM_ROWS_FUNCTION(name, FMA) \
+static void \
+name(int n, int p, const double *Z, double *G) \
+{ \
+	int			t = 0; \
+	for (; t + 4 <= n; t += 4) \
+	{ \
+		const double *z0 = Z + (Size) t * p, *z1 = z0 + p, *z2 = z1 + p, *z3 = z2 + p; \
+		for (int i = 0; i < p; i++) \
+		{ \
+			double	   *g = G + (Size) i * (i + 1) / 2; \
+			for (int j = 0; j <= i; j++) \
+				g[j] = FMA(z3[i], z3[j], FMA(z2[i], z2[j], FMA(z1[i], z1[j], FMA(z0[i], z0[j], g[j])))); \
+		} \
+	} \
+	for (; t < n; t++) \
+	{ \
+		const double *z0 = Z + (Size) t * p; \
+		for (int i = 0; i < p; i++) \
+		{ \
+			double	   *g = G + (Size) i * (i + 1) / 2; \
+			for (int j = 0; j <= i; j++) \
+				g[j] = FMA(z0[i], z0[j], g[j]); \
+		} \
+	} \
+}
+
+GRAM_ROWS_FUNCTION(gram_rows_portable, fma)
+__attribute__((target("avx2,fma")))
+GRAM_ROWS_FUNCTION(gram_rows_fma, __builtin_fma)
+
+void
+gram_rows_add(int n, int p, const double *Z, double *G)
+{
+	if (cpu_has_fma())
+		gram_rows_fma(n, p, Z, G);
+	else
+		gram_rows_portable(n, p, Z, G);
 }
 
 /*

@@ -13,6 +13,7 @@ extern double squared_distance(int n, const double *x, const double *y);
 extern void axpy(int n, double alpha, const double *x, double *y);
 extern void gemv_rows(int m, int n, const double *A, const double *x, double *y);
 extern void gemv_rows_block(int m, int n, const double *A, int k, const double *X, double *Y, int ldy);
+extern void gram_rows_add(int n, int p, const double *Z, double *G);
 extern void gemv_cols(int n, int p, const double *A, const double *w, double beta, double *y);
 
 #endif

@@ -58,9 +58,6 @@
 
 #include <math.h>
 
-#include <cblas.h>
-#include <lapacke.h>
-
 #include "model/kernel.h"
 #include "math/linalg.h"
 #include "policy/bkb.h"
@@ -193,29 +190,16 @@ bkb_gather(const SelectorConfig *cfg, const BkbView *v, double **sq)
 	return XS;
 }
 
-/* A packed lower factor as a full m × m row-major matrix (upper part 0). */
-static double *
-unpack_lower(int m, const double *lp)
-{
-	double	   *A = palloc0(sizeof(double) * Max((Size) m * m, 1));
-
-	for (int i = 0; i < m; i++)
-		memcpy(A + (Size) i * m, lp + PACKED_ROW(i), sizeof(double) * (i + 1));
-	return A;
-}
-
-/* Rows i of Z (n × m) ← L⁻¹ Rows i of Z, i.e. Z ← Z L⁻ᵀ, with BLAS-3. */
+/*
+ * Rows i of Z (n × m) ← L⁻¹ Rows i of Z, i.e. Z ← Z L⁻ᵀ: forward solves
+ * in chol_forward()'s order, not a BLAS TRSM, whose kernels sum by CPU (an
+ * append embeds its row here in every backend that folds it).
+ */
 static void
 solve_rows(int n, int m, const double *lp, double *Z)
 {
-	double	   *L;
-
-	if (n == 0 || m == 0)
-		return;
-	L = unpack_lower(m, lp);
-	cblas_dtrsm(CblasRowMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit,
-				n, m, 1.0, L, m, Z, m);
-	pfree(L);
+	for (int i = 0; i < n; i++)
+		chol_forward(m, lp, Z + (Size) i * m);
 }
 
 /* Z (n × m) = the embeddings z(x_i) of the n rows of X for dictionary v. */
@@ -485,25 +469,14 @@ adaptive_beta(const SelectorConfig *cfg, const BkbView *v)
 {
 	double		sum_k = 0.0,
 				tr_v = 0.0,
-				tr_vinv = 0.0,
+				tr_vinv,
 				d;
 
 	for (int i = 0; i < v->n; i++)
 		sum_k += kernel_self(cfg, v->X + (Size) i * cfg->dim);
 	for (Size j = 0; j < PACKED_SIZE(v->m); j++)
 		tr_v += v->R[j] * v->R[j];
-	if (v->m > 0)
-	{
-		/* packed lower by rows = Rᵀ packed upper by columns: invert in place */
-		double	   *Rinv = palloc(sizeof(double) * PACKED_SIZE(v->m));
-
-		memcpy(Rinv, v->R, sizeof(double) * PACKED_SIZE(v->m));
-		if (LAPACKE_dtptri(LAPACK_COL_MAJOR, 'U', 'N', v->m, Rinv) != 0)
-			elog(ERROR, "bkb: triangular inverse failed");
-		for (Size j = 0; j < PACKED_SIZE(v->m); j++)
-			tr_vinv += Rinv[j] * Rinv[j];
-		pfree(Rinv);
-	}
+	tr_vinv = chol_inverse_sqnorm(v->m, v->R);
 	d = (sum_k - (tr_v - cfg->alpha * v->m)) / cfg->alpha + v->m - cfg->alpha * tr_vinv;
 	d = Max(d, 0.0);
 	return sqrt(cfg->alpha) * cfg->rkhs_bound +

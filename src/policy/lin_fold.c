@@ -1,6 +1,6 @@
 /*
  * lin_fold.c — the folds of lin_ucb's and rff_ucb's state (policy/lin_state.h):
- * from scratch (build, one BLAS-3 product and a LAPACK factorisation), one
+ * from scratch (build: a Gram matrix and its factor, linalg.c), one
  * reward at a time (append: rank-1 updates, a window's downdates, a
  * discount's sums) and several at once (append_rows: the learner's, with
  * the bits of one at a time).
@@ -200,7 +200,7 @@ lin_innovations_fold(const SelectorConfig *cfg, int n, const double *X, const do
  * The innovations in the kernel form: for the factor C of ZZᵀ + αI (the
  * linear kernel's matrix of the n rows), entry i of C⁻¹r is row i's residual
  * over C_ii, C_ii² = α(1 + zᵢᵀA⁻¹zᵢ) with A of the rows before it, so
- * √α·C⁻¹r are the same residuals: one BLAS-3 product, a factorisation and
+ * √α·C⁻¹r are the same residuals: one Gram matrix, a factorisation and
  * a forward solve, O(n²p + n³), against the fold's O(np²) row by row.
  */
 static void
@@ -229,7 +229,9 @@ lin_innovations_kernel(const SelectorConfig *cfg, int n, const double *X, const 
  * and b = Σ r z over rows < t (its predictive deviation, in units of the
  * noise).  Both forms give them; the kernel form's work grows with n²p + n³
  * and the fold's with np², but the fold's row-by-row updates run about ten
- * times slower per operation than BLAS-3, so the kernel form is taken while
+ * times slower per operation than BLAS-3 (measured when the Gram matrix and
+ * its factor were OpenBLAS's; linalg.c's fixed-order ones take 1.2-1.8×
+ * their time), so the kernel form is taken while
  * n is at most LIN_INNOVATIONS_KERNEL_ROWS times p (measured: a replay of the
  * drift stream at p = 41, n up to ~3p, 3.5 s → 1.5 s; RouterDC at p = 153
  * with a window of 2,000, n up to ~7p, 44 s → 25 s), and at most

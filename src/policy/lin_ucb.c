@@ -10,7 +10,7 @@
  *
  * The state keeps the Cholesky factor L of A, updated by a rank-1 update in
  * O(p²) per reward: its size does not grow with the number of rewards.
- * build() forms A with one BLAS-3 product and factorises it with LAPACK.
+ * build() forms A as a Gram matrix and factorises it (linalg.c).
  * With a window the state also holds its last W rows, and a full window
  * forgets the oldest by a rank-1 downdate; with a discount it keeps
  * Σγ^age zzᵀ and b (O(p²) per reward) and factorises αI + Σγ^age zzᵀ when
@@ -262,7 +262,7 @@ lin_share_priors(const SelectorConfig *cfg, int narms, const ArmModel *const *mo
 			axpy((int) PACKED_SIZE(p), 1.0, models[a]->gram, S);
 			axpy(p, 1.0, models[a]->rhs, w0);
 		}
-	chol_factor_packed(p, S, alpha);
+	chol_factor_rows(p, S, alpha);
 	chol_solve(p, S, w0);
 	for (int a = 0; a < narms; a++)
 		if (models[a] != NULL && models[a]->gram != NULL)
@@ -286,8 +286,9 @@ lin_score_shared(const SelectorConfig *cfg, const ArmModel *m, const double *pri
 }
 
 /*
- * lin_score for a block of m contexts: features by one GEMM (rff), and per
- * candidate factor the means and widths of the whole block by one TRSM.
+ * lin_score for a block of m contexts: features four rows at a time (rff),
+ * and per candidate factor the means and widths of the whole block
+ * (chol_forward_block), with a single score's bits.
  */
 static void
 lin_score_block(const SelectorConfig *cfg, const ArmModel *m, int nrows, const double *X,

@@ -470,9 +470,10 @@ pak_score(const SelectorConfig *cfg, const ArmModel *m, const double *x, ArmScor
 }
 
 /*
- * pak_score for a block of m contexts: the kernel block k'(X_arm, x_t) by one
- * GEMM, then per candidate factor the means and widths of the whole block by
- * one TRSM.
+ * pak_score for a block of m contexts: the kernel block k'(X_arm, x_t)
+ * (kernel_block), then per candidate factor the means and widths of the
+ * whole block (chol_forward_block), four contexts at a time with a single
+ * score's bits.
  */
 static void
 pak_score_block(const SelectorConfig *cfg, const ArmModel *m, int nrows, const double *X,

@@ -24,7 +24,6 @@
 
 #include <math.h>
 
-#include <cblas.h>
 #include <lapacke.h>
 
 #include "utils/float.h"
@@ -86,24 +85,43 @@ radius2(const SelectorConfig *cfg, const Spectrum *s, double alpha)
 	return s->rt2 + alpha * cfg->rkhs_bound * cfg->rkhs_bound - spectrum_quad(s, alpha);
 }
 
-/* Eigendecomposition of the m × m symmetric A (destroyed: becomes U). */
+/*
+ * A block of n doubles at a 64-byte boundary: LAPACK's kernels sum in an
+ * order that depends on their operands' addresses (dsyevd's bits differed
+ * between buffers 8 bytes apart), and palloc aligns to 8 only.
+ */
+static double *
+palloc_doubles_aligned(Size n)
+{
+	char	   *raw = palloc(sizeof(double) * Max(n, 1) + 64);
+
+	return (double *) TYPEALIGN(64, raw);
+}
+
+/*
+ * Eigendecomposition of the m × m symmetric A (U: a copy of it, at a
+ * fixed alignment).  LAPACK's: the one factorisation not written in-tree,
+ * so its last bits may differ between CPU kinds, though not between
+ * backends of one server.
+ */
 static void
-decompose(Spectrum *s, double *A, const double *y)
+decompose(Spectrum *s, const double *A, const double *y)
 {
 	lapack_int	info;
 
-	s->U = A;
-	s->l = palloc(sizeof(double) * Max(s->m, 1));
+	s->U = palloc_doubles_aligned((Size) s->m * s->m);
+	s->l = palloc_doubles_aligned(s->m);
 	s->q = palloc(sizeof(double) * Max(s->m, 1));
 	s->p = palloc(sizeof(double) * Max(s->m, 1));
 	if (s->m == 0)
 		return;
-	info = LAPACKE_dsyevd(LAPACK_COL_MAJOR, 'V', 'L', s->m, A, s->m, s->l);
+	memcpy(s->U, A, sizeof(double) * s->m * s->m);
+	info = LAPACKE_dsyevd(LAPACK_COL_MAJOR, 'V', 'L', s->m, s->U, s->m, s->l);
 	if (info != 0)
 		elog(ERROR, "eigendecomposition failed (LAPACK info %d)", (int) info);
 	for (int i = 0; i < s->m; i++)
 		s->l[i] = Max(s->l[i], 0.0);
-	gemv_rows(s->m, s->m, A, y, s->q);
+	gemv_rows(s->m, s->m, s->U, y, s->q);
 }
 
 /* R_t², and a WARNING if the rewards contradict B and σ on the lattice. */
@@ -137,6 +155,7 @@ spectrum_kernel(const SelectorConfig *cfg, int n, const double *X, const double 
 		kernel_vector(cfg, n, X, sqnorms, X + (Size) j * cfg->dim, K + (Size) j * n);
 	s->m = n;
 	decompose(s, K, v);
+	pfree(K);
 	finish(cfg, s, n);
 	pfree(sqnorms);
 	return s;
@@ -150,20 +169,20 @@ Spectrum *
 spectrum_primal(const SelectorConfig *cfg, int n, int p, const double *L0, const double *b, double yy)
 {
 	Spectrum   *s = palloc0(sizeof(Spectrum));
-	double	   *L = palloc0(sizeof(double) * (Size) p * p);
-	double	   *G = palloc0(sizeof(double) * (Size) p * p);
+	double	   *packed = palloc(sizeof(double) * PACKED_SIZE(p));
+	double	   *G = palloc0(sizeof(double) * Max((Size) p * p, 1));
 
+	/* ZᵀZ by linalg.c's fixed-order dot products, then in full storage (lower, by columns) */
+	chol_product(p, L0, cfg->alpha, packed);
 	for (int i = 0; i < p; i++)
 		for (int j = 0; j <= i; j++)
-			L[(Size) j * p + i] = L0[PACKED_ROW(i) + j];
-	cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, p, p, 1.0, L, p, 0.0, G, p);
-	for (int i = 0; i < p; i++)
-		G[(Size) i * p + i] -= cfg->alpha;
-	pfree(L);
+			G[(Size) j * p + i] = packed[PACKED_ROW(i) + j];
+	pfree(packed);
 	s->m = p;
 	s->primal = true;
 	s->yy = yy;
 	decompose(s, G, b);
+	pfree(G);
 	finish(cfg, s, n);
 	return s;
 }

@@ -120,7 +120,7 @@ fit_block(const ProbeRun *run, const ProbeItems *it, int b, const int *count,
 		floor = Min(floor, run->cfg.alpha / count[x]);
 		i++;
 	}
-	chol_factor_packed(d, A, floor);
+	chol_factor_rows(d, A, floor);
 	chol_solve(d, A, coef);
 	for (int x = lo; x < hi; x++)
 	{

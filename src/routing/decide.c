@@ -286,8 +286,9 @@ block_distinct_rows(int m, int dim, const double *rawX, int *first, double *kept
 /*
  * decide() for a block of m validated contexts as given (rawX, m × dim):
  * chosen[t] and row t of scores (m × narms) for context t.  Policies with a
- * score_block score the block by BLAS-3; the numbers equal decide()'s up to
- * the rounding of a blocked solve, and ties are broken the same way.  A row
+ * score_block score the block at once, with the arithmetic of a single
+ * score (four rows at a time): the numbers are decide()'s, bit for bit, and
+ * ties are broken the same way.  A row
  * equal to the one before it gets that row's scores and choice (every step
  * is a function of the context, and the block has one state and one λ), as
  * the row path reuses the features of a repeated context.
