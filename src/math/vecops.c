@@ -350,10 +350,11 @@ gemv_rows_block(int m, int n, const double *A, int k, const double *X, double *Y
  * G += Σ_t z_t z_tᵀ over the rows t = 0 .. n−1 of Z (n × p, by rows), for G
  * p × p packed lower by rows: each entry is one chain of fused multiply-adds
  * over t in order, rows four at a time (the same chains, G read once per
- * four rows), so the bits depend on neither the CPU nor the lanes.  Not a
- * BLAS syrk: its kernels, chosen by CPU, sum in other orders (a Gram
- * matrix and its factor differed between OpenBLAS's SkylakeX and Haswell
- * kernels on the same Xeon).
+ * four rows), entries four lanes at a time where the CPU has AVX2 and FMA
+ * (each lane its entry's chain), so the bits depend on neither the CPU nor
+ * the lanes.  Not a BLAS syrk: its kernels, chosen by CPU, sum in other
+ * orders (a Gram matrix and its factor differed between OpenBLAS's SkylakeX
+ * and Haswell kernels on the same Xeon).
  */
 #define GRAM_ROWS_FUNCTION(name, FMA) \
 static void \
@@ -366,7 +367,8 @@ name(int n, int p, const double *Z, double *G) \
 		for (int i = 0; i < p; i++) \
 		{ \
 			double	   *g = G + (Size) i * (i + 1) / 2; \
-			for (int j = 0; j <= i; j++) \
+			int			j = GRAM_LANES(z0[i], z1[i], z2[i], z3[i], z0, z1, z2, z3, g, i + 1); \
+			for (; j <= i; j++) \
 				g[j] = FMA(z3[i], z3[j], FMA(z2[i], z2[j], FMA(z1[i], z1[j], FMA(z0[i], z0[j], g[j])))); \
 		} \
 	} \
@@ -382,9 +384,45 @@ name(int n, int p, const double *Z, double *G) \
 	} \
 }
 
+/* the portable body: every entry by the scalar steps */
+#define GRAM_LANES(a0, a1, a2, a3, z0, z1, z2, z3, g, count) 0
 GRAM_ROWS_FUNCTION(gram_rows_portable, fma)
+#undef GRAM_LANES
+
+/*
+ * g[0 .. count) by four lanes at a time, each lane an entry's chain of the
+ * same four fused steps; returns where the scalar steps go on.
+ */
+__attribute__((target("avx2,fma")))
+static inline int
+gram_lanes(double a0, double a1, double a2, double a3, const double *z0, const double *z1,
+		   const double *z2, const double *z3, double *g, int count)
+{
+	vec4		b0 = {a0, a0, a0, a0},
+				b1 = {a1, a1, a1, a1},
+				b2 = {a2, a2, a2, a2},
+				b3 = {a3, a3, a3, a3};
+	int			j = 0;
+
+	for (; j + 4 <= count; j += 4)
+	{
+		vec4		acc;
+
+		LOADV(acc, g + j);
+		FMA_X(acc, b0, z0, j);
+		FMA_X(acc, b1, z1, j);
+		FMA_X(acc, b2, z2, j);
+		FMA_X(acc, b3, z3, j);
+		STOREV(g + j, acc);
+	}
+	return j;
+}
+
+#define GRAM_LANES(a0, a1, a2, a3, z0, z1, z2, z3, g, count) \
+	gram_lanes(a0, a1, a2, a3, z0, z1, z2, z3, g, count)
 __attribute__((target("avx2,fma")))
 GRAM_ROWS_FUNCTION(gram_rows_fma, __builtin_fma)
+#undef GRAM_LANES
 
 void
 gram_rows_add(int n, int p, const double *Z, double *G)

@@ -230,8 +230,8 @@ lin_innovations_kernel(const SelectorConfig *cfg, int n, const double *X, const 
  * noise).  Both forms give them; the kernel form's work grows with n²p + n³
  * and the fold's with np², but the fold's row-by-row updates run about ten
  * times slower per operation than BLAS-3 (measured when the Gram matrix and
- * its factor were OpenBLAS's; linalg.c's fixed-order ones take 1.2-1.8×
- * their time), so the kernel form is taken while
+ * its factor were OpenBLAS's; linalg.c's fixed-order ones take 0.6-0.7×
+ * their time on a Xeon), so the kernel form is taken while
  * n is at most LIN_INNOVATIONS_KERNEL_ROWS times p (measured: a replay of the
  * drift stream at p = 41, n up to ~3p, 3.5 s → 1.5 s; RouterDC at p = 153
  * with a window of 2,000, n up to ~7p, 44 s → 25 s), and at most
