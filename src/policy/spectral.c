@@ -99,23 +99,22 @@ palloc_doubles_aligned(Size n)
 }
 
 /*
- * Eigendecomposition of the m × m symmetric A (U: a copy of it, at a
- * fixed alignment).  LAPACK's: the one factorisation not written in-tree,
- * so its last bits may differ between CPU kinds, though not between
- * backends of one server.
+ * Eigendecomposition of the m × m symmetric A (from palloc_doubles_aligned;
+ * destroyed: becomes U).  LAPACK's: the one factorisation not written
+ * in-tree, so its last bits may differ between CPU kinds, though not
+ * between backends of one server.
  */
 static void
-decompose(Spectrum *s, const double *A, const double *y)
+decompose(Spectrum *s, double *A, const double *y)
 {
 	lapack_int	info;
 
-	s->U = palloc_doubles_aligned((Size) s->m * s->m);
+	s->U = A;
 	s->l = palloc_doubles_aligned(s->m);
 	s->q = palloc(sizeof(double) * Max(s->m, 1));
 	s->p = palloc(sizeof(double) * Max(s->m, 1));
 	if (s->m == 0)
 		return;
-	memcpy(s->U, A, sizeof(double) * s->m * s->m);
 	info = LAPACKE_dsyevd(LAPACK_COL_MAJOR, 'V', 'L', s->m, s->U, s->m, s->l);
 	if (info != 0)
 		elog(ERROR, "eigendecomposition failed (LAPACK info %d)", (int) info);
@@ -147,7 +146,7 @@ Spectrum *
 spectrum_kernel(const SelectorConfig *cfg, int n, const double *X, const double *v)
 {
 	Spectrum   *s = palloc0(sizeof(Spectrum));
-	double	   *K = palloc(sizeof(double) * Max((Size) n * n, 1));
+	double	   *K = palloc_doubles_aligned((Size) n * n);
 	double	   *sqnorms = palloc(sizeof(double) * Max(n, 1));
 
 	row_sqnorms(n, cfg->dim, X, sqnorms);
@@ -155,7 +154,6 @@ spectrum_kernel(const SelectorConfig *cfg, int n, const double *X, const double 
 		kernel_vector(cfg, n, X, sqnorms, X + (Size) j * cfg->dim, K + (Size) j * n);
 	s->m = n;
 	decompose(s, K, v);
-	pfree(K);
 	finish(cfg, s, n);
 	pfree(sqnorms);
 	return s;
@@ -170,10 +168,11 @@ spectrum_primal(const SelectorConfig *cfg, int n, int p, const double *L0, const
 {
 	Spectrum   *s = palloc0(sizeof(Spectrum));
 	double	   *packed = palloc(sizeof(double) * PACKED_SIZE(p));
-	double	   *G = palloc0(sizeof(double) * Max((Size) p * p, 1));
+	double	   *G = palloc_doubles_aligned((Size) p * p);
 
 	/* ZᵀZ by linalg.c's fixed-order dot products, then in full storage (lower, by columns) */
 	chol_product(p, L0, cfg->alpha, packed);
+	memset(G, 0, sizeof(double) * p * p);
 	for (int i = 0; i < p; i++)
 		for (int j = 0; j <= i; j++)
 			G[(Size) j * p + i] = packed[PACKED_ROW(i) + j];
@@ -182,7 +181,6 @@ spectrum_primal(const SelectorConfig *cfg, int n, int p, const double *L0, const
 	s->primal = true;
 	s->yy = yy;
 	decompose(s, G, b);
-	pfree(G);
 	finish(cfg, s, n);
 	return s;
 }
