@@ -100,12 +100,14 @@ gram_pack(int n, int p, const double *Z, double ridge, bool factor, bool rows, d
 {
 	int			q = rows ? n : p;
 
-	memset(lp, 0, sizeof(double) * PACKED_SIZE(q));
 	if (rows)
 		for (int i = 0; i < n; i++)
 			gemv_rows(i + 1, p, Z, Z + (Size) i * p, lp + PACKED_ROW(i));
 	else
+	{
+		memset(lp, 0, sizeof(double) * PACKED_SIZE(p));
 		gram_rows_add(n, p, Z, lp);
+	}
 	for (int i = 0; i < q; i++)
 		lp[PACKED_ROW(i) + i] += ridge;
 	if (factor)

@@ -18,7 +18,6 @@
 
 /* their scratch space; this program does not link the server's allocator */
 #define palloc(size) malloc(size)
-#define palloc0(size) calloc(1, size)
 #define pfree(ptr) free(ptr)
 #include "../../src/math/vecops.c"
 #include "../../src/math/forward.c"
