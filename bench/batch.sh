@@ -8,10 +8,22 @@
 # target -- route_batch() at 2.5x the rate of 0.1.0's select_model() row by
 # row -- is measured on this machine, in the same run.  Skipped (n/a) when
 # the checkout has no history.  PG_CONFIG: the server's pg_config (as for make).
+#
+# The bound and 0.1.0 link OpenBLAS and LAPACKE (the extension itself no
+# longer does): installed as root if missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-Haswell} OPENBLAS_NUM_THREADS=1
 if [ -z "${MS_BATCH_IN_CLUSTER:-}" ]; then
+    if ! dpkg-query -W -f='${Status}\n' libopenblas-dev liblapacke-dev 2>/dev/null |
+            grep -c "install ok installed" | grep -qx 2; then
+        if [ "$(id -u)" -eq 0 ]; then
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -q libopenblas-dev liblapacke-dev >/dev/null
+        else
+            echo "bench-batch needs OpenBLAS and LAPACKE: apt-get install libopenblas-dev liblapacke-dev" >&2
+            exit 1
+        fi
+    fi
     MS_BATCH_IN_CLUSTER=1 exec scripts/with-cluster.sh bench/batch.sh
 fi
 V010_COMMIT=7a20a22

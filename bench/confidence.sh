@@ -4,7 +4,6 @@
 # (bench/confidence_regret.sql), in a throwaway cluster (see bench/README.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-Haswell}
 scripts/with-cluster.sh sh -c '
     psql -X -q -v ON_ERROR_STOP=1 -f bench/confidence.sql &&
     if [ -f bench/confidence_regret.sql ]; then psql -X -q -v ON_ERROR_STOP=1 -f bench/confidence_regret.sql; fi'

@@ -9,7 +9,6 @@
 # stayed pending, and each new connection folded them all.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export OPENBLAS_NUM_THREADS=1
 if [ -z "${MS_IDLE_IN_CLUSTER:-}" ]; then
     MS_IDLE_IN_CLUSTER=1 exec scripts/with-cluster.sh bench/idle_transaction.sh
 fi

@@ -42,7 +42,6 @@
 # if missing).  About 5 minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-Haswell} OPENBLAS_NUM_THREADS=1
 if [ -z "${MS_INSTR_IN_CLUSTER:-}" ]; then
     if ! command -v valgrind >/dev/null; then
         if [ "$(id -u)" -eq 0 ]; then

@@ -2,5 +2,4 @@
 # make bench-perf: run bench/perf.sql in a throwaway cluster (see bench/README.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-Haswell}
 scripts/with-cluster.sh psql -X -q -v ON_ERROR_STOP=1 -f bench/perf.sql

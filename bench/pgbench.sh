@@ -49,7 +49,6 @@
 # every run under `perf record -a -g` (the whole machine, learner included), into DIR/NAME.C.data.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-Haswell}
 if [ -z "${MS_PGBENCH_IN_CLUSTER:-}" ]; then
     MS_PGBENCH_IN_CLUSTER=1 exec scripts/with-cluster.sh bench/pgbench.sh
 fi

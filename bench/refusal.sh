@@ -9,7 +9,6 @@
 # Each call runs in a PL/pgSQL exception block, the same overhead for both.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export OPENBLAS_NUM_THREADS=1
 if [ -z "${MS_REFUSAL_IN_CLUSTER:-}" ]; then
     MS_REFUSAL_IN_CLUSTER=1 exec scripts/with-cluster.sh bench/refusal.sh
 fi

@@ -17,7 +17,6 @@
 # Prints the figures and the ratios.  Not part of `make test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export OPENBLAS_NUM_THREADS=1 OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-Haswell}
 if [ -z "${MS_STORAGE_IN_CLUSTER:-}" ]; then
     MS_STORAGE_IN_CLUSTER=1 exec scripts/with-cluster.sh bench/storage.sh
 fi

@@ -11,8 +11,6 @@ set -euo pipefail
 PACKAGES=(
     postgresql-15
     postgresql-server-dev-15
-    libopenblas-dev
-    liblapacke-dev
     postgresql-15-pgtap
     libtap-parser-sourcehandler-pgtap-perl
     pkg-config

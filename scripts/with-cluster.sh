@@ -80,10 +80,6 @@ as_server "$PG_BINDIR/initdb" -D "$DATA_DIR" -A trust -U postgres \
     exit 1
 }
 
-# The server inherits pg_ctl's environment: keep OpenBLAS single-threaded
-# inside backends.
-export OPENBLAS_NUM_THREADS=1
-
 # max_prepared_transactions: codebook_refit.sh prepares a transaction.
 # MS_CLUSTER_OPTS: more server options, e.g. benchmarks with
 # "-c shared_preload_libraries=model_select".

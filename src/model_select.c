@@ -7,7 +7,6 @@
 #include "miscadmin.h"
 #include "utils/guc.h"
 
-#include <cblas.h>
 
 #include "model/registry.h"
 #include "model/state.h"
@@ -25,15 +24,9 @@ PG_MODULE_MAGIC;
 
 void		_PG_init(void);
 
-/*
- * The pthread build of OpenBLAS would start worker threads in every backend;
- * a backend is single-threaded and routes one row at a time, so keep BLAS
- * single-threaded (the server should also run with OPENBLAS_NUM_THREADS=1).
- */
 void
 _PG_init(void)
 {
-	openblas_set_num_threads(1);
 	/* the domain's lookups read the policies' table (model cannot call policy) */
 	policy_table = policy_registry;
 	/* checkpoints reuse the folds the arm cache made (learning cannot include routing) */

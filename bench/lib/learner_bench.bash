@@ -8,7 +8,6 @@
 #       database bench_NAME (libpq pointed at it, stopped at exit); the extension created
 #       and bench/DATA_SQL included with psql variables data (DATA_DIR) and seeds ($SEEDS).
 #       Sets t0, the start in seconds.
-export OPENBLAS_NUM_THREADS=1
 . test/session/lib/own_cluster.bash
 trap cluster_stop_all EXIT
 

@@ -24,12 +24,11 @@
 
 #include <math.h>
 
-#include <lapacke.h>
-
 #include "utils/float.h"
 
 #include "policy/confidence.h"
 #include "model/kernel.h"
+#include "math/eigen.h"
 #include "math/linalg.h"
 #include "math/vecops.h"
 
@@ -50,7 +49,7 @@ struct Spectrum
 	int			m;
 	bool		primal;
 	double		alpha0;
-	double	   *U;				/* m × m, column j = eigenvector j */
+	double	   *U;				/* m × m by rows, row j = eigenvector j */
 	double	   *l;				/* eigenvalues, clamped at 0 */
 	double	   *q;
 	double		yy;
@@ -86,41 +85,22 @@ radius2(const SelectorConfig *cfg, const Spectrum *s, double alpha)
 }
 
 /*
- * A block of n doubles at a 64-byte boundary: LAPACK's kernels sum in an
- * order that depends on their operands' addresses (dsyevd's bits differed
- * between buffers 8 bytes apart), and palloc aligns to 8 only.
- */
-static double *
-palloc_doubles_aligned(Size n)
-{
-	char	   *raw = palloc(sizeof(double) * Max(n, 1) + 64);
-
-	return (double *) TYPEALIGN(64, raw);
-}
-
-/*
- * Eigendecomposition of the m × m symmetric A (from palloc_doubles_aligned;
- * destroyed: becomes U).  LAPACK's: the one factorisation not written
- * in-tree, so its last bits may differ between CPU kinds, though not
- * between backends of one server.
+ * Eigendecomposition of the m × m symmetric A (by rows, its lower triangle
+ * read; freed), in eigen.c's fixed order: the same bits on every CPU.
  */
 static void
 decompose(Spectrum *s, double *A, const double *y)
 {
-	lapack_int	info;
-
-	s->U = A;
-	s->l = palloc_doubles_aligned(s->m);
+	s->U = palloc(sizeof(double) * Max((Size) s->m * s->m, 1));
+	s->l = palloc(sizeof(double) * Max(s->m, 1));
 	s->q = palloc(sizeof(double) * Max(s->m, 1));
 	s->p = palloc(sizeof(double) * Max(s->m, 1));
-	if (s->m == 0)
-		return;
-	info = LAPACKE_dsyevd(LAPACK_COL_MAJOR, 'V', 'L', s->m, s->U, s->m, s->l);
-	if (info != 0)
-		elog(ERROR, "eigendecomposition failed (LAPACK info %d)", (int) info);
+	sym_eigen(s->m, A, s->l, s->U);
+	pfree(A);
 	for (int i = 0; i < s->m; i++)
 		s->l[i] = Max(s->l[i], 0.0);
-	gemv_rows(s->m, s->m, s->U, y, s->q);
+	if (s->m > 0)
+		gemv_rows(s->m, s->m, s->U, y, s->q);
 }
 
 /* R_t², and a WARNING if the rewards contradict B and σ on the lattice. */
@@ -146,7 +126,7 @@ Spectrum *
 spectrum_kernel(const SelectorConfig *cfg, int n, const double *X, const double *v)
 {
 	Spectrum   *s = palloc0(sizeof(Spectrum));
-	double	   *K = palloc_doubles_aligned((Size) n * n);
+	double	   *K = palloc(sizeof(double) * Max((Size) n * n, 1));
 	double	   *sqnorms = palloc(sizeof(double) * Max(n, 1));
 
 	row_sqnorms(n, cfg->dim, X, sqnorms);
@@ -168,14 +148,12 @@ spectrum_primal(const SelectorConfig *cfg, int n, int p, const double *L0, const
 {
 	Spectrum   *s = palloc0(sizeof(Spectrum));
 	double	   *packed = palloc(sizeof(double) * PACKED_SIZE(p));
-	double	   *G = palloc_doubles_aligned((Size) p * p);
+	double	   *G = palloc(sizeof(double) * Max((Size) p * p, 1));
 
-	/* ZᵀZ by linalg.c's fixed-order dot products, then in full storage (lower, by columns) */
+	/* ZᵀZ by linalg.c's fixed-order dot products, then its lower triangle by rows */
 	chol_product(p, L0, cfg->alpha, packed);
-	memset(G, 0, sizeof(double) * p * p);
 	for (int i = 0; i < p; i++)
-		for (int j = 0; j <= i; j++)
-			G[(Size) j * p + i] = packed[PACKED_ROW(i) + j];
+		memcpy(G + (Size) i * p, packed + PACKED_ROW(i), sizeof(double) * (i + 1));
 	pfree(packed);
 	s->m = p;
 	s->primal = true;

@@ -38,7 +38,6 @@ DB=ms_session_cascade_random
 MS_EXTRA_CLEANUP='cluster_stop_all'
 . "$(dirname "$0")/lib/common.bash"
 . "$(dirname "$0")/lib/random_sessions.bash"
-export OPENBLAS_NUM_THREADS=1
 SEED=${MS_CASCADE_RANDOM_SEED:-${MS_RUN:-1}}
 STEPS=${MS_CASCADE_RANDOM_STEPS:-300}
 preloaded_server crandom "$(free_port $(( ${PGPORT:-55500} + 200 )))" "max_prepared_transactions = 8"

@@ -36,7 +36,6 @@ LEARNED_DB=ms_session_maint_learner
 . "$(dirname "$0")/lib/own_cluster.bash"
 MS_EXTRA_CLEANUP='cluster_stop_all'
 . "$(dirname "$0")/lib/common.bash"
-export OPENBLAS_NUM_THREADS=1
 
 ROUNDS=${MS_MAINT_ROUNDS:-60}
 SELECTORS="r_lin r_pak r_time w_arm w_sel w_time d_arm d_sel d_time"

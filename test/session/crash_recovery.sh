@@ -21,7 +21,6 @@ DB=ms_session_crash
 MS_EXTRA_CLEANUP='cluster_stop_all'
 . "$(dirname "$0")/lib/common.bash"
 
-export OPENBLAS_NUM_THREADS=1
 own_server "$(free_port "${MS_CRASH_PORT:-$(( ${PGPORT:-55500} + 50 ))}")"
 
 SELS="crash_lin crash_pak crash_rff"

@@ -55,7 +55,6 @@ DB=ms_session_horizon_random
 MS_EXTRA_CLEANUP='cluster_stop_all'
 . "$(dirname "$0")/lib/common.bash"
 . "$(dirname "$0")/lib/random_sessions.bash"
-export OPENBLAS_NUM_THREADS=1
 SEED=${MS_HORIZON_RANDOM_SEED:-${MS_RUN:-1}}
 STEPS=${MS_HORIZON_RANDOM_STEPS:-300}
 preloaded_server hrandom "$(free_port $(( ${PGPORT:-55500} + 190 )))" \

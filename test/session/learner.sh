@@ -31,7 +31,6 @@ MAIN_DB=$DB
 . "$(dirname "$0")/lib/own_cluster.bash"
 MS_EXTRA_CLEANUP='cluster_stop_all'
 . "$(dirname "$0")/lib/common.bash"
-export OPENBLAS_NUM_THREADS=1
 PORT=$(free_port $(( ${PGPORT:-55500} + 90 )))
 preloaded_server learn "$PORT" \
     "model_select.learner_databases = '$DB, $DB2'" "model_select.learner_naptime = '50ms'" \

@@ -23,7 +23,6 @@ DB=ms_session_behind
 . "$(dirname "$0")/lib/own_cluster.bash"
 MS_EXTRA_CLEANUP='cluster_stop_all'
 . "$(dirname "$0")/lib/common.bash"
-export OPENBLAS_NUM_THREADS=1
 ROUTERS=6
 BACKLOG=3000
 preloaded_server behind "$(free_port $(( ${PGPORT:-55500} + 140 )))" \

@@ -28,7 +28,6 @@ MS_ROLES=ms_burst_app
 . "$(dirname "$0")/lib/own_cluster.bash"
 MS_EXTRA_CLEANUP='cluster_stop_all'
 . "$(dirname "$0")/lib/common.bash"
-export OPENBLAS_NUM_THREADS=1
 REWARDS=${MS_BURST_REWARDS:-50000}
 CHECKS=${MS_BURST_CHECKS:-3}
 WRITERS=4

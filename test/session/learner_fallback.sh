@@ -37,7 +37,6 @@ DB=ms_session_fallback
 . "$(dirname "$0")/lib/own_cluster.bash"
 MS_EXTRA_CLEANUP='cluster_stop_all'
 . "$(dirname "$0")/lib/common.bash"
-export OPENBLAS_NUM_THREADS=1
 PORT=$(free_port $(( ${PGPORT:-55500} + 120 )))
 preloaded_initdb fb "model_select.learner_databases = '$DB'" "model_select.learner_naptime = '50ms'" \
     "model_select.learner_max_lag = '1h'" "max_connections = 30"

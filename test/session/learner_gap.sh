@@ -15,7 +15,6 @@ DB=ms_session_learner_gap
 . "$(dirname "$0")/lib/own_cluster.bash"
 MS_EXTRA_CLEANUP='cluster_stop_all'
 . "$(dirname "$0")/lib/common.bash"
-export OPENBLAS_NUM_THREADS=1
 preloaded_server gap "$(free_port $(( ${PGPORT:-55500} + 150 )))" \
     "model_select.learner_databases = '$DB'"
 ms_setup || bail "set-up failed"

@@ -31,7 +31,6 @@ DB=ms_session_learner_memory
 . "$(dirname "$0")/lib/own_cluster.bash"
 MS_EXTRA_CLEANUP='cluster_stop_all'
 . "$(dirname "$0")/lib/common.bash"
-export OPENBLAS_NUM_THREADS=1
 preloaded_server lmem "$(free_port $(( ${PGPORT:-55500} + 130 )))" \
     "model_select.learner_databases = '$DB'" "model_select.learner_naptime = '50ms'"
 ms_setup || bail "set-up failed"

@@ -24,7 +24,6 @@ DB=ms_session_learner_random
 MS_EXTRA_CLEANUP='cluster_stop_all; [ -z "${STOPPED:-}" ] || kill -CONT "$STOPPED" 2>/dev/null || true'
 . "$(dirname "$0")/lib/common.bash"
 . "$(dirname "$0")/lib/random_sessions.bash"
-export OPENBLAS_NUM_THREADS=1
 SEED=${MS_LEARNER_RANDOM_SEED:-${MS_RUN:-1}}
 STEPS=${MS_LEARNER_RANDOM_STEPS:-200}
 preloaded_server lrandom "$(free_port $(( ${PGPORT:-55500} + 180 )))" \

@@ -25,7 +25,6 @@ DB=ms_session_learner_standby
 . "$(dirname "$0")/lib/own_cluster.bash"
 MS_EXTRA_CLEANUP='cluster_stop_all'
 . "$(dirname "$0")/lib/common.bash"
-export OPENBLAS_NUM_THREADS=1
 PRIMARY=$(free_port $(( ${PGPORT:-55500} + 130 )))
 STANDBY=$(free_port $((PRIMARY + 1)) "$PRIMARY")
 preloaded_initdb primary "model_select.learner_databases = '$DB'" "model_select.learner_naptime = '50ms'" \

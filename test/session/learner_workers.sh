@@ -22,7 +22,6 @@ DB=ms_session_workers
 . "$(dirname "$0")/lib/own_cluster.bash"
 MS_EXTRA_CLEANUP='cluster_stop_all'
 . "$(dirname "$0")/lib/common.bash"
-export OPENBLAS_NUM_THREADS=1
 MS_DEFAULT_WORKERS=1 preloaded_server lw "$(free_port $(( ${PGPORT:-55500} + 130 )))" \
     "model_select.learner_databases = '$DB'" \
     "model_select.learner_naptime = '50ms'" "model_select.learner_max_lag = '500ms'" \

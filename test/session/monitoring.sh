@@ -19,7 +19,7 @@ OUTER_HOST=${PGHOST:-} OUTER_PORT=${PGPORT:-}
 MS_EXTRA_CLEANUP='cluster_stop_all'
 . "$(dirname "$0")/lib/common.bash"
 
-export OPENBLAS_NUM_THREADS=1 PGHOST=$CL PGUSER=postgres
+export PGHOST=$CL PGUSER=postgres
 PGPORT=$(free_port $(( ${OUTER_PORT:-55500} + 90 )))
 export PGPORT
 preloaded_initdb S

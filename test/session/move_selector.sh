@@ -18,7 +18,6 @@ HERE=$(cd "$(dirname "$0")/../.." && pwd)
 
 [ -f "$($BINDIR/pg_config --pkglibdir 2>/dev/null || pg_config --pkglibdir)/plproxy.so" ] ||
     bail "plproxy is not installed (scripts/ensure-deps.sh installs postgresql-15-plproxy)"
-export OPENBLAS_NUM_THREADS=1
 PORT=$(free_port $(( ${PGPORT:-55500} + 90 )))
 preloaded_server data "$PORT" "model_select.learner_databases = 'ms_move_s0'" "model_select.learner_naptime = '50ms'"
 i=0

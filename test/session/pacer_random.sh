@@ -36,7 +36,6 @@ DB=ms_session_pacer_random
 MS_EXTRA_CLEANUP='cluster_stop_all'
 . "$(dirname "$0")/lib/common.bash"
 . "$(dirname "$0")/lib/random_sessions.bash"
-export OPENBLAS_NUM_THREADS=1
 SEED=${MS_PACER_RANDOM_SEED:-${MS_RUN:-1}}
 STEPS=${MS_PACER_RANDOM_STEPS:-240}
 preloaded_server random "$(free_port $(( ${PGPORT:-55500} + 160 )))" \

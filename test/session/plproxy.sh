@@ -27,7 +27,6 @@ HERE=$(cd "$(dirname "$0")/../.." && pwd)
 
 [ -f "$($BINDIR/pg_config --pkglibdir 2>/dev/null || pg_config --pkglibdir)/plproxy.so" ] ||
     bail "plproxy is not installed (scripts/ensure-deps.sh installs postgresql-15-plproxy)"
-export OPENBLAS_NUM_THREADS=1
 S0=$(free_port $(( PX + 70 )))
 S1=$(free_port $((S0 + 1)) "$S0")
 # the two shards set up at once (initdb is most of the set-up's time)

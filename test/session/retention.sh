@@ -24,7 +24,6 @@ DB=ms_session_retention
 MS_EXTRA_CLEANUP='cluster_stop_all'
 . "$(dirname "$0")/lib/common.bash"
 
-export OPENBLAS_NUM_THREADS=1
 own_server "$(free_port "${MS_RETENTION_PORT:-$(( ${PGPORT:-55500} + 60 ))}")"
 
 ms_setup || bail "set-up failed"

@@ -24,7 +24,7 @@ DB=ms_session_shared_cache
 MS_EXTRA_CLEANUP='cluster_stop_all'
 . "$(dirname "$0")/lib/common.bash"
 
-export OPENBLAS_NUM_THREADS=1 PGHOST=$CL PGUSER=postgres PGDATABASE=postgres
+export PGHOST=$CL PGUSER=postgres PGDATABASE=postgres
 P=$(free_port $(( ${PGPORT:-55500} + 70 )))
 S=$(free_port $((P + 1)) "$P")
 E=$(free_port $((S + 1)) "$S")

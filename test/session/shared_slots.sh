@@ -20,7 +20,6 @@ DB=ms_session_shared_slots
 . "$(dirname "$0")/lib/own_cluster.bash"
 MS_EXTRA_CLEANUP='cluster_stop_all'
 . "$(dirname "$0")/lib/common.bash"
-export OPENBLAS_NUM_THREADS=1
 SELECTORS=240
 MS_DEFAULT_WORKERS=1 preloaded_server slots "$(free_port $(( ${PGPORT:-55500} + 170 )))" \
     "model_select.learner_databases = '$DB'" "model_select.learner_naptime = '50ms'"

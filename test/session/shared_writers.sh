@@ -15,7 +15,6 @@ DB=ms_session_shared_writers
 . "$(dirname "$0")/lib/own_cluster.bash"
 MS_EXTRA_CLEANUP='cluster_stop_all'
 . "$(dirname "$0")/lib/common.bash"
-export OPENBLAS_NUM_THREADS=1
 PORT=$(free_port $(( ${PGPORT:-55500} + 80 )))
 preloaded_initdb shared "model_select.shared_cache_size = '64MB'"
 cluster_start shared "$PORT" || bail "the server failed to start: $(tail -n 5 "$CL/shared.log")"

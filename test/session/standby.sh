@@ -17,7 +17,6 @@ DB=ms_session_standby
 MS_EXTRA_CLEANUP='cluster_stop_all'
 . "$(dirname "$0")/lib/common.bash"
 
-export OPENBLAS_NUM_THREADS=1
 primary_start $(( ${PGPORT:-55500} + 60 ))
 
 ms_setup || bail "set-up failed"

@@ -30,7 +30,6 @@ MS_EXTRA_CLEANUP='cluster_stop_all'
 SEED=${MS_STANDBY_RANDOM_SEED:-${MS_RUN:-1}}
 STEPS=${MS_STANDBY_RANDOM_STEPS:-200}
 
-export OPENBLAS_NUM_THREADS=1
 primary_start $(( ${PGPORT:-55500} + 170 ))
 
 # (prepared transactions: on the standby too, which copies the setting with the base backup)

@@ -3,7 +3,10 @@
 # take: each test/unit/*.c (vecops_bits.c: the portable and AVX2+FMA bodies of
 # src/math/vecops.c at every alignment; rotate_bits.c: the rank-1 update's
 # block bodies of src/math/rotate.c against its definition; rotate_many_bits.c:
-# src/math/rotate_many.c's updates together against one after the other), built here with
+# src/math/rotate_many.c's updates together against one after the other;
+# gram_bits.c: linalg.c's Gram matrices and factorisations; eigen_bits.c:
+# eigen.c's eigendecomposition against known spectra, at every alignment and
+# without AVX2), built here with
 # the extension's floating-point flags and run.  Needs the server headers
 # (pg_config --includedir-server) and gcc, as the build does.
 set -euo pipefail

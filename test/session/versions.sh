@@ -33,7 +33,6 @@ MS_ROLES=ms_versions_app
 . "$(dirname "$0")/lib/own_cluster.bash"
 MS_EXTRA_CLEANUP='cluster_stop_all'
 . "$(dirname "$0")/lib/common.bash"
-export OPENBLAS_NUM_THREADS=1
 preloaded_server vers "$(free_port $(( ${PGPORT:-55500} + 110 )))" \
     "model_select.learner_databases = '$DB'" "model_select.learner_naptime = '50ms'" \
     "model_select.learner_max_lag = '1s'" "max_connections = 30"

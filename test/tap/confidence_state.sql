@@ -5,7 +5,7 @@
 -- statement each (so the per-reward path runs: Cholesky row appends per
 -- regulariser for pak_ucb, rank-1 updates per regulariser for lin_ucb and
 -- rff_ucb, yᵀy).  scores() at 20 probe contexts is snapshotted, then
--- rebuild_state() recomputes the arm from the reward log (one LAPACK
+-- rebuild_state() recomputes the arm from the reward log (one whole
 -- factorisation per regulariser) and every mean, width, ucb, radius and
 -- alpha must agree to a relative 1e-9.  The dmm cases with a one-value grid
 -- make the bound use that grid regulariser's own factor, so each factor of

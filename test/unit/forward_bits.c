@@ -21,21 +21,12 @@
 #include "../../src/math/vecops.c"
 #include "../../src/math/forward.c"
 #include "dot_order.h"
+#include "test_inputs.h"
 
 /* postgres.h maps printf to libpgport's, which this program does not link */
 #undef printf
 
 #define MAXN 385
-
-static double
-draw(uint64_t *s)
-{
-	/* xorshift64*, uniform in [-0.5, 0.5) */
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return (double) (*s * UINT64_C(2685821657736338717) >> 11) / 9007199254740992.0 - 0.5;
-}
 
 /* x <- L⁻¹x one row at a time. */
 static void

@@ -24,6 +24,7 @@
 #include "../../src/math/rotate.c"
 #include "../../src/math/linalg.c"
 #include "dot_order.h"
+#include "test_inputs.h"
 
 /* postgres.h maps printf to libpgport's, which this program does not link */
 #undef printf
@@ -31,23 +32,6 @@
 #define MAXP 40
 #define MAXN 100
 #define ORDER 90
-
-static double
-draw(uint64_t *s)
-{
-	/* xorshift64*, uniform in [-0.5, 0.5) */
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return (double) (*s * UINT64_C(2685821657736338717) >> 11) / 9007199254740992.0 - 0.5;
-}
-
-/* 8 doubles of slack: an array placed `offset` doubles past a 64-byte boundary */
-static double *
-at_offset(double *block, int offset)
-{
-	return (double *) TYPEALIGN(64, block) + offset;
-}
 
 static bool
 same_array(Size n, const double *a, const double *b)

@@ -17,19 +17,10 @@
 #define palloc(size) malloc(size)
 #define pfree(ptr) free(ptr)
 #include "../../src/math/rotate.c"
+#include "test_inputs.h"
 
 /* postgres.h maps printf to libpgport's, which this program does not link */
 #undef printf
-
-static double
-draw(uint64_t *s)
-{
-	/* xorshift64*, uniform in [-0.5, 0.5) */
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return (double) (*s * UINT64_C(2685821657736338717) >> 11) / 9007199254740992.0 - 0.5;
-}
 
 /* Column k's rotation of entry *t of a row whose running X is *X, written out (not rotate.c's macro). */
 static void

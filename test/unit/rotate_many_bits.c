@@ -21,18 +21,9 @@
 #undef elog
 #define elog(level, ...) abort()
 #include "../../src/math/rotate_many.c"
+#include "test_inputs.h"
 
 #undef printf
-
-static double
-draw(uint64_t *s)
-{
-	/* xorshift64*, uniform in [-0.5, 0.5) */
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return (double) (*s * UINT64_C(2685821657736338717) >> 11) / 9007199254740992.0 - 0.5;
-}
 
 /* m updates of a random factor of order n, together and one by one; false on a differing bit. */
 static bool
