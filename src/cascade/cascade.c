@@ -30,6 +30,7 @@
 #include "utils/float.h"
 
 #include "cascade/cascade.h"
+#include "math/elementary.h"
 #include "model/catalog.h"
 #include "model/context.h"
 #include "pg/owner.h"
@@ -322,8 +323,8 @@ cascade_score(CascadeSelector *sel, const double *raw_x, double beta)
 		memcpy(v, psi, sizeof(double) * m);
 		chol_forward(m, a->st.L, v);
 		a->width = sqrt(dot(m, v, v));
-		a->estimate = lo + R * tanh(z);
-		a->index = lo + R * tanh(z + beta * a->width);
+		a->estimate = lo + R * portable_tanh(z);
+		a->index = lo + R * portable_tanh(z + beta * a->width);
 	}
 }
 

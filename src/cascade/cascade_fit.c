@@ -33,6 +33,7 @@
 #include "utils/float.h"
 
 #include "cascade/cascade.h"
+#include "math/elementary.h"
 #include "math/linalg.h"
 #include "math/vecops.h"
 
@@ -44,7 +45,7 @@ logcosh(double z)
 {
 	double		a = fabs(z);
 
-	return a + log1p(exp(-2.0 * a)) - M_LN2;
+	return a + portable_log1p(portable_exp(-2.0 * a)) - M_LN2;
 }
 
 /* Loss of one sample at z; *d gets l'(z), *w gets l''(z). */
@@ -52,9 +53,9 @@ static double
 sample_loss(double z, double mu, double c, double *d, double *w)
 {
 	double		zc = Max(-CASCADE_Z_SAT, Min(CASCADE_Z_SAT, z));
-	double		ustar = mu >= 1.0 ? get_float8_infinity() : atanh(Max(mu, 0.0));
+	double		ustar = mu >= 1.0 ? get_float8_infinity() : portable_atanh(Max(mu, 0.0));
 	double		zz = Min(zc, ustar);
-	double		t = tanh(zc);
+	double		t = portable_tanh(zc);
 	double		gap = mu - t;
 	double		l = c * zc - (mu * zz - logcosh(zz));
 	double		e = z - zc;

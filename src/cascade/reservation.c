@@ -40,6 +40,7 @@
 #include "utils/float.h"
 
 #include "cascade/reservation.h"
+#include "math/elementary.h"
 #include "pg/float_text.h"
 
 PG_FUNCTION_INFO_V1(model_select_reservation_index);
@@ -159,11 +160,11 @@ gauss_log_h(double z, double *logh, double *slope)
 {
 	if (z < GAUSS_CF_FROM)
 	{
-		double		q = 0.5 * erfc(z / M_SQRT2);
-		double		phi = exp(-0.5 * z * z) / sqrt(2.0 * M_PI);
+		double		q = 0.5 * portable_erfc(z / M_SQRT2);
+		double		phi = portable_exp(-0.5 * z * z) / sqrt(2.0 * M_PI);
 		double		h = phi - z * q;
 
-		*logh = log(h);
+		*logh = portable_log(h);
 		*slope = -q / h;
 	}
 	else
@@ -174,7 +175,7 @@ gauss_log_h(double z, double *logh, double *slope)
 		for (int j = GAUSS_CF_TERMS; j >= 2; j--)
 			t = j / (z + t);
 		k = 1.0 / (z + t);
-		*logh = -0.5 * z * z - 0.5 * log(2.0 * M_PI) + log(k) - log(z + k);
+		*logh = -0.5 * z * z - 0.5 * portable_log(2.0 * M_PI) + portable_log(k) - portable_log(z + k);
 		*slope = -1.0 / k;
 	}
 }
@@ -199,7 +200,7 @@ reservation_gaussian(double mean, double sd, double cost)
 	t = cost / sd;
 	if (t > 40.0)
 		return mean - cost;
-	logt = log(cost) - log(sd);
+	logt = portable_log(cost) - portable_log(sd);
 
 	/*
 	 * Bracket: h(z) >= −z, so f(−t − 1) > 0; h(z) <= φ(z)/z² for z > 0, so

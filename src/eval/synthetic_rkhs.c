@@ -40,6 +40,7 @@
 #include "model/reward_value.h"
 #include "eval/eval.h"
 #include "model/kernel.h"
+#include "math/elementary.h"
 #include "math/prng.h"
 #include "math/vecops.h"
 
@@ -86,7 +87,7 @@ rkhs_kernel(const RkhsEnv *env, const double *x, const double *y)
 
 	if (r > FAR_DISTANCE)
 		return 0.0;
-	return env->matern ? kernel_matern(env->nu, r) : exp(-0.5 * r * r);
+	return env->matern ? kernel_matern(env->nu, r) : portable_exp(-0.5 * r * r);
 }
 
 /* f_a(x) */

@@ -12,6 +12,7 @@
 #include <float.h>
 #include <math.h>
 
+#include "math/elementary.h"
 #include "math/linalg.h"
 #include "math/vecops.h"
 
@@ -83,7 +84,7 @@ chol_log_det_scaled(int n, const double *lp, double scale)
 	double		sum = 0.0;
 
 	for (int i = 0; i < n; i++)
-		sum += 2.0 * log(lp[PACKED_ROW(i) + i] / sqrt(scale));
+		sum += 2.0 * portable_log(lp[PACKED_ROW(i) + i] / sqrt(scale));
 	return sum;
 }
 

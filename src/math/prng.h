@@ -9,6 +9,8 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "math/elementary.h"
+
 typedef struct Prng
 {
 	uint64_t	s[4];
@@ -73,7 +75,9 @@ prng_normal(Prng *p)
 {
 	double		u1,
 				u2,
-				r;
+				r,
+				sine,
+				cosine;
 
 	if (p->has_spare)
 	{
@@ -84,10 +88,11 @@ prng_normal(Prng *p)
 		u1 = prng_uniform(p);
 	while (u1 <= 0.0);
 	u2 = prng_uniform(p);
-	r = sqrt(-2.0 * log(u1));
-	p->spare_normal = r * sin(2.0 * M_PI * u2);
+	r = sqrt(-2.0 * portable_log(u1));
+	portable_sincos(2.0 * M_PI * u2, &sine, &cosine);
+	p->spare_normal = r * sine;
 	p->has_spare = 1;
-	return r * cos(2.0 * M_PI * u2);
+	return r * cosine;
 }
 
 #endif

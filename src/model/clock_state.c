@@ -55,6 +55,7 @@
 #include "access/xact.h"
 #include "utils/timestamp.h"
 
+#include "math/elementary.h"
 #include "math/change_point.h"
 #include "model/clock_ops.h"
 #include "model/registry.h"
@@ -434,7 +435,7 @@ clocked_decode_at(const SelectorConfig *cfg, const StateHeader *st, const ClockK
 	{
 		w = palloc(sizeof(double) * k);
 		for (int i = 0; i < k; i++)
-			w[i] = pow(cfg->discount, key->at - CLOCK_TICKS(st)[first + i]);
+			w[i] = portable_pow(cfg->discount, key->at - CLOCK_TICKS(st)[first + i]);
 	}
 	built = ops->build_weighted(plain, k, CLOCK_X(st) + (Size) first * cfg->row_dim,
 								CLOCK_REWARDS(st) + first, w);

@@ -11,6 +11,7 @@
 #include <math.h>
 
 #include "model/kernel.h"
+#include "math/elementary.h"
 #include "math/vecops.h"
 
 void
@@ -25,10 +26,10 @@ double
 kernel_matern(double nu, double r)
 {
 	if (nu == 0.5)
-		return exp(-r);
+		return portable_exp(-r);
 	if (nu == 1.5)
-		return (1.0 + sqrt(3.0) * r) * exp(-sqrt(3.0) * r);
-	return (1.0 + sqrt(5.0) * r + 5.0 * r * r / 3.0) * exp(-sqrt(5.0) * r);
+		return (1.0 + sqrt(3.0) * r) * portable_exp(-sqrt(3.0) * r);
+	return (1.0 + sqrt(5.0) * r + 5.0 * r * r / 3.0) * portable_exp(-sqrt(5.0) * r);
 }
 
 static double
@@ -39,9 +40,9 @@ kernel_of_inner(const SelectorConfig *cfg, double inner, double sq_x, double sq_
 	switch (cfg->kernel)
 	{
 		case KERNEL_RBF:
-			return exp(-dist2 / (2.0 * cfg->bandwidth * cfg->bandwidth));
+			return portable_exp(-dist2 / (2.0 * cfg->bandwidth * cfg->bandwidth));
 		case KERNEL_POLY:
-			return pow(cfg->gamma * inner + cfg->offset, cfg->degree);
+			return portable_pow(cfg->gamma * inner + cfg->offset, cfg->degree);
 		case KERNEL_LINEAR:
 			return inner;
 		case KERNEL_MATERN:
@@ -59,7 +60,7 @@ laplacian(const SelectorConfig *cfg, const double *x, const double *y)
 
 	for (int j = 0; j < cfg->embed_dim; j++)
 		l1 += fabs(x[j] - y[j]);
-	return exp(-l1 / cfg->bandwidth);
+	return portable_exp(-l1 / cfg->bandwidth);
 }
 
 /*

@@ -22,6 +22,7 @@
 #include "fmgr.h"
 #include "utils/jsonb.h"
 
+#include "math/elementary.h"
 #include "model/settings.h"
 #include "model/settings_internal.h"
 #include "model/state.h"
@@ -422,7 +423,7 @@ check_kernel_scale(const SelectorConfig *cfg)
 
 	if (cfg->kernel != KERNEL_POLY)
 		return;
-	kmax = pow(cfg->gamma + cfg->offset, cfg->degree) + cfg->intercept;
+	kmax = portable_pow(cfg->gamma + cfg->offset, cfg->degree) + cfg->intercept;
 	ridge = cfg->confidence == CONFIDENCE_IGP ? 1.0 : cfg->alpha;
 	if (!(kmax <= KERNEL_RIDGE_RATIO_MAX * ridge))
 		settings_error_hint(cfg, "gamma",
@@ -476,7 +477,7 @@ settings_resolve_over(SelectorConfig *cfg, Jsonb *current, Jsonb *settings)
 		settings_error(cfg, "half_life", "applies only with \"clock\": \"time\"");
 	/* the weight of a reward one second old */
 	if (cfg->clock == CLOCK_TIME && cfg->half_life > 0)
-		cfg->discount = exp2(-1.0 / cfg->half_life);
+		cfg->discount = portable_pow(2.0, -1.0 / cfg->half_life);
 	discount_key = cfg->clock == CLOCK_TIME ? "half_life" : "discount";
 	if (cfg->clock != CLOCK_ARM && !forgets_any(cfg))
 		settings_error(cfg, "clock", cfg->clock == CLOCK_TIME

@@ -9,6 +9,7 @@
 
 #include "utils/memutils.h"
 
+#include "math/elementary.h"
 #include "model/state.h"
 #include "model/clock_ops.h"
 #include "model/registry.h"
@@ -32,7 +33,7 @@ discount_horizon(const SelectorConfig *cfg)
 {
 	if (cfg->discount >= 1)
 		return INT_MAX;
-	return (int) Min(ceil(log(DISCOUNT_FLOOR) / log(cfg->discount)), (double) INT_MAX);
+	return (int) Min(ceil(portable_log(DISCOUNT_FLOOR) / portable_log(cfg->discount)), (double) INT_MAX);
 }
 
 /*

@@ -59,6 +59,7 @@
 #include <math.h>
 
 #include "model/kernel.h"
+#include "math/elementary.h"
 #include "math/linalg.h"
 #include "policy/bkb.h"
 #include "math/prng.h"
@@ -480,7 +481,7 @@ adaptive_beta(const SelectorConfig *cfg, const BkbView *v)
 	d = (sum_k - (tr_v - cfg->alpha * v->m)) / cfg->alpha + v->m - cfg->alpha * tr_vinv;
 	d = Max(d, 0.0);
 	return sqrt(cfg->alpha) * cfg->rkhs_bound +
-		sqrt(cfg->noise * cfg->noise * (log(Max(M_E, (double) v->n)) * d - log(cfg->delta)));
+		sqrt(cfg->noise * cfg->noise * (portable_log(Max(M_E, (double) v->n)) * d - portable_log(cfg->delta)));
 }
 
 static ArmModel *

@@ -28,6 +28,7 @@
 #include <math.h>
 
 #include "policy/confidence.h"
+#include "math/elementary.h"
 
 /* The regulariser of the arm's base factor: igp fixes it at 1 + 2/horizon. */
 double
@@ -75,7 +76,7 @@ confidence_rt2(const SelectorConfig *cfg, double ld0, double quad0)
 {
 	double		sigma2 = cfg->noise * cfg->noise;
 
-	return quad0 + sigma2 * ld0 - 2.0 * sigma2 * log(cfg->delta);
+	return quad0 + sigma2 * ld0 - 2.0 * sigma2 * portable_log(cfg->delta);
 }
 
 void
@@ -141,7 +142,7 @@ confidence_bounds(const SelectorConfig *cfg, int n, const FactorSet *fs,
 {
 	double		sigma = cfg->noise;
 	double		B = cfg->rkhs_bound;
-	double		log_delta = -2.0 * log(cfg->delta);	/* 2 ln(1/δ), finite for any δ > 0 */
+	double		log_delta = -2.0 * portable_log(cfg->delta);	/* 2 ln(1/δ), finite for any δ > 0 */
 	double		alpha = fs->alpha[0];
 
 	switch (cfg->confidence)

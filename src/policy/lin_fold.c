@@ -9,6 +9,7 @@
 
 #include <math.h>
 
+#include "math/elementary.h"
 #include "math/vecops.h"
 #include "model/codebook.h"
 #include "policy/lin_state.h"
@@ -124,7 +125,7 @@ lin_build_weighted(const SelectorConfig *cfg, int n, const double *X, const doub
 	{
 		/* a row of weight w enters as √w·z: Σ w zzᵀ and Σ w r z */
 		sw[t] = w_given ? sqrt(w_given[t])
-			: discounted ? pow(cfg->discount, 0.5 * (n - 1 - t)) : 1.0;
+			: discounted ? portable_pow(cfg->discount, 0.5 * (n - 1 - t)) : 1.0;
 
 		lin_features(cfg, X + (Size) t * cfg->row_dim, Z + (Size) t * p);
 		for (int i = 0; i < p; i++)

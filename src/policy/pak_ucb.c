@@ -26,6 +26,7 @@
 
 #include "policy/confidence.h"
 #include "model/kernel.h"
+#include "math/elementary.h"
 #include "math/linalg.h"
 #include "math/vecops.h"
 #include "model/state.h"
@@ -152,7 +153,7 @@ pak_ridge(const SelectorConfig *cfg, int i, int n)
 {
 	double		alpha = confidence_base_alpha(cfg);
 
-	return cfg->discount < 1 ? alpha * pow(cfg->discount, -(double) (n - 1 - i)) : alpha;
+	return cfg->discount < 1 ? alpha * portable_pow(cfg->discount, -(double) (n - 1 - i)) : alpha;
 }
 
 /*

@@ -20,6 +20,7 @@
 #include "utils/memutils.h"
 
 #include "policy/rff_features.h"
+#include "math/elementary.h"
 #include "math/prng.h"
 #include "math/vecops.h"
 
@@ -75,7 +76,7 @@ draw_frequencies(const SelectorConfig *cfg, double *W)
 		}
 		for (int i = 0; i < cfg->embed_dim; i++)
 			w[i] = cfg->kernel == KERNEL_LAPLACIAN
-				? tan(M_PI * (prng_uniform(&rng) - 0.5)) * scale
+				? portable_tan(M_PI * (prng_uniform(&rng) - 0.5)) * scale
 				: prng_normal(&rng) * scale;
 	}
 }
@@ -158,10 +159,12 @@ features_from_angles(int D, double *phi)
 
 	for (int j = 0; j < D; j++)
 	{
-		double		angle = phi[j];
+		double		sine,
+					cosine;
 
-		phi[j] = cos(angle) * scale;
-		phi[D + j] = sin(angle) * scale;
+		portable_sincos(phi[j], &sine, &cosine);
+		phi[j] = cosine * scale;
+		phi[D + j] = sine * scale;
 	}
 }
 

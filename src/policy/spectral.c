@@ -28,6 +28,7 @@
 
 #include "policy/confidence.h"
 #include "model/kernel.h"
+#include "math/elementary.h"
 #include "math/eigen.h"
 #include "math/linalg.h"
 #include "math/vecops.h"
@@ -112,10 +113,10 @@ finish(const SelectorConfig *cfg, Spectrum *s, int n)
 
 	s->alpha0 = cfg->alpha;
 	for (int i = 0; i < s->m; i++)
-		ld0 += log1p(s->l[i] / s->alpha0);
+		ld0 += portable_log1p(s->l[i] / s->alpha0);
 	s->rt2 = confidence_rt2(cfg, ld0, spectrum_quad(s, s->alpha0));
 	for (int k = 0; k < LATTICE_POINTS; k++)
-		if (radius2(cfg, s, s->alpha0 * exp(-LATTICE_LOW + k * LATTICE_STEP)) < 0)
+		if (radius2(cfg, s, s->alpha0 * portable_exp(-LATTICE_LOW + k * LATTICE_STEP)) < 0)
 			skipped++;
 	if (skipped > 0)
 		confidence_warn_negative(cfg, n, skipped, LATTICE_POINTS);
@@ -172,7 +173,7 @@ evaluate(const SelectorConfig *cfg, const Spectrum *s, double kself, double u)
 	double		var = 0.0;
 	double		r2;
 
-	c.alpha = exp(u);
+	c.alpha = portable_exp(u);
 	for (int i = 0; i < s->m; i++)
 	{
 		double		inv = 1.0 / (s->l[i] + c.alpha);
@@ -234,7 +235,7 @@ void
 spectrum_score(const SelectorConfig *cfg, const Spectrum *s, const double *vec, double kself,
 			   ArmScore *out)
 {
-	double		u0 = log(s->alpha0);
+	double		u0 = portable_log(s->alpha0);
 	Candidate	best;
 	Candidate	c;
 	double		u_best;
@@ -247,7 +248,7 @@ spectrum_score(const SelectorConfig *cfg, const Spectrum *s, const double *vec, 
 	for (int k = 0; k < LATTICE_POINTS + cfg->ngrid; k++)
 	{
 		double		u = k < LATTICE_POINTS ? u0 - LATTICE_LOW + k * LATTICE_STEP
-			: u0 + log(cfg->grid[k - LATTICE_POINTS]);
+			: u0 + portable_log(cfg->grid[k - LATTICE_POINTS]);
 
 		c = evaluate(cfg, s, kself, u);
 		if (c.ucb < best.ucb)

@@ -6,7 +6,8 @@
 # src/math/rotate_many.c's updates together against one after the other;
 # gram_bits.c: linalg.c's Gram matrices and factorisations; eigen_bits.c:
 # eigen.c's eigendecomposition against known spectra, at every alignment and
-# without AVX2), built here with
+# without AVX2; elementary_bits.c: elementary.c's and trig.c's functions
+# against the C library's, and with glibc's FMA paths masked), built here with
 # the extension's floating-point flags and run.  Needs the server headers
 # (pg_config --includedir-server) and gcc, as the build does.
 set -euo pipefail

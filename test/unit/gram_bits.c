@@ -22,6 +22,7 @@
 #include "../../src/math/vecops.c"
 #include "../../src/math/forward.c"
 #include "../../src/math/rotate.c"
+#include "../../src/math/elementary.c"
 #include "../../src/math/linalg.c"
 #include "dot_order.h"
 #include "test_inputs.h"
