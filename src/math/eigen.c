@@ -23,6 +23,7 @@
 #include <math.h>
 
 #include "math/eigen.h"
+#include "math/lanes.h"
 #include "math/vecops.h"
 
 /* QL iterations allowed per eigenvalue; two or three suffice in practice */
@@ -71,12 +72,6 @@ reflector(int n, double *x, double *tau)
 	return beta;
 }
 
-#define LOAD_VEC(v, p) memcpy(&(v), (p), sizeof(v))
-#define STORE_VEC(p, v) memcpy((p), &(v), sizeof(v))
-
-typedef double eigen_vec2 __attribute__((vector_size(16)));
-typedef double eigen_vec4 __attribute__((vector_size(32)));
-
 /*
  * b_j ← b_j − (a v_j + c w_j) for j < n, `lanes` at a time: element-wise,
  * so the same bits with vectors of any width.
@@ -87,11 +82,11 @@ typedef double eigen_vec4 __attribute__((vector_size(32)));
 		for (; j_ + (lanes) <= n; j_ += (lanes)) \
 		{ \
 			type		b_, v_, w_; \
-			LOAD_VEC(b_, b + j_); \
-			LOAD_VEC(v_, v + j_); \
-			LOAD_VEC(w_, w + j_); \
+			LOADV(b_, b + j_); \
+			LOADV(v_, v + j_); \
+			LOADV(w_, w + j_); \
 			b_ = b_ - (a * v_ + c * w_); \
-			STORE_VEC(b + j_, b_); \
+			STOREV(b + j_, b_); \
 		} \
 		for (; j_ < n; j_++) \
 			b[j_] = b[j_] - (a * v[j_] + c * w[j_]); \
@@ -100,14 +95,14 @@ typedef double eigen_vec4 __attribute__((vector_size(32)));
 static void
 rank2_row_sse2(int n, double *b, double a, const double *v, double c, const double *w)
 {
-	RANK2_BODY(eigen_vec2, 2);
+	RANK2_BODY(vec2, 2);
 }
 
 __attribute__((target("avx2")))
 static void
 rank2_row_avx2(int n, double *b, double a, const double *v, double c, const double *w)
 {
-	RANK2_BODY(eigen_vec4, 4);
+	RANK2_BODY(vec4, 4);
 }
 
 /* A row's share of a symmetric rank-2 update: b − (a v + c w) */
@@ -252,7 +247,7 @@ reflections_transposed(int m, const double *A, const double *tau, double *U)
  */
 #define STRIP 512
 
-#define ROTATE_STRIP(type, lanes, load, store) \
+#define ROTATE_STRIP(type, lanes) \
 	do { \
 		for (int from_ = 0; from_ < m; from_ += STRIP) \
 		{ \
@@ -268,12 +263,12 @@ reflections_transposed(int m, const double *A, const double *tau, double *U)
 				for (; k_ < vectors_; k_ += (lanes)) \
 				{ \
 					type		xv_, cv_, yv_; \
-					load(xv_, x_ + k_); \
-					load(cv_, carry_ + k_); \
+					LOADV(xv_, x_ + k_); \
+					LOADV(cv_, carry_ + k_); \
 					yv_ = s[i_] * xv_ + c[i_] * cv_; \
-					store(y_ + k_, yv_); \
+					STOREV(y_ + k_, yv_); \
 					cv_ = c[i_] * xv_ - s[i_] * cv_; \
-					store(carry_ + k_, cv_); \
+					STOREV(carry_ + k_, cv_); \
 				} \
 				for (; k_ < width_; k_++) \
 				{ \
@@ -289,14 +284,14 @@ reflections_transposed(int m, const double *A, const double *tau, double *U)
 static void
 rotate_rows_sse2(int m, double *U, int lo, int hi, const double *c, const double *s)
 {
-	ROTATE_STRIP(eigen_vec2, 2, LOAD_VEC, STORE_VEC);
+	ROTATE_STRIP(vec2, 2);
 }
 
 __attribute__((target("avx2")))
 static void
 rotate_rows_avx2(int m, double *U, int lo, int hi, const double *c, const double *s)
 {
-	ROTATE_STRIP(eigen_vec4, 4, LOAD_VEC, STORE_VEC);
+	ROTATE_STRIP(vec4, 4);
 }
 
 static void

@@ -31,6 +31,7 @@
 
 #include <math.h>
 
+#include "math/lanes.h"
 #include "math/vecops.h"
 
 /*
@@ -44,11 +45,6 @@
 #define DOT_BLOCK 16
 #define DOT_FULL(n) ((long) (n) / DOT_BLOCK * DOT_BLOCK)	/* the elements in full sixteens */
 
-typedef double vec4 __attribute__((vector_size(32)));
-
-/* unaligned loads and stores (macros: a 32-byte vector is not passed by value) */
-#define LOADV(v, p) memcpy(&(v), (p), sizeof(v))
-#define STOREV(p, v) memcpy((p), &(v), sizeof(v))
 
 /* The pairwise sum of the sixteen partial sums p[0..15]. */
 static inline double
@@ -272,8 +268,6 @@ squared_distance(int n, const double *x, const double *y)
 		for (; i_ < n; i_++) \
 			y[i_] += alpha * x[i_]; \
 	} while (0)
-
-typedef double vec2 __attribute__((vector_size(16)));
 
 static void
 axpy_sse2(int n, double alpha, const double *x, double *y)
