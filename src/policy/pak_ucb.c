@@ -19,6 +19,18 @@
  * With confidence dmm the state keeps one factor per grid regulariser
  * (confidence.c), each appended the same way; cmm decodes through an
  * eigendecomposition (spectral.c).
+ *
+ * With a budget and "cost_model" each row also keeps its reward's cost
+ * columns (whether it logged a cost, and the cost), and the arm learns its
+ * cost as lin_ucb does, by the same regression as its reward: the kernel
+ * ridge regression of c − c̄ on the rows with the factor of K' + αI (or
+ * K' + α·diag(1/w) for weighted rows), c̄ the rows' weighted mean cost, a row
+ * without a cost counting at c̄:
+ *
+ *   cost(x) = max(0, c̄ + k'ᵀ (K' + αI)⁻¹ (c − c̄))
+ *
+ * A decode pays one solve for the weights, a decision one dot product with
+ * the k' it already has.
  */
 #include "postgres.h"
 
@@ -42,6 +54,8 @@ struct ArmModel
 	ArmBounds	bounds;
 	Spectrum   *spectrum;		/* cmm */
 	double	   *sqnorms;
+	double	   *cost_weights;	/* with a cost model: (K' + αI)⁻¹(c − c̄) */
+	double		cost_level;		/* and c̄ */
 };
 
 /*
@@ -59,12 +73,21 @@ typedef struct PakQuery
 
 /*
  * The body is laid out for a capacity c >= n rows (pak_capacity): X[c][dim],
- * v[c], then each factor packed for c rows; rows [0, n) are in use.
+ * v[c], each factor packed for c rows, then with a cost model each row's
+ * cost columns, C[c][COST_COLUMNS]; rows [0, n) are in use.
  */
-#define PAK_BODY(c, dim, nf) ((Size) (c) * (dim) + (c) + (Size) (nf) * PACKED_SIZE(c))
+#define PAK_BODY(c, dim, nf, cc) ((Size) (c) * ((dim) + 1 + (cc)) + (Size) (nf) * PACKED_SIZE(c))
 #define PAK_X(st) STATE_BODY(st)
 #define PAK_V(st, c) (PAK_X(st) + (Size) (c) * (st)->dim)
 #define PAK_L(st, c, f) (PAK_V(st, c) + (c) + (Size) (f) * PACKED_SIZE(c))
+#define PAK_C(st, c, nf) PAK_L(st, c, nf)
+
+/* The cost columns a row keeps: COST_COLUMNS with a cost model, else none. */
+static int
+cost_columns(const SelectorConfig *cfg)
+{
+	return cfg->learns_cost ? COST_COLUMNS : 0;
+}
 
 static int
 factor_count(const SelectorConfig *cfg)
@@ -102,12 +125,13 @@ pak_capacity(const SelectorConfig *cfg, int n)
 static Size
 pak_body(const SelectorConfig *cfg, int n)
 {
-	return PAK_BODY(pak_capacity(cfg, n), cfg->dim, factor_count(cfg));
+	return PAK_BODY(pak_capacity(cfg, n), cfg->dim, factor_count(cfg), cost_columns(cfg));
 }
 
 /*
- * PolicyOps.row_spans: where rows [first, last) of st are: a run of X, of v
- * and of each factor (a packed factor's rows are consecutive).
+ * PolicyOps.row_spans: where rows [first, last) of st are: a run of X, of v,
+ * of each factor (a packed factor's rows are consecutive) and of the cost
+ * columns.
  */
 static int
 pak_row_spans(const SelectorConfig *cfg, const StateHeader *st, int first, int last,
@@ -115,9 +139,10 @@ pak_row_spans(const SelectorConfig *cfg, const StateHeader *st, int first, int l
 {
 	int			c = pak_capacity(cfg, st->n);
 	int			nf = factor_count(cfg);
+	int			cc = cost_columns(cfg);
 	Size		v = (Size) c * st->dim;
 
-	StaticAssertStmt(MAX_GRID + 3 <= MAX_ROW_SPANS, "pak_ucb states have up to MAX_GRID + 3 spans");
+	StaticAssertStmt(MAX_GRID + 4 <= MAX_ROW_SPANS, "pak_ucb states have up to MAX_GRID + 4 spans");
 	spans[0].offset = (Size) first * st->dim;
 	spans[0].count = (Size) (last - first) * st->dim;
 	spans[1].offset = v + first;
@@ -127,7 +152,42 @@ pak_row_spans(const SelectorConfig *cfg, const StateHeader *st, int first, int l
 		spans[2 + f].offset = v + c + f * PACKED_SIZE(c) + PACKED_ROW(first);
 		spans[2 + f].count = PACKED_ROW(last) - PACKED_ROW(first);
 	}
-	return 2 + nf;
+	if (cc == 0)
+		return 2 + nf;
+	spans[2 + nf].offset = v + c + nf * PACKED_SIZE(c) + (Size) first * cc;
+	spans[2 + nf].count = (Size) (last - first) * cc;
+	return 3 + nf;
+}
+
+/*
+ * Rows [0, n) of X (n × row_dim: the context, then the cost columns) into
+ * st's rows [at, at + n).
+ */
+static void
+pak_put_rows(const SelectorConfig *cfg, StateHeader *st, int at, int n, const double *X)
+{
+	int			c = pak_capacity(cfg, st->n);
+	int			cc = cost_columns(cfg);
+	double	   *costs = PAK_C(st, c, factor_count(cfg));
+
+	for (int i = 0; i < n; i++)
+	{
+		const double *row = X + (Size) i * cfg->row_dim;
+
+		memcpy(PAK_X(st) + (Size) (at + i) * cfg->dim, row, sizeof(double) * cfg->dim);
+		memcpy(costs + (Size) (at + i) * cc, row + cfg->dim, sizeof(double) * cc);
+	}
+}
+
+/* Row i of st as the fold passed it (row_dim values) into out. */
+static void
+pak_get_row(const SelectorConfig *cfg, const StateHeader *st, int i, double *out)
+{
+	int			cc = cost_columns(cfg);
+	const double *costs = PAK_C(st, pak_capacity(cfg, st->n), factor_count(cfg));
+
+	memcpy(out, PAK_X(st) + (Size) i * cfg->dim, sizeof(double) * cfg->dim);
+	memcpy(out + cfg->dim, costs + (Size) i * cc, sizeof(double) * cc);
 }
 
 /* Copy rows [0, nrows) of from into to (each laid out for its own n). */
@@ -225,7 +285,7 @@ pak_build_weighted(const SelectorConfig *cfg, int n, const double *X, const doub
 	 * (none when called through state_build, which keeps pak_kept_rows; a
 	 * clocked state keeps its newest cap, model/clock_state.c)
 	 */
-	X += (Size) skip * cfg->dim;
+	X += (Size) skip * cfg->row_dim;
 	r += skip;
 	if (w != NULL)
 		w += skip;
@@ -233,10 +293,11 @@ pak_build_weighted(const SelectorConfig *cfg, int n, const double *X, const doub
 	confidence_factors(cfg, &fs);
 	st = state_alloc(cfg, n, pak_body(cfg, n));
 	c = pak_capacity(cfg, n);
-	memcpy(PAK_X(st), X, sizeof(double) * n * cfg->dim);
+	pak_put_rows(cfg, st, 0, n, X);
 	memcpy(PAK_V(st, c), r, sizeof(double) * n);
 	for (int i = 0; i < n; i++)
-		kernel_vector(cfg, i + 1, X, NULL, X + (Size) i * cfg->dim, PAK_L(st, c, 0) + PACKED_ROW(i));
+		kernel_vector(cfg, i + 1, PAK_X(st), NULL, PAK_X(st) + (Size) i * cfg->dim,
+					  PAK_L(st, c, 0) + PACKED_ROW(i));
 	/* the kernel matrix is copied into the other factors before the first is factorised */
 	for (int f = fs.count - 1; f >= 0; f--)
 	{
@@ -285,8 +346,11 @@ pak_drop_oldest(const SelectorConfig *cfg, const StateHeader *old)
 	StateHeader *st = state_alloc(cfg, n - 1, pak_body(cfg, n - 1));
 	int			c1 = pak_capacity(cfg, n - 1);
 
+	int			cc = cost_columns(cfg);
+
 	memcpy(PAK_X(st), PAK_X(old) + cfg->dim, sizeof(double) * (n - 1) * cfg->dim);
 	memcpy(PAK_V(st, c1), PAK_V(old, c) + 1, sizeof(double) * (n - 1));
+	memcpy(PAK_C(st, c1, nf), PAK_C(old, c, nf) + cc, sizeof(double) * (n - 1) * cc);
 	for (int f = 0; f < nf; f++)
 		chol_drop_first(n, PAK_L(old, c, f), PAK_L(st, c1, f));
 	return st;
@@ -303,16 +367,15 @@ pak_rebuild_newest(const SelectorConfig *cfg, const StateHeader *old, int keep,
 {
 	int			n = keep - 1;
 	int			from = old ? old->n - n : 0;
-	double	   *X = palloc(sizeof(double) * (Size) keep * cfg->dim);
+	double	   *X = palloc(sizeof(double) * (Size) keep * cfg->row_dim);
 	double	   *v = palloc(sizeof(double) * keep);
 	StateHeader *st;
 
+	for (int i = 0; i < n; i++)
+		pak_get_row(cfg, old, from + i, X + (Size) i * cfg->row_dim);
 	if (n > 0)
-	{
-		memcpy(X, PAK_X(old) + (Size) from * cfg->dim, sizeof(double) * (Size) n * cfg->dim);
 		memcpy(v, PAK_V(old, pak_capacity(cfg, old->n)) + from, sizeof(double) * n);
-	}
-	memcpy(X + (Size) n * cfg->dim, x, sizeof(double) * cfg->dim);
+	memcpy(X + (Size) n * cfg->row_dim, x, sizeof(double) * cfg->row_dim);
 	v[n] = r;
 	st = pak_build(cfg, keep, X, v);
 	pfree(X);
@@ -369,7 +432,7 @@ pak_append(const SelectorConfig *cfg, const StateHeader *old, const double *x, d
 	n = st->n - 1;
 	c = pak_capacity(cfg, n + 1);
 	confidence_factors(cfg, &fs);
-	memcpy(PAK_X(st) + (Size) n * cfg->dim, x, sizeof(double) * cfg->dim);
+	pak_put_rows(cfg, st, n, 1, x);
 	PAK_V(st, c)[n] = r;
 
 	b = palloc(sizeof(double) * Max(n, 1));
@@ -382,27 +445,82 @@ pak_append(const SelectorConfig *cfg, const StateHeader *old, const double *x, d
 }
 
 /*
- * Σw, the weights of the rows of the state st with factor L (of K' + α₀I, or
- * K' + α₀·diag(1/w) when weighted): n, or for a state that may be weighted
- * (a discount, or the detector's weights on the rows before a change) Σ
- * α₀/(|Lᵢ|² − k'(xᵢ,xᵢ)), as row i of L·Lᵀ has k'(xᵢ,xᵢ) + α₀/wᵢ on its
- * diagonal (the weights of a clocked state are not in it otherwise,
- * model/clock_state.c).
+ * Can a state's rows have weights other than 1: under a discount, or the
+ * detector's weights on the rows before a change (the weights of a clocked
+ * state are not in it otherwise, model/clock_state.c)?
  */
+static bool
+pak_weighted(const SelectorConfig *cfg)
+{
+	return cfg->discount < 1 || cfg->detect;
+}
+
+/*
+ * The weight wᵢ of row i of the state st with factor L of K' + α·diag(1/w):
+ * α/(|Lᵢ|² − k'(xᵢ,xᵢ)), as row i of L·Lᵀ has k'(xᵢ,xᵢ) + α/wᵢ on its
+ * diagonal.
+ */
+static double
+pak_row_weight(const SelectorConfig *cfg, const StateHeader *st, const double *L, double alpha, int i)
+{
+	const double *row = L + PACKED_ROW(i);
+
+	return alpha / (dot(i + 1, row, row) - kernel_self(cfg, PAK_X(st) + (Size) i * cfg->dim));
+}
+
+/* Σw over the rows of st (factor L of α): n where they cannot be weighted */
 static double
 pak_weight_sum(const SelectorConfig *cfg, const StateHeader *st, const double *L, double alpha)
 {
 	double		sum = 0.0;
 
-	if (cfg->discount >= 1 && !cfg->detect)
+	if (!pak_weighted(cfg))
 		return st->n;
 	for (int i = 0; i < st->n; i++)
-	{
-		const double *row = L + PACKED_ROW(i);
-
-		sum += alpha / (dot(i + 1, row, row) - kernel_self(cfg, PAK_X(st) + (Size) i * cfg->dim));
-	}
+		sum += pak_row_weight(cfg, st, L, alpha, i);
 	return sum;
+}
+
+/*
+ * The cost model of st into m (see the top): c̄ over the rows that logged a
+ * cost, each by its weight, and (K' + αI)⁻¹ of their costs less c̄ by the
+ * factor L of α; c̄ 0 and no weights while no row logged a cost.
+ */
+static void
+pak_cost_model(const SelectorConfig *cfg, const StateHeader *st, const double *L, double alpha,
+			   ArmModel *m)
+{
+	int			n = st->n;
+	const double *costs = PAK_C(st, pak_capacity(cfg, n), factor_count(cfg));
+	double	   *u = palloc(sizeof(double) * Max(n, 1));
+	double		sum = 0.0;
+	double		weights = 0.0;
+
+	for (int i = 0; i < n; i++)
+	{
+		double		w;
+
+		u[i] = 0.0;
+		if (costs[(Size) i * COST_COLUMNS] == 0)
+			continue;
+		w = pak_weighted(cfg) ? pak_row_weight(cfg, st, L, alpha, i) : 1.0;
+		sum += w * costs[(Size) i * COST_COLUMNS + 1];
+		weights += w;
+	}
+	m->cost_level = weights > 0 ? sum / weights : 0.0;
+	for (int i = 0; i < n && weights > 0; i++)
+		if (costs[(Size) i * COST_COLUMNS] != 0)
+			u[i] = costs[(Size) i * COST_COLUMNS + 1] - m->cost_level;
+	if (weights > 0)
+		chol_solve(n, L, u);
+	m->cost_weights = u;
+}
+
+/* The cost the model predicts at the context whose k' is k (never below 0, as no logged cost is). */
+static double
+pak_cost_at(const ArmModel *m, const double *k)
+{
+	return Max(0.0, m->cost_level + dot(m->n, k, m->cost_weights));
 }
 
 static ArmModel *
@@ -435,6 +553,8 @@ pak_decode(const SelectorConfig *cfg, const StateHeader *st)
 			m->bounds.radius[0] *= confidence_noise_scale(cfg, quad[0],
 														  pak_weight_sum(cfg, st, m->L[0], m->factors.alpha[0]));
 	}
+	if (cfg->learns_cost)
+		pak_cost_model(cfg, st, PAK_L(st, c, 0), m->factors.alpha[0], m);
 	m->sqnorms = palloc(sizeof(double) * Max(n, 1));
 	row_sqnorms(n, cfg->dim, m->X, m->sqnorms);
 	return m;
@@ -466,6 +586,8 @@ pak_score(const SelectorConfig *cfg, const ArmModel *m, const double *x, ArmScor
 		spectrum_score(cfg, m->spectrum, q.k, q.kself, out);
 	else
 		confidence_pick(&m->bounds, pak_eval, &q, out);
+	if (m->cost_weights != NULL)
+		out->cost = pak_cost_at(m, q.k);
 	pfree(q.k);
 	pfree(q.scratch);
 }
@@ -489,6 +611,9 @@ pak_score_block(const SelectorConfig *cfg, const ArmModel *m, int nrows, const d
 	for (int t = 0; t < nrows; t++)
 		kself[t] = kernel_self(cfg, X + (Size) t * cfg->dim);
 	kernel_block(cfg, n, m->X, m->sqnorms, nrows, X, K);
+	if (m->cost_weights != NULL)
+		for (int t = 0; t < nrows; t++)
+			out[t].cost = pak_cost_at(m, K + (Size) t * n);
 	if (m->spectrum != NULL)
 	{
 		for (int t = 0; t < nrows; t++)
@@ -525,7 +650,8 @@ static const PolicyDefault pak_ucb_defaults[] = {UCB_SCALE_DEFAULTS, {NULL, 0}};
 const PolicyOps pak_ucb_ops = {
 	.name = "pak_ucb", .kind = POLICY_PAK_UCB,
 	.uses_context = true, .kernels = KERNELS_ALL, .bounds = BOUNDS_CHOICE,
-	.keeps_rows = true, .forgets = FORGETS_ALL, .settings = pak_ucb_settings, .defaults = pak_ucb_defaults,
+	.keeps_rows = true, .forgets = FORGETS_ALL, .learns_cost = true, .settings = pak_ucb_settings,
+	.defaults = pak_ucb_defaults,
 	POLICY_FUNCTIONS(pak), .score_block = pak_score_block, .row_spans = pak_row_spans,
 	.build_weighted = pak_build_weighted, .innovations = pak_innovations, .kept_rows = pak_kept_rows,
 	.slides = pak_slides,
