@@ -11,6 +11,12 @@
  *   mean  = z(x)ᵀ V⁻¹ b
  *   σ̃²(x) = max(0, k'(x,x) − |z(x)|²)/α + |R⁻¹ z(x)|²,  width = σ̃(x)
  *
+ * With a budget and "cost_model" each arm also learns its cost as lin_ucb
+ * does, by the same regression in the embedding: cost(x) = max(0, c̄ +
+ * z(x)ᵀV⁻¹(Σ c z − c̄ Σ z)) over the rewards that logged a cost c (c̄ their
+ * mean; a reward without one counts at c̄), from sums kept beside b and
+ * recomputed with it at a resample.
+ *
  * With S = every rewarded point this is exactly pak_ucb's posterior: the
  * width is α^(-1/2) sqrt(k'(x,x) − k'ᵀ(K' + αI)⁻¹k') (test/bkb.sql checks it).
  *
@@ -52,6 +58,9 @@
  * so VARSIZE = 24 + 8·(1 + n·(dim + 1) + m² + 3m), i.e. octet_length(state)
  * (= VARSIZE − 4) = 20 + 8·(1 + n·(dim + 1) + m² + 3m), and conversely
  * m = (sqrt(9 + 4·((octet_length − 20)/8 − 1 − n·(dim + 1))) − 3)/2.
+ * With a cost model each row also keeps its reward's COST_COLUMNS after y,
+ * C[n][2], and the body ends with the cost sums Σ c z (m), Σ z (m), Σ c and
+ * their count: 2n + 2m + 2 more values.
  * O(n·dim + m²): linear in n (capped by `cap`), quadratic only in m.
  */
 #include "postgres.h"
@@ -62,29 +71,13 @@
 #include "math/elementary.h"
 #include "math/linalg.h"
 #include "policy/bkb.h"
-#include "math/prng.h"
+#include "policy/bkb_view.h"
 #include "math/vecops.h"
 #include "model/state.h"
 #include "model/registry.h"
 
-#define BKB_DEPENDENT 1e-10
 #define BKB_SALT_SCHEDULED UINT64_C(0x626b622d73636864)	/* "bkb-schd" */
 #define BKB_SALT_FORCED UINT64_C(0x626b622d666f7263)	/* "bkb-forc" */
-
-#define BKB_BODY(n, m, dim) (1 + (Size) (n) * ((dim) + 1) + 2 * PACKED_SIZE(m) + 2 * (Size) (m))
-
-/* Pointers into a state body (see the layout above). */
-typedef struct BkbView
-{
-	int			n;
-	int			m;
-	double	   *X;
-	double	   *y;
-	double	   *S;
-	double	   *Ls;
-	double	   *R;
-	double	   *b;
-} BkbView;
 
 struct ArmModel
 {
@@ -95,9 +88,18 @@ struct ArmModel
 	const double *R;
 	double	   *rb;				/* R⁻¹b: the mean is (R⁻¹z)·(R⁻¹b) = zᵀV⁻¹b */
 	double		multiplier;
+	double	   *cost_weights;	/* with a cost model: V⁻¹(Σ c z − c̄ Σ z) */
+	double		cost_level;		/* and c̄ */
 	double	   *z;				/* scratch */
 	double	   *t;
 };
+
+/* The cost columns a row keeps: COST_COLUMNS with a cost model, else none. */
+static int
+cost_columns(const SelectorConfig *cfg)
+{
+	return cfg->learns_cost ? COST_COLUMNS : 0;
+}
 
 static void
 bkb_view(const SelectorConfig *cfg, const StateHeader *st, BkbView *v)
@@ -106,25 +108,28 @@ bkb_view(const SelectorConfig *cfg, const StateHeader *st, BkbView *v)
 
 	v->n = st->n;
 	v->m = (int) body[0];
+	v->cc = cost_columns(cfg);
 	v->X = body + 1;
 	v->y = v->X + (Size) v->n * cfg->dim;
-	v->S = v->y + v->n;
+	v->C = v->y + v->n;
+	v->S = v->C + (Size) v->n * v->cc;
 	v->Ls = v->S + v->m;
 	v->R = v->Ls + PACKED_SIZE(v->m);
 	v->b = v->R + PACKED_SIZE(v->m);
+	v->cost_sums = v->b + v->m;
 }
 
 /* The largest body for n rows: a dictionary of every row (bkb_check checks m). */
 static Size
 bkb_body(const SelectorConfig *cfg, int n)
 {
-	return BKB_BODY(n, n, cfg->dim);
+	return BKB_BODY(n, n, cfg->dim, cost_columns(cfg));
 }
 
 static StateHeader *
 bkb_alloc(const SelectorConfig *cfg, int n, int m, BkbView *v)
 {
-	StateHeader *st = state_alloc(cfg, n, BKB_BODY(n, m, cfg->dim));
+	StateHeader *st = state_alloc(cfg, n, BKB_BODY(n, m, cfg->dim, cost_columns(cfg)));
 
 	STATE_BODY(st)[0] = m;
 	bkb_view(cfg, st, v);
@@ -150,7 +155,7 @@ bkb_check(const SelectorConfig *cfg, const StateHeader *st, BkbView *v)
 	Size		body = state_body_doubles(st);
 	double		m = body >= 1 ? STATE_BODY(st)[0] : -1;
 	bool		ok = m >= 0 && m <= st->n && m == floor(m) &&
-		body == BKB_BODY(st->n, (int) m, cfg->dim);
+		body == BKB_BODY(st->n, (int) m, cfg->dim, cost_columns(cfg));
 
 	if (ok)
 	{
@@ -175,180 +180,95 @@ bkb_check_stored(const SelectorConfig *cfg, const StateHeader *st)
 	bkb_check(cfg, st, &v);
 }
 
-/* The dictionary's contexts, m × dim, and optionally their squared norms. */
-static double *
-bkb_gather(const SelectorConfig *cfg, const BkbView *v, double **sq)
-{
-	double	   *XS = palloc(sizeof(double) * Max((Size) v->m * cfg->dim, 1));
-
-	for (int j = 0; j < v->m; j++)
-		memcpy(XS + (Size) j * cfg->dim, v->X + (Size) v->S[j] * cfg->dim, sizeof(double) * cfg->dim);
-	if (sq)
-	{
-		*sq = palloc(sizeof(double) * Max(v->m, 1));
-		row_sqnorms(v->m, cfg->dim, XS, *sq);
-	}
-	return XS;
-}
-
-/*
- * Rows i of Z (n × m) ← L⁻¹ Rows i of Z, i.e. Z ← Z L⁻ᵀ: forward solves
- * in chol_forward()'s order, not a BLAS TRSM, whose kernels sum by CPU (an
- * append embeds its row here in every backend that folds it).
- */
+/* Add a row's cost (costs: its cost columns) with its embedding z to v's cost sums. */
 static void
-solve_rows(int n, int m, const double *lp, double *Z)
+add_cost(BkbView *v, const double *z, const double *costs)
 {
-	for (int i = 0; i < n; i++)
-		chol_forward(m, lp, Z + (Size) i * m);
-}
-
-/* Z (n × m) = the embeddings z(x_i) of the n rows of X for dictionary v. */
-static double *
-embed_rows(const SelectorConfig *cfg, const BkbView *v, int n, const double *X)
-{
-	double	   *sqS;
-	double	   *XS = bkb_gather(cfg, v, &sqS);
-	double	   *Z = palloc(sizeof(double) * Max((Size) n * v->m, 1));
-
-	for (int i = 0; i < n; i++)
-		kernel_vector(cfg, v->m, XS, sqS, X + (Size) i * cfg->dim, Z + (Size) i * v->m);
-	solve_rows(n, v->m, v->Ls, Z);
-	pfree(XS);
-	pfree(sqS);
-	return Z;
-}
-
-/* s2[i] = σ̃²(x_i) under the model v (dictionary, R) for the n rows of X. */
-static void
-row_variances(const SelectorConfig *cfg, const BkbView *v, int n, const double *X, double *s2)
-{
-	int			m = v->m;
-	double	   *Z = embed_rows(cfg, v, n, X);
-	double	   *T = palloc(sizeof(double) * Max((Size) n * m, 1));
-
-	memcpy(T, Z, sizeof(double) * n * m);
-	solve_rows(n, m, v->R, T);
-	for (int i = 0; i < n; i++)
+	if (v->cc == 0 || costs[0] == 0)
+		return;
+	if (v->m > 0)
 	{
-		const double *zi = Z + (Size) i * m;
-		const double *ti = T + (Size) i * m;
-		double		resid = kernel_self(cfg, X + (Size) i * cfg->dim) - dot(m, zi, zi);
-
-		s2[i] = Max(resid, 0.0) / cfg->alpha + dot(m, ti, ti);
+		axpy(v->m, costs[1], z, v->cost_sums);
+		axpy(v->m, 1.0, z, v->cost_sums + v->m);
 	}
-	pfree(Z);
-	pfree(T);
+	v->cost_sums[2 * v->m] += costs[1];
+	v->cost_sums[2 * v->m + 1] += 1.0;
 }
 
-/*
- * The resample draws of §2.3: cand[] gets the indices i with
- * uniform < min(1, qbar·s2[i]), increasing; at least the point of largest s2.
- */
-static int
-draw_candidates(const SelectorConfig *cfg, int n, const double *X, const double *s2,
-				uint64 salt, int *cand)
-{
-	Prng		rng;
-	uint64		h = mix64(cfg->seed ^ salt);
-	int			ncand = 0,
-				best = 0;
-
-	for (int j = 0; j < cfg->dim; j++)
-	{
-		uint64		bits;
-
-		memcpy(&bits, &X[j], sizeof(bits));
-		h = mix64(h ^ bits);
-	}
-	prng_seed(&rng, mix64(h ^ (uint64) n));
-	for (int i = 0; i < n; i++)
-	{
-		/* one draw per point, also when p >= 1: the stream stays aligned */
-		if (prng_uniform(&rng) < Min(1.0, cfg->qbar * s2[i]))
-			cand[ncand++] = i;
-		if (s2[i] > s2[best])
-			best = i;
-	}
-	if (ncand == 0)
-		cand[ncand++] = best;
-	return ncand;
-}
-
-/*
- * Dictionary from the candidates, in order, by appending rows to L_S; a
- * candidate numerically in the span of the earlier ones is dropped.  S and
- * Ls need room for ncand entries and PACKED_SIZE(ncand); returns m.
- */
-static int
-build_dictionary(const SelectorConfig *cfg, const double *X, const int *cand, int ncand,
-				 double *S, double *Ls)
-{
-	double	   *XS = palloc(sizeof(double) * (Size) ncand * cfg->dim);
-	double	   *k = palloc(sizeof(double) * ncand);
-	int			m = 0;
-
-	for (int c = 0; c < ncand; c++)
-	{
-		const double *x = X + (Size) cand[c] * cfg->dim;
-		double		kxx = kernel_self(cfg, x);
-
-		kernel_vector(cfg, m, XS, NULL, x, k);
-		if (chol_append_row(m, Ls, k, kxx, 0.0) > BKB_DEPENDENT * fabs(kxx))
-		{
-			memcpy(XS + (Size) m * cfg->dim, x, sizeof(double) * cfg->dim);
-			S[m++] = cand[c];
-		}
-	}
-	pfree(XS);
-	pfree(k);
-	return m;
-}
-
-/* R and b of v from its history and dictionary (X, y, S, L_S set). */
+/* R, b and the cost sums of v from its history and dictionary (X, y, C, S, L_S set). */
 static void
 fit_factors(const SelectorConfig *cfg, BkbView *v)
 {
-	double	   *Z;
+	double	   *Z = NULL;
 
-	if (v->m == 0)
-		return;
-	Z = embed_rows(cfg, v, v->n, v->X);
-	gram_packed(v->n, v->m, Z, cfg->alpha, true, v->R);
-	gemv_cols(v->n, v->m, Z, v->y, 0.0, v->b);
-	pfree(Z);
+	if (v->m > 0)
+	{
+		Z = bkb_embed_rows(cfg, v, v->n, v->X);
+		gram_packed(v->n, v->m, Z, cfg->alpha, true, v->R);
+		gemv_cols(v->n, v->m, Z, v->y, 0.0, v->b);
+	}
+	for (int i = 0; i < v->n; i++)
+		add_cost(v, Z ? Z + (Size) i * v->m : NULL, v->C + (Size) i * v->cc);
+	if (Z)
+		pfree(Z);
 }
 
 /*
- * A state for the history (n, X, y) with a dictionary resampled from
- * scratch, the draws using σ̃² under `model` (m = 0: the prior, k'/α).
+ * Rows [from, from + count) of v's history as the fold passes rows (row_dim
+ * values: the context, then the cost columns) and their rewards (*y), then
+ * (x, r) if x is given.
+ */
+static double *
+history_rows(const SelectorConfig *cfg, const BkbView *v, int from, int count,
+			 const double *x, double r, double **y)
+{
+	int			total = count + (x ? 1 : 0);
+	double	   *rows = palloc(sizeof(double) * Max((Size) total * cfg->row_dim, 1));
+
+	*y = palloc(sizeof(double) * Max(total, 1));
+	for (int i = 0; i < count; i++)
+	{
+		memcpy(rows + (Size) i * cfg->row_dim, v->X + (Size) (from + i) * cfg->dim, sizeof(double) * cfg->dim);
+		memcpy(rows + (Size) i * cfg->row_dim + cfg->dim, v->C + (Size) (from + i) * v->cc,
+			   sizeof(double) * v->cc);
+		(*y)[i] = v->y[from + i];
+	}
+	if (x)
+	{
+		memcpy(rows + (Size) count * cfg->row_dim, x, sizeof(double) * cfg->row_dim);
+		(*y)[count] = r;
+	}
+	return rows;
+}
+
+/*
+ * A state for the history (n rows of row_dim values, y) with a dictionary
+ * resampled from scratch, the draws using σ̃² under `model` (m = 0: the
+ * prior, k'/α).
  */
 static StateHeader *
 resample_history(const SelectorConfig *cfg, const BkbView *model, int n,
-				 const double *X, const double *y, uint64 salt)
+				 const double *rows, const double *y, uint64 salt)
 {
-	double	   *s2 = palloc(sizeof(double) * n);
-	int		   *cand = palloc(sizeof(int) * n);
+	double	   *X = palloc(sizeof(double) * (Size) n * cfg->dim);
 	double	   *S = palloc(sizeof(double) * n);
 	double	   *Ls;
-	int			ncand,
-				m;
+	int			m;
 	StateHeader *st;
 	BkbView		v;
 
-	row_variances(cfg, model, n, X, s2);
-	ncand = draw_candidates(cfg, n, X, s2, salt, cand);
-	Ls = palloc(sizeof(double) * PACKED_SIZE(ncand));
-	m = build_dictionary(cfg, X, cand, ncand, S, Ls);
-
+	for (int i = 0; i < n; i++)
+		memcpy(X + (Size) i * cfg->dim, rows + (Size) i * cfg->row_dim, sizeof(double) * cfg->dim);
+	m = bkb_sample_dictionary(cfg, model, n, X, salt, S, &Ls);
 	st = bkb_alloc(cfg, n, m, &v);
 	memcpy(v.X, X, sizeof(double) * n * cfg->dim);
 	memcpy(v.y, y, sizeof(double) * n);
+	for (int i = 0; i < n; i++)
+		memcpy(v.C + (Size) i * v.cc, rows + (Size) i * cfg->row_dim + cfg->dim, sizeof(double) * v.cc);
 	memcpy(v.S, S, sizeof(double) * m);
 	memcpy(v.Ls, Ls, sizeof(double) * PACKED_SIZE(m));
 	fit_factors(cfg, &v);
-	pfree(s2);
-	pfree(cand);
+	pfree(X);
 	pfree(S);
 	pfree(Ls);
 	return st;
@@ -360,17 +280,11 @@ static StateHeader *bkb_build(const SelectorConfig *cfg, int n, const double *X,
 static StateHeader *
 bkb_compact(const SelectorConfig *cfg, const BkbView *ov, const double *x, double r)
 {
-	int			dim = cfg->dim;
 	int			keep = bkb_kept_rows(cfg, cfg->cap + 1);
-	double	   *X = palloc(sizeof(double) * (Size) keep * dim);
-	double	   *y = palloc(sizeof(double) * keep);
-	int			from = cfg->cap - (keep - 1);
+	double	   *y;
+	double	   *X = history_rows(cfg, ov, cfg->cap - (keep - 1), keep - 1, x, r, &y);
 	StateHeader *st;
 
-	memcpy(X, ov->X + (Size) from * dim, sizeof(double) * (Size) (keep - 1) * dim);
-	memcpy(y, ov->y + from, sizeof(double) * (keep - 1));
-	memcpy(X + (Size) (keep - 1) * dim, x, sizeof(double) * dim);
-	y[keep - 1] = r;
 	st = bkb_build(cfg, keep, X, y);
 	pfree(X);
 	pfree(y);
@@ -393,16 +307,9 @@ bkb_append(const SelectorConfig *cfg, const StateHeader *old, const double *x, d
 	if (((n + 1) & n) == 0)
 	{
 		/* n + 1 is a power of two: resample under the model before x */
-		double	   *X = palloc(sizeof(double) * (Size) (n + 1) * dim);
-		double	   *y = palloc(sizeof(double) * (n + 1));
+		double	   *y;
+		double	   *X = history_rows(cfg, &ov, 0, n, x, r, &y);
 
-		if (n > 0)
-		{
-			memcpy(X, ov.X, sizeof(double) * n * dim);
-			memcpy(y, ov.y, sizeof(double) * n);
-		}
-		memcpy(X + (Size) n * dim, x, sizeof(double) * dim);
-		y[n] = r;
 		st = resample_history(cfg, &ov, n + 1, X, y, BKB_SALT_SCHEDULED);
 		pfree(X);
 		pfree(y);
@@ -415,17 +322,23 @@ bkb_append(const SelectorConfig *cfg, const StateHeader *old, const double *x, d
 	memcpy(v.X + (Size) n * dim, x, sizeof(double) * dim);
 	memcpy(v.y, ov.y, sizeof(double) * n);
 	v.y[n] = r;
-	/* S, L_S, R and b are contiguous in both states */
-	memcpy(v.S, ov.S, sizeof(double) * (2 * PACKED_SIZE(ov.m) + 2 * (Size) ov.m));
+	memcpy(v.C, ov.C, sizeof(double) * n * v.cc);
+	memcpy(v.C + (Size) n * v.cc, x + dim, sizeof(double) * v.cc);
+	/* S, L_S, R, b and the cost sums are contiguous in both states */
+	memcpy(v.S, ov.S, sizeof(double) * (2 * PACKED_SIZE(ov.m) + 2 * (Size) ov.m +
+										(v.cc > 0 ? BKB_COST_SUMS(ov.m) : 0)));
 	if (v.m > 0)
 	{
-		double	   *z = embed_rows(cfg, &v, 1, x);
+		double	   *z = bkb_embed_rows(cfg, &v, 1, x);
 
 		for (int j = 0; j < v.m; j++)
 			v.b[j] += r * z[j];
 		chol_rank1_update(v.m, v.R, z);
+		add_cost(&v, z, x + dim);
 		pfree(z);
 	}
+	else
+		add_cost(&v, NULL, x + dim);
 	return st;
 }
 
@@ -440,7 +353,7 @@ bkb_build(const SelectorConfig *cfg, int n, const double *X, const double *r)
 		return bkb_alloc(cfg, 0, 0, &v);
 	for (int i = 0; i < n; i++)
 	{
-		StateHeader *next = bkb_append(cfg, st, X + (Size) i * cfg->dim, r[i]);
+		StateHeader *next = bkb_append(cfg, st, X + (Size) i * cfg->row_dim, r[i]);
 
 		if (st)
 			pfree(st);
@@ -454,10 +367,14 @@ bkb_resample(const SelectorConfig *cfg, const StateHeader *st)
 {
 	BkbView		v;
 
+	double	   *rows;
+	double	   *y;
+
 	bkb_check(cfg, st, &v);
 	if (v.n == 0)
 		return bkb_alloc(cfg, 0, 0, &v);
-	return resample_history(cfg, &v, v.n, v.X, v.y, BKB_SALT_FORCED);
+	rows = history_rows(cfg, &v, 0, v.n, NULL, 0.0, &y);
+	return resample_history(cfg, &v, v.n, rows, y, BKB_SALT_FORCED);
 }
 
 /*
@@ -484,6 +401,22 @@ adaptive_beta(const SelectorConfig *cfg, const BkbView *v)
 		sqrt(cfg->noise * cfg->noise * (portable_log(Max(M_E, (double) v->n)) * d - portable_log(cfg->delta)));
 }
 
+/* The cost model's weights and level from v's sums (none logged a cost: free). */
+static void
+bkb_cost_model(const BkbView *v, ArmModel *model)
+{
+	int			m = v->m;
+	const double *sums = v->cost_sums;
+	double	   *w = palloc(sizeof(double) * Max(m, 1));
+
+	model->cost_level = sums[2 * m + 1] > 0 ? sums[2 * m] / sums[2 * m + 1] : 0.0;
+	for (int j = 0; j < m; j++)
+		w[j] = sums[j] - model->cost_level * sums[m + j];
+	if (m > 0 && sums[2 * m + 1] > 0)
+		chol_solve(m, v->R, w);
+	model->cost_weights = w;
+}
+
 static ArmModel *
 bkb_decode(const SelectorConfig *cfg, const StateHeader *st)
 {
@@ -497,6 +430,9 @@ bkb_decode(const SelectorConfig *cfg, const StateHeader *st)
 	model->R = v.R;
 	model->rb = chol_forward_copy(v.m, v.R, v.b);
 	model->multiplier = cfg->adaptive_beta ? adaptive_beta(cfg, &v) : cfg->eta;
+	model->cost_weights = NULL;
+	if (v.cc > 0)
+		bkb_cost_model(&v, model);
 	model->z = palloc(sizeof(double) * Max(v.m, 1));
 	model->t = palloc(sizeof(double) * Max(v.m, 1));
 	return model;
@@ -517,6 +453,8 @@ bkb_score(const SelectorConfig *cfg, const ArmModel *model, const double *x, Arm
 	out->width = sqrt(Max(resid, 0.0) / cfg->alpha + dot(m, model->t, model->t));
 	out->radius = model->multiplier;
 	out->alpha = cfg->alpha;
+	if (model->cost_weights != NULL)
+		out->cost = Max(0.0, model->cost_level + dot(m, model->z, model->cost_weights));
 }
 
 /* bkb's own settings: the dictionary's oversampling and its adaptive radius. */
@@ -533,6 +471,7 @@ static const PolicyDefault bkb_defaults[] = {UCB_SCALE_DEFAULTS, {"qbar", 40}, {
 const PolicyOps bkb_ops = {
 	.name = "bkb", .kind = POLICY_BKB,
 	.uses_context = true, .kernels = KERNELS_ALL, .bounds = BOUNDS_BETA,
-	.keeps_rows = true, .dictionary = true, .settings = bkb_settings, .defaults = bkb_defaults,
+	.keeps_rows = true, .dictionary = true, .learns_cost = true, .settings = bkb_settings,
+	.defaults = bkb_defaults,
 	POLICY_FUNCTIONS(bkb), .kept_rows = bkb_kept_rows, .check = bkb_check_stored,
 };

@@ -2,10 +2,11 @@
 # Issue 41, several learner processes per database (model_select.learner_workers
 # at its default, 2), on a cluster of its own with model_select preloaded:
 #   - two learners serve the database, workers 0 and 1, with their own pids;
-#   - under load (3 routers that route and reward both selectors, a lin_ucb
-#     and a pak_ucb one of 5 arms, each decision in a transaction of its own)
-#     both publish versions and checkpoint arms (each its share), and every
-#     version of every arm comes to hold the whole log;
+#   - under load (3 routers that route and reward three selectors, a lin_ucb
+#     and a pak_ucb one of 5 arms, and a pak_ucb one with a budget, whose
+#     rewards cost and whose arms learn their cost, each decision in a
+#     transaction of its own) both publish versions and checkpoint arms (each
+#     its share), and every version of every arm comes to hold the whole log;
 #   - every decision made meanwhile is re-derived by decision_scores() from
 #     the prefixes it recorded, whichever worker published them, bit for
 #     bit;
@@ -31,6 +32,7 @@ ms_setup || bail "set-up failed"
 q >/dev/null <<'SQL' || bail "creating the selectors failed"
 SELECT model_select.create_selector('lw', 8, ARRAY['a', 'b', 'c', 'd', 'e'], 'lin_ucb', NULL, '{}', 41);
 SELECT model_select.create_selector('pw', 8, ARRAY['a', 'b', 'c', 'd', 'e'], 'pak_ucb', NULL, '{}', 42);
+SELECT model_select.create_selector('pb', 8, ARRAY['a', 'b', 'c', 'd', 'e'], 'pak_ucb', NULL, '{"budget": 0.5}', 43);
 CREATE TABLE load_done (done bool);
 CREATE TABLE probe AS SELECT ms_rand(8) AS x;
 CREATE PROCEDURE router() LANGUAGE plpgsql AS $$
@@ -39,9 +41,10 @@ DECLARE
     s text;
 BEGIN
     LOOP
-        FOREACH s IN ARRAY ARRAY['lw', 'pw'] LOOP
+        FOREACH s IN ARRAY ARRAY['lw', 'pw', 'pb'] LOOP
             SELECT decision_id INTO d FROM model_select.route(s, ms_rand(8));
-            INSERT INTO model_select.rewards(decision_id, reward) VALUES (d, random());
+            INSERT INTO model_select.rewards(decision_id, reward, cost)
+            VALUES (d, random(), CASE s WHEN 'pb' THEN random() END);
             COMMIT;
         END LOOP;
         EXIT WHEN EXISTS (SELECT FROM load_done);
@@ -58,13 +61,13 @@ check "two learners serve $DB, workers 0 and 1, each with a finished pass" \
 load=()
 for i in 1 2 3; do q -c "CALL router()" >"$MS_WORK/router.$i" 2>&1 & load+=($!); done
 MS_BG_PIDS+=("${load[@]}")
-check "under load, the routers log 300 decisions" \
-    wait_for "300 decisions" "SELECT count(*) >= 300 FROM model_select.decisions"
+check "under load, the routers log 450 decisions" \
+    wait_for "450 decisions" "SELECT count(*) >= 450 FROM model_select.decisions"
 q -c "INSERT INTO load_done VALUES (true)" >/dev/null
 wait "${load[@]}"
 MS_BG_PIDS=()
 check "the load ended without errors" test -z "$(cat "$MS_WORK"/router.* | head -n 5)"
-for s in lw pw; do
+for s in lw pw pb; do
     check "the versions of every arm of '$s' come to hold its whole log" wait_for "versions of $s" "$(versions_hold_log $s)"
 done
 check "each worker published versions and checkpointed arms, without errors" \
@@ -82,7 +85,9 @@ check "decision_scores() re-derives every decision of 'lw' (lin_ucb) bit for bit
     rederive lw "r.ucb IS NOT DISTINCT FROM d.score AND r.mean IS NOT DISTINCT FROM d.mean"
 check "... and every decision of 'pw' (pak_ucb) bit for bit" \
     rederive pw "r.ucb IS NOT DISTINCT FROM d.score AND r.mean IS NOT DISTINCT FROM d.mean"
-for s in lw pw; do rebuild_checks "$s" " (two workers)"; done
+check "... and of 'pb' (pak_ucb with a budget), its price too" \
+    rederive pb "r.ucb IS NOT DISTINCT FROM d.score AND r.cost IS NOT DISTINCT FROM d.expected_cost"
+for s in lw pw pb; do rebuild_checks "$s" " (two workers)"; done
 
 # worker 1 stopped: one of its arms gets rewards
 pid1=$(q -c "SELECT pid FROM model_select.learner WHERE running AND database = current_database() AND worker = 1")
@@ -100,5 +105,5 @@ check "... while worker 0 kept passing" \
               WHERE database = current_database() AND worker = 0"
 kill -CONT "$pid1"
 check "continued, worker 1 publishes versions of 'lw' that hold its whole log" wait_for "versions of lw" "$(versions_hold_log lw)"
-for s in lw pw; do rebuild_checks "$s" " (after the stop)"; done
+for s in lw pw pb; do rebuild_checks "$s" " (after the stop)"; done
 finish

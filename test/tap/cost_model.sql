@@ -1,13 +1,14 @@
--- The cost model (setting cost_model, on by default with a budget): lin_ucb,
--- rff_ucb and pak_ucb arms learn their cost from the context beside their
--- reward, and the pacer prices each arm at the cost predicted for the context
--- (src/policy/lin_fold.c, src/policy/pak_ucb.c, src/routing/pacer.c).  A price is read from scores():
+-- The cost model (setting cost_model, on by default with a budget): the arms
+-- of every contextual policy (lin_ucb, rff_ucb, pak_ucb, bkb) learn their cost
+-- from the context beside their reward, and the pacer prices each arm at the
+-- cost predicted for the context (src/policy/lin_fold.c, pak_ucb.c, bkb.c,
+-- src/routing/pacer.c).  A price is read from scores():
 -- ucb = mean + radius·width − λ·cost, with λ the cost weight route() logs
 -- next in the same transaction; scores() also shows it as its cost column.
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(29);
+SELECT plan(30);
 
 -- settings: listed only when off; only with a budget and a policy that learns costs
 SELECT is((SELECT model_select.resolve_settings('lin_ucb', NULL, '{"budget": 1}') ? 'cost_model'), false,
@@ -16,10 +17,10 @@ SELECT is((SELECT model_select.resolve_settings('rff_ucb', 'rbf', '{"budget": 1,
           'false'::jsonb, 'and listed when off');
 SELECT throws_ok($$SELECT model_select.resolve_settings('lin_ucb', NULL, '{"cost_model": true}')$$,
                  '22023', NULL, 'cost_model needs a budget');
-SELECT throws_ok($$SELECT model_select.resolve_settings('bkb', 'rbf', '{"budget": 1, "cost_model": true}')$$,
-                 '22023', NULL, 'and a policy that learns it (not bkb)');
-SELECT is((SELECT model_select.resolve_settings('pak_ucb', 'rbf', '{"budget": 1, "cost_model": false}')->'cost_model'),
-          'false'::jsonb, 'pak_ucb learns it');
+SELECT throws_ok($$SELECT model_select.resolve_settings('greedy', NULL, '{"budget": 1, "cost_model": true}')$$,
+                 '22023', NULL, 'and a policy that learns it (not greedy)');
+SELECT is((SELECT array_agg(model_select.resolve_settings(policy, 'rbf', '{"budget": 1, "cost_model": false}')->>'cost_model')
+             FROM unnest(ARRAY['pak_ucb', 'bkb']) policy), ARRAY['false', 'false'], 'pak_ucb and bkb learn it');
 
 -- Exact costs: arm 'a' costs 1 + 2·x1 + 3·x2, arm 'b' 0.5 everywhere.  With a
 -- ridge of 1e-6, no normalisation and no codebook, the ridge regression of
@@ -32,10 +33,10 @@ CREATE FUNCTION new_cost(arm text, x float8[]) RETURNS float8 LANGUAGE sql IMMUT
     SELECT CASE arm WHEN 'a' THEN 4 - x[1] ELSE 0.5 END $$;
 CREATE TEMP TABLE pts AS
 SELECT i, ARRAY[i / 10.0, (i * i % 7) / 7.0]::float8[] AS x FROM generate_series(1, 10) i;
--- a selector of the policy (pak_ucb: its linear kernel) with every point's reward at true_cost
+-- a selector of the policy (pak_ucb, bkb: the linear kernel) with every point's reward at true_cost
 CREATE FUNCTION priced_selector(sel text, policy text, settings jsonb) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM model_select.create_selector(sel, 2, ARRAY['a', 'b'], policy, CASE policy WHEN 'pak_ucb' THEN 'linear' END,
+    PERFORM model_select.create_selector(sel, 2, ARRAY['a', 'b'], policy, CASE WHEN policy <> 'lin_ucb' THEN 'linear' END,
         '{"budget": 0.2, "pace": 1, "alpha": 1e-6, "intercept": 1, "normalize": false}'::jsonb
         || CASE policy WHEN 'lin_ucb' THEN '{"codebook": 0}'::jsonb ELSE '{}' END || settings);
     INSERT INTO model_select.rewards(selector, arm, context, reward, cost)
@@ -80,31 +81,34 @@ SELECT cmp_ok((SELECT abs(d.expected_cost - p.price) FROM model_select.decisions
               'the decision logs its arm''s price as its expected cost, what the pacer counts while it awaits a reward');
 
 -- pak_ucb learns it by the same regression, in its kernel: with the linear
--- kernel (x·y + intercept) it is the same ridge regression on (x1, x2, 1)
-SELECT priced_selector('cm_pak', 'pak_ucb', '{}'), three_decisions('cm_pak', false);
-CREATE TEMP TABLE p_pak AS SELECT * FROM prices('cm_pak', ARRAY[0.3, 0.9]::float8[]);
-SELECT cmp_ok((SELECT abs(price - 4.3) FROM p_pak WHERE arm = 'a') + (SELECT abs(price - 0.5) FROM p_pak WHERE arm = 'b'),
-              '<', 1e-4::float8, 'pak_ucb: arm a at its cost line (4.3), arm b at its constant cost');
+-- kernel (x·y + intercept) it is the same ridge regression on (x1, x2, 1);
+-- bkb in its embedding, exact here (the dictionary spans the kernel's 3 dimensions)
+SELECT priced_selector(sel, policy, '{}'), three_decisions(sel, false)
+  FROM (VALUES ('cm_pak', 'pak_ucb'), ('cm_bkb', 'bkb')) v(sel, policy);
+CREATE TEMP TABLE p_pak AS
+SELECT sel, p.* FROM unnest(ARRAY['cm_pak', 'cm_bkb']) sel CROSS JOIN LATERAL prices(sel, ARRAY[0.3, 0.9]::float8[]) p;
+SELECT cmp_ok((SELECT max(abs(price - CASE arm WHEN 'a' THEN 4.3 ELSE 0.5 END)) FROM p_pak),
+              '<', 1e-4::float8, 'pak_ucb and bkb: arm a at its cost line (4.3), arm b at its constant cost');
 SELECT cmp_ok((SELECT max(abs(shown - price)) FROM p_pak), '<', 1e-9::float8, 'and scores() shows the prices');
 
 -- rewards without a cost count as rows at the arm's mean cost: a's price at
 -- the context moves from its line towards the mean of its logged costs
 INSERT INTO model_select.rewards(selector, arm, context, reward)
-SELECT sel, 'a', ARRAY[0.3, 0.9 - 0.01 * i]::float8[], 0.5 FROM unnest(ARRAY['cm', 'cm_pak']) sel, generate_series(1, 5) i;
+SELECT sel, 'a', ARRAY[0.3, 0.9 - 0.01 * i]::float8[], 0.5 FROM unnest(ARRAY['cm', 'cm_pak', 'cm_bkb']) sel, generate_series(1, 5) i;
 CREATE TEMP TABLE p2 AS
-SELECT sel, p.* FROM unnest(ARRAY['cm', 'cm_pak']) sel CROSS JOIN LATERAL prices(sel, ARRAY[0.3, 0.9]::float8[]) p;
+SELECT sel, p.* FROM unnest(ARRAY['cm', 'cm_pak', 'cm_bkb']) sel CROSS JOIN LATERAL prices(sel, ARRAY[0.3, 0.9]::float8[]) p;
 SELECT is((SELECT count(*) FROM p2 WHERE arm = 'a' AND price < 4.3 - 0.1 AND
                   price > (SELECT avg(cost) FROM model_select.rewards r JOIN model_select.arms a USING (arm_id)
                              JOIN model_select.selectors s ON s.selector_id = a.selector_id
-                            WHERE a.name = 'a' AND s.name = p2.sel)), 2::bigint,
-          'rewards without a cost pull the price towards the arm''s mean cost (lin_ucb, pak_ucb)');
+                            WHERE a.name = 'a' AND s.name = p2.sel)), 3::bigint,
+          'rewards without a cost pull the price towards the arm''s mean cost (lin_ucb, pak_ucb, bkb)');
 CREATE TEMP TABLE before AS
-SELECT sel, s.* FROM unnest(ARRAY['cm', 'cm_pak']) sel, model_select.scores(sel, ARRAY[0.7, 0.2]::float8[]) s;
-SELECT model_select.rebuild_state('cm'), model_select.rebuild_state('cm_pak');
+SELECT sel, s.* FROM unnest(ARRAY['cm', 'cm_pak', 'cm_bkb']) sel, model_select.scores(sel, ARRAY[0.7, 0.2]::float8[]) s;
+SELECT model_select.rebuild_state(sel) FROM unnest(ARRAY['cm', 'cm_pak', 'cm_bkb']) sel;
 SELECT cmp_ok((SELECT max(abs(a.ucb - b.ucb) + abs(a.cost - b.cost))
-                 FROM unnest(ARRAY['cm', 'cm_pak']) u(name), model_select.scores(u.name, ARRAY[0.7, 0.2]::float8[]) a
+                 FROM unnest(ARRAY['cm', 'cm_pak', 'cm_bkb']) u(name), model_select.scores(u.name, ARRAY[0.7, 0.2]::float8[]) a
                  JOIN before b USING (arm) WHERE b.sel = u.name), '<', 1e-9::float8,
-              'rebuild_state reproduces the priced scores, lin_ucb and pak_ucb');
+              'rebuild_state reproduces the priced scores, lin_ucb, pak_ucb and bkb');
 
 -- cost_model false: each arm at its mean logged cost, as before the model
 SELECT model_select.alter_selector('cm', '{"cost_model": false}');
@@ -127,13 +131,14 @@ SELECT is((SELECT array_agg(cost) FROM model_select.scores('no_budget', ARRAY[1,
 SELECT model_select.alter_selector('cm', '{"cost_model": true}');
 CREATE TEMP TABLE bq AS SELECT i AS key, ARRAY[i / 7.0, 1 - i / 7.0]::float8[] AS context FROM generate_series(1, 5) i;
 CREATE TEMP TABLE bp AS
-SELECT sel, bq.key, p.* FROM unnest(ARRAY['cm', 'cm_pak']) sel, bq CROSS JOIN LATERAL prices(sel, bq.context) p;
+SELECT sel, bq.key, p.* FROM unnest(ARRAY['cm', 'cm_pak', 'cm_bkb']) sel, bq CROSS JOIN LATERAL prices(sel, bq.context) p;
 CREATE TEMP TABLE bd AS
 SELECT 'cm' AS sel, * FROM model_select.route_batch('cm', 'SELECT key, context FROM bq', true)
-UNION ALL SELECT 'cm_pak', * FROM model_select.route_batch('cm_pak', 'SELECT key, context FROM bq', true);
+UNION ALL SELECT 'cm_pak', * FROM model_select.route_batch('cm_pak', 'SELECT key, context FROM bq', true)
+UNION ALL SELECT 'cm_bkb', * FROM model_select.route_batch('cm_bkb', 'SELECT key, context FROM bq', true);
 SELECT cmp_ok((SELECT max(abs(d.expected_cost - bp.price)) FROM bd JOIN model_select.decisions d USING (decision_id)
                  JOIN bp ON bp.sel = bd.sel AND bp.key = bd.key AND bp.arm = bd.arm), '<', 1e-9::float8,
-              'route_batch() logs each decision''s expected cost: its arm''s price at the row''s context (lin_ucb, pak_ucb)');
+              'route_batch() logs each decision''s expected cost: its arm''s price at the row''s context (lin_ucb, pak_ucb, bkb)');
 
 -- Learning (replay, seeded): two clusters; arm 1 costs 0.1 and earns 0.5,
 -- arm 2 earns 0.9 and costs 0.2 on one cluster but 1.8 on the other (mean
@@ -177,26 +182,28 @@ SELECT cmp_ok((SELECT x.cum_reward / x.round FROM model_select.replay(
                   'rff_ucb', 'rbf', '{"budget": 0.3, "cost_model": false}', 1, 0, NULL, 1, 4000) x),
               '>', 0.1::float8, 'rff_ucb learns it too (0.732 against 0.564)');
 
--- and pak_ucb, on the stream's first 1,500 rounds (its decisions grow with its rows)
+-- and pak_ucb and bkb, on the stream's first 1,500 rounds (their decisions grow with their rows)
 CREATE TEMP TABLE learned_pak AS
-SELECT v.costs, cm, x.cum_reward / x.round AS reward, x.cum_cost / x.round / 0.3 AS spend, x.picks
+SELECT policy, v.costs, cm, x.cum_reward / x.round AS reward, x.cum_cost / x.round / 0.3 AS spend, x.picks
   FROM (VALUES ('costs'), ('ARRAY[costs[1], 2 - costs[2]]'), ('ARRAY[0.1, 1.0]::float8[]')) v(costs),
-       unnest(ARRAY[true, false]) cm
+       unnest(ARRAY[true, false]) cm, unnest(ARRAY['pak_ucb', 'bkb']) policy
  CROSS JOIN LATERAL model_select.replay('SELECT context, rewards, ' || v.costs || ' FROM stream WHERE i <= 1500 ORDER BY i',
-           'pak_ucb', 'rbf', jsonb_build_object('budget', 0.3, 'cost_model', cm), 1, 0, NULL, 1, 1500) x;
-SELECT cmp_ok((SELECT avg(reward) FILTER (WHERE cm) - avg(reward) FILTER (WHERE NOT cm) FROM learned_pak
-                WHERE costs <> 'ARRAY[0.1, 1.0]::float8[]'), '>', 0.05::float8,
-              'pak_ucb learns it too: more reward priced by context, each way round');
-SELECT is((SELECT picks FROM learned_pak WHERE cm AND costs = 'ARRAY[0.1, 1.0]::float8[]'),
-          (SELECT picks FROM learned_pak WHERE NOT cm AND costs = 'ARRAY[0.1, 1.0]::float8[]'),
-          'pak_ucb, costs constant per arm: the same picks with and without the model');
+           policy, 'rbf', jsonb_build_object('budget', 0.3, 'cost_model', cm), 1, 0, NULL, 1, 1500) x;
+SELECT is((SELECT count(*) FROM (SELECT policy FROM learned_pak WHERE costs <> 'ARRAY[0.1, 1.0]::float8[]'
+                                  GROUP BY policy
+                                 HAVING avg(reward) FILTER (WHERE cm) - avg(reward) FILTER (WHERE NOT cm) > 0.05) q),
+          2::bigint, 'pak_ucb and bkb learn it too: more reward priced by context, each way round');
+SELECT is((SELECT count(*) FROM learned_pak a JOIN learned_pak b USING (policy, costs)
+            WHERE a.cm AND NOT b.cm AND costs = 'ARRAY[0.1, 1.0]::float8[]' AND a.picks = b.picks),
+          2::bigint, 'pak_ucb and bkb, costs constant per arm: the same picks with and without the model');
 
 -- Forgetting: the cost model's sums forget with the rows.  Arm a's costs
 -- follow 1 + 2·x1 + 3·x2 for 10 rewards, then its price changes to 4 − x1 for
 -- 10 more (and the 3 rewarded decisions); a window of 8 of the arm's rewards,
 -- or of the selector's last 23 on its clock, holds only rows at the new price,
--- so the price at (0.3, 0.9) is 4 − 0.3 = 3.7; a discount of 0.5 prices near
--- it.  rebuild_state() reproduces each.
+-- as does a pak_ucb or bkb arm that compacted at a cap of 8 (it keeps its
+-- newest 5 and grows again), so the price at (0.3, 0.9) is 4 − 0.3 = 3.7; a
+-- discount of 0.5 prices near it.  rebuild_state() reproduces each.
 CREATE FUNCTION forgetting(sel text, policy text, settings jsonb) RETURNS TABLE (price float8, rebuilt_gap float8)
 LANGUAGE plpgsql AS $$
 BEGIN
@@ -212,14 +219,18 @@ BEGIN
     DROP TABLE f_before;
 END $$;
 CREATE TEMP TABLE forgot AS
-SELECT policy, v.sel, f.* FROM (VALUES ('c_window', '{"window": 8}'::jsonb), ('c_sel', '{"window": 23, "clock": "selector"}'),
-                               ('c_disc', '{"discount": 0.5}')) v(sel, settings),
-       unnest(ARRAY['lin_ucb', 'pak_ucb']) policy
+SELECT policy, v.sel, f.* FROM (VALUES ('c_window', '{"window": 8}'::jsonb, ARRAY['lin_ucb', 'pak_ucb']),
+                                      ('c_sel', '{"window": 23, "clock": "selector"}', ARRAY['lin_ucb', 'pak_ucb']),
+                                      ('c_disc', '{"discount": 0.5}', ARRAY['lin_ucb', 'pak_ucb']),
+                                      ('c_cap', '{"cap": 8}', ARRAY['pak_ucb', 'bkb'])) v(sel, settings, policies),
+       unnest(v.policies) policy
  CROSS JOIN LATERAL forgetting(v.sel || '_' || policy, policy, v.settings) f;
 SELECT cmp_ok((SELECT max(abs(price - 3.7)) FROM forgot WHERE sel <> 'c_disc' AND policy = 'lin_ucb'), '<', 1e-5::float8,
               'a window of the arm''s rewards or of the selector''s prices at the new cost line only');
 SELECT cmp_ok((SELECT max(abs(price - 3.7)) FROM forgot WHERE sel <> 'c_disc' AND policy = 'pak_ucb'), '<', 1e-4::float8,
-              'pak_ucb: its window too (its rows with their costs slide out, or are built from the rows that count)');
+              'pak_ucb: its window and its cap too (its rows with their costs slide out, compact, or are built from the rows that count)');
+SELECT cmp_ok((SELECT max(abs(price - 3.7)) FROM forgot WHERE policy = 'bkb'), '<', 1e-4::float8,
+              'bkb: its rows'' costs compact with its rows at the cap');
 SELECT cmp_ok((SELECT max(abs(price - 3.7)) FROM forgot WHERE sel = 'c_disc'), '<', 0.1::float8,
               'a discount of 0.5 prices near it, lin_ucb and pak_ucb');
 SELECT cmp_ok((SELECT max(rebuilt_gap) FROM forgot), '<', 1e-9::float8,
