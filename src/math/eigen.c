@@ -237,81 +237,124 @@ reflections_transposed(int m, const double *A, const double *tau, double *U)
 }
 
 /*
- * Rows i and i + 1 of U rotated by (c[i], s[i]) for i from hi − 1 down to
- * lo.  Rotation i's new row i is what rotation i − 1 reads, so it is
- * carried in a buffer that stays in L1 instead of stored and loaded again;
- * and the rows are taken in strips of STRIP columns, all the rotations to
- * one strip before the next (LAPACK's dlasr does the same), so that a
- * strip's rows stay in cache.  Each element gets the operations of the
- * rotations one after the other, so the bits depend on neither.
+ * The rotations of up to SWEEPS QL sweeps, kept to be applied to U's rows
+ * together: sweep b rotates rows i and i + 1 by (c, s)[b·m + i] for i from
+ * hi[b] − 1 down to lo[b].  The sweeps' arithmetic on the tridiagonal does
+ * not read U, so their rotations can wait.
  */
-#define STRIP 512
+#define SWEEPS 8
 
-#define ROTATE_STRIP(type, lanes) \
+typedef struct Sweeps
+{
+	int			count;
+	int			lo[SWEEPS];
+	int			hi[SWEEPS];
+	double	   *c;				/* SWEEPS × m */
+	double	   *s;
+} Sweeps;
+
+/*
+ * The kept sweeps applied to U, in strips of STRIP columns, each strip by a
+ * wavefront: every round, each sweep takes its next rotation if no earlier
+ * sweep still has to rotate one of its two rows (all of them are past index
+ * i − 1), so that the rows of a strip that the sweeps are working on stay
+ * in cache from the first sweep to the last (as in Van Zee, van de Geijn
+ * and Quintana-Ortí's restructured QR).  Every row gets the rotations that
+ * touch it in the order of the sweeps one after the other, each element the
+ * same operations, so the bits depend on neither the strips nor the
+ * wavefront.
+ */
+#define STRIP 256
+
+#define ROTATE_SWEEPS(type, lanes) \
 	do { \
 		for (int from_ = 0; from_ < m; from_ += STRIP) \
 		{ \
 			int			width_ = Min(STRIP, m - from_); \
 			int			vectors_ = width_ / (lanes) * (lanes); \
-			double		carry_[STRIP]; \
-			memcpy(carry_, ROW(U, m, hi) + from_, sizeof(double) * width_); \
-			for (int i_ = hi - 1; i_ >= lo; i_--) \
+			int			next_[SWEEPS]; \
+			bool		left_ = true; \
+			for (int b_ = 0; b_ < w->count; b_++) \
+				next_[b_] = w->hi[b_] - 1; \
+			while (left_) \
 			{ \
-				double	   *x_ = ROW(U, m, i_) + from_; \
-				double	   *y_ = ROW(U, m, i_ + 1) + from_; \
-				int			k_ = 0; \
-				for (; k_ < vectors_; k_ += (lanes)) \
+				int			blocking_ = PG_INT32_MIN; \
+				left_ = false; \
+				for (int b_ = 0; b_ < w->count; b_++) \
 				{ \
-					type		xv_, cv_, yv_; \
-					LOADV(xv_, x_ + k_); \
-					LOADV(cv_, carry_ + k_); \
-					yv_ = s[i_] * xv_ + c[i_] * cv_; \
-					STOREV(y_ + k_, yv_); \
-					cv_ = c[i_] * xv_ - s[i_] * cv_; \
-					STOREV(carry_ + k_, cv_); \
-				} \
-				for (; k_ < width_; k_++) \
-				{ \
-					double		xs_ = x_[k_]; \
-					y_[k_] = s[i_] * xs_ + c[i_] * carry_[k_]; \
-					carry_[k_] = c[i_] * xs_ - s[i_] * carry_[k_]; \
+					int			i_ = next_[b_]; \
+					if (i_ < w->lo[b_]) \
+						continue; \
+					if (i_ - 1 > blocking_) \
+					{ \
+						double	   *x_ = ROW(U, m, i_) + from_; \
+						double	   *y_ = ROW(U, m, i_ + 1) + from_; \
+						double		c_ = w->c[(Size) b_ * m + i_]; \
+						double		s_ = w->s[(Size) b_ * m + i_]; \
+						int			k_ = 0; \
+						for (; k_ < vectors_; k_ += (lanes)) \
+						{ \
+							type		xv_, yv_, nv_; \
+							LOADV(xv_, x_ + k_); \
+							LOADV(yv_, y_ + k_); \
+							nv_ = s_ * xv_ + c_ * yv_; \
+							STOREV(y_ + k_, nv_); \
+							xv_ = c_ * xv_ - s_ * yv_; \
+							STOREV(x_ + k_, xv_); \
+						} \
+						for (; k_ < width_; k_++) \
+						{ \
+							double		xs_ = x_[k_]; \
+							double		ys_ = y_[k_]; \
+							y_[k_] = s_ * xs_ + c_ * ys_; \
+							x_[k_] = c_ * xs_ - s_ * ys_; \
+						} \
+						next_[b_] = --i_; \
+					} \
+					if (i_ >= w->lo[b_]) \
+					{ \
+						left_ = true; \
+						blocking_ = Max(blocking_, i_); \
+					} \
 				} \
 			} \
-			memcpy(ROW(U, m, lo) + from_, carry_, sizeof(double) * width_); \
 		} \
+		w->count = 0; \
 	} while (0)
 
 static void
-rotate_rows_sse2(int m, double *U, int lo, int hi, const double *c, const double *s)
+rotate_sweeps_sse2(int m, double *U, Sweeps *w)
 {
-	ROTATE_STRIP(vec2, 2);
+	ROTATE_SWEEPS(vec2, 2);
 }
 
 __attribute__((target("avx2")))
 static void
-rotate_rows_avx2(int m, double *U, int lo, int hi, const double *c, const double *s)
+rotate_sweeps_avx2(int m, double *U, Sweeps *w)
 {
-	ROTATE_STRIP(vec4, 4);
+	ROTATE_SWEEPS(vec4, 4);
 }
 
 static void
-rotate_rows(int m, double *U, int lo, int hi, const double *c, const double *s)
+rotate_sweeps(int m, double *U, Sweeps *w)
 {
 	if (__builtin_cpu_supports("avx2"))
-		rotate_rows_avx2(m, U, lo, hi, c, s);
+		rotate_sweeps_avx2(m, U, w);
 	else
-		rotate_rows_sse2(m, U, lo, hi, c, s);
+		rotate_sweeps_sse2(m, U, w);
 }
 
 /*
  * One implicit QL sweep with Wilkinson's shift over the block l..hi of the
- * tridiagonal (d, e), its rotations applied to the rows of U (EISPACK's
- * tql2, with each rotation's c and s kept for rotate_rows()).  Returns the
+ * tridiagonal (d, e) (EISPACK's tql2), its rotations kept in w for U's rows,
+ * which take every SWEEPS of them at once (rotate_sweeps()).  Returns the
  * shift, which the caller accumulates.
  */
 static double
-ql_sweep(int m, double *d, double *e, double *U, int l, int hi, double *cs, double *sn)
+ql_sweep(int m, double *d, double *e, double *U, int l, int hi, Sweeps *w)
 {
+	double	   *cs = w->c + (Size) w->count * m;
+	double	   *sn = w->s + (Size) w->count * m;
 	double		g = d[l];
 	double		p = (d[l + 1] - g) / (2.0 * e[l]);
 	double		r = copysign(pythag(p, 1.0), p);
@@ -349,7 +392,10 @@ ql_sweep(int m, double *d, double *e, double *U, int l, int hi, double *cs, doub
 		cs[i] = c;
 		sn[i] = s;
 	}
-	rotate_rows(m, U, l, hi, cs, sn);
+	w->lo[w->count] = l;
+	w->hi[w->count] = hi;
+	if (++w->count == SWEEPS)
+		rotate_sweeps(m, U, w);
 	p = -s * s2 * c3 * el1 * e[l] / dl1;
 	e[l] = s * p;
 	d[l] = c * p;
@@ -360,8 +406,7 @@ ql_sweep(int m, double *d, double *e, double *U, int l, int hi, double *cs, doub
 static void
 ql_implicit(int m, double *d, double *e, double *U)
 {
-	double	   *cs = palloc(sizeof(double) * m);
-	double	   *sn = palloc(sizeof(double) * m);
+	Sweeps		w = {0, {0}, {0}, palloc(sizeof(double) * SWEEPS * m), palloc(sizeof(double) * SWEEPS * m)};
 	double		shift = 0.0;
 	double		tst1 = 0.0;
 	const double eps = DBL_EPSILON;
@@ -380,14 +425,15 @@ ql_implicit(int m, double *d, double *e, double *U)
 			{
 				if (++iterations > QL_MAX_ITERATIONS)
 					elog(ERROR, "eigendecomposition did not converge (order %d)", m);
-				shift += ql_sweep(m, d, e, U, l, hi, cs, sn);
+				shift += ql_sweep(m, d, e, U, l, hi, &w);
 			} while (fabs(e[l]) > eps * tst1);
 		}
 		d[l] += shift;
 		e[l] = 0.0;
 	}
-	pfree(cs);
-	pfree(sn);
+	rotate_sweeps(m, U, &w);
+	pfree(w.c);
+	pfree(w.s);
 }
 
 /* Eigenvalues ascending, U's rows with them (the first of equal ones stays first). */
