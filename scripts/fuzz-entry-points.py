@@ -41,6 +41,8 @@ SELECT model_select.create_selector('f_rff', 3, ARRAY['a','b'], 'rff_ucb', NULL,
 SELECT model_select.create_selector('f_greedy', 3, ARRAY['a','b'], 'greedy');
 SELECT model_select.create_selector('f_random', 3, ARRAY['a','b'], 'random');
 SELECT model_select.create_selector('f_budget', 3, ARRAY['a','b'], 'lin_ucb', NULL, '{"budget": 0.5}');
+SELECT model_select.create_selector('f_pakb', 3, ARRAY['a','b'], 'pak_ucb', NULL, '{"budget": 0.05, "window": 3}');
+SELECT model_select.create_selector('f_bkbb', 3, ARRAY['a','b'], 'bkb', NULL, '{"budget": 0.05, "cap": 3}');
 SELECT model_select.create_selector('f_time', 3, ARRAY['a','b'], 'greedy', NULL, '{"clock": "time", "window": "1 hour"}');
 SELECT model_select.create_selector('f_win', 3, ARRAY['a','b'], 'pak_ucb', NULL, '{"window": 5}');
 SELECT model_select.create_selector('f_cw', 3, ARRAY['a','b'], 'lin_ucb', NULL, '{"cost_weight": 1}');
@@ -86,7 +88,15 @@ tagss = ["NULL", "'{}'::text[]", "ARRAY[NULL]::text[]", "ARRAY['']", "ARRAY[repe
          "ARRAY[['a','b']]", "(SELECT array_agg(i::text) FROM generate_series(1,100000) i)", "ARRAY['a','a']",
          "'[5:6]={a,b}'::text[]", "ARRAY[E'a\\\\x00', 'b''c']"]
 names = ["NULL", "''", "repeat('x', 10000)", "'f_pak'';--'", "E'f\\\\x01'", "'F_PAK'", "'f_pak '"]
-sels = ['f_pak', 'f_lin', 'f_bkb', 'f_rff', 'f_greedy', 'f_random', 'f_budget', 'f_time', 'f_win', 'f_ts', 'f_empty']
+sels = ['f_pak', 'f_lin', 'f_bkb', 'f_rff', 'f_greedy', 'f_random', 'f_budget', 'f_pakb', 'f_bkbb', 'f_time', 'f_win', 'f_ts',
+        'f_empty']
+
+# costs at the edges of their range and past it, on the selectors whose arms learn their cost
+for s in ['f_budget', 'f_pakb', 'f_bkbb']:
+    for co in ["0", "1e15", "5e-324", "'NaN'", "'Infinity'", "'-0'", "-1", "1e16", "NULL"]:
+        add(f"INSERT INTO model_select.rewards(selector, arm, context, reward, cost) SELECT '{s}', 'a', ARRAY[i, 2, 3]::float8[], 0.5, {co} "
+            f"FROM generate_series(1, 5) i; SELECT * FROM model_select.scores('{s}', ARRAY[1,2,3]::float8[]); "
+            f"SELECT * FROM model_select.route('{s}', ARRAY[1,2,3]::float8[])", tag='cost')
 
 for s in sels:
     for c in ctxs:
