@@ -366,15 +366,18 @@ StateHeader *
 bkb_resample(const SelectorConfig *cfg, const StateHeader *st)
 {
 	BkbView		v;
-
 	double	   *rows;
 	double	   *y;
+	StateHeader *resampled;
 
 	bkb_check(cfg, st, &v);
 	if (v.n == 0)
 		return bkb_alloc(cfg, 0, 0, &v);
 	rows = history_rows(cfg, &v, 0, v.n, NULL, 0.0, &y);
-	return resample_history(cfg, &v, v.n, rows, y, BKB_SALT_FORCED);
+	resampled = resample_history(cfg, &v, v.n, rows, y, BKB_SALT_FORCED);
+	pfree(rows);
+	pfree(y);
+	return resampled;
 }
 
 /*

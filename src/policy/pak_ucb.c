@@ -345,7 +345,6 @@ pak_drop_oldest(const SelectorConfig *cfg, const StateHeader *old)
 	int			c = pak_capacity(cfg, n);
 	StateHeader *st = state_alloc(cfg, n - 1, pak_body(cfg, n - 1));
 	int			c1 = pak_capacity(cfg, n - 1);
-
 	int			cc = cost_columns(cfg);
 
 	memcpy(PAK_X(st), PAK_X(old) + cfg->dim, sizeof(double) * (n - 1) * cfg->dim);
@@ -484,7 +483,7 @@ pak_weight_sum(const SelectorConfig *cfg, const StateHeader *st, const double *L
 /*
  * The cost model of st into m (see the top): c̄ over the rows that logged a
  * cost, each by its weight, and (K' + αI)⁻¹ of their costs less c̄ by the
- * factor L of α; c̄ 0 and no weights while no row logged a cost.
+ * factor L of α; c̄ and the weights 0 while no row logged a cost.
  */
 static void
 pak_cost_model(const SelectorConfig *cfg, const StateHeader *st, const double *L, double alpha,
