@@ -92,21 +92,17 @@ chol_forward_copy(int n, const double *lp, const double *b)
 }
 
 /*
- * For m vectors (rows of K, m × n) and a packed factor L of order n:
- * means[t] = (L⁻¹k_t)·u and sqnorms[t] = |L⁻¹k_t|², with the bits of
- * chol_forward() and dot() on each row (what a single score computes), four
+ * The m rows of B (m × n) each solved in place, b_t <- L⁻¹b_t, with
+ * chol_forward()'s bits on each row (what a single score computes), four
  * rows at a time: each row of L is read once for the four.  Not a BLAS
  * TRSM: its kernels, chosen by CPU, would round a logged score differently
- * on another machine.  Scratch: m·n.
+ * on another machine.
  */
 void
-chol_forward_block(int n, const double *lp, const double *u, int m, const double *K,
-				   double *means, double *sqnorms)
+chol_forward_rows(int n, const double *lp, int m, double *B)
 {
-	double	   *B = palloc(sizeof(double) * (Size) Max(m, 1) * Max(n, 1));
 	int			t = 0;
 
-	memcpy(B, K, sizeof(double) * (Size) m * n);
 	for (; t + 4 <= m; t += 4)
 	{
 		double	   *b[4] = {B + (Size) t * n, B + (Size) (t + 1) * n,
@@ -124,7 +120,22 @@ chol_forward_block(int n, const double *lp, const double *u, int m, const double
 	}
 	for (; t < m; t++)
 		chol_forward(n, lp, B + (Size) t * n);
-	for (t = 0; t < m; t++)
+}
+
+/*
+ * For m vectors (rows of K, m × n) and a packed factor L of order n:
+ * means[t] = (L⁻¹k_t)·u and sqnorms[t] = |L⁻¹k_t|², with the bits of
+ * chol_forward() and dot() on each row.  Scratch: m·n.
+ */
+void
+chol_forward_block(int n, const double *lp, const double *u, int m, const double *K,
+				   double *means, double *sqnorms)
+{
+	double	   *B = palloc(sizeof(double) * (Size) Max(m, 1) * Max(n, 1));
+
+	memcpy(B, K, sizeof(double) * (Size) m * n);
+	chol_forward_rows(n, lp, m, B);
+	for (int t = 0; t < m; t++)
 	{
 		means[t] = dot(n, B + (Size) t * n, u);
 		sqnorms[t] = dot(n, B + (Size) t * n, B + (Size) t * n);

@@ -24,6 +24,7 @@ extern bool chol_rank1_downdate(int n, double *lp, double *x);
 extern void chol_rank_updates(int n, double *lp, double *x, int m);
 extern void chol_drop_first(int n, const double *lp, double *out);
 extern void chol_forward(int n, const double *lp, double *x);
+extern void chol_forward_rows(int n, const double *lp, int m, double *B);
 extern double *chol_forward_copy(int n, const double *lp, const double *b);
 extern void chol_forward_block(int n, const double *lp, const double *u, int m, const double *K,
 							   double *means, double *sqnorms);

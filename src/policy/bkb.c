@@ -441,23 +441,56 @@ bkb_decode(const SelectorConfig *cfg, const StateHeader *st)
 	return model;
 }
 
+/* The score of a context x from its embedding z = L_S⁻¹k'_S(x) and t = R⁻¹z. */
+static void
+bkb_score_at(const SelectorConfig *cfg, const ArmModel *model, const double *x, const double *z,
+			 const double *t, ArmScore *out)
+{
+	int			m = model->m;
+	double		resid = kernel_self(cfg, x) - dot(m, z, z);
+
+	out->mean = dot(m, t, model->rb);
+	out->width = sqrt(Max(resid, 0.0) / cfg->alpha + dot(m, t, t));
+	out->radius = model->multiplier;
+	out->alpha = cfg->alpha;
+	if (model->cost_weights != NULL)
+		out->cost = Max(0.0, model->cost_level + dot(m, z, model->cost_weights));
+}
+
 static void
 bkb_score(const SelectorConfig *cfg, const ArmModel *model, const double *x, ArmScore *out)
 {
 	int			m = model->m;
-	double		resid;
 
 	kernel_vector(cfg, m, model->XS, model->sqS, x, model->z);
 	chol_forward(m, model->Ls, model->z);
-	resid = kernel_self(cfg, x) - dot(m, model->z, model->z);
 	memcpy(model->t, model->z, sizeof(double) * m);
 	chol_forward(m, model->R, model->t);
-	out->mean = dot(m, model->t, model->rb);
-	out->width = sqrt(Max(resid, 0.0) / cfg->alpha + dot(m, model->t, model->t));
-	out->radius = model->multiplier;
-	out->alpha = cfg->alpha;
-	if (model->cost_weights != NULL)
-		out->cost = Max(0.0, model->cost_level + dot(m, model->z, model->cost_weights));
+	bkb_score_at(cfg, model, x, model->z, model->t, out);
+}
+
+/*
+ * bkb_score for a block of nrows contexts: the kernel block against the
+ * dictionary (kernel_block) and both solves four contexts at a time
+ * (chol_forward_rows), with a single score's bits.
+ */
+static void
+bkb_score_block(const SelectorConfig *cfg, const ArmModel *model, int nrows, const double *X,
+				void **shared, ArmScore *out)
+{
+	int			m = model->m;
+	Size		size = (Size) nrows * m;
+	double	   *Z = palloc(sizeof(double) * Max(size, 1));
+	double	   *T = palloc(sizeof(double) * Max(size, 1));
+
+	kernel_block(cfg, m, model->XS, model->sqS, nrows, X, Z);
+	chol_forward_rows(m, model->Ls, nrows, Z);
+	memcpy(T, Z, sizeof(double) * size);
+	chol_forward_rows(m, model->R, nrows, T);
+	for (int i = 0; i < nrows; i++)
+		bkb_score_at(cfg, model, X + (Size) i * cfg->dim, Z + (Size) i * m, T + (Size) i * m, &out[i]);
+	pfree(Z);
+	pfree(T);
 }
 
 /* bkb's own settings: the dictionary's oversampling and its adaptive radius. */
@@ -476,5 +509,6 @@ const PolicyOps bkb_ops = {
 	.uses_context = true, .kernels = KERNELS_ALL, .bounds = BOUNDS_BETA,
 	.keeps_rows = true, .dictionary = true, .learns_cost = true, .settings = bkb_settings,
 	.defaults = bkb_defaults,
-	POLICY_FUNCTIONS(bkb), .kept_rows = bkb_kept_rows, .check = bkb_check_stored,
+	POLICY_FUNCTIONS(bkb), .score_block = bkb_score_block, .kept_rows = bkb_kept_rows,
+	.check = bkb_check_stored,
 };

@@ -4,7 +4,7 @@
  *
  * The source query yields (key, context).  Its rows are read through a
  * cursor, in a read-only transaction state, in blocks of BATCH_ROWS, and each block is scored by
- * decide_block(): a policy with a score_block (lin_ucb, rff_ucb, pak_ucb)
+ * decide_block(): a policy with a score_block (lin_ucb, rff_ucb, pak_ucb, bkb)
  * computes the features or kernel block of all the block's contexts and
  * their widths four rows at a time (math/vecops.c dot4(): each row of a
  * factor read once for four contexts, with a single score's bits).

@@ -8,7 +8,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION model_select;
-SELECT plan(44);
+SELECT plan(45);
 
 CREATE TABLE pg_temp.kinds (name text, policy text, kernel text, settings jsonb);
 INSERT INTO pg_temp.kinds VALUES
@@ -72,7 +72,7 @@ SELECT is(c.nrows || ' rows, ' || c.other_arm || ' other choices, ' || c.other_s
 
 SELECT is(pg_temp.differ_bits(name), 0::bigint, 'route_batch(' || name || ') = scores() bit for bit')
   FROM unnest(ARRAY['b_lin', 'b_lin_ay', 'b_rff', 'b_rff_disc',
-                    'b_pak', 'b_pak_dmm', 'b_pak_cmm', 'b_pak_win', 'b_pak_ay']) name;
+                    'b_pak', 'b_pak_dmm', 'b_pak_cmm', 'b_pak_win', 'b_pak_ay', 'b_bkb']) name;
 -- each prompt three times in a row: scored once, as it is alone
 SELECT is(pg_temp.differ_bits(name, 'SELECT id, e FROM pg_temp.prompts, generate_series(1, 3) ORDER BY id'),
           0::bigint, 'route_batch(' || name || ') of prompts repeated in order = scores() bit for bit')
