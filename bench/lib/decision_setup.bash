@@ -8,7 +8,7 @@
 # rff_ucb with 128 features (MS_RFF_FEATURES), pak_ucb with cap 10,000, pak_ucb_cap = pak_ucb with all
 # defaults, POLICY_tags = POLICY whose decisions pass two tags, POLICY_budget = POLICY with a
 # budget and its cost model, POLICY_budgetmean = the same priced at each arm's mean cost, both
-# with rewards that cost 1 + m·|x₁| on arm m), and the application role APP
+# with rewards that cost 1 + m·|x₁| on arm m, pak_ucb's with cap 10,000), and the application role APP
 # with route and reward on every selector, SELECT on prompts and the baseline's rights on its
 # tables.  Needs PGHOST etc. of a superuser.
 decision_setup() {
@@ -39,6 +39,10 @@ SQL
         case $pol in
             rff_ucb) settings="{\"features\": ${MS_RFF_FEATURES:-128}}" ;;
             pak_ucb) settings='{"cap": 10000}' ;;
+            # as pak_ucb: at the default cap of 2,000 its arms compact in the measured
+            # sessions, a rebuild of 1,000 rows that takes tens of minutes under callgrind
+            pak_ucb_budget) settings='{"budget": 1, "cap": 10000}' ;;
+            pak_ucb_budgetmean) settings='{"budget": 1, "cost_model": false, "cap": 10000}' ;;
             *_budget) settings='{"budget": 1}' ;;
             *_budgetmean) settings='{"budget": 1, "cost_model": false}' ;;
             *) settings='{}' ;;
