@@ -1,7 +1,7 @@
 -- The cost model (setting cost_model, on by default with a budget): the arms
 -- of every contextual policy (lin_ucb, rff_ucb, pak_ucb, bkb) learn their cost
 -- from the context beside their reward, and the pacer prices each arm at the
--- cost predicted for the context (src/policy/lin_fold.c, pak_ucb.c, bkb.c,
+-- cost predicted for the context (src/policy/lin_fold.c, pak_fold.c, pak_ucb.c, bkb.c,
 -- src/routing/pacer.c).  A price is read from scores():
 -- ucb = mean + radius·width − λ·cost, with λ the cost weight route() logs
 -- next in the same transaction; scores() also shows it as its cost column.

@@ -1,5 +1,5 @@
 -- A pak_ucb state has the same bits however its rewards were batched into
--- folds (src/policy/pak_ucb.c, fold_some() in src/learning/fold.c): 120
+-- folds (src/policy/pak_fold.c, fold_some() in src/learning/fold.c): 120
 -- rewards are logged one at a time, each followed by scores(), so that the
 -- reader folds them row by row; checkpoint() then folds all 120 onto an
 -- empty state at once (a build: the kernel matrix factorised with the row
