@@ -266,6 +266,33 @@ typedef struct Sweeps
  */
 #define STRIP 256
 
+/* Rows x and y (width_ columns of a strip) rotated by (c, s): y ← s·x + c·y, x ← c·x − s·y. */
+#define ROTATE_PAIR(type, lanes, x, y, c, s) \
+	do { \
+		double	   *x_ = (x); \
+		double	   *y_ = (y); \
+		double		c_ = (c); \
+		double		s_ = (s); \
+		int			k_ = 0; \
+		for (; k_ < vectors_; k_ += (lanes)) \
+		{ \
+			type		xv_, yv_, nv_; \
+			LOADV(xv_, x_ + k_); \
+			LOADV(yv_, y_ + k_); \
+			nv_ = s_ * xv_ + c_ * yv_; \
+			STOREV(y_ + k_, nv_); \
+			xv_ = c_ * xv_ - s_ * yv_; \
+			STOREV(x_ + k_, xv_); \
+		} \
+		for (; k_ < width_; k_++) \
+		{ \
+			double		xs_ = x_[k_]; \
+			double		ys_ = y_[k_]; \
+			y_[k_] = s_ * xs_ + c_ * ys_; \
+			x_[k_] = c_ * xs_ - s_ * ys_; \
+		} \
+	} while (0)
+
 #define ROTATE_SWEEPS(type, lanes) \
 	do { \
 		for (int from_ = 0; from_ < m; from_ += STRIP) \
@@ -278,37 +305,16 @@ typedef struct Sweeps
 				next_[b_] = w->hi[b_] - 1; \
 			while (left_) \
 			{ \
+				/* the highest rotation an earlier sweep still has to make */ \
 				int			blocking_ = PG_INT32_MIN; \
 				left_ = false; \
 				for (int b_ = 0; b_ < w->count; b_++) \
 				{ \
 					int			i_ = next_[b_]; \
-					if (i_ < w->lo[b_]) \
-						continue; \
-					if (i_ - 1 > blocking_) \
+					if (i_ >= w->lo[b_] && i_ - 1 > blocking_) \
 					{ \
-						double	   *x_ = ROW(U, m, i_) + from_; \
-						double	   *y_ = ROW(U, m, i_ + 1) + from_; \
-						double		c_ = w->c[(Size) b_ * m + i_]; \
-						double		s_ = w->s[(Size) b_ * m + i_]; \
-						int			k_ = 0; \
-						for (; k_ < vectors_; k_ += (lanes)) \
-						{ \
-							type		xv_, yv_, nv_; \
-							LOADV(xv_, x_ + k_); \
-							LOADV(yv_, y_ + k_); \
-							nv_ = s_ * xv_ + c_ * yv_; \
-							STOREV(y_ + k_, nv_); \
-							xv_ = c_ * xv_ - s_ * yv_; \
-							STOREV(x_ + k_, xv_); \
-						} \
-						for (; k_ < width_; k_++) \
-						{ \
-							double		xs_ = x_[k_]; \
-							double		ys_ = y_[k_]; \
-							y_[k_] = s_ * xs_ + c_ * ys_; \
-							x_[k_] = c_ * xs_ - s_ * ys_; \
-						} \
+						ROTATE_PAIR(type, lanes, ROW(U, m, i_) + from_, ROW(U, m, i_ + 1) + from_, \
+									w->c[(Size) b_ * m + i_], w->s[(Size) b_ * m + i_]); \
 						next_[b_] = --i_; \
 					} \
 					if (i_ >= w->lo[b_]) \
