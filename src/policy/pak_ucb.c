@@ -81,39 +81,51 @@ pak_weighted(const SelectorConfig *cfg)
 }
 
 /*
- * The weight wᵢ of row i of the state st with factor L of K' + α·diag(1/w):
- * α/(|Lᵢ|² − k'(xᵢ,xᵢ)), as row i of L·Lᵀ has k'(xᵢ,xᵢ) + α/wᵢ on its
- * diagonal.
+ * The weights wᵢ of the rows of the state st with factor L of
+ * K' + α·diag(1/w): α/(|Lᵢ|² − k'(xᵢ,xᵢ)), as row i of L·Lᵀ has
+ * k'(xᵢ,xᵢ) + α/wᵢ on its diagonal.  NULL where they cannot be weighted
+ * (every weight 1).  O(n²): computed once per decode, for the learnt noise
+ * and the cost model both.
  */
-static double
-pak_row_weight(const SelectorConfig *cfg, const StateHeader *st, const double *L, double alpha, int i)
+static double *
+pak_row_weights(const SelectorConfig *cfg, const StateHeader *st, const double *L, double alpha)
 {
-	const double *row = L + PACKED_ROW(i);
+	double	   *w;
 
-	return alpha / (dot(i + 1, row, row) - kernel_self(cfg, PAK_X(st) + (Size) i * cfg->dim));
+	if (!pak_weighted(cfg))
+		return NULL;
+	w = palloc(sizeof(double) * Max(st->n, 1));
+	for (int i = 0; i < st->n; i++)
+	{
+		const double *row = L + PACKED_ROW(i);
+
+		w[i] = alpha / (dot(i + 1, row, row) - kernel_self(cfg, PAK_X(st) + (Size) i * cfg->dim));
+	}
+	return w;
 }
 
-/* Σw over the rows of st (factor L of α): n where they cannot be weighted */
+/* Σw over the n rows of weights w (NULL: n) */
 static double
-pak_weight_sum(const SelectorConfig *cfg, const StateHeader *st, const double *L, double alpha)
+pak_weight_sum(int n, const double *w)
 {
 	double		sum = 0.0;
 
-	if (!pak_weighted(cfg))
-		return st->n;
-	for (int i = 0; i < st->n; i++)
-		sum += pak_row_weight(cfg, st, L, alpha, i);
+	if (w == NULL)
+		return n;
+	for (int i = 0; i < n; i++)
+		sum += w[i];
 	return sum;
 }
 
 /*
  * The cost model of st into m (see the top): c̄ over the rows that logged a
- * cost, each by its weight, and (K' + αI)⁻¹ of their costs less c̄ by the
- * factor L of α; c̄ and the weights 0 while no row logged a cost.
+ * cost, each by its weight (row_weights; NULL: 1), and (K' + αI)⁻¹ of their
+ * costs less c̄ by the factor L of α; c̄ and the weights 0 while no row
+ * logged a cost.
  */
 static void
-pak_cost_model(const SelectorConfig *cfg, const StateHeader *st, const double *L, double alpha,
-			   ArmModel *m)
+pak_cost_model(const SelectorConfig *cfg, const StateHeader *st, const double *L,
+			   const double *row_weights, ArmModel *m)
 {
 	int			n = st->n;
 	const double *costs = PAK_C(st, pak_capacity(cfg, n), pak_factor_count(cfg));
@@ -128,7 +140,7 @@ pak_cost_model(const SelectorConfig *cfg, const StateHeader *st, const double *L
 		u[i] = 0.0;
 		if (costs[(Size) i * COST_COLUMNS] == 0)
 			continue;
-		w = pak_weighted(cfg) ? pak_row_weight(cfg, st, L, alpha, i) : 1.0;
+		w = row_weights != NULL ? row_weights[i] : 1.0;
 		sum += w * costs[(Size) i * COST_COLUMNS + 1];
 		weights += w;
 	}
@@ -154,10 +166,13 @@ pak_decode(const SelectorConfig *cfg, const StateHeader *st)
 	ArmModel   *m = palloc0(sizeof(ArmModel));
 	int			n = st->n;
 	int			c = pak_capacity(cfg, n);
+	double	   *row_weights;
 
 	confidence_factors(cfg, &m->factors);
 	m->n = n;
 	m->X = PAK_X(st);
+	row_weights = confidence_learns_noise(cfg) || cfg->learns_cost ?
+		pak_row_weights(cfg, st, PAK_L(st, c, 0), m->factors.alpha[0]) : NULL;
 	if (cfg->confidence == CONFIDENCE_CMM)
 		m->spectrum = spectrum_kernel(cfg, n, m->X, PAK_V(st, c));
 	else
@@ -175,11 +190,12 @@ pak_decode(const SelectorConfig *cfg, const StateHeader *st)
 						  chol_log_det_scaled(n, m->L[0], m->factors.alpha[0]), quad, &m->bounds);
 		/* with noise_prior the radius is eta·σ̂, σ̂ learnt from the penalised residuals quad[0] */
 		if (confidence_learns_noise(cfg))
-			m->bounds.radius[0] *= confidence_noise_scale(cfg, quad[0],
-														  pak_weight_sum(cfg, st, m->L[0], m->factors.alpha[0]));
+			m->bounds.radius[0] *= confidence_noise_scale(cfg, quad[0], pak_weight_sum(n, row_weights));
 	}
 	if (cfg->learns_cost)
-		pak_cost_model(cfg, st, PAK_L(st, c, 0), m->factors.alpha[0], m);
+		pak_cost_model(cfg, st, PAK_L(st, c, 0), row_weights, m);
+	if (row_weights != NULL)
+		pfree(row_weights);
 	m->sqnorms = palloc(sizeof(double) * Max(n, 1));
 	row_sqnorms(n, cfg->dim, m->X, m->sqnorms);
 	return m;
