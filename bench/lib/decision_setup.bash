@@ -12,7 +12,7 @@
 # with route and reward on every selector, SELECT on prompts and the baseline's rights on its
 # tables.  Needs PGHOST etc. of a superuser.
 decision_setup() {
-    local DB=$1 APP=$2 POLICIES=$3 pol settings a
+    local DB=$1 APP=$2 POLICIES=$3 pol settings cap a
     setup_q() { psql -X -q -A -t -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
     createdb "$DB"
     setup_q >/dev/null <<'SQL'
@@ -38,18 +38,19 @@ SQL
     for pol in $POLICIES; do
         case $pol in
             rff_ucb) settings="{\"features\": ${MS_RFF_FEATURES:-128}}" ;;
-            pak_ucb) settings='{"cap": 10000}' ;;
-            # as pak_ucb: at the default cap of 2,000 its arms compact in the measured
-            # sessions, a rebuild of 1,000 rows that takes tens of minutes under callgrind
-            pak_ucb_budget) settings='{"budget": 1, "cap": 10000}' ;;
-            pak_ucb_budgetmean) settings='{"budget": 1, "cost_model": false, "cap": 10000}' ;;
             *_budget) settings='{"budget": 1}' ;;
             *_budgetmean) settings='{"budget": 1, "cost_model": false}' ;;
             *) settings='{}' ;;
         esac
+        # at the default cap of 2,000 a pak_ucb arm compacts in the measured sessions, a
+        # rebuild of 1,000 rows that takes tens of minutes under callgrind
+        case $pol in
+            pak_ucb | pak_ucb_budget | pak_ucb_budgetmean) cap='{"cap": 10000}' ;;
+            *) cap='{}' ;;
+        esac
         # pak_ucb with cap 10,000 may grow past the default model_select.max_model_size
         setup_q -c "SET model_select.max_model_size = '1GB'" \
-                -c "SELECT model_select.create_selector('$pol', 384, ARRAY['m1','m2','m3','m4','m5'], '$(policy_of "$pol")', NULL, '$settings', 1)" >/dev/null
+                -c "SELECT model_select.create_selector('$pol', 384, ARRAY['m1','m2','m3','m4','m5'], '$(policy_of "$pol")', NULL, '$settings'::jsonb || '$cap', 1)" >/dev/null
         for a in 1 2 3 4 5; do
             setup_q -c "INSERT INTO model_select.rewards(selector, arm, context, reward, cost)
                         SELECT '$pol', 'm$a', context, reward[$a],
