@@ -31,6 +31,8 @@ _PG_init(void)
 	policy_table = policy_registry;
 	/* checkpoints reuse the folds the arm cache made (learning cannot include routing) */
 	checkpoint_base_lookup = model_cache_base;
+	/* and publish their versions before they commit */
+	checkpoint_publish_hook = checkpoint_publish;
 	/* the learner publishes arm models through the arm cache */
 	learner_publish_hook = selector_publish;
 

@@ -47,6 +47,7 @@ int			checkpoint_threshold = 128;
 
 /* set at load by model_select.c (checkpoint.h) */
 CheckpointBaseLookup checkpoint_base_lookup = NULL;
+CheckpointPublish checkpoint_publish_hook = NULL;
 
 
 /* A stored checkpoint as read from arm_state. */
@@ -148,8 +149,9 @@ checkpoint_lock(const SelectorConfig *cfg, int32 arm_id, bool skip_locked, bool 
 /*
  * The one writer of arm_state (and of arm_state_rows, through
  * state_store_write): the fold f as the arm's checkpoint, replacing ck.
+ * Returns the row's new version.
  */
-static void
+static int64
 checkpoint_write(const SelectorConfig *cfg, int32 arm_id, const Checkpoint *ck, const StateFold *f)
 {
 	static SPIPlanPtr plan = NULL;
@@ -170,8 +172,11 @@ checkpoint_write(const SelectorConfig *cfg, int32 arm_id, const Checkpoint *ck, 
 						 "UPDATE model_select.arm_state SET state = $2, settings_version = $3,"
 						 " ckpt_tx = $4, ckpt_seq = $5, n = $6, reward_sum = $7,"
 						 " cost_sum = $8, cost_n = $9, spend_sum = $10, spend_n = $11,"
-						 " version = version + 1, updated_at = pg_catalog.now() WHERE arm_id = $1",
-						 11, types), args, nulls, false, 1, SPI_OK_UPDATE, "write the checkpoint of arm %d", arm_id);
+						 " version = version + 1, updated_at = pg_catalog.now() WHERE arm_id = $1"
+						 " RETURNING version",
+						 11, types), args, nulls, false, 1, SPI_OK_UPDATE_RETURNING,
+				"write the checkpoint of arm %d", arm_id);
+	return spi_int64(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, SPI_SOLE_COLUMN);
 }
 
 /*
@@ -247,7 +252,13 @@ checkpoint_arm(const SelectorConfig *cfg, int32 arm_id, bool skip_locked, bool f
 		transformed = true;
 	}
 	if (folded > 0 || from_scratch || !ck.valid || transformed || moved)
-		checkpoint_write(cfg, arm_id, &ck, &f);
+	{
+		int64		version = checkpoint_write(cfg, arm_id, &ck, &f);
+
+		/* the fold under unchanged settings that any reader would make (not a transform's) */
+		if (ck.valid && !transformed && checkpoint_publish_hook != NULL)
+			checkpoint_publish_hook(cfg, arm_id, version, (int64) GetCurrentTransactionId(), &f);
+	}
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(work);
 	return folded;

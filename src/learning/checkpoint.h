@@ -24,6 +24,15 @@ typedef const struct StateFold *(*CheckpointBaseLookup) (int32 arm_id, int32 set
 extern CheckpointBaseLookup checkpoint_base_lookup;
 
 /*
+ * Publishes the fold f a checkpoint row (version, xmin) of arm_id is about
+ * to hold, before the row commits, where decisions score published versions
+ * (the routing layer's, set like checkpoint_base_lookup).  NULL: nothing.
+ */
+typedef void (*CheckpointPublish) (const SelectorConfig *cfg, int32 arm_id, int64 version,
+								   int64 xmin, const struct StateFold *f);
+extern CheckpointPublish checkpoint_publish_hook;
+
+/*
  * A change made to a checkpointed state before it is stored (resample()'s
  * new dictionary); check (optional) refuses a selector it does not apply
  * to; applied counts the arms it changed.

@@ -44,22 +44,29 @@ entry_base_key(const ModelCacheEntry *entry, SharedBaseKey *key)
 }
 
 /*
- * Publish a copy of the entry's base, pinned in *sb, with what its decode
- * computes from it alone (PolicyOps.prepare): computed once, into the
- * copy, not by every backend that scores the version.
+ * Publish a copy of the base `fold` under key, pinned in *sb, with what its
+ * decode computes from it alone (PolicyOps.prepare): computed once, into
+ * the copy, not by every backend that scores the version.
  */
+bool
+publish_fold(const SelectorConfig *cfg, const SharedBaseKey *key, const StateFold *fold,
+			 SharedBase *sb)
+{
+	const PolicyOps *ops = policy_ops(cfg->policy);
+	SharedPrepared prepared = {.n = 0, .fill = ops->prepare, .cfg = cfg};
+
+	if (ops->prepare != NULL && !clock_ops(cfg->clock)->ages)
+		prepared.n = ops->prepared_size(cfg);
+	return shared_base_publish(key, fold->st, &prepared, fold->pos, &fold->totals, sb);
+}
+
 static bool
 publish_base(ModelCacheEntry *entry, SharedBase *sb)
 {
-	const PolicyOps *ops = policy_ops(entry->cfg.policy);
 	SharedBaseKey key;
-	SharedPrepared prepared = {.n = 0, .fill = ops->prepare, .cfg = &entry->cfg};
 
 	entry_base_key(entry, &key);
-	if (ops->prepare != NULL && !clock_ops(entry->cfg.clock)->ages)
-		prepared.n = ops->prepared_size(&entry->cfg);
-	return shared_base_publish(&key, entry->fold.st, &prepared, entry->fold.pos,
-							   &entry->fold.totals, sb);
+	return publish_fold(&entry->cfg, &key, &entry->fold, sb);
 }
 
 /*

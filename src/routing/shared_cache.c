@@ -482,6 +482,23 @@ shared_base_publish(const SharedBaseKey *key, const StateHeader *st, const Share
 }
 
 /*
+ * The version (key, pos) goes stale, if it is published: what it was folded
+ * from will not be (checkpoint_share.c).  Versions it made stale stay so.
+ */
+void
+shared_base_withdraw(const SharedBaseKey *key, LogPosition pos)
+{
+	int			i;
+
+	if (!shared_cache_active())
+		return;
+	LWLockAcquire(shared_control->lock, LW_EXCLUSIVE);
+	if ((i = slot_of(key, pos)) >= 0)
+		slot_retire(i);
+	LWLockRelease(shared_control->lock);
+}
+
+/*
  * The publication counter of arm_id (0 without a shared cache): read before
  * a look-up, it tells whether the next may find something newer.
  */
