@@ -145,7 +145,7 @@ typedef struct PolicyOps
 	 * under cfg), its computation, and decode taking it instead of computing
 	 * it (with the same functions, so the same bits).
 	 */
-	Size		(*prepared_size) (const SelectorConfig *cfg);
+	Size		(*prepared_size) (const SelectorConfig *cfg, const StateHeader *st);
 	void		(*prepare) (const SelectorConfig *cfg, const StateHeader *st, double *out);
 	ArmModel   *(*decode_prepared) (const SelectorConfig *cfg, const StateHeader *st,
 									const double *prepared);

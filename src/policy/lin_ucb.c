@@ -141,7 +141,7 @@ lin_cost_at(const ArmModel *m, const double *z)
  * spectrum is decoded (cmm), then the cost model's weights and level.
  */
 static Size
-lin_prepared_size(const SelectorConfig *cfg)
+lin_prepared_size(const SelectorConfig *cfg, const StateHeader *st)
 {
 	FactorSet	fs;
 

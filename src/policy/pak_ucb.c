@@ -29,8 +29,9 @@
  *
  *   cost(x) = max(0, c̄ + k'ᵀ (K' + αI)⁻¹ (c − c̄))
  *
- * A decode pays one solve for the weights, a decision one dot product with
- * the k' it already has.
+ * A decode pays one solve for the weights (once per version where a learner
+ * publishes them: pak_prepare), a decision one dot product with the k' it
+ * already has.
  *
  * The state's layout is policy/pak_state.h's, its folds policy/pak_fold.c's.
  */
@@ -48,11 +49,11 @@ struct ArmModel
 	const double *X;
 	FactorSet	factors;
 	const double *L[MAX_GRID + 1];	/* factor of K' + α_f I */
-	double	   *t[MAX_GRID + 1];	/* L_f⁻¹ v: the mean is (L_f⁻¹k)·t_f = kᵀ(K' + α_f I)⁻¹v */
+	const double *t[MAX_GRID + 1];	/* L_f⁻¹ v: the mean is (L_f⁻¹k)·t_f = kᵀ(K' + α_f I)⁻¹v */
 	ArmBounds	bounds;
 	Spectrum   *spectrum;		/* cmm */
-	double	   *sqnorms;
-	double	   *cost_weights;	/* with a cost model: (K' + αI)⁻¹(c − c̄) */
+	const double *sqnorms;
+	const double *cost_weights; /* with a cost model: (K' + αI)⁻¹(c − c̄) */
 	double		cost_level;		/* and c̄ */
 };
 
@@ -118,18 +119,17 @@ pak_weight_sum(int n, const double *w)
 }
 
 /*
- * The cost model of st into m (see the top): c̄ over the rows that logged a
- * cost, each by its weight (row_weights; NULL: 1), and (K' + αI)⁻¹ of their
- * costs less c̄ by the factor L of α; c̄ and the weights 0 while no row
- * logged a cost.
+ * The cost model of st (see the top): c̄ (*level) over the rows that logged
+ * a cost, each by its weight (row_weights; NULL: 1), and u (n doubles),
+ * (K' + αI)⁻¹ of their costs less c̄ by the factor L of α; c̄ and u 0 while
+ * no row logged a cost.
  */
 static void
 pak_cost_model(const SelectorConfig *cfg, const StateHeader *st, const double *L,
-			   const double *row_weights, ArmModel *m)
+			   const double *row_weights, double *level, double *u)
 {
 	int			n = st->n;
 	const double *costs = PAK_C(st, pak_capacity(cfg, n), pak_factor_count(cfg));
-	double	   *u = palloc(sizeof(double) * Max(n, 1));
 	double		sum = 0.0;
 	double		weights = 0.0;
 
@@ -144,13 +144,12 @@ pak_cost_model(const SelectorConfig *cfg, const StateHeader *st, const double *L
 		sum += w * costs[(Size) i * COST_COLUMNS + 1];
 		weights += w;
 	}
-	m->cost_level = weights > 0 ? sum / weights : 0.0;
+	*level = weights > 0 ? sum / weights : 0.0;
 	for (int i = 0; i < n && weights > 0; i++)
 		if (costs[(Size) i * COST_COLUMNS] != 0)
-			u[i] = costs[(Size) i * COST_COLUMNS + 1] - m->cost_level;
+			u[i] = costs[(Size) i * COST_COLUMNS + 1] - *level;
 	if (weights > 0)
 		chol_solve(n, L, u);
-	m->cost_weights = u;
 }
 
 /* The cost the model predicts at the context whose k' is k (never below 0, as no logged cost is). */
@@ -160,19 +159,122 @@ pak_cost_at(const ArmModel *m, const double *k)
 	return Max(0.0, m->cost_level + dot(m->n, k, m->cost_weights));
 }
 
+/*
+ * What a decode computes from the state alone (PolicyOps.prepare), in this
+ * order: the rows' squared norms (n), Σw of their weights (for the learnt
+ * noise), the cost model's c̄, its weights (n, with a cost model), and
+ * t_f = L_f⁻¹v (n per factor; none under cmm, which decodes a spectrum).
+ * O(n²) where a score is O(n²) too: a published version carries it,
+ * computed once by its publisher for every backend that decodes it;
+ * decode computes it into a buffer of its own with the same code (the same
+ * bits).
+ */
+typedef struct PakPrepared
+{
+	const double *sqnorms;
+	double		weight_sum;
+	double		cost_level;
+	const double *cost_weights; /* NULL: no cost model */
+	const double *t[MAX_GRID + 1];
+} PakPrepared;
+
+/* The factors whose t_f a decode needs (none under cmm). */
+static int
+pak_prepared_factors(const SelectorConfig *cfg)
+{
+	FactorSet	fs;
+
+	if (cfg->confidence == CONFIDENCE_CMM)
+		return 0;
+	confidence_factors(cfg, &fs);
+	return fs.count;
+}
+
+static Size
+pak_prepared_doubles(const SelectorConfig *cfg, int n)
+{
+	return (Size) n * (1 + (cfg->learns_cost ? 1 : 0) + pak_prepared_factors(cfg)) + 2;
+}
+
+/* A version's prepared part, shared where it is computed once (not under cmm). */
+static Size
+pak_prepared_size(const SelectorConfig *cfg, const StateHeader *st)
+{
+	if (st->n == 0 || cfg->confidence == CONFIDENCE_CMM)
+		return 0;
+	return pak_prepared_doubles(cfg, st->n);
+}
+
+/* The parts of the prepared doubles at `at`, in the layout above. */
+static void
+pak_prepared_parts(const SelectorConfig *cfg, int n, const double *at, PakPrepared *out)
+{
+	int			nf = pak_prepared_factors(cfg);
+
+	out->sqnorms = at;
+	out->weight_sum = at[n];
+	out->cost_level = at[n + 1];
+	at += n + 2;
+	out->cost_weights = cfg->learns_cost ? at : NULL;
+	if (cfg->learns_cost)
+		at += n;
+	for (int f = 0; f < nf; f++)
+		out->t[f] = at + (Size) f * n;
+}
+
+static void
+pak_prepare(const SelectorConfig *cfg, const StateHeader *st, double *out)
+{
+	int			n = st->n;
+	int			c = pak_capacity(cfg, n);
+	int			nf = pak_prepared_factors(cfg);
+	FactorSet	fs;
+	double	   *row_weights;
+	double	   *at = out + n + 2;
+
+	confidence_factors(cfg, &fs);
+	row_weights = confidence_learns_noise(cfg) || cfg->learns_cost ?
+		pak_row_weights(cfg, st, PAK_L(st, c, 0), fs.alpha[0]) : NULL;
+	row_sqnorms(n, cfg->dim, PAK_X(st), out);
+	out[n] = pak_weight_sum(n, row_weights);
+	out[n + 1] = 0.0;
+	if (cfg->learns_cost)
+	{
+		pak_cost_model(cfg, st, PAK_L(st, c, 0), row_weights, &out[n + 1], at);
+		at += n;
+	}
+	for (int f = 0; f < nf; f++)
+	{
+		memcpy(at + (Size) f * n, PAK_V(st, c), sizeof(double) * n);
+		chol_forward(n, PAK_L(st, c, f), at + (Size) f * n);
+	}
+	if (row_weights != NULL)
+		pfree(row_weights);
+}
+
+/* Decoded, with what pak_prepare() computed (NULL: computed here). */
 static ArmModel *
-pak_decode(const SelectorConfig *cfg, const StateHeader *st)
+pak_decode_prepared(const SelectorConfig *cfg, const StateHeader *st, const double *prepared)
 {
 	ArmModel   *m = palloc0(sizeof(ArmModel));
 	int			n = st->n;
 	int			c = pak_capacity(cfg, n);
-	double	   *row_weights;
+	PakPrepared pp;
 
+	if (prepared == NULL)
+	{
+		double	   *own = palloc(sizeof(double) * pak_prepared_doubles(cfg, n));
+
+		pak_prepare(cfg, st, own);
+		prepared = own;
+	}
+	pak_prepared_parts(cfg, n, prepared, &pp);
 	confidence_factors(cfg, &m->factors);
 	m->n = n;
 	m->X = PAK_X(st);
-	row_weights = confidence_learns_noise(cfg) || cfg->learns_cost ?
-		pak_row_weights(cfg, st, PAK_L(st, c, 0), m->factors.alpha[0]) : NULL;
+	m->sqnorms = pp.sqnorms;
+	m->cost_level = pp.cost_level;
+	m->cost_weights = pp.cost_weights;
 	if (cfg->confidence == CONFIDENCE_CMM)
 		m->spectrum = spectrum_kernel(cfg, n, m->X, PAK_V(st, c));
 	else
@@ -182,7 +284,7 @@ pak_decode(const SelectorConfig *cfg, const StateHeader *st)
 		for (int f = 0; f < m->factors.count; f++)
 		{
 			m->L[f] = PAK_L(st, c, f);
-			m->t[f] = chol_forward_copy(n, m->L[f], PAK_V(st, c));
+			m->t[f] = pp.t[f];
 			quad[f] = m->factors.alpha[f] * dot(n, m->t[f], m->t[f]);
 		}
 		/* ln det(I + K'/α) = ln det((K' + αI)/α) */
@@ -190,15 +292,15 @@ pak_decode(const SelectorConfig *cfg, const StateHeader *st)
 						  chol_log_det_scaled(n, m->L[0], m->factors.alpha[0]), quad, &m->bounds);
 		/* with noise_prior the radius is eta·σ̂, σ̂ learnt from the penalised residuals quad[0] */
 		if (confidence_learns_noise(cfg))
-			m->bounds.radius[0] *= confidence_noise_scale(cfg, quad[0], pak_weight_sum(n, row_weights));
+			m->bounds.radius[0] *= confidence_noise_scale(cfg, quad[0], pp.weight_sum);
 	}
-	if (cfg->learns_cost)
-		pak_cost_model(cfg, st, PAK_L(st, c, 0), row_weights, m);
-	if (row_weights != NULL)
-		pfree(row_weights);
-	m->sqnorms = palloc(sizeof(double) * Max(n, 1));
-	row_sqnorms(n, cfg->dim, m->X, m->sqnorms);
 	return m;
+}
+
+static ArmModel *
+pak_decode(const SelectorConfig *cfg, const StateHeader *st)
+{
+	return pak_decode_prepared(cfg, st, NULL);
 }
 
 /* Mean and width of the context in q->k under factor f. */
@@ -294,6 +396,7 @@ const PolicyOps pak_ucb_ops = {
 	.keeps_rows = true, .forgets = FORGETS_ALL, .learns_cost = true, .settings = pak_ucb_settings,
 	.defaults = pak_ucb_defaults,
 	POLICY_FUNCTIONS(pak), .score_block = pak_score_block, .row_spans = pak_row_spans,
+	.prepared_size = pak_prepared_size, .prepare = pak_prepare, .decode_prepared = pak_decode_prepared,
 	.build_weighted = pak_build_weighted, .innovations = pak_innovations, .kept_rows = pak_kept_rows,
 	.slides = pak_slides,
 };

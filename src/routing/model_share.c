@@ -56,7 +56,7 @@ publish_fold(const SelectorConfig *cfg, const SharedBaseKey *key, const StateFol
 	SharedPrepared prepared = {.n = 0, .fill = ops->prepare, .cfg = cfg};
 
 	if (ops->prepare != NULL && !clock_ops(cfg->clock)->ages)
-		prepared.n = ops->prepared_size(cfg);
+		prepared.n = ops->prepared_size(cfg, fold->st);
 	return shared_base_publish(key, fold->st, &prepared, fold->pos, &fold->totals, sb);
 }
 
