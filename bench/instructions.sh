@@ -159,10 +159,13 @@ done
 # learner_max_lag is wall-clock time, and callgrind runs every process some 50 times slower
 # (more on a loaded machine): at the default 1s a backend could fold for itself where,
 # at full speed, the learner keeps up; 60s keeps the rule the same in instructions.  One
-# worker: its instructions per reward are the learner's.
+# worker: its instructions per reward are the learner's.  A shared cache of 1GB: two pak_ucb
+# selectors' versions (10 arms of 28 MB at 2,000 rewards) do not fit in the default 256MB, and
+# an arm without a version never caught up.
 cg_server_start "$DATADIR" -c fsync=off -c shared_buffers=128MB -c max_prepared_transactions=4 \
     -c autovacuum=off -c shared_preload_libraries=model_select -c "model_select.learner_databases=$DB" \
-    -c model_select.learner_max_lag=60s -c model_select.learner_workers=1
+    -c model_select.learner_max_lag=60s -c model_select.learner_workers=1 \
+    -c model_select.shared_cache_size=1GB
 LEARNER=$(q -c "SELECT pid FROM model_select.learner WHERE running AND database = '$DB'")
 if [ -z "$LEARNER" ] || [ "$(echo "$LEARNER" | wc -l)" != 1 ]; then
     echo "expected one learner serving $DB, found: ${LEARNER:-none}" >&2
