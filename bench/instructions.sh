@@ -51,7 +51,7 @@ if [ -z "${MS_INSTR_IN_CLUSTER:-}" ]; then
             exit 1
         fi
     fi
-    MS_INSTR_IN_CLUSTER=1 MS_CLUSTER_OPTS="${MS_CLUSTER_OPTS:-} -c shared_preload_libraries=model_select -c model_select.learner_databases=ms_instructions" \
+    MS_INSTR_IN_CLUSTER=1 MS_CLUSTER_OPTS="${MS_CLUSTER_OPTS:-} -c shared_preload_libraries=model_select -c model_select.learner_databases=ms_instructions -c model_select.shared_cache_size=1GB" \
         exec scripts/with-cluster.sh bench/instructions.sh
 fi
 
@@ -159,9 +159,9 @@ done
 # learner_max_lag is wall-clock time, and callgrind runs every process some 50 times slower
 # (more on a loaded machine): at the default 1s a backend could fold for itself where,
 # at full speed, the learner keeps up; 60s keeps the rule the same in instructions.  One
-# worker: its instructions per reward are the learner's.  A shared cache of 1GB: two pak_ucb
-# selectors' versions (10 arms of 28 MB at 2,000 rewards) do not fit in the default 256MB, and
-# an arm without a version never caught up.
+# worker: its instructions per reward are the learner's.  A shared cache of 1GB (as in the
+# set-up's cluster): two pak_ucb selectors' versions (10 arms of 28 MB at 2,000 rewards) do
+# not fit in the default 256MB, and an arm without a version never caught up.
 cg_server_start "$DATADIR" -c fsync=off -c shared_buffers=128MB -c max_prepared_transactions=4 \
     -c autovacuum=off -c shared_preload_libraries=model_select -c "model_select.learner_databases=$DB" \
     -c model_select.learner_max_lag=60s -c model_select.learner_workers=1 \
