@@ -171,11 +171,11 @@ pak_cost_at(const ArmModel *m, const double *k)
  */
 typedef struct PakPrepared
 {
-	const double *sqnorms;
-	double		weight_sum;
-	double		cost_level;
-	const double *cost_weights; /* NULL: no cost model */
-	const double *t[MAX_GRID + 1];
+	double	   *sqnorms;
+	double	   *weight_sum;
+	double	   *cost_level;
+	double	   *cost_weights;	/* NULL: no cost model */
+	double	   *t[MAX_GRID + 1];
 } PakPrepared;
 
 /* The factors whose t_f a decode needs (none under cmm). */
@@ -205,15 +205,19 @@ pak_prepared_size(const SelectorConfig *cfg, const StateHeader *st)
 	return pak_prepared_doubles(cfg, st->n);
 }
 
-/* The parts of the prepared doubles at `at`, in the layout above. */
+/*
+ * Where each part lies in the prepared doubles at `at`, in the layout above
+ * (the one place that knows it: pak_prepare() writes through it, decode
+ * reads).
+ */
 static void
-pak_prepared_parts(const SelectorConfig *cfg, int n, const double *at, PakPrepared *out)
+pak_prepared_parts(const SelectorConfig *cfg, int n, double *at, PakPrepared *out)
 {
 	int			nf = pak_prepared_factors(cfg);
 
 	out->sqnorms = at;
-	out->weight_sum = at[n];
-	out->cost_level = at[n + 1];
+	out->weight_sum = at + n;
+	out->cost_level = at + n + 1;
 	at += n + 2;
 	out->cost_weights = cfg->learns_cost ? at : NULL;
 	if (cfg->learns_cost)
@@ -230,23 +234,21 @@ pak_prepare(const SelectorConfig *cfg, const StateHeader *st, double *out)
 	int			nf = pak_prepared_factors(cfg);
 	FactorSet	fs;
 	double	   *row_weights;
-	double	   *at = out + n + 2;
+	PakPrepared pp;
 
+	pak_prepared_parts(cfg, n, out, &pp);
 	confidence_factors(cfg, &fs);
 	row_weights = confidence_learns_noise(cfg) || cfg->learns_cost ?
 		pak_row_weights(cfg, st, PAK_L(st, c, 0), fs.alpha[0]) : NULL;
-	row_sqnorms(n, cfg->dim, PAK_X(st), out);
-	out[n] = pak_weight_sum(n, row_weights);
-	out[n + 1] = 0.0;
+	row_sqnorms(n, cfg->dim, PAK_X(st), pp.sqnorms);
+	*pp.weight_sum = pak_weight_sum(n, row_weights);
+	*pp.cost_level = 0.0;
 	if (cfg->learns_cost)
-	{
-		pak_cost_model(cfg, st, PAK_L(st, c, 0), row_weights, &out[n + 1], at);
-		at += n;
-	}
+		pak_cost_model(cfg, st, PAK_L(st, c, 0), row_weights, pp.cost_level, pp.cost_weights);
 	for (int f = 0; f < nf; f++)
 	{
-		memcpy(at + (Size) f * n, PAK_V(st, c), sizeof(double) * n);
-		chol_forward(n, PAK_L(st, c, f), at + (Size) f * n);
+		memcpy(pp.t[f], PAK_V(st, c), sizeof(double) * n);
+		chol_forward(n, PAK_L(st, c, f), pp.t[f]);
 	}
 	if (row_weights != NULL)
 		pfree(row_weights);
@@ -268,12 +270,12 @@ pak_decode_prepared(const SelectorConfig *cfg, const StateHeader *st, const doub
 		pak_prepare(cfg, st, own);
 		prepared = own;
 	}
-	pak_prepared_parts(cfg, n, prepared, &pp);
+	pak_prepared_parts(cfg, n, unconstify(double *, prepared), &pp);
 	confidence_factors(cfg, &m->factors);
 	m->n = n;
 	m->X = PAK_X(st);
 	m->sqnorms = pp.sqnorms;
-	m->cost_level = pp.cost_level;
+	m->cost_level = *pp.cost_level;
 	m->cost_weights = pp.cost_weights;
 	if (cfg->confidence == CONFIDENCE_CMM)
 		m->spectrum = spectrum_kernel(cfg, n, m->X, PAK_V(st, c));
@@ -292,7 +294,7 @@ pak_decode_prepared(const SelectorConfig *cfg, const StateHeader *st, const doub
 						  chol_log_det_scaled(n, m->L[0], m->factors.alpha[0]), quad, &m->bounds);
 		/* with noise_prior the radius is eta·σ̂, σ̂ learnt from the penalised residuals quad[0] */
 		if (confidence_learns_noise(cfg))
-			m->bounds.radius[0] *= confidence_noise_scale(cfg, quad[0], pp.weight_sum);
+			m->bounds.radius[0] *= confidence_noise_scale(cfg, quad[0], *pp.weight_sum);
 	}
 	return m;
 }
