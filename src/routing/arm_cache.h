@@ -109,7 +109,7 @@ extern void arm_log_rows_begin(IndexRead *r, Relation rewards, int32 arm_id, Log
 extern void base_key(SharedBaseKey *key, int32 arm_id, int32 settings_version, int64 version,
 					 int64 xmin);
 extern bool publish_fold(const SelectorConfig *cfg, const SharedBaseKey *key,
-						 const StateFold *fold, SharedBase *sb);
+						 const StateFold *fold, bool uncommitted, SharedBase *sb);
 extern void entry_share(ModelCacheEntry *entry);
 extern bool entry_shareable(const ModelCacheEntry *entry);
 extern void entry_publish(ModelCacheEntry *entry);

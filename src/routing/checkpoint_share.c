@@ -14,9 +14,13 @@
  *
  * The version is a fold of final rows, so it is a right version of the arm
  * whether or not the checkpoint commits; but a version outranks those of
- * older checkpoints (shared_cache.c), so if its transaction (or any
- * subtransaction) rolls back, or is prepared for two-phase commit, which may
- * yet roll it back, the versions it published are withdrawn.  The list of
+ * older checkpoints (shared_cache.c), so it is published uncommitted: until
+ * its transaction ends it makes no older version stale, since readers still
+ * see the older checkpoint.  At commit it makes them stale, as if published
+ * then; if its (sub)transaction rolls back, or the transaction is prepared
+ * for two-phase commit, which may yet roll it back, it goes stale itself and
+ * the older versions serve on (had it made them stale, every router would
+ * fold the arm for itself until the learner published again).  The list of
  * them lives in the transaction's memory.
  */
 #include "postgres.h"
@@ -30,49 +34,57 @@
 #include "routing/arm_cache.h"
 #include "routing/model_cache.h"
 
-/* A version published by this transaction, withdrawn if it rolls back. */
+/* A version published by this transaction, settled when it ends. */
 typedef struct UncommittedVersion
 {
 	SharedBaseKey key;
 	LogPosition pos;
+	SubTransactionId subid;		/* the subtransaction that wrote the checkpoint */
 } UncommittedVersion;
 
 /* This transaction's uncommitted versions (in TopTransactionContext). */
 static List *uncommitted = NIL;
 
 static void
-withdraw_uncommitted(void)
+checkpoint_share_xact(XactEvent event, void *arg)
 {
+	bool		committed = event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT;
 	ListCell   *lc;
 
+	if (!committed && event != XACT_EVENT_ABORT && event != XACT_EVENT_PARALLEL_ABORT &&
+		event != XACT_EVENT_PREPARE)
+		return;
 	foreach(lc, uncommitted)
 	{
 		UncommittedVersion *v = lfirst(lc);
 
-		shared_base_withdraw(&v->key, v->pos);
+		shared_base_settle(&v->key, v->pos, committed);
 	}
-}
-
-static void
-checkpoint_share_xact(XactEvent event, void *arg)
-{
-	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT || event == XACT_EVENT_PREPARE)
-		withdraw_uncommitted();
-	else if (event != XACT_EVENT_COMMIT && event != XACT_EVENT_PARALLEL_COMMIT)
-		return;
 	uncommitted = NIL;			/* its memory goes with the transaction */
 }
 
-/* A subtransaction rolled back: all are withdrawn (routers fold once more; no harm). */
+/*
+ * A subtransaction rolled back: the versions it or its children published.
+ * Subtransactions nest, so those are the ones numbered from mySubid on.
+ */
 static void
 checkpoint_share_subxact(SubXactEvent event, SubTransactionId mySubid,
 						 SubTransactionId parentSubid, void *arg)
 {
+	ListCell   *lc;
+
 	if (event != SUBXACT_EVENT_ABORT_SUB)
 		return;
-	withdraw_uncommitted();
-	list_free_deep(uncommitted);
-	uncommitted = NIL;
+	foreach(lc, uncommitted)
+	{
+		UncommittedVersion *v = lfirst(lc);
+
+		if (v->subid < mySubid)
+			continue;
+		shared_base_settle(&v->key, v->pos, false);
+		uncommitted = foreach_delete_current(uncommitted, lc);
+		pfree(v);
+	}
 }
 
 /*
@@ -103,9 +115,10 @@ checkpoint_publish(const SelectorConfig *cfg, int32 arm_id, int64 version, int64
 	v = palloc(sizeof(UncommittedVersion));
 	base_key(&v->key, arm_id, cfg->settings_version, version, xmin);
 	v->pos = f->pos;
-	/* listed first: an error in between still withdraws it */
+	v->subid = GetCurrentSubTransactionId();
+	/* listed first: an error in between still settles it */
 	uncommitted = lappend(uncommitted, v);
 	MemoryContextSwitchTo(old);
-	if (publish_fold(cfg, &v->key, f, &sb))
+	if (publish_fold(cfg, &v->key, f, true, &sb))
 		shared_base_release(sb.slot);
 }

@@ -46,18 +46,19 @@ entry_base_key(const ModelCacheEntry *entry, SharedBaseKey *key)
 /*
  * Publish a copy of the base `fold` under key, pinned in *sb, with what its
  * decode computes from it alone (PolicyOps.prepare): computed once, into
- * the copy, not by every backend that scores the version.
+ * the copy, not by every backend that scores the version.  uncommitted: key
+ * names a checkpoint row of this transaction (shared_base_publish()).
  */
 bool
 publish_fold(const SelectorConfig *cfg, const SharedBaseKey *key, const StateFold *fold,
-			 SharedBase *sb)
+			 bool uncommitted, SharedBase *sb)
 {
 	const PolicyOps *ops = policy_ops(cfg->policy);
 	SharedPrepared prepared = {.n = 0, .fill = ops->prepare, .cfg = cfg};
 
 	if (ops->prepare != NULL && !clock_ops(cfg->clock)->ages)
 		prepared.n = ops->prepared_size(cfg, fold->st);
-	return shared_base_publish(key, fold->st, &prepared, fold->pos, &fold->totals, sb);
+	return shared_base_publish(key, fold->st, &prepared, fold->pos, &fold->totals, uncommitted, sb);
 }
 
 static bool
@@ -66,7 +67,7 @@ publish_base(ModelCacheEntry *entry, SharedBase *sb)
 	SharedBaseKey key;
 
 	entry_base_key(entry, &key);
-	return publish_fold(&entry->cfg, &key, &entry->fold, sb);
+	return publish_fold(&entry->cfg, &key, &entry->fold, false, sb);
 }
 
 /*

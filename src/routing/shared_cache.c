@@ -385,7 +385,10 @@ slot_retire(int i)
 /*
  * Once slot i is published, the arm's versions of other checkpoints are
  * stale, and so are those of its checkpoint at its position or before (a
- * reader takes the newest).  Under the lock, exclusive.
+ * reader takes the newest).  A version whose checkpoint is not committed
+ * yet neither makes others stale nor is made stale: until its transaction
+ * ends, readers see the older checkpoint, whose versions must go on.  Under
+ * the lock, exclusive.
  */
 static void
 mark_others_stale(int i)
@@ -399,7 +402,7 @@ mark_others_stale(int i)
 		SharedSlot *slot = &shared_control->slots[j];
 
 		next = slot->next;
-		if (j == i || slot->stale ||
+		if (j == i || slot->stale || slot->uncommitted ||
 			slot->key.database != mine->key.database || slot->key.arm_id != mine->key.arm_id)
 			continue;
 		/*
@@ -420,12 +423,14 @@ mark_others_stale(int i)
 /*
  * Publish a copy of the base st (key, pos, totals), followed (aligned) by
  * what decode computes from it (prepared; NULL: nothing), and pin it in
- * *out; if another backend published it first, pin that one.  False when
- * the cache has no room that is not pinned: the caller keeps its own copy.
+ * *out; if another backend published it first, pin that one.  uncommitted:
+ * key names a checkpoint row that the caller's transaction has written and
+ * not yet committed (shared_base_settle() ends that).  False when the cache
+ * has no room that is not pinned: the caller keeps its own copy.
  */
 bool
 shared_base_publish(const SharedBaseKey *key, const StateHeader *st, const SharedPrepared *prepared,
-					LogPosition pos, const FoldTotals *totals, SharedBase *out)
+					LogPosition pos, const FoldTotals *totals, bool uncommitted, SharedBase *out)
 {
 	Size		nprepared = prepared != NULL ? prepared->n : 0;
 	Size		prepared_at = nprepared > 0 ? MAXALIGN(VARSIZE(st)) : 0;
@@ -464,11 +469,13 @@ shared_base_publish(const SharedBaseKey *key, const StateHeader *st, const Share
 		slot->bytes = bytes;
 		slot->pins = 0;
 		slot->stale = false;
+		slot->uncommitted = uncommitted;
 		slot->published = ++shared_control->clock;
 		slot->published_at = GetCurrentTimestamp();
 		shared_control->bytes += bytes;
 		dp = InvalidDsaPointer;
-		mark_others_stale(i);
+		if (!uncommitted)
+			mark_others_stale(i);
 		cache_count(CACHE_SHARED_PUBLISHES, 1);
 		(void) pg_atomic_fetch_add_u64(&shared_control->arm_generation[arm_bucket(key->arm_id)], 1);
 	}
@@ -482,19 +489,28 @@ shared_base_publish(const SharedBaseKey *key, const StateHeader *st, const Share
 }
 
 /*
- * The version (key, pos) goes stale, if it is published: what it was folded
- * from will not be (checkpoint_share.c).  Versions it made stale stay so.
+ * The transaction that published the uncommitted version (key, pos) ended
+ * (checkpoint_share.c): committed, the version now makes the arm's older
+ * ones stale, as if published now; rolled back (or prepared, which may yet
+ * roll back), it goes stale itself, since what it was folded from will not
+ * be.  Nothing if it is no longer published.
  */
 void
-shared_base_withdraw(const SharedBaseKey *key, LogPosition pos)
+shared_base_settle(const SharedBaseKey *key, LogPosition pos, bool committed)
 {
 	int			i;
 
 	if (!shared_cache_active())
 		return;
 	LWLockAcquire(shared_control->lock, LW_EXCLUSIVE);
-	if ((i = slot_of(key, pos)) >= 0)
-		slot_retire(i);
+	if ((i = slot_of(key, pos)) >= 0 && shared_control->slots[i].uncommitted)
+	{
+		shared_control->slots[i].uncommitted = false;
+		if (committed)
+			mark_others_stale(i);
+		else
+			slot_retire(i);
+	}
 	LWLockRelease(shared_control->lock);
 }
 

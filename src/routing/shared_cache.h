@@ -79,9 +79,9 @@ extern bool shared_base_find_newest(int32 arm_id, int32 settings_version, LogPos
 								   SharedBase *out);
 extern bool shared_base_publish(const SharedBaseKey *key, const StateHeader *st,
 								const SharedPrepared *prepared, LogPosition pos,
-								const FoldTotals *totals, SharedBase *out);
+								const FoldTotals *totals, bool uncommitted, SharedBase *out);
 extern void shared_base_release(int slot);
-extern void shared_base_withdraw(const SharedBaseKey *key, LogPosition pos);
+extern void shared_base_settle(const SharedBaseKey *key, LogPosition pos, bool committed);
 extern uint64 shared_arm_generation(int32 arm_id);
 extern bool shared_cache_stats(SharedCacheStats *out);
 extern int	shared_cache_list(SharedVersionInfo *out, int max);

@@ -26,6 +26,7 @@ typedef struct SharedSlot
 	Size		bytes;
 	int32		pins;
 	bool		stale;			/* a newer base of the arm exists */
+	bool		uncommitted;	/* its checkpoint row is not committed yet: it makes nothing stale */
 	uint64		published;		/* the clock when published */
 	TimestampTz published_at;
 	uint64		last_used;

@@ -6,10 +6,15 @@
 #     waits on its latch, so that it holds no lock); new rewards arrive, which
 #     its versions do not hold;
 #   - a checkpoint() rolled back, whole or to a savepoint, leaves no version
-#     of its own in the shared cache (it published one before its commit);
+#     of its own in the shared cache (it published one before its commit),
+#     and the learner's versions stay the arms' newest: a route() scores
+#     them and folds nothing (before, the uncommitted versions had made
+#     them stale, which frees them once nobody pins them: then each router
+#     folded the arms for itself);
 #   - checkpoint() writes every arm's checkpoint anew and publishes its
-#     versions before it commits: they hold the whole log at once, with the
-#     learner still stopped (before, a router that saw the new checkpoint
+#     versions before it commits (a savepoint rolled back after it in its
+#     transaction withdraws none of them): they hold the whole log at once,
+#     with the learner still stopped (before, a router that saw the new checkpoint
 #     rows found no version named by them and, as the learner's held fewer
 #     rewards, folded each arm from its checkpoint under the arm's load lock,
 #     which stalled every other router behind it);
@@ -55,9 +60,32 @@ holding() {
     echo "SELECT arm || ':' || rewards FROM model_select.learner_versions
            WHERE selector = '$1' AND NOT stale AND lag_rewards = 0"
 }
+# routes_on_versions SELECTOR WHEN VERSIONS: a route() in a new session folds
+# and publishes nothing of its own, scores VERSIONS (the rewards each arm's
+# version holds), and its scores re-derive bit for bit
+routes_on_versions() {
+    local sel=$1 when=$2 published=$3 out decision publishes hits
+    # one session: route, then this backend's cache counters
+    out=$(q -c "SELECT decision_id FROM model_select.route('$sel', ARRAY[0.3, 0.1, 0.2, 0.5, 0.1, 0.9, 0.4, 0.2]::float8[])" \
+            -c "SELECT shared_publishes || ' ' || shared_hits FROM model_select.cache_stats(true)")
+    read -r decision publishes hits <<<"$(echo $out)"
+    check "$sel: a route() $when folds and publishes nothing of its own (published $publishes, took $hits)" \
+        test "$publishes" = 0 -a "$hits" -ge 3
+    check "$sel: it scored the versions ($published)" \
+        is_true "SELECT versions = '$published'::bigint[] FROM model_select.decisions WHERE decision_id = $decision"
+    check "$sel: its scores re-derive bit for bit" \
+        no_rows "SELECT r.arm || ': ' || r.ucb || ' vs ' || d.score FROM model_select.decisions d
+                   JOIN model_select.arms a USING (arm_id)
+                   CROSS JOIN LATERAL model_select.decision_scores(d.decision_id) r
+                  WHERE d.decision_id = $decision AND r.arm = a.name
+                    AND (r.ucb IS DISTINCT FROM d.score OR r.mean IS DISTINCT FROM d.mean)"
+}
+
 for sel in ck pk; do
     q -c "SELECT add_rewards('$sel', 30)" >/dev/null
     check "$sel: the stopped learner's versions do not hold the new rewards" no_rows "$(holding $sel)"
+    learners=$(q -c "SELECT array_agg(rewards ORDER BY arm) FROM model_select.learner_versions
+                      WHERE selector = '$sel' AND NOT stale")
     before=$(q -c "$(checkpoints $sel)")
     q -c "BEGIN" -c "SELECT model_select.checkpoint('$sel')" -c "ROLLBACK" >/dev/null
     check "$sel: a checkpoint() rolled back leaves no version of its own" no_rows "$(holding $sel)"
@@ -66,7 +94,13 @@ for sel in ck pk; do
     check "$sel: a checkpoint() rolled back to a savepoint leaves no version of its own" \
         no_rows "$(holding $sel)"
     check "$sel: neither changed a checkpoint row" is_true "SELECT ($(checkpoints $sel)) = '$before'"
-    q -c "SELECT model_select.checkpoint('$sel')" >/dev/null
+    check "$sel: the learner's versions ($learners) are still the arms' newest, not stale" \
+        is_true "SELECT array_agg(rewards ORDER BY arm) = '$learners'::bigint[]
+                   FROM model_select.learner_versions WHERE selector = '$sel' AND NOT stale"
+    routes_on_versions "$sel" "after them" "$learners"
+    # a savepoint rolled back after it withdraws none of its versions
+    q -c "BEGIN" -c "SELECT model_select.checkpoint('$sel')" -c "SAVEPOINT s" -c "SELECT 1" \
+      -c "ROLLBACK TO s" -c "COMMIT" >/dev/null
     check "$sel: checkpoint() wrote every arm's checkpoint anew" \
         is_true "SELECT ($(checkpoints $sel)) IS DISTINCT FROM '$before' AND ($(checkpoints $sel)) IS NOT NULL"
     check "$sel: its versions hold the whole log, the learner still stopped" \
@@ -74,20 +108,7 @@ for sel in ck pk; do
     published=$(q -c "SELECT array_agg(rewards ORDER BY arm) FROM model_select.learner_versions
                        WHERE selector = '$sel' AND NOT stale")
 
-    # one session: route, then this backend's cache counters
-    out=$(q -c "SELECT decision_id FROM model_select.route('$sel', ARRAY[0.3, 0.1, 0.2, 0.5, 0.1, 0.9, 0.4, 0.2]::float8[])" \
-            -c "SELECT shared_publishes || ' ' || shared_hits FROM model_select.cache_stats(true)")
-    read -r decision publishes hits <<<"$(echo $out)"
-    check "$sel: a route() after the new checkpoints folds and publishes nothing of its own (published $publishes, took $hits)" \
-        test "$publishes" = 0 -a "$hits" -ge 3
-    check "$sel: it scored the checkpoint's versions ($published)" \
-        is_true "SELECT versions = '$published'::bigint[] FROM model_select.decisions WHERE decision_id = $decision"
-    check "$sel: its scores re-derive bit for bit" \
-        no_rows "SELECT r.arm || ': ' || r.ucb || ' vs ' || d.score FROM model_select.decisions d
-                   JOIN model_select.arms a USING (arm_id)
-                   CROSS JOIN LATERAL model_select.decision_scores(d.decision_id) r
-                  WHERE d.decision_id = $decision AND r.arm = a.name
-                    AND (r.ucb IS DISTINCT FROM d.score OR r.mean IS DISTINCT FROM d.mean)"
+    routes_on_versions "$sel" "after the new checkpoints" "$published"
 done
 
 kill -CONT "$pid"
@@ -96,4 +117,5 @@ for sel in ck pk; do
     check "$sel: the learner resumed publishes the whole log from the new checkpoints" \
         wait_for "versions of the whole log" "$(versions_hold_log $sel)"
 done
+
 finish
