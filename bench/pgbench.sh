@@ -30,6 +30,8 @@
 # A second table: single select_model() calls (read a prompt and choose an arm,
 # nothing logged) against the plain row read `SELECT emb FROM prompts WHERE id
 # = :p`, at 1 and 2 clients: the per-call overhead of routing.
+# A third: the bytes of the arms' versions that a call reads, one core's time to
+# read them once (bench/stream_bound.c), and the CPU ratio that floor leaves.
 #
 # pgbench connects as an application role (ms_bench_app, set up with
 # model_select.setup_role(role, 'application') and granted route and reward
@@ -366,5 +368,27 @@ for pol in $POLICIES; do
             printf "$fmt" "$pol" "$u" "$c" "$(num "$mt")" "$(num "$bt")" "$(r2 "$rm")" "$(rng "$rmin" "$rmax")" \
                 "$(num "$mc")" "$(num "$bc")" "$(r2 "$(ratio "$bc" "$mc")")"
         done
+    done
+done
+
+# The floor under scoring: a decision reads each arm's version whole (a forward solve with its
+# factor), so one core's time to read those bytes once from the last-level cache
+# (bench/stream_bound.c) bounds the CPU ratio above by read CPU / (read CPU + that time).
+cc -O3 -march=native -o "$WORK/stream_bound" bench/stream_bound.c
+echo
+echo "The versions' bytes a select_model() reads (the arms' stored states), one core's time to read them"
+echo "once (bench/stream_bound.c), and the CPU ratio that leaves at most: read CPU / (read CPU + that)."
+fmt='| %-11s | %-9s | %14s | %10s | %8s | %13s |\n'
+printf "\n$fmt" policy user "bytes per call" "stream us" "read CPU" "CPU ratio cap"
+printf "$fmt" ----------- --------- -------------: ---------: -------: ------------:
+c1=${READ_CLIENTS%% *}
+for pol in $POLICIES; do
+    read -r arms bytes <<<"$(q -F ' ' -c "SELECT count(*), sum(state_bytes) FROM model_select.arm_stats WHERE selector = '$pol'")"
+    stream=$("$WORK/stream_bound" $(( bytes / arms )) "$arms")
+    for u in $READ_USERS; do
+        for ((r = 1; r <= ROUNDS; r++)); do res[k,$r]=${res[select_$pol,$c1,$u,$r]}; res[b,$r]=${res[read,$c1,$u,$r]}; done
+        read -r _ _ _ _ _ _ _ _ bc <<<"$(summary k b)"
+        printf "$fmt" "$pol" "$u" "$bytes" "$stream" "$(num "$bc")" \
+            "$(r2 "$(awk -v b="$bc" -v s="$stream" 'BEGIN { if (b + 0 > 0) printf "%.3f", b / (b + s); else printf "n/a" }')")"
     done
 done
