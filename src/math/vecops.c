@@ -213,12 +213,33 @@ dot4_head(int n, const double *x, const double *const *y, double *out)
 			out[r] = dot_head_portable(n, x, y[r]);
 }
 
-/* s continued with the elements from..n−1 of x·y, one fused step each, as dot() ends. */
-static double
-dot_tail(long from, int n, const double *x, const double *y, double s)
-{
-	return cpu_has_fma() ? dot_tail_fma(from, n, x, y, s) : dot_tail_portable(from, n, x, y, s);
+/*
+ * The four tails of dot4(): out[r] continued with the elements past the
+ * full sixteens of x·y_r, one fused step each, as dot() ends; the four
+ * chains interleaved, so that each step waits on its own chain only (one
+ * after another, each step waited on the one before: a tail of up to 15
+ * steps cost as much as a head of a few hundred elements).
+ */
+#define DOT4_TAIL_FUNCTION(name, FMA) \
+static void \
+name(int n, const double *x, const double *const *y, double *out) \
+{ \
+	const double *y0 = y[0], *y1 = y[1], *y2 = y[2], *y3 = y[3]; \
+	double		s0 = out[0], s1 = out[1], s2 = out[2], s3 = out[3]; \
+	for (long i = DOT_FULL(n); i < n; i++) \
+	{ \
+		double		u = x[i]; \
+		s0 = FMA(u, y0[i], s0); \
+		s1 = FMA(u, y1[i], s1); \
+		s2 = FMA(u, y2[i], s2); \
+		s3 = FMA(u, y3[i], s3); \
+	} \
+	out[0] = s0; out[1] = s1; out[2] = s2; out[3] = s3; \
 }
+
+DOT4_TAIL_FUNCTION(dot4_tail_portable, fma)
+__attribute__((target("avx2,fma")))
+DOT4_TAIL_FUNCTION(dot4_tail_fma, __builtin_fma)
 
 /*
  * out[r] = x·y_r for four vectors y_r, each summed in dot()'s order (the
@@ -227,9 +248,17 @@ dot_tail(long from, int n, const double *x, const double *y, double s)
 void
 dot4(int n, const double *x, const double *const *y, double *out)
 {
-	dot4_head(n, x, y, out);
-	for (int r = 0; r < 4; r++)
-		out[r] = dot_tail(DOT_FULL(n), n, x, y[r], out[r]);
+	if (cpu_has_fma())
+	{
+		dot4_head_fma(n, x, y, out);
+		dot4_tail_fma(n, x, y, out);
+	}
+	else
+	{
+		for (int r = 0; r < 4; r++)
+			out[r] = dot_head_portable(n, x, y[r]);
+		dot4_tail_portable(n, x, y, out);
+	}
 }
 
 /* |x − y|², summed element by element in order (off the hot paths: no lanes) */

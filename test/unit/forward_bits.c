@@ -4,8 +4,9 @@
  * give the bits of the forward solve written out here one row at a time
  * with dot_definition()'s order (sixteen fma() chains, a pairwise sum, an
  * fma() tail), for n = 0 to 140, 257 and 385, on factors and right-hand
- * sides at alignment offsets 0 to 3 doubles; and dot4_head() with
- * dot_tail() gives dot()'s bits for rows of lengths i to i + 3.
+ * sides at alignment offsets 0 to 3 doubles; chol_forward_rows() on 0 to 9
+ * right-hand sides at once, each with the same bits; and dot4_head() with
+ * a tail of fused steps gives dot()'s bits for rows of lengths i to i + 3.
  * forward.c and vecops.c are included, so that this program needs no
  * server.  Built and run by test/session/unit_bits.sh.
  */
@@ -79,6 +80,34 @@ check_size(int n, double *lbuf, double *xbuf, double *ref, uint64_t *seed, long 
 	return bad;
 }
 
+/*
+ * chol_forward_rows() on m = 0 to 9 right-hand sides (blocks of four and the
+ * rest) against forward_definition() on each: route_batch()'s solve has a
+ * single score's bits.  The factor is the last check_size() drew.
+ */
+static long
+check_rows(int n, const double *lp, uint64_t *seed, long *checks)
+{
+	long		bad = 0;
+	double	   *B = malloc(sizeof(double) * 9 * (n + 1));
+	double	   *R = malloc(sizeof(double) * 9 * (n + 1));
+
+	for (int m = 0; m <= 9; m++)
+	{
+		for (int k = 0; k < m * n; k++)
+			B[k] = draw(seed);
+		memcpy(R, B, sizeof(double) * m * n);
+		for (int t = 0; t < m; t++)
+			forward_definition(n, lp, R + (Size) t * n);
+		chol_forward_rows(n, lp, m, B);
+		(*checks)++;
+		bad += memcmp(R, B, sizeof(double) * m * n) != 0;
+	}
+	free(B);
+	free(R);
+	return bad;
+}
+
 int
 main(void)
 {
@@ -91,7 +120,10 @@ main(void)
 				bad = 0;
 
 	for (int n = 0; n <= 140; n++)
+	{
 		bad += check_size(n, lbuf, xbuf, ref, &seed, &checks);
+		bad += check_rows(n, lbuf + 3, &seed, &checks);
+	}
 	for (int k = 0; k < 2; k++)
 		bad += check_size(large[k], lbuf, xbuf, ref, &seed, &checks);
 
@@ -108,7 +140,8 @@ main(void)
 		for (int r = 0; r < 4; r++)
 		{
 			checks++;
-			bad += !same(dot_tail(i / 16 * 16, i + r, rows[r], xbuf, head[r]),
+			bad += !same(cpu_has_fma() ? dot_tail_fma(i / 16 * 16, i + r, rows[r], xbuf, head[r])
+						 : dot_tail_portable(i / 16 * 16, i + r, rows[r], xbuf, head[r]),
 						 dot_definition(i + r, rows[r], xbuf));
 		}
 	}

@@ -1,7 +1,7 @@
 /*
  * vecops_bits.c — the promise of src/math/vecops.c, checked bit for bit:
  * the portable (fma()) and the AVX2+FMA bodies of dot(), of dot4()
- * and of axpy() give the same bits, and so does every alignment of the
+ * (its four tails interleaved) and of axpy() give the same bits, and so does every alignment of the
  * operands (each vector copied to offsets 0 to 7 doubles from a 64-byte
  * boundary), for lengths 0 to 300; gemv_rows() (rows four at a time)
  * gives each row dot()'s bits; dot() fuses (a product that a separate
@@ -65,6 +65,18 @@ main(void)
 		ref = dot_portable(n, x, y);
 		checks++;
 		bad += !same(ref, dot_definition(n, x, y));
+		/* dot4()'s portable body: four heads, then the four tails interleaved */
+		{
+			double		four[4];
+			const double *ys4[4] = {y, x, y, x};
+
+			for (int r = 0; r < 4; r++)
+				four[r] = dot_head_portable(n, x, ys4[r]);
+			dot4_tail_portable(n, x, ys4, four);
+			checks += 4;
+			bad += !same(ref, four[0]) + !same(dot_portable(n, x, x), four[1]) +
+				!same(ref, four[2]) + !same(dot_portable(n, x, x), four[3]);
+		}
 		if (avx2)
 		{
 			double		four[4];
@@ -73,8 +85,7 @@ main(void)
 			checks++;
 			bad += !same(ref, dot_fma(n, x, y));
 			dot4_head_fma(n, x, ys4, four);
-			for (int r = 0; r < 4; r++)
-				four[r] = dot_tail_fma(DOT_FULL(n), n, x, ys4[r], four[r]);
+			dot4_tail_fma(n, x, ys4, four);
 			checks += 4;
 			bad += !same(ref, four[0]) + !same(dot_portable(n, x, x), four[1]) +
 				!same(ref, four[2]) + !same(dot_portable(n, x, x), four[3]);
