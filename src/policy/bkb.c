@@ -82,13 +82,13 @@
 struct ArmModel
 {
 	int			m;
-	double	   *XS;				/* dictionary contexts, m × dim */
-	double	   *sqS;
+	const double *XS;			/* dictionary contexts, m × dim */
+	const double *sqS;
 	const double *Ls;
 	const double *R;
-	double	   *rb;				/* R⁻¹b: the mean is (R⁻¹z)·(R⁻¹b) = zᵀV⁻¹b */
+	const double *rb;			/* R⁻¹b: the mean is (R⁻¹z)·(R⁻¹b) = zᵀV⁻¹b */
 	double		multiplier;
-	double	   *cost_weights;	/* with a cost model: V⁻¹(Σ c z − c̄ Σ z) */
+	const double *cost_weights;	/* with a cost model: V⁻¹(Σ c z − c̄ Σ z) */
 	double		cost_level;		/* and c̄ */
 	double	   *z;				/* scratch */
 	double	   *t;
@@ -404,41 +404,123 @@ adaptive_beta(const SelectorConfig *cfg, const BkbView *v)
 		sqrt(cfg->noise * cfg->noise * (portable_log(Max(M_E, (double) v->n)) * d - portable_log(cfg->delta)));
 }
 
-/* The cost model's weights and level from v's sums (none logged a cost: free). */
+/* The cost model's level and weights w (m) from v's sums (none logged a cost: free). */
 static void
-bkb_cost_model(const BkbView *v, ArmModel *model)
+bkb_cost_model(const BkbView *v, double *level, double *w)
 {
 	int			m = v->m;
 	const double *sums = v->cost_sums;
-	double	   *w = palloc(sizeof(double) * Max(m, 1));
 
-	model->cost_level = sums[2 * m + 1] > 0 ? sums[2 * m] / sums[2 * m + 1] : 0.0;
+	*level = sums[2 * m + 1] > 0 ? sums[2 * m] / sums[2 * m + 1] : 0.0;
 	for (int j = 0; j < m; j++)
-		w[j] = sums[j] - model->cost_level * sums[m + j];
+		w[j] = sums[j] - *level * sums[m + j];
 	if (m > 0 && sums[2 * m + 1] > 0)
 		chol_solve(m, v->R, w);
-	model->cost_weights = w;
+}
+
+/*
+ * What a decode computes from the state alone (PolicyOps.prepare), in this
+ * order: the radius multiplier (the adaptive beta's O(n·dim + m³), or eta),
+ * the cost model's c̄, R⁻¹b (m), the cost model's weights (m, with a cost
+ * model), the dictionary's squared norms (m) and its contexts (m × dim,
+ * gathered from the history).  A published version carries it, computed
+ * once by its publisher for every backend that decodes it (which then
+ * scores from the shared copy instead of gathering one of its own); decode
+ * computes it into a buffer of its own with the same code (the same bits).
+ */
+typedef struct BkbPrepared
+{
+	double	   *multiplier;
+	double	   *cost_level;
+	double	   *rb;
+	double	   *cost_weights;	/* NULL: no cost model */
+	double	   *sqS;
+	double	   *XS;
+} BkbPrepared;
+
+static Size
+bkb_prepared_doubles(const SelectorConfig *cfg, int m)
+{
+	return 2 + (Size) m * (2 + (cfg->learns_cost ? 1 : 0) + cfg->dim);
+}
+
+/* A version's prepared part (none for an empty dictionary). */
+static Size
+bkb_prepared_size(const SelectorConfig *cfg, const StateHeader *st)
+{
+	BkbView		v;
+
+	bkb_check(cfg, st, &v);
+	return v.m > 0 ? bkb_prepared_doubles(cfg, v.m) : 0;
+}
+
+/* Where each part lies in the prepared doubles at `at` (the one place that knows the layout). */
+static void
+bkb_prepared_parts(const SelectorConfig *cfg, int m, double *at, BkbPrepared *out)
+{
+	out->multiplier = at;
+	out->cost_level = at + 1;
+	out->rb = at + 2;
+	at += 2 + m;
+	out->cost_weights = cfg->learns_cost ? at : NULL;
+	if (cfg->learns_cost)
+		at += m;
+	out->sqS = at;
+	out->XS = at + m;
+}
+
+static void
+bkb_prepare(const SelectorConfig *cfg, const StateHeader *st, double *out)
+{
+	BkbView		v;
+	BkbPrepared pp;
+
+	bkb_check(cfg, st, &v);
+	bkb_prepared_parts(cfg, v.m, out, &pp);
+	*pp.multiplier = cfg->adaptive_beta ? adaptive_beta(cfg, &v) : cfg->eta;
+	*pp.cost_level = 0.0;
+	memcpy(pp.rb, v.b, sizeof(double) * v.m);
+	chol_forward(v.m, v.R, pp.rb);
+	if (cfg->learns_cost)
+		bkb_cost_model(&v, pp.cost_level, pp.cost_weights);
+	bkb_gather_into(cfg, &v, pp.XS, pp.sqS);
+}
+
+/* Decoded, with what bkb_prepare() computed (NULL: computed here). */
+static ArmModel *
+bkb_decode_prepared(const SelectorConfig *cfg, const StateHeader *st, const double *prepared)
+{
+	ArmModel   *model = palloc(sizeof(ArmModel));
+	BkbView		v;
+	BkbPrepared pp;
+
+	bkb_check(cfg, st, &v);
+	if (prepared == NULL)
+	{
+		double	   *own = palloc(sizeof(double) * bkb_prepared_doubles(cfg, v.m));
+
+		bkb_prepare(cfg, st, own);
+		prepared = own;
+	}
+	bkb_prepared_parts(cfg, v.m, unconstify(double *, prepared), &pp);
+	model->m = v.m;
+	model->XS = pp.XS;
+	model->sqS = pp.sqS;
+	model->Ls = v.Ls;
+	model->R = v.R;
+	model->rb = pp.rb;
+	model->multiplier = *pp.multiplier;
+	model->cost_level = *pp.cost_level;
+	model->cost_weights = pp.cost_weights;
+	model->z = palloc(sizeof(double) * Max(v.m, 1));
+	model->t = palloc(sizeof(double) * Max(v.m, 1));
+	return model;
 }
 
 static ArmModel *
 bkb_decode(const SelectorConfig *cfg, const StateHeader *st)
 {
-	ArmModel   *model = palloc(sizeof(ArmModel));
-	BkbView		v;
-
-	bkb_check(cfg, st, &v);
-	model->m = v.m;
-	model->XS = bkb_gather(cfg, &v, &model->sqS);
-	model->Ls = v.Ls;
-	model->R = v.R;
-	model->rb = chol_forward_copy(v.m, v.R, v.b);
-	model->multiplier = cfg->adaptive_beta ? adaptive_beta(cfg, &v) : cfg->eta;
-	model->cost_weights = NULL;
-	if (v.cc > 0)
-		bkb_cost_model(&v, model);
-	model->z = palloc(sizeof(double) * Max(v.m, 1));
-	model->t = palloc(sizeof(double) * Max(v.m, 1));
-	return model;
+	return bkb_decode_prepared(cfg, st, NULL);
 }
 
 /* The score of a context x from its embedding z = L_S⁻¹k'_S(x) and t = R⁻¹z. */
@@ -510,5 +592,6 @@ const PolicyOps bkb_ops = {
 	.keeps_rows = true, .dictionary = true, .learns_cost = true, .settings = bkb_settings,
 	.defaults = bkb_defaults,
 	POLICY_FUNCTIONS(bkb), .score_block = bkb_score_block, .kept_rows = bkb_kept_rows,
+	.prepared_size = bkb_prepared_size, .prepare = bkb_prepare, .decode_prepared = bkb_decode_prepared,
 	.check = bkb_check_stored,
 };

@@ -16,35 +16,35 @@
 /* a candidate whose Schur complement is below this times k'(x,x) lies in the span of the others */
 #define BKB_DEPENDENT 1e-10
 
-/* The dictionary's contexts, m × dim, and optionally their squared norms. */
+/* The dictionary's contexts into XS (m × dim), and their squared norms into sq (NULL: not). */
+void
+bkb_gather_into(const SelectorConfig *cfg, const BkbView *v, double *XS, double *sq)
+{
+	for (int j = 0; j < v->m; j++)
+		memcpy(XS + (Size) j * cfg->dim, v->X + (Size) v->S[j] * cfg->dim, sizeof(double) * cfg->dim);
+	if (sq)
+		row_sqnorms(v->m, cfg->dim, XS, sq);
+}
+
+/* The dictionary's contexts, m × dim, and optionally their squared norms, in new allocations. */
 double *
 bkb_gather(const SelectorConfig *cfg, const BkbView *v, double **sq)
 {
 	double	   *XS = palloc(sizeof(double) * Max((Size) v->m * cfg->dim, 1));
 
-	for (int j = 0; j < v->m; j++)
-		memcpy(XS + (Size) j * cfg->dim, v->X + (Size) v->S[j] * cfg->dim, sizeof(double) * cfg->dim);
 	if (sq)
-	{
 		*sq = palloc(sizeof(double) * Max(v->m, 1));
-		row_sqnorms(v->m, cfg->dim, XS, *sq);
-	}
+	bkb_gather_into(cfg, v, XS, sq ? *sq : NULL);
 	return XS;
 }
 
 /*
- * Rows i of Z (n × m) ← L⁻¹ Rows i of Z, i.e. Z ← Z L⁻ᵀ: forward solves
- * in chol_forward()'s order, not a BLAS TRSM, whose kernels sum by CPU (an
- * append embeds its row here in every backend that folds it).
+ * Z (n × m) = the embeddings z(x_i) of the n rows of X for dictionary v:
+ * the kernel block against the dictionary, then Z ← Z L_S⁻ᵀ by forward
+ * solves four rows at a time, each with chol_forward()'s bits (not a BLAS
+ * TRSM, whose kernels sum by CPU: an append embeds its row here in every
+ * backend that folds it).
  */
-static void
-solve_rows(int n, int m, const double *lp, double *Z)
-{
-	for (int i = 0; i < n; i++)
-		chol_forward(m, lp, Z + (Size) i * m);
-}
-
-/* Z (n × m) = the embeddings z(x_i) of the n rows of X for dictionary v. */
 double *
 bkb_embed_rows(const SelectorConfig *cfg, const BkbView *v, int n, const double *X)
 {
@@ -52,9 +52,8 @@ bkb_embed_rows(const SelectorConfig *cfg, const BkbView *v, int n, const double 
 	double	   *XS = bkb_gather(cfg, v, &sqS);
 	double	   *Z = palloc(sizeof(double) * Max((Size) n * v->m, 1));
 
-	for (int i = 0; i < n; i++)
-		kernel_vector(cfg, v->m, XS, sqS, X + (Size) i * cfg->dim, Z + (Size) i * v->m);
-	solve_rows(n, v->m, v->Ls, Z);
+	kernel_block(cfg, v->m, XS, sqS, n, X, Z);
+	chol_forward_rows(v->m, v->Ls, n, Z);
 	pfree(XS);
 	pfree(sqS);
 	return Z;
@@ -69,7 +68,7 @@ row_variances(const SelectorConfig *cfg, const BkbView *v, int n, const double *
 	double	   *T = palloc(sizeof(double) * Max((Size) n * m, 1));
 
 	memcpy(T, Z, sizeof(double) * n * m);
-	solve_rows(n, m, v->R, T);
+	chol_forward_rows(m, v->R, n, T);
 	for (int i = 0; i < n; i++)
 	{
 		const double *zi = Z + (Size) i * m;

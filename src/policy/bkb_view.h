@@ -29,6 +29,7 @@ typedef struct BkbView
 	double	   *cost_sums;
 } BkbView;
 
+extern void bkb_gather_into(const SelectorConfig *cfg, const BkbView *v, double *XS, double *sq);
 extern double *bkb_gather(const SelectorConfig *cfg, const BkbView *v, double **sq);
 extern double *bkb_embed_rows(const SelectorConfig *cfg, const BkbView *v, int n, const double *X);
 extern int	bkb_sample_dictionary(const SelectorConfig *cfg, const BkbView *model, int n, const double *X,

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 41, and issue 42's budgeted pak_ucb count: a checkpoint newer than
-# every published version does not make routers fold.  On a cluster of its
-# own with model_select preloaded and the learner serving:
+# every published version does not make routers fold (lin_ucb, pak_ucb and
+# bkb selectors).  On a cluster of its own with model_select preloaded and
+# the learner serving:
 #   - the learner publishes the whole log, then is stopped (SIGSTOP while it
 #     waits on its latch, so that it holds no lock); new rewards arrive, which
 #     its versions do not hold;
@@ -34,16 +35,19 @@ preloaded_server ckmove "$(free_port $(( ${PGPORT:-55500} + 160 )))" \
     "model_select.learner_max_lag = '10min'"
 
 ms_setup || bail "set-up failed"
-# lin_ucb's state is stored whole, pak_ucb's by rows (state_store.c)
+# lin_ucb's state is stored whole, pak_ucb's and bkb's by rows (state_store.c); bkb with
+# its adaptive radius and a budget, so that its versions carry both (PolicyOps.prepare)
 q -c "SELECT model_select.create_selector('ck', 8, ARRAY['a', 'b', 'c'], 'lin_ucb', NULL, '{}', 31)" \
-  -c "SELECT model_select.create_selector('pk', 8, ARRAY['a', 'b', 'c'], 'pak_ucb', NULL, '{}', 32)" >/dev/null ||
+  -c "SELECT model_select.create_selector('pk', 8, ARRAY['a', 'b', 'c'], 'pak_ucb', NULL, '{}', 32)" \
+  -c "SELECT model_select.create_selector('bk', 8, ARRAY['a', 'b', 'c'], 'bkb', NULL,
+                                          '{\"adaptive_beta\": true, \"budget\": 0.5}', 33)" >/dev/null ||
     bail "creating the selectors failed"
 q -f "$(dirname "$0")/lib/learner_load.sql" >/dev/null || bail "creating the load failed"
-q -c "SELECT add_rewards('ck', 90), add_rewards('pk', 90)" >/dev/null
+q -c "SELECT add_rewards('ck', 90), add_rewards('pk', 90), add_rewards('bk', 90)" >/dev/null
 
 LEARNER="SELECT pid FROM model_select.learner WHERE running AND last_pass IS NOT NULL"
 check "the learner serves $DB" wait_for "the learner" "SELECT EXISTS ($LEARNER)"
-for sel in ck pk; do
+for sel in ck pk bk; do
     check "$sel: the learner's versions hold the whole log" \
         wait_for "versions of the whole log" "$(versions_hold_log $sel)"
 done
@@ -81,7 +85,7 @@ routes_on_versions() {
                     AND (r.ucb IS DISTINCT FROM d.score OR r.mean IS DISTINCT FROM d.mean)"
 }
 
-for sel in ck pk; do
+for sel in ck pk bk; do
     q -c "SELECT add_rewards('$sel', 30)" >/dev/null
     check "$sel: the stopped learner's versions do not hold the new rewards" no_rows "$(holding $sel)"
     learners=$(q -c "SELECT array_agg(rewards ORDER BY arm) FROM model_select.learner_versions
@@ -112,7 +116,7 @@ for sel in ck pk; do
 done
 
 kill -CONT "$pid"
-for sel in ck pk; do
+for sel in ck pk bk; do
     q -c "SELECT add_rewards('$sel', 6)" >/dev/null
     check "$sel: the learner resumed publishes the whole log from the new checkpoints" \
         wait_for "versions of the whole log" "$(versions_hold_log $sel)"
