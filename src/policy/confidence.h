@@ -43,8 +43,13 @@ extern void confidence_pick(const ArmBounds *bounds, FactorEval eval, const void
 /* cmm: the eigendecomposition route of Flynn & Reeb 2024 (spectral.c). */
 typedef struct Spectrum Spectrum;
 
-extern Spectrum *spectrum_kernel(const SelectorConfig *cfg, int n, const double *X,
-								 const double *v);
+extern Size spectrum_doubles(int m);
+extern void spectrum_kernel_prepare(const SelectorConfig *cfg, int n, const double *X,
+									const double *v, double *out);
+extern void spectrum_primal_prepare(const SelectorConfig *cfg, int p, const double *L0,
+									const double *b, double *out);
+extern Spectrum *spectrum_from(const SelectorConfig *cfg, int n, int m, bool primal, double yy,
+							   const double *at);
 extern Spectrum *spectrum_primal(const SelectorConfig *cfg, int n, int p, const double *L0,
 								 const double *b, double yy);
 extern void spectrum_score(const SelectorConfig *cfg, const Spectrum *s, const double *vec,

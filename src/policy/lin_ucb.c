@@ -136,20 +136,28 @@ lin_cost_at(const ArmModel *m, const double *z)
 }
 
 /*
- * A version carries t_f = L_f⁻¹ b for every factor (the solves a decode
- * costs), where the factors are the state's own (no discount) and no
- * spectrum is decoded (cmm), then the cost model's weights and level.
+ * A version carries, where the factors are the state's own (no discount),
+ * t_f = L_f⁻¹ b for every factor (the solves a decode costs), then the cost
+ * model's weights and level, then under cmm the eigendecomposition of ZᵀZ
+ * (spectral.c: O(p³), once per version instead of once per backend).
  */
+static Size
+lin_prepared_spectrum_at(const SelectorConfig *cfg, const FactorSet *fs, int p)
+{
+	return (Size) (fs->count + (cfg->learns_cost ? 1 : 0)) * p + (cfg->learns_cost ? 1 : 0);
+}
+
 static Size
 lin_prepared_size(const SelectorConfig *cfg, const StateHeader *st)
 {
+	int			p = lin_feature_count(cfg);
 	FactorSet	fs;
 
-	if (cfg->discount < 1 || cfg->confidence == CONFIDENCE_CMM)
+	if (cfg->discount < 1)
 		return 0;
 	confidence_factors(cfg, &fs);
-	return (Size) (fs.count + (cfg->learns_cost ? 1 : 0)) * lin_feature_count(cfg) +
-		(cfg->learns_cost ? 1 : 0);
+	return lin_prepared_spectrum_at(cfg, &fs, p) +
+		(cfg->confidence == CONFIDENCE_CMM ? spectrum_doubles(p) : 0);
 }
 
 static void
@@ -166,6 +174,9 @@ lin_prepare(const SelectorConfig *cfg, const StateHeader *st, double *out)
 	}
 	if (cfg->learns_cost)
 		lin_cost_model(cfg, st, lin_factor(st), out + (Size) fs.count * p);
+	if (cfg->confidence == CONFIDENCE_CMM)
+		spectrum_primal_prepare(cfg, p, lin_factor_at(st, p, 0), lin_rhs(st, p),
+								out + lin_prepared_spectrum_at(cfg, &fs, p));
 }
 
 /* Decoded, with the t_f lin_prepare() computed (NULL: computed here). */
@@ -179,7 +190,10 @@ lin_decode_prepared(const SelectorConfig *cfg, const StateHeader *st, const doub
 	confidence_factors(cfg, &m->factors);
 	for (int f = 0; f < m->factors.count; f++)
 		m->L[f] = cfg->discount < 1 ? discounted_factor(cfg, st, p) : lin_factor_at(st, p, f);
-	if (cfg->confidence == CONFIDENCE_CMM)
+	if (cfg->confidence == CONFIDENCE_CMM && prepared != NULL)
+		m->spectrum = spectrum_from(cfg, st->n, p, true, *lin_yy(st, p),
+									prepared + lin_prepared_spectrum_at(cfg, &m->factors, p));
+	else if (cfg->confidence == CONFIDENCE_CMM)
 		m->spectrum = spectrum_primal(cfg, st->n, p, m->L[0], lin_rhs(st, p), *lin_yy(st, p));
 	else
 	{

@@ -163,11 +163,11 @@ pak_cost_at(const ArmModel *m, const double *k)
  * What a decode computes from the state alone (PolicyOps.prepare), in this
  * order: the rows' squared norms (n), Σw of their weights (for the learnt
  * noise), the cost model's c̄, its weights (n, with a cost model), and
- * t_f = L_f⁻¹v (n per factor; none under cmm, which decodes a spectrum).
- * O(n²) where a score is O(n²) too: a published version carries it,
- * computed once by its publisher for every backend that decodes it;
- * decode computes it into a buffer of its own with the same code (the same
- * bits).
+ * t_f = L_f⁻¹v (n per factor), or under cmm the eigendecomposition of K'
+ * (n² + 2n, spectral.c).  O(n²) where a score is O(n²) too (cmm's O(n³)):
+ * a published version carries it, computed once by its publisher for every
+ * backend that decodes it; decode computes it into a buffer of its own
+ * with the same code (the same bits).
  */
 typedef struct PakPrepared
 {
@@ -176,6 +176,7 @@ typedef struct PakPrepared
 	double	   *cost_level;
 	double	   *cost_weights;	/* NULL: no cost model */
 	double	   *t[MAX_GRID + 1];
+	double	   *spectrum;		/* NULL: not cmm */
 } PakPrepared;
 
 /* The factors whose t_f a decode needs (none under cmm). */
@@ -193,16 +194,15 @@ pak_prepared_factors(const SelectorConfig *cfg)
 static Size
 pak_prepared_doubles(const SelectorConfig *cfg, int n)
 {
-	return (Size) n * (1 + (cfg->learns_cost ? 1 : 0) + pak_prepared_factors(cfg)) + 2;
+	return (Size) n * (1 + (cfg->learns_cost ? 1 : 0) + pak_prepared_factors(cfg)) + 2 +
+		(cfg->confidence == CONFIDENCE_CMM ? spectrum_doubles(n) : 0);
 }
 
-/* A version's prepared part, shared where it is computed once (not under cmm). */
+/* A version's prepared part, shared where it is computed once. */
 static Size
 pak_prepared_size(const SelectorConfig *cfg, const StateHeader *st)
 {
-	if (st->n == 0 || cfg->confidence == CONFIDENCE_CMM)
-		return 0;
-	return pak_prepared_doubles(cfg, st->n);
+	return st->n > 0 ? pak_prepared_doubles(cfg, st->n) : 0;
 }
 
 /*
@@ -224,6 +224,7 @@ pak_prepared_parts(const SelectorConfig *cfg, int n, double *at, PakPrepared *ou
 		at += n;
 	for (int f = 0; f < nf; f++)
 		out->t[f] = at + (Size) f * n;
+	out->spectrum = cfg->confidence == CONFIDENCE_CMM ? at + (Size) nf * n : NULL;
 }
 
 static void
@@ -250,6 +251,8 @@ pak_prepare(const SelectorConfig *cfg, const StateHeader *st, double *out)
 		memcpy(pp.t[f], PAK_V(st, c), sizeof(double) * n);
 		chol_forward(n, PAK_L(st, c, f), pp.t[f]);
 	}
+	if (pp.spectrum != NULL)
+		spectrum_kernel_prepare(cfg, n, PAK_X(st), PAK_V(st, c), pp.spectrum);
 	if (row_weights != NULL)
 		pfree(row_weights);
 }
@@ -277,8 +280,8 @@ pak_decode_prepared(const SelectorConfig *cfg, const StateHeader *st, const doub
 	m->sqnorms = pp.sqnorms;
 	m->cost_level = *pp.cost_level;
 	m->cost_weights = pp.cost_weights;
-	if (cfg->confidence == CONFIDENCE_CMM)
-		m->spectrum = spectrum_kernel(cfg, n, m->X, PAK_V(st, c));
+	if (pp.spectrum != NULL)
+		m->spectrum = spectrum_from(cfg, n, n, false, 0.0, pp.spectrum);
 	else
 	{
 		double		quad[MAX_GRID + 1];

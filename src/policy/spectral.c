@@ -50,9 +50,9 @@ struct Spectrum
 	int			m;
 	bool		primal;
 	double		alpha0;
-	double	   *U;				/* m × m by rows, row j = eigenvector j */
-	double	   *l;				/* eigenvalues, clamped at 0 */
-	double	   *q;
+	const double *U;			/* m × m by rows, row j = eigenvector j */
+	const double *l;			/* eigenvalues, clamped at 0 */
+	const double *q;
 	double		yy;
 	double		rt2;			/* R_t² (Eq. 8) */
 	double	   *p;				/* per context: Uᵀk or Vᵀz */
@@ -85,23 +85,31 @@ radius2(const SelectorConfig *cfg, const Spectrum *s, double alpha)
 	return s->rt2 + alpha * cfg->rkhs_bound * cfg->rkhs_bound - spectrum_quad(s, alpha);
 }
 
+/* The doubles of a decomposition of order m as spectrum_*_prepare() write it: U, l, q. */
+Size
+spectrum_doubles(int m)
+{
+	return (Size) m * m + 2 * (Size) m;
+}
+
 /*
  * Eigendecomposition of the m × m symmetric A (by rows, its lower triangle
- * read; freed), in eigen.c's fixed order: the same bits on every CPU.
+ * read; freed) into at: U, l, and q = Uᵀy; in eigen.c's fixed order, the
+ * same bits on every CPU.
  */
 static void
-decompose(Spectrum *s, double *A, const double *y)
+decompose(int m, double *A, const double *y, double *at)
 {
-	s->U = palloc(sizeof(double) * Max((Size) s->m * s->m, 1));
-	s->l = palloc(sizeof(double) * Max(s->m, 1));
-	s->q = palloc(sizeof(double) * Max(s->m, 1));
-	s->p = palloc(sizeof(double) * Max(s->m, 1));
-	sym_eigen(s->m, A, s->l, s->U);
+	double	   *U = at;
+	double	   *l = at + (Size) m * m;
+	double	   *q = l + m;
+
+	sym_eigen(m, A, l, U);
 	pfree(A);
-	for (int i = 0; i < s->m; i++)
-		s->l[i] = Max(s->l[i], 0.0);
-	if (s->m > 0)
-		gemv_rows(s->m, s->m, s->U, y, s->q);
+	for (int i = 0; i < m; i++)
+		l[i] = Max(l[i], 0.0);
+	if (m > 0)
+		gemv_rows(m, m, U, y, q);
 }
 
 /* R_t², and a WARNING if the rewards contradict B and σ on the lattice. */
@@ -122,32 +130,33 @@ finish(const SelectorConfig *cfg, Spectrum *s, int n)
 		confidence_warn_negative(cfg, n, skipped, LATTICE_POINTS);
 }
 
-/* pak_ucb: from the n prepared contexts X and rewards v. */
-Spectrum *
-spectrum_kernel(const SelectorConfig *cfg, int n, const double *X, const double *v)
+/*
+ * pak_ucb: the decomposition of K' of the n prepared contexts X, with
+ * rewards v, into out (spectrum_doubles(n)): what a decode computes from
+ * the state alone, which a published version carries (PolicyOps.prepare).
+ */
+void
+spectrum_kernel_prepare(const SelectorConfig *cfg, int n, const double *X, const double *v,
+						double *out)
 {
-	Spectrum   *s = palloc0(sizeof(Spectrum));
 	double	   *K = palloc(sizeof(double) * Max((Size) n * n, 1));
 	double	   *sqnorms = palloc(sizeof(double) * Max(n, 1));
 
 	row_sqnorms(n, cfg->dim, X, sqnorms);
 	for (int j = 0; j < n; j++)
 		kernel_vector(cfg, n, X, sqnorms, X + (Size) j * cfg->dim, K + (Size) j * n);
-	s->m = n;
-	decompose(s, K, v);
-	finish(cfg, s, n);
+	decompose(n, K, v, out);
 	pfree(sqnorms);
-	return s;
 }
 
 /*
- * lin_ucb, rff_ucb: for n rewards, from the factor L0 of α₀I + ZᵀZ (p × p,
- * packed by rows), b = Zᵀy and yᵀy.  ZᵀZ = L0 L0ᵀ − α₀I.
+ * lin_ucb, rff_ucb: the decomposition of ZᵀZ = L0 L0ᵀ − α₀I (L0 of order p,
+ * packed by rows) with b = Zᵀy into out (spectrum_doubles(p)).
  */
-Spectrum *
-spectrum_primal(const SelectorConfig *cfg, int n, int p, const double *L0, const double *b, double yy)
+void
+spectrum_primal_prepare(const SelectorConfig *cfg, int p, const double *L0, const double *b,
+						double *out)
 {
-	Spectrum   *s = palloc0(sizeof(Spectrum));
 	double	   *packed = palloc(sizeof(double) * PACKED_SIZE(p));
 	double	   *G = palloc(sizeof(double) * Max((Size) p * p, 1));
 
@@ -156,12 +165,38 @@ spectrum_primal(const SelectorConfig *cfg, int n, int p, const double *L0, const
 	for (int i = 0; i < p; i++)
 		memcpy(G + (Size) i * p, packed + PACKED_ROW(i), sizeof(double) * (i + 1));
 	pfree(packed);
-	s->m = p;
-	s->primal = true;
+	decompose(p, G, b, out);
+}
+
+/*
+ * The spectrum of the decomposition of order m at `at` (kept, not copied),
+ * for an arm of n rewards (yy = yᵀy in primal form): R_t² and the warning
+ * are computed here, by the backend that scores it.
+ */
+Spectrum *
+spectrum_from(const SelectorConfig *cfg, int n, int m, bool primal, double yy, const double *at)
+{
+	Spectrum   *s = palloc0(sizeof(Spectrum));
+
+	s->m = m;
+	s->primal = primal;
 	s->yy = yy;
-	decompose(s, G, b);
+	s->U = at;
+	s->l = at + (Size) m * m;
+	s->q = s->l + m;
+	s->p = palloc(sizeof(double) * Max(m, 1));
 	finish(cfg, s, n);
 	return s;
+}
+
+/* lin_ucb, rff_ucb: for n rewards, from the factor L0 of α₀I + ZᵀZ, b = Zᵀy and yᵀy. */
+Spectrum *
+spectrum_primal(const SelectorConfig *cfg, int n, int p, const double *L0, const double *b, double yy)
+{
+	double	   *at = palloc(sizeof(double) * Max(spectrum_doubles(p), 1));
+
+	spectrum_primal_prepare(cfg, p, L0, b, at);
+	return spectrum_from(cfg, n, p, true, yy, at);
 }
 
 /* The bound at regulariser exp(u) for the projected context s->p. */

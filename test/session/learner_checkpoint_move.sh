@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 41, and issue 42's budgeted pak_ucb count: a checkpoint newer than
 # every published version does not make routers fold (lin_ucb, pak_ucb and
-# bkb selectors).  On a cluster of its own with model_select preloaded and
+# bkb selectors, and lin_ucb and pak_ucb under confidence cmm).  On a cluster of its own with model_select preloaded and
 # the learner serving:
 #   - the learner publishes the whole log, then is stopped (SIGSTOP while it
 #     waits on its latch, so that it holds no lock); new rewards arrive, which
@@ -36,18 +36,24 @@ preloaded_server ckmove "$(free_port $(( ${PGPORT:-55500} + 160 )))" \
 
 ms_setup || bail "set-up failed"
 # lin_ucb's state is stored whole, pak_ucb's and bkb's by rows (state_store.c); bkb with
-# its adaptive radius and a budget, so that its versions carry both (PolicyOps.prepare)
+# its adaptive radius and a budget, and lin_ucb and pak_ucb with confidence cmm, so that
+# their versions carry those (PolicyOps.prepare: the radius, the cost model, the
+# eigendecomposition)
 q -c "SELECT model_select.create_selector('ck', 8, ARRAY['a', 'b', 'c'], 'lin_ucb', NULL, '{}', 31)" \
   -c "SELECT model_select.create_selector('pk', 8, ARRAY['a', 'b', 'c'], 'pak_ucb', NULL, '{}', 32)" \
   -c "SELECT model_select.create_selector('bk', 8, ARRAY['a', 'b', 'c'], 'bkb', NULL,
-                                          '{\"adaptive_beta\": true, \"budget\": 0.5}', 33)" >/dev/null ||
+                                          '{\"adaptive_beta\": true, \"budget\": 0.5}', 33)" \
+  -c "SELECT model_select.create_selector('lc', 8, ARRAY['a', 'b', 'c'], 'lin_ucb', NULL,
+                                          '{\"confidence\": \"cmm\"}', 34)" \
+  -c "SELECT model_select.create_selector('pc', 8, ARRAY['a', 'b', 'c'], 'pak_ucb', NULL,
+                                          '{\"confidence\": \"cmm\"}', 35)" >/dev/null ||
     bail "creating the selectors failed"
 q -f "$(dirname "$0")/lib/learner_load.sql" >/dev/null || bail "creating the load failed"
-q -c "SELECT add_rewards('ck', 90), add_rewards('pk', 90), add_rewards('bk', 90)" >/dev/null
+q -c "SELECT add_rewards(s, 90) FROM unnest(ARRAY['ck', 'pk', 'bk', 'lc', 'pc']) s" >/dev/null
 
 LEARNER="SELECT pid FROM model_select.learner WHERE running AND last_pass IS NOT NULL"
 check "the learner serves $DB" wait_for "the learner" "SELECT EXISTS ($LEARNER)"
-for sel in ck pk bk; do
+for sel in ck pk bk lc pc; do
     check "$sel: the learner's versions hold the whole log" \
         wait_for "versions of the whole log" "$(versions_hold_log $sel)"
 done
@@ -85,7 +91,7 @@ routes_on_versions() {
                     AND (r.ucb IS DISTINCT FROM d.score OR r.mean IS DISTINCT FROM d.mean)"
 }
 
-for sel in ck pk bk; do
+for sel in ck pk bk lc pc; do
     q -c "SELECT add_rewards('$sel', 30)" >/dev/null
     check "$sel: the stopped learner's versions do not hold the new rewards" no_rows "$(holding $sel)"
     learners=$(q -c "SELECT array_agg(rewards ORDER BY arm) FROM model_select.learner_versions
@@ -116,7 +122,7 @@ for sel in ck pk bk; do
 done
 
 kill -CONT "$pid"
-for sel in ck pk bk; do
+for sel in ck pk bk lc pc; do
     q -c "SELECT add_rewards('$sel', 6)" >/dev/null
     check "$sel: the learner resumed publishes the whole log from the new checkpoints" \
         wait_for "versions of the whole log" "$(versions_hold_log $sel)"
