@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Issue 41, and issue 42's budgeted pak_ucb count: a checkpoint newer than
 # every published version does not make routers fold (lin_ucb, pak_ucb and
-# bkb selectors, and lin_ucb and pak_ucb under confidence cmm).  On a cluster of its own with model_select preloaded and
-# the learner serving:
+# bkb selectors, and lin_ucb and pak_ucb under confidence cmm).  On a cluster
+# of its own with model_select preloaded and the learner serving:
 #   - the learner publishes the whole log, then is stopped (SIGSTOP while it
 #     waits on its latch, so that it holds no lock); new rewards arrive, which
 #     its versions do not hold;
@@ -15,10 +15,10 @@
 #   - checkpoint() writes every arm's checkpoint anew and publishes its
 #     versions before it commits (a savepoint rolled back after it in its
 #     transaction withdraws none of them): they hold the whole log at once,
-#     with the learner still stopped (before, a router that saw the new checkpoint
-#     rows found no version named by them and, as the learner's held fewer
-#     rewards, folded each arm from its checkpoint under the arm's load lock,
-#     which stalled every other router behind it);
+#     with the learner still stopped (before, a router that saw the new
+#     checkpoint rows found no version named by them and, as the learner's
+#     held fewer rewards, folded each arm from its checkpoint under the arm's
+#     load lock, which stalled every other router behind it);
 #   - a new session's route() scores those versions: it publishes nothing of
 #     its own, records them, and its scores re-derive bit for bit
 #     (decision_scores());
